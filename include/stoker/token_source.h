@@ -1,0 +1,77 @@
+// TokenSource: random access to the documents of a tokenized dataset, whatever its format.
+//
+// A document is a run of token ids (for Megatron files: one `.idx` sequence). Implementations
+// memory-map their files once and never do per-document file operations.
+// Thread-safe: every method is const and may be called from many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "stoker/status.h"
+
+namespace stoker {
+
+// Token element types, numbered as Megatron-LM's `.idx` dtype codes (9 and 10 are fairseq's).
+enum class TokenDType : uint8_t {
+  kUint8 = 1,
+  kInt8 = 2,
+  kInt16 = 3,
+  kInt32 = 4,
+  kInt64 = 5,
+  kFloat64 = 6,
+  kFloat32 = 7,
+  kUint16 = 8,
+  kUint32 = 9,
+  kUint64 = 10,
+};
+
+// Bytes per element; 0 for a code that is not a TokenDType.
+size_t TokenDTypeSize(TokenDType dtype);
+// "uint16", "int32", ... (NumPy names); "unknown" for a bad code.
+std::string_view TokenDTypeName(TokenDType dtype);
+// Parses a NumPy-style name ("uint16", "int32", ...).
+Result<TokenDType> ParseTokenDType(std::string_view name);
+
+class TokenSource {
+ public:
+  virtual ~TokenSource() = default;
+
+  // "stoker", "megatron", "nanogpt", "llmc" or "npy".
+  virtual std::string_view format() const = 0;
+  // The path the source was opened from.
+  virtual const std::string& path() const = 0;
+  virtual TokenDType dtype() const = 0;
+
+  virtual uint64_t num_documents() const = 0;
+  virtual uint64_t num_tokens() const = 0;
+  // Length in tokens of document `doc`. Precondition: doc < num_documents().
+  virtual uint64_t document_length(uint64_t doc) const = 0;
+
+  // Copies tokens [offset, offset + count) of document `doc` into `out` (count elements), converted
+  // to the output type. Fails with kOutOfRange if the range is outside the document, and with
+  // kCorruption if a value does not fit the output type (e.g. a negative or > INT32_MAX id).
+  virtual Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const = 0;
+  virtual Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const = 0;
+
+  // Shards group consecutive documents stored in one file; block shuffle keeps reads within a few.
+  // Shard s holds documents [shard_first_document(s), shard_first_document(s + 1)).
+  virtual uint64_t num_shards() const { return 1; }
+  // Precondition: shard <= num_shards(); shard == num_shards() gives num_documents().
+  virtual uint64_t shard_first_document(uint64_t shard) const {
+    return shard == 0 ? 0 : num_documents();
+  }
+};
+
+// Opens any supported token data, detecting the format from `path`:
+//  - a directory with a stoker manifest (manifest.json): a stoker dataset of Megatron shards;
+//  - a Megatron prefix P (P.bin + P.idx exist), or P.bin / P.idx named directly;
+//  - a `.npy` file (v1-v3; 1-D = one document, 2-D [N, L] = N documents of L tokens);
+//  - a `.bin` with an llm.c header (magic 20240520 or 20240801): one document;
+//  - any other `.bin`: nanoGPT raw uint16 tokens, one document.
+// Errors name the file and, for malformed data, the byte offset.
+Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& path);
+
+}  // namespace stoker

@@ -1,0 +1,12 @@
+// `stoker pack`: placeholder until the subcommand is implemented.
+#include "stoker/cli_common.h"
+#include "stoker/commands.h"
+
+namespace stoker::cli {
+
+void AddPackCommand(CLI::App& app, int* exit_code) {
+  auto* sub = app.add_subcommand("pack", "(not implemented yet)");
+  sub->callback([exit_code] { *exit_code = ReportError("pack", Unimplemented("not implemented yet")); });
+}
+
+}  // namespace stoker::cli
