@@ -1,0 +1,64 @@
+// Manifest: the JSON file (manifest.json) that describes a stoker dataset directory.
+//
+// It records what the Megatron `.bin`/`.idx` layout lacks: format version, tokenizer identity,
+// counts and checksums per shard. A dataset is complete exactly when its manifest exists: writers
+// create shards under temporary names and write the manifest last, atomically (temp + rename).
+// Plain values; not thread-safe (one user at a time).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stoker/status.h"
+#include "stoker/token_source.h"
+
+namespace stoker {
+
+inline constexpr std::string_view kManifestFileName = "manifest.json";
+inline constexpr int kManifestFormatVersion = 1;
+
+struct TokenizerInfo {
+  std::string kind;       // "bytes", "sentencepiece", ...
+  std::string name;       // e.g. the model file's base name
+  uint64_t vocab_size = 0;
+  int64_t eos_id = -1;
+  std::string checksum;   // xxh3-64 hex of the tokenizer model file; empty for "bytes"
+};
+
+struct ShardInfo {
+  // Path prefix of the shard relative to the dataset directory (may contain "../" after a merge).
+  // The files are <prefix>.bin and <prefix>.idx.
+  std::string prefix;
+  uint64_t documents = 0;
+  uint64_t tokens = 0;
+  uint64_t bin_bytes = 0;
+  uint64_t idx_bytes = 0;
+  std::string bin_xxh3;   // XXH3-64 of the whole .bin, 16 lowercase hex digits
+  std::string idx_xxh3;   // XXH3-64 of the whole .idx
+};
+
+struct Manifest {
+  int version = kManifestFormatVersion;
+  TokenizerInfo tokenizer;
+  TokenDType dtype = TokenDType::kUint16;
+  std::vector<ShardInfo> shards;
+  // Counters from the pack that produced the dataset (e.g. "invalid_utf8_replaced", "skipped").
+  std::map<std::string, uint64_t> counters;
+
+  uint64_t total_documents() const;
+  uint64_t total_tokens() const;
+
+  std::string ToJson() const;  // pretty-printed, stable key order
+  // Parses and validates (types, version, non-negative counts). `origin` names the file in errors.
+  static Result<Manifest> Parse(std::string_view json, std::string_view origin);
+};
+
+// Reads <dataset_dir>/manifest.json. kNotFound if absent.
+Result<Manifest> ReadManifest(const std::string& dataset_dir);
+// Writes <dataset_dir>/manifest.json atomically (temp file, fsync, rename).
+Status WriteManifest(const std::string& dataset_dir, const Manifest& manifest);
+
+}  // namespace stoker

@@ -1,0 +1,50 @@
+// MegatronWriter: writes one shard as a Megatron-LM indexed dataset (`.bin` + `.idx`, MMIDIDX v1),
+// byte-compatible with megatron-core's IndexedDatasetBuilder (one sequence per document).
+//
+// Files are written as <prefix>.bin.tmp / <prefix>.idx.tmp and renamed by Finish(), so a crash
+// never leaves a shard that looks complete. Not thread-safe: one user at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "format/manifest.h"
+#include "stoker/status.h"
+#include "stoker/token_source.h"
+
+namespace stoker {
+
+class MegatronWriter {
+ public:
+  // Creates the temporary files for shard `prefix` (absolute or relative to the cwd) with token
+  // type `dtype` (kUint16 or kInt32 for stoker's own shards; any integer code is accepted).
+  static Result<std::unique_ptr<MegatronWriter>> Create(const std::string& prefix, TokenDType dtype);
+  ~MegatronWriter();  // removes the temporary files if Finish() was not called
+
+  // Appends one document. kInvalidArgument if a token does not fit the dtype.
+  Status AddDocument(std::span<const int32_t> tokens);
+
+  uint64_t documents() const { return lengths_.size(); }
+  uint64_t tokens() const { return tokens_; }
+  uint64_t bin_bytes() const;
+
+  // Writes the index, fsyncs both files, renames them to their final names, and returns the
+  // shard's description (prefix = base name of `prefix`, counts, sizes, XXH3 checksums).
+  Result<ShardInfo> Finish();
+
+ private:
+  MegatronWriter(std::string prefix, TokenDType dtype, int bin_fd);
+  std::string prefix_;
+  TokenDType dtype_;
+  int bin_fd_ = -1;
+  std::vector<int32_t> lengths_;
+  uint64_t tokens_ = 0;
+  bool finished_ = false;
+  // (implementation detail: a streaming XXH3 state over the .bin bytes)
+  struct HashState;
+  std::unique_ptr<HashState> bin_hash_;
+};
+
+}  // namespace stoker
