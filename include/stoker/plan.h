@@ -1,0 +1,212 @@
+// Plan: which tokens every rank trains on at every step, as a pure function of the datasets'
+// document lengths and the options (seed, epoch, seq_len, shuffle, packing, world size, rank, step).
+//
+// The plan shuffles documents per epoch, packs them into rows of at most seq_len tokens from their
+// lengths alone, interleaves weighted datasets, and only then deals rows to ranks: every rank
+// computes the same global row stream, so token-level exactly-once, equal step counts and elastic
+// resume hold by construction. No threads, no file I/O. See docs/plan.md.
+// Thread-safe: a Plan is immutable after Create; every method is const (internal caches are locked).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stoker/status.h"
+#include "stoker/token_source.h"
+
+namespace stoker {
+
+enum class ShuffleMode : uint8_t {
+  kGlobal,  // a keyed bijection over all documents, new per epoch
+  kBlock,   // shard order shuffled per epoch, documents shuffled within a window of shards
+  kNone,    // source order
+};
+enum class PackMode : uint8_t {
+  kConcat,   // documents end to end, cut every seq_len tokens, no padding (GPT/Megatron)
+  kBestFit,  // best-fit decreasing within windows of documents; leftover space padded
+  kPad,      // one document per row, truncated to seq_len (the naive baseline)
+};
+enum class RemainderPolicy : uint8_t {
+  kDropLast,  // drop the final incomplete global batch of an epoch
+  kPad,       // complete it with rows from the start of the next epoch, flagged `repeated`
+};
+
+// Names as on the command line: "global", "block", "none"; "concat", "bestfit", "pad";
+// "drop_last", "pad". Parse* fail with kInvalidArgument naming the accepted values.
+std::string_view ShuffleModeName(ShuffleMode mode);
+std::string_view PackModeName(PackMode mode);
+std::string_view RemainderPolicyName(RemainderPolicy policy);
+Result<ShuffleMode> ParseShuffleMode(std::string_view name);
+Result<PackMode> ParsePackMode(std::string_view name);
+Result<RemainderPolicy> ParseRemainderPolicy(std::string_view name);
+
+// All the plan needs to know about one dataset. Documents of length 0 are allowed (never planned).
+struct DatasetLengths {
+  std::string name;                       // shown in messages and statistics, e.g. the path
+  std::vector<uint64_t> document_lengths; // tokens per document, in source order
+  // Shard s holds documents [shard_first_document[s], shard_first_document[s + 1]): num_shards + 1
+  // non-decreasing entries from 0 to the document count. Empty means one shard.
+  std::vector<uint64_t> shard_first_document;
+
+  // Reads the lengths and shard boundaries of `source` (one virtual call per document).
+  static Result<DatasetLengths> FromTokenSource(const TokenSource& source);
+};
+
+struct PlanDataset {
+  std::shared_ptr<const DatasetLengths> lengths;
+  double weight = 1.0;  // relative share of the mixture's rows; > 0
+};
+
+struct PlanOptions {
+  uint64_t seq_len = 2048;     // tokens per row (the row's own input tokens)
+  uint64_t batch_size = 1;     // rows per rank per step
+  uint32_t world_size = 1;     // 1..65536
+  uint32_t rank = 0;           // default rank for the calls that take none; < world_size
+  uint64_t seed = 0;
+  ShuffleMode shuffle = ShuffleMode::kGlobal;
+  uint64_t block_shards = 4;   // kBlock: shards whose documents are shuffled together
+  PackMode pack = PackMode::kConcat;
+  uint64_t bestfit_window = 4096;  // kBestFit: documents packed together
+  RemainderPolicy remainder = RemainderPolicy::kDropLast;
+};
+
+// A run of tokens of one document placed in a row.
+struct RowPiece {
+  uint32_t dataset = 0;   // index into the datasets given to Plan::Create
+  uint64_t document = 0;  // document index within that dataset (source order)
+  uint64_t offset = 0;    // first token within the document
+  uint64_t length = 0;    // tokens; > 0
+  bool operator==(const RowPiece&) const = default;
+};
+
+// One packed row: pieces in order; sum of lengths <= seq_len (the rest is padding).
+struct Row {
+  std::vector<RowPiece> pieces;
+  // True for rows that remainder=pad took from the next epoch to complete the last global batch:
+  // they are trained on twice, so counters should not count them here.
+  bool repeated = false;
+  uint64_t num_tokens() const;
+  bool operator==(const Row&) const = default;
+};
+
+// A position in the global row stream: the epoch, and global rows of it already consumed by all
+// ranks together. Independent of world size and batch split, hence elastic.
+struct PlanPosition {
+  uint64_t epoch = 0;
+  uint64_t rows_consumed = 0;
+  bool operator==(const PlanPosition&) const = default;
+};
+
+// One rank's rows for one step.
+struct Batch {
+  PlanPosition position;  // where the step starts (global rows, all ranks)
+  uint64_t step = 0;      // position.rows_consumed / (batch_size * world_size)
+  uint32_t rank = 0;
+  std::vector<Row> rows;  // exactly batch_size rows
+};
+
+// A checkpoint: a few integers and a fingerprint. Plain value.
+struct PlanState {
+  static constexpr int kVersion = 1;
+  int version = kVersion;
+  PlanPosition position;
+  std::string fingerprint;  // Plan::fingerprint() of the plan that wrote it
+  // Informational (not checked on restore): the writer's world size and batch size.
+  uint32_t world_size = 0;
+  uint64_t batch_size = 0;
+
+  // One line of JSON; see docs/checkpoint-format.md.
+  std::string ToJson() const;
+  // kInvalidArgument for malformed text, kFailedPrecondition for an unsupported version.
+  static Result<PlanState> FromJson(std::string_view text);
+};
+
+// Packing figures over one epoch. Shares are of row capacity (rows * seq_len).
+struct PackingStats {
+  uint64_t rows = 0;
+  uint64_t real_tokens = 0;       // tokens placed in rows
+  uint64_t padding_tokens = 0;    // rows * seq_len - real_tokens
+  uint64_t truncated_tokens = 0;  // tokens dropped by pack=pad
+  uint64_t documents = 0;         // non-empty documents packed
+  uint64_t empty_documents = 0;
+  uint64_t documents_split = 0;   // documents spread over more than one row
+  double real_token_share() const;
+  double padding_share() const;
+};
+
+// How local a shuffle is, over one epoch of one dataset (documents in planned order).
+struct ShuffleStats {
+  double mean_source_distance = 0;     // mean |doc[i+1] - doc[i]| in source document indexes
+  double mean_shards_per_window = 0;   // distinct shards per window of 1,000 documents
+  uint64_t documents = 0;
+};
+
+class Plan {
+ public:
+  // Validates the options (seq_len, batch_size, world_size >= 1, rank < world_size, weights > 0,
+  // shard boundaries consistent, at least one token) and returns a plan. kInvalidArgument on error.
+  static Result<std::unique_ptr<Plan>> Create(std::vector<PlanDataset> datasets,
+                                              const PlanOptions& options);
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  const PlanOptions& options() const;
+  size_t num_datasets() const;
+  // 16 lowercase hex digits over the datasets (counts and a hash of lengths and shard boundaries),
+  // weights, seq_len, seed, shuffle and pack options. Not world size, batch size or remainder.
+  const std::string& fingerprint() const;
+  uint64_t global_batch_rows() const;  // batch_size * world_size
+
+  // Global rows in `epoch` before the remainder policy. Constant for concat and pad; for bestfit
+  // it depends on the epoch's order (the first call for an epoch packs it; later calls are cached).
+  // With several datasets, a mixture epoch has a fixed row count (see docs/plan.md).
+  uint64_t rows_in_epoch(uint64_t epoch) const;
+  // Steps of `epoch` started from its first row: floor (drop_last) or ceil (pad) of rows / global
+  // batch. Identical on every rank.
+  uint64_t steps_per_epoch(uint64_t epoch = 0) const;
+  // Steps left in pos.epoch from `pos` (elastic resume may start mid-batch).
+  uint64_t steps_remaining(const PlanPosition& pos) const;
+
+  // Global row `row` of `epoch`. kOutOfRange if row >= rows_in_epoch(epoch).
+  Result<Row> GetRow(uint64_t epoch, uint64_t row) const;
+  // Global rows [first, first + count) of `epoch`, appended to *out. kOutOfRange past the end.
+  Status GetRows(uint64_t epoch, uint64_t first, uint64_t count, std::vector<Row>* out) const;
+
+  // The batch of `rank` at `step` of `epoch`, steps counted from the epoch's first row.
+  // kOutOfRange if step >= steps_per_epoch(epoch); kInvalidArgument if rank >= world_size.
+  Result<Batch> GetBatch(uint64_t epoch, uint64_t step, uint32_t rank) const;
+  // The batch of `rank` for the step that starts at `pos` (any rows_consumed, for elastic resume).
+  // kOutOfRange if steps_remaining(pos) == 0.
+  Result<Batch> GetBatchAt(const PlanPosition& pos, uint32_t rank) const;
+  // The position after one global step from `pos`; moves to the next epoch's row 0 when the epoch
+  // has no further step. Every rank computes the same result.
+  PlanPosition Advance(const PlanPosition& pos) const;
+  // The first position of `epoch` from which a step can be taken (skips epochs with no step, up
+  // to a bound); the position itself when steps_remaining(pos) > 0.
+  PlanPosition Normalize(const PlanPosition& pos) const;
+
+  PlanState MakeState(const PlanPosition& pos) const;
+  // The position stored in `state`. kFailedPrecondition if its version is unsupported or its
+  // fingerprint differs from this plan's, unless `force`. Works with any world size / batch size.
+  Result<PlanPosition> Restore(const PlanState& state, bool force = false) const;
+
+  // Epochs of each dataset consumed before `pos` (fractional: e + rows / rows_in_that_epoch).
+  // For one dataset this is the plan epoch; in a mixture small datasets repeat (> 1 per epoch).
+  std::vector<double> DatasetEpochs(const PlanPosition& pos) const;
+
+  // Packing figures over `epoch` of every dataset (each dataset's own epoch `epoch`).
+  PackingStats ComputePackingStats(uint64_t epoch) const;
+  // Shuffle locality of `dataset`'s document order in its epoch `epoch`.
+  ShuffleStats ComputeShuffleStats(uint32_t dataset, uint64_t epoch) const;
+
+ private:
+  struct Impl;
+  explicit Plan(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace stoker
