@@ -1,0 +1,43 @@
+#include "text/sentencepiece_tokenizer.h"
+
+#include <sentencepiece_processor.h>
+
+#include "common/file_util.h"
+#include "common/hash.h"
+
+namespace stoker {
+
+Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Open(
+    const std::string& path) {
+  // Read the bytes ourselves: one read serves both the checksum and the parse.
+  Result<std::string> bytes = ReadFileToString(path);
+  if (!bytes.ok()) return bytes.status().WithContext("SentencePiece model");
+  auto processor = std::make_unique<sentencepiece::SentencePieceProcessor>();
+  auto loaded = processor->LoadFromSerializedProto(*bytes);
+  if (!loaded.ok()) {
+    return InvalidArgument(path + ": not a valid SentencePiece model (" +
+                           std::string(loaded.message()) + ")");
+  }
+  if (processor->eos_id() < 0) {
+    return InvalidArgument(path + ": the SentencePiece model has no EOS piece (train it with "
+                           "--eos_id=N, N >= 0)");
+  }
+  std::unique_ptr<SentencePieceTokenizer> t(new SentencePieceTokenizer());
+  t->vocab_size_ = static_cast<uint64_t>(processor->GetPieceSize());
+  t->eos_id_ = processor->eos_id();
+  t->identity_ = {"sentencepiece", BaseName(path), Xxh3Hex(Xxh3(bytes->data(), bytes->size()))};
+  t->processor_ = std::move(processor);
+  return t;
+}
+
+SentencePieceTokenizer::~SentencePieceTokenizer() = default;
+
+Status SentencePieceTokenizer::Encode(std::string_view utf8, std::vector<int32_t>* ids) const {
+  std::vector<int> piece_ids;
+  auto st = processor_->Encode(absl::string_view(utf8.data(), utf8.size()), &piece_ids);
+  if (!st.ok()) return Internal("SentencePiece encode failed: " + std::string(st.message()));
+  ids->insert(ids->end(), piece_ids.begin(), piece_ids.end());
+  return Status::OK();
+}
+
+}  // namespace stoker

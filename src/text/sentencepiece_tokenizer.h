@@ -1,0 +1,40 @@
+// SentencePieceTokenizer: a SentencePiece `.model` file through libsentencepiece.
+//
+// Thread-safe: one instance is shared by all pack threads. SentencePieceProcessor::Encode is const
+// and its maintainers state it may be called from many threads at once (google/sentencepiece#207,
+// #657); we never call the sampling or option-setting methods after Open.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "text/tokenizer.h"
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace stoker {
+
+class SentencePieceTokenizer final : public Tokenizer {
+ public:
+  // Loads the model at `path`. kNotFound if missing; kInvalidArgument if it does not parse or has
+  // no EOS piece (train with --eos_id >= 0).
+  static Result<std::unique_ptr<SentencePieceTokenizer>> Open(const std::string& path);
+  ~SentencePieceTokenizer() override;
+
+  Status Encode(std::string_view utf8, std::vector<int32_t>* ids) const override;
+  uint64_t vocab_size() const override { return vocab_size_; }
+  int32_t eos_id() const override { return eos_id_; }
+  const TokenizerIdentity& identity() const override { return identity_; }
+
+ private:
+  SentencePieceTokenizer() = default;
+
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  uint64_t vocab_size_ = 0;
+  int32_t eos_id_ = -1;
+  TokenizerIdentity identity_;
+};
+
+}  // namespace stoker
