@@ -23,15 +23,25 @@ class MegatronWriter {
   static Result<std::unique_ptr<MegatronWriter>> Create(const std::string& prefix, TokenDType dtype);
   ~MegatronWriter();  // removes the temporary files if Finish() was not called
 
-  // Appends one document. kInvalidArgument if a token does not fit the dtype.
+  // Appends one document as one sequence. kInvalidArgument if a token does not fit the dtype (or
+  // is negative); the shard is then unchanged.
   Status AddDocument(std::span<const int32_t> tokens);
+  // Appends one document made of several sequences (Megatron's sentence-level layout, as
+  // IndexedDatasetBuilder.add_document); `sequence_lengths` must sum to tokens.size(). stoker's own
+  // shards use one sequence per document; this exists for compatibility and tests.
+  Status AddDocument(std::span<const int32_t> tokens, std::span<const int32_t> sequence_lengths);
 
-  uint64_t documents() const { return lengths_.size(); }
+  // Megatron documents written so far.
+  uint64_t documents() const { return document_indices_.size() - 1; }
+  // Sequences written so far (what TokenSource calls documents; equal to documents() unless the
+  // multi-sequence AddDocument was used).
+  uint64_t sequences() const { return lengths_.size(); }
   uint64_t tokens() const { return tokens_; }
   uint64_t bin_bytes() const;
 
   // Writes the index, fsyncs both files, renames them to their final names, and returns the
-  // shard's description (prefix = base name of `prefix`, counts, sizes, XXH3 checksums).
+  // shard's description (prefix = base name of `prefix`, counts, sizes, XXH3 checksums;
+  // `documents` counts sequences, as TokenSource does).
   Result<ShardInfo> Finish();
 
  private:
@@ -39,7 +49,8 @@ class MegatronWriter {
   std::string prefix_;
   TokenDType dtype_;
   int bin_fd_ = -1;
-  std::vector<int32_t> lengths_;
+  std::vector<int32_t> lengths_;            // one per sequence
+  std::vector<int64_t> document_indices_{0};  // sequence index where each document starts
   uint64_t tokens_ = 0;
   bool finished_ = false;
   // (implementation detail: a streaming XXH3 state over the .bin bytes)

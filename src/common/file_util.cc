@@ -1,0 +1,164 @@
+#include "common/file_util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace stoker {
+namespace {
+
+// Closes a file descriptor when it goes out of scope.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  // Closes now and reports the error, which matters after writes (NFS reports late).
+  Status Close(const std::string& path) {
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return ErrnoStatus("close " + path, errno);
+    return Status::OK();
+  }
+
+ private:
+  int fd_;
+};
+
+Status WriteAll(int fd, std::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("write " + path, errno);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::string> ReadFileToString(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open " + path, errno);
+  FdCloser closer(fd);
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("read " + path, errno);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create " + tmp, errno);
+  FdCloser closer(fd);
+  Status s = WriteAll(fd, contents, tmp);
+  if (s.ok() && ::fsync(fd) != 0) s = ErrnoStatus("fsync " + tmp, errno);
+  if (s.ok()) s = closer.Close(tmp);
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    s = ErrnoStatus("rename " + tmp + " to " + path, errno);
+  }
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return FsyncDirectory(DirName(path));
+}
+
+Status FsyncDirectory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("open directory " + dir, errno);
+  FdCloser closer(fd);
+  // Some file systems refuse fsync on directories; that is not a failure of the write.
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+    return ErrnoStatus("fsync directory " + dir, errno);
+  }
+  return Status::OK();
+}
+
+Status MakeDirectories(const std::string& dir) {
+  if (dir.empty()) return Status::OK();
+  if (IsDirectory(dir)) return Status::OK();
+  std::string parent = DirName(dir);
+  if (parent != dir && parent != ".") STOKER_RETURN_IF_ERROR(MakeDirectories(parent));
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoStatus("mkdir " + dir, errno);
+  }
+  if (!IsDirectory(dir)) return AlreadyExists("mkdir " + dir + ": exists and is not a directory");
+  return Status::OK();
+}
+
+Result<std::vector<std::string>> ListDirectory(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return ErrnoStatus("opendir " + dir, errno);
+  std::vector<std::string> names;
+  errno = 0;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string_view name(e->d_name);
+    if (name != "." && name != "..") names.emplace_back(name);
+    errno = 0;
+  }
+  int err = errno;
+  ::closedir(d);
+  if (err != 0) return ErrnoStatus("readdir " + dir, err);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Result<uint64_t> FileSizeBytes(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) return InvalidArgument(path + ": not a regular file");
+  return static_cast<uint64_t>(st.st_size);
+}
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  if (a.empty() || (!b.empty() && b.front() == '/')) return std::string(b);
+  std::string out(a);
+  if (out.back() != '/') out.push_back('/');
+  out.append(b);
+  return out;
+}
+
+std::string DirName(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+std::string BaseName(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+}  // namespace stoker

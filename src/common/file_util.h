@@ -1,0 +1,43 @@
+// File helpers shared by every module: whole-file reads, atomic writes, directories.
+//
+// All functions are free functions over paths; errors name the path. Thread-safe (no shared state).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stoker/status.h"
+
+namespace stoker {
+
+// Reads the whole file. kNotFound if it does not exist.
+Result<std::string> ReadFileToString(const std::string& path);
+
+// Writes `contents` to `path` so that a reader sees either the old file or the complete new one:
+// writes <path>.tmp, fsyncs it, renames it over `path`, then fsyncs the directory.
+Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+// fsyncs a directory so that renames and creations inside it survive a crash.
+Status FsyncDirectory(const std::string& dir);
+
+// Creates `dir` and its missing parents (like `mkdir -p`). OK if it already exists.
+Status MakeDirectories(const std::string& dir);
+
+// Names (not paths) of the entries of `dir`, sorted bytewise, without "." and "..".
+Result<std::vector<std::string>> ListDirectory(const std::string& dir);
+
+bool PathExists(const std::string& path);
+bool IsDirectory(const std::string& path);
+// Size in bytes of a regular file.
+Result<uint64_t> FileSizeBytes(const std::string& path);
+
+// "a" + "b" -> "a/b"; an absolute `b` is returned as is; an empty `a` gives `b`.
+std::string JoinPath(std::string_view a, std::string_view b);
+// "x/y/z.bin" -> "x/y"; "z.bin" -> ".".
+std::string DirName(std::string_view path);
+// "x/y/z.bin" -> "z.bin".
+std::string BaseName(std::string_view path);
+
+}  // namespace stoker

@@ -1,0 +1,74 @@
+#include "common/file_util.h"
+
+#include <gtest/gtest.h>
+
+#include "common/temp_dir.h"
+
+namespace stoker {
+namespace {
+
+TEST(FileUtilTest, AtomicWriteReplacesAndLeavesNoTemp) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  std::string path = (*dir)->Join("a.json");
+  ASSERT_TRUE(WriteFileAtomically(path, "first").ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "second, longer").ok());
+  auto text = ReadFileToString(path);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, "second, longer");
+  auto names = ListDirectory((*dir)->path());
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, std::vector<std::string>{"a.json"});
+}
+
+TEST(FileUtilTest, ReadMissingIsNotFoundAndNamesFile) {
+  auto r = ReadFileToString("/nonexistent/stoker/x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("/nonexistent/stoker/x"), std::string::npos);
+}
+
+TEST(FileUtilTest, MakeDirectoriesAndListSorted) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  std::string deep = (*dir)->Join("x/y/z");
+  ASSERT_TRUE(MakeDirectories(deep).ok());
+  ASSERT_TRUE(MakeDirectories(deep).ok());  // idempotent
+  EXPECT_TRUE(IsDirectory(deep));
+  ASSERT_TRUE(WriteFileAtomically((*dir)->Join("x/b"), "").ok());
+  ASSERT_TRUE(WriteFileAtomically((*dir)->Join("x/a"), "12345").ok());
+  auto names = ListDirectory((*dir)->Join("x"));
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, (std::vector<std::string>{"a", "b", "y"}));
+  EXPECT_EQ(*FileSizeBytes((*dir)->Join("x/a")), 5u);
+  EXPECT_FALSE(FileSizeBytes((*dir)->Join("x/y")).ok());
+  // A file in the way of a directory is an error, not a silent success.
+  EXPECT_FALSE(MakeDirectories((*dir)->Join("x/a/sub")).ok());
+}
+
+TEST(FileUtilTest, PathPieces) {
+  EXPECT_EQ(JoinPath("a", "b"), "a/b");
+  EXPECT_EQ(JoinPath("a/", "b"), "a/b");
+  EXPECT_EQ(JoinPath("a", "/abs"), "/abs");
+  EXPECT_EQ(JoinPath("", "b"), "b");
+  EXPECT_EQ(DirName("x/y/z.bin"), "x/y");
+  EXPECT_EQ(DirName("z.bin"), ".");
+  EXPECT_EQ(DirName("/z"), "/");
+  EXPECT_EQ(BaseName("x/y/z.bin"), "z.bin");
+  EXPECT_EQ(BaseName("x/y/"), "y");
+}
+
+TEST(TempDirTest, RemovesContents) {
+  std::string path;
+  {
+    auto dir = TempDir::Create();
+    ASSERT_TRUE(dir.ok());
+    path = (*dir)->path();
+    ASSERT_TRUE(MakeDirectories((*dir)->Join("a/b")).ok());
+    ASSERT_TRUE(WriteFileAtomically((*dir)->Join("a/b/c"), "x").ok());
+  }
+  EXPECT_FALSE(PathExists(path));
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,137 @@
+#include "format/token_convert.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace stoker {
+namespace {
+
+template <typename In>
+In Load(const uint8_t* p) {
+  In v;
+  std::memcpy(&v, p, sizeof(In));
+  return v;
+}
+
+template <typename In, typename Out>
+std::optional<uint64_t> DecodeAs(const uint8_t* src, uint64_t count, Out* out) {
+  for (uint64_t i = 0; i < count; ++i) {
+    In v = Load<In>(src + i * sizeof(In));
+    if constexpr (std::is_floating_point_v<In>) {
+      // 2^31 or 2^63: exact in float and double, unlike kMax itself.
+      const In limit = static_cast<In>(std::ldexp(1.0, std::numeric_limits<Out>::digits));
+      if (!(v >= 0) || v != std::floor(v) || v >= limit) return i;
+    } else {
+      if constexpr (std::is_signed_v<In>) {
+        if (v < 0) return i;
+      }
+      if constexpr (sizeof(In) >= sizeof(Out)) {
+        constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<Out>::max());
+        if (static_cast<uint64_t>(v) > kMax) return i;
+      }
+    }
+    out[i] = static_cast<Out>(v);
+  }
+  return std::nullopt;
+}
+
+template <typename Out>
+std::optional<uint64_t> Decode(const uint8_t* src, TokenDType dtype, uint64_t count, Out* out) {
+  switch (dtype) {
+    case TokenDType::kUint8: return DecodeAs<uint8_t>(src, count, out);
+    case TokenDType::kInt8: return DecodeAs<int8_t>(src, count, out);
+    case TokenDType::kInt16: return DecodeAs<int16_t>(src, count, out);
+    case TokenDType::kInt32: return DecodeAs<int32_t>(src, count, out);
+    case TokenDType::kInt64: return DecodeAs<int64_t>(src, count, out);
+    case TokenDType::kFloat64: return DecodeAs<double>(src, count, out);
+    case TokenDType::kFloat32: return DecodeAs<float>(src, count, out);
+    case TokenDType::kUint16: return DecodeAs<uint16_t>(src, count, out);
+    case TokenDType::kUint32: return DecodeAs<uint32_t>(src, count, out);
+    case TokenDType::kUint64: return DecodeAs<uint64_t>(src, count, out);
+  }
+  return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
+}
+
+template <typename Stored>
+std::optional<uint64_t> EncodeAs(const int32_t* ids, uint64_t count, uint8_t* dst) {
+  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<Stored>::max());
+  for (uint64_t i = 0; i < count; ++i) {
+    if (ids[i] < 0 || static_cast<uint64_t>(ids[i]) > kMax) return i;
+    Stored v = static_cast<Stored>(ids[i]);
+    std::memcpy(dst + i * sizeof(Stored), &v, sizeof(Stored));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool IsIntegerDType(TokenDType dtype) {
+  return dtype != TokenDType::kFloat32 && dtype != TokenDType::kFloat64 &&
+         TokenDTypeSize(dtype) != 0;
+}
+
+uint64_t MaxTokenForDType(TokenDType dtype) {
+  switch (dtype) {
+    case TokenDType::kUint8: return 0xff;
+    case TokenDType::kInt8: return 0x7f;
+    case TokenDType::kInt16: return 0x7fff;
+    case TokenDType::kUint16: return 0xffff;
+    case TokenDType::kInt32: return 0x7fffffff;
+    case TokenDType::kUint32: return 0xffffffffULL;
+    case TokenDType::kInt64: return 0x7fffffffffffffffULL;
+    case TokenDType::kUint64: return ~0ULL;
+    case TokenDType::kFloat32:
+    case TokenDType::kFloat64: return 1ULL << 53;
+  }
+  return 0;
+}
+
+std::optional<uint64_t> DecodeTokens(const uint8_t* src, TokenDType dtype, uint64_t count,
+                                     int32_t* out) {
+  return Decode(src, dtype, count, out);
+}
+
+std::optional<uint64_t> DecodeTokens(const uint8_t* src, TokenDType dtype, uint64_t count,
+                                     int64_t* out) {
+  return Decode(src, dtype, count, out);
+}
+
+std::optional<uint64_t> EncodeTokens(const int32_t* ids, uint64_t count, TokenDType dtype,
+                                     uint8_t* dst) {
+  switch (dtype) {
+    case TokenDType::kUint8: return EncodeAs<uint8_t>(ids, count, dst);
+    case TokenDType::kInt8: return EncodeAs<int8_t>(ids, count, dst);
+    case TokenDType::kInt16: return EncodeAs<int16_t>(ids, count, dst);
+    case TokenDType::kUint16: return EncodeAs<uint16_t>(ids, count, dst);
+    case TokenDType::kInt32: return EncodeAs<int32_t>(ids, count, dst);
+    case TokenDType::kUint32: return EncodeAs<uint32_t>(ids, count, dst);
+    case TokenDType::kInt64: return EncodeAs<int64_t>(ids, count, dst);
+    case TokenDType::kUint64: return EncodeAs<uint64_t>(ids, count, dst);
+    default: return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
+  }
+}
+
+Status BadTokenStatus(const std::string& file, uint64_t base_offset, TokenDType dtype,
+                      uint64_t index, const uint8_t* src, const char* out_type) {
+  size_t item = TokenDTypeSize(dtype);
+  const uint8_t* p = src + index * item;
+  std::string value;
+  switch (dtype) {
+    case TokenDType::kFloat32: value = std::to_string(Load<float>(p)); break;
+    case TokenDType::kFloat64: value = std::to_string(Load<double>(p)); break;
+    case TokenDType::kInt8: value = std::to_string(Load<int8_t>(p)); break;
+    case TokenDType::kInt16: value = std::to_string(Load<int16_t>(p)); break;
+    case TokenDType::kInt32: value = std::to_string(Load<int32_t>(p)); break;
+    case TokenDType::kInt64: value = std::to_string(Load<int64_t>(p)); break;
+    case TokenDType::kUint64: value = std::to_string(Load<uint64_t>(p)); break;
+    case TokenDType::kUint32: value = std::to_string(Load<uint32_t>(p)); break;
+    default: value = "?"; break;
+  }
+  return Corruption(file + ": at byte " + std::to_string(base_offset + index * item) +
+                    ": token value " + value + " (" + std::string(TokenDTypeName(dtype)) +
+                    ") is not a valid " + out_type + " token id");
+}
+
+}  // namespace stoker

@@ -1,0 +1,39 @@
+// Conversion of stored token elements (any TokenDType, little-endian, possibly unaligned) to the
+// int32/int64 ids that TokenSource::Read returns, and of int32 ids to a stored dtype.
+//
+// Token ids are non-negative integers: negative values, non-integral floats and values too large
+// for the output type are rejected. Free functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "stoker/status.h"
+#include "stoker/token_source.h"
+
+namespace stoker {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "stoker's file formats are little-endian");
+
+// Largest token id that `dtype` can store (for integer dtypes; 2^53 for floats).
+uint64_t MaxTokenForDType(TokenDType dtype);
+bool IsIntegerDType(TokenDType dtype);
+
+// Converts `count` elements at `src` to `out`. Returns the index of the first element that is not
+// a valid id for the output type (nothing after it is converted), or nullopt on success.
+std::optional<uint64_t> DecodeTokens(const uint8_t* src, TokenDType dtype, uint64_t count,
+                                     int32_t* out);
+std::optional<uint64_t> DecodeTokens(const uint8_t* src, TokenDType dtype, uint64_t count,
+                                     int64_t* out);
+
+// Stores `count` ids as `dtype` (an integer dtype) at `dst`. Returns the index of the first id that
+// does not fit (negative or above MaxTokenForDType), or nullopt on success.
+std::optional<uint64_t> EncodeTokens(const int32_t* ids, uint64_t count, TokenDType dtype,
+                                     uint8_t* dst);
+
+// A Corruption status for element `index` of a token array starting at byte `base_offset` of
+// `file`: "<file>: at byte <offset>: token value does not fit <out type> ...".
+Status BadTokenStatus(const std::string& file, uint64_t base_offset, TokenDType dtype,
+                      uint64_t index, const uint8_t* src, const char* out_type);
+
+}  // namespace stoker
