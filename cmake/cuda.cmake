@@ -18,7 +18,10 @@ message(STATUS "stoker: CUDA copier ${STOKER_HAVE_CUDA}")
 function(stoker_add_cuda target)
   file(GLOB _cu CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/cuda/*.cu)
   if(STOKER_HAVE_CUDA AND _cu)
-    set(CMAKE_CUDA_STANDARD 17)
+    # The target already exists, so CMAKE_CUDA_STANDARD would not reach it; nvcc's .cu files only
+    # need C++17 (the library's C++20 would otherwise be asked of nvcc too).
+    set_property(TARGET ${target} PROPERTY CUDA_STANDARD 17)
+    set_property(TARGET ${target} PROPERTY CUDA_STANDARD_REQUIRED ON)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
       set_property(TARGET ${target} PROPERTY CUDA_ARCHITECTURES 80 90)
     endif()

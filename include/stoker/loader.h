@@ -1,0 +1,208 @@
+// Loader: turns the plan into batches in memory — the C++ counterpart of torch's DataLoader.
+//
+// Worker threads read the pieces of each planned row from the token sources straight into a fixed
+// ring of (pinned, when CUDA is present) host slots; batches leave in plan order whatever order the
+// workers finish in, so the output is byte-identical for any num_workers. With a CUDA device, a
+// copier thread moves each batch to device memory on its own stream ahead of the consumer. See
+// docs/loader.md. Thread-safe for Stats(); Next/State/Restore: one consumer thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stoker/plan.h"
+#include "stoker/status.h"
+#include "stoker/token_source.h"
+
+namespace stoker {
+
+enum class ErrorPolicy : uint8_t {
+  kFail,  // a bad read or corrupt piece is the error of its batch; the loader then stops
+  kSkip,  // the bad piece becomes a masked hole (labels -100) and is counted; the plan is unchanged
+};
+
+// Options keep torch DataLoader's names and meanings where one exists.
+struct LoaderOptions {
+  uint64_t batch_size = 8;        // rows per rank per step
+  uint64_t seq_len = 2048;        // tokens per row
+  int num_workers = 0;            // threads; 0 = cores / LOCAL_WORLD_SIZE (env), at least 1
+  bool pin_memory = true;         // page-locked ring when a CUDA device is usable
+  int prefetch_factor = 2;        // batches in flight per worker; ring = this * workers + 1
+  bool persistent_workers = true; // threads live across epochs (and prefetch into the next one)
+  bool drop_last = true;          // the plan's remainder policy: drop, or pad with repeated rows
+  int device = -1;                // CUDA device index for device batches; -1 = host batches only
+  int device_buffers = 2;         // device copies in flight (2 = double, 3 = triple buffering)
+  TokenDType token_dtype = TokenDType::kInt64;  // kInt32 or kInt64, for every [B, S] tensor
+  bool cross_document_targets = false;  // label of a document's last token = next document's first
+  bool attention_mask = false;    // also build a dense causal block-diagonal mask [B, S, S]
+  ErrorPolicy on_error = ErrorPolicy::kFail;
+  int64_t pad_token_id = 0;       // input_ids value at padding positions
+  // The plan's own options (seq_len, batch_size and remainder above take precedence).
+  uint32_t world_size = 1;
+  uint32_t rank = 0;
+  uint64_t seed = 0;
+  ShuffleMode shuffle = ShuffleMode::kGlobal;
+  PackMode pack = PackMode::kConcat;
+  uint64_t block_shards = 4;
+  uint64_t bestfit_window = 4096;
+};
+
+// One dataset of a mixture: a path for OpenTokenSource, or an already open source.
+struct LoaderDataset {
+  std::string path;
+  std::shared_ptr<const TokenSource> source;  // used when set; `path` is then only a label
+  double weight = 1.0;
+};
+
+// A 2-D (or 3-D for the mask) view of batch memory, host or device, valid while its batch lives.
+struct TensorView {
+  void* data = nullptr;
+  TokenDType dtype = TokenDType::kInt64;  // kInt32, kInt64, or kUint8 (mask)
+  int64_t shape[3] = {0, 0, 0};
+  int ndim = 0;
+  int device = -1;  // -1 = host memory
+};
+
+class Loader;
+namespace loader {
+class BatchOwner;
+struct BatchLayout;
+}  // namespace loader
+
+// One delivered batch. Owns a ring slot (and, with a device, a device buffer) until destroyed or
+// Release()d; every view is valid until then. May outlive the Loader (the memory is kept alive).
+// Not thread-safe: one user at a time.
+class LoaderBatch {
+ public:
+  LoaderBatch() = default;
+  LoaderBatch(LoaderBatch&& other) noexcept;
+  LoaderBatch& operator=(LoaderBatch&& other) noexcept;
+  LoaderBatch(const LoaderBatch&) = delete;
+  LoaderBatch& operator=(const LoaderBatch&) = delete;
+  ~LoaderBatch();
+
+  uint64_t epoch() const { return epoch_; }
+  uint64_t step() const { return step_; }
+  // The checkpoint that resumes right after this batch.
+  const PlanState& state_after() const { return state_after_; }
+  uint64_t batch_size() const { return batch_size_; }
+  uint64_t seq_len() const { return seq_len_; }
+  int max_seqlen() const { return max_seqlen_; }
+  uint64_t real_tokens() const { return real_tokens_; }  // non-padding positions
+  uint64_t skipped_documents() const { return skipped_documents_; }
+
+  // Host tensors (in the ring slot): [B, S] in the token dtype.
+  TensorView input_ids() const { return View(0, false); }
+  TensorView labels() const { return View(1, false); }
+  TensorView position_ids() const { return View(2, false); }
+  TensorView segment_ids() const { return View(3, false); }
+  TensorView cu_seqlens() const { return View(4, false); }      // int32 [segments + 1]
+  TensorView attention_mask() const { return View(5, false); }  // uint8 [B, S, S]; null if off
+  // The same tensors on the device, when the loader has one (data == nullptr otherwise).
+  TensorView device_input_ids() const { return View(0, true); }
+  TensorView device_labels() const { return View(1, true); }
+  TensorView device_position_ids() const { return View(2, true); }
+  TensorView device_segment_ids() const { return View(3, true); }
+  TensorView device_cu_seqlens() const { return View(4, true); }
+  TensorView device_attention_mask() const { return View(5, true); }
+  bool on_device() const { return device_base_ != nullptr; }
+
+  // Makes `cuda_stream` (a cudaStream_t; nullptr = legacy default stream) wait, on the GPU, for
+  // this batch's copy — never for later batches. Also remembers the stream: on release, the
+  // device buffer is reused only after the work queued on it so far has finished.
+  // OK and no-op for host batches.
+  Status WaitOnStream(void* cuda_stream);
+  // Blocks until this batch's device copy has finished (OK for host batches).
+  Status Synchronize();
+
+  // Returns the slot to the ring now; the views become invalid.
+  void Release();
+  bool valid() const { return owner_ != nullptr; }
+
+ private:
+  friend class Loader;
+  TensorView View(int which, bool device) const;
+
+  std::shared_ptr<loader::BatchOwner> owner_;  // the engine; keeps the ring alive
+  int slot_ = -1;
+  int device_buffer_ = -1;
+  void* consumer_stream_ = nullptr;
+  bool stream_set_ = false;
+  uint8_t* host_base_ = nullptr;
+  uint8_t* device_base_ = nullptr;
+  int device_ = -1;
+  const loader::BatchLayout* layout_ = nullptr;  // owned by owner_
+  uint64_t epoch_ = 0, step_ = 0, batch_size_ = 0, seq_len_ = 0;
+  int max_seqlen_ = 0, num_cu_seqlens_ = 0;
+  uint64_t real_tokens_ = 0, skipped_documents_ = 0;
+  TokenDType dtype_ = TokenDType::kInt64;
+  PlanState state_after_;
+};
+
+// Counters since Open (or the last Restore). Times are totals over all threads.
+struct LoaderStats {
+  uint64_t batches = 0;             // delivered to the consumer
+  uint64_t samples = 0;             // rows delivered
+  uint64_t tokens = 0;              // positions delivered (batch_size * seq_len each)
+  uint64_t real_tokens = 0;         // non-padding positions delivered
+  uint64_t skipped_documents = 0;   // pieces blanked by ErrorPolicy::kSkip
+  double elapsed_s = 0;             // since the loader started producing
+  double tokens_per_s = 0;          // delivered positions / elapsed
+  double samples_per_s = 0;
+  double wait_last_ms = 0;          // the consumer's wait inside Next() for the last batch
+  double wait_total_ms = 0;         // the data stall, summed
+  double wait_max_ms = 0;
+  double read_s = 0;                // time inside TokenSource reads
+  double assemble_s = 0;            // plan lookup + building rows, beside reads
+  double copy_s = 0;                // host-to-device copies (GPU time)
+  int num_workers = 0;
+  int ring_slots = 0;
+  int slots_ready = 0;              // filled, not yet delivered (queue occupancy)
+  int slots_in_use = 0;             // held by workers, ready or by the consumer
+  double mean_slots_ready = 0;      // occupancy seen by Next(), averaged over batches
+  bool pinned = false;              // the ring is page-locked memory
+  bool device_batches = false;      // batches are copied to a CUDA device
+};
+
+// Not thread-safe: one consumer at a time, except Stats() which is thread-safe.
+class Loader {
+ public:
+  // Opens the datasets, builds the plan and starts the workers at `resume` (or the plan's start).
+  // Errors name the dataset path; kFailedPrecondition if `resume` belongs to another plan.
+  static Result<std::unique_ptr<Loader>> Open(std::vector<LoaderDataset> datasets,
+                                              const LoaderOptions& options,
+                                              const PlanState* resume = nullptr);
+  // The "remove the data pipeline" experiment: one fixed batch of batch_size x seq_len tokens
+  // (pseudo-random ids from `seed`, documents of random lengths), served forever by Next().
+  static Result<std::unique_ptr<Loader>> OpenSynthetic(const LoaderOptions& options);
+
+  // Cancels and joins the workers, then frees the ring once no batch holds it.
+  ~Loader();
+
+  // The next batch in plan order; nullopt once at the end of each epoch (the following call starts
+  // the next epoch). After an error with ErrorPolicy::kFail, every later call returns that error.
+  Result<std::optional<LoaderBatch>> Next();
+  // The checkpoint resuming after the last delivered batch.
+  PlanState State() const;
+  // Drops every prefetched batch and continues from `state`.
+  Status Restore(const PlanState& state);
+  // Thread-safe.
+  LoaderStats Stats() const;
+  // The plan (null for the synthetic loader).
+  const Plan* plan() const;
+  const LoaderOptions& options() const;
+
+  struct Impl;
+  explicit Loader(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// The worker count used for num_workers = 0: hardware threads / LOCAL_WORLD_SIZE, at least 1.
+int DefaultNumWorkers();
+
+}  // namespace stoker

@@ -1,0 +1,201 @@
+#include "loader/batch_layout.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+namespace stoker::loader {
+namespace {
+
+constexpr size_t kAlign = 256;
+constexpr int64_t kIgnoreIndex = -100;  // torch.nn.CrossEntropyLoss's ignore_index
+
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+uint64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+template <typename T>
+class Assembler {
+ public:
+  Assembler(const AssemblyOptions& options, const BatchLayout& layout,
+            const std::vector<const TokenSource*>& sources, uint8_t* slot, AssemblyResult* result)
+      : opt_(options),
+        sources_(sources),
+        ids_(reinterpret_cast<T*>(slot + layout.input_ids)),
+        labels_(reinterpret_cast<T*>(slot + layout.labels)),
+        pos_(reinterpret_cast<T*>(slot + layout.position_ids)),
+        seg_(reinterpret_cast<T*>(slot + layout.segment_ids)),
+        cu_(reinterpret_cast<int32_t*>(slot + layout.cu_seqlens)),
+        mask_(layout.has_mask ? slot + layout.attention_mask : nullptr),
+        result_(result) {}
+
+  Status Run(const std::vector<Row>& rows) {
+    const size_t S = static_cast<size_t>(opt_.seq_len);
+    *result_ = AssemblyResult{};
+    cu_[0] = 0;
+    num_cu_ = 1;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      STOKER_RETURN_IF_ERROR(Row(rows[r], r * S));
+    }
+    result_->num_cu_seqlens = num_cu_;
+    return Status::OK();
+  }
+
+ private:
+  // Reads tokens [offset, offset+count) of a piece into `out`, timing the read.
+  Status Read(const RowPiece& p, uint64_t offset, uint64_t count, T* out) {
+    uint64_t t0 = NowNs();
+    Status s = sources_[p.dataset]->Read(p.document, offset, count, out);
+    result_->read_ns += NowNs() - t0;
+    if (!s.ok()) {
+      return s.WithContext("dataset " + std::to_string(p.dataset) + " (" +
+                           sources_[p.dataset]->path() + ") document " +
+                           std::to_string(p.document) + " tokens [" + std::to_string(offset) +
+                           ", " + std::to_string(offset + count) + ")");
+    }
+    return Status::OK();
+  }
+
+  Status CheckPiece(const RowPiece& p, size_t used, size_t S) {
+    std::string where = "dataset " + std::to_string(p.dataset) + " document " +
+                        std::to_string(p.document);
+    if (p.dataset >= sources_.size()) return Corruption("plan names missing " + where);
+    const TokenSource& src = *sources_[p.dataset];
+    if (p.document >= src.num_documents()) {
+      return Corruption(src.path() + ": plan names missing " + where);
+    }
+    if (p.length == 0 || p.offset + p.length > src.document_length(p.document)) {
+      return Corruption(src.path() + ": plan piece [" + std::to_string(p.offset) + ", " +
+                        std::to_string(p.offset + p.length) + ") is outside " + where);
+    }
+    if (used + p.length > S) return Internal("plan row longer than seq_len at " + where);
+    return Status::OK();
+  }
+
+  void AddSegment(size_t length) {
+    cu_[num_cu_] = cu_[num_cu_ - 1] + static_cast<int32_t>(length);
+    ++num_cu_;
+    result_->max_seqlen = std::max(result_->max_seqlen, static_cast<int>(length));
+  }
+
+  // Positions [begin, begin+n) become padding or a hole: pad id, no target, segment 0.
+  void Blank(size_t begin, size_t n) {
+    std::fill(ids_ + begin, ids_ + begin + n, static_cast<T>(opt_.pad_token_id));
+    std::fill(labels_ + begin, labels_ + begin + n, static_cast<T>(kIgnoreIndex));
+    std::fill(pos_ + begin, pos_ + begin + n, T{0});
+    std::fill(seg_ + begin, seg_ + begin + n, T{0});
+  }
+
+  Status Row(const Row& row, size_t base) {
+    const size_t S = static_cast<size_t>(opt_.seq_len);
+    size_t used = 0;
+    // Position whose label is the next piece's first token (cross-document targets), if any.
+    int64_t pending_cross = -1;
+    for (size_t k = 0; k < row.pieces.size(); ++k) {
+      const RowPiece& p = row.pieces[k];
+      Status s = CheckPiece(p, used, S);
+      if (s.code() == StatusCode::kInternal) return s;
+      const size_t at = base + used;
+      const size_t n = s.ok() ? p.length : std::min<uint64_t>(p.length, S - used);
+      if (s.ok()) s = Read(p, p.offset, p.length, ids_ + at);
+      const bool split =
+          s.ok() && p.offset + p.length < sources_[p.dataset]->document_length(p.document);
+      if (s.ok() && split) s = Read(p, p.offset + p.length, 1, labels_ + at + n - 1);
+      if (!s.ok()) {
+        if (!opt_.skip_bad_documents) return s;
+        ++result_->skipped_documents;
+        Blank(at, n);
+        AddSegment(n);
+        pending_cross = -1;
+        used += n;
+        continue;
+      }
+      if (pending_cross >= 0) labels_[pending_cross] = ids_[at];
+      pending_cross = -1;
+      for (size_t i = 0; i + 1 < n; ++i) labels_[at + i] = ids_[at + i + 1];
+      if (!split) {
+        labels_[at + n - 1] = static_cast<T>(kIgnoreIndex);
+        if (opt_.cross_document_targets) pending_cross = static_cast<int64_t>(at + n - 1);
+      }
+      // Each piece is its own attention segment, so a continuation restarts its positions too.
+      for (size_t i = 0; i < n; ++i) pos_[at + i] = static_cast<T>(i);
+      std::fill(seg_ + at, seg_ + at + n, static_cast<T>(k + 1));
+      AddSegment(n);
+      result_->real_tokens += n;
+      used += n;
+    }
+    if (used < S) {
+      Blank(base + used, S - used);
+      AddSegment(S - used);
+    }
+    if (mask_ != nullptr) Mask(base);
+    return Status::OK();
+  }
+
+  // Causal block-diagonal: i may attend j when both are in the same (non-padding) segment, j <= i.
+  void Mask(size_t base) {
+    const size_t S = static_cast<size_t>(opt_.seq_len);
+    const size_t row = base / S;
+    uint8_t* m = mask_ + row * S * S;
+    for (size_t i = 0; i < S; ++i) {
+      const T si = seg_[base + i];
+      for (size_t j = 0; j < S; ++j) {
+        m[i * S + j] = (si != 0 && j <= i && seg_[base + j] == si) ? 1 : 0;
+      }
+    }
+  }
+
+  const AssemblyOptions& opt_;
+  const std::vector<const TokenSource*>& sources_;
+  T* ids_;
+  T* labels_;
+  T* pos_;
+  T* seg_;
+  int32_t* cu_;
+  uint8_t* mask_;
+  AssemblyResult* result_;
+  int num_cu_ = 0;
+};
+
+}  // namespace
+
+BatchLayout BatchLayout::For(const AssemblyOptions& options) {
+  BatchLayout l;
+  const size_t cells = static_cast<size_t>(options.batch_size) * options.seq_len;
+  l.elem_bytes = options.dtype == TokenDType::kInt32 ? 4 : 8;
+  size_t at = 0;
+  auto section = [&](size_t bytes) {
+    size_t start = at;
+    at = AlignUp(at + bytes);
+    return start;
+  };
+  l.input_ids = section(cells * l.elem_bytes);
+  l.labels = section(cells * l.elem_bytes);
+  l.position_ids = section(cells * l.elem_bytes);
+  l.segment_ids = section(cells * l.elem_bytes);
+  l.cu_seqlens = section((cells + 1) * sizeof(int32_t));
+  l.has_mask = options.attention_mask;
+  if (l.has_mask) l.attention_mask = section(cells * options.seq_len);
+  l.total_bytes = at;
+  return l;
+}
+
+Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
+                     const std::vector<const TokenSource*>& sources,
+                     const std::vector<Row>& rows, uint8_t* slot, AssemblyResult* result) {
+  if (rows.size() != static_cast<size_t>(options.batch_size)) {
+    return Internal("plan gave " + std::to_string(rows.size()) + " rows for a batch of " +
+                    std::to_string(options.batch_size));
+  }
+  if (options.dtype == TokenDType::kInt32) {
+    return Assembler<int32_t>(options, layout, sources, slot, result).Run(rows);
+  }
+  return Assembler<int64_t>(options, layout, sources, slot, result).Run(rows);
+}
+
+}  // namespace stoker::loader

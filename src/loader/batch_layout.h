@@ -1,0 +1,59 @@
+// BatchLayout: where each tensor of a batch lives inside one ring slot, and the assembler that
+// writes planned rows into a slot.
+//
+// A slot is one contiguous block (so one cudaMemcpyAsync moves a whole batch):
+//   input_ids, labels, position_ids, segment_ids  [B, S] in the token dtype (int32 or int64)
+//   cu_seqlens                                     int32, at most B * S + 1 entries
+//   attention_mask (only when asked)               uint8 [B, S, S], 1 = may attend
+// each section starting on a 256-byte boundary. Not thread-safe: plain values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "stoker/plan.h"
+#include "stoker/status.h"
+#include "stoker/token_source.h"
+
+namespace stoker::loader {
+
+struct AssemblyOptions {
+  int batch_size = 1;
+  int seq_len = 1;
+  TokenDType dtype = TokenDType::kInt64;  // kInt32 or kInt64
+  bool cross_document_targets = false;
+  bool attention_mask = false;
+  bool skip_bad_documents = false;  // error policy "skip"; otherwise "fail"
+  int64_t pad_token_id = 0;
+};
+
+struct BatchLayout {
+  size_t elem_bytes = 0;
+  size_t input_ids = 0, labels = 0, position_ids = 0, segment_ids = 0;  // byte offsets
+  size_t cu_seqlens = 0;
+  size_t attention_mask = 0;  // valid when has_mask
+  bool has_mask = false;
+  size_t total_bytes = 0;
+
+  static BatchLayout For(const AssemblyOptions& options);
+};
+
+// What assembling one batch found, beside the tensors.
+struct AssemblyResult {
+  int num_cu_seqlens = 0;   // entries written to cu_seqlens (segments + 1)
+  int max_seqlen = 0;
+  uint64_t real_tokens = 0;  // non-padding positions
+  uint64_t skipped_documents = 0;
+  uint64_t read_ns = 0;      // time inside TokenSource::Read
+};
+
+// Writes `rows` (exactly batch_size of them) into `slot`, laid out as `layout`. Reads come from
+// `sources[piece.dataset]`. A failed read or a piece outside its document fails the batch (error
+// naming the dataset, document and offset) unless options.skip_bad_documents, in which case the
+// piece's positions become a masked hole (labels -100, segment 0) and are counted as skipped.
+Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
+                     const std::vector<const TokenSource*>& sources,
+                     const std::vector<Row>& rows, uint8_t* slot, AssemblyResult* result);
+
+}  // namespace stoker::loader

@@ -1,0 +1,294 @@
+#include "stoker/loader.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "loader/engine.h"
+#include "loader/loader_internal.h"
+#include "loader/synthetic.h"
+
+namespace stoker {
+
+using loader::AssemblyOptions;
+using loader::BatchPlanner;
+using loader::Engine;
+using loader::EngineCounters;
+
+struct Loader::Impl {
+  LoaderOptions options;
+  std::shared_ptr<const Plan> plan;  // null for hand-made planners and the synthetic source
+  std::shared_ptr<const BatchPlanner> planner;
+  std::shared_ptr<Engine> engine;                     // the pipeline, or
+  std::shared_ptr<loader::SyntheticBatch> synthetic;  // the fixed batch
+  PlanPosition synthetic_pos;
+  EngineCounters synthetic_counters;
+  Status failed;  // sticky error under ErrorPolicy::kFail
+};
+
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Status Validate(const LoaderOptions& o) {
+  if (o.batch_size < 1 || o.seq_len < 1) {
+    return InvalidArgument("loader: batch_size and seq_len must be at least 1");
+  }
+  // cu_seqlens is int32 over the flattened batch.
+  if (o.batch_size * o.seq_len >= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    return InvalidArgument("loader: batch_size * seq_len must stay below 2^31 (int32 cu_seqlens)");
+  }
+  if (o.token_dtype != TokenDType::kInt32 && o.token_dtype != TokenDType::kInt64) {
+    return InvalidArgument("loader: token dtype must be int32 or int64");
+  }
+  if (o.num_workers < 0 || o.prefetch_factor < 1) {
+    return InvalidArgument("loader: num_workers must be >= 0 and prefetch_factor >= 1");
+  }
+  if (o.device_buffers < 1 || o.device_buffers > 8) {
+    return InvalidArgument("loader: device_buffers must be 1..8");
+  }
+  return Status::OK();
+}
+
+AssemblyOptions ToAssembly(const LoaderOptions& o) {
+  AssemblyOptions a;
+  a.batch_size = static_cast<int>(o.batch_size);
+  a.seq_len = static_cast<int>(o.seq_len);
+  a.dtype = o.token_dtype;
+  a.cross_document_targets = o.cross_document_targets;
+  a.attention_mask = o.attention_mask;
+  a.skip_bad_documents = o.on_error == ErrorPolicy::kSkip;
+  a.pad_token_id = o.pad_token_id;
+  return a;
+}
+
+LoaderStats StatsFrom(const EngineCounters& c) {
+  LoaderStats s;
+  s.batches = c.batches;
+  s.samples = c.samples;
+  s.tokens = c.tokens;
+  s.real_tokens = c.real_tokens;
+  s.skipped_documents = c.skipped;
+  s.elapsed_s = (NowNs() - c.start_ns) * 1e-9;
+  if (s.elapsed_s > 0) {
+    s.tokens_per_s = s.tokens / s.elapsed_s;
+    s.samples_per_s = s.samples / s.elapsed_s;
+  }
+  s.wait_last_ms = c.wait_last_ns * 1e-6;
+  s.wait_total_ms = c.wait_total_ns * 1e-6;
+  s.wait_max_ms = c.wait_max_ns * 1e-6;
+  s.read_s = c.read_ns * 1e-9;
+  s.assemble_s = c.assemble_ns * 1e-9;
+  s.copy_s = c.copy_ns * 1e-9;
+  if (s.batches > 0) s.mean_slots_ready = static_cast<double>(c.ready_samples_sum) / s.batches;
+  return s;
+}
+
+}  // namespace
+
+int DefaultNumWorkers() {
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  int local = 1;
+  if (const char* env = std::getenv("LOCAL_WORLD_SIZE")) local = std::max(1, std::atoi(env));
+  return std::max(1, cores / local);
+}
+
+Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Loader::~Loader() {
+  // Cancel and join now; the ring itself is freed when the last outstanding batch lets go.
+  if (impl_->engine) impl_->engine->Stop();
+}
+
+namespace loader {
+
+Result<std::unique_ptr<Loader>> OpenLoaderWithPlanner(
+    std::shared_ptr<const BatchPlanner> planner,
+    std::vector<std::shared_ptr<const TokenSource>> sources, const LoaderOptions& options,
+    const PlanPosition& start) {
+  STOKER_RETURN_IF_ERROR(Validate(options));
+  auto impl = std::make_unique<Loader::Impl>();
+  impl->options = options;
+  if (impl->options.num_workers == 0) impl->options.num_workers = DefaultNumWorkers();
+  EngineOptions eo;
+  eo.assembly = ToAssembly(options);
+  eo.num_workers = impl->options.num_workers;
+  eo.num_slots = options.prefetch_factor * eo.num_workers + 1;
+  eo.persistent_workers = options.persistent_workers;
+  eo.pin_memory = options.pin_memory;
+  eo.device = options.device;
+  eo.device_buffers = options.device_buffers;
+  impl->planner = planner;
+  STOKER_ASSIGN_OR_RETURN(impl->engine, Engine::Open(eo, std::move(planner), std::move(sources)));
+  impl->engine->Start(start);
+  return std::make_unique<Loader>(std::move(impl));
+}
+
+}  // namespace loader
+
+Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets,
+                                             const LoaderOptions& options,
+                                             const PlanState* resume) {
+  STOKER_RETURN_IF_ERROR(Validate(options));
+  if (datasets.empty()) return InvalidArgument("loader: no dataset given");
+  std::vector<std::shared_ptr<const TokenSource>> sources;
+  std::vector<PlanDataset> plan_datasets;
+  for (LoaderDataset& d : datasets) {
+    std::shared_ptr<const TokenSource> source = d.source;
+    if (!source) {
+      Result<std::unique_ptr<TokenSource>> opened = OpenTokenSource(d.path);
+      if (!opened.ok()) return opened.status().WithContext("loader: opening " + d.path);
+      source = std::move(opened).value();
+    }
+    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*source));
+    if (lengths.name.empty()) lengths.name = d.path.empty() ? source->path() : d.path;
+    plan_datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), d.weight});
+    sources.push_back(std::move(source));
+  }
+  PlanOptions po;
+  po.seq_len = options.seq_len;
+  po.batch_size = options.batch_size;
+  po.world_size = options.world_size;
+  po.rank = options.rank;
+  po.seed = options.seed;
+  po.shuffle = options.shuffle;
+  po.block_shards = options.block_shards;
+  po.pack = options.pack;
+  po.bestfit_window = options.bestfit_window;
+  po.remainder = options.drop_last ? RemainderPolicy::kDropLast : RemainderPolicy::kPad;
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan_owned,
+                          Plan::Create(std::move(plan_datasets), po));
+  std::shared_ptr<const Plan> plan(std::move(plan_owned));
+  if (plan->steps_per_epoch(0) == 0) {
+    return InvalidArgument("loader: the plan yields no full batch of " +
+                           std::to_string(options.batch_size) + " rows per rank (world size " +
+                           std::to_string(options.world_size) + ")");
+  }
+  PlanPosition start;
+  if (resume != nullptr) {
+    STOKER_ASSIGN_OR_RETURN(start, plan->Restore(*resume));
+  }
+  auto planner = std::make_shared<loader::PlanBatchPlanner>(plan, options.rank);
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> l,
+                          loader::OpenLoaderWithPlanner(planner, std::move(sources), options,
+                                                        start));
+  l->impl_->plan = std::move(plan);
+  return l;
+}
+
+Result<std::unique_ptr<Loader>> Loader::OpenSynthetic(const LoaderOptions& options) {
+  STOKER_RETURN_IF_ERROR(Validate(options));
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  STOKER_ASSIGN_OR_RETURN(impl->synthetic,
+                          loader::SyntheticBatch::Open(ToAssembly(options), options.seed,
+                                                       options.pin_memory, options.device));
+  impl->planner = impl->synthetic->planner();
+  impl->synthetic_counters.start_ns = NowNs();
+  return std::make_unique<Loader>(std::move(impl));
+}
+
+Result<std::optional<LoaderBatch>> Loader::Next() {
+  Impl& m = *impl_;
+  if (!m.failed.ok()) return m.failed;
+  LoaderBatch b;
+  b.batch_size_ = m.options.batch_size;
+  b.seq_len_ = m.options.seq_len;
+  b.dtype_ = m.options.token_dtype;
+  if (m.synthetic) {
+    const loader::SyntheticBatch& s = *m.synthetic;
+    b.owner_ = m.synthetic;
+    b.slot_ = 0;
+    b.device_buffer_ = s.device() ? 0 : -1;
+    b.host_base_ = s.host();
+    b.device_base_ = s.device();
+    b.device_ = s.device_index();
+    b.layout_ = &s.layout();
+    b.epoch_ = m.synthetic_pos.epoch;
+    b.step_ = m.synthetic_pos.rows_consumed / m.options.batch_size;
+    b.max_seqlen_ = s.assembly().max_seqlen;
+    b.num_cu_seqlens_ = s.assembly().num_cu_seqlens;
+    b.real_tokens_ = s.assembly().real_tokens;
+    m.synthetic_pos = m.planner->Advance(m.synthetic_pos);
+    b.state_after_ = m.planner->MakeState(m.synthetic_pos);
+    EngineCounters& c = m.synthetic_counters;
+    ++c.batches;
+    c.samples += m.options.batch_size;
+    c.tokens += m.options.batch_size * m.options.seq_len;
+    c.real_tokens += b.real_tokens_;
+    return std::optional<LoaderBatch>(std::move(b));
+  }
+  STOKER_ASSIGN_OR_RETURN(std::optional<loader::Delivered> d, m.engine->Next());
+  if (!d) return std::optional<LoaderBatch>();
+  if (!d->info.error.ok()) {
+    m.failed = d->info.error.WithContext("loader: batch of epoch " +
+                                         std::to_string(d->position.epoch) + " step " +
+                                         std::to_string(d->info.step));
+    m.engine->Stop();
+    return m.failed;
+  }
+  b.owner_ = m.engine;
+  b.slot_ = d->slot;
+  b.device_buffer_ = d->device_buffer;
+  b.host_base_ = m.engine->host_slot(d->slot);
+  b.device_base_ = m.engine->device_buffer(d->device_buffer);
+  b.device_ = b.device_base_ ? m.options.device : -1;
+  b.layout_ = &m.engine->layout();
+  b.epoch_ = d->position.epoch;
+  b.step_ = d->info.step;
+  b.max_seqlen_ = d->info.assembly.max_seqlen;
+  b.num_cu_seqlens_ = d->info.assembly.num_cu_seqlens;
+  b.real_tokens_ = d->info.assembly.real_tokens;
+  b.skipped_documents_ = d->info.assembly.skipped_documents;
+  b.state_after_ = m.planner->MakeState(d->next);
+  return std::optional<LoaderBatch>(std::move(b));
+}
+
+PlanState Loader::State() const {
+  if (impl_->synthetic) return impl_->planner->MakeState(impl_->synthetic_pos);
+  return impl_->planner->MakeState(impl_->engine->deliver_position());
+}
+
+Status Loader::Restore(const PlanState& state) {
+  PlanPosition pos = state.position;
+  if (impl_->plan) {
+    STOKER_ASSIGN_OR_RETURN(pos, impl_->plan->Restore(state));
+  }
+  impl_->failed = Status::OK();
+  if (impl_->synthetic) {
+    impl_->synthetic_pos = pos;
+    return Status::OK();
+  }
+  impl_->engine->Start(pos);
+  return Status::OK();
+}
+
+LoaderStats Loader::Stats() const {
+  if (impl_->synthetic) {
+    LoaderStats s = StatsFrom(impl_->synthetic_counters);
+    s.pinned = impl_->synthetic->pinned();
+    s.device_batches = impl_->synthetic->device() != nullptr;
+    s.ring_slots = 1;
+    return s;
+  }
+  const Engine& e = *impl_->engine;
+  LoaderStats s = StatsFrom(e.counters());
+  s.num_workers = e.options().num_workers;
+  s.ring_slots = e.options().num_slots;
+  std::tie(s.slots_ready, s.slots_in_use) = e.Occupancy();
+  s.pinned = e.pinned();
+  s.device_batches = e.has_device();
+  return s;
+}
+
+const Plan* Loader::plan() const { return impl_->plan.get(); }
+const LoaderOptions& Loader::options() const { return impl_->options; }
+
+}  // namespace stoker
