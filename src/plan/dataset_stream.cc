@@ -1,0 +1,333 @@
+#include "plan/dataset_stream.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "plan/best_fit.h"
+
+namespace stoker::plan {
+namespace {
+
+constexpr uint64_t kConcatWindowDocs = 4096;  // concat/pad windows only bound the work per lookup
+constexpr size_t kLayoutCacheSize = 3;
+constexpr size_t kWindowCacheSize = 16;
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+}  // namespace
+
+struct DatasetStream::Layout {
+  uint64_t epoch = 0;
+  DocumentOrder order;
+  // concat: tokens before window j; bestfit and pad: rows before window j. num_windows + 1 entries.
+  std::vector<uint64_t> window_prefix;
+  uint64_t rows = 0;
+};
+
+struct DatasetStream::Window {
+  std::vector<uint64_t> docs;          // documents at the window's positions
+  std::vector<uint64_t> token_prefix;  // concat: tokens before each doc of the window; + total
+  std::vector<Row> rows;               // bestfit and pad: the window's rows in planned order
+};
+
+DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
+                             const PlanOptions& options)
+    : index_(index),
+      lengths_(std::move(lengths)),
+      options_(options),
+      window_docs_(options.pack == PackMode::kBestFit ? options.bestfit_window
+                                                      : kConcatWindowDocs) {
+  for (uint64_t len : lengths_->document_lengths) {
+    num_tokens_ += len;
+    nonempty_documents_ += len > 0;
+  }
+}
+
+uint64_t DatasetStream::EpochKey(uint64_t epoch) const {
+  return DeriveKey(DeriveKey(Mix64(options_.seed), index_), epoch);
+}
+
+DocumentOrder DatasetStream::MakeOrder(uint64_t epoch) const {
+  return DocumentOrder(lengths_->document_lengths.size(), &lengths_->shard_first_document,
+                       options_.shuffle, options_.block_shards, EpochKey(epoch));
+}
+
+uint64_t DatasetStream::RowsInEpoch(uint64_t epoch) const {
+  switch (options_.pack) {
+    case PackMode::kConcat:
+      return CeilDiv(num_tokens_, options_.seq_len);
+    case PackMode::kPad:
+      return nonempty_documents_;
+    case PackMode::kBestFit:
+      break;
+  }
+  return GetLayout(epoch)->rows;
+}
+
+std::pair<uint64_t, uint64_t> DatasetStream::Locate(uint64_t j) const {
+  if (options_.pack != PackMode::kBestFit) {
+    uint64_t rows = RowsInEpoch(0);
+    return {j / rows, j % rows};
+  }
+  std::unique_lock lock(mu_);
+  while (epoch_row_prefix_.back() <= j) {
+    uint64_t epoch = epoch_row_prefix_.size() - 1;
+    lock.unlock();
+    uint64_t rows = RowsInEpoch(epoch);
+    lock.lock();
+    if (epoch_row_prefix_.size() - 1 == epoch) {
+      epoch_row_prefix_.push_back(epoch_row_prefix_.back() + rows);
+    }
+  }
+  auto it = std::upper_bound(epoch_row_prefix_.begin(), epoch_row_prefix_.end(), j);
+  uint64_t epoch = static_cast<uint64_t>(it - epoch_row_prefix_.begin()) - 1;
+  return {epoch, j - epoch_row_prefix_[epoch]};
+}
+
+std::shared_ptr<const DatasetStream::Layout> DatasetStream::GetLayout(uint64_t epoch) const {
+  {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < layouts_.size(); ++i) {
+      if (layouts_[i]->epoch == epoch) {
+        std::rotate(layouts_.begin(), layouts_.begin() + i, layouts_.begin() + i + 1);
+        return layouts_.front();
+      }
+    }
+  }
+  // Built without the lock: two threads may both build it; the results are identical.
+  std::shared_ptr<const Layout> layout = BuildLayout(epoch);
+  std::lock_guard lock(mu_);
+  layouts_.insert(layouts_.begin(), layout);
+  if (layouts_.size() > kLayoutCacheSize) layouts_.pop_back();
+  return layout;
+}
+
+std::shared_ptr<const DatasetStream::Window> DatasetStream::GetWindow(const Layout& layout,
+                                                                      uint64_t window) const {
+  std::pair<uint64_t, uint64_t> key{layout.epoch, window};
+  {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < windows_.size(); ++i) {
+      if (windows_[i].first == key) {
+        std::rotate(windows_.begin(), windows_.begin() + i, windows_.begin() + i + 1);
+        return windows_.front().second;
+      }
+    }
+  }
+  std::shared_ptr<const Window> built = BuildWindow(layout, window);
+  std::lock_guard lock(mu_);
+  windows_.insert(windows_.begin(), {key, built});
+  if (windows_.size() > kWindowCacheSize) windows_.pop_back();
+  return built;
+}
+
+std::shared_ptr<const DatasetStream::Layout> DatasetStream::BuildLayout(uint64_t epoch) const {
+  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const uint64_t n = len.size();
+  const uint64_t s = options_.seq_len;
+  auto layout = std::make_shared<Layout>(Layout{epoch, MakeOrder(epoch), {}, 0});
+  const uint64_t num_windows = CeilDiv(n, window_docs_);
+  layout->window_prefix.assign(num_windows + 1, 0);
+  std::vector<uint64_t> items;
+  std::vector<uint32_t> bins;
+  for (uint64_t w = 0; w < num_windows; ++w) {
+    uint64_t end = std::min(n, (w + 1) * window_docs_);
+    uint64_t amount = 0;  // tokens (concat) or rows (bestfit, pad)
+    items.clear();
+    for (uint64_t p = w * window_docs_; p < end; ++p) {
+      uint64_t l = len[layout->order.DocumentAt(p)];
+      if (options_.pack == PackMode::kConcat) {
+        amount += l;
+      } else if (options_.pack == PackMode::kPad) {
+        amount += l > 0;
+      } else {
+        amount += l / s;  // full rows of a document longer than a row
+        if (l % s != 0) items.push_back(l % s);
+      }
+    }
+    if (options_.pack == PackMode::kBestFit) amount += BestFitDecreasing(items, s, &bins);
+    layout->window_prefix[w + 1] = layout->window_prefix[w] + amount;
+  }
+  layout->rows = options_.pack == PackMode::kConcat ? CeilDiv(layout->window_prefix.back(), s)
+                                                    : layout->window_prefix.back();
+  return layout;
+}
+
+std::shared_ptr<const DatasetStream::Window> DatasetStream::BuildWindow(const Layout& layout,
+                                                                        uint64_t window) const {
+  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const uint64_t s = options_.seq_len;
+  auto out = std::make_shared<Window>();
+  uint64_t end = std::min<uint64_t>(len.size(), (window + 1) * window_docs_);
+  for (uint64_t p = window * window_docs_; p < end; ++p) {
+    out->docs.push_back(layout.order.DocumentAt(p));
+  }
+  if (options_.pack == PackMode::kConcat) {
+    out->token_prefix.push_back(0);
+    for (uint64_t d : out->docs) out->token_prefix.push_back(out->token_prefix.back() + len[d]);
+    return out;
+  }
+  if (options_.pack == PackMode::kPad) {
+    for (uint64_t d : out->docs) {
+      if (len[d] > 0) out->rows.push_back(Row{{RowPiece{index_, d, 0, std::min(len[d], s)}}});
+    }
+    return out;
+  }
+  // bestfit: whole rows for the full seq_len pieces of long documents, then the packed rest.
+  std::vector<Row> rows;
+  std::vector<RowPiece> items;
+  std::vector<uint64_t> item_lengths;
+  for (uint64_t d : out->docs) {
+    uint64_t l = len[d];
+    for (uint64_t off = 0; off + s <= l; off += s) rows.push_back(Row{{RowPiece{index_, d, off, s}}});
+    if (l % s != 0) {
+      items.push_back(RowPiece{index_, d, l - l % s, l % s});
+      item_lengths.push_back(l % s);
+    }
+  }
+  std::vector<uint32_t> bins;
+  uint64_t num_bins = BestFitDecreasing(item_lengths, s, &bins);
+  size_t first_bin_row = rows.size();
+  rows.resize(first_bin_row + num_bins);
+  // Pieces in a row go longest first, as packed; ties keep the shuffled order.
+  std::vector<uint32_t> order(items.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return item_lengths[a] > item_lengths[b]; });
+  for (uint32_t i : order) rows[first_bin_row + bins[i]].pieces.push_back(items[i]);
+  // Packing sorts by length; a keyed permutation of the window's rows keeps long and short rows
+  // from lining up with ranks.
+  KeyedPermutation perm(rows.size(), DeriveKey(EpochKey(layout.epoch), 0xB5F0000000ULL + window));
+  out->rows.resize(rows.size());
+  for (uint64_t i = 0; i < rows.size(); ++i) out->rows[i] = std::move(rows[perm.Apply(i)]);
+  return out;
+}
+
+void DatasetStream::AppendRows(uint64_t epoch, uint64_t first, uint64_t count,
+                               std::vector<Row>* out) const {
+  if (count == 0) return;
+  std::shared_ptr<const Layout> layout = GetLayout(epoch);
+  if (options_.pack == PackMode::kConcat) {
+    AppendConcatRows(*layout, first, count, out);
+    return;
+  }
+  const std::vector<uint64_t>& prefix = layout->window_prefix;
+  auto it = std::upper_bound(prefix.begin(), prefix.end(), first);
+  uint64_t w = static_cast<uint64_t>(it - prefix.begin()) - 1;
+  uint64_t row = first;
+  while (count > 0) {
+    std::shared_ptr<const Window> win = GetWindow(*layout, w);
+    for (uint64_t i = row - prefix[w]; i < win->rows.size() && count > 0; ++i, ++row, --count) {
+      out->push_back(win->rows[i]);
+    }
+    ++w;
+  }
+}
+
+void DatasetStream::AppendConcatRows(const Layout& layout, uint64_t first, uint64_t count,
+                                     std::vector<Row>* out) const {
+  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const std::vector<uint64_t>& prefix = layout.window_prefix;
+  const uint64_t s = options_.seq_len;
+  uint64_t t = first * s;
+  uint64_t w = static_cast<uint64_t>(std::upper_bound(prefix.begin(), prefix.end(), t) -
+                                     prefix.begin()) - 1;
+  std::shared_ptr<const Window> win = GetWindow(layout, w);
+  uint64_t local = t - prefix[w];
+  uint64_t i = static_cast<uint64_t>(std::upper_bound(win->token_prefix.begin(),
+                                                      win->token_prefix.end(), local) -
+                                     win->token_prefix.begin()) - 1;
+  uint64_t off = local - win->token_prefix[i];
+  for (uint64_t r = first; r < first + count; ++r) {
+    Row row;
+    uint64_t need = std::min(s, num_tokens_ - r * s);
+    while (need > 0) {
+      if (i == win->docs.size()) {
+        win = GetWindow(layout, ++w);
+        i = 0;
+        off = 0;
+        continue;
+      }
+      uint64_t d = win->docs[i];
+      uint64_t take = std::min(need, len[d] - off);
+      if (take > 0) row.pieces.push_back(RowPiece{index_, d, off, take});
+      off += take;
+      need -= take;
+      if (off == len[d]) {
+        ++i;
+        off = 0;
+      }
+    }
+    out->push_back(std::move(row));
+  }
+}
+
+PackingStats DatasetStream::ComputePackingStats(uint64_t epoch) const {
+  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const uint64_t s = options_.seq_len;
+  PackingStats st;
+  st.rows = RowsInEpoch(epoch);
+  st.documents = nonempty_documents_;
+  st.empty_documents = len.size() - nonempty_documents_;
+  if (options_.pack == PackMode::kConcat) {
+    // A document is split when it crosses a multiple of seq_len in the concatenated stream.
+    DocumentOrder order = MakeOrder(epoch);
+    uint64_t start = 0;
+    for (uint64_t p = 0; p < order.size(); ++p) {
+      uint64_t l = len[order.DocumentAt(p)];
+      if (l > 0 && start / s != (start + l - 1) / s) ++st.documents_split;
+      start += l;
+    }
+    st.real_tokens = num_tokens_;
+  } else {
+    for (uint64_t l : len) {
+      if (options_.pack == PackMode::kPad) {
+        st.real_tokens += std::min(l, s);
+        st.truncated_tokens += l > s ? l - s : 0;
+      } else {
+        st.real_tokens += l;
+        st.documents_split += l > s;
+      }
+    }
+  }
+  st.padding_tokens = st.rows * s - st.real_tokens;
+  return st;
+}
+
+ShuffleStats DatasetStream::ComputeShuffleStats(uint64_t epoch) const {
+  constexpr uint64_t kWindow = 1000;
+  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const std::vector<uint64_t>& shards = lengths_->shard_first_document;
+  DocumentOrder order = MakeOrder(epoch);
+  ShuffleStats st;
+  double distance_sum = 0;
+  uint64_t pairs = 0, windows = 0, shard_sum = 0;
+  bool have_prev = false;
+  uint64_t prev = 0;
+  std::unordered_set<uint64_t> in_window;
+  for (uint64_t p = 0; p < order.size(); ++p) {
+    uint64_t d = order.DocumentAt(p);
+    if (len[d] == 0) continue;  // never read, so it does not count for locality
+    if (have_prev) {
+      distance_sum += static_cast<double>(d > prev ? d - prev : prev - d);
+      ++pairs;
+    }
+    have_prev = true;
+    prev = d;
+    in_window.insert(ShardOfDocument(shards, d));
+    if (++st.documents % kWindow == 0) {
+      shard_sum += in_window.size();
+      ++windows;
+      in_window.clear();
+    }
+  }
+  if (!in_window.empty()) {
+    shard_sum += in_window.size();
+    ++windows;
+  }
+  st.mean_source_distance = pairs ? distance_sum / pairs : 0;
+  st.mean_shards_per_window = windows ? static_cast<double>(shard_sum) / windows : 0;
+  return st;
+}
+
+}  // namespace stoker::plan

@@ -1,0 +1,65 @@
+// DatasetStream: one dataset's packed rows, epoch by epoch: shuffle (DocumentOrder), then packing
+// in windows of consecutive positions of the shuffled order. Per epoch it keeps only a layout (rows
+// or tokens before each window); windows are packed on demand and a few are cached.
+// Thread-safe: const methods; the caches are guarded by a mutex never held while computing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "plan/document_order.h"
+#include "stoker/plan.h"
+
+namespace stoker::plan {
+
+class DatasetStream {
+ public:
+  DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
+                const PlanOptions& options);
+
+  const DatasetLengths& lengths() const { return *lengths_; }
+  uint64_t num_tokens() const { return num_tokens_; }
+
+  // Rows in this dataset's epoch `epoch` (packs the whole epoch once for bestfit).
+  uint64_t RowsInEpoch(uint64_t epoch) const;
+  // Appends rows [first, first + count) of `epoch`. Precondition: first + count <= RowsInEpoch.
+  void AppendRows(uint64_t epoch, uint64_t first, uint64_t count, std::vector<Row>* out) const;
+  // Maps index `j` of the endless stream (epoch 0's rows, then epoch 1's, ...) to (epoch, row).
+  std::pair<uint64_t, uint64_t> Locate(uint64_t j) const;
+
+  // The shuffled document order of `epoch`.
+  DocumentOrder MakeOrder(uint64_t epoch) const;
+  PackingStats ComputePackingStats(uint64_t epoch) const;
+  ShuffleStats ComputeShuffleStats(uint64_t epoch) const;
+
+ private:
+  struct Layout;
+  struct Window;
+
+  uint64_t EpochKey(uint64_t epoch) const;
+  std::shared_ptr<const Layout> GetLayout(uint64_t epoch) const;
+  std::shared_ptr<const Window> GetWindow(const Layout& layout, uint64_t window) const;
+  std::shared_ptr<const Layout> BuildLayout(uint64_t epoch) const;
+  std::shared_ptr<const Window> BuildWindow(const Layout& layout, uint64_t window) const;
+  void AppendConcatRows(const Layout& layout, uint64_t first, uint64_t count,
+                        std::vector<Row>* out) const;
+
+  uint32_t index_;
+  std::shared_ptr<const DatasetLengths> lengths_;
+  PlanOptions options_;
+  uint64_t window_docs_;
+  uint64_t num_tokens_ = 0;
+  uint64_t nonempty_documents_ = 0;
+
+  mutable std::mutex mu_;
+  // Most recently used first; small, so linear search.
+  mutable std::vector<std::shared_ptr<const Layout>> layouts_;
+  mutable std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::shared_ptr<const Window>>>
+      windows_;
+  mutable std::vector<uint64_t> epoch_row_prefix_{0};  // bestfit: rows before each epoch
+};
+
+}  // namespace stoker::plan

@@ -1,0 +1,17 @@
+// The plan fingerprint: what a checkpoint must match to continue the same row stream.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "stoker/plan.h"
+
+namespace stoker::plan {
+
+// 16 lowercase hex digits over each dataset's document count, token count, lengths and shard
+// boundaries, the weights, seq_len, seed, shuffle mode (and block_shards for block) and pack mode
+// (and bestfit_window for bestfit). World size, batch size, rank and remainder are left out so a
+// checkpoint can be restored on another world size or batch split.
+std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets, const PlanOptions& options);
+
+}  // namespace stoker::plan

@@ -1,0 +1,278 @@
+#include "stoker/plan.h"
+
+#include <cmath>
+#include <string>
+
+#include "plan/dataset_stream.h"
+#include "plan/fingerprint.h"
+#include "plan/mixture.h"
+
+namespace stoker {
+namespace {
+
+// Normalize skips at most this many epochs without a step (e.g. drop_last with a dataset smaller
+// than one global batch has none at all).
+constexpr uint64_t kMaxEmptyEpochsSkipped = 64;
+
+Status ValidateDataset(size_t index, const PlanDataset& ds) {
+  const std::string what = "dataset " + std::to_string(index);
+  if (!ds.lengths) return InvalidArgument(what + ": no lengths given");
+  const std::string name = what + " ('" + ds.lengths->name + "')";
+  if (!(ds.weight > 0) || !std::isfinite(ds.weight)) {
+    return InvalidArgument(name + ": weight must be a positive number");
+  }
+  const auto& shards = ds.lengths->shard_first_document;
+  const uint64_t n = ds.lengths->document_lengths.size();
+  if (!shards.empty()) {
+    if (shards.size() < 2 || shards.front() != 0 || shards.back() != n) {
+      return InvalidArgument(name + ": shard boundaries must run from 0 to the document count " +
+                             std::to_string(n));
+    }
+    for (size_t s = 1; s < shards.size(); ++s) {
+      if (shards[s] < shards[s - 1]) {
+        return InvalidArgument(name + ": shard boundaries decrease at shard " + std::to_string(s));
+      }
+    }
+  }
+  uint64_t tokens = 0;
+  for (uint64_t len : ds.lengths->document_lengths) tokens += len;
+  if (tokens == 0) return InvalidArgument(name + ": has no tokens to plan");
+  return Status::OK();
+}
+
+}  // namespace
+
+struct Plan::Impl {
+  PlanOptions options;
+  std::vector<PlanDataset> datasets;
+  std::vector<std::unique_ptr<plan::DatasetStream>> streams;
+  std::unique_ptr<plan::Mixture> mixture;  // only with several datasets
+  uint64_t mixture_epoch_rows = 0;
+  std::string fingerprint;
+};
+
+Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Plan::~Plan() = default;
+
+Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
+                                           const PlanOptions& options) {
+  if (datasets.empty()) return InvalidArgument("no datasets to plan");
+  if (options.seq_len == 0) return InvalidArgument("seq_len must be at least 1");
+  if (options.batch_size == 0) return InvalidArgument("batch_size must be at least 1");
+  if (options.world_size == 0) return InvalidArgument("world_size must be at least 1");
+  if (options.rank >= options.world_size) {
+    return InvalidArgument("rank " + std::to_string(options.rank) + " is not below world_size " +
+                           std::to_string(options.world_size));
+  }
+  if (options.block_shards == 0) return InvalidArgument("block_shards must be at least 1");
+  if (options.bestfit_window == 0) return InvalidArgument("bestfit_window must be at least 1");
+  if (options.bestfit_window > (uint64_t{1} << 31)) {
+    return InvalidArgument("bestfit_window must be below 2^31 documents");
+  }
+  for (size_t i = 0; i < datasets.size(); ++i) {
+    STOKER_RETURN_IF_ERROR(ValidateDataset(i, datasets[i]));
+    if (datasets[i].lengths->shard_first_document.empty()) {
+      // One shard: give the stream explicit boundaries so every mode can rely on them.
+      auto copy = std::make_shared<DatasetLengths>(*datasets[i].lengths);
+      copy->shard_first_document = {0, copy->document_lengths.size()};
+      datasets[i].lengths = std::move(copy);
+    }
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->fingerprint = plan::ComputeFingerprint(datasets, options);
+  std::vector<double> weights;
+  for (size_t i = 0; i < datasets.size(); ++i) {
+    impl->streams.push_back(std::make_unique<plan::DatasetStream>(static_cast<uint32_t>(i),
+                                                                  datasets[i].lengths, options));
+    weights.push_back(datasets[i].weight);
+  }
+  if (datasets.size() > 1) {
+    impl->mixture = std::make_unique<plan::Mixture>(weights);
+    for (const auto& s : impl->streams) impl->mixture_epoch_rows += s->RowsInEpoch(0);
+  }
+  impl->datasets = std::move(datasets);
+  return std::unique_ptr<Plan>(new Plan(std::move(impl)));
+}
+
+const PlanOptions& Plan::options() const { return impl_->options; }
+size_t Plan::num_datasets() const { return impl_->datasets.size(); }
+const std::string& Plan::fingerprint() const { return impl_->fingerprint; }
+uint64_t Plan::global_batch_rows() const {
+  return impl_->options.batch_size * impl_->options.world_size;
+}
+
+uint64_t Plan::rows_in_epoch(uint64_t epoch) const {
+  return impl_->mixture ? impl_->mixture_epoch_rows : impl_->streams[0]->RowsInEpoch(epoch);
+}
+
+uint64_t Plan::steps_per_epoch(uint64_t epoch) const { return steps_remaining({epoch, 0}); }
+
+uint64_t Plan::steps_remaining(const PlanPosition& pos) const {
+  uint64_t rows = rows_in_epoch(pos.epoch);
+  if (pos.rows_consumed >= rows) return 0;
+  uint64_t left = rows - pos.rows_consumed;
+  uint64_t g = global_batch_rows();
+  return impl_->options.remainder == RemainderPolicy::kDropLast ? left / g : (left + g - 1) / g;
+}
+
+Status Plan::GetRows(uint64_t epoch, uint64_t first, uint64_t count, std::vector<Row>* out) const {
+  uint64_t rows = rows_in_epoch(epoch);
+  if (first > rows || count > rows - first) {
+    return OutOfRange("rows [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                      ") are past the end of epoch " + std::to_string(epoch) + " (" +
+                      std::to_string(rows) + " rows)");
+  }
+  if (!impl_->mixture) {
+    impl_->streams[0]->AppendRows(epoch, first, count, out);
+    return Status::OK();
+  }
+  impl_->mixture->Walk(epoch * impl_->mixture_epoch_rows + first, count,
+                       [&](uint32_t k, uint64_t j) {
+                         auto [dataset_epoch, row] = impl_->streams[k]->Locate(j);
+                         impl_->streams[k]->AppendRows(dataset_epoch, row, 1, out);
+                       });
+  return Status::OK();
+}
+
+Result<Row> Plan::GetRow(uint64_t epoch, uint64_t row) const {
+  std::vector<Row> rows;
+  STOKER_RETURN_IF_ERROR(GetRows(epoch, row, 1, &rows));
+  return std::move(rows[0]);
+}
+
+Result<Batch> Plan::GetBatch(uint64_t epoch, uint64_t step, uint32_t rank) const {
+  uint64_t steps = steps_per_epoch(epoch);
+  if (step >= steps) {
+    return OutOfRange("step " + std::to_string(step) + " is past the end of epoch " +
+                      std::to_string(epoch) + " (" + std::to_string(steps) + " steps)");
+  }
+  return GetBatchAt({epoch, step * global_batch_rows()}, rank);
+}
+
+Result<Batch> Plan::GetBatchAt(const PlanPosition& pos, uint32_t rank) const {
+  const PlanOptions& o = impl_->options;
+  if (rank >= o.world_size) {
+    return InvalidArgument("rank " + std::to_string(rank) + " is not below world_size " +
+                           std::to_string(o.world_size));
+  }
+  if (steps_remaining(pos) == 0) {
+    return OutOfRange("no step left in epoch " + std::to_string(pos.epoch) + " after row " +
+                      std::to_string(pos.rows_consumed) + " (" +
+                      std::to_string(rows_in_epoch(pos.epoch)) + " rows, global batch " +
+                      std::to_string(global_batch_rows()) + " rows, remainder " +
+                      std::string(RemainderPolicyName(o.remainder)) + ")");
+  }
+  Batch batch;
+  batch.position = pos;
+  batch.step = pos.rows_consumed / global_batch_rows();
+  batch.rank = rank;
+  batch.rows.reserve(o.batch_size);
+  // Rows past the epoch's end (remainder=pad only) come from the start of the following epochs.
+  uint64_t epoch = pos.epoch;
+  uint64_t index = pos.rows_consumed + rank * o.batch_size;
+  uint64_t rows = rows_in_epoch(epoch);
+  while (index >= rows) {
+    index -= rows;
+    rows = rows_in_epoch(++epoch);
+  }
+  uint64_t need = o.batch_size;
+  while (need > 0) {
+    uint64_t take = std::min(need, rows - index);
+    size_t before = batch.rows.size();
+    STOKER_RETURN_IF_ERROR(GetRows(epoch, index, take, &batch.rows));
+    if (epoch != pos.epoch) {
+      for (size_t i = before; i < batch.rows.size(); ++i) batch.rows[i].repeated = true;
+    }
+    need -= take;
+    index = 0;
+    rows = rows_in_epoch(++epoch);
+  }
+  return batch;
+}
+
+PlanPosition Plan::Advance(const PlanPosition& pos) const {
+  PlanPosition next{pos.epoch, pos.rows_consumed + global_batch_rows()};
+  if (steps_remaining(next) == 0) return {pos.epoch + 1, 0};
+  return next;
+}
+
+PlanPosition Plan::Normalize(const PlanPosition& pos) const {
+  PlanPosition p = pos;
+  for (uint64_t i = 0; i < kMaxEmptyEpochsSkipped && steps_remaining(p) == 0; ++i) {
+    p = {p.epoch + 1, 0};
+  }
+  return steps_remaining(p) > 0 ? p : pos;
+}
+
+PlanState Plan::MakeState(const PlanPosition& pos) const {
+  PlanState s;
+  s.position = pos;
+  s.fingerprint = impl_->fingerprint;
+  s.world_size = impl_->options.world_size;
+  s.batch_size = impl_->options.batch_size;
+  return s;
+}
+
+Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
+  if (state.version < 1 || state.version > PlanState::kVersion) {
+    return FailedPrecondition("plan state version " + std::to_string(state.version) +
+                              " is not supported");
+  }
+  if (!force && state.fingerprint != impl_->fingerprint) {
+    return FailedPrecondition(
+        "the checkpoint was written for a different plan (fingerprint " + state.fingerprint +
+        ", this plan " + impl_->fingerprint +
+        "): the datasets, weights, seq_len, seed, shuffle or pack options differ; force the "
+        "restore to continue anyway");
+  }
+  uint64_t rows = rows_in_epoch(state.position.epoch);
+  if (state.position.rows_consumed > rows) {
+    if (!force) {
+      return FailedPrecondition("the checkpoint has consumed " +
+                                std::to_string(state.position.rows_consumed) + " rows of epoch " +
+                                std::to_string(state.position.epoch) + ", which has only " +
+                                std::to_string(rows));
+    }
+    return PlanPosition{state.position.epoch + 1, 0};
+  }
+  return state.position;
+}
+
+std::vector<double> Plan::DatasetEpochs(const PlanPosition& pos) const {
+  if (!impl_->mixture) {
+    return {static_cast<double>(pos.epoch) +
+            static_cast<double>(pos.rows_consumed) / rows_in_epoch(pos.epoch)};
+  }
+  std::vector<uint64_t> counts =
+      impl_->mixture->CountsBefore(pos.epoch * impl_->mixture_epoch_rows + pos.rows_consumed);
+  std::vector<double> out;
+  for (size_t k = 0; k < counts.size(); ++k) {
+    auto [epoch, row] = impl_->streams[k]->Locate(counts[k]);
+    out.push_back(static_cast<double>(epoch) +
+                  static_cast<double>(row) / impl_->streams[k]->RowsInEpoch(epoch));
+  }
+  return out;
+}
+
+PackingStats Plan::ComputePackingStats(uint64_t epoch) const {
+  PackingStats total;
+  for (const auto& s : impl_->streams) {
+    PackingStats st = s->ComputePackingStats(epoch);
+    total.rows += st.rows;
+    total.real_tokens += st.real_tokens;
+    total.padding_tokens += st.padding_tokens;
+    total.truncated_tokens += st.truncated_tokens;
+    total.documents += st.documents;
+    total.empty_documents += st.empty_documents;
+    total.documents_split += st.documents_split;
+  }
+  return total;
+}
+
+ShuffleStats Plan::ComputeShuffleStats(uint32_t dataset, uint64_t epoch) const {
+  if (dataset >= impl_->streams.size()) return {};
+  return impl_->streams[dataset]->ComputeShuffleStats(epoch);
+}
+
+}  // namespace stoker

@@ -1,0 +1,81 @@
+// Option names, DatasetLengths from a TokenSource, and small value helpers of stoker/plan.h.
+#include <string>
+
+#include "stoker/plan.h"
+
+namespace stoker {
+namespace {
+
+template <typename T, size_t N>
+Result<T> ParseName(std::string_view what, std::string_view name,
+                    const std::pair<std::string_view, T> (&table)[N]) {
+  std::string accepted;
+  for (const auto& [n, v] : table) {
+    if (n == name) return v;
+    accepted += (accepted.empty() ? "" : ", ") + std::string(n);
+  }
+  return InvalidArgument("unknown " + std::string(what) + " '" + std::string(name) +
+                         "' (expected one of: " + accepted + ")");
+}
+
+constexpr std::pair<std::string_view, ShuffleMode> kShuffleNames[] = {
+    {"global", ShuffleMode::kGlobal}, {"block", ShuffleMode::kBlock}, {"none", ShuffleMode::kNone}};
+constexpr std::pair<std::string_view, PackMode> kPackNames[] = {
+    {"concat", PackMode::kConcat}, {"bestfit", PackMode::kBestFit}, {"pad", PackMode::kPad}};
+constexpr std::pair<std::string_view, RemainderPolicy> kRemainderNames[] = {
+    {"drop_last", RemainderPolicy::kDropLast}, {"pad", RemainderPolicy::kPad}};
+
+template <typename T, size_t N>
+std::string_view NameOf(T value, const std::pair<std::string_view, T> (&table)[N]) {
+  for (const auto& [n, v] : table) {
+    if (v == value) return n;
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+std::string_view ShuffleModeName(ShuffleMode mode) { return NameOf(mode, kShuffleNames); }
+std::string_view PackModeName(PackMode mode) { return NameOf(mode, kPackNames); }
+std::string_view RemainderPolicyName(RemainderPolicy p) { return NameOf(p, kRemainderNames); }
+Result<ShuffleMode> ParseShuffleMode(std::string_view name) {
+  return ParseName("shuffle mode", name, kShuffleNames);
+}
+Result<PackMode> ParsePackMode(std::string_view name) {
+  return ParseName("pack mode", name, kPackNames);
+}
+Result<RemainderPolicy> ParseRemainderPolicy(std::string_view name) {
+  return ParseName("remainder policy", name, kRemainderNames);
+}
+
+Result<DatasetLengths> DatasetLengths::FromTokenSource(const TokenSource& source) {
+  DatasetLengths out;
+  out.name = source.path();
+  const uint64_t n = source.num_documents();
+  out.document_lengths.resize(n);
+  for (uint64_t d = 0; d < n; ++d) out.document_lengths[d] = source.document_length(d);
+  const uint64_t shards = source.num_shards();
+  out.shard_first_document.resize(shards + 1);
+  for (uint64_t s = 0; s <= shards; ++s) {
+    out.shard_first_document[s] = source.shard_first_document(s);
+  }
+  return out;
+}
+
+uint64_t Row::num_tokens() const {
+  uint64_t n = 0;
+  for (const RowPiece& p : pieces) n += p.length;
+  return n;
+}
+
+double PackingStats::real_token_share() const {
+  uint64_t capacity = real_tokens + padding_tokens;
+  return capacity ? static_cast<double>(real_tokens) / capacity : 0;
+}
+
+double PackingStats::padding_share() const {
+  uint64_t capacity = real_tokens + padding_tokens;
+  return capacity ? static_cast<double>(padding_tokens) / capacity : 0;
+}
+
+}  // namespace stoker

@@ -1,0 +1,44 @@
+// PlanState serialisation (docs/checkpoint-format.md).
+#include <nlohmann/json.hpp>
+
+#include "stoker/plan.h"
+
+namespace stoker {
+
+std::string PlanState::ToJson() const {
+  nlohmann::json j;
+  j["format"] = "stoker-plan-state";
+  j["version"] = version;
+  j["epoch"] = position.epoch;
+  j["rows_consumed"] = position.rows_consumed;
+  j["fingerprint"] = fingerprint;
+  j["world_size"] = world_size;
+  j["batch_size"] = batch_size;
+  return j.dump();
+}
+
+Result<PlanState> PlanState::FromJson(std::string_view text) {
+  PlanState s;
+  try {
+    nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.is_object() || j.value("format", "") != "stoker-plan-state") {
+      return InvalidArgument("not a stoker plan state (\"format\" is not \"stoker-plan-state\")");
+    }
+    s.version = j.at("version").get<int>();
+    if (s.version < 1 || s.version > kVersion) {
+      return FailedPrecondition("plan state version " + std::to_string(s.version) +
+                                " is not supported (this stoker reads version " +
+                                std::to_string(kVersion) + ")");
+    }
+    s.position.epoch = j.at("epoch").get<uint64_t>();
+    s.position.rows_consumed = j.at("rows_consumed").get<uint64_t>();
+    s.fingerprint = j.at("fingerprint").get<std::string>();
+    s.world_size = j.value("world_size", 0u);
+    s.batch_size = j.value("batch_size", uint64_t{0});
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(std::string("malformed plan state: ") + e.what());
+  }
+  return s;
+}
+
+}  // namespace stoker
