@@ -135,3 +135,61 @@ Status BadTokenStatus(const std::string& file, uint64_t base_offset, TokenDType 
 }
 
 }  // namespace stoker
+
+namespace stoker {
+namespace {
+
+template <typename Out>
+Status ReadAt(const uint8_t* data, uint64_t size, const std::string& file, uint64_t pos,
+              TokenDType dtype, uint64_t count, uint64_t stride, Out* out) {
+  const uint64_t item = TokenDTypeSize(dtype);
+  if (count == 0) return Status::OK();
+  // The last element read starts at pos + (count-1)*stride*item; written to avoid overflow.
+  const uint64_t step = stride * item;
+  if (pos > size || (count - 1) > (size - pos) / (step == 0 ? 1 : step) ||
+      pos + (count - 1) * step + item > size) {
+    return Corruption(file + ": at byte " + std::to_string(pos) + ": " + std::to_string(count) +
+                      " tokens run past the end of the file (" + std::to_string(size) + " bytes)");
+  }
+  const uint8_t* src = data + pos;
+  if (stride == 1) {
+    auto bad = DecodeTokens(src, dtype, count, out);
+    if (bad) return BadTokenStatus(file, pos, dtype, *bad, src, sizeof(Out) == 4 ? "int32" : "int64");
+    return Status::OK();
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint8_t* p = src + i * step;
+    if (DecodeTokens(p, dtype, 1, out + i)) {
+      return BadTokenStatus(file, pos + i * step, dtype, 0, p, sizeof(Out) == 4 ? "int32" : "int64");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ReadTokensAt(const uint8_t* data, uint64_t size, const std::string& file, uint64_t pos,
+                    TokenDType dtype, uint64_t count, uint64_t stride, int32_t* out) {
+  return ReadAt(data, size, file, pos, dtype, count, stride, out);
+}
+
+Status ReadTokensAt(const uint8_t* data, uint64_t size, const std::string& file, uint64_t pos,
+                    TokenDType dtype, uint64_t count, uint64_t stride, int64_t* out) {
+  return ReadAt(data, size, file, pos, dtype, count, stride, out);
+}
+
+Status CheckReadRange(uint64_t doc, uint64_t num_documents, uint64_t length, uint64_t offset,
+                      uint64_t count) {
+  if (doc >= num_documents) {
+    return OutOfRange("document " + std::to_string(doc) + " does not exist (there are " +
+                      std::to_string(num_documents) + ")");
+  }
+  if (offset > length || count > length - offset) {
+    return OutOfRange("tokens [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
+                      ") are outside document " + std::to_string(doc) + " of length " +
+                      std::to_string(length));
+  }
+  return Status::OK();
+}
+
+}  // namespace stoker

@@ -37,3 +37,19 @@ Status BadTokenStatus(const std::string& file, uint64_t base_offset, TokenDType 
                       uint64_t index, const uint8_t* src, const char* out_type);
 
 }  // namespace stoker
+
+namespace stoker {
+
+// Reads `count` tokens starting at byte `pos` of `data` (a file of `size` bytes named `file`),
+// stepping `stride` elements between tokens (1 = contiguous). kCorruption, naming the file and
+// byte offset, if the range is outside the file or a value is not a valid id for the output type.
+Status ReadTokensAt(const uint8_t* data, uint64_t size, const std::string& file, uint64_t pos,
+                    TokenDType dtype, uint64_t count, uint64_t stride, int32_t* out);
+Status ReadTokensAt(const uint8_t* data, uint64_t size, const std::string& file, uint64_t pos,
+                    TokenDType dtype, uint64_t count, uint64_t stride, int64_t* out);
+
+// kOutOfRange unless doc < num_documents and [offset, offset + count) lies within `length`.
+Status CheckReadRange(uint64_t doc, uint64_t num_documents, uint64_t length, uint64_t offset,
+                      uint64_t count);
+
+}  // namespace stoker

@@ -1,0 +1,62 @@
+#include "format/megatron_source.h"
+
+#include "format/token_convert.h"
+
+namespace stoker {
+
+Result<std::unique_ptr<MegatronSource>> MegatronSource::Open(const std::string& prefix,
+                                                             MegatronIndex::Checks checks) {
+  const std::string idx_path = prefix + ".idx";
+  const std::string bin_path = prefix + ".bin";
+  STOKER_ASSIGN_OR_RETURN(auto idx, MappedFile::Open(idx_path));
+  STOKER_ASSIGN_OR_RETURN(auto bin, MappedFile::Open(bin_path));
+  STOKER_ASSIGN_OR_RETURN(MegatronIndex index,
+                          MegatronIndex::Parse(idx->data(), idx->size(), idx_path, bin->size(),
+                                               bin_path, checks));
+  uint64_t tokens = 0;
+  if (checks == MegatronIndex::Checks::kFull) {
+    for (uint64_t i = 0; i < index.num_sequences(); ++i) tokens += index.sequence_length(i);
+  } else {
+    tokens = bin->size() / TokenDTypeSize(index.dtype());
+  }
+  return std::unique_ptr<MegatronSource>(
+      new MegatronSource(prefix, std::move(bin), std::move(idx), index, tokens));
+}
+
+MegatronSource::MegatronSource(std::string prefix, std::unique_ptr<MappedFile> bin,
+                               std::unique_ptr<MappedFile> idx, MegatronIndex index,
+                               uint64_t num_tokens)
+    : prefix_(std::move(prefix)),
+      bin_(std::move(bin)),
+      idx_(std::move(idx)),
+      index_(index),
+      num_tokens_(num_tokens) {}
+
+template <typename T>
+Status MegatronSource::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* out) const {
+  uint64_t n = index_.num_sequences();
+  int32_t len = doc < n ? index_.sequence_length(doc) : 0;
+  if (len < 0) {
+    return CorruptionAt(idx_->path(), kMegatronHeaderBytes + 4 * doc,
+                        "negative sequence length " + std::to_string(len));
+  }
+  STOKER_RETURN_IF_ERROR(
+      CheckReadRange(doc, n, static_cast<uint64_t>(len), offset, count).WithContext(prefix_));
+  int64_t ptr = index_.sequence_pointer(doc);
+  if (ptr < 0) {
+    return CorruptionAt(idx_->path(), index_.pointers_offset() + 8 * doc,
+                        "negative sequence pointer " + std::to_string(ptr));
+  }
+  uint64_t pos = static_cast<uint64_t>(ptr) + offset * TokenDTypeSize(index_.dtype());
+  return ReadTokensAt(bin_->data(), bin_->size(), bin_->path(), pos, index_.dtype(), count, 1, out);
+}
+
+Status MegatronSource::Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const {
+  return ReadImpl(doc, offset, count, out);
+}
+
+Status MegatronSource::Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const {
+  return ReadImpl(doc, offset, count, out);
+}
+
+}  // namespace stoker

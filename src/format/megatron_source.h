@@ -1,0 +1,54 @@
+// MegatronSource: a TokenSource over one Megatron-LM `.bin` + `.idx` pair (any dtype code 1-10).
+//
+// Documents are the index's sequences (one per document for stoker's and preprocess_data.py's
+// document-level shards). Both files are memory-mapped once; reads copy straight from the mapping.
+// Thread-safe: immutable after Open.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/mapped_file.h"
+#include "format/megatron_index.h"
+#include "stoker/token_source.h"
+
+namespace stoker {
+
+class MegatronSource : public TokenSource {
+ public:
+  // Opens `prefix`.bin / `prefix`.idx. With Checks::kFull every index entry is validated (O(N));
+  // with kHeader only O(1) checks run (used for the shards of a stoker dataset, whose manifest is
+  // checked instead; `stoker verify` runs the full checks) and num_tokens() is taken from the .bin
+  // size. Reads are bounds-checked against the .bin either way.
+  static Result<std::unique_ptr<MegatronSource>> Open(const std::string& prefix,
+                                                      MegatronIndex::Checks checks);
+
+  std::string_view format() const override { return "megatron"; }
+  const std::string& path() const override { return prefix_; }
+  TokenDType dtype() const override { return index_.dtype(); }
+  uint64_t num_documents() const override { return index_.num_sequences(); }
+  uint64_t num_tokens() const override { return num_tokens_; }
+  uint64_t document_length(uint64_t doc) const override {
+    return static_cast<uint64_t>(index_.sequence_length(doc));
+  }
+  Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override;
+  Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override;
+
+  const MegatronIndex& index() const { return index_; }
+  const MappedFile& bin_file() const { return *bin_; }
+  const MappedFile& idx_file() const { return *idx_; }
+
+ private:
+  MegatronSource(std::string prefix, std::unique_ptr<MappedFile> bin,
+                 std::unique_ptr<MappedFile> idx, MegatronIndex index, uint64_t num_tokens);
+  template <typename T>
+  Status ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* out) const;
+
+  std::string prefix_;
+  std::unique_ptr<MappedFile> bin_;
+  std::unique_ptr<MappedFile> idx_;
+  MegatronIndex index_;
+  uint64_t num_tokens_;
+};
+
+}  // namespace stoker

@@ -1,0 +1,72 @@
+// OpenTokenSource: format detection, as documented in include/stoker/token_source.h.
+#include <cstring>
+
+#include "common/file_util.h"
+#include "common/mapped_file.h"
+#include "format/array_source.h"
+#include "format/manifest.h"
+#include "format/megatron_source.h"
+#include "format/stoker_dataset.h"
+#include "stoker/token_source.h"
+
+namespace stoker {
+namespace {
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Result<std::unique_ptr<TokenSource>> OpenMegatron(const std::string& prefix) {
+  for (const char* ext : {".idx", ".bin"}) {
+    if (!PathExists(prefix + ext)) {
+      return NotFound(prefix + ext + ": missing (a Megatron dataset needs both " + prefix +
+                      ".bin and " + prefix + ".idx)");
+    }
+  }
+  STOKER_ASSIGN_OR_RETURN(auto src, MegatronSource::Open(prefix, MegatronIndex::Checks::kFull));
+  return std::unique_ptr<TokenSource>(std::move(src));
+}
+
+template <typename T>
+Result<std::unique_ptr<TokenSource>> Up(Result<std::unique_ptr<T>> r) {
+  if (!r.ok()) return r.status();
+  return std::unique_ptr<TokenSource>(std::move(*r));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& path) {
+  if (IsDirectory(path)) {
+    if (!PathExists(JoinPath(path, kManifestFileName))) {
+      return NotFound(path + ": a directory without " + std::string(kManifestFileName) +
+                      " (not a stoker dataset, or a pack that did not finish)");
+    }
+    return Up(StokerDataset::Open(path));
+  }
+  if (EndsWith(path, ".idx")) return OpenMegatron(path.substr(0, path.size() - 4));
+  if (EndsWith(path, ".npy")) return Up(ArraySource::OpenNpy(path));
+  if (EndsWith(path, ".bin")) {
+    std::string prefix = path.substr(0, path.size() - 4);
+    if (PathExists(prefix + ".idx")) return OpenMegatron(prefix);
+    STOKER_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
+    if (ArraySource::LooksLikeLlmc(file->data(), file->size())) {
+      return Up(ArraySource::OpenLlmc(path));
+    }
+    return Up(ArraySource::OpenNanoGpt(path));
+  }
+  if (PathExists(path + ".bin") || PathExists(path + ".idx")) return OpenMegatron(path);
+  if (!PathExists(path)) {
+    return NotFound(path + ": no such file, directory or Megatron prefix (" + path + ".bin/.idx)");
+  }
+  // An unusual file name: look at the first bytes.
+  STOKER_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
+  if (file->size() >= 6 && std::memcmp(file->data(), "\x93NUMPY", 6) == 0) {
+    return Up(ArraySource::OpenNpy(path));
+  }
+  if (ArraySource::LooksLikeLlmc(file->data(), file->size())) return Up(ArraySource::OpenLlmc(path));
+  return InvalidArgument(path + ": unknown token file format (expected a stoker dataset "
+                         "directory, a Megatron prefix or .bin/.idx, a .npy file, or a nanoGPT/"
+                         "llm.c .bin)");
+}
+
+}  // namespace stoker
