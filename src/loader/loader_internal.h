@@ -17,4 +17,9 @@ Result<std::unique_ptr<Loader>> OpenLoaderWithPlanner(
     std::vector<std::shared_ptr<const TokenSource>> sources, const LoaderOptions& options,
     const PlanPosition& start);
 
+// Checks the options Loader::Open and OpenLoaderWithPlanner share.
+Status ValidateOptions(const LoaderOptions& options);
+// Gives the loader (opened with a PlanBatchPlanner over `plan`) shared ownership of the plan.
+void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan);
+
 }  // namespace stoker::loader

@@ -1,0 +1,146 @@
+#include "loader/batch_layout.h"
+
+#include <gtest/gtest.h>
+
+#include "loader/loader_test_util.h"
+#include "loader/memory_token_source.h"
+
+namespace stoker::loader {
+namespace {
+
+constexpr int64_t X = -100;  // ignore_index
+
+struct Built {
+  std::vector<int64_t> ids, labels, pos, seg, cu, mask;
+  AssemblyResult result;
+  Status status;
+};
+
+Built Build(const AssemblyOptions& opt, const TokenSource& src, const std::vector<Row>& rows) {
+  BatchLayout layout = BatchLayout::For(opt);
+  std::vector<uint8_t> slot(layout.total_bytes, 0xAB);
+  Built b;
+  b.status = AssembleBatch(opt, layout, {&src}, rows, slot.data(), &b.result);
+  if (!b.status.ok()) return b;
+  auto view = [&](size_t off, TokenDType dt, int64_t n) {
+    TensorView v;
+    v.data = slot.data() + off;
+    v.dtype = dt;
+    v.ndim = 1;
+    v.shape[0] = n;
+    return testing::ToVector(v);
+  };
+  const int64_t cells = int64_t(opt.batch_size) * opt.seq_len;
+  b.ids = view(layout.input_ids, opt.dtype, cells);
+  b.labels = view(layout.labels, opt.dtype, cells);
+  b.pos = view(layout.position_ids, opt.dtype, cells);
+  b.seg = view(layout.segment_ids, opt.dtype, cells);
+  b.cu = view(layout.cu_seqlens, TokenDType::kInt32, b.result.num_cu_seqlens);
+  if (layout.has_mask) b.mask = view(layout.attention_mask, TokenDType::kUint8, cells * opt.seq_len);
+  return b;
+}
+
+// doc0 = 11..15, doc1 = 21..23, doc2 = 31..36
+MemoryTokenSource Docs() {
+  return MemoryTokenSource("docs", {{11, 12, 13, 14, 15}, {21, 22, 23}, {31, 32, 33, 34, 35, 36}});
+}
+
+TEST(LoaderAssemblyTest, DocumentBoundariesAndPadding) {
+  MemoryTokenSource src = Docs();
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 10;
+  Built b = Build(opt, src, {Row{{{0, 0, 0, 5}, {0, 1, 0, 3}}}});
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.ids, (std::vector<int64_t>{11, 12, 13, 14, 15, 21, 22, 23, 0, 0}));
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{12, 13, 14, 15, X, 22, 23, X, X, X}));
+  EXPECT_EQ(b.pos, (std::vector<int64_t>{0, 1, 2, 3, 4, 0, 1, 2, 0, 0}));
+  EXPECT_EQ(b.seg, (std::vector<int64_t>{1, 1, 1, 1, 1, 2, 2, 2, 0, 0}));
+  EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5, 8, 10}));
+  EXPECT_EQ(b.result.max_seqlen, 5);
+  EXPECT_EQ(b.result.real_tokens, 8u);
+}
+
+TEST(LoaderAssemblyTest, SplitDocumentTakesNextTokenAsLastLabel) {
+  MemoryTokenSource src = Docs();
+  AssemblyOptions opt;
+  opt.batch_size = 2;
+  opt.seq_len = 6;
+  opt.dtype = TokenDType::kInt32;
+  // Row 0: doc1 whole, then doc2 [0, 3) (split); row 1: doc2 [3, 6) then doc0 [0, 3) (split).
+  Built b = Build(opt, src, {Row{{{0, 1, 0, 3}, {0, 2, 0, 3}}}, Row{{{0, 2, 3, 3}, {0, 0, 0, 3}}}});
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.ids, (std::vector<int64_t>{21, 22, 23, 31, 32, 33, 34, 35, 36, 11, 12, 13}));
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{22, 23, X, 32, 33, 34, 35, 36, X, 12, 13, 14}));
+  // A continuation is its own attention segment: positions restart at 0.
+  EXPECT_EQ(b.pos, (std::vector<int64_t>{0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(b.seg, (std::vector<int64_t>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2}));
+  EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 3, 6, 9, 12}));
+  EXPECT_EQ(b.result.max_seqlen, 3);
+}
+
+TEST(LoaderAssemblyTest, CrossDocumentTargetsLinkDocumentsButNotPadding) {
+  MemoryTokenSource src = Docs();
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 10;
+  opt.cross_document_targets = true;
+  Built b = Build(opt, src, {Row{{{0, 0, 0, 5}, {0, 1, 0, 3}}}});
+  ASSERT_TRUE(b.status.ok());
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{12, 13, 14, 15, 21, 22, 23, X, X, X}));
+}
+
+TEST(LoaderAssemblyTest, DenseMaskIsCausalBlockDiagonal) {
+  MemoryTokenSource src = Docs();
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 4;
+  opt.attention_mask = true;
+  Built b = Build(opt, src, {Row{{{0, 1, 0, 2}, {0, 0, 0, 1}}}});
+  ASSERT_TRUE(b.status.ok());
+  EXPECT_EQ(b.mask, (std::vector<int64_t>{1, 0, 0, 0,  //
+                                          1, 1, 0, 0,  //
+                                          0, 0, 1, 0,  //
+                                          0, 0, 0, 0}));
+}
+
+TEST(LoaderAssemblyTest, FailPolicyNamesTheDocument) {
+  auto inner = std::make_shared<MemoryTokenSource>(Docs());
+  testing::FaultyTokenSource src(inner, /*bad_document=*/1);
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 10;
+  Built b = Build(opt, src, {Row{{{0, 0, 0, 5}, {0, 1, 0, 3}}}});
+  EXPECT_EQ(b.status.code(), StatusCode::kIOError);
+  EXPECT_NE(b.status.message().find("docs"), std::string::npos) << b.status.message();
+  EXPECT_NE(b.status.message().find("document 1"), std::string::npos) << b.status.message();
+}
+
+TEST(LoaderAssemblyTest, SkipPolicyMasksTheBadDocumentAndCountsIt) {
+  auto inner = std::make_shared<MemoryTokenSource>(Docs());
+  testing::FaultyTokenSource src(inner, /*bad_document=*/1);
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 10;
+  opt.skip_bad_documents = true;
+  opt.cross_document_targets = true;
+  Built b = Build(opt, src, {Row{{{0, 0, 0, 5}, {0, 1, 0, 3}}}});
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.result.skipped_documents, 1u);
+  EXPECT_EQ(b.ids, (std::vector<int64_t>{11, 12, 13, 14, 15, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{12, 13, 14, 15, X, X, X, X, X, X}));
+  EXPECT_EQ(b.seg, (std::vector<int64_t>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5, 8, 10}));
+}
+
+TEST(LoaderAssemblyTest, PieceOutsideItsDocumentIsCorruption) {
+  MemoryTokenSource src = Docs();
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 10;
+  Built b = Build(opt, src, {Row{{{0, 1, 2, 4}}}});
+  EXPECT_EQ(b.status.code(), StatusCode::kCorruption);
+}
+
+}  // namespace
+}  // namespace stoker::loader

@@ -1,0 +1,60 @@
+// Loader::Open: datasets by path or TokenSource -> plan -> engine. Kept apart from loader.cc so
+// that code using only hand-made planners does not link the plan and the format readers.
+#include <string>
+
+#include "loader/loader_internal.h"
+#include "stoker/loader.h"
+
+namespace stoker {
+
+Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets,
+                                             const LoaderOptions& options,
+                                             const PlanState* resume) {
+  STOKER_RETURN_IF_ERROR(loader::ValidateOptions(options));
+  if (datasets.empty()) return InvalidArgument("loader: no dataset given");
+  std::vector<std::shared_ptr<const TokenSource>> sources;
+  std::vector<PlanDataset> plan_datasets;
+  for (LoaderDataset& d : datasets) {
+    std::shared_ptr<const TokenSource> source = d.source;
+    if (!source) {
+      Result<std::unique_ptr<TokenSource>> opened = OpenTokenSource(d.path);
+      if (!opened.ok()) return opened.status().WithContext("loader: opening " + d.path);
+      source = std::move(opened).value();
+    }
+    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*source));
+    if (lengths.name.empty()) lengths.name = d.path.empty() ? source->path() : d.path;
+    plan_datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), d.weight});
+    sources.push_back(std::move(source));
+  }
+  PlanOptions po;
+  po.seq_len = options.seq_len;
+  po.batch_size = options.batch_size;
+  po.world_size = options.world_size;
+  po.rank = options.rank;
+  po.seed = options.seed;
+  po.shuffle = options.shuffle;
+  po.block_shards = options.block_shards;
+  po.pack = options.pack;
+  po.bestfit_window = options.bestfit_window;
+  po.remainder = options.drop_last ? RemainderPolicy::kDropLast : RemainderPolicy::kPad;
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan_owned,
+                          Plan::Create(std::move(plan_datasets), po));
+  std::shared_ptr<const Plan> plan(std::move(plan_owned));
+  if (plan->steps_per_epoch(0) == 0) {
+    return InvalidArgument("loader: the plan yields no full batch of " +
+                           std::to_string(options.batch_size) + " rows per rank (world size " +
+                           std::to_string(options.world_size) + ")");
+  }
+  PlanPosition start;
+  if (resume != nullptr) {
+    STOKER_ASSIGN_OR_RETURN(start, plan->Restore(*resume));
+  }
+  auto planner = std::make_shared<loader::PlanBatchPlanner>(plan, options.rank);
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> l,
+                          loader::OpenLoaderWithPlanner(planner, std::move(sources), options,
+                                                        start));
+  loader::SetLoaderPlan(l->impl_.get(), std::move(plan));
+  return l;
+}
+
+}  // namespace stoker
