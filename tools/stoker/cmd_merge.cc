@@ -1,12 +1,49 @@
-// `stoker merge`: placeholder until the subcommand is implemented.
+// `stoker merge`: joins the manifests of several datasets (e.g. task parts) without copying shards.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/progress.h"
+#include "ingest/merge.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 
 namespace stoker::cli {
+namespace {
+
+struct MergeArgs {
+  std::vector<std::string> parts;
+  std::string output;
+  bool overwrite = false;
+};
+
+int RunMerge(const MergeArgs& args) {
+  Result<Manifest> merged = Merge({args.parts, args.output, args.overwrite});
+  if (!merged.ok()) return ReportError("merge", merged.status());
+  std::printf("merge: %zu part(s) -> %s: %s documents, %s tokens, %zu shard(s) (no data copied)\n",
+              args.parts.size(), args.output.c_str(),
+              FormatCount(merged->total_documents()).c_str(),
+              FormatCount(merged->total_tokens()).c_str(), merged->shards.size());
+  return kExitOk;
+}
+
+}  // namespace
 
 void AddMergeCommand(CLI::App& app, int* exit_code) {
-  auto* sub = app.add_subcommand("merge", "(not implemented yet)");
-  sub->callback([exit_code] { *exit_code = ReportError("merge", Unimplemented("not implemented yet")); });
+  auto args = std::make_shared<MergeArgs>();
+  auto* sub = app.add_subcommand("merge", "Join datasets (e.g. the parts of a multi-task pack) "
+                                          "into one, without copying shards");
+  sub->footer(
+      "The merged manifest refers to the parts' shards by relative paths, so keep the parts where\n"
+      "they are (moving the parts and the merged directory together is fine). Parts written by\n"
+      "`stoker pack --task-index/--task-count` are put in task order and must be complete (every\n"
+      "task exactly once); other datasets are merged in the order given. Tokenizer and dtype must\n"
+      "agree.\nExample: stoker merge out/part-* -o out/all");
+  sub->add_option("parts", args->parts, "Dataset directories to join")->required();
+  sub->add_option("-o,--output", args->output, "Directory for the merged manifest")->required();
+  sub->add_flag("--overwrite", args->overwrite, "Replace a dataset already in the output");
+  sub->callback([args, exit_code] { *exit_code = RunMerge(*args); });
 }
 
 }  // namespace stoker::cli

@@ -1,12 +1,170 @@
-// `stoker pack`: placeholder until the subcommand is implemented.
+// `stoker pack`: raw text (JSONL, .gz/.zst, text files, directories) -> a stoker dataset.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/human_size.h"
+#include "common/progress.h"
+#include "ingest/input_plan.h"
+#include "ingest/pack.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
+#include "text/tokenizer.h"
 
 namespace stoker::cli {
+namespace {
+
+struct PackArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string tokenizer = "bytes";
+  std::string text_field = "text";
+  std::string shard_size = "128MiB";
+  int threads = 0;
+  std::optional<uint32_t> task_index;
+  std::optional<uint32_t> task_count;
+  std::string utf8 = "replace";
+  std::string bad_lines = "fail";
+  std::string dtype = "auto";
+  std::string progress = "auto";
+  bool overwrite = false;
+};
+
+Result<PackOptions> BuildOptions(const PackArgs& a) {
+  PackOptions o;
+  o.inputs = a.inputs;
+  o.output_dir = a.output;
+  o.encoder.text_field = a.text_field;
+  STOKER_ASSIGN_OR_RETURN(o.encoder.utf8, ParseUtf8Policy(a.utf8));
+  o.encoder.skip_bad_lines = a.bad_lines == "skip";
+  STOKER_ASSIGN_OR_RETURN(o.shard_size_bytes, ParseSize(a.shard_size));
+  o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (a.task_index.has_value() != a.task_count.has_value()) {
+    return InvalidArgument("--task-index and --task-count go together");
+  }
+  if (a.task_index) {
+    o.task_index = *a.task_index;
+    o.task_count = *a.task_count;
+  } else {
+    STOKER_ASSIGN_OR_RETURN(TaskAssignment task, TaskFromEnvironment());
+    o.task_index = task.index;
+    o.task_count = task.count;
+  }
+  if (a.dtype != "auto") {
+    STOKER_ASSIGN_OR_RETURN(TokenDType d, ParseTokenDType(a.dtype));
+    o.dtype = d;
+  }
+  o.overwrite = a.overwrite;
+  return o;
+}
+
+ProgressReporter::Mode ProgressMode(const std::string& s) {
+  if (s == "bar") return ProgressReporter::Mode::kTerminal;
+  if (s == "plain") return ProgressReporter::Mode::kPlain;
+  if (s == "off") return ProgressReporter::Mode::kSilent;
+  return ProgressReporter::Mode::kAuto;
+}
+
+int RunPack(const PackArgs& args) {
+  Result<PackOptions> options = BuildOptions(args);
+  if (!options.ok()) return ReportError("pack", options.status());
+  Result<std::unique_ptr<Tokenizer>> tokenizer = OpenTokenizer(args.tokenizer);
+  if (!tokenizer.ok()) return ReportError("pack", tokenizer.status());
+
+  std::unique_ptr<ProgressReporter> reporter;
+  uint64_t last_docs = 0, last_bytes = 0;
+  options->on_progress = [&](const PackProgress& p) {
+    if (!reporter) {
+      ProgressReporter::Options ro;
+      ro.label = "pack";
+      ro.item_name = "documents";
+      ro.total_bytes = p.disk_bytes_total;
+      ro.mode = ProgressMode(args.progress);
+      reporter = std::make_unique<ProgressReporter>(ro);
+    }
+    reporter->Add(p.documents - last_docs, p.disk_bytes_done - last_bytes);
+    last_docs = p.documents;
+    last_bytes = p.disk_bytes_done;
+  };
+  Result<PackResult> result = Pack(*options, **tokenizer);
+  if (reporter) reporter->Finish(result.ok());
+  if (!result.ok()) return ReportError("pack", result.status());
+
+  const Manifest& m = result->manifest;
+  const PackCounters& c = result->counters;
+  std::printf("pack: task %u of %u: %llu of %llu input file(s) -> %s\n", options->task_index,
+              options->task_count, static_cast<unsigned long long>(result->input_files),
+              static_cast<unsigned long long>(result->total_files), options->output_dir.c_str());
+  std::printf("pack: %s documents, %s tokens (%s, %s), %zu shard(s), %s read in %s (%s, %d threads)\n",
+              FormatCount(m.total_documents()).c_str(), FormatCount(m.total_tokens()).c_str(),
+              std::string(TokenDTypeName(m.dtype)).c_str(), m.tokenizer.kind.c_str(),
+              m.shards.size(), FormatSize(c.input_bytes).c_str(),
+              FormatDuration(result->elapsed_s).c_str(),
+              FormatRate(result->elapsed_s > 0 ? c.input_bytes / result->elapsed_s : 0).c_str(),
+              options->threads);
+  if (c.invalid_utf8_replaced_documents || c.invalid_utf8_skipped_documents ||
+      c.bad_lines_skipped || c.empty_documents_skipped) {
+    std::printf("pack: invalid UTF-8: %llu document(s) repaired (%llu replacements), %llu skipped; "
+                "bad lines skipped: %llu; empty documents skipped: %llu\n",
+                static_cast<unsigned long long>(c.invalid_utf8_replaced_documents),
+                static_cast<unsigned long long>(c.invalid_utf8_replacements),
+                static_cast<unsigned long long>(c.invalid_utf8_skipped_documents),
+                static_cast<unsigned long long>(c.bad_lines_skipped),
+                static_cast<unsigned long long>(c.empty_documents_skipped));
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 void AddPackCommand(CLI::App& app, int* exit_code) {
-  auto* sub = app.add_subcommand("pack", "(not implemented yet)");
-  sub->callback([exit_code] { *exit_code = ReportError("pack", Unimplemented("not implemented yet")); });
+  auto args = std::make_shared<PackArgs>();
+  auto* sub = app.add_subcommand("pack", "Tokenize raw text into a stoker dataset (Megatron shards)");
+  sub->footer(
+      "Inputs: JSONL files (*.jsonl, *.ndjson; one document per line, text in --text-field),\n"
+      "optionally compressed (.gz, .zst); any other file is one document (decompressed if .gz or\n"
+      ".zst); directories are walked recursively in sorted path order, each file classified the\n"
+      "same way (hidden names are skipped). Documents keep that order whatever --threads is.\n"
+      "EOS is appended to every document; empty documents are skipped. Tokens are uint16 when\n"
+      "the vocabulary has fewer than 65,500 entries, else int32. The manifest is written last:\n"
+      "DATASET is complete exactly when DATASET/manifest.json exists.\n"
+      "Many machines: each task packs a contiguous, byte-balanced slice of the inputs into its\n"
+      "own DATASET (task defaults: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, else\n"
+      "RANK/WORLD_SIZE); then `stoker merge PART... -o DATASET` joins them without copying.\n"
+      "Example: stoker pack data/sample/corpus.jsonl -o out/sample --tokenizer data/sample/sample.model");
+  sub->add_option("inputs", args->inputs, "JSONL / text files and directories")->required();
+  sub->add_option("-o,--output", args->output, "Dataset directory to write")->required();
+  sub->add_option("--tokenizer", args->tokenizer,
+                  "bytes | PATH.model (SentencePiece) | PATH/tokenizer.json (not yet supported)")
+      ->capture_default_str();
+  sub->add_option("--text-field", args->text_field, "JSONL field holding the text")
+      ->capture_default_str();
+  sub->add_option("--shard-size", args->shard_size,
+                  "Close a shard at this .bin size, e.g. 64MiB, 1GiB (a document is never split)")
+      ->capture_default_str();
+  sub->add_option("--threads", args->threads, "Tokenizer threads (default: all cores)");
+  sub->add_option("--task-index", args->task_index, "This task's index, 0-based");
+  sub->add_option("--task-count", args->task_count, "Number of tasks in the job")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--utf8", args->utf8,
+                  "Invalid UTF-8: replace (with U+FFFD), skip (the document) or fail")
+      ->check(CLI::IsMember({"replace", "skip", "fail"}))
+      ->capture_default_str();
+  sub->add_option("--bad-lines", args->bad_lines,
+                  "JSONL lines that are not JSON objects with a string text field: fail or skip")
+      ->check(CLI::IsMember({"fail", "skip"}))
+      ->capture_default_str();
+  sub->add_option("--dtype", args->dtype, "Token type: auto, uint16 or int32")
+      ->check(CLI::IsMember({"auto", "uint16", "int32"}))
+      ->capture_default_str();
+  sub->add_option("--progress", args->progress, "auto (bar on a terminal), bar, plain or off")
+      ->check(CLI::IsMember({"auto", "bar", "plain", "off"}))
+      ->capture_default_str();
+  sub->add_flag("--overwrite", args->overwrite, "Replace a dataset already in DATASET");
+  sub->callback([args, exit_code] { *exit_code = RunPack(*args); });
 }
 
 }  // namespace stoker::cli

@@ -1,0 +1,198 @@
+#include "ingest/byte_stream.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+namespace stoker {
+namespace {
+
+constexpr size_t kInputChunkBytes = 256 * 1024;
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The file descriptor and raw (compressed) reads shared by every stream kind.
+class RawFile {
+ public:
+  RawFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~RawFile() { ::close(fd_); }
+  const std::string& path() const { return path_; }
+  uint64_t offset() const { return offset_; }
+  uint64_t size_bytes() const {
+    struct stat st;
+    return ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+  }
+
+  Result<size_t> Read(char* buf, size_t capacity) {
+    while (true) {
+      ssize_t n = ::read(fd_, buf, capacity);
+      if (n >= 0) {
+        offset_ += static_cast<uint64_t>(n);
+        return static_cast<size_t>(n);
+      }
+      if (errno != EINTR) return ErrnoStatus(path_ + ": read failed", errno);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+  uint64_t offset_ = 0;
+};
+
+class PlainStream final : public ByteStream {
+ public:
+  explicit PlainStream(std::unique_ptr<RawFile> file) : file_(std::move(file)) {}
+  Result<size_t> Read(char* buf, size_t capacity) override { return file_->Read(buf, capacity); }
+  uint64_t size_hint_bytes() const override { return file_->size_bytes(); }
+
+ private:
+  std::unique_ptr<RawFile> file_;
+};
+
+class GzipStream final : public ByteStream {
+ public:
+  explicit GzipStream(std::unique_ptr<RawFile> file) : file_(std::move(file)), in_(kInputChunkBytes) {
+    // 15 + 32: any window size, gzip or zlib header detected automatically.
+    ok_ = inflateInit2(&z_, 15 + 32) == Z_OK;
+  }
+  ~GzipStream() override { inflateEnd(&z_); }
+
+  Result<size_t> Read(char* buf, size_t capacity) override {
+    if (!ok_) return Internal(file_->path() + ": cannot initialise zlib");
+    z_.next_out = reinterpret_cast<Bytef*>(buf);
+    z_.avail_out = static_cast<uInt>(capacity);
+    while (z_.avail_out == capacity) {
+      if (z_.avail_in == 0) {
+        STOKER_ASSIGN_OR_RETURN(size_t n, file_->Read(in_.data(), in_.size()));
+        if (n == 0) {
+          if (in_member_) {
+            return Corruption(file_->path() + ": truncated gzip data at compressed byte offset " +
+                              std::to_string(file_->offset()));
+          }
+          break;
+        }
+        z_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        z_.avail_in = static_cast<uInt>(n);
+      }
+      in_member_ = true;
+      int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        // A .gz may hold several members (e.g. `cat a.gz b.gz`); continue with the next one.
+        in_member_ = false;
+        inflateReset(&z_);
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return Corruption(file_->path() + ": corrupt gzip data near compressed byte offset " +
+                          std::to_string(file_->offset() - z_.avail_in) + " (" +
+                          (z_.msg ? z_.msg : "zlib error " + std::to_string(rc)) + ")");
+      }
+    }
+    return capacity - z_.avail_out;
+  }
+
+ private:
+  std::unique_ptr<RawFile> file_;
+  std::vector<char> in_;
+  z_stream z_{};
+  bool ok_ = false;
+  bool in_member_ = false;
+};
+
+class ZstdStream final : public ByteStream {
+ public:
+  explicit ZstdStream(std::unique_ptr<RawFile> file)
+      : file_(std::move(file)), in_(kInputChunkBytes), dctx_(ZSTD_createDCtx()) {}
+  ~ZstdStream() override { ZSTD_freeDCtx(dctx_); }
+
+  Result<size_t> Read(char* buf, size_t capacity) override {
+    if (dctx_ == nullptr) return Internal(file_->path() + ": cannot create a zstd context");
+    ZSTD_outBuffer out{buf, capacity, 0};
+    while (out.pos == 0) {
+      if (input_.pos == input_.size) {
+        STOKER_ASSIGN_OR_RETURN(size_t n, file_->Read(in_.data(), in_.size()));
+        if (n == 0) {
+          if (frame_remaining_ != 0) {
+            return Corruption(file_->path() + ": truncated zstd data at compressed byte offset " +
+                              std::to_string(file_->offset()));
+          }
+          break;
+        }
+        input_ = ZSTD_inBuffer{in_.data(), n, 0};
+      }
+      size_t rc = ZSTD_decompressStream(dctx_, &out, &input_);
+      if (ZSTD_isError(rc)) {
+        return Corruption(file_->path() + ": corrupt zstd data near compressed byte offset " +
+                          std::to_string(file_->offset() - (input_.size - input_.pos)) + " (" +
+                          ZSTD_getErrorName(rc) + ")");
+      }
+      frame_remaining_ = rc;  // 0 exactly when a frame has just been completed
+    }
+    return out.pos;
+  }
+
+ private:
+  std::unique_ptr<RawFile> file_;
+  std::vector<char> in_;
+  ZSTD_DCtx* dctx_;
+  ZSTD_inBuffer input_{nullptr, 0, 0};
+  size_t frame_remaining_ = 0;
+};
+
+}  // namespace
+
+Compression CompressionFromName(std::string_view path) {
+  if (EndsWith(path, ".gz")) return Compression::kGzip;
+  if (EndsWith(path, ".zst") || EndsWith(path, ".zstd")) return Compression::kZstd;
+  return Compression::kNone;
+}
+
+std::string_view StripCompressionSuffix(std::string_view path) {
+  for (std::string_view suffix : {".gz", ".zst", ".zstd"}) {
+    if (EndsWith(path, suffix)) return path.substr(0, path.size() - suffix.size());
+  }
+  return path;
+}
+
+Result<std::unique_ptr<ByteStream>> OpenByteStream(const std::string& path) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return ErrnoStatus(path + ": cannot open", errno);
+  auto file = std::make_unique<RawFile>(path, fd);
+  switch (CompressionFromName(path)) {
+    case Compression::kGzip: return std::unique_ptr<ByteStream>(new GzipStream(std::move(file)));
+    case Compression::kZstd: return std::unique_ptr<ByteStream>(new ZstdStream(std::move(file)));
+    case Compression::kNone: break;
+  }
+  return std::unique_ptr<ByteStream>(new PlainStream(std::move(file)));
+}
+
+Status ReadAllDecompressed(const std::string& path, std::string* out) {
+  out->clear();
+  STOKER_ASSIGN_OR_RETURN(auto stream, OpenByteStream(path));
+  // Size the buffer from the hint (+1 to see the end in the same pass), so that a million small
+  // documents do not each hold a 64 KiB buffer.
+  size_t step = static_cast<size_t>(stream->size_hint_bytes()) + 1;
+  if (step == 1) step = 64 * 1024;
+  while (true) {
+    size_t old = out->size();
+    out->resize(old + step);
+    STOKER_ASSIGN_OR_RETURN(size_t n, stream->Read(out->data() + old, step));
+    out->resize(old + n);
+    if (n == 0) break;
+    step = std::max<size_t>(64 * 1024, out->size());
+  }
+  if (out->capacity() > 2 * out->size() + 64) out->shrink_to_fit();
+  return Status::OK();
+}
+
+}  // namespace stoker

@@ -1,0 +1,67 @@
+// DocumentEncoder: the per-document work of `stoker pack` — JSONL field extraction, the UTF-8
+// policy, tokenization and the EOS token — applied by the pack worker threads.
+// Thread-safe: Encode is const; the tokenizer is shared (and must itself be thread-safe).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "stoker/status.h"
+#include "text/tokenizer.h"
+#include "text/utf8.h"
+
+namespace stoker {
+
+// One input document as read from disk: a JSONL line or a whole text file.
+struct RawDocument {
+  std::string data;
+  uint32_t file_index = 0;    // into the pack's input list (names the file in errors)
+  uint64_t line_number = 0;   // 1-based JSONL line; 0 for a whole-file document
+  uint64_t offset_bytes = 0;  // where the line starts in the (decompressed) file
+  bool jsonl = false;
+};
+
+// What happened to the documents, as stored in the manifest's counters.
+struct PackCounters {
+  uint64_t documents = 0;                        // written to shards
+  uint64_t input_bytes = 0;                      // raw bytes read (decompressed)
+  uint64_t invalid_utf8_replaced_documents = 0;  // --utf8 replace: documents repaired
+  uint64_t invalid_utf8_replacements = 0;        // U+FFFD inserted in them
+  uint64_t invalid_utf8_skipped_documents = 0;   // --utf8 skip
+  uint64_t bad_lines_skipped = 0;                // --bad-lines skip: bad JSON / missing field
+  uint64_t empty_documents_skipped = 0;          // no text: nothing to learn, so not written
+
+  void Add(const PackCounters& other);
+  // Non-zero counters under their manifest names (documents is always present).
+  std::map<std::string, uint64_t> ToMap() const;
+};
+
+// The tokens of a run of consecutive documents, in order, each ending with EOS.
+struct EncodedDocuments {
+  std::vector<int32_t> tokens;
+  std::vector<uint64_t> lengths;  // tokens per document, EOS included
+  PackCounters counters;
+};
+
+struct DocumentEncoderOptions {
+  std::string text_field = "text";
+  Utf8Policy utf8 = Utf8Policy::kReplace;
+  bool skip_bad_lines = false;  // else a bad JSONL line is an error
+};
+
+class DocumentEncoder {
+ public:
+  DocumentEncoder(const Tokenizer* tokenizer, DocumentEncoderOptions options);
+
+  // Encodes `doc` (read from `path`) and appends it to *out, or counts it as skipped. Errors
+  // (policy "fail", or a bad line without skip) name the file, the line and the byte offset.
+  Status Encode(const RawDocument& doc, const std::string& path, EncodedDocuments* out) const;
+
+ private:
+  const Tokenizer* tokenizer_;
+  DocumentEncoderOptions options_;
+};
+
+}  // namespace stoker

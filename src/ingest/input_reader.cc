@@ -1,0 +1,64 @@
+#include "ingest/input_reader.h"
+
+#include <algorithm>
+
+namespace stoker {
+namespace {
+
+constexpr size_t kMaxDocumentsPerBatch = 4096;
+
+}  // namespace
+
+InputReader::InputReader(const std::vector<InputFile>* files, TaskSlice slice,
+                         uint64_t batch_bytes)
+    : files_(files), slice_(slice), batch_bytes_(batch_bytes), next_file_(slice.first) {}
+
+Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* disk_bytes_done) {
+  batch->clear();
+  *disk_bytes_done = 0;
+  uint64_t bytes = 0;
+  auto full = [&] { return bytes >= batch_bytes_ || batch->size() >= kMaxDocumentsPerBatch; };
+  while (!full()) {
+    if (lines_) {
+      RawDocument doc;
+      STOKER_ASSIGN_OR_RETURN(bool more, lines_->Next(&doc.data));
+      const InputFile& file = (*files_)[next_file_];
+      if (!more) {
+        lines_.reset();
+        *disk_bytes_done += file.size_bytes - std::min(counted_in_file_, file.size_bytes);
+        ++next_file_;
+        continue;
+      }
+      if (CompressionFromName(file.path) == Compression::kNone) {
+        uint64_t line_bytes = std::min(doc.data.size() + 1, file.size_bytes - counted_in_file_);
+        counted_in_file_ += line_bytes;
+        *disk_bytes_done += line_bytes;
+      }
+      doc.file_index = static_cast<uint32_t>(next_file_);
+      doc.line_number = lines_->line_number();
+      doc.offset_bytes = lines_->line_offset_bytes();
+      doc.jsonl = true;
+      bytes += doc.data.size();
+      batch->push_back(std::move(doc));
+      continue;
+    }
+    if (next_file_ >= slice_.last) break;
+    const InputFile& file = (*files_)[next_file_];
+    if (file.kind == InputKind::kJsonl) {
+      STOKER_ASSIGN_OR_RETURN(auto stream, OpenByteStream(file.path));
+      lines_ = std::make_unique<LineReader>(std::move(stream));
+      counted_in_file_ = 0;
+      continue;
+    }
+    RawDocument doc;
+    STOKER_RETURN_IF_ERROR(ReadAllDecompressed(file.path, &doc.data));
+    doc.file_index = static_cast<uint32_t>(next_file_);
+    bytes += doc.data.size();
+    batch->push_back(std::move(doc));
+    *disk_bytes_done += file.size_bytes;
+    ++next_file_;
+  }
+  return !batch->empty() || next_file_ < slice_.last;
+}
+
+}  // namespace stoker

@@ -1,0 +1,36 @@
+// InputReader: reads the documents of a slice of the input list in order and cuts them into
+// batches for the pack workers. At most one input file is open at any time, whatever the number
+// of files. Not thread-safe: one user at a time (the pack reader thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ingest/document_encoder.h"
+#include "ingest/input_plan.h"
+#include "ingest/line_reader.h"
+
+namespace stoker {
+
+class InputReader {
+ public:
+  // `files` must outlive the reader. A batch closes once its documents hold `batch_bytes`.
+  InputReader(const std::vector<InputFile>* files, TaskSlice slice, uint64_t batch_bytes);
+
+  // Replaces *batch with the next documents (file_index refers to `files`) and returns true, or
+  // returns false when the slice is exhausted. *disk_bytes_done is set to the on-disk bytes
+  // consumed while filling the batch (line by line for plain JSONL, whole files otherwise), for
+  // progress and ETA. Errors name the file.
+  Result<bool> NextBatch(std::vector<RawDocument>* batch, uint64_t* disk_bytes_done);
+
+ private:
+  const std::vector<InputFile>* files_;
+  TaskSlice slice_;
+  uint64_t batch_bytes_;
+  size_t next_file_;
+  std::unique_ptr<LineReader> lines_;  // the JSONL file being read, if any
+  uint64_t counted_in_file_ = 0;       // disk bytes of that file already reported
+};
+
+}  // namespace stoker

@@ -1,0 +1,136 @@
+#include "ingest/merge.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/file_util.h"
+#include "ingest/dataset_dir.h"
+
+namespace fs = std::filesystem;
+
+namespace stoker {
+namespace {
+
+struct Part {
+  std::string dir;
+  Manifest manifest;
+};
+
+bool SameTokenizer(const TokenizerInfo& a, const TokenizerInfo& b) {
+  return a.kind == b.kind && a.name == b.name && a.vocab_size == b.vocab_size &&
+         a.eos_id == b.eos_id && a.checksum == b.checksum;
+}
+
+std::string Describe(const TokenizerInfo& t) {
+  return t.kind + " '" + t.name + "' (vocab " + std::to_string(t.vocab_size) + ", eos " +
+         std::to_string(t.eos_id) + (t.checksum.empty() ? "" : ", xxh3 " + t.checksum) + ")";
+}
+
+Status CheckShardFiles(const std::string& part_dir, const ShardInfo& s) {
+  for (auto [ext, expected] : {std::pair<const char*, uint64_t>{".bin", s.bin_bytes},
+                               std::pair<const char*, uint64_t>{".idx", s.idx_bytes}}) {
+    std::string path = JoinPath(part_dir, s.prefix + ext);
+    Result<uint64_t> size = FileSizeBytes(path);
+    if (!size.ok()) return FailedPrecondition(path + ": shard file missing (" + size.status().message() + ")");
+    if (*size != expected) {
+      return FailedPrecondition(path + ": " + std::to_string(*size) + " bytes, but the manifest of " +
+                                part_dir + " says " + std::to_string(expected));
+    }
+  }
+  return Status::OK();
+}
+
+// Orders parts by their recorded task index when all have one, checking that the set is complete.
+Status OrderByTask(std::vector<Part>* parts) {
+  for (const Part& p : *parts) {
+    if (!p.manifest.counters.count("task_index") || !p.manifest.counters.count("task_count")) {
+      return Status::OK();
+    }
+  }
+  uint64_t count = parts->front().manifest.counters.at("task_count");
+  std::stable_sort(parts->begin(), parts->end(), [](const Part& a, const Part& b) {
+    return a.manifest.counters.at("task_index") < b.manifest.counters.at("task_index");
+  });
+  for (size_t i = 0; i < parts->size(); ++i) {
+    const Part& p = (*parts)[i];
+    uint64_t index = p.manifest.counters.at("task_index");
+    if (p.manifest.counters.at("task_count") != count) {
+      return FailedPrecondition(p.dir + " is task " + std::to_string(index) + " of " +
+                                std::to_string(p.manifest.counters.at("task_count")) + ", but " +
+                                parts->front().dir + " is from a job of " + std::to_string(count) +
+                                " tasks");
+    }
+    if (index != i) {
+      std::string what = index < i ? "task " + std::to_string(index) + " is given twice (" + p.dir + ")"
+                                   : "task " + std::to_string(i) + " of " + std::to_string(count) +
+                                         " is missing";
+      return FailedPrecondition("cannot merge: " + what);
+    }
+  }
+  if (parts->size() != count) {
+    return FailedPrecondition("cannot merge: task " + std::to_string(parts->size()) + " of " +
+                              std::to_string(count) + " is missing");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<Manifest> Merge(const MergeOptions& options) {
+  if (options.parts.empty()) return InvalidArgument("no parts to merge");
+  std::error_code ec;
+  fs::path out = fs::weakly_canonical(fs::absolute(options.output_dir, ec), ec);
+  std::vector<Part> parts;
+  for (const std::string& dir : options.parts) {
+    Result<Manifest> m = ReadManifest(dir);
+    if (!m.ok()) {
+      if (m.status().code() == StatusCode::kNotFound) {
+        return NotFound(dir + ": not a complete stoker dataset (no " +
+                        std::string(kManifestFileName) + ")");
+      }
+      return m.status();
+    }
+    fs::path canon = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+    if (canon == out) {
+      return InvalidArgument("the output " + options.output_dir + " is also a part; merge into a "
+                             "new directory");
+    }
+    parts.push_back({dir, std::move(*m)});
+  }
+  STOKER_RETURN_IF_ERROR(OrderByTask(&parts));
+
+  Manifest merged;
+  merged.tokenizer = parts.front().manifest.tokenizer;
+  merged.dtype = parts.front().manifest.dtype;
+  for (const Part& p : parts) {
+    const Manifest& m = p.manifest;
+    if (!SameTokenizer(m.tokenizer, merged.tokenizer)) {
+      return FailedPrecondition("cannot merge: " + p.dir + " was packed with tokenizer " +
+                                Describe(m.tokenizer) + ", " + parts.front().dir + " with " +
+                                Describe(merged.tokenizer));
+    }
+    if (m.dtype != merged.dtype) {
+      return FailedPrecondition("cannot merge: " + p.dir + " has " +
+                                std::string(TokenDTypeName(m.dtype)) + " tokens, " +
+                                parts.front().dir + " has " +
+                                std::string(TokenDTypeName(merged.dtype)));
+    }
+    fs::path part_abs = fs::weakly_canonical(fs::absolute(p.dir, ec), ec);
+    fs::path rel = part_abs.lexically_relative(out);
+    for (const ShardInfo& s : m.shards) {
+      STOKER_RETURN_IF_ERROR(CheckShardFiles(p.dir, s));
+      ShardInfo moved = s;
+      moved.prefix = (rel / s.prefix).lexically_normal().string();
+      merged.shards.push_back(std::move(moved));
+    }
+    for (const auto& [name, value] : m.counters) {
+      if (name != "task_index" && name != "task_count") merged.counters[name] += value;
+    }
+  }
+  merged.counters["merged_parts"] = parts.size();
+  STOKER_RETURN_IF_ERROR(PrepareOutputDir(options.output_dir, {options.overwrite, false}));
+  STOKER_RETURN_IF_ERROR(WriteManifest(options.output_dir, merged));
+  return merged;
+}
+
+}  // namespace stoker

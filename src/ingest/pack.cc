@@ -1,0 +1,251 @@
+#include "ingest/pack.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "ingest/dataset_dir.h"
+#include "ingest/input_reader.h"
+#include "ingest/shard_sink.h"
+
+namespace stoker {
+namespace {
+
+// A batch of raw documents on its way to a worker, numbered in input order.
+struct WorkItem {
+  uint64_t seq = 0;
+  std::vector<RawDocument> docs;
+  Status read_error;  // the reader failed after these documents
+  uint64_t disk_bytes_done = 0;
+};
+
+struct DoneItem {
+  EncodedDocuments encoded;
+  Status status;
+  uint64_t disk_bytes_done = 0;
+};
+
+// The reader -> workers -> writer graph. One mutex and one condition variable guard the queue,
+// the reorder map and the flags; items are large (about batch_bytes), so contention is low.
+class Pipeline {
+ public:
+  Pipeline(const PackOptions& options, const std::vector<InputFile>& files, TaskSlice slice,
+           const DocumentEncoder& encoder)
+      : options_(options),
+        files_(files),
+        slice_(slice),
+        encoder_(encoder),
+        max_in_flight_(2 * static_cast<uint64_t>(options.threads) + 2) {}
+
+  // Runs the graph, handing each encoded batch to `write` in input order. Returns the first error
+  // in input order (a batch's error, or write's).
+  Status Run(const std::function<Status(const DoneItem&)>& write) {
+    std::thread reader([this] { ReadLoop(); });
+    std::vector<std::thread> workers;
+    for (int i = 0; i < options_.threads; ++i) workers.emplace_back([this] { WorkLoop(); });
+    Status status = WriteLoop(write);
+    Cancel();  // no-op on success: everything has been consumed
+    reader.join();
+    for (auto& w : workers) w.join();
+    return status;
+  }
+
+ private:
+  // 1. Read batches in order; 2. wait for room (bounded in-flight count); 3. queue them.
+  void ReadLoop() {
+    InputReader input(&files_, slice_, options_.batch_bytes);
+    while (true) {
+      WorkItem item;
+      Result<bool> more = input.NextBatch(&item.docs, &item.disk_bytes_done);
+      if (!more.ok()) item.read_error = more.status();
+      bool last = !more.ok() || !*more;
+      if (!item.docs.empty() || !item.read_error.ok()) {
+        if (!Submit(std::move(item))) break;
+      }
+      if (last) break;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    reader_done_ = true;
+    cv_.notify_all();
+  }
+
+  bool Submit(WorkItem item) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return cancelled_ || in_flight_ < max_in_flight_; });
+    if (cancelled_) return false;
+    item.seq = produced_++;
+    ++in_flight_;
+    queue_.push_back(std::move(item));
+    cv_.notify_all();
+    return true;
+  }
+
+  // 1. Take a batch; 2. encode it outside the lock; 3. file the result under its number.
+  void WorkLoop() {
+    while (true) {
+      WorkItem item;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return cancelled_ || !queue_.empty() || reader_done_; });
+        if (cancelled_ || queue_.empty()) return;
+        item = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      DoneItem done;
+      done.disk_bytes_done = item.disk_bytes_done;
+      for (const RawDocument& doc : item.docs) {
+        done.status = encoder_.Encode(doc, files_[doc.file_index].path, &done.encoded);
+        if (!done.status.ok()) break;
+      }
+      if (done.status.ok()) done.status = item.read_error;
+      std::lock_guard<std::mutex> lock(mu_);
+      done_.emplace(item.seq, std::move(done));
+      cv_.notify_all();
+    }
+  }
+
+  // 1. Wait for the next batch in order; 2. release its in-flight slot; 3. write it.
+  Status WriteLoop(const std::function<Status(const DoneItem&)>& write) {
+    for (uint64_t next = 0;; ++next) {
+      DoneItem item;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return done_.count(next) > 0 || (reader_done_ && next == produced_); });
+        auto it = done_.find(next);
+        if (it == done_.end()) return Status::OK();  // the reader is done and all were written
+        item = std::move(it->second);
+        done_.erase(it);
+        --in_flight_;
+        cv_.notify_all();
+      }
+      if (!item.status.ok()) return item.status;
+      STOKER_RETURN_IF_ERROR(write(item));
+    }
+  }
+
+  void Cancel() {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+
+  const PackOptions& options_;
+  const std::vector<InputFile>& files_;
+  TaskSlice slice_;
+  const DocumentEncoder& encoder_;
+  const uint64_t max_in_flight_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<WorkItem> queue_;         // guarded by mu_
+  std::map<uint64_t, DoneItem> done_;  // guarded by mu_: encoded batches waiting for their turn
+  uint64_t produced_ = 0;              // guarded by mu_
+  uint64_t in_flight_ = 0;             // guarded by mu_: submitted and not yet written
+  bool reader_done_ = false;           // guarded by mu_
+  bool cancelled_ = false;             // guarded by mu_
+};
+
+Status ValidateOptions(const PackOptions& o) {
+  if (o.inputs.empty()) return InvalidArgument("no inputs given");
+  if (o.output_dir.empty()) return InvalidArgument("no output directory given");
+  if (o.threads < 1) return InvalidArgument("--threads must be at least 1");
+  if (o.shard_size_bytes == 0) return InvalidArgument("--shard-size must be positive");
+  if (o.task_count == 0 || o.task_index >= o.task_count) {
+    return InvalidArgument("task index " + std::to_string(o.task_index) + " is not below task count " +
+                           std::to_string(o.task_count));
+  }
+  if (o.encoder.text_field.empty()) return InvalidArgument("--text-field must not be empty");
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<TokenDType> ChooseDType(const Tokenizer& tokenizer, std::optional<TokenDType> forced) {
+  uint64_t vocab = tokenizer.vocab_size();
+  if (!forced) return vocab < kUint16VocabLimit ? TokenDType::kUint16 : TokenDType::kInt32;
+  if (*forced == TokenDType::kUint16 && vocab > 65536) {
+    return InvalidArgument("--dtype uint16 cannot hold a vocabulary of " + std::to_string(vocab));
+  }
+  if (*forced != TokenDType::kUint16 && *forced != TokenDType::kInt32) {
+    return InvalidArgument("--dtype must be uint16 or int32");
+  }
+  return *forced;
+}
+
+Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) {
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  STOKER_RETURN_IF_ERROR(ValidateOptions(options));
+  STOKER_ASSIGN_OR_RETURN(TokenDType dtype, ChooseDType(tokenizer, options.dtype));
+  STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files, ExpandInputs(options.inputs));
+  if (files.empty()) {
+    return InvalidArgument("no input files: the inputs are empty directories (hidden files are "
+                           "ignored)");
+  }
+  STOKER_RETURN_IF_ERROR(CheckOutputOutsideInputs(options.output_dir, options.inputs));
+  STOKER_RETURN_IF_ERROR(
+      PrepareOutputDir(options.output_dir, {options.overwrite, /*remove_stale_shards=*/true}));
+
+  TaskSlice slice = SliceForTask(files, options.task_index, options.task_count);
+  PackResult result;
+  result.total_files = files.size();
+  result.input_files = slice.last - slice.first;
+  PackProgress progress;
+  for (size_t i = slice.first; i < slice.last; ++i) progress.disk_bytes_total += files[i].size_bytes;
+
+  DocumentEncoder encoder(&tokenizer, options.encoder);
+  ShardSink sink(options.output_dir, options.task_index, dtype, options.shard_size_bytes);
+  Pipeline pipeline(options, files, slice, encoder);
+  Status status = pipeline.Run([&](const DoneItem& item) -> Status {
+    const EncodedDocuments& enc = item.encoded;
+    size_t offset = 0;
+    for (uint64_t len : enc.lengths) {
+      if (len > static_cast<uint64_t>(INT32_MAX)) {
+        return InvalidArgument("a document has " + std::to_string(len) +
+                               " tokens, more than a Megatron index can record (2^31 - 1)");
+      }
+      STOKER_RETURN_IF_ERROR(sink.Add(std::span<const int32_t>(enc.tokens.data() + offset, len)));
+      offset += len;
+    }
+    result.counters.Add(enc.counters);
+    progress.documents = result.counters.documents;
+    progress.tokens += enc.tokens.size();
+    progress.input_bytes = result.counters.input_bytes;
+    progress.disk_bytes_done += item.disk_bytes_done;
+    progress.elapsed_s = elapsed();
+    if (options.on_progress) options.on_progress(progress);
+    return Status::OK();
+  });
+  if (status.ok() && result.counters.documents == 0 && options.task_count == 1) {
+    status = InvalidArgument("the inputs hold no documents (" + std::to_string(files.size()) +
+                             " file(s), every document empty or skipped)");
+  }
+  Result<std::vector<ShardInfo>> shards = status.ok() ? sink.Finish() : Result<std::vector<ShardInfo>>(status);
+  if (!shards.ok()) {
+    sink.RemoveFinishedShards();
+    return shards.status();
+  }
+
+  Manifest& m = result.manifest;
+  const TokenizerIdentity& id = tokenizer.identity();
+  m.tokenizer = {id.kind, id.name, tokenizer.vocab_size(), tokenizer.eos_id(), id.checksum};
+  m.dtype = dtype;
+  m.shards = std::move(*shards);
+  m.counters = result.counters.ToMap();
+  m.counters["task_index"] = options.task_index;
+  m.counters["task_count"] = options.task_count;
+  Status written = WriteManifest(options.output_dir, m);
+  if (!written.ok()) {
+    sink.RemoveFinishedShards();
+    return written;
+  }
+  result.elapsed_s = elapsed();
+  return result;
+}
+
+}  // namespace stoker

@@ -1,0 +1,60 @@
+#include "ingest/shard_sink.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "common/file_util.h"
+
+namespace stoker {
+
+ShardSink::ShardSink(std::string dir, uint32_t task_index, TokenDType dtype,
+                     uint64_t shard_size_bytes)
+    : dir_(std::move(dir)),
+      task_index_(task_index),
+      dtype_(dtype),
+      shard_size_bytes_(shard_size_bytes) {}
+
+ShardSink::~ShardSink() = default;
+
+std::string ShardSink::ShardName(uint32_t task_index, uint64_t shard_index) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "part-%05u-%05llu", task_index,
+                static_cast<unsigned long long>(shard_index));
+  return buf;
+}
+
+Status ShardSink::Add(std::span<const int32_t> tokens) {
+  uint64_t doc_bytes = tokens.size() * TokenDTypeSize(dtype_);
+  if (writer_ && writer_->documents() > 0 && writer_->bin_bytes() + doc_bytes > shard_size_bytes_) {
+    STOKER_RETURN_IF_ERROR(CloseShard());
+  }
+  if (!writer_) {
+    std::string prefix = JoinPath(dir_, ShardName(task_index_, shards_.size()));
+    STOKER_ASSIGN_OR_RETURN(writer_, MegatronWriter::Create(prefix, dtype_));
+  }
+  return writer_->AddDocument(tokens);
+}
+
+Status ShardSink::CloseShard() {
+  STOKER_ASSIGN_OR_RETURN(ShardInfo info, writer_->Finish());
+  writer_.reset();
+  shards_.push_back(std::move(info));
+  return Status::OK();
+}
+
+Result<std::vector<ShardInfo>> ShardSink::Finish() {
+  if (writer_) STOKER_RETURN_IF_ERROR(CloseShard());
+  return shards_;
+}
+
+void ShardSink::RemoveFinishedShards() {
+  for (const ShardInfo& s : shards_) {
+    std::string prefix = JoinPath(dir_, s.prefix);
+    ::unlink((prefix + ".bin").c_str());
+    ::unlink((prefix + ".idx").c_str());
+  }
+  shards_.clear();
+}
+
+}  // namespace stoker
