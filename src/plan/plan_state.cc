@@ -4,6 +4,19 @@
 #include "stoker/plan.h"
 
 namespace stoker {
+namespace {
+
+uint64_t Unsigned(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number_unsigned()) {
+    throw nlohmann::json::type_error::create(302, std::string("\"") + key +
+                                                      "\" must be a non-negative integer",
+                                             &v);
+  }
+  return v.get<uint64_t>();
+}
+
+}  // namespace
 
 std::string PlanState::ToJson() const {
   nlohmann::json j;
@@ -30,8 +43,8 @@ Result<PlanState> PlanState::FromJson(std::string_view text) {
                                 " is not supported (this stoker reads version " +
                                 std::to_string(kVersion) + ")");
     }
-    s.position.epoch = j.at("epoch").get<uint64_t>();
-    s.position.rows_consumed = j.at("rows_consumed").get<uint64_t>();
+    s.position.epoch = Unsigned(j, "epoch");
+    s.position.rows_consumed = Unsigned(j, "rows_consumed");
     s.fingerprint = j.at("fingerprint").get<std::string>();
     s.world_size = j.value("world_size", 0u);
     s.batch_size = j.value("batch_size", uint64_t{0});
