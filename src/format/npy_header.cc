@@ -130,13 +130,13 @@ class DictParser {
     return Status::OK();
   }
   Status Descr(const std::string& d, TokenDType* out) {
+    if (d.size() >= 2 && d[1] == 'O') return Error("object arrays (pickles) are refused: '" + d + "'");
     if (d.size() < 3) return Error("unsupported dtype '" + d + "'");
     char order = d[0], kind = d[1];
     std::string size_text = d.substr(2);
     if (order != '<' && order != '>' && order != '|' && order != '=') {
       return Error("dtype '" + d + "' has no byte-order character");
     }
-    if (kind == 'O') return Error("object arrays (pickles) are refused: '" + d + "'");
     int size = 0;
     if (size_text == "1" || size_text == "2" || size_text == "4" || size_text == "8") {
       size = size_text[0] - '0';
