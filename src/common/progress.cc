@@ -58,6 +58,7 @@ ProgressReporter::ProgressReporter(Options options) : options_(std::move(options
   }
   if (options_.out == nullptr) mode_ = Mode::kSilent;
   start_s_ = Now();
+  SetTotals(options_.total_items, options_.total_bytes);
   next_draw_s_ = start_s_ + (mode_ == Mode::kTerminal ? options_.terminal_interval_s
                                                       : options_.plain_interval_s);
 }
@@ -72,10 +73,15 @@ ProgressReporter::Snapshot ProgressReporter::snapshot() const {
   Snapshot s;
   s.items = items_.load(std::memory_order_relaxed);
   s.bytes = bytes_.load(std::memory_order_relaxed);
-  s.total_items = options_.total_items;
-  s.total_bytes = options_.total_bytes;
+  s.total_items = total_items_.load(std::memory_order_relaxed);
+  s.total_bytes = total_bytes_.load(std::memory_order_relaxed);
   s.elapsed_s = Now() - start_s_;
   return s;
+}
+
+void ProgressReporter::SetTotals(uint64_t total_items, uint64_t total_bytes) {
+  total_items_.store(total_items, std::memory_order_relaxed);
+  total_bytes_.store(total_bytes, std::memory_order_relaxed);
 }
 
 void ProgressReporter::Add(uint64_t items, uint64_t bytes) {

@@ -45,6 +45,8 @@ class ProgressReporter {
   ProgressReporter(const ProgressReporter&) = delete;
   ProgressReporter& operator=(const ProgressReporter&) = delete;
 
+  // Sets the totals once they are known (e.g. after reading a manifest); 0 = unknown.
+  void SetTotals(uint64_t total_items, uint64_t total_bytes);
   // Counts work done and redraws if the interval has passed.
   void Add(uint64_t items, uint64_t bytes);
   // Prints the final summary line (once; later calls do nothing). `ok` = false adds "failed".
@@ -70,6 +72,8 @@ class ProgressReporter {
   Options options_;
   Mode mode_;
   double start_s_;
+  std::atomic<uint64_t> total_items_{0};
+  std::atomic<uint64_t> total_bytes_{0};
   std::atomic<uint64_t> items_{0};
   std::atomic<uint64_t> bytes_{0};
   std::atomic<double> next_draw_s_{0};
