@@ -40,12 +40,22 @@ Status CheckShardFiles(const std::string& part_dir, const ShardInfo& s) {
   return Status::OK();
 }
 
-// Orders parts by their recorded task index when all have one, checking that the set is complete.
+uint64_t TaskCount(const Part& p) {
+  auto it = p.manifest.counters.find("task_count");
+  return it == p.manifest.counters.end() || !p.manifest.counters.count("task_index") ? 0
+                                                                                    : it->second;
+}
+
+// Parts of a multi-task pack (task_count > 1) are put in task order and must be complete; whole
+// datasets (single-task packs, earlier merges) keep the order given. Mixing the two is refused,
+// since a missing part could then go unnoticed.
 Status OrderByTask(std::vector<Part>* parts) {
-  for (const Part& p : *parts) {
-    if (!p.manifest.counters.count("task_index") || !p.manifest.counters.count("task_count")) {
-      return Status::OK();
-    }
+  size_t multi = 0;
+  for (const Part& p : *parts) multi += TaskCount(p) > 1 ? 1 : 0;
+  if (multi == 0) return Status::OK();
+  if (multi != parts->size()) {
+    return FailedPrecondition("cannot merge task parts together with whole datasets; merge the "
+                              "parts of each multi-task pack first");
   }
   uint64_t count = parts->front().manifest.counters.at("task_count");
   std::stable_sort(parts->begin(), parts->end(), [](const Part& a, const Part& b) {

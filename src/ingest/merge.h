@@ -2,9 +2,10 @@
 // one dataset without copying shards: the merged manifest's shard prefixes are relative paths
 // into the part directories ("../part-00003/part-00003-00000").
 //
-// Order: if every part records task_index/task_count (as `stoker pack` does), the parts are
-// ordered by task index and must be exactly tasks 0..count-1, so the merge holds the documents of
-// a single-task pack in the same order; otherwise the order given. Thread-safe (no shared state).
+// Order: parts of a multi-task pack (their manifests record task_index/task_count > 1) are put in
+// task order and must be exactly tasks 0..count-1, so the merge holds the documents of a
+// single-task pack in the same order; whole datasets (single-task packs, earlier merges) keep the
+// order given; mixing the two is refused. Thread-safe (no shared state).
 #pragma once
 
 #include <string>
