@@ -223,8 +223,7 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
     return FailedPrecondition(
         "the checkpoint was written for a different plan (fingerprint " + state.fingerprint +
         ", this plan " + impl_->fingerprint +
-        "): the datasets, weights, seq_len, seed, shuffle or pack options differ; force the "
-        "restore to continue anyway");
+        "): the datasets, weights, seq_len, seed, shuffle or pack options differ");
   }
   uint64_t rows = rows_in_epoch(state.position.epoch);
   if (state.position.rows_consumed > rows) {
