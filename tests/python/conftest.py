@@ -1,0 +1,30 @@
+"""Shared pytest fixtures for the Python tests: the stoker CLI under test and a way to run it."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def stoker_cli() -> str:
+    """Path of the stoker binary, from $STOKER_CLI (scripts/test sets it to build/stoker)."""
+    path = os.environ.get("STOKER_CLI")
+    if not path:
+        pytest.fail("set STOKER_CLI to the stoker binary (scripts/test does this)")
+    if not Path(path).is_file():
+        pytest.fail(f"STOKER_CLI={path} does not exist; build it first")
+    return path
+
+
+@pytest.fixture
+def run_stoker(stoker_cli):
+    """run_stoker(*args) -> CompletedProcess with text stdout/stderr; never raises on exit code."""
+
+    def run(*args, timeout=120):
+        return subprocess.run(
+            [stoker_cli, *map(str, args)], capture_output=True, text=True, timeout=timeout
+        )
+
+    return run
