@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Loader only, side by side in one run: stoker's C++ loader vs the torch DataLoader recipe.
+
+Both read the same page-cached Megatron dataset (>= 100 M uint16 tokens, written here with numpy)
+with seq_len 2048, batch 32, a global shuffle and concat packing, on the same cores:
+
+  torch:  a Dataset of np.memmap windows (seq_len + 1 tokens -> input_ids, labels),
+          DistributedSampler(shuffle=True, drop_last=True), DataLoader(num_workers=cores,
+          prefetch_factor=4, persistent_workers=True, drop_last=True)
+  stoker: bench/loader_benchmark (the C++ loader, num_workers=cores), which also builds
+          position_ids, segment_ids and cu_seqlens
+
+Prints tokens/s and time to first batch of each, and the ratio (target >= 20x).
+
+  .venv/bin/python bench/loader_vs_torch.py [--tokens 100000000] [--seconds 20]
+      [--bench build/loader_benchmark]   (or $STOKER_LOADER_BENCH)
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+SEQ_LEN = 2048
+BATCH = 32
+
+
+def write_megatron(prefix, tokens, seed=1234):
+    """Writes prefix.bin / prefix.idx (Megatron MMIDIDX v1, uint16) unless already there."""
+    if os.path.exists(prefix + ".idx") and os.path.getsize(prefix + ".bin") == 2 * tokens:
+        return
+    os.makedirs(os.path.dirname(prefix), exist_ok=True)
+    rng = np.random.default_rng(seed)
+    lengths = []
+    left = tokens
+    while left > 0:
+        chunk = np.maximum(1, rng.lognormal(np.log(800.0), 1.0, 100_000).astype(np.int64))
+        cum = np.cumsum(chunk)
+        take = chunk[cum <= left]
+        if len(take) < len(chunk):
+            take = np.append(take, left - take.sum())
+            take = take[take > 0]
+        lengths.append(take)
+        left -= int(take.sum())
+    lengths = np.concatenate(lengths).astype(np.int32)
+    with open(prefix + ".bin", "wb") as f:
+        for start in range(0, tokens, 1 << 24):
+            n = min(1 << 24, tokens - start)
+            rng.integers(0, 50000, n, dtype=np.uint16).tofile(f)
+    n = len(lengths)
+    pointers = np.zeros(n, dtype=np.int64)
+    pointers[1:] = np.cumsum(lengths.astype(np.int64) * 2)[:-1]
+    with open(prefix + ".idx", "wb") as f:
+        f.write(b"MMIDIDX\x00\x00")
+        f.write(np.array([1], dtype=np.uint64).tobytes())
+        f.write(np.array([8], dtype=np.uint8).tobytes())  # uint16
+        f.write(np.array([n, n + 1], dtype=np.uint64).tobytes())
+        f.write(lengths.tobytes())
+        f.write(pointers.tobytes())
+        f.write(np.arange(n + 1, dtype=np.int64).tobytes())
+
+
+class MemmapWindows(Dataset):
+    """The usual recipe: sample i is tokens [i*S, i*S + S + 1) of the concatenated stream."""
+
+    def __init__(self, bin_path, num_tokens, seq_len):
+        self.bin_path = bin_path
+        self.seq_len = seq_len
+        self.n = (num_tokens - 1) // seq_len
+        self.tokens = None  # opened lazily in each worker process
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if self.tokens is None:
+            self.tokens = np.memmap(self.bin_path, dtype=np.uint16, mode="r")
+        s = i * self.seq_len
+        window = torch.from_numpy(self.tokens[s : s + self.seq_len + 1].astype(np.int64))
+        return window[:-1], window[1:]
+
+
+def run_torch(prefix, tokens, seconds, cores):
+    ds = MemmapWindows(prefix + ".bin", tokens, SEQ_LEN)
+    sampler = DistributedSampler(ds, num_replicas=1, rank=0, shuffle=True, seed=0, drop_last=True)
+    t0 = time.perf_counter()
+    dl = DataLoader(ds, batch_size=BATCH, sampler=sampler, num_workers=cores, prefetch_factor=4,
+                    persistent_workers=True, drop_last=True)
+    it = iter(dl)
+    next(it)
+    first = time.perf_counter() - t0
+    batches = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        try:
+            x, y = next(it)
+        except StopIteration:
+            sampler.set_epoch(sampler.epoch + 1)
+            it = iter(dl)
+            continue
+        batches += 1
+    elapsed = time.perf_counter() - start
+    del it, dl
+    return {"tokens_per_s": batches * BATCH * SEQ_LEN / elapsed, "first_batch_s": first,
+            "batches": batches}
+
+
+def run_stoker(bench, prefix, seconds, cores):
+    out = subprocess.run([bench, "--data", prefix, "--workers", str(cores), "--seconds",
+                          str(seconds), "--seq-len", str(SEQ_LEN), "--batch", str(BATCH), "--json"],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def find_bench(arg):
+    for cand in [arg, os.environ.get("STOKER_LOADER_BENCH"), "build/loader_benchmark",
+                 "build-loader/loader_benchmark"]:
+        if cand and os.path.exists(cand):
+            return cand
+    sys.exit("loader_vs_torch: build loader_benchmark first (or pass --bench)")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tokens", type=int, default=100_000_000)
+    p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--cores", type=int, default=os.cpu_count())
+    p.add_argument("--data-dir", default="/tmp/stoker-loader-bench")
+    p.add_argument("--bench", default=None)
+    a = p.parse_args()
+    bench = find_bench(a.bench)
+    prefix = os.path.join(a.data_dir, f"py_tokens_{a.tokens}")
+    write_megatron(prefix, a.tokens)
+    for ext in (".bin", ".idx"):  # page-cache the data for both sides
+        with open(prefix + ext, "rb") as f:
+            while f.read(1 << 24):
+                pass
+    print(f"data: {prefix}.bin ({a.tokens / 1e6:.0f} M tokens), seq_len {SEQ_LEN}, batch {BATCH}, "
+          f"{a.cores} cores, {a.seconds:.0f} s per side, torch {torch.__version__}")
+    s = run_stoker(bench, prefix, a.seconds, a.cores)
+    t = run_torch(prefix, a.tokens, a.seconds, a.cores)
+    print(f"stoker: {s['tokens_per_s'] / 1e6:9.1f} M tokens/s  first batch "
+          f"{s['first_batch_s'] * 1e3:7.1f} ms  RSS anon {s['rss_anon_mb']:.0f} MB")
+    print(f"torch : {t['tokens_per_s'] / 1e6:9.1f} M tokens/s  first batch "
+          f"{t['first_batch_s'] * 1e3:7.1f} ms")
+    print(f"ratio stoker/torch tokens/s: {s['tokens_per_s'] / t['tokens_per_s']:.1f}x (target >= 20x)")
+
+
+if __name__ == "__main__":
+    main()
