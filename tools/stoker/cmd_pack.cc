@@ -90,7 +90,10 @@ int RunPack(const PackArgs& args) {
     last_bytes = p.disk_bytes_done;
   };
   Result<PackResult> result = Pack(*options, **tokenizer);
-  if (reporter) reporter->Finish(result.ok());
+  // On failure the error line is the one message; only a drawn bar needs closing first.
+  if (reporter && (result.ok() || reporter->mode() == ProgressReporter::Mode::kTerminal)) {
+    reporter->Finish(result.ok());
+  }
   if (!result.ok()) return ReportError("pack", result.status());
 
   const Manifest& m = result->manifest;
