@@ -17,11 +17,17 @@ uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 }  // namespace
 
 struct DatasetStream::Layout {
-  uint64_t epoch = 0;
+  Layout(uint64_t e, DocumentOrder o, uint64_t windows)
+      : epoch(e), order(std::move(o)), num_windows(windows) {}
+  uint64_t epoch;
   DocumentOrder order;
-  // concat: tokens before window j; bestfit and pad: rows before window j. num_windows + 1 entries.
-  std::vector<uint64_t> window_prefix;
-  uint64_t rows = 0;
+  uint64_t num_windows;
+  uint64_t rows = 0;  // bestfit only (concat and pad know theirs without packing)
+  // concat: tokens before window j; bestfit and pad: rows before window j. bestfit fills all
+  // num_windows + 1 entries at once (its row count needs them); concat and pad extend it as far
+  // as a lookup needs, so the first batch of an epoch does not wait for the whole epoch.
+  mutable std::mutex mu;
+  mutable std::vector<uint64_t> prefix{0};
 };
 
 struct DatasetStream::Window {
@@ -121,36 +127,55 @@ std::shared_ptr<const DatasetStream::Window> DatasetStream::GetWindow(const Layo
   return built;
 }
 
-std::shared_ptr<const DatasetStream::Layout> DatasetStream::BuildLayout(uint64_t epoch) const {
+uint64_t DatasetStream::WindowAmount(const Layout& layout, uint64_t window) const {
   const std::vector<uint64_t>& len = lengths_->document_lengths;
-  const uint64_t n = len.size();
   const uint64_t s = options_.seq_len;
-  auto layout = std::make_shared<Layout>(Layout{epoch, MakeOrder(epoch), {}, 0});
-  const uint64_t num_windows = CeilDiv(n, window_docs_);
-  layout->window_prefix.assign(num_windows + 1, 0);
+  const uint64_t end = std::min<uint64_t>(len.size(), (window + 1) * window_docs_);
+  uint64_t amount = 0;  // tokens (concat) or rows (bestfit, pad)
   std::vector<uint64_t> items;
-  std::vector<uint32_t> bins;
-  for (uint64_t w = 0; w < num_windows; ++w) {
-    uint64_t end = std::min(n, (w + 1) * window_docs_);
-    uint64_t amount = 0;  // tokens (concat) or rows (bestfit, pad)
-    items.clear();
-    for (uint64_t p = w * window_docs_; p < end; ++p) {
-      uint64_t l = len[layout->order.DocumentAt(p)];
-      if (options_.pack == PackMode::kConcat) {
-        amount += l;
-      } else if (options_.pack == PackMode::kPad) {
-        amount += l > 0;
-      } else {
-        amount += l / s;  // full rows of a document longer than a row
-        if (l % s != 0) items.push_back(l % s);
-      }
+  for (uint64_t p = window * window_docs_; p < end; ++p) {
+    uint64_t l = len[layout.order.DocumentAt(p)];
+    if (options_.pack == PackMode::kConcat) {
+      amount += l;
+    } else if (options_.pack == PackMode::kPad) {
+      amount += l > 0;
+    } else {
+      amount += l / s;  // full rows of a document longer than a row
+      if (l % s != 0) items.push_back(l % s);
     }
-    if (options_.pack == PackMode::kBestFit) amount += BestFitDecreasing(items, s, &bins);
-    layout->window_prefix[w + 1] = layout->window_prefix[w] + amount;
   }
-  layout->rows = options_.pack == PackMode::kConcat ? CeilDiv(layout->window_prefix.back(), s)
-                                                    : layout->window_prefix.back();
+  if (options_.pack == PackMode::kBestFit) {
+    std::vector<uint32_t> bins;
+    amount += BestFitDecreasing(items, s, &bins);
+  }
+  return amount;
+}
+
+std::shared_ptr<const DatasetStream::Layout> DatasetStream::BuildLayout(uint64_t epoch) const {
+  const uint64_t n = lengths_->document_lengths.size();
+  auto layout = std::make_shared<Layout>(epoch, MakeOrder(epoch), CeilDiv(n, window_docs_));
+  if (options_.pack == PackMode::kBestFit) {
+    layout->prefix.reserve(layout->num_windows + 1);
+    for (uint64_t w = 0; w < layout->num_windows; ++w) {
+      layout->prefix.push_back(layout->prefix.back() + WindowAmount(*layout, w));
+    }
+    layout->rows = layout->prefix.back();
+  }
   return layout;
+}
+
+uint64_t DatasetStream::FindWindow(const Layout& layout, uint64_t amount,
+                                   uint64_t* window_start) const {
+  // Held while extending: callers that need the same windows would only repeat the work.
+  std::lock_guard lock(layout.mu);
+  std::vector<uint64_t>& prefix = layout.prefix;
+  while (prefix.size() - 1 < layout.num_windows && prefix.back() <= amount) {
+    prefix.push_back(prefix.back() + WindowAmount(layout, prefix.size() - 1));
+  }
+  uint64_t w = static_cast<uint64_t>(std::upper_bound(prefix.begin(), prefix.end(), amount) -
+                                     prefix.begin()) - 1;
+  *window_start = prefix[w];
+  return w;
 }
 
 std::shared_ptr<const DatasetStream::Window> DatasetStream::BuildWindow(const Layout& layout,
@@ -211,29 +236,26 @@ void DatasetStream::AppendRows(uint64_t epoch, uint64_t first, uint64_t count,
     AppendConcatRows(*layout, first, count, out);
     return;
   }
-  const std::vector<uint64_t>& prefix = layout->window_prefix;
-  auto it = std::upper_bound(prefix.begin(), prefix.end(), first);
-  uint64_t w = static_cast<uint64_t>(it - prefix.begin()) - 1;
-  uint64_t row = first;
+  uint64_t window_start;
+  uint64_t w = FindWindow(*layout, first, &window_start);
+  uint64_t i = first - window_start;
   while (count > 0) {
     std::shared_ptr<const Window> win = GetWindow(*layout, w);
-    for (uint64_t i = row - prefix[w]; i < win->rows.size() && count > 0; ++i, ++row, --count) {
-      out->push_back(win->rows[i]);
-    }
+    for (; i < win->rows.size() && count > 0; ++i, --count) out->push_back(win->rows[i]);
     ++w;
+    i = 0;
   }
 }
 
 void DatasetStream::AppendConcatRows(const Layout& layout, uint64_t first, uint64_t count,
                                      std::vector<Row>* out) const {
   const std::vector<uint64_t>& len = lengths_->document_lengths;
-  const std::vector<uint64_t>& prefix = layout.window_prefix;
   const uint64_t s = options_.seq_len;
   uint64_t t = first * s;
-  uint64_t w = static_cast<uint64_t>(std::upper_bound(prefix.begin(), prefix.end(), t) -
-                                     prefix.begin()) - 1;
+  uint64_t window_start;
+  uint64_t w = FindWindow(layout, t, &window_start);
   std::shared_ptr<const Window> win = GetWindow(layout, w);
-  uint64_t local = t - prefix[w];
+  uint64_t local = t - window_start;
   uint64_t i = static_cast<uint64_t>(std::upper_bound(win->token_prefix.begin(),
                                                       win->token_prefix.end(), local) -
                                      win->token_prefix.begin()) - 1;

@@ -1,7 +1,9 @@
 // DatasetStream: one dataset's packed rows, epoch by epoch: shuffle (DocumentOrder), then packing
 // in windows of consecutive positions of the shuffled order. Per epoch it keeps only a layout (rows
-// or tokens before each window); windows are packed on demand and a few are cached.
-// Thread-safe: const methods; the caches are guarded by a mutex never held while computing.
+// or tokens before each window, extended as far as needed); windows are packed on demand and a few
+// are cached.
+// Thread-safe: const methods; the caches are guarded by a mutex never held while computing (a
+// layout's own mutex is held while it is extended).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +45,10 @@ class DatasetStream {
   std::shared_ptr<const Layout> GetLayout(uint64_t epoch) const;
   std::shared_ptr<const Window> GetWindow(const Layout& layout, uint64_t window) const;
   std::shared_ptr<const Layout> BuildLayout(uint64_t epoch) const;
+  // Tokens (concat) or rows (bestfit, pad) of `window` of the layout's order.
+  uint64_t WindowAmount(const Layout& layout, uint64_t window) const;
+  // The window holding token (concat) or row `amount`; *window_start gets what precedes it.
+  uint64_t FindWindow(const Layout& layout, uint64_t amount, uint64_t* window_start) const;
   std::shared_ptr<const Window> BuildWindow(const Layout& layout, uint64_t window) const;
   void AppendConcatRows(const Layout& layout, uint64_t first, uint64_t count,
                         std::vector<Row>* out) const;

@@ -286,26 +286,35 @@ TEST(PlanPropertyTest, BlockShuffleStaysLocal) {
 }
 
 TEST(PlanPropertyTest, ConcurrentCallsAgreeWithSequentialOnes) {
-  auto lengths = MakeLengths(2000, 100, 0.05, 10, 13);
-  PlanOptions o;
-  o.seq_len = 256;
-  o.pack = PackMode::kBestFit;
-  o.bestfit_window = 64;
-  o.world_size = 4;
-  o.batch_size = 2;
-  auto plan = MakePlan({{lengths, 1.0}}, o);
-  uint64_t steps = plan->steps_per_epoch(0);
-  std::vector<std::vector<Batch>> got(4);
-  std::vector<std::thread> threads;
-  for (uint32_t r = 0; r < 4; ++r) {
-    threads.emplace_back([&, r] {
-      for (uint64_t s = 0; s < steps; ++s) got[r].push_back(*plan->GetBatch(0, s, r));
-    });
-  }
-  for (auto& t : threads) t.join();
-  auto fresh = MakePlan({{lengths, 1.0}}, o);
-  for (uint32_t r = 0; r < 4; ++r) {
-    for (uint64_t s = 0; s < steps; ++s) EXPECT_EQ(got[r][s].rows, fresh->GetBatch(0, s, r)->rows);
+  auto lengths = MakeLengths(20000, 30, 0.05, 10, 13);
+  for (PackMode pack : {PackMode::kConcat, PackMode::kBestFit, PackMode::kPad}) {
+    PlanOptions o;
+    o.seq_len = 256;
+    o.pack = pack;
+    o.bestfit_window = 64;
+    o.world_size = 4;
+    o.batch_size = 2;
+    auto plan = MakePlan({{lengths, 1.0}}, o);
+    uint64_t steps = plan->steps_per_epoch(0);
+    std::vector<std::vector<Batch>> got(4);
+    std::vector<std::thread> threads;
+    for (uint32_t r = 0; r < 4; ++r) {
+      // Ranks walk from different ends so the lazily extended layouts and caches are contended.
+      threads.emplace_back([&, r] {
+        for (uint64_t i = 0; i < steps; ++i) {
+          uint64_t s = r % 2 ? steps - 1 - i : i;
+          got[r].push_back(*plan->GetBatch(0, s, r));
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    auto fresh = MakePlan({{lengths, 1.0}}, o);
+    for (uint32_t r = 0; r < 4; ++r) {
+      for (uint64_t i = 0; i < steps; ++i) {
+        uint64_t s = r % 2 ? steps - 1 - i : i;
+        ASSERT_EQ(got[r][i].rows, fresh->GetBatch(0, s, r)->rows);
+      }
+    }
   }
 }
 
