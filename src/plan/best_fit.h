@@ -6,10 +6,11 @@
 
 namespace stoker::plan {
 
-// Packs items of the given lengths (each 1..capacity) into bins of `capacity`: items in decreasing
-// length (ties by index), each into the open bin with the least room that still fits it, else a
-// new bin. Writes each item's bin into *bin_of_item (bins numbered in order of opening) and returns
-// the bin count. Deterministic.
+// Packs items of the given lengths (each 1..capacity; capacity < 2^32; fewer than 2^32 items) into
+// bins of `capacity`: items in decreasing length (ties by index), each into the open bin with the
+// least room that still fits it (ties: the bin that reached that room last), else a new bin.
+// Writes each item's bin into *bin_of_item (bins numbered in order of opening) and returns the bin
+// count. Deterministic.
 uint64_t BestFitDecreasing(const std::vector<uint64_t>& lengths, uint64_t capacity,
                            std::vector<uint32_t>* bin_of_item);
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -37,6 +39,41 @@ TEST(BestFitTest, NeverOverfillsAndUsesFewBins) {
     }
     // First-fit-decreasing family bound: at most 11/9 OPT + 1 bins, OPT >= total / cap.
     EXPECT_LE(n, (11 * ((total + cap - 1) / cap)) / 9 + 1);
+  }
+}
+
+// The textbook algorithm, quadratic: bins with equal room are interchangeable, so the bin count
+// and every bin's fill must agree with the fast version whatever the tie-breaking.
+std::vector<uint64_t> ReferenceFills(std::vector<uint64_t> lengths, uint64_t cap) {
+  std::stable_sort(lengths.begin(), lengths.end(), std::greater<>());
+  std::vector<uint64_t> fill;
+  for (uint64_t l : lengths) {
+    int best = -1;
+    for (size_t b = 0; b < fill.size(); ++b) {
+      if (fill[b] + l <= cap && (best < 0 || fill[b] > fill[best])) best = static_cast<int>(b);
+    }
+    if (best < 0) {
+      fill.push_back(l);
+    } else {
+      fill[best] += l;
+    }
+  }
+  std::sort(fill.begin(), fill.end());
+  return fill;
+}
+
+TEST(BestFitTest, MatchesTheTextbookAlgorithm) {
+  std::mt19937_64 rng(9);
+  for (int trial = 0; trial < 60; ++trial) {
+    uint64_t cap = 1 + rng() % (trial % 2 ? 9000 : 70);
+    std::vector<uint64_t> lengths(rng() % 400);
+    for (auto& l : lengths) l = 1 + rng() % cap;
+    std::vector<uint32_t> bins;
+    uint64_t n = BestFitDecreasing(lengths, cap, &bins);
+    std::vector<uint64_t> fill(n, 0);
+    for (size_t i = 0; i < lengths.size(); ++i) fill[bins[i]] += lengths[i];
+    std::sort(fill.begin(), fill.end());
+    ASSERT_EQ(fill, ReferenceFills(lengths, cap)) << "trial " << trial;
   }
 }
 

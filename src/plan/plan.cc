@@ -57,7 +57,9 @@ Plan::~Plan() = default;
 Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
                                            const PlanOptions& options) {
   if (datasets.empty()) return InvalidArgument("no datasets to plan");
-  if (options.seq_len == 0) return InvalidArgument("seq_len must be at least 1");
+  if (options.seq_len == 0 || options.seq_len >= (uint64_t{1} << 32)) {
+    return InvalidArgument("seq_len must be between 1 and 2^32 - 1");
+  }
   if (options.batch_size == 0) return InvalidArgument("batch_size must be at least 1");
   if (options.world_size == 0) return InvalidArgument("world_size must be at least 1");
   if (options.rank >= options.world_size) {
