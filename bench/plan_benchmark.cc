@@ -50,6 +50,7 @@ void Measure(const std::shared_ptr<const DatasetLengths>& lengths, uint64_t seq_
   o.seq_len = seq_len;
   o.pack = pack;
   o.batch_size = 64;
+  o.remainder = stoker::RemainderPolicy::kPad;  // small corpora still get a step
   auto start = std::chrono::steady_clock::now();
   auto plan = Plan::Create({{lengths, 1.0}}, o);
   if (!plan.ok()) {
@@ -100,6 +101,36 @@ void MeasureAll(const std::shared_ptr<const DatasetLengths>& lengths) {
   }
 }
 
+// A 3:1 mixture of two datasets (the second a tenth of the first, so it repeats): rows/s through
+// the interleaving, which fetches each row from its dataset's stream.
+void MeasureMixture(const std::shared_ptr<const DatasetLengths>& big, PackMode pack) {
+  auto small = std::make_shared<DatasetLengths>();
+  small->name = "small";
+  small->document_lengths.assign(big->document_lengths.begin(),
+                                 big->document_lengths.begin() + big->document_lengths.size() / 10);
+  PlanOptions o;
+  o.seq_len = 2048;
+  o.pack = pack;
+  o.batch_size = 64;
+  auto start = std::chrono::steady_clock::now();
+  auto plan = Plan::Create({{big, 3.0}, {small, 1.0}}, o);
+  if (!plan.ok()) return;
+  uint64_t rows = 0, tokens = 0;
+  uint64_t steps = std::min<uint64_t>((*plan)->steps_per_epoch(0), 20000);
+  for (uint64_t step = 0; step < steps; ++step) {
+    auto batch = (*plan)->GetBatch(0, step, 0);
+    for (const auto& row : batch->rows) tokens += row.num_tokens();
+    rows += batch->rows.size();
+  }
+  double s = Seconds(start);
+  std::vector<double> epochs = (*plan)->DatasetEpochs({1, 0});
+  std::printf("  mixture 3:1 %-8s seq 2048: %llu rows in %.2fs = %.2f M rows/s, %.0f M tokens/s; "
+              "one mixture epoch = %.3f epochs of the large, %.3f of the small dataset\n",
+              std::string(stoker::PackModeName(pack)).c_str(),
+              static_cast<unsigned long long>(rows), s, rows / s / 1e6, tokens / s / 1e6,
+              epochs[0], epochs[1]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,6 +151,9 @@ int main(int argc, char** argv) {
   std::printf("generated %llu log-normal lengths in %.2fs\n",
               static_cast<unsigned long long>(docs), Seconds(start));
   MeasureAll(lengths);
+  for (PackMode pack : {PackMode::kConcat, PackMode::kBestFit, PackMode::kPad}) {
+    MeasureMixture(lengths, pack);
+  }
   if (datasets.empty()) {
     std::printf("no --dataset given: the bundled corpus was not measured "
                 "(pack it with `stoker pack data/sample/corpus.jsonl -o DIR --tokenizer "
