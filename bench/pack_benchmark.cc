@@ -88,7 +88,8 @@ void RunPack(benchmark::State& state, const std::string& tokenizer_spec, const s
   }
   double runs = static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(input_bytes * runs));
-  state.counters["MB/s"] = benchmark::Counter(input_bytes * runs / 1e6, benchmark::Counter::kIsRate);
+  state.counters["MB/s"] =
+      benchmark::Counter(input_bytes * runs / 1e6, benchmark::Counter::kIsRate);
   state.counters["MB/s/thread"] =
       benchmark::Counter(input_bytes * runs / 1e6 / threads, benchmark::Counter::kIsRate);
   state.counters["docs/s"] =

@@ -60,7 +60,8 @@ class PlainStream final : public ByteStream {
 
 class GzipStream final : public ByteStream {
  public:
-  explicit GzipStream(std::unique_ptr<RawFile> file) : file_(std::move(file)), in_(kInputChunkBytes) {
+  explicit GzipStream(std::unique_ptr<RawFile> file)
+      : file_(std::move(file)), in_(kInputChunkBytes) {
     // 15 + 32: any window size, gzip or zlib header detected automatically.
     ok_ = inflateInit2(&z_, 15 + 32) == Z_OK;
   }
@@ -169,9 +170,12 @@ Result<std::unique_ptr<ByteStream>> OpenByteStream(const std::string& path) {
   if (fd < 0) return ErrnoStatus(path + ": cannot open", errno);
   auto file = std::make_unique<RawFile>(path, fd);
   switch (CompressionFromName(path)) {
-    case Compression::kGzip: return std::unique_ptr<ByteStream>(new GzipStream(std::move(file)));
-    case Compression::kZstd: return std::unique_ptr<ByteStream>(new ZstdStream(std::move(file)));
-    case Compression::kNone: break;
+    case Compression::kGzip:
+      return std::unique_ptr<ByteStream>(new GzipStream(std::move(file)));
+    case Compression::kZstd:
+      return std::unique_ptr<ByteStream>(new ZstdStream(std::move(file)));
+    case Compression::kNone:
+      break;
   }
   return std::unique_ptr<ByteStream>(new PlainStream(std::move(file)));
 }

@@ -69,8 +69,8 @@ TEST_F(ByteStreamTest, ConcatenatedGzipMembersAndZstdFramesAreOneStream) {
 
 TEST_F(ByteStreamTest, TruncatedCompressedDataIsCorruptionNamingFileAndOffset) {
   const std::string data = Payload();
-  for (const auto& [name, bytes] : {std::pair<std::string, std::string>{"t.gz", Gzip(data)},
-                                    {"t.zst", Zstd(data)}}) {
+  for (const auto& [name, bytes] :
+       {std::pair<std::string, std::string>{"t.gz", Gzip(data)}, {"t.zst", Zstd(data)}}) {
     std::string path = Write(name, bytes.substr(0, bytes.size() / 2));
     std::string out;
     Status st = ReadAllDecompressed(path, &out);

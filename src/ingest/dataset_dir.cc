@@ -43,9 +43,9 @@ Status PrepareOutputDir(const std::string& dir, const OutputDirOptions& options)
   }
   STOKER_ASSIGN_OR_RETURN(auto names, ListDirectory(dir));
   for (const std::string& name : names) {
-    bool stale = EndsWith(name, ".tmp") ||
-                 (options.remove_stale_shards && StartsWith(name, "part-") &&
-                  (EndsWith(name, ".bin") || EndsWith(name, ".idx")));
+    bool stale =
+        EndsWith(name, ".tmp") || (options.remove_stale_shards && StartsWith(name, "part-") &&
+                                   (EndsWith(name, ".bin") || EndsWith(name, ".idx")));
     if (stale) STOKER_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, name)));
   }
   return Status::OK();

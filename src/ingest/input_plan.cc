@@ -67,7 +67,7 @@ Result<std::optional<uint64_t>> EnvNumber(const char* name) {
 InputKind InputKindFromName(std::string_view path) {
   std::string_view base = StripCompressionSuffix(path);
   return EndsWith(base, ".jsonl") || EndsWith(base, ".ndjson") ? InputKind::kJsonl
-                                                                : InputKind::kText;
+                                                               : InputKind::kText;
 }
 
 Result<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& inputs) {
@@ -104,8 +104,8 @@ TaskSlice SliceForTask(const std::vector<InputFile>& files, uint32_t task_index,
   auto owner = [&](size_t i, unsigned __int128 start) -> uint32_t {
     if (total == 0) return static_cast<uint32_t>(i * task_count / files.size());
     // Empty files after the last byte would compute task_count: they go to the last task.
-    return static_cast<uint32_t>(std::min<unsigned __int128>(start * task_count / total,
-                                                             task_count - 1));
+    return static_cast<uint32_t>(
+        std::min<unsigned __int128>(start * task_count / total, task_count - 1));
   };
   TaskSlice slice{files.size(), files.size()};
   bool started = false;
@@ -151,9 +151,8 @@ Result<TaskAssignment> TaskFromEnvironment() {
     task.source = "default";
   }
   if (count == 0 || count > UINT32_MAX || index >= count) {
-    return InvalidArgument("task index " + std::to_string(index) + " of " +
-                           std::to_string(count) + " from " + task.source +
-                           " is out of range (need 0 <= index < count)");
+    return InvalidArgument("task index " + std::to_string(index) + " of " + std::to_string(count) +
+                           " from " + task.source + " is out of range (need 0 <= index < count)");
   }
   task.index = static_cast<uint32_t>(index);
   task.count = static_cast<uint32_t>(count);

@@ -36,8 +36,8 @@ TEST_F(InputPlanTest, WalksDirectoriesSortedSkippingHiddenNames) {
   std::vector<std::string> names;
   for (const auto& f : *files) names.push_back(f.path.substr(dir_->path().size() + 1));
   // Command-line order first, then the directory's files sorted bytewise by path.
-  EXPECT_EQ(names, (std::vector<std::string>{"single.txt", "d/a.jsonl.zst", "d/a/z.txt",
-                                             "d/b.txt", "d/c/d.ndjson"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"single.txt", "d/a.jsonl.zst", "d/a/z.txt", "d/b.txt",
+                                             "d/c/d.ndjson"}));
   EXPECT_EQ((*files)[1].kind, InputKind::kJsonl);
   EXPECT_EQ((*files)[2].kind, InputKind::kText);
   EXPECT_EQ((*files)[4].kind, InputKind::kJsonl);
@@ -53,7 +53,8 @@ TEST_F(InputPlanTest, MissingInputIsNotFound) {
 
 TEST(SliceForTaskTest, SlicesAreContiguousCoverEverythingAndBalanceBytes) {
   std::vector<InputFile> files;
-  for (int i = 0; i < 50; ++i) files.push_back({"f" + std::to_string(i), uint64_t(i % 7) * 100, InputKind::kText});
+  for (int i = 0; i < 50; ++i)
+    files.push_back({"f" + std::to_string(i), uint64_t(i % 7) * 100, InputKind::kText});
   for (uint32_t count : {1u, 2u, 3u, 8u, 50u, 64u}) {
     size_t next = 0;
     for (uint32_t t = 0; t < count; ++t) {

@@ -9,8 +9,7 @@ constexpr size_t kMaxDocumentsPerBatch = 4096;
 
 }  // namespace
 
-InputReader::InputReader(const std::vector<InputFile>* files, TaskSlice slice,
-                         uint64_t batch_bytes)
+InputReader::InputReader(const std::vector<InputFile>* files, TaskSlice slice, uint64_t batch_bytes)
     : files_(files), slice_(slice), batch_bytes_(batch_bytes), next_file_(slice.first) {}
 
 Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* disk_bytes_done) {

@@ -31,10 +31,12 @@ Status CheckShardFiles(const std::string& part_dir, const ShardInfo& s) {
                                std::pair<const char*, uint64_t>{".idx", s.idx_bytes}}) {
     std::string path = JoinPath(part_dir, s.prefix + ext);
     Result<uint64_t> size = FileSizeBytes(path);
-    if (!size.ok()) return FailedPrecondition(path + ": shard file missing (" + size.status().message() + ")");
+    if (!size.ok())
+      return FailedPrecondition(path + ": shard file missing (" + size.status().message() + ")");
     if (*size != expected) {
-      return FailedPrecondition(path + ": " + std::to_string(*size) + " bytes, but the manifest of " +
-                                part_dir + " says " + std::to_string(expected));
+      return FailedPrecondition(path + ": " + std::to_string(*size) +
+                                " bytes, but the manifest of " + part_dir + " says " +
+                                std::to_string(expected));
     }
   }
   return Status::OK();
@@ -43,7 +45,7 @@ Status CheckShardFiles(const std::string& part_dir, const ShardInfo& s) {
 uint64_t TaskCount(const Part& p) {
   auto it = p.manifest.counters.find("task_count");
   return it == p.manifest.counters.end() || !p.manifest.counters.count("task_index") ? 0
-                                                                                    : it->second;
+                                                                                     : it->second;
 }
 
 // Parts of a multi-task pack (task_count > 1) are put in task order and must be complete; whole
@@ -54,8 +56,9 @@ Status OrderByTask(std::vector<Part>* parts) {
   for (const Part& p : *parts) multi += TaskCount(p) > 1 ? 1 : 0;
   if (multi == 0) return Status::OK();
   if (multi != parts->size()) {
-    return FailedPrecondition("cannot merge task parts together with whole datasets; merge the "
-                              "parts of each multi-task pack first");
+    return FailedPrecondition(
+        "cannot merge task parts together with whole datasets; merge the "
+        "parts of each multi-task pack first");
   }
   uint64_t count = parts->front().manifest.counters.at("task_count");
   std::stable_sort(parts->begin(), parts->end(), [](const Part& a, const Part& b) {
@@ -71,9 +74,9 @@ Status OrderByTask(std::vector<Part>* parts) {
                                 " tasks");
     }
     if (index != i) {
-      std::string what = index < i ? "task " + std::to_string(index) + " is given twice (" + p.dir + ")"
-                                   : "task " + std::to_string(i) + " of " + std::to_string(count) +
-                                         " is missing";
+      std::string what =
+          index < i ? "task " + std::to_string(index) + " is given twice (" + p.dir + ")"
+                    : "task " + std::to_string(i) + " of " + std::to_string(count) + " is missing";
       return FailedPrecondition("cannot merge: " + what);
     }
   }
@@ -102,7 +105,8 @@ Result<Manifest> Merge(const MergeOptions& options) {
     }
     fs::path canon = fs::weakly_canonical(fs::absolute(dir, ec), ec);
     if (canon == out) {
-      return InvalidArgument("the output " + options.output_dir + " is also a part; merge into a "
+      return InvalidArgument("the output " + options.output_dir +
+                             " is also a part; merge into a "
                              "new directory");
     }
     parts.push_back({dir, std::move(*m)});
@@ -120,10 +124,9 @@ Result<Manifest> Merge(const MergeOptions& options) {
                                 Describe(merged.tokenizer));
     }
     if (m.dtype != merged.dtype) {
-      return FailedPrecondition("cannot merge: " + p.dir + " has " +
-                                std::string(TokenDTypeName(m.dtype)) + " tokens, " +
-                                parts.front().dir + " has " +
-                                std::string(TokenDTypeName(merged.dtype)));
+      return FailedPrecondition(
+          "cannot merge: " + p.dir + " has " + std::string(TokenDTypeName(m.dtype)) + " tokens, " +
+          parts.front().dir + " has " + std::string(TokenDTypeName(merged.dtype)));
     }
     fs::path part_abs = fs::weakly_canonical(fs::absolute(p.dir, ec), ec);
     fs::path rel = part_abs.lexically_relative(out);

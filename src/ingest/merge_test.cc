@@ -25,10 +25,12 @@ class MergeTest : public ::testing::Test {
     // Inputs of uneven sizes: three JSONL files and a directory of small files.
     for (int f = 0; f < 3; ++f) {
       std::string jsonl;
-      for (int i = 0; i < 50 * (f + 1); ++i) jsonl += JsonlLine("f" + std::to_string(f) + " doc " + std::to_string(i));
+      for (int i = 0; i < 50 * (f + 1); ++i)
+        jsonl += JsonlLine("f" + std::to_string(f) + " doc " + std::to_string(i));
       WriteFile(dir_->Join("in/j" + std::to_string(f) + ".jsonl"), jsonl);
     }
-    for (int i = 0; i < 40; ++i) WriteFile(dir_->Join("in/small/" + std::to_string(i)), "small " + std::to_string(i));
+    for (int i = 0; i < 40; ++i)
+      WriteFile(dir_->Join("in/small/" + std::to_string(i)), "small " + std::to_string(i));
   }
   Result<PackResult> PackTask(uint32_t index, uint32_t count, const std::string& out) {
     PackOptions o;
@@ -75,7 +77,8 @@ TEST_F(MergeTest, MissingOrRepeatedTaskIsRefused) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(missing.status().message(), HasSubstr("task 1 of 3 is missing"));
-  auto twice = Merge({{dir_->Join("p0"), dir_->Join("p0"), dir_->Join("p2")}, dir_->Join("m"), false});
+  auto twice =
+      Merge({{dir_->Join("p0"), dir_->Join("p0"), dir_->Join("p2")}, dir_->Join("m"), false});
   ASSERT_FALSE(twice.ok());
   EXPECT_THAT(twice.status().message(), HasSubstr("task 0 is given twice"));
   EXPECT_FALSE(PathExists(dir_->Join("m/manifest.json")));

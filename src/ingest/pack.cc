@@ -113,7 +113,8 @@ class Pipeline {
       DoneItem item;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return done_.count(next) > 0 || (reader_done_ && next == produced_); });
+        cv_.wait(lock,
+                 [&] { return done_.count(next) > 0 || (reader_done_ && next == produced_); });
         auto it = done_.find(next);
         if (it == done_.end()) return Status::OK();  // the reader is done and all were written
         item = std::move(it->second);
@@ -154,8 +155,8 @@ Status ValidateOptions(const PackOptions& o) {
   if (o.threads < 1) return InvalidArgument("--threads must be at least 1");
   if (o.shard_size_bytes == 0) return InvalidArgument("--shard-size must be positive");
   if (o.task_count == 0 || o.task_index >= o.task_count) {
-    return InvalidArgument("task index " + std::to_string(o.task_index) + " is not below task count " +
-                           std::to_string(o.task_count));
+    return InvalidArgument("task index " + std::to_string(o.task_index) +
+                           " is not below task count " + std::to_string(o.task_count));
   }
   if (o.encoder.text_field.empty()) return InvalidArgument("--text-field must not be empty");
   return Status::OK();
@@ -184,8 +185,9 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   STOKER_ASSIGN_OR_RETURN(TokenDType dtype, ChooseDType(tokenizer, options.dtype));
   STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files, ExpandInputs(options.inputs));
   if (files.empty()) {
-    return InvalidArgument("no input files: the inputs are empty directories (hidden files are "
-                           "ignored)");
+    return InvalidArgument(
+        "no input files: the inputs are empty directories (hidden files are "
+        "ignored)");
   }
   STOKER_RETURN_IF_ERROR(CheckOutputOutsideInputs(options.output_dir, options.inputs));
   STOKER_RETURN_IF_ERROR(
@@ -196,7 +198,8 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   result.total_files = files.size();
   result.input_files = slice.last - slice.first;
   PackProgress progress;
-  for (size_t i = slice.first; i < slice.last; ++i) progress.disk_bytes_total += files[i].size_bytes;
+  for (size_t i = slice.first; i < slice.last; ++i)
+    progress.disk_bytes_total += files[i].size_bytes;
 
   DocumentEncoder encoder(&tokenizer, options.encoder);
   ShardSink sink(options.output_dir, options.task_index, dtype, options.shard_size_bytes);
@@ -225,7 +228,8 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
     status = InvalidArgument("the inputs hold no documents (" + std::to_string(files.size()) +
                              " file(s), every document empty or skipped)");
   }
-  Result<std::vector<ShardInfo>> shards = status.ok() ? sink.Finish() : Result<std::vector<ShardInfo>>(status);
+  Result<std::vector<ShardInfo>> shards =
+      status.ok() ? sink.Finish() : Result<std::vector<ShardInfo>>(status);
   if (!shards.ok()) {
     sink.RemoveFinishedShards();
     return shards.status();

@@ -34,9 +34,9 @@ inline constexpr uint64_t kUint16VocabLimit = 65500;
 struct PackProgress {
   uint64_t documents = 0;
   uint64_t tokens = 0;
-  uint64_t input_bytes = 0;        // decompressed bytes read so far
-  uint64_t disk_bytes_done = 0;    // on-disk bytes of the inputs finished so far (for the ETA)
-  uint64_t disk_bytes_total = 0;   // on-disk bytes of this task's inputs
+  uint64_t input_bytes = 0;       // decompressed bytes read so far
+  uint64_t disk_bytes_done = 0;   // on-disk bytes of the inputs finished so far (for the ETA)
+  uint64_t disk_bytes_total = 0;  // on-disk bytes of this task's inputs
   double elapsed_s = 0;
 };
 
@@ -50,7 +50,7 @@ struct PackOptions {
   uint32_t task_count = 1;
   std::optional<TokenDType> dtype;  // default: uint16 if the vocabulary allows, else int32
   bool overwrite = false;
-  uint64_t batch_bytes = 1 << 20;   // documents per work item, by raw size
+  uint64_t batch_bytes = 1 << 20;  // documents per work item, by raw size
   // Called on the calling thread after each batch is written; may be empty.
   std::function<void(const PackProgress&)> on_progress;
 };

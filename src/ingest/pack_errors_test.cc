@@ -76,11 +76,13 @@ TEST_F(PackErrorsTest, InvalidUtf8SkipDropsTheDocumentAndCounts) {
 TEST_F(PackErrorsTest, InvalidUtf8InAPlainTextFile) {
   auto r = PackFile("t.txt", "abc\xC0\xAF", Utf8Policy::kFail);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr(dir_->Join("t.txt") + ": invalid UTF-8 at byte offset 3"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr(dir_->Join("t.txt") + ": invalid UTF-8 at byte offset 3"));
 }
 
 TEST_F(PackErrorsTest, BadJsonLineNamesFileAndLine) {
-  auto r = PackFile("j.jsonl", JsonlLine("fine") + "{\"text\": \"unterminated\n" + JsonlLine("more"));
+  auto r =
+      PackFile("j.jsonl", JsonlLine("fine") + "{\"text\": \"unterminated\n" + JsonlLine("more"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(), HasSubstr(dir_->Join("j.jsonl") + ":2 (byte offset "));
@@ -101,8 +103,9 @@ TEST_F(PackErrorsTest, MissingAndNonStringTextField) {
 }
 
 TEST_F(PackErrorsTest, BadLinesSkipCountsThem) {
-  auto r = PackFile("s.jsonl", JsonlLine("kept") + "not json\n{\"other\": 1}\n" + JsonlLine("kept 2"),
-                    Utf8Policy::kReplace, /*skip_bad=*/true);
+  auto r =
+      PackFile("s.jsonl", JsonlLine("kept") + "not json\n{\"other\": 1}\n" + JsonlLine("kept 2"),
+               Utf8Policy::kReplace, /*skip_bad=*/true);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->manifest.counters.at("bad_lines_skipped"), 2u);
   EXPECT_EQ(r->manifest.total_documents(), 2u);

@@ -79,10 +79,13 @@ TEST_F(PackTest, SentencePieceRoundTripMatchesTokenizer) {
   ASSERT_EQ(docs.size(), 1040u);
   // Spot-check against direct encoding: the first poem and the last licence.
   std::vector<int32_t> first;
-  ASSERT_TRUE((*sp)->Encode("《感遇・其一》\n作者：张九龄\n兰叶春葳蕤，桂华秋皎洁。\n欣欣此生意，自尔为佳节。\n"
-                            "谁知林栖者，闻风坐相悦。\n草木有本心，何求美人折？",
-                            &first)
-                  .ok());
+  ASSERT_TRUE(
+      (*sp)
+          ->Encode(
+              "《感遇・其一》\n作者：张九龄\n兰叶春葳蕤，桂华秋皎洁。\n欣欣此生意，自尔为佳节。\n"
+              "谁知林栖者，闻风坐相悦。\n草木有本心，何求美人折？",
+              &first)
+          .ok());
   first.push_back(2);
   EXPECT_EQ(docs[0], first);
   for (const auto& d : docs) EXPECT_EQ(d.back(), 2);
@@ -90,9 +93,11 @@ TEST_F(PackTest, SentencePieceRoundTripMatchesTokenizer) {
 
 TEST_F(PackTest, OutputBytesDoNotDependOnThreads) {
   std::string jsonl;
-  for (int i = 0; i < 3000; ++i) jsonl += JsonlLine("document " + std::to_string(i) + std::string(i % 97, 'x'));
+  for (int i = 0; i < 3000; ++i)
+    jsonl += JsonlLine("document " + std::to_string(i) + std::string(i % 97, 'x'));
   WriteFile(dir_->Join("in/a.jsonl"), jsonl);
-  for (int i = 0; i < 300; ++i) WriteFile(dir_->Join("in/files/" + std::to_string(i)), std::string(i, 'f'));
+  for (int i = 0; i < 300; ++i)
+    WriteFile(dir_->Join("in/files/" + std::to_string(i)), std::string(i, 'f'));
   std::string reference_bin, reference_idx, reference_manifest;
   for (int threads : {1, 2, 8}) {
     PackOptions o = Options({dir_->Join("in")}, "out" + std::to_string(threads));

@@ -19,7 +19,8 @@ Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Open(
                            std::string(loaded.message()) + ")");
   }
   if (processor->eos_id() < 0) {
-    return InvalidArgument(path + ": the SentencePiece model has no EOS piece (train it with "
+    return InvalidArgument(path +
+                           ": the SentencePiece model has no EOS piece (train it with "
                            "--eos_id=N, N >= 0)");
   }
   std::unique_ptr<SentencePieceTokenizer> t(new SentencePieceTokenizer());

@@ -22,7 +22,8 @@ Result<std::unique_ptr<Tokenizer>> OpenTokenizer(std::string_view spec) {
   }
   if (EndsWith(spec, "tokenizer.json") || EndsWith(spec, ".tiktoken") ||
       (IsDirectory(path) && PathExists(JoinPath(path, "tokenizer.json")))) {
-    return Unimplemented(path + ": byte-level BPE (tokenizer.json / tiktoken) is not supported "
+    return Unimplemented(path +
+                         ": byte-level BPE (tokenizer.json / tiktoken) is not supported "
                          "yet; use --tokenizer bytes or a SentencePiece .model");
   }
   return InvalidArgument("unknown tokenizer '" + path +

@@ -63,9 +63,12 @@ Result<Utf8Policy> ParseUtf8Policy(std::string_view name) {
 
 std::string_view Utf8PolicyName(Utf8Policy policy) {
   switch (policy) {
-    case Utf8Policy::kReplace: return "replace";
-    case Utf8Policy::kSkip: return "skip";
-    case Utf8Policy::kFail: return "fail";
+    case Utf8Policy::kReplace:
+      return "replace";
+    case Utf8Policy::kSkip:
+      return "skip";
+    case Utf8Policy::kFail:
+      return "fail";
   }
   return "unknown";
 }

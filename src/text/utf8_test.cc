@@ -15,12 +15,12 @@ TEST(Utf8Test, ValidTextHasNoInvalidOffset) {
 
 TEST(Utf8Test, FindsFirstInvalidByte) {
   EXPECT_EQ(FindInvalidUtf8("abc\xFF"), 3u);
-  EXPECT_EQ(FindInvalidUtf8("abcdefghij\x80xyz"), 10u);       // lone continuation after ASCII run
-  EXPECT_EQ(FindInvalidUtf8("\xC0\xAF"), 0u);                 // overlong '/'
-  EXPECT_EQ(FindInvalidUtf8("ok\xE0\x80\xAF"), 2u);           // overlong 3-byte
-  EXPECT_EQ(FindInvalidUtf8("\xED\xA0\x80"), 0u);             // surrogate U+D800
-  EXPECT_EQ(FindInvalidUtf8("\xF4\x90\x80\x80"), 0u);         // above U+10FFFF
-  EXPECT_EQ(FindInvalidUtf8("\xE6\x98"), 0u);                 // truncated at end of text
+  EXPECT_EQ(FindInvalidUtf8("abcdefghij\x80xyz"), 10u);  // lone continuation after ASCII run
+  EXPECT_EQ(FindInvalidUtf8("\xC0\xAF"), 0u);            // overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("ok\xE0\x80\xAF"), 2u);      // overlong 3-byte
+  EXPECT_EQ(FindInvalidUtf8("\xED\xA0\x80"), 0u);        // surrogate U+D800
+  EXPECT_EQ(FindInvalidUtf8("\xF4\x90\x80\x80"), 0u);    // above U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("\xE6\x98"), 0u);            // truncated at end of text
 }
 
 TEST(Utf8Test, ReplacesEachMaximalSubpartOnce) {

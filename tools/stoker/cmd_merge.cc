@@ -32,8 +32,9 @@ int RunMerge(const MergeArgs& args) {
 
 void AddMergeCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<MergeArgs>();
-  auto* sub = app.add_subcommand("merge", "Join datasets (e.g. the parts of a multi-task pack) "
-                                          "into one, without copying shards");
+  auto* sub = app.add_subcommand("merge",
+                                 "Join datasets (e.g. the parts of a multi-task pack) "
+                                 "into one, without copying shards");
   sub->footer(
       "The merged manifest refers to the parts' shards by relative paths, so keep the parts where\n"
       "they are (moving the parts and the merged directory together is fine). Parts written by\n"

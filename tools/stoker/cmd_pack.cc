@@ -41,7 +41,8 @@ Result<PackOptions> BuildOptions(const PackArgs& a) {
   STOKER_ASSIGN_OR_RETURN(o.encoder.utf8, ParseUtf8Policy(a.utf8));
   o.encoder.skip_bad_lines = a.bad_lines == "skip";
   STOKER_ASSIGN_OR_RETURN(o.shard_size_bytes, ParseSize(a.shard_size));
-  o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.threads = a.threads > 0 ? a.threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (a.task_index.has_value() != a.task_count.has_value()) {
     return InvalidArgument("--task-index and --task-count go together");
   }
@@ -101,22 +102,23 @@ int RunPack(const PackArgs& args) {
   std::printf("pack: task %u of %u: %llu of %llu input file(s) -> %s\n", options->task_index,
               options->task_count, static_cast<unsigned long long>(result->input_files),
               static_cast<unsigned long long>(result->total_files), options->output_dir.c_str());
-  std::printf("pack: %s documents, %s tokens (%s, %s), %zu shard(s), %s read in %s (%s, %d threads)\n",
-              FormatCount(m.total_documents()).c_str(), FormatCount(m.total_tokens()).c_str(),
-              std::string(TokenDTypeName(m.dtype)).c_str(), m.tokenizer.kind.c_str(),
-              m.shards.size(), FormatSize(c.input_bytes).c_str(),
-              FormatDuration(result->elapsed_s).c_str(),
-              FormatRate(result->elapsed_s > 0 ? c.input_bytes / result->elapsed_s : 0).c_str(),
-              options->threads);
+  std::printf(
+      "pack: %s documents, %s tokens (%s, %s), %zu shard(s), %s read in %s (%s, %d threads)\n",
+      FormatCount(m.total_documents()).c_str(), FormatCount(m.total_tokens()).c_str(),
+      std::string(TokenDTypeName(m.dtype)).c_str(), m.tokenizer.kind.c_str(), m.shards.size(),
+      FormatSize(c.input_bytes).c_str(), FormatDuration(result->elapsed_s).c_str(),
+      FormatRate(result->elapsed_s > 0 ? c.input_bytes / result->elapsed_s : 0).c_str(),
+      options->threads);
   if (c.invalid_utf8_replaced_documents || c.invalid_utf8_skipped_documents ||
       c.bad_lines_skipped || c.empty_documents_skipped) {
-    std::printf("pack: invalid UTF-8: %llu document(s) repaired (%llu replacements), %llu skipped; "
-                "bad lines skipped: %llu; empty documents skipped: %llu\n",
-                static_cast<unsigned long long>(c.invalid_utf8_replaced_documents),
-                static_cast<unsigned long long>(c.invalid_utf8_replacements),
-                static_cast<unsigned long long>(c.invalid_utf8_skipped_documents),
-                static_cast<unsigned long long>(c.bad_lines_skipped),
-                static_cast<unsigned long long>(c.empty_documents_skipped));
+    std::printf(
+        "pack: invalid UTF-8: %llu document(s) repaired (%llu replacements), %llu skipped; "
+        "bad lines skipped: %llu; empty documents skipped: %llu\n",
+        static_cast<unsigned long long>(c.invalid_utf8_replaced_documents),
+        static_cast<unsigned long long>(c.invalid_utf8_replacements),
+        static_cast<unsigned long long>(c.invalid_utf8_skipped_documents),
+        static_cast<unsigned long long>(c.bad_lines_skipped),
+        static_cast<unsigned long long>(c.empty_documents_skipped));
   }
   return kExitOk;
 }
@@ -125,7 +127,8 @@ int RunPack(const PackArgs& args) {
 
 void AddPackCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<PackArgs>();
-  auto* sub = app.add_subcommand("pack", "Tokenize raw text into a stoker dataset (Megatron shards)");
+  auto* sub =
+      app.add_subcommand("pack", "Tokenize raw text into a stoker dataset (Megatron shards)");
   sub->footer(
       "Inputs: JSONL files (*.jsonl, *.ndjson; one document per line, text in --text-field),\n"
       "optionally compressed (.gz, .zst); any other file is one document (decompressed if .gz or\n"
@@ -137,7 +140,8 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       "Many machines: each task packs a contiguous, byte-balanced slice of the inputs into its\n"
       "own DATASET (task defaults: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, else\n"
       "RANK/WORLD_SIZE); then `stoker merge PART... -o DATASET` joins them without copying.\n"
-      "Example: stoker pack data/sample/corpus.jsonl -o out/sample --tokenizer data/sample/sample.model");
+      "Example: stoker pack data/sample/corpus.jsonl -o out/sample --tokenizer "
+      "data/sample/sample.model");
   sub->add_option("inputs", args->inputs, "JSONL / text files and directories")->required();
   sub->add_option("-o,--output", args->output, "Dataset directory to write")->required();
   sub->add_option("--tokenizer", args->tokenizer,
