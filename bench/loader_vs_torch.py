@@ -13,7 +13,7 @@ with seq_len 2048, batch 32, a global shuffle and concat packing, on the same co
 Prints tokens/s and time to first batch of each, and the ratio (target >= 20x).
 
   .venv/bin/python bench/loader_vs_torch.py [--tokens 100000000] [--seconds 20]
-      [--bench build/loader_benchmark]   (or $STOKER_LOADER_BENCH)
+      [--bench build/bench/loader_benchmark]   (or $STOKER_LOADER_BENCH)
 """
 import argparse
 import json
@@ -118,8 +118,8 @@ def run_stoker(bench, prefix, seconds, cores):
 
 
 def find_bench(arg):
-    for cand in [arg, os.environ.get("STOKER_LOADER_BENCH"), "build/loader_benchmark",
-                 "build-loader/loader_benchmark"]:
+    for cand in [arg, os.environ.get("STOKER_LOADER_BENCH"), "build/bench/loader_benchmark",
+                 "build-loader/bench/loader_benchmark"]:
         if cand and os.path.exists(cand):
             return cand
     sys.exit("loader_vs_torch: build loader_benchmark first (or pass --bench)")

@@ -37,6 +37,10 @@ class Assembler {
   Status Run(const std::vector<Row>& rows) {
     const size_t S = static_cast<size_t>(opt_.seq_len);
     *result_ = AssemblyResult{};
+    // position_ids of a piece are 0, 1, ...: copied from this table rather than counted, so every
+    // per-token pass below is a memcpy or a fill (this loop is the loader's hot path).
+    iota_.resize(S);
+    for (size_t i = 0; i < S; ++i) iota_[i] = static_cast<T>(i);
     cu_[0] = 0;
     num_cu_ = 1;
     for (size_t r = 0; r < rows.size(); ++r) {
@@ -117,13 +121,13 @@ class Assembler {
       }
       if (pending_cross >= 0) labels_[pending_cross] = ids_[at];
       pending_cross = -1;
-      for (size_t i = 0; i + 1 < n; ++i) labels_[at + i] = ids_[at + i + 1];
+      if (n > 1) std::memcpy(labels_ + at, ids_ + at + 1, (n - 1) * sizeof(T));
       if (!split) {
         labels_[at + n - 1] = static_cast<T>(kIgnoreIndex);
         if (opt_.cross_document_targets) pending_cross = static_cast<int64_t>(at + n - 1);
       }
       // Each piece is its own attention segment, so a continuation restarts its positions too.
-      for (size_t i = 0; i < n; ++i) pos_[at + i] = static_cast<T>(i);
+      std::memcpy(pos_ + at, iota_.data(), n * sizeof(T));
       std::fill(seg_ + at, seg_ + at + n, static_cast<T>(k + 1));
       AddSegment(n);
       result_->real_tokens += n;
@@ -160,6 +164,7 @@ class Assembler {
   uint8_t* mask_;
   AssemblyResult* result_;
   int num_cu_ = 0;
+  std::vector<T> iota_;
 };
 
 }  // namespace

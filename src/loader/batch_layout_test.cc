@@ -36,7 +36,9 @@ Built Build(const AssemblyOptions& opt, const TokenSource& src, const std::vecto
   b.pos = view(layout.position_ids, opt.dtype, cells);
   b.seg = view(layout.segment_ids, opt.dtype, cells);
   b.cu = view(layout.cu_seqlens, TokenDType::kInt32, b.result.num_cu_seqlens);
-  if (layout.has_mask) b.mask = view(layout.attention_mask, TokenDType::kUint8, cells * opt.seq_len);
+  if (layout.has_mask) {
+    b.mask = view(layout.attention_mask, TokenDType::kUint8, cells * opt.seq_len);
+  }
   return b;
 }
 

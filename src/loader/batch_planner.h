@@ -26,6 +26,10 @@ class BatchPlanner {
   virtual Status BatchAt(const PlanPosition& pos, Batch* out) const = 0;
   // The checkpoint for `pos`.
   virtual PlanState MakeState(const PlanPosition& pos) const = 0;
+  // The position stored in `state`, or why it does not belong to this plan.
+  virtual Result<PlanPosition> RestorePosition(const PlanState& state) const {
+    return state.position;
+  }
 };
 
 // Adapts a stoker::Plan for one rank. Thread-safe.
@@ -40,6 +44,9 @@ class PlanBatchPlanner final : public BatchPlanner {
     return Status::OK();
   }
   PlanState MakeState(const PlanPosition& pos) const override { return plan_->MakeState(pos); }
+  Result<PlanPosition> RestorePosition(const PlanState& state) const override {
+    return plan_->Restore(state);
+  }
 
  private:
   std::shared_ptr<const Plan> plan_;

@@ -1,7 +1,7 @@
 // BoundedQueue<T>: a fixed-capacity FIFO between pipeline stages.
 //
 // Push blocks while the queue is full, Pop while it is empty; Cancel() wakes every waiter and makes
-// every later Push/Pop fail at once, which is how a stage graph shuts down (cancel -> join -> free).
+// every later Push/Pop fail at once: that is how a stage graph shuts down (cancel, join, free).
 // Thread-safe.
 #pragma once
 

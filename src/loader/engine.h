@@ -71,9 +71,9 @@ struct EngineCounters {
 class Engine final : public BatchOwner {
  public:
   // `sources` and `planner` must outlive the engine (the Loader shares ownership with it).
-  static Result<std::shared_ptr<Engine>> Open(const EngineOptions& options,
-                                               std::shared_ptr<const BatchPlanner> planner,
-                                               std::vector<std::shared_ptr<const TokenSource>> sources);
+  static Result<std::shared_ptr<Engine>> Open(
+      const EngineOptions& options, std::shared_ptr<const BatchPlanner> planner,
+      std::vector<std::shared_ptr<const TokenSource>> sources);
   ~Engine() override;
 
   // Drops every prefetched batch and starts producing from `pos` (normalized here). Consumer only.

@@ -214,10 +214,7 @@ PlanState Loader::State() const {
 }
 
 Status Loader::Restore(const PlanState& state) {
-  PlanPosition pos = state.position;
-  if (impl_->plan) {
-    STOKER_ASSIGN_OR_RETURN(pos, impl_->plan->Restore(state));
-  }
+  STOKER_ASSIGN_OR_RETURN(PlanPosition pos, impl_->planner->RestorePosition(state));
   impl_->failed = Status::OK();
   if (impl_->synthetic) {
     impl_->synthetic_pos = pos;
