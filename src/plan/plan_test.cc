@@ -82,7 +82,7 @@ EpochRun RunEpoch(const Plan& plan, uint64_t epoch, PlanPosition start) {
 }
 
 TEST(PlanPropertyTest, ExactlyOnceEqualStepsAndRowsFit) {
-  for (const Config& c : RandomConfigs(1500, 1)) {
+  for (const Config& c : RandomConfigs(600, 1)) {
     SCOPED_TRACE(c.Describe());
     auto lengths = MakeLengths(c.docs, 1 + c.seq_len / 2.0, 0.15, 1 + c.docs % 7, c.options.seed);
     auto plan = MakePlan({{lengths, 1.0}}, c.options);
