@@ -85,6 +85,13 @@ class MemmapWindows(Dataset):
         return window[:-1], window[1:]
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process from /proc (all its threads)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_torch(prefix, tokens, seconds, cores):
     ds = MemmapWindows(prefix + ".bin", tokens, SEQ_LEN)
     sampler = DistributedSampler(ds, num_replicas=1, rank=0, shuffle=True, seed=0, drop_last=True)
@@ -95,6 +102,8 @@ def run_torch(prefix, tokens, seconds, cores):
     next(it)
     first = time.perf_counter() - t0
     batches = 0
+    pids = [os.getpid()] + [w.pid for w in it._workers]
+    cpu0 = sum(cpu_seconds(p) for p in pids)
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         try:
@@ -105,9 +114,11 @@ def run_torch(prefix, tokens, seconds, cores):
             continue
         batches += 1
     elapsed = time.perf_counter() - start
+    cpu = sum(cpu_seconds(p) for p in pids) - cpu0
     del it, dl
-    return {"tokens_per_s": batches * BATCH * SEQ_LEN / elapsed, "first_batch_s": first,
-            "batches": batches}
+    tokens_read = batches * BATCH * SEQ_LEN
+    return {"tokens_per_s": tokens_read / elapsed, "tokens_per_cpu_s": tokens_read / cpu,
+            "first_batch_s": first, "batches": batches}
 
 
 def run_stoker(bench, prefix, seconds, cores):
@@ -144,11 +155,13 @@ def main():
           f"{a.cores} cores, {a.seconds:.0f} s per side, torch {torch.__version__}")
     s = run_stoker(bench, prefix, a.seconds, a.cores)
     t = run_torch(prefix, a.tokens, a.seconds, a.cores)
-    print(f"stoker: {s['tokens_per_s'] / 1e6:9.1f} M tokens/s  first batch "
-          f"{s['first_batch_s'] * 1e3:7.1f} ms  RSS anon {s['rss_anon_mb']:.0f} MB")
-    print(f"torch : {t['tokens_per_s'] / 1e6:9.1f} M tokens/s  first batch "
-          f"{t['first_batch_s'] * 1e3:7.1f} ms")
-    print(f"ratio stoker/torch tokens/s: {s['tokens_per_s'] / t['tokens_per_s']:.1f}x (target >= 20x)")
+    for name, r in (("stoker", s), ("torch", t)):
+        print(f"{name:6s}: {r['tokens_per_s'] / 1e6:8.1f} M tokens/s  "
+              f"{r['tokens_per_cpu_s'] / 1e6:8.1f} M tokens/CPU-s  "
+              f"first batch {r['first_batch_s'] * 1e3:7.1f} ms")
+    print(f"ratio stoker/torch tokens/s: {s['tokens_per_s'] / t['tokens_per_s']:.1f}x "
+          f"(target >= 20x); per CPU-second: {s['tokens_per_cpu_s'] / t['tokens_per_cpu_s']:.1f}x; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,19 @@ uint64_t NowNs() {
       .count();
 }
 
+// Sets p[0, n) to v by doubling memcpy: libc's vectorized copy instead of a scalar store loop,
+// which is what -O2 makes of std::fill for 8-byte values (measured: the assembler's top cost).
+template <typename T>
+void Fill(T* p, size_t n, T v) {
+  if (n == 0) return;
+  p[0] = v;
+  for (size_t done = 1; done < n;) {
+    const size_t k = std::min(done, n - done);
+    std::memcpy(p + done, p, k * sizeof(T));
+    done += k;
+  }
+}
+
 template <typename T>
 class Assembler {
  public:
@@ -66,18 +79,20 @@ class Assembler {
   }
 
   Status CheckPiece(const RowPiece& p, size_t used, size_t S) {
-    std::string where = "dataset " + std::to_string(p.dataset) + " document " +
-                        std::to_string(p.document);
-    if (p.dataset >= sources_.size()) return Corruption("plan names missing " + where);
+    // Messages are built only on failure: this runs for every piece of every row.
+    auto where = [&] {
+      return "dataset " + std::to_string(p.dataset) + " document " + std::to_string(p.document);
+    };
+    if (p.dataset >= sources_.size()) return Corruption("plan names missing " + where());
     const TokenSource& src = *sources_[p.dataset];
     if (p.document >= src.num_documents()) {
-      return Corruption(src.path() + ": plan names missing " + where);
+      return Corruption(src.path() + ": plan names missing " + where());
     }
     if (p.length == 0 || p.offset + p.length > src.document_length(p.document)) {
       return Corruption(src.path() + ": plan piece [" + std::to_string(p.offset) + ", " +
-                        std::to_string(p.offset + p.length) + ") is outside " + where);
+                        std::to_string(p.offset + p.length) + ") is outside " + where());
     }
-    if (used + p.length > S) return Internal("plan row longer than seq_len at " + where);
+    if (used + p.length > S) return Internal("plan row longer than seq_len at " + where());
     return Status::OK();
   }
 
@@ -89,10 +104,10 @@ class Assembler {
 
   // Positions [begin, begin+n) become padding or a hole: pad id, no target, segment 0.
   void Blank(size_t begin, size_t n) {
-    std::fill(ids_ + begin, ids_ + begin + n, static_cast<T>(opt_.pad_token_id));
-    std::fill(labels_ + begin, labels_ + begin + n, static_cast<T>(kIgnoreIndex));
-    std::fill(pos_ + begin, pos_ + begin + n, T{0});
-    std::fill(seg_ + begin, seg_ + begin + n, T{0});
+    Fill(ids_ + begin, n, static_cast<T>(opt_.pad_token_id));
+    Fill(labels_ + begin, n, static_cast<T>(kIgnoreIndex));
+    Fill(pos_ + begin, n, T{0});
+    Fill(seg_ + begin, n, T{0});
   }
 
   Status Row(const Row& row, size_t base) {
@@ -128,7 +143,7 @@ class Assembler {
       }
       // Each piece is its own attention segment, so a continuation restarts its positions too.
       std::memcpy(pos_ + at, iota_.data(), n * sizeof(T));
-      std::fill(seg_ + at, seg_ + at + n, static_cast<T>(k + 1));
+      Fill(seg_ + at, n, static_cast<T>(k + 1));
       AddSegment(n);
       result_->real_tokens += n;
       used += n;
