@@ -64,8 +64,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: %s\n", real.status().ToString().c_str());
       return 1;
     }
-    std::printf("real loader:     %.3f ms per step; data stall %.3f ms in total\n",
-                MeanStepMs(**real, kSteps, step_ms), (*real)->Stats().wait_total_ms);
+    const double real_ms = MeanStepMs(**real, kSteps, step_ms);
+    std::printf("real loader:     %.3f ms per step; data stall %.3f ms in total\n", real_ms,
+                (*real)->Stats().wait_total_ms);
   }
   return 0;
 }
