@@ -1,0 +1,71 @@
+// stoker.inspect / stoker.verify: the library behind `stoker inspect` and `stoker verify`.
+#include <nanobind/stl/string.h>
+
+#include <memory>
+#include <string>
+
+#include "format/inspect.h"
+#include "format/verify.h"
+#include "register.h"
+#include "stoker/token_source.h"
+
+namespace nb = nanobind;
+
+namespace stoker::python {
+namespace {
+
+std::unique_ptr<TokenSource> Open(const std::string& path) {
+  Result<std::unique_ptr<TokenSource>> source = [&] {
+    nb::gil_scoped_release release;
+    return OpenTokenSource(path);
+  }();
+  return Unwrap(std::move(source));
+}
+
+std::string InspectJson(const std::string& path) {
+  std::unique_ptr<TokenSource> source = Open(path);
+  nb::gil_scoped_release release;
+  return Inspect(*source).ToJson();
+}
+
+std::string DocumentJson(const std::string& path, uint64_t doc) {
+  std::unique_ptr<TokenSource> source = Open(path);
+  Result<std::string> ids = [&] {
+    nb::gil_scoped_release release;
+    return DocumentToJson(*source, doc);
+  }();
+  return Unwrap(std::move(ids));
+}
+
+nb::dict VerifyDict(const std::string& path) {
+  Result<VerifyReport> report = [&] {
+    nb::gil_scoped_release release;
+    return Verify(path, nullptr);
+  }();
+  VerifyReport r = Unwrap(std::move(report));
+  nb::dict d;
+  d["ok"] = r.ok();
+  d["path"] = r.path;
+  d["format"] = r.format;
+  d["files"] = r.files;
+  d["bytes"] = r.bytes;
+  d["documents"] = r.documents;
+  d["tokens"] = r.tokens;
+  nb::list problems;
+  for (const std::string& p : r.problems) problems.append(p);
+  d["problems"] = problems;
+  return d;
+}
+
+}  // namespace
+
+void RegisterFormat(nb::module_& m) {
+  m.def("inspect_json", &InspectJson, nb::arg("path"),
+        "The summary of `stoker inspect --json` for any supported token data.");
+  m.def("document_json", &DocumentJson, nb::arg("path"), nb::arg("document"),
+        "The token ids of one document as a JSON array (`stoker inspect --show-document`).");
+  m.def("verify", &VerifyDict, nb::arg("path"),
+        "Checks token data end to end (`stoker verify`); problems are listed, not raised.");
+}
+
+}  // namespace stoker::python

@@ -1,0 +1,117 @@
+// stoker.pack: the library behind `stoker pack`.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/human_size.h"
+#include "ingest/input_plan.h"
+#include "ingest/pack.h"
+#include "register.h"
+#include "text/tokenizer.h"
+#include "text/utf8.h"
+
+namespace nb = nanobind;
+
+namespace stoker::python {
+namespace {
+
+struct PackArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string tokenizer;
+  std::string text_field;
+  std::string shard_size;
+  int threads = 0;
+  std::optional<uint32_t> task_index;
+  std::optional<uint32_t> task_count;
+  std::string utf8;
+  std::string bad_lines;
+  std::string dtype;
+  bool overwrite = false;
+};
+
+Result<PackOptions> BuildOptions(const PackArgs& a) {
+  PackOptions o;
+  o.inputs = a.inputs;
+  o.output_dir = a.output;
+  o.encoder.text_field = a.text_field;
+  STOKER_ASSIGN_OR_RETURN(o.encoder.utf8, ParseUtf8Policy(a.utf8));
+  if (a.bad_lines != "fail" && a.bad_lines != "skip") {
+    return InvalidArgument("bad_lines must be 'fail' or 'skip', not '" + a.bad_lines + "'");
+  }
+  o.encoder.skip_bad_lines = a.bad_lines == "skip";
+  STOKER_ASSIGN_OR_RETURN(o.shard_size_bytes, ParseSize(a.shard_size));
+  if (a.threads < 0) return InvalidArgument("threads must be >= 0");
+  o.threads = a.threads > 0 ? a.threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (a.task_index.has_value() != a.task_count.has_value()) {
+    return InvalidArgument("task_index and task_count go together");
+  }
+  if (a.task_index) {
+    o.task_index = *a.task_index;
+    o.task_count = *a.task_count;
+  } else {
+    STOKER_ASSIGN_OR_RETURN(TaskAssignment task, TaskFromEnvironment());
+    o.task_index = task.index;
+    o.task_count = task.count;
+  }
+  if (a.dtype != "auto") {
+    STOKER_ASSIGN_OR_RETURN(TokenDType d, ParseTokenDType(a.dtype));
+    o.dtype = d;
+  }
+  o.overwrite = a.overwrite;
+  return o;
+}
+
+Result<PackResult> RunPack(const PackArgs& args) {
+  STOKER_ASSIGN_OR_RETURN(PackOptions options, BuildOptions(args));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, OpenTokenizer(args.tokenizer));
+  return Pack(options, *tokenizer);
+}
+
+nb::dict PackToDict(const PackArgs& args) {
+  Result<PackResult> result = [&] {
+    nb::gil_scoped_release release;
+    return RunPack(args);
+  }();
+  PackResult r = Unwrap(std::move(result));
+  nb::dict d;
+  d["output"] = args.output;
+  d["manifest_json"] = r.manifest.ToJson();
+  d["input_files"] = r.input_files;
+  d["total_files"] = r.total_files;
+  d["elapsed_s"] = r.elapsed_s;
+  nb::dict counters;
+  for (const auto& [name, value] : r.counters.ToMap()) counters[nb::str(name.c_str())] = value;
+  d["counters"] = counters;
+  return d;
+}
+
+}  // namespace
+
+void RegisterIngest(nb::module_& m) {
+  m.def(
+      "pack",
+      [](std::vector<std::string> inputs, std::string output, std::string tokenizer,
+         std::string text_field, std::string shard_size, int threads,
+         std::optional<uint32_t> task_index, std::optional<uint32_t> task_count, std::string utf8,
+         std::string bad_lines, std::string dtype, bool overwrite) {
+        return PackToDict({std::move(inputs), std::move(output), std::move(tokenizer),
+                           std::move(text_field), std::move(shard_size), threads, task_index,
+                           task_count, std::move(utf8), std::move(bad_lines), std::move(dtype),
+                           overwrite});
+      },
+      nb::arg("inputs"), nb::arg("output"), nb::arg("tokenizer"), nb::arg("text_field"),
+      nb::arg("shard_size"), nb::arg("threads"), nb::arg("task_index").none(),
+      nb::arg("task_count").none(), nb::arg("utf8"), nb::arg("bad_lines"), nb::arg("dtype"),
+      nb::arg("overwrite"),
+      "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
+}
+
+}  // namespace stoker::python

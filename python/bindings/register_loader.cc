@@ -1,0 +1,271 @@
+// stoker.Loader's core: batches leave C++ as DLPack tensors whose owner keeps the LoaderBatch (and
+// so its ring slot) alive; the slot returns to the ring when the last tensor of the batch dies.
+#include <Python.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "register.h"
+#include "stoker/loader.h"
+
+namespace nb = nanobind;
+
+namespace stoker::python {
+namespace {
+
+// Not thread-safe: one Python thread at a time (the Python Loader is not shared across threads).
+struct PyLoader {
+  std::unique_ptr<Loader> loader;
+
+  ~PyLoader() { Close(); }
+
+  // Joins the workers with the GIL released; the ring lives on while tensors still point into it.
+  void Close() {
+    if (!loader) return;
+    if (PyGILState_Check() && !IsFinalizing()) {
+      nb::gil_scoped_release release;
+      loader.reset();
+    } else {
+      loader.reset();
+    }
+  }
+
+  Loader& get() {
+    if (!loader) {
+      PyErr_SetString(PyExc_ValueError, "the loader is closed");
+      throw nb::python_error();
+    }
+    return *loader;
+  }
+
+  static bool IsFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+  }
+};
+
+// One delivered batch, shared by the Python wrapper and every tensor made from it.
+struct PyBatch {
+  std::shared_ptr<LoaderBatch> batch;
+};
+
+nb::dlpack::dtype ToDLPack(TokenDType dtype) {
+  switch (dtype) {
+    case TokenDType::kInt32: return nb::dtype<int32_t>();
+    case TokenDType::kUint8: return nb::dtype<uint8_t>();
+    default: return nb::dtype<int64_t>();
+  }
+}
+
+template <typename... Framework>
+nb::object MakeArray(const TensorView& v, nb::handle owner) {
+  size_t shape[3];
+  for (int i = 0; i < v.ndim; ++i) shape[i] = static_cast<size_t>(v.shape[i]);
+  const int device_type = v.device >= 0 ? nb::device::cuda::value : nb::device::cpu::value;
+  nb::ndarray<Framework...> array(v.data, static_cast<size_t>(v.ndim), shape, owner, nullptr,
+                               ToDLPack(v.dtype), device_type, v.device >= 0 ? v.device : 0);
+  return array.cast();
+}
+
+// {name: array} for every tensor of the batch (attention_mask only when built). The arrays share
+// one capsule holding a reference to the batch.
+nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
+  const LoaderBatch& lb = *b.batch;
+  if (device && !lb.on_device()) {
+    PyErr_SetString(PyExc_ValueError, "this batch has no device copy (the loader has no device)");
+    throw nb::python_error();
+  }
+  auto* holder = new std::shared_ptr<LoaderBatch>(b.batch);
+  nb::capsule owner(holder, [](void* p) noexcept {
+    delete static_cast<std::shared_ptr<LoaderBatch>*>(p);
+  });
+  const std::pair<const char*, TensorView> views[] = {
+      {"input_ids", device ? lb.device_input_ids() : lb.input_ids()},
+      {"labels", device ? lb.device_labels() : lb.labels()},
+      {"position_ids", device ? lb.device_position_ids() : lb.position_ids()},
+      {"segment_ids", device ? lb.device_segment_ids() : lb.segment_ids()},
+      {"cu_seqlens", device ? lb.device_cu_seqlens() : lb.cu_seqlens()},
+      {"attention_mask", device ? lb.device_attention_mask() : lb.attention_mask()},
+  };
+  nb::dict out;
+  for (const auto& [name, view] : views) {
+    if (view.data == nullptr) continue;
+    if (framework == "torch") {
+      out[name] = MakeArray<nb::pytorch>(view, owner);
+    } else if (framework == "numpy") {
+      out[name] = MakeArray<nb::numpy>(view, owner);
+    } else {
+      out[name] = MakeArray<>(view, owner);
+    }
+  }
+  return out;
+}
+
+std::unique_ptr<PyLoader> OpenLoader(const std::vector<DatasetSpec>& specs,
+                                     const LoaderOptions& options,
+                                     const std::optional<std::string>& resume_json) {
+  std::vector<LoaderDataset> datasets;
+  for (const auto& [path, weight] : specs) datasets.push_back({path, nullptr, weight});
+  std::optional<PlanState> resume;
+  if (resume_json) resume = Unwrap(PlanState::FromJson(*resume_json));
+  Result<std::unique_ptr<Loader>> loader = [&] {
+    nb::gil_scoped_release release;
+    return Loader::Open(std::move(datasets), options, resume ? &*resume : nullptr);
+  }();
+  auto out = std::make_unique<PyLoader>();
+  out->loader = Unwrap(std::move(loader));
+  return out;
+}
+
+std::optional<PyBatch> NextBatch(PyLoader& self) {
+  Loader& loader = self.get();
+  ThrowIfSignalled();
+  Result<std::optional<LoaderBatch>> next = [&] {
+    nb::gil_scoped_release release;
+    return loader.Next();
+  }();
+  // Ctrl-C pressed while we waited: stop here (the batch, if any, goes back to the ring).
+  ThrowIfSignalled();
+  std::optional<LoaderBatch> batch = Unwrap(std::move(next));
+  if (!batch) return std::nullopt;
+  return PyBatch{std::make_shared<LoaderBatch>(std::move(*batch))};
+}
+
+nb::dict StatsToDict(const LoaderStats& s) {
+  nb::dict d;
+  d["batches"] = s.batches;
+  d["samples"] = s.samples;
+  d["tokens"] = s.tokens;
+  d["real_tokens"] = s.real_tokens;
+  d["skipped_documents"] = s.skipped_documents;
+  d["elapsed_s"] = s.elapsed_s;
+  d["tokens_per_s"] = s.tokens_per_s;
+  d["samples_per_s"] = s.samples_per_s;
+  d["wait_last_ms"] = s.wait_last_ms;
+  d["wait_total_ms"] = s.wait_total_ms;
+  d["wait_max_ms"] = s.wait_max_ms;
+  d["read_s"] = s.read_s;
+  d["assemble_s"] = s.assemble_s;
+  d["copy_s"] = s.copy_s;
+  d["num_workers"] = s.num_workers;
+  d["ring_slots"] = s.ring_slots;
+  d["slots_ready"] = s.slots_ready;
+  d["slots_in_use"] = s.slots_in_use;
+  d["mean_slots_ready"] = s.mean_slots_ready;
+  d["pinned"] = s.pinned;
+  d["device_batches"] = s.device_batches;
+  return d;
+}
+
+const Plan& PlanOf(PyLoader& self) {
+  const Plan* plan = self.get().plan();
+  if (plan == nullptr) {
+    PyErr_SetString(PyExc_TypeError, "the synthetic loader has no plan (it never ends)");
+    throw nb::python_error();
+  }
+  return *plan;
+}
+
+}  // namespace
+
+void RegisterLoader(nb::module_& m) {
+  nb::class_<PyBatch>(m, "Batch", "One delivered batch; its tensors keep its ring slot alive.")
+      .def_prop_ro("epoch", [](const PyBatch& b) { return b.batch->epoch(); })
+      .def_prop_ro("step", [](const PyBatch& b) { return b.batch->step(); })
+      .def_prop_ro("batch_size", [](const PyBatch& b) { return b.batch->batch_size(); })
+      .def_prop_ro("seq_len", [](const PyBatch& b) { return b.batch->seq_len(); })
+      .def_prop_ro("max_seqlen", [](const PyBatch& b) { return b.batch->max_seqlen(); })
+      .def_prop_ro("real_tokens", [](const PyBatch& b) { return b.batch->real_tokens(); })
+      .def_prop_ro("skipped_documents",
+                   [](const PyBatch& b) { return b.batch->skipped_documents(); })
+      .def_prop_ro("on_device", [](const PyBatch& b) { return b.batch->on_device(); })
+      .def_prop_ro("ends_epoch",
+                   [](const PyBatch& b) {
+                     return b.batch->state_after().position.epoch != b.batch->epoch();
+                   })
+      .def_prop_ro("state_after_json",
+                   [](const PyBatch& b) { return b.batch->state_after().ToJson(); })
+      .def("arrays", &Arrays, nb::arg("framework"), nb::arg("device") = false,
+           "{name: array} without a copy; framework is 'torch', 'numpy' or 'dlpack'.")
+      .def("wait_on_stream",
+           [](PyBatch& b, uintptr_t stream) {
+             ThrowIfError(b.batch->WaitOnStream(reinterpret_cast<void*>(stream)));
+           },
+           nb::arg("cuda_stream"), "Makes a CUDA stream wait for this batch's copy (on the GPU).")
+      .def("synchronize", [](PyBatch& b) {
+        Status s = [&] {
+          nb::gil_scoped_release release;
+          return b.batch->Synchronize();
+        }();
+        ThrowIfError(s);
+      });
+
+  nb::class_<PyLoader>(m, "Loader", "The C++ loader. Not thread-safe: one consumer at a time.")
+      .def_static("open", &OpenLoader, nb::arg("datasets"), nb::arg("options"),
+                  nb::arg("resume_json").none() = nb::none())
+      .def_static(
+          "open_synthetic",
+          [](const LoaderOptions& options) {
+            Result<std::unique_ptr<Loader>> loader = [&] {
+              nb::gil_scoped_release release;
+              return Loader::OpenSynthetic(options);
+            }();
+            auto out = std::make_unique<PyLoader>();
+            out->loader = Unwrap(std::move(loader));
+            return out;
+          },
+          nb::arg("options"))
+      .def("next", &NextBatch,
+           "The next batch, or None once at the end of each epoch. Releases the GIL.")
+      .def("state_json", [](PyLoader& self) { return self.get().State().ToJson(); })
+      .def("restore",
+           [](PyLoader& self, const std::string& json) {
+             PlanState state = Unwrap(PlanState::FromJson(json));
+             Loader& loader = self.get();
+             Status s = [&] {
+               nb::gil_scoped_release release;
+               return loader.Restore(state);
+             }();
+             ThrowIfError(s);
+           },
+           nb::arg("state_json"))
+      .def("stats", [](PyLoader& self) { return StatsToDict(self.get().Stats()); })
+      .def_prop_ro("has_plan", [](PyLoader& self) { return self.get().plan() != nullptr; })
+      .def_prop_ro("fingerprint", [](PyLoader& self) { return PlanOf(self).fingerprint(); })
+      .def_prop_ro("num_workers", [](PyLoader& self) { return self.get().options().num_workers; })
+      .def("steps_per_epoch",
+           [](PyLoader& self, uint64_t epoch) {
+             const Plan& plan = PlanOf(self);
+             nb::gil_scoped_release release;
+             return plan.steps_per_epoch(epoch);
+           },
+           nb::arg("epoch"))
+      .def("steps_remaining",
+           [](PyLoader& self, uint64_t epoch, uint64_t rows) {
+             const Plan& plan = PlanOf(self);
+             nb::gil_scoped_release release;
+             return plan.steps_remaining({epoch, rows});
+           },
+           nb::arg("epoch"), nb::arg("rows_consumed"))
+      .def("make_state_json",
+           [](PyLoader& self, uint64_t epoch, uint64_t rows) {
+             return PlanOf(self).MakeState({epoch, rows}).ToJson();
+           },
+           nb::arg("epoch"), nb::arg("rows_consumed"))
+      .def("close", &PyLoader::Close, "Stops and joins the workers (the GIL is released).");
+}
+
+}  // namespace stoker::python

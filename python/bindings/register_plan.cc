@@ -1,0 +1,157 @@
+// stoker.plan: the deterministic plan behind `stoker plan`, for notebooks and scripts.
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "register.h"
+#include "stoker/plan.h"
+#include "stoker/token_source.h"
+
+namespace nb = nanobind;
+
+namespace stoker::python {
+namespace {
+
+// Not thread-safe for Python callers beyond what Plan is (Plan itself is thread-safe).
+struct PyPlan {
+  std::unique_ptr<Plan> plan;
+  std::vector<PlanDataset> datasets;
+};
+
+Result<std::unique_ptr<PyPlan>> CreatePlan(const std::vector<DatasetSpec>& specs,
+                                           const LoaderOptions& options) {
+  auto out = std::make_unique<PyPlan>();
+  for (const auto& [path, weight] : specs) {
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TokenSource> source, OpenTokenSource(path));
+    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*source));
+    out->datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), weight});
+  }
+  STOKER_ASSIGN_OR_RETURN(out->plan, Plan::Create(out->datasets, ToPlanOptions(options)));
+  return out;
+}
+
+// The same fields as `stoker plan --json` prints for a batch.
+nb::dict BatchToDict(const Batch& b) {
+  nb::list rows, repeated;
+  for (size_t i = 0; i < b.rows.size(); ++i) {
+    nb::list pieces;
+    for (const RowPiece& p : b.rows[i].pieces) {
+      pieces.append(nb::make_tuple(p.dataset, p.document, p.offset, p.length));
+    }
+    rows.append(pieces);
+    if (b.rows[i].repeated) repeated.append(i);
+  }
+  nb::dict d;
+  d["epoch"] = b.position.epoch;
+  d["step"] = b.step;
+  d["rank"] = b.rank;
+  d["first_row"] = b.position.rows_consumed;
+  d["rows"] = rows;
+  d["repeated"] = repeated;
+  return d;
+}
+
+nb::dict PackingToDict(const Plan& plan, uint64_t epoch) {
+  PackingStats p = plan.ComputePackingStats(epoch);
+  nb::dict d;
+  d["mode"] = std::string(PackModeName(plan.options().pack));
+  d["rows"] = p.rows;
+  d["real_tokens"] = p.real_tokens;
+  d["padding_tokens"] = p.padding_tokens;
+  d["truncated_tokens"] = p.truncated_tokens;
+  d["documents"] = p.documents;
+  d["empty_documents"] = p.empty_documents;
+  d["documents_split"] = p.documents_split;
+  d["real_token_share"] = p.real_token_share();
+  d["padding_share"] = p.padding_share();
+  return d;
+}
+
+uint32_t RankOr(const PyPlan& p, std::optional<uint32_t> rank) {
+  return rank ? *rank : p.plan->options().rank;
+}
+
+}  // namespace
+
+void RegisterPlan(nb::module_& m) {
+  nb::class_<PyPlan>(m, "Plan", "The deterministic plan (see docs/plan.md). Thread-safe.")
+      .def_static(
+          "create",
+          [](const std::vector<DatasetSpec>& datasets, const LoaderOptions& options) {
+            Result<std::unique_ptr<PyPlan>> plan = [&] {
+              nb::gil_scoped_release release;
+              return CreatePlan(datasets, options);
+            }();
+            return Unwrap(std::move(plan));
+          },
+          nb::arg("datasets"), nb::arg("options"))
+      .def_prop_ro("fingerprint", [](const PyPlan& p) { return p.plan->fingerprint(); })
+      .def_prop_ro("global_batch_rows", [](const PyPlan& p) { return p.plan->global_batch_rows(); })
+      .def_prop_ro("num_datasets", [](const PyPlan& p) { return p.plan->num_datasets(); })
+      .def("rows_in_epoch", [](const PyPlan& p, uint64_t e) { return p.plan->rows_in_epoch(e); },
+           nb::arg("epoch"), nb::call_guard<nb::gil_scoped_release>())
+      .def("steps_per_epoch",
+           [](const PyPlan& p, uint64_t e) { return p.plan->steps_per_epoch(e); },
+           nb::arg("epoch") = 0, nb::call_guard<nb::gil_scoped_release>())
+      .def("steps_remaining",
+           [](const PyPlan& p, uint64_t e, uint64_t rows) {
+             return p.plan->steps_remaining({e, rows});
+           },
+           nb::arg("epoch"), nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>())
+      .def("batch",
+           [](const PyPlan& p, uint64_t epoch, uint64_t step, std::optional<uint32_t> rank) {
+             Result<Batch> b = [&] {
+               nb::gil_scoped_release release;
+               return p.plan->GetBatch(epoch, step, RankOr(p, rank));
+             }();
+             return BatchToDict(Unwrap(std::move(b)));
+           },
+           nb::arg("epoch"), nb::arg("step"), nb::arg("rank").none() = nb::none(),
+           "One rank's rows for one step: the dict `stoker plan --json` prints per line.")
+      .def("batch_at",
+           [](const PyPlan& p, uint64_t epoch, uint64_t rows, std::optional<uint32_t> rank) {
+             Result<Batch> b = [&] {
+               nb::gil_scoped_release release;
+               return p.plan->GetBatchAt({epoch, rows}, RankOr(p, rank));
+             }();
+             return BatchToDict(Unwrap(std::move(b)));
+           },
+           nb::arg("epoch"), nb::arg("rows_consumed"), nb::arg("rank").none() = nb::none())
+      .def("advance",
+           [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
+             PlanPosition next = p.plan->Normalize(p.plan->Advance({epoch, rows}));
+             return std::make_pair(next.epoch, next.rows_consumed);
+           },
+           nb::arg("epoch"), nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>(),
+           "The (epoch, rows_consumed) after one global step.")
+      .def("make_state_json",
+           [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
+             return p.plan->MakeState({epoch, rows}).ToJson();
+           },
+           nb::arg("epoch"), nb::arg("rows_consumed"))
+      .def("restore",
+           [](const PyPlan& p, const std::string& json, bool force) {
+             PlanState state = Unwrap(PlanState::FromJson(json));
+             PlanPosition pos = Unwrap(p.plan->Restore(state, force));
+             return std::make_pair(pos.epoch, pos.rows_consumed);
+           },
+           nb::arg("state_json"), nb::arg("force") = false,
+           "(epoch, rows_consumed) stored in a checkpoint; ValueError if it belongs to another plan.")
+      .def("packing_stats",
+           [](const PyPlan& p, uint64_t epoch) { return PackingToDict(*p.plan, epoch); },
+           nb::arg("epoch") = 0)
+      .def("dataset_epochs",
+           [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
+             return p.plan->DatasetEpochs({epoch, rows});
+           },
+           nb::arg("epoch"), nb::arg("rows_consumed"));
+}
+
+}  // namespace stoker::python

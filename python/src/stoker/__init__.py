@@ -1,0 +1,22 @@
+"""stoker: a C++ data pipeline for LLM training, from Python.
+
+``stoker.Loader`` iterates packed, deterministic, resumable batches as torch tensors (zero copy
+through DLPack) or NumPy arrays; ``stoker.pack``, ``stoker.inspect``, ``stoker.verify`` and
+``stoker.plan`` mirror the command line. See docs/python.md.
+"""
+
+from ._loader import Loader
+from ._tools import Plan, inspect, pack, plan, verify
+
+__version__ = "0.1.0"
+
+__all__ = ["Loader", "Plan", "inspect", "pack", "plan", "verify", "TorchIterableDataset"]
+
+
+def __getattr__(name):
+    # torch is imported only when the adapter is asked for.
+    if name == "TorchIterableDataset":
+        from .torch_dataset import TorchIterableDataset
+
+        return TorchIterableDataset
+    raise AttributeError(f"module 'stoker' has no attribute {name!r}")

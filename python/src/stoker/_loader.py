@@ -1,0 +1,274 @@
+"""stoker.Loader: a DataLoader-shaped iterator over the C++ loader."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Iterator, Optional, Sequence, Union
+
+from . import _stoker
+from ._datasets import DatasetSpec, normalize_datasets, rank_and_world_size
+
+STATE_FORMAT = "stoker-loader-state"
+STATE_VERSION = 1
+
+Batch = Dict[str, Any]  # name -> torch.Tensor or numpy.ndarray
+
+
+def _torch_or_none():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _device_index(device: Any) -> int:
+    """None/"cpu" -> -1; "cuda", "cuda:N", torch.device, N -> a CUDA device index."""
+    if device is None:
+        return -1
+    if isinstance(device, int) and not isinstance(device, bool):
+        if device < 0:
+            raise ValueError(f"device index must be >= 0, got {device}")
+        return device
+    name = str(device)
+    if name == "cpu":
+        return -1
+    if name == "cuda":
+        torch = _torch_or_none()
+        if torch is not None and torch.cuda.is_available():
+            return torch.cuda.current_device()
+        return 0
+    if name.startswith("cuda:") and name[5:].isdigit():
+        return int(name[5:])
+    raise ValueError(f"device must be None, 'cpu', 'cuda' or 'cuda:N', not {device!r}")
+
+
+def _options(**kw: Any) -> "_stoker.LoaderOptions":
+    for name in ("seq_len", "batch_size", "prefetch_factor"):
+        value = kw[name]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if kw["num_workers"] is None:
+        kw["num_workers"] = 0  # the C++ default: cores / LOCAL_WORLD_SIZE
+    if not isinstance(kw["num_workers"], int) or kw["num_workers"] < 0:
+        raise ValueError(f"num_workers must be None or an integer >= 0, got {kw['num_workers']!r}")
+    opts = _stoker.LoaderOptions()
+    for name, value in kw.items():
+        try:
+            setattr(opts, name, value)
+        except TypeError:
+            raise ValueError(f"bad value for option {name}: {value!r}") from None
+    return opts
+
+
+class Loader:
+    """Batches of packed rows from token datasets, in a deterministic, resumable order.
+
+    Iterating runs one epoch; iterating again runs the next one. Batches are dicts of
+    ``torch.Tensor`` (``output="torch"``, the default when torch is importable) or of
+    ``numpy.ndarray`` (``output="numpy"``) with keys ``input_ids``, ``labels``, ``position_ids``,
+    ``segment_ids``, ``cu_seqlens`` (and ``attention_mask`` when asked). The arrays point into the
+    loader's ring without a copy; the ring slot is reused once every array of the batch is freed,
+    so hold at most a few batches at a time.
+
+    Not thread-safe: iterate from one thread. Every blocking call releases the GIL.
+    """
+
+    def __init__(
+        self,
+        datasets: Union[DatasetSpec, Sequence[DatasetSpec]],
+        seq_len: int = 2048,
+        batch_size: int = 8,
+        num_workers: Optional[int] = None,
+        pin_memory: bool = True,
+        prefetch_factor: int = 2,
+        persistent_workers: bool = True,
+        drop_last: bool = True,
+        shuffle: str = "global",
+        pack: str = "concat",
+        seed: int = 0,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        device: Any = None,
+        output: Optional[str] = None,
+        *,
+        token_dtype: str = "int64",
+        cross_document_targets: bool = False,
+        attention_mask: bool = False,
+        on_error: str = "fail",
+        pad_token_id: int = 0,
+        block_shards: int = 4,
+        bestfit_window: int = 4096,
+        device_buffers: int = 2,
+    ) -> None:
+        specs = normalize_datasets(datasets)
+        rank, world_size = rank_and_world_size(rank, world_size)
+        self._setup(device, output)
+        self._options = _options(
+            seq_len=seq_len, batch_size=batch_size, num_workers=num_workers,
+            pin_memory=pin_memory, prefetch_factor=prefetch_factor,
+            persistent_workers=persistent_workers, drop_last=drop_last, shuffle=shuffle,
+            pack=pack, seed=seed, rank=rank, world_size=world_size, device=self._device,
+            token_dtype=token_dtype, cross_document_targets=cross_document_targets,
+            attention_mask=attention_mask, on_error=on_error, pad_token_id=pad_token_id,
+            block_shards=block_shards, bestfit_window=bestfit_window,
+            device_buffers=device_buffers)
+        self._datasets = specs
+        self._impl = _stoker.Loader.open(specs, self._options)
+        self._synthetic_steps: Optional[int] = None
+
+    @classmethod
+    def synthetic(
+        cls,
+        seq_len: int = 2048,
+        batch_size: int = 8,
+        seed: int = 0,
+        device: Any = None,
+        output: Optional[str] = None,
+        pin_memory: bool = True,
+        token_dtype: str = "int64",
+        steps: Optional[int] = None,
+    ) -> "Loader":
+        """The "remove the data pipeline" experiment: one fixed batch served through the same API.
+
+        Each iteration yields ``steps`` batches (forever when ``steps`` is None).
+        """
+        self = cls.__new__(cls)
+        self._setup(device, output)
+        self._options = _options(
+            seq_len=seq_len, batch_size=batch_size, num_workers=1, prefetch_factor=1,
+            pin_memory=pin_memory, seed=seed, device=self._device, token_dtype=token_dtype)
+        self._datasets = []
+        self._impl = _stoker.Loader.open_synthetic(self._options)
+        if steps is not None and (not isinstance(steps, int) or steps < 0):
+            raise ValueError(f"steps must be None or an integer >= 0, got {steps!r}")
+        self._synthetic_steps = steps
+        return self
+
+    def _setup(self, device: Any, output: Optional[str]) -> None:
+        self._end_pending = False  # the epoch's last batch was delivered, its end not yet seen
+        self._device = _device_index(device)
+        torch = _torch_or_none()
+        if output is None:
+            output = "torch" if torch is not None else "numpy"
+        if output not in ("torch", "numpy"):
+            raise ValueError(f"output must be 'torch' or 'numpy', not {output!r}")
+        if output == "torch" and torch is None:
+            raise ValueError("output='torch' needs torch, which is not importable")
+        if self._device >= 0 and output != "torch":
+            raise ValueError("device batches need output='torch'")
+        self._output = output
+        self._torch = torch
+
+    # -- iteration -----------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Batch]:
+        impl = self._impl
+        if self._synthetic_steps is not None:
+            for _ in range(self._synthetic_steps):
+                yield self._convert(impl.next())
+            return
+        if self._end_pending:
+            # The last iteration stopped right after an epoch's last batch: step over that end.
+            self._end_pending = False
+            if impl.next() is not None:
+                raise RuntimeError("stoker: expected the end of an epoch")
+        while True:
+            batch = impl.next()
+            if batch is None:
+                self._end_pending = False
+                return
+            self._end_pending = batch.ends_epoch
+            yield self._convert(batch)
+
+    def _convert(self, batch: "_stoker.Batch") -> Batch:
+        if self._device < 0:
+            return batch.arrays(self._output)
+        torch = self._torch
+        if batch.on_device:
+            # Ready on the current stream: the stream waits on the GPU for this batch's copy only.
+            batch.wait_on_stream(torch.cuda.current_stream(self._device).cuda_stream)
+            return batch.arrays("torch", device=True)
+        # Built without the CUDA copier: copy from the ring here.
+        device = torch.device("cuda", self._device)
+        return {k: v.to(device, non_blocking=True) for k, v in batch.arrays("torch").items()}
+
+    def __len__(self) -> int:
+        """Steps in the epoch the next iteration runs (identical on every rank)."""
+        if not self._impl.has_plan:
+            if self._synthetic_steps is None:
+                raise TypeError("a synthetic loader without steps has no length")
+            return self._synthetic_steps
+        return self._impl.steps_per_epoch(self.epoch)
+
+    @property
+    def epoch(self) -> int:
+        """The epoch the next batch belongs to."""
+        return self._position()[0]
+
+    def _position(self) -> tuple[int, int]:
+        state = json.loads(self._impl.state_json())
+        return state["epoch"], state["rows_consumed"]
+
+    def set_epoch(self, epoch: int) -> None:
+        """Moves to the start of ``epoch``, unless the loader is already inside it.
+
+        Calling it every epoch, as with torch's DistributedSampler, is harmless: a loader resumed
+        mid-epoch by load_state_dict() stays where it is. Without it, each iteration simply runs
+        the next epoch.
+        """
+        if not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"epoch must be an integer >= 0, got {epoch!r}")
+        if self.epoch == epoch:
+            return
+        self._impl.restore(self._impl.make_state_json(epoch, 0))
+        self._end_pending = False
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def state_dict(self) -> Dict[str, Any]:
+        """The position after the last delivered batch: a small JSON-serialisable dict.
+
+        The same on every rank; restoring it with another world size or batch size continues the
+        same global order (elastic resume).
+        """
+        return {"format": STATE_FORMAT, "version": STATE_VERSION,
+                "plan_state": json.loads(self._impl.state_json())}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Continues from ``state``; ValueError if it is malformed or from another plan."""
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+            raise ValueError(f"not a stoker loader state (format {STATE_FORMAT!r} expected)")
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(f"unsupported stoker loader state version {state.get('version')!r} "
+                             f"(this stoker reads version {STATE_VERSION})")
+        plan_state = state.get("plan_state")
+        if not isinstance(plan_state, dict):
+            raise ValueError("stoker loader state has no 'plan_state' object")
+        self._impl.restore(json.dumps(plan_state))
+        self._end_pending = False
+
+    # -- monitoring and lifetime ---------------------------------------------------------------
+
+    def stats(self) -> Dict[str, Any]:
+        """Live counters: batches, tokens/s, the consumer's wait (data stall), ring occupancy..."""
+        return self._impl.stats()
+
+    @property
+    def num_workers(self) -> int:
+        return self._impl.num_workers
+
+    @property
+    def fingerprint(self) -> str:
+        """The plan's fingerprint (datasets, weights, seq_len, seed, shuffle, pack)."""
+        return self._impl.fingerprint
+
+    def close(self) -> None:
+        """Stops the worker threads. Tensors already delivered stay valid."""
+        self._impl.close()
+
+    def __enter__(self) -> "Loader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,130 @@
+"""stoker.pack / inspect / verify / plan: the command line's operations as functions."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+
+from . import _stoker
+from ._datasets import DatasetSpec, PathLike, normalize_datasets, rank_and_world_size
+
+
+def pack(
+    inputs: Union[PathLike, Sequence[PathLike]],
+    output: PathLike,
+    tokenizer: str = "bytes",
+    *,
+    text_field: str = "text",
+    shard_size: Union[str, int] = "128MiB",
+    threads: int = 0,
+    task_index: Optional[int] = None,
+    task_count: Optional[int] = None,
+    utf8: str = "replace",
+    bad_lines: str = "fail",
+    dtype: str = "auto",
+    overwrite: bool = False,
+) -> Dict[str, Any]:
+    """Tokenizes raw text (JSONL, .gz/.zst, text files, directories) into a stoker dataset.
+
+    Same options and defaults as ``stoker pack``; threads=0 uses every core. Returns the dataset's
+    manifest and the run's counters. Raises FileNotFoundError for a missing input,
+    FileExistsError when a dataset is already there (unless overwrite), ValueError for bad options
+    or input, OSError for read/write failures.
+    """
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    result = _stoker.pack(
+        [os.fspath(p) for p in inputs], os.fspath(output), tokenizer, text_field, str(shard_size),
+        threads, task_index, task_count, utf8, bad_lines, dtype, overwrite)
+    result["manifest"] = json.loads(result.pop("manifest_json"))
+    return result
+
+
+def inspect(path: PathLike, document: Optional[int] = None) -> Any:
+    """The summary of ``stoker inspect --json`` as a dict, or with ``document`` its token ids."""
+    if document is not None:
+        return json.loads(_stoker.document_json(os.fspath(path), document))
+    return json.loads(_stoker.inspect_json(os.fspath(path)))
+
+
+def verify(path: PathLike) -> Dict[str, Any]:
+    """Checks token data end to end like ``stoker verify``.
+
+    Returns {"ok", "problems", "documents", "tokens", ...}: problems found in the data are listed,
+    not raised; an unreadable or unknown ``path`` raises.
+    """
+    return _stoker.verify(os.fspath(path))
+
+
+class Plan:
+    """The deterministic plan: which rows every rank trains on at every step. Thread-safe."""
+
+    def __init__(self, impl: "_stoker.Plan", datasets: List[tuple]) -> None:
+        self._impl = impl
+        self.datasets = datasets
+
+    @property
+    def fingerprint(self) -> str:
+        return self._impl.fingerprint
+
+    @property
+    def global_batch_rows(self) -> int:
+        return self._impl.global_batch_rows
+
+    def rows_in_epoch(self, epoch: int = 0) -> int:
+        return self._impl.rows_in_epoch(epoch)
+
+    def steps_per_epoch(self, epoch: int = 0) -> int:
+        return self._impl.steps_per_epoch(epoch)
+
+    def batch(self, epoch: int, step: int, rank: Optional[int] = None) -> Dict[str, Any]:
+        """One rank's rows for one step, as ``stoker plan --json`` prints them: rows are lists of
+        (dataset, document, offset, length) pieces."""
+        return self._impl.batch(epoch, step, rank)
+
+    def batches(self, epoch: int = 0, rank: Optional[int] = None) -> Iterator[Dict[str, Any]]:
+        """Every step of ``epoch`` for ``rank`` (default: the plan's rank)."""
+        for step in range(self.steps_per_epoch(epoch)):
+            yield self.batch(epoch, step, rank)
+
+    def stats(self, epoch: int = 0) -> Dict[str, Any]:
+        """Packing figures of ``epoch`` (real-token share, padding, documents split...)."""
+        return {"epoch": epoch, "fingerprint": self.fingerprint,
+                "rows": self.rows_in_epoch(epoch), "steps": self.steps_per_epoch(epoch),
+                "global_batch_rows": self.global_batch_rows,
+                "packing": self._impl.packing_stats(epoch)}
+
+    def state_dict(self, epoch: int, rows_consumed: int = 0) -> Dict[str, Any]:
+        """The plan checkpoint (docs/checkpoint-format.md) for a position."""
+        return json.loads(self._impl.make_state_json(epoch, rows_consumed))
+
+    def restore(self, state: Dict[str, Any], force: bool = False) -> tuple:
+        """(epoch, rows_consumed) of a plan checkpoint; ValueError if it is from another plan."""
+        return self._impl.restore(json.dumps(state), force)
+
+
+def plan(
+    datasets: Union[DatasetSpec, Sequence[DatasetSpec]],
+    seq_len: int,
+    batch_size: int,
+    *,
+    world_size: Optional[int] = None,
+    rank: Optional[int] = None,
+    seed: int = 0,
+    shuffle: str = "global",
+    pack: str = "concat",
+    drop_last: bool = True,
+    block_shards: int = 4,
+    bestfit_window: int = 4096,
+) -> Plan:
+    """Builds the plan ``stoker plan`` prints (same options; RANK/WORLD_SIZE are the defaults)."""
+    specs = normalize_datasets(datasets)
+    rank, world_size = rank_and_world_size(rank, world_size)
+    from ._loader import _options
+
+    opts = _options(seq_len=seq_len, batch_size=batch_size, prefetch_factor=1, num_workers=None,
+                    world_size=world_size, rank=rank, seed=seed, shuffle=shuffle, pack=pack,
+                    drop_last=drop_last, block_shards=block_shards,
+                    bestfit_window=bestfit_window)
+    return Plan(_stoker.Plan.create(specs, opts), specs)
