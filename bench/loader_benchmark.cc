@@ -2,7 +2,11 @@
 // for num_workers 1, 2, 4, 8, 16 (each in a fresh child process, so RSS is its own).
 //
 //   loader_benchmark [--data PREFIX] [--tokens N] [--seconds S] [--workers 1,2,4,8,16]
-//                    [--seq-len 2048] [--batch 32] [--json]
+//                    [--seq-len 2048] [--batch 32] [--ring-batches N] [--json]
+//
+// The ring holds prefetch_factor (4) x num_workers + 1 batches, as torch's prefetch_factor means;
+// --ring-batches N instead keeps about N batches in flight whatever the worker count, which shows
+// the RSS that does not come from the ring.
 //
 // Without --data it writes a Megatron dataset of N tokens (default 100 M, uint16, documents of
 // log-normal length) under /tmp/stoker-loader-bench and reads it page-cached. Global shuffle,
@@ -36,6 +40,7 @@ struct Args {
   std::vector<int> workers = {1, 2, 4, 8, 16};
   uint64_t seq_len = 2048, batch = 32;
   bool json = false;
+  int ring_batches = 0;  // > 0: batches in flight fixed (prefetch_factor = ceil(this / workers))
 };
 
 // Writes PREFIX.bin/.idx (Megatron layout, uint16) unless they already hold `tokens` tokens.
@@ -103,7 +108,8 @@ long StatusKb(const char* field) {
 double CpuSeconds() {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 // One configuration, in this process: prints its result line.
@@ -112,7 +118,7 @@ int RunOne(const Args& a, int workers) {
   o.seq_len = a.seq_len;
   o.batch_size = a.batch;
   o.num_workers = workers;
-  o.prefetch_factor = 4;
+  o.prefetch_factor = a.ring_batches > 0 ? (a.ring_batches + workers - 1) / workers : 4;
   o.shuffle = stoker::ShuffleMode::kGlobal;
   o.pack = stoker::PackMode::kConcat;
   auto t0 = Clock::now();
@@ -167,9 +173,9 @@ int RunOne(const Args& a, int workers) {
                 static_cast<unsigned long long>(checksum));
   } else {
     std::printf("workers %2d  %7.1f M tokens/s  %7.1f M tokens/CPU-s  first batch %6.1f ms  "
-                "RSS anon %6.1f MB  file %6.1f MB  read %.2f s  assemble %.2f s\n",
+                "RSS anon %6.1f MB (ring %2d slots)  file %6.1f MB  read %.2f s  assemble %.2f s\n",
                 workers, tokens_per_s / 1e6, tokens_per_cpu_s / 1e6, first_batch_s * 1e3,
-                anon_kb / 1024.0, file_kb / 1024.0, s.read_s, s.assemble_s);
+                anon_kb / 1024.0, s.ring_slots, file_kb / 1024.0, s.read_s, s.assemble_s);
   }
   std::fflush(stdout);
   return 0;
@@ -192,6 +198,7 @@ Args Parse(int argc, char** argv) {
     else if (k == "--seq-len") a.seq_len = std::stoull(val());
     else if (k == "--batch") a.batch = std::stoull(val());
     else if (k == "--json") a.json = true;
+    else if (k == "--ring-batches") a.ring_batches = std::stoi(val());
     else if (k == "--workers") {
       a.workers.clear();
       std::stringstream ss(val());

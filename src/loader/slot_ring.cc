@@ -1,7 +1,6 @@
 #include "loader/slot_ring.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "cuda/copier.h"
@@ -29,8 +28,8 @@ Result<std::unique_ptr<SlotRing>> SlotRing::Open(int num_slots, size_t slot_byte
                        std::to_string(ring->slot_bytes_) + " bytes");
       }
     }
-    // Touch every page now so the first batches do not pay for page faults.
-    std::memset(p, 0, ring->slot_bytes_);
+    // Not pre-touched: the first fill of each slot takes its page faults on a worker, in
+    // parallel, which keeps the time to the first batch independent of the ring size.
     ring->slots_.push_back(static_cast<uint8_t*>(p));
   }
   return ring;
