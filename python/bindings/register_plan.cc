@@ -1,4 +1,5 @@
 // stoker.plan: the deterministic plan behind `stoker plan`, for notebooks and scripts.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>

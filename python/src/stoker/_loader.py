@@ -174,7 +174,13 @@ class Loader:
             if impl.next() is not None:
                 raise RuntimeError("stoker: expected the end of an epoch")
         while True:
-            batch = impl.next()
+            try:
+                batch = impl.next()
+            except ValueError as e:
+                if "ring slot" not in str(e):
+                    raise
+                raise ValueError(f"{e} (from Python: a batch holds its slot while any of its "
+                                 "tensors is alive; .clone() the batches you keep)") from None
             if batch is None:
                 self._end_pending = False
                 return
