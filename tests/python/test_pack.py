@@ -136,11 +136,14 @@ def test_output_is_identical_for_1_2_and_8_threads(tmp_path):
 def test_100k_files_pack_with_64_open_files(tmp_path):
     src = tmp_path / "many"
     src.mkdir()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     for d in range(100):
         sub = src / f"{d:03d}"
         sub.mkdir()
-        for i in range(1000):
-            (sub / f"{i:04d}.txt").write_bytes(b"doc %d/%d " % (d, i) + b"z" * (i % 50))
+        for i in range(1000):  # raw os calls: about twice as fast as pathlib for 100k files
+            fd = os.open(sub / f"{i:04d}.txt", flags, 0o644)
+            os.write(fd, b"doc %d/%d " % (d, i) + b"z" * (i % 50))
+            os.close(fd)
     # A hard limit of 64 descriptors: opening the files all at once would fail with EMFILE.
     p = run("pack", "--progress", "off", src, "-o", tmp_path / "out", "--threads", "2",
             prefix=("prlimit", "--nofile=64:64"))
