@@ -205,6 +205,8 @@ class Plan {
 
  private:
   struct Impl;
+  // steps_remaining(pos) > 0, answered without packing a whole bestfit epoch when possible.
+  bool HasStep(const PlanPosition& pos) const;
   explicit Plan(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -22,10 +22,9 @@ struct DatasetStream::Layout {
   uint64_t epoch;
   DocumentOrder order;
   uint64_t num_windows;
-  uint64_t rows = 0;  // bestfit only (concat and pad know theirs without packing)
-  // concat: tokens before window j; bestfit and pad: rows before window j. bestfit fills all
-  // num_windows + 1 entries at once (its row count needs them); concat and pad extend it as far
-  // as a lookup needs, so the first batch of an epoch does not wait for the whole epoch.
+  // concat: tokens before window j; bestfit and pad: rows before window j. Extended only as far
+  // as a lookup needs, so the first batch of an epoch does not wait for the whole epoch; bestfit's
+  // exact row count extends it to the end.
   mutable std::mutex mu;
   mutable std::vector<uint64_t> prefix{0};
 };
@@ -58,26 +57,30 @@ DocumentOrder DatasetStream::MakeOrder(uint64_t epoch) const {
                        options_.shuffle, options_.block_shards, EpochKey(epoch));
 }
 
+uint64_t DatasetStream::RowsLowerBound() const {
+  // A row holds at most seq_len tokens, so bestfit needs at least as many rows as concat.
+  return options_.pack == PackMode::kPad ? nonempty_documents_
+                                         : CeilDiv(num_tokens_, options_.seq_len);
+}
+
 uint64_t DatasetStream::RowsInEpoch(uint64_t epoch) const {
-  switch (options_.pack) {
-    case PackMode::kConcat:
-      return CeilDiv(num_tokens_, options_.seq_len);
-    case PackMode::kPad:
-      return nonempty_documents_;
-    case PackMode::kBestFit:
-      break;
-  }
-  return GetLayout(epoch)->rows;
+  if (options_.pack != PackMode::kBestFit) return RowsLowerBound();  // exact for concat and pad
+  std::shared_ptr<const Layout> layout = GetLayout(epoch);
+  std::lock_guard lock(layout->mu);
+  ExtendLocked(*layout, UINT64_MAX);
+  return layout->prefix.back();
 }
 
 std::pair<uint64_t, uint64_t> DatasetStream::Locate(uint64_t j) const {
   if (options_.pack != PackMode::kBestFit) {
-    uint64_t rows = RowsInEpoch(0);
+    uint64_t rows = RowsLowerBound();
     return {j / rows, j % rows};
   }
   std::unique_lock lock(mu_);
   while (epoch_row_prefix_.back() <= j) {
     uint64_t epoch = epoch_row_prefix_.size() - 1;
+    // Rows below the lower bound exist whatever the packing: no need to count the epoch yet.
+    if (j - epoch_row_prefix_.back() < RowsLowerBound()) return {epoch, j - epoch_row_prefix_.back()};
     lock.unlock();
     uint64_t rows = RowsInEpoch(epoch);
     lock.lock();
@@ -153,25 +156,22 @@ uint64_t DatasetStream::WindowAmount(const Layout& layout, uint64_t window) cons
 
 std::shared_ptr<const DatasetStream::Layout> DatasetStream::BuildLayout(uint64_t epoch) const {
   const uint64_t n = lengths_->document_lengths.size();
-  auto layout = std::make_shared<Layout>(epoch, MakeOrder(epoch), CeilDiv(n, window_docs_));
-  if (options_.pack == PackMode::kBestFit) {
-    layout->prefix.reserve(layout->num_windows + 1);
-    for (uint64_t w = 0; w < layout->num_windows; ++w) {
-      layout->prefix.push_back(layout->prefix.back() + WindowAmount(*layout, w));
-    }
-    layout->rows = layout->prefix.back();
+  return std::make_shared<Layout>(epoch, MakeOrder(epoch), CeilDiv(n, window_docs_));
+}
+
+void DatasetStream::ExtendLocked(const Layout& layout, uint64_t amount) const {
+  std::vector<uint64_t>& prefix = layout.prefix;
+  while (prefix.size() - 1 < layout.num_windows && prefix.back() <= amount) {
+    prefix.push_back(prefix.back() + WindowAmount(layout, prefix.size() - 1));
   }
-  return layout;
 }
 
 uint64_t DatasetStream::FindWindow(const Layout& layout, uint64_t amount,
                                    uint64_t* window_start) const {
   // Held while extending: callers that need the same windows would only repeat the work.
   std::lock_guard lock(layout.mu);
-  std::vector<uint64_t>& prefix = layout.prefix;
-  while (prefix.size() - 1 < layout.num_windows && prefix.back() <= amount) {
-    prefix.push_back(prefix.back() + WindowAmount(layout, prefix.size() - 1));
-  }
+  ExtendLocked(layout, amount);
+  const std::vector<uint64_t>& prefix = layout.prefix;
   uint64_t w = static_cast<uint64_t>(std::upper_bound(prefix.begin(), prefix.end(), amount) -
                                      prefix.begin()) - 1;
   *window_start = prefix[w];

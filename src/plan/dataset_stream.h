@@ -27,6 +27,9 @@ class DatasetStream {
 
   // Rows in this dataset's epoch `epoch` (packs the whole epoch once for bestfit).
   uint64_t RowsInEpoch(uint64_t epoch) const;
+  // A bound every epoch reaches without packing: exact for concat and pad; ceil(tokens / seq_len)
+  // for bestfit (a row holds at most seq_len tokens).
+  uint64_t RowsLowerBound() const;
   // Appends rows [first, first + count) of `epoch`. Precondition: first + count <= RowsInEpoch.
   void AppendRows(uint64_t epoch, uint64_t first, uint64_t count, std::vector<Row>* out) const;
   // Maps index `j` of the endless stream (epoch 0's rows, then epoch 1's, ...) to (epoch, row).
@@ -47,6 +50,8 @@ class DatasetStream {
   std::shared_ptr<const Layout> BuildLayout(uint64_t epoch) const;
   // Tokens (concat) or rows (bestfit, pad) of `window` of the layout's order.
   uint64_t WindowAmount(const Layout& layout, uint64_t window) const;
+  // Extends layout.prefix until it passes `amount` or covers every window. Holds layout.mu.
+  void ExtendLocked(const Layout& layout, uint64_t amount) const;
   // The window holding token (concat) or row `amount`; *window_start gets what precedes it.
   uint64_t FindWindow(const Layout& layout, uint64_t amount, uint64_t* window_start) const;
   std::shared_ptr<const Window> BuildWindow(const Layout& layout, uint64_t window) const;

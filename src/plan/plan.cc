@@ -49,6 +49,11 @@ struct Plan::Impl {
   std::unique_ptr<plan::Mixture> mixture;  // only with several datasets
   uint64_t mixture_epoch_rows = 0;
   std::string fingerprint;
+
+  // Rows every epoch has at least, known without packing (exact except for bestfit).
+  uint64_t RowsLowerBound() const {
+    return mixture ? mixture_epoch_rows : streams[0]->RowsLowerBound();
+  }
 };
 
 Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -91,7 +96,9 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
   }
   if (datasets.size() > 1) {
     impl->mixture = std::make_unique<plan::Mixture>(weights);
-    for (const auto& s : impl->streams) impl->mixture_epoch_rows += s->RowsInEpoch(0);
+    // One mixture epoch: as many rows as one pass over every dataset would fill at least
+    // (exact for concat and pad), known without packing anything.
+    for (const auto& s : impl->streams) impl->mixture_epoch_rows += s->RowsLowerBound();
   }
   impl->datasets = std::move(datasets);
   return std::unique_ptr<Plan>(new Plan(std::move(impl)));
@@ -119,7 +126,9 @@ uint64_t Plan::steps_remaining(const PlanPosition& pos) const {
 }
 
 Status Plan::GetRows(uint64_t epoch, uint64_t first, uint64_t count, std::vector<Row>* out) const {
-  uint64_t rows = rows_in_epoch(epoch);
+  // Within the lower bound no packing is needed to know the rows exist.
+  uint64_t known = impl_->RowsLowerBound();
+  uint64_t rows = first <= known && count <= known - first ? known : rows_in_epoch(epoch);
   if (first > rows || count > rows - first) {
     return OutOfRange("rows [" + std::to_string(first) + ", " + std::to_string(first + count) +
                       ") are past the end of epoch " + std::to_string(epoch) + " (" +
@@ -144,10 +153,10 @@ Result<Row> Plan::GetRow(uint64_t epoch, uint64_t row) const {
 }
 
 Result<Batch> Plan::GetBatch(uint64_t epoch, uint64_t step, uint32_t rank) const {
-  uint64_t steps = steps_per_epoch(epoch);
-  if (step >= steps) {
+  if (!HasStep({epoch, step * global_batch_rows()})) {
     return OutOfRange("step " + std::to_string(step) + " is past the end of epoch " +
-                      std::to_string(epoch) + " (" + std::to_string(steps) + " steps)");
+                      std::to_string(epoch) + " (" + std::to_string(steps_per_epoch(epoch)) +
+                      " steps)");
   }
   return GetBatchAt({epoch, step * global_batch_rows()}, rank);
 }
@@ -158,7 +167,7 @@ Result<Batch> Plan::GetBatchAt(const PlanPosition& pos, uint32_t rank) const {
     return InvalidArgument("rank " + std::to_string(rank) + " is not below world_size " +
                            std::to_string(o.world_size));
   }
-  if (steps_remaining(pos) == 0) {
+  if (!HasStep(pos)) {
     return OutOfRange("no step left in epoch " + std::to_string(pos.epoch) + " after row " +
                       std::to_string(pos.rows_consumed) + " (" +
                       std::to_string(rows_in_epoch(pos.epoch)) + " rows, global batch " +
@@ -173,7 +182,8 @@ Result<Batch> Plan::GetBatchAt(const PlanPosition& pos, uint32_t rank) const {
   // Rows past the epoch's end (remainder=pad only) come from the start of the following epochs.
   uint64_t epoch = pos.epoch;
   uint64_t index = pos.rows_consumed + rank * o.batch_size;
-  uint64_t rows = rows_in_epoch(epoch);
+  uint64_t rows = index + o.batch_size <= impl_->RowsLowerBound() ? impl_->RowsLowerBound()
+                                                                   : rows_in_epoch(epoch);
   while (index >= rows) {
     index -= rows;
     rows = rows_in_epoch(++epoch);
@@ -187,24 +197,31 @@ Result<Batch> Plan::GetBatchAt(const PlanPosition& pos, uint32_t rank) const {
       for (size_t i = before; i < batch.rows.size(); ++i) batch.rows[i].repeated = true;
     }
     need -= take;
+    if (need == 0) break;
     index = 0;
     rows = rows_in_epoch(++epoch);
   }
   return batch;
 }
 
+bool Plan::HasStep(const PlanPosition& pos) const {
+  // Far from the epoch's end the lower bound answers without packing the whole epoch (bestfit).
+  uint64_t known = impl_->RowsLowerBound();
+  uint64_t need = impl_->options.remainder == RemainderPolicy::kDropLast ? global_batch_rows() : 1;
+  if (pos.rows_consumed <= known && need <= known - pos.rows_consumed) return true;
+  return steps_remaining(pos) > 0;
+}
+
 PlanPosition Plan::Advance(const PlanPosition& pos) const {
   PlanPosition next{pos.epoch, pos.rows_consumed + global_batch_rows()};
-  if (steps_remaining(next) == 0) return {pos.epoch + 1, 0};
+  if (!HasStep(next)) return {pos.epoch + 1, 0};
   return next;
 }
 
 PlanPosition Plan::Normalize(const PlanPosition& pos) const {
   PlanPosition p = pos;
-  for (uint64_t i = 0; i < kMaxEmptyEpochsSkipped && steps_remaining(p) == 0; ++i) {
-    p = {p.epoch + 1, 0};
-  }
-  return steps_remaining(p) > 0 ? p : pos;
+  for (uint64_t i = 0; i < kMaxEmptyEpochsSkipped && !HasStep(p); ++i) p = {p.epoch + 1, 0};
+  return HasStep(p) ? p : pos;
 }
 
 PlanState Plan::MakeState(const PlanPosition& pos) const {
@@ -227,7 +244,8 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
         ", this plan " + impl_->fingerprint +
         "): the datasets, weights, seq_len, seed, shuffle or pack options differ");
   }
-  uint64_t rows = rows_in_epoch(state.position.epoch);
+  uint64_t known = impl_->RowsLowerBound();
+  uint64_t rows = state.position.rows_consumed <= known ? known : rows_in_epoch(state.position.epoch);
   if (state.position.rows_consumed > rows) {
     if (!force) {
       return FailedPrecondition("the checkpoint has consumed " +

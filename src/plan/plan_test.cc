@@ -318,6 +318,33 @@ TEST(PlanPropertyTest, ConcurrentCallsAgreeWithSequentialOnes) {
   }
 }
 
+TEST(PlanPropertyTest, LazyLayoutsAgreeWithCountedOnes) {
+  // A plan that walks by Advance packs windows only as it goes; one that counts its steps first
+  // packs the whole epoch. They must give the same stream, for every mode and remainder.
+  auto lengths = MakeLengths(5000, 40, 0.1, 5, 31);
+  for (PackMode pack : {PackMode::kConcat, PackMode::kBestFit, PackMode::kPad}) {
+    for (RemainderPolicy rem : {RemainderPolicy::kDropLast, RemainderPolicy::kPad}) {
+      PlanOptions o;
+      o.seq_len = 100;
+      o.pack = pack;
+      o.bestfit_window = 100;
+      o.world_size = 3;
+      o.batch_size = 5;
+      o.remainder = rem;
+      auto counted = MakePlan({{lengths, 1.0}}, o);
+      auto lazy = MakePlan({{lengths, 1.0}}, o);
+      uint64_t steps = counted->steps_per_epoch(0);
+      PlanPosition p{0, 0};
+      uint64_t walked = 0;
+      for (; p.epoch == 0; p = lazy->Advance(p), ++walked) {
+        ASSERT_LT(walked, steps);
+        ASSERT_EQ(lazy->GetBatchAt(p, 2)->rows, counted->GetBatch(0, walked, 2)->rows);
+      }
+      EXPECT_EQ(walked, steps);
+    }
+  }
+}
+
 TEST(PlanTest, CreateRejectsBadOptions) {
   auto lengths = MakeLengths(10, 5, 0.0, 1, 1);
   PlanOptions o;

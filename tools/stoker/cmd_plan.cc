@@ -108,7 +108,8 @@ Result<PlanPosition> StartPosition(const PlanArgs& a, const Plan& plan) {
     }
     return *pos;
   }
-  uint64_t steps = plan.steps_per_epoch(a.epoch);
+  // Counting the steps packs a whole bestfit epoch: only done when a start step must be checked.
+  uint64_t steps = a.start_step > 0 ? plan.steps_per_epoch(a.epoch) : 0;
   if (a.start_step > steps) {
     return InvalidArgument("--start-step " + std::to_string(a.start_step) + " is past the end of " +
                            "epoch " + std::to_string(a.epoch) + " (" + std::to_string(steps) +
