@@ -2,7 +2,7 @@
 // for num_workers 1, 2, 4, 8, 16 (each in a fresh child process, so RSS is its own).
 //
 //   loader_benchmark [--data PREFIX] [--tokens N] [--seconds S] [--workers 1,2,4,8,16]
-//                    [--seq-len 2048] [--batch 32] [--ring-batches N] [--json]
+//                    [--seq-len 2048] [--batch 32] [--ring-batches N] [--int32] [--json]
 //
 // The ring holds prefetch_factor (4) x num_workers + 1 batches, as torch's prefetch_factor means;
 // --ring-batches N instead keeps about N batches in flight whatever the worker count, which shows
@@ -40,6 +40,7 @@ struct Args {
   std::vector<int> workers = {1, 2, 4, 8, 16};
   uint64_t seq_len = 2048, batch = 32;
   bool json = false;
+  bool int32 = false;    // int32 tokens (default int64, like the torch recipe)
   int ring_batches = 0;  // > 0: batches in flight fixed (prefetch_factor = ceil(this / workers))
 };
 
@@ -120,6 +121,7 @@ int RunOne(const Args& a, int workers) {
   o.num_workers = workers;
   o.prefetch_factor = a.ring_batches > 0 ? (a.ring_batches + workers - 1) / workers : 4;
   o.shuffle = stoker::ShuffleMode::kGlobal;
+  o.token_dtype = a.int32 ? stoker::TokenDType::kInt32 : stoker::TokenDType::kInt64;
   o.pack = stoker::PackMode::kConcat;
   auto t0 = Clock::now();
   auto loader = stoker::Loader::Open({{a.data, nullptr}}, o);
@@ -141,8 +143,7 @@ int RunOne(const Args& a, int workers) {
     }
     if (!next->has_value()) continue;
     // Touch one value per row, as a consumer handing the batch on would.
-    const auto* ids = static_cast<const int64_t*>((**next).input_ids().data);
-    checksum += static_cast<uint64_t>(ids[0]);
+    checksum += *static_cast<const uint8_t*>((**next).input_ids().data);
     if (first_batch_s < 0) {
       first_batch_s = std::chrono::duration<double>(Clock::now() - t0).count();
       measure_start = Clock::now();  // throughput is measured after the first batch
@@ -199,6 +200,7 @@ Args Parse(int argc, char** argv) {
     else if (k == "--batch") a.batch = std::stoull(val());
     else if (k == "--json") a.json = true;
     else if (k == "--ring-batches") a.ring_batches = std::stoi(val());
+    else if (k == "--int32") a.int32 = true;
     else if (k == "--workers") {
       a.workers.clear();
       std::stringstream ss(val());
