@@ -27,8 +27,8 @@ Result<uint64_t> ParseSize(std::string_view text) {
   while (i < text.size() && text[i] == ' ') ++i;
   size_t num_start = i;
   bool seen_dot = false;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) ||
-                             (text[i] == '.' && !seen_dot))) {
+  while (i < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !seen_dot))) {
     seen_dot |= text[i] == '.';
     ++i;
   }
@@ -72,8 +72,11 @@ std::string FormatSize(uint64_t size_bytes) {
     ++u;
   }
   char buf[32];
-  std::snprintf(buf, sizeof(buf), v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v,
-                kUnits[u]);
+  std::snprintf(buf, sizeof(buf),
+                v < 10    ? "%.2f %s"
+                : v < 100 ? "%.1f %s"
+                          : "%.0f %s",
+                v, kUnits[u]);
   return buf;
 }
 

@@ -1,8 +1,8 @@
 #include "common/mapped_file.h"
 
-#include <cstring>
-
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "common/file_util.h"
 #include "common/temp_dir.h"

@@ -11,8 +11,7 @@ namespace stoker {
 namespace {
 
 double SteadySeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Fraction done (0..1) by bytes if their total is known, else by items; negative if unknown.
@@ -65,9 +64,7 @@ ProgressReporter::ProgressReporter(Options options) : options_(std::move(options
 
 ProgressReporter::~ProgressReporter() = default;
 
-double ProgressReporter::Now() const {
-  return options_.clock ? options_.clock() : SteadySeconds();
-}
+double ProgressReporter::Now() const { return options_.clock ? options_.clock() : SteadySeconds(); }
 
 ProgressReporter::Snapshot ProgressReporter::snapshot() const {
   Snapshot s;
@@ -150,8 +147,8 @@ std::string ProgressReporter::RenderPlain(const std::string& label, const std::s
 
 std::string ProgressReporter::RenderSummary(const std::string& label, const std::string& item_name,
                                             const Snapshot& s, bool ok) {
-  return label + ": " + (ok ? "done: " : "failed after ") + FormatCount(s.items) + " " +
-         item_name + ", " + FormatSize(s.bytes) + " in " + FormatDuration(s.elapsed_s) + " (" +
+  return label + ": " + (ok ? "done: " : "failed after ") + FormatCount(s.items) + " " + item_name +
+         ", " + FormatSize(s.bytes) + " in " + FormatDuration(s.elapsed_s) + " (" +
          FormatRate(Rate(s)) + ")";
 }
 

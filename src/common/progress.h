@@ -77,7 +77,7 @@ class ProgressReporter {
   std::atomic<uint64_t> items_{0};
   std::atomic<uint64_t> bytes_{0};
   std::atomic<double> next_draw_s_{0};
-  std::mutex draw_mu_;   // one thread draws at a time; others skip instead of waiting
+  std::mutex draw_mu_;     // one thread draws at a time; others skip instead of waiting
   bool drew_bar_ = false;  // guarded by draw_mu_
   bool finished_ = false;  // guarded by draw_mu_
 };

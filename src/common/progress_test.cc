@@ -36,8 +36,11 @@ TEST(ProgressTest, FormatCount) {
 }
 
 TEST(ProgressTest, RenderBarShowsFractionRateAndEta) {
-  ProgressReporter::Snapshot s{.items = 25, .bytes = 250000000, .total_items = 100,
-                               .total_bytes = 1000000000, .elapsed_s = 2.0};
+  ProgressReporter::Snapshot s{.items = 25,
+                               .bytes = 250000000,
+                               .total_items = 100,
+                               .total_bytes = 1000000000,
+                               .elapsed_s = 2.0};
   EXPECT_EQ(ProgressReporter::RenderBar("verify", "documents", s, 8),
             "verify [##......]  25%  25/100 documents  125.0 MB/s  ETA 0:06");
   s.total_bytes = 0;
@@ -49,9 +52,13 @@ TEST(ProgressTest, RenderBarShowsFractionRateAndEta) {
 TEST(ProgressTest, PlainModePrintsPeriodicLinesAndOneSummary) {
   Capture cap;
   double now = 100.0;
-  ProgressReporter p({.label = "verify", .item_name = "shards", .total_items = 4,
-                      .mode = ProgressReporter::Mode::kPlain, .out = cap.file(),
-                      .plain_interval_s = 5.0, .clock = [&] { return now; }});
+  ProgressReporter p({.label = "verify",
+                      .item_name = "shards",
+                      .total_items = 4,
+                      .mode = ProgressReporter::Mode::kPlain,
+                      .out = cap.file(),
+                      .plain_interval_s = 5.0,
+                      .clock = [&] { return now; }});
   p.Add(1, 1000);  // before the interval: silent
   now = 106.0;
   p.Add(1, 1000);  // after it: one line
@@ -66,8 +73,11 @@ TEST(ProgressTest, PlainModePrintsPeriodicLinesAndOneSummary) {
 TEST(ProgressTest, TerminalModeRedrawsInPlaceAndEndsWithNewline) {
   Capture cap;
   double now = 0;
-  ProgressReporter p({.label = "pack", .total_items = 2, .mode = ProgressReporter::Mode::kTerminal,
-                      .out = cap.file(), .clock = [&] { return now; }});
+  ProgressReporter p({.label = "pack",
+                      .total_items = 2,
+                      .mode = ProgressReporter::Mode::kTerminal,
+                      .out = cap.file(),
+                      .clock = [&] { return now; }});
   now = 1;
   p.Add(1, 10);
   p.Finish(false);

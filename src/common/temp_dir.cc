@@ -13,8 +13,8 @@ namespace stoker {
 
 Result<std::unique_ptr<TempDir>> TempDir::Create(std::string_view prefix) {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl = JoinPath(base != nullptr && *base != '\0' ? base : "/tmp",
-                              std::string(prefix) + "XXXXXX");
+  std::string tmpl =
+      JoinPath(base != nullptr && *base != '\0' ? base : "/tmp", std::string(prefix) + "XXXXXX");
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) return ErrnoStatus("mkdtemp " + tmpl, errno);

@@ -43,9 +43,10 @@ Result<std::unique_ptr<ArraySource>> ArraySource::OpenLlmc(const std::string& pa
   STOKER_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
   const uint8_t* d = file->data();
   if (file->size() < kLlmcHeaderBytes) {
-    return CorruptionAt(path, file->size(), "truncated: an llm.c shard starts with a 1024-byte "
-                                            "header, the file has " +
-                                                std::to_string(file->size()) + " bytes");
+    return CorruptionAt(path, file->size(),
+                        "truncated: an llm.c shard starts with a 1024-byte "
+                        "header, the file has " +
+                            std::to_string(file->size()) + " bytes");
   }
   int32_t magic = LoadI32(d), version = LoadI32(d + 4), count = LoadI32(d + 8);
   TokenDType dtype;
@@ -54,13 +55,16 @@ Result<std::unique_ptr<ArraySource>> ArraySource::OpenLlmc(const std::string& pa
   } else if (magic == kLlmcMagicLlama3 && version == 7) {
     dtype = TokenDType::kUint32;
   } else if (magic == kLlmcMagicEval) {
-    return Unimplemented(path + ": an llm.c multiple-choice eval file (magic 20240522), not tokens");
+    return Unimplemented(path +
+                         ": an llm.c multiple-choice eval file (magic 20240522), not tokens");
   } else if (magic == kLlmcMagicGpt2 || magic == kLlmcMagicLlama3) {
-    return CorruptionAt(path, 4, "llm.c magic " + std::to_string(magic) +
-                                     " with unexpected version " + std::to_string(version));
+    return CorruptionAt(path, 4,
+                        "llm.c magic " + std::to_string(magic) + " with unexpected version " +
+                            std::to_string(version));
   } else {
-    return CorruptionAt(path, 0, "bad magic " + std::to_string(magic) +
-                                     ", expected an llm.c shard (20240520 or 20240801)");
+    return CorruptionAt(
+        path, 0,
+        "bad magic " + std::to_string(magic) + ", expected an llm.c shard (20240520 or 20240801)");
   }
   if (count < 0) return CorruptionAt(path, 8, "negative token count " + std::to_string(count));
   uint64_t expected = kLlmcHeaderBytes + static_cast<uint64_t>(count) * TokenDTypeSize(dtype);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "common/human_size.h"
@@ -79,9 +78,8 @@ std::string InspectSummary::ToJson() const {
   j["document_length"] = {{"min", min_length}, {"mean", mean_length}, {"max", max_length}};
   nlohmann::ordered_json hist = nlohmann::ordered_json::array();
   for (const LengthBucket& b : histogram) {
-    hist.push_back({{"min_length", b.min_length},
-                    {"max_length", b.max_length},
-                    {"documents", b.documents}});
+    hist.push_back(
+        {{"min_length", b.min_length}, {"max_length", b.max_length}, {"documents", b.documents}});
   }
   j["histogram"] = hist;
   return j.dump(2) + "\n";

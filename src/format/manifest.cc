@@ -123,17 +123,18 @@ Status ParseJson(const Json& j, Manifest* m) {
   if (const Json* c = top.Find("counters", /*optional=*/true)) {
     FieldReader cr(*c, "counters", &st);
     if (st.ok()) {
-      for (auto it = c->begin(); it != c->end(); ++it) m->counters[it.key()] = cr.Uint(it.key().c_str());
+      for (auto it = c->begin(); it != c->end(); ++it)
+        m->counters[it.key()] = cr.Uint(it.key().c_str());
     }
   }
   // The totals are redundant (for people reading the file) but must agree when present.
   if (st.ok() && top.Find("documents", true) && top.Uint("documents") != m->total_documents()) {
-    top.Fail("documents", "disagrees with the sum over shards (" +
-                              std::to_string(m->total_documents()) + ")");
+    top.Fail("documents",
+             "disagrees with the sum over shards (" + std::to_string(m->total_documents()) + ")");
   }
   if (st.ok() && top.Find("tokens", true) && top.Uint("tokens") != m->total_tokens()) {
-    top.Fail("tokens", "disagrees with the sum over shards (" +
-                           std::to_string(m->total_tokens()) + ")");
+    top.Fail("tokens",
+             "disagrees with the sum over shards (" + std::to_string(m->total_tokens()) + ")");
   }
   return st;
 }

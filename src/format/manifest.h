@@ -21,11 +21,11 @@ inline constexpr std::string_view kManifestFileName = "manifest.json";
 inline constexpr int kManifestFormatVersion = 1;
 
 struct TokenizerInfo {
-  std::string kind;       // "bytes", "sentencepiece", ...
-  std::string name;       // e.g. the model file's base name
+  std::string kind;  // "bytes", "sentencepiece", ...
+  std::string name;  // e.g. the model file's base name
   uint64_t vocab_size = 0;
   int64_t eos_id = -1;
-  std::string checksum;   // xxh3-64 hex of the tokenizer model file; empty for "bytes"
+  std::string checksum;  // xxh3-64 hex of the tokenizer model file; empty for "bytes"
 };
 
 struct ShardInfo {
@@ -36,8 +36,8 @@ struct ShardInfo {
   uint64_t tokens = 0;
   uint64_t bin_bytes = 0;
   uint64_t idx_bytes = 0;
-  std::string bin_xxh3;   // XXH3-64 of the whole .bin, 16 lowercase hex digits
-  std::string idx_xxh3;   // XXH3-64 of the whole .idx
+  std::string bin_xxh3;  // XXH3-64 of the whole .bin, 16 lowercase hex digits
+  std::string idx_xxh3;  // XXH3-64 of the whole .idx
 };
 
 struct Manifest {

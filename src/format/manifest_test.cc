@@ -12,10 +12,10 @@ Manifest Sample() {
   Manifest m;
   m.tokenizer = {"sentencepiece", "sample.model", 8000, 2, "0123456789abcdef"};
   m.dtype = TokenDType::kUint16;
-  m.shards.push_back({"shard-00000", 10, 100, 200, 34 + 12 * 10 + 8 * 11, "00000000000000aa",
-                      "00000000000000bb"});
-  m.shards.push_back({"../other/shard-00000", 1, 3, 6, 34 + 12 + 16, "00000000000000cc",
-                      "00000000000000dd"});
+  m.shards.push_back(
+      {"shard-00000", 10, 100, 200, 34 + 12 * 10 + 8 * 11, "00000000000000aa", "00000000000000bb"});
+  m.shards.push_back(
+      {"../other/shard-00000", 1, 3, 6, 34 + 12 + 16, "00000000000000cc", "00000000000000dd"});
   m.counters["invalid_utf8_replaced"] = 4;
   return m;
 }
@@ -66,7 +66,8 @@ TEST(ManifestTest, RejectsMalformedFiles) {
   ExpectCorrupt("", "invalid JSON");
   ExpectCorrupt("{\"format\": ", "at byte");
   ExpectCorrupt("[]", "must be an object");
-  ExpectCorrupt(Replace(good, "\"version\": 1", "\"version\": 2"), "unsupported manifest version 2");
+  ExpectCorrupt(Replace(good, "\"version\": 1", "\"version\": 2"),
+                "unsupported manifest version 2");
   ExpectCorrupt(Replace(good, "\"dtype\": \"uint16\"", "\"dtype\": \"int3\""), "int3");
   ExpectCorrupt(Replace(good, "\"tokens\": 100", "\"tokens\": -100"), "shards[0].tokens");
   ExpectCorrupt(Replace(good, "\"tokens\": 100", "\"tokens\": \"100\""), "non-negative integer");

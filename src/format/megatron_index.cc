@@ -19,7 +19,8 @@ Result<MegatronIndex> MegatronIndex::Parse(const uint8_t* data, size_t size,
   ix.bin_size_ = bin_size_bytes;
   if (size == 0) return CorruptionAt(idx_path, 0, "empty file, expected a Megatron MMIDIDX index");
   if (size < sizeof(kMegatronMagic) || std::memcmp(data, kMegatronMagic, 9) != 0) {
-    return CorruptionAt(idx_path, 0, "bad magic, expected \"MMIDIDX\\0\\0\" (not a Megatron index)");
+    return CorruptionAt(idx_path, 0,
+                        "bad magic, expected \"MMIDIDX\\0\\0\" (not a Megatron index)");
   }
   if (size < kMegatronHeaderBytes) {
     return CorruptionAt(idx_path, size,
@@ -27,13 +28,13 @@ Result<MegatronIndex> MegatronIndex::Parse(const uint8_t* data, size_t size,
   }
   uint64_t version = ix.Load<uint64_t>(9);
   if (version != kMegatronVersion) {
-    return CorruptionAt(idx_path, 9, "unsupported version " + std::to_string(version) +
-                                         " (expected 1)");
+    return CorruptionAt(idx_path, 9,
+                        "unsupported version " + std::to_string(version) + " (expected 1)");
   }
   uint8_t code = data[17];
   if (code < 1 || code > 10) {
-    return CorruptionAt(idx_path, 17, "unknown dtype code " + std::to_string(code) +
-                                          " (expected 1-10)");
+    return CorruptionAt(idx_path, 17,
+                        "unknown dtype code " + std::to_string(code) + " (expected 1-10)");
   }
   ix.dtype_ = static_cast<TokenDType>(code);
   ix.num_sequences_ = ix.Load<uint64_t>(18);
@@ -42,14 +43,15 @@ Result<MegatronIndex> MegatronIndex::Parse(const uint8_t* data, size_t size,
   const uint64_t d1 = ix.num_document_indices_;
   // Bounding the counts by the file size first keeps the size arithmetic below from overflowing.
   if (n > size / 12) {
-    return CorruptionAt(idx_path, 18, "sequence count " + std::to_string(n) +
-                                          " does not fit a " + std::to_string(size) +
-                                          "-byte index");
+    return CorruptionAt(idx_path, 18,
+                        "sequence count " + std::to_string(n) + " does not fit a " +
+                            std::to_string(size) + "-byte index");
   }
   if (d1 == 0 || d1 > size / 8) {
-    return CorruptionAt(idx_path, 26, "document count " + std::to_string(d1) +
-                                          " is impossible for a " + std::to_string(size) +
-                                          "-byte index (it includes the leading 0, so >= 1)");
+    return CorruptionAt(idx_path, 26,
+                        "document count " + std::to_string(d1) + " is impossible for a " +
+                            std::to_string(size) +
+                            "-byte index (it includes the leading 0, so >= 1)");
   }
   const uint64_t plain = kMegatronHeaderBytes + 12 * n + 8 * d1;
   if (size == plain) {
@@ -57,15 +59,16 @@ Result<MegatronIndex> MegatronIndex::Parse(const uint8_t* data, size_t size,
   } else if (size == plain + n) {
     ix.multimodal_ = true;
   } else if (size < plain) {
-    return CorruptionAt(idx_path, size, "truncated: " + std::to_string(size) +
-                                            " bytes, but N=" + std::to_string(n) + " and D+1=" +
-                                            std::to_string(d1) + " need " + std::to_string(plain));
+    return CorruptionAt(idx_path, size,
+                        "truncated: " + std::to_string(size) +
+                            " bytes, but N=" + std::to_string(n) +
+                            " and D+1=" + std::to_string(d1) + " need " + std::to_string(plain));
   } else {
-    return CorruptionAt(idx_path, plain, "unexpected trailing bytes: the file is " +
-                                             std::to_string(size) + " bytes, N=" +
-                                             std::to_string(n) + " and D+1=" + std::to_string(d1) +
-                                             " need " + std::to_string(plain) + " (or " +
-                                             std::to_string(plain + n) + " when multimodal)");
+    return CorruptionAt(idx_path, plain,
+                        "unexpected trailing bytes: the file is " + std::to_string(size) +
+                            " bytes, N=" + std::to_string(n) + " and D+1=" + std::to_string(d1) +
+                            " need " + std::to_string(plain) + " (or " + std::to_string(plain + n) +
+                            " when multimodal)");
   }
   // O(1) checks that catch the usual damage (a truncated .bin) without reading the arrays.
   if (ix.document_index(d1 - 1) != static_cast<int64_t>(n)) {
@@ -96,9 +99,9 @@ Status MegatronIndex::ValidateFull() const {
   for (uint64_t i = 0; i < n; ++i) {
     int32_t len = sequence_length(i);
     if (len < 0) {
-      return CorruptionAt(idx_path_, kMegatronHeaderBytes + 4 * i,
-                          "sequence " + std::to_string(i) + " has negative length " +
-                              std::to_string(len));
+      return CorruptionAt(
+          idx_path_, kMegatronHeaderBytes + 4 * i,
+          "sequence " + std::to_string(i) + " has negative length " + std::to_string(len));
     }
     int64_t ptr = sequence_pointer(i);
     if (ptr < 0 || static_cast<uint64_t>(ptr) < expected_ptr) {

@@ -10,9 +10,9 @@ Result<std::unique_ptr<MegatronSource>> MegatronSource::Open(const std::string& 
   const std::string bin_path = prefix + ".bin";
   STOKER_ASSIGN_OR_RETURN(auto idx, MappedFile::Open(idx_path));
   STOKER_ASSIGN_OR_RETURN(auto bin, MappedFile::Open(bin_path));
-  STOKER_ASSIGN_OR_RETURN(MegatronIndex index,
-                          MegatronIndex::Parse(idx->data(), idx->size(), idx_path, bin->size(),
-                                               bin_path, checks));
+  STOKER_ASSIGN_OR_RETURN(
+      MegatronIndex index,
+      MegatronIndex::Parse(idx->data(), idx->size(), idx_path, bin->size(), bin_path, checks));
   uint64_t tokens = 0;
   if (checks == MegatronIndex::Checks::kFull) {
     for (uint64_t i = 0; i < index.num_sequences(); ++i) tokens += index.sequence_length(i);

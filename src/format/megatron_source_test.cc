@@ -51,16 +51,36 @@ TEST_F(MegatronSourceTest, ReadsEveryDTypeCode) {
     std::string bin;
     for (int64_t id : ids) {
       switch (dtype) {
-        case TokenDType::kUint8: testing::AppendLE<uint8_t>(bin, id); break;
-        case TokenDType::kInt8: testing::AppendLE<int8_t>(bin, id); break;
-        case TokenDType::kInt16: testing::AppendLE<int16_t>(bin, id); break;
-        case TokenDType::kInt32: testing::AppendLE<int32_t>(bin, id); break;
-        case TokenDType::kInt64: testing::AppendLE<int64_t>(bin, id); break;
-        case TokenDType::kFloat64: testing::AppendLE<double>(bin, id); break;
-        case TokenDType::kFloat32: testing::AppendLE<float>(bin, id); break;
-        case TokenDType::kUint16: testing::AppendLE<uint16_t>(bin, id); break;
-        case TokenDType::kUint32: testing::AppendLE<uint32_t>(bin, id); break;
-        case TokenDType::kUint64: testing::AppendLE<uint64_t>(bin, id); break;
+        case TokenDType::kUint8:
+          testing::AppendLE<uint8_t>(bin, id);
+          break;
+        case TokenDType::kInt8:
+          testing::AppendLE<int8_t>(bin, id);
+          break;
+        case TokenDType::kInt16:
+          testing::AppendLE<int16_t>(bin, id);
+          break;
+        case TokenDType::kInt32:
+          testing::AppendLE<int32_t>(bin, id);
+          break;
+        case TokenDType::kInt64:
+          testing::AppendLE<int64_t>(bin, id);
+          break;
+        case TokenDType::kFloat64:
+          testing::AppendLE<double>(bin, id);
+          break;
+        case TokenDType::kFloat32:
+          testing::AppendLE<float>(bin, id);
+          break;
+        case TokenDType::kUint16:
+          testing::AppendLE<uint16_t>(bin, id);
+          break;
+        case TokenDType::kUint32:
+          testing::AppendLE<uint32_t>(bin, id);
+          break;
+        case TokenDType::kUint64:
+          testing::AppendLE<uint64_t>(bin, id);
+          break;
       }
     }
     Write(IdxBytesFor(code, TokenDTypeSize(dtype), {2, 0, 3}), bin);

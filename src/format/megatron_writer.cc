@@ -79,8 +79,8 @@ MegatronWriter::~MegatronWriter() {
 uint64_t MegatronWriter::bin_bytes() const { return tokens_ * TokenDTypeSize(dtype_); }
 
 Status MegatronWriter::AddDocument(std::span<const int32_t> tokens) {
-  const int32_t one = static_cast<int32_t>(
-      std::min<size_t>(tokens.size(), std::numeric_limits<int32_t>::max()));
+  const int32_t one =
+      static_cast<int32_t>(std::min<size_t>(tokens.size(), std::numeric_limits<int32_t>::max()));
   if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return InvalidArgument("MegatronWriter: a document of " + std::to_string(tokens.size()) +
                            " tokens is longer than a Megatron sequence can be (2^31-1)");

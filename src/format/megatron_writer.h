@@ -20,7 +20,8 @@ class MegatronWriter {
  public:
   // Creates the temporary files for shard `prefix` (absolute or relative to the cwd) with token
   // type `dtype` (kUint16 or kInt32 for stoker's own shards; any integer code is accepted).
-  static Result<std::unique_ptr<MegatronWriter>> Create(const std::string& prefix, TokenDType dtype);
+  static Result<std::unique_ptr<MegatronWriter>> Create(const std::string& prefix,
+                                                        TokenDType dtype);
   ~MegatronWriter();  // removes the temporary files if Finish() was not called
 
   // Appends one document as one sequence. kInvalidArgument if a token does not fit the dtype (or
@@ -49,7 +50,7 @@ class MegatronWriter {
   std::string prefix_;
   TokenDType dtype_;
   int bin_fd_ = -1;
-  std::vector<int32_t> lengths_;            // one per sequence
+  std::vector<int32_t> lengths_;              // one per sequence
   std::vector<int64_t> document_indices_{0};  // sequence index where each document starts
   uint64_t tokens_ = 0;
   bool finished_ = false;

@@ -36,11 +36,11 @@ TEST(MegatronWriterTest, MatchesFormatsTestVectorByteForByte) {
 
   std::string expected_idx =
       Bytes({0x4d, 0x4d, 0x49, 0x44, 0x49, 0x44, 0x58, 0, 0}) +  // magic
-      Bytes({1, 0, 0, 0, 0, 0, 0, 0}) +                         // version
-      Bytes({8}) +                                              // dtype uint16
-      Bytes({3, 0, 0, 0, 0, 0, 0, 0}) +                         // N
-      Bytes({3, 0, 0, 0, 0, 0, 0, 0}) +                         // D + 1
-      Bytes({3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0}) +             // lengths
+      Bytes({1, 0, 0, 0, 0, 0, 0, 0}) +                          // version
+      Bytes({8}) +                                               // dtype uint16
+      Bytes({3, 0, 0, 0, 0, 0, 0, 0}) +                          // N
+      Bytes({3, 0, 0, 0, 0, 0, 0, 0}) +                          // D + 1
+      Bytes({3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0}) +              // lengths
       Bytes({0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0}) +
       Bytes({0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0});
   ASSERT_EQ(expected_idx.size(), 94u);

@@ -130,7 +130,8 @@ class DictParser {
     return Status::OK();
   }
   Status Descr(const std::string& d, TokenDType* out) {
-    if (d.size() >= 2 && d[1] == 'O') return Error("object arrays (pickles) are refused: '" + d + "'");
+    if (d.size() >= 2 && d[1] == 'O')
+      return Error("object arrays (pickles) are refused: '" + d + "'");
     if (d.size() < 3) return Error("unsupported dtype '" + d + "'");
     char order = d[0], kind = d[1];
     std::string size_text = d.substr(2);
@@ -142,7 +143,8 @@ class DictParser {
       size = size_text[0] - '0';
     }
     if (order == '>' && size > 1) {
-      return Error("big-endian dtype '" + d + "' is not supported; convert it with "
+      return Error("big-endian dtype '" + d +
+                   "' is not supported; convert it with "
                    "arr.astype(arr.dtype.newbyteorder('<'))");
     }
     struct Entry {
@@ -182,8 +184,9 @@ Result<NpyHeader> ParseNpyHeader(const uint8_t* data, uint64_t size, const std::
   NpyHeader h;
   h.major_version = data[6];
   if (h.major_version < 1 || h.major_version > 3 || data[7] != 0) {
-    return CorruptionAt(path, 6, "unsupported .npy version " + std::to_string(data[6]) + "." +
-                                     std::to_string(data[7]) + " (expected 1.0, 2.0 or 3.0)");
+    return CorruptionAt(path, 6,
+                        "unsupported .npy version " + std::to_string(data[6]) + "." +
+                            std::to_string(data[7]) + " (expected 1.0, 2.0 or 3.0)");
   }
   uint64_t len_bytes = h.major_version == 1 ? 2 : 4;
   if (size < 8 + len_bytes) return CorruptionAt(path, size, "truncated inside the header length");
@@ -198,14 +201,15 @@ Result<NpyHeader> ParseNpyHeader(const uint8_t* data, uint64_t size, const std::
     header_len = v;
   }
   if (header_len > kNpyMaxHeaderBytes) {
-    return CorruptionAt(path, 8, "header length " + std::to_string(header_len) +
-                                     " is over the limit of " +
-                                     std::to_string(kNpyMaxHeaderBytes) + " bytes");
+    return CorruptionAt(path, 8,
+                        "header length " + std::to_string(header_len) + " is over the limit of " +
+                            std::to_string(kNpyMaxHeaderBytes) + " bytes");
   }
   uint64_t text_at = 8 + len_bytes;
   if (size < text_at + header_len) {
-    return CorruptionAt(path, size, "truncated: the header needs " +
-                                        std::to_string(text_at + header_len) + " bytes");
+    return CorruptionAt(
+        path, size,
+        "truncated: the header needs " + std::to_string(text_at + header_len) + " bytes");
   }
   std::string_view text(reinterpret_cast<const char*>(data + text_at), header_len);
   STOKER_RETURN_IF_ERROR(DictParser(text, text_at, path).Parse(&h));

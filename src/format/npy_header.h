@@ -24,8 +24,8 @@ struct NpyHeader {
   TokenDType dtype = TokenDType::kUint16;
   std::vector<uint64_t> shape;  // empty for a 0-d array
   bool fortran_order = false;
-  uint64_t data_offset = 0;     // where the array data starts
-  uint64_t num_elements = 1;    // product of shape
+  uint64_t data_offset = 0;   // where the array data starts
+  uint64_t num_elements = 1;  // product of shape
 };
 
 // Parses the header at the start of `data` (`size` bytes of the file `path`) and checks that the

@@ -13,7 +13,8 @@ namespace stoker {
 namespace {
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 Result<std::unique_ptr<TokenSource>> OpenMegatron(const std::string& prefix) {
@@ -63,8 +64,10 @@ Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& path) {
   if (file->size() >= 6 && std::memcmp(file->data(), "\x93NUMPY", 6) == 0) {
     return Up(ArraySource::OpenNpy(path));
   }
-  if (ArraySource::LooksLikeLlmc(file->data(), file->size())) return Up(ArraySource::OpenLlmc(path));
-  return InvalidArgument(path + ": unknown token file format (expected a stoker dataset "
+  if (ArraySource::LooksLikeLlmc(file->data(), file->size()))
+    return Up(ArraySource::OpenLlmc(path));
+  return InvalidArgument(path +
+                         ": unknown token file format (expected a stoker dataset "
                          "directory, a Megatron prefix or .bin/.idx, a .npy file, or a nanoGPT/"
                          "llm.c .bin)");
 }

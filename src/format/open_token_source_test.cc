@@ -1,11 +1,10 @@
-#include "stoker/token_source.h"
-
 #include <gtest/gtest.h>
 
 #include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "format/megatron_writer.h"
 #include "format/test_files.h"
+#include "stoker/token_source.h"
 
 namespace stoker {
 namespace {

@@ -20,8 +20,8 @@ Status CheckShardAgainstManifest(const Manifest& manifest, uint64_t s, const Meg
   if (shard.dtype() != manifest.dtype) {
     return Corruption(idx + ": token dtype is " + std::string(TokenDTypeName(shard.dtype())) +
                       " but " + manifest_path + " says " +
-                      std::string(TokenDTypeName(manifest.dtype)) + " (shard " +
-                      std::to_string(s) + ")");
+                      std::string(TokenDTypeName(manifest.dtype)) + " (shard " + std::to_string(s) +
+                      ")");
   }
   if (shard.num_documents() != info.documents) {
     return mismatch(idx, "the document count", info.documents, shard.num_documents());
@@ -48,8 +48,8 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::Open(const std::string& di
     Result<std::unique_ptr<MegatronSource>> shard =
         MegatronSource::Open(prefix, MegatronIndex::Checks::kHeader);
     if (!shard.ok()) {
-      std::string what = shard.status().code() == StatusCode::kNotFound ? "missing shard"
-                                                                         : "bad shard";
+      std::string what =
+          shard.status().code() == StatusCode::kNotFound ? "missing shard" : "bad shard";
       return Status(shard.status().code(), shard.status().message() + " (" + what + " " +
                                                std::to_string(s) + " of " + manifest_path + ")");
     }

@@ -96,8 +96,8 @@ void BM_RandomDocumentReads(benchmark::State& state) {
     tokens += len;
   }
   state.SetItemsProcessed(state.iterations());
-  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_RandomDocumentReads);
 

@@ -1,7 +1,6 @@
 #include "format/stoker_dataset.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include "common/file_util.h"

@@ -34,7 +34,8 @@ inline std::string IdxBytes(uint8_t dtype_code, const std::vector<int32_t>& leng
 }
 
 // A consistent .idx for one sequence per document with `item`-byte tokens.
-inline std::string IdxBytesFor(uint8_t dtype_code, size_t item, const std::vector<int32_t>& lengths) {
+inline std::string IdxBytesFor(uint8_t dtype_code, size_t item,
+                               const std::vector<int32_t>& lengths) {
   std::vector<int64_t> pointers, docs{0};
   int64_t p = 0;
   for (size_t i = 0; i < lengths.size(); ++i) {

@@ -40,16 +40,26 @@ std::optional<uint64_t> DecodeAs(const uint8_t* src, uint64_t count, Out* out) {
 template <typename Out>
 std::optional<uint64_t> Decode(const uint8_t* src, TokenDType dtype, uint64_t count, Out* out) {
   switch (dtype) {
-    case TokenDType::kUint8: return DecodeAs<uint8_t>(src, count, out);
-    case TokenDType::kInt8: return DecodeAs<int8_t>(src, count, out);
-    case TokenDType::kInt16: return DecodeAs<int16_t>(src, count, out);
-    case TokenDType::kInt32: return DecodeAs<int32_t>(src, count, out);
-    case TokenDType::kInt64: return DecodeAs<int64_t>(src, count, out);
-    case TokenDType::kFloat64: return DecodeAs<double>(src, count, out);
-    case TokenDType::kFloat32: return DecodeAs<float>(src, count, out);
-    case TokenDType::kUint16: return DecodeAs<uint16_t>(src, count, out);
-    case TokenDType::kUint32: return DecodeAs<uint32_t>(src, count, out);
-    case TokenDType::kUint64: return DecodeAs<uint64_t>(src, count, out);
+    case TokenDType::kUint8:
+      return DecodeAs<uint8_t>(src, count, out);
+    case TokenDType::kInt8:
+      return DecodeAs<int8_t>(src, count, out);
+    case TokenDType::kInt16:
+      return DecodeAs<int16_t>(src, count, out);
+    case TokenDType::kInt32:
+      return DecodeAs<int32_t>(src, count, out);
+    case TokenDType::kInt64:
+      return DecodeAs<int64_t>(src, count, out);
+    case TokenDType::kFloat64:
+      return DecodeAs<double>(src, count, out);
+    case TokenDType::kFloat32:
+      return DecodeAs<float>(src, count, out);
+    case TokenDType::kUint16:
+      return DecodeAs<uint16_t>(src, count, out);
+    case TokenDType::kUint32:
+      return DecodeAs<uint32_t>(src, count, out);
+    case TokenDType::kUint64:
+      return DecodeAs<uint64_t>(src, count, out);
   }
   return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
 }
@@ -74,16 +84,25 @@ bool IsIntegerDType(TokenDType dtype) {
 
 uint64_t MaxTokenForDType(TokenDType dtype) {
   switch (dtype) {
-    case TokenDType::kUint8: return 0xff;
-    case TokenDType::kInt8: return 0x7f;
-    case TokenDType::kInt16: return 0x7fff;
-    case TokenDType::kUint16: return 0xffff;
-    case TokenDType::kInt32: return 0x7fffffff;
-    case TokenDType::kUint32: return 0xffffffffULL;
-    case TokenDType::kInt64: return 0x7fffffffffffffffULL;
-    case TokenDType::kUint64: return ~0ULL;
+    case TokenDType::kUint8:
+      return 0xff;
+    case TokenDType::kInt8:
+      return 0x7f;
+    case TokenDType::kInt16:
+      return 0x7fff;
+    case TokenDType::kUint16:
+      return 0xffff;
+    case TokenDType::kInt32:
+      return 0x7fffffff;
+    case TokenDType::kUint32:
+      return 0xffffffffULL;
+    case TokenDType::kInt64:
+      return 0x7fffffffffffffffULL;
+    case TokenDType::kUint64:
+      return ~0ULL;
     case TokenDType::kFloat32:
-    case TokenDType::kFloat64: return 1ULL << 53;
+    case TokenDType::kFloat64:
+      return 1ULL << 53;
   }
   return 0;
 }
@@ -101,15 +120,24 @@ std::optional<uint64_t> DecodeTokens(const uint8_t* src, TokenDType dtype, uint6
 std::optional<uint64_t> EncodeTokens(const int32_t* ids, uint64_t count, TokenDType dtype,
                                      uint8_t* dst) {
   switch (dtype) {
-    case TokenDType::kUint8: return EncodeAs<uint8_t>(ids, count, dst);
-    case TokenDType::kInt8: return EncodeAs<int8_t>(ids, count, dst);
-    case TokenDType::kInt16: return EncodeAs<int16_t>(ids, count, dst);
-    case TokenDType::kUint16: return EncodeAs<uint16_t>(ids, count, dst);
-    case TokenDType::kInt32: return EncodeAs<int32_t>(ids, count, dst);
-    case TokenDType::kUint32: return EncodeAs<uint32_t>(ids, count, dst);
-    case TokenDType::kInt64: return EncodeAs<int64_t>(ids, count, dst);
-    case TokenDType::kUint64: return EncodeAs<uint64_t>(ids, count, dst);
-    default: return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
+    case TokenDType::kUint8:
+      return EncodeAs<uint8_t>(ids, count, dst);
+    case TokenDType::kInt8:
+      return EncodeAs<int8_t>(ids, count, dst);
+    case TokenDType::kInt16:
+      return EncodeAs<int16_t>(ids, count, dst);
+    case TokenDType::kUint16:
+      return EncodeAs<uint16_t>(ids, count, dst);
+    case TokenDType::kInt32:
+      return EncodeAs<int32_t>(ids, count, dst);
+    case TokenDType::kUint32:
+      return EncodeAs<uint32_t>(ids, count, dst);
+    case TokenDType::kInt64:
+      return EncodeAs<int64_t>(ids, count, dst);
+    case TokenDType::kUint64:
+      return EncodeAs<uint64_t>(ids, count, dst);
+    default:
+      return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
   }
 }
 
@@ -119,15 +147,33 @@ Status BadTokenStatus(const std::string& file, uint64_t base_offset, TokenDType 
   const uint8_t* p = src + index * item;
   std::string value;
   switch (dtype) {
-    case TokenDType::kFloat32: value = std::to_string(Load<float>(p)); break;
-    case TokenDType::kFloat64: value = std::to_string(Load<double>(p)); break;
-    case TokenDType::kInt8: value = std::to_string(Load<int8_t>(p)); break;
-    case TokenDType::kInt16: value = std::to_string(Load<int16_t>(p)); break;
-    case TokenDType::kInt32: value = std::to_string(Load<int32_t>(p)); break;
-    case TokenDType::kInt64: value = std::to_string(Load<int64_t>(p)); break;
-    case TokenDType::kUint64: value = std::to_string(Load<uint64_t>(p)); break;
-    case TokenDType::kUint32: value = std::to_string(Load<uint32_t>(p)); break;
-    default: value = "?"; break;
+    case TokenDType::kFloat32:
+      value = std::to_string(Load<float>(p));
+      break;
+    case TokenDType::kFloat64:
+      value = std::to_string(Load<double>(p));
+      break;
+    case TokenDType::kInt8:
+      value = std::to_string(Load<int8_t>(p));
+      break;
+    case TokenDType::kInt16:
+      value = std::to_string(Load<int16_t>(p));
+      break;
+    case TokenDType::kInt32:
+      value = std::to_string(Load<int32_t>(p));
+      break;
+    case TokenDType::kInt64:
+      value = std::to_string(Load<int64_t>(p));
+      break;
+    case TokenDType::kUint64:
+      value = std::to_string(Load<uint64_t>(p));
+      break;
+    case TokenDType::kUint32:
+      value = std::to_string(Load<uint32_t>(p));
+      break;
+    default:
+      value = "?";
+      break;
   }
   return Corruption(file + ": at byte " + std::to_string(base_offset + index * item) +
                     ": token value " + value + " (" + std::string(TokenDTypeName(dtype)) +
@@ -154,13 +200,15 @@ Status ReadAt(const uint8_t* data, uint64_t size, const std::string& file, uint6
   const uint8_t* src = data + pos;
   if (stride == 1) {
     auto bad = DecodeTokens(src, dtype, count, out);
-    if (bad) return BadTokenStatus(file, pos, dtype, *bad, src, sizeof(Out) == 4 ? "int32" : "int64");
+    if (bad)
+      return BadTokenStatus(file, pos, dtype, *bad, src, sizeof(Out) == 4 ? "int32" : "int64");
     return Status::OK();
   }
   for (uint64_t i = 0; i < count; ++i) {
     const uint8_t* p = src + i * step;
     if (DecodeTokens(p, dtype, 1, out + i)) {
-      return BadTokenStatus(file, pos + i * step, dtype, 0, p, sizeof(Out) == 4 ? "int32" : "int64");
+      return BadTokenStatus(file, pos + i * step, dtype, 0, p,
+                            sizeof(Out) == 4 ? "int32" : "int64");
     }
   }
   return Status::OK();

@@ -6,31 +6,45 @@ namespace stoker {
 size_t TokenDTypeSize(TokenDType dtype) {
   switch (dtype) {
     case TokenDType::kUint8:
-    case TokenDType::kInt8: return 1;
+    case TokenDType::kInt8:
+      return 1;
     case TokenDType::kInt16:
-    case TokenDType::kUint16: return 2;
+    case TokenDType::kUint16:
+      return 2;
     case TokenDType::kInt32:
     case TokenDType::kUint32:
-    case TokenDType::kFloat32: return 4;
+    case TokenDType::kFloat32:
+      return 4;
     case TokenDType::kInt64:
     case TokenDType::kUint64:
-    case TokenDType::kFloat64: return 8;
+    case TokenDType::kFloat64:
+      return 8;
   }
   return 0;
 }
 
 std::string_view TokenDTypeName(TokenDType dtype) {
   switch (dtype) {
-    case TokenDType::kUint8: return "uint8";
-    case TokenDType::kInt8: return "int8";
-    case TokenDType::kInt16: return "int16";
-    case TokenDType::kInt32: return "int32";
-    case TokenDType::kInt64: return "int64";
-    case TokenDType::kFloat64: return "float64";
-    case TokenDType::kFloat32: return "float32";
-    case TokenDType::kUint16: return "uint16";
-    case TokenDType::kUint32: return "uint32";
-    case TokenDType::kUint64: return "uint64";
+    case TokenDType::kUint8:
+      return "uint8";
+    case TokenDType::kInt8:
+      return "int8";
+    case TokenDType::kInt16:
+      return "int16";
+    case TokenDType::kInt32:
+      return "int32";
+    case TokenDType::kInt64:
+      return "int64";
+    case TokenDType::kFloat64:
+      return "float64";
+    case TokenDType::kFloat32:
+      return "float32";
+    case TokenDType::kUint16:
+      return "uint16";
+    case TokenDType::kUint32:
+      return "uint32";
+    case TokenDType::kUint64:
+      return "uint64";
   }
   return "unknown";
 }

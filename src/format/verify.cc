@@ -43,8 +43,8 @@ class Checker {
       uint64_t count = n / item;
       uint64_t done = 0;
       while (done < count && problems < kMaxProblemsPerFile) {
-        auto bad = DecodeTokens(bin.data() + pos + done * item, dtype, count - done,
-                                ids.data() + done);
+        auto bad =
+            DecodeTokens(bin.data() + pos + done * item, dtype, count - done, ids.data() + done);
         uint64_t good_end = bad ? done + *bad : count;
         if (vocab_size > 0) {
           for (uint64_t i = done; i < good_end && problems < kMaxProblemsPerFile; ++i) {
@@ -57,8 +57,8 @@ class Checker {
           }
         }
         if (!bad) break;
-        Problem(BadTokenStatus(bin.path(), pos, dtype, good_end, bin.data() + pos, "int64")
-                    .message());
+        Problem(
+            BadTokenStatus(bin.path(), pos, dtype, good_end, bin.data() + pos, "int64").message());
         ++problems;
         done = good_end + 1;
       }
@@ -87,8 +87,8 @@ class Checker {
     report_->files += 2;
     auto size_check = [&](const MappedFile& f, uint64_t expected) {
       if (f.size() != expected) {
-        Problem(f.path() + ": size is " + std::to_string(f.size()) + " bytes but the manifest says " +
-                std::to_string(expected) + where);
+        Problem(f.path() + ": size is " + std::to_string(f.size()) +
+                " bytes but the manifest says " + std::to_string(expected) + where);
       }
     };
     size_check(**bin, info.bin_bytes);
@@ -97,8 +97,8 @@ class Checker {
     std::string idx_hash = Xxh3Hex(Xxh3((*idx)->data(), (*idx)->size()));
     Progress(0, (*idx)->size());
     if (idx_hash != info.idx_xxh3) {
-      Problem((*idx)->path() + ": checksum mismatch: xxh3 is " + idx_hash + " but the manifest says " +
-              info.idx_xxh3 + where);
+      Problem((*idx)->path() + ": checksum mismatch: xxh3 is " + idx_hash +
+              " but the manifest says " + info.idx_xxh3 + where);
     }
     auto index = MegatronIndex::Parse((*idx)->data(), (*idx)->size(), (*idx)->path(),
                                       (*bin)->size(), (*bin)->path(), MegatronIndex::Checks::kFull);
@@ -118,11 +118,12 @@ class Checker {
                 " documents but the manifest says " + std::to_string(info.documents) + where);
       }
       if (tokens != info.tokens) {
-        Problem((*idx)->path() + ": " + std::to_string(tokens) +
-                " tokens but the manifest says " + std::to_string(info.tokens) + where);
+        Problem((*idx)->path() + ": " + std::to_string(tokens) + " tokens but the manifest says " +
+                std::to_string(info.tokens) + where);
       }
       if (tokens * TokenDTypeSize(index->dtype()) != (*bin)->size()) {
-        Problem((*bin)->path() + ": " + std::to_string((*bin)->size()) + " bytes but its index covers " +
+        Problem((*bin)->path() + ": " + std::to_string((*bin)->size()) +
+                " bytes but its index covers " +
                 std::to_string(tokens * TokenDTypeSize(index->dtype())) +
                 " (stoker shards have no gaps)" + where);
       }
@@ -130,8 +131,8 @@ class Checker {
     TokenDType dtype = index.ok() ? index->dtype() : m.dtype;
     std::string bin_hash = ScanBin(**bin, dtype, m.tokenizer.vocab_size);
     if (bin_hash != info.bin_xxh3) {
-      Problem((*bin)->path() + ": checksum mismatch: xxh3 is " + bin_hash + " but the manifest says " +
-              info.bin_xxh3 + where);
+      Problem((*bin)->path() + ": checksum mismatch: xxh3 is " + bin_hash +
+              " but the manifest says " + info.bin_xxh3 + where);
     }
     Progress(info.documents, 0);
   }

@@ -16,9 +16,9 @@ namespace stoker {
 
 struct VerifyReport {
   std::string path;
-  std::string format;    // "stoker", "megatron", ...; empty if it could not be told
-  uint64_t files = 0;    // data files checked
-  uint64_t bytes = 0;    // bytes read
+  std::string format;  // "stoker", "megatron", ...; empty if it could not be told
+  uint64_t files = 0;  // data files checked
+  uint64_t bytes = 0;  // bytes read
   uint64_t documents = 0;
   uint64_t tokens = 0;
   // One line per problem, each naming the file (and byte offset where it applies).

@@ -1,7 +1,6 @@
 #include "format/verify.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include "common/file_util.h"
@@ -118,10 +117,11 @@ TEST_F(VerifyTest, CorruptIndexInsideDataset) {
 
 TEST_F(VerifyTest, OtherFormats) {
   std::string npy = dir_->Join("neg.npy");
-  ASSERT_TRUE(WriteFileAtomically(
-                  npy, testing::NpyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (3,), }",
-                                         testing::ArrayBytes<int16_t>({1, -2, 3})))
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(
+          npy, testing::NpyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (3,), }",
+                                 testing::ArrayBytes<int16_t>({1, -2, 3})))
+          .ok());
   ExpectProblem(Run(npy), {npy, "at byte 130", "token value -2"});
 
   std::string good = dir_->Join("train.bin");

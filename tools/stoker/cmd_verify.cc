@@ -35,8 +35,9 @@ int RunVerify(const VerifyArgs& args) {
               report->format.empty() ? "unknown format" : report->format.c_str(),
               FormatCount(report->documents).c_str(), FormatCount(report->tokens).c_str(),
               static_cast<unsigned long long>(report->files), FormatSize(report->bytes).c_str(),
-              report->ok() ? "no problems found"
-                           : (std::to_string(report->problems.size()) + " problem(s) found").c_str());
+              report->ok()
+                  ? "no problems found"
+                  : (std::to_string(report->problems.size()) + " problem(s) found").c_str());
   return report->ok() ? kExitOk : kExitCheckFailed;
 }
 
