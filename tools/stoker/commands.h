@@ -12,5 +12,6 @@ void AddInspectCommand(CLI::App& app, int* exit_code);
 void AddVerifyCommand(CLI::App& app, int* exit_code);
 void AddPlanCommand(CLI::App& app, int* exit_code);
 void AddBenchCommand(CLI::App& app, int* exit_code);
+void AddDoctorCommand(CLI::App& app, int* exit_code);
 
 }  // namespace stoker::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   stoker::cli::AddVerifyCommand(app, &exit_code);
   stoker::cli::AddPlanCommand(app, &exit_code);
   stoker::cli::AddBenchCommand(app, &exit_code);
+  stoker::cli::AddDoctorCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,152 @@
+#include "stoker/loader_flags.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/progress.h"
+#include "diag/bench_report.h"
+#include "stoker/plan.h"
+
+namespace stoker::cli {
+namespace {
+
+Result<std::optional<uint32_t>> EnvCount(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::optional<uint32_t>();
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long x = std::strtoul(v, &end, 10);
+  if (errno != 0 || *end != '\0' || v[0] == '-' || x > 1u << 20) {
+    return InvalidArgument(std::string("environment variable ") + name + "='" + v +
+                           "' is not a valid number");
+  }
+  return std::optional<uint32_t>(static_cast<uint32_t>(x));
+}
+
+}  // namespace
+
+void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
+  auto* ds = sub->add_option("datasets", f->datasets,
+                             "[WEIGHT:]DATASET... (any format `stoker inspect` reads)");
+  if (!datasets_optional) ds->required();
+  sub->add_option("--seq-len", f->seq_len, "Tokens per row")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--batch-size", f->batch_size, "Rows per rank per step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--workers", f->workers,
+                  "Worker threads (0 = cores / $LOCAL_WORLD_SIZE, at least 1)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--prefetch-factor", f->prefetch_factor, "Batches in flight per worker")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--shuffle", f->shuffle, "global | block | none")
+      ->check(CLI::IsMember({"global", "block", "none"}))
+      ->capture_default_str();
+  sub->add_option("--pack", f->pack, "concat | bestfit | pad")
+      ->check(CLI::IsMember({"concat", "bestfit", "pad"}))
+      ->capture_default_str();
+  sub->add_option("--seed", f->seed, "Shuffle seed")->capture_default_str();
+  sub->add_option("--world-size", f->world_size, "Ranks (default: $WORLD_SIZE, else 1)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--rank", f->rank, "This rank (default: $RANK, else 0)");
+}
+
+Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
+  LoaderOptions o;
+  o.seq_len = f.seq_len;
+  o.batch_size = f.batch_size;
+  o.num_workers = f.workers;
+  o.prefetch_factor = f.prefetch_factor;
+  o.seed = f.seed;
+  STOKER_ASSIGN_OR_RETURN(o.shuffle, ParseShuffleMode(f.shuffle));
+  STOKER_ASSIGN_OR_RETURN(o.pack, ParsePackMode(f.pack));
+  STOKER_ASSIGN_OR_RETURN(std::optional<uint32_t> env_world, EnvCount("WORLD_SIZE"));
+  STOKER_ASSIGN_OR_RETURN(std::optional<uint32_t> env_rank, EnvCount("RANK"));
+  o.world_size = f.world_size ? *f.world_size : env_world.value_or(1);
+  o.rank = f.rank ? *f.rank : env_rank.value_or(0);
+  if (o.world_size == 0) return InvalidArgument("--world-size must be at least 1");
+  if (o.rank >= o.world_size) {
+    return InvalidArgument("--rank " + std::to_string(o.rank) + " must be below --world-size " +
+                           std::to_string(o.world_size));
+  }
+  return o;
+}
+
+std::string DescribeLoaderFlags(const LoaderFlags& f, const LoaderOptions& o) {
+  std::string s;
+  for (const std::string& d : f.datasets) s += d + " ";
+  s += "--seq-len " + std::to_string(o.seq_len) + " --batch-size " +
+       std::to_string(o.batch_size) + " --workers " +
+       (o.num_workers == 0 ? std::string("auto") : std::to_string(o.num_workers)) +
+       " --prefetch-factor " + std::to_string(o.prefetch_factor) + " --shuffle " +
+       std::string(ShuffleModeName(o.shuffle)) + " --pack " + std::string(PackModeName(o.pack)) +
+       " --seed " + std::to_string(o.seed) + " --world-size " + std::to_string(o.world_size) +
+       " --rank " + std::to_string(o.rank);
+  return s;
+}
+
+void AddBenchRunFlags(CLI::App* sub, BenchFlags* f) {
+  auto* batches = sub->add_option("--batches", f->batches, "Measure this many batches")
+                      ->check(CLI::PositiveNumber);
+  auto* seconds = sub->add_option("--seconds", f->seconds, "Measure this long (default 10)")
+                      ->check(CLI::PositiveNumber);
+  batches->excludes(seconds);
+  seconds->excludes(batches);
+  sub->add_option("--warmup-batches", f->warmup_batches,
+                  "Batches delivered before measuring (excluded from every figure)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--consumer-step-ms", f->consumer_step_ms,
+                  "Sleep this long per batch, like a training step (turns on the stall monitor)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+Result<diag::BenchResult> RunBenchFromFlags(const LoaderFlags& lf, const LoaderOptions& options,
+                                            const BenchFlags& bf, const char* label) {
+  diag::BenchConfig c;
+  if (!bf.synthetic) {
+    STOKER_ASSIGN_OR_RETURN(c.datasets, diag::OpenDatasets(lf.datasets));
+  }
+  c.options = options;
+  c.synthetic = bf.synthetic;
+  c.batches = bf.batches;
+  c.seconds = bf.seconds.value_or(10);
+  c.warmup_batches = bf.warmup_batches;
+  c.consumer_step_ms = bf.consumer_step_ms;
+  const bool terminal = isatty(fileno(stderr)) != 0;
+  double next_plain_s = 5;
+  bool drew = false;
+  if (bf.progress) {
+    c.on_progress = [&, label](const diag::BenchProgress& p) {
+      char line[200];
+      if (p.warming_up) {
+        std::snprintf(line, sizeof(line), "%s: first batch after %.2f s; warming up (%llu batches,"
+                      " excluded)", label, p.elapsed_s,
+                      static_cast<unsigned long long>(c.warmup_batches));
+      } else {
+        std::snprintf(line, sizeof(line), "%s: %5.1f s  %s batches  %s tokens/s", label,
+                      p.elapsed_s, FormatCount(p.batches).c_str(),
+                      diag::FormatSi(p.tokens_per_s).c_str());
+      }
+      if (terminal) {
+        std::fprintf(stderr, "\r\033[K%s", line);
+        drew = true;
+      } else if (p.warming_up || p.elapsed_s >= next_plain_s) {
+        std::fprintf(stderr, "%s\n", line);
+        if (!p.warming_up) next_plain_s = p.elapsed_s + 5;
+      }
+    };
+  }
+  Result<diag::BenchResult> r = diag::RunBench(c);
+  if (drew) std::fprintf(stderr, "\n");
+  return r;
+}
+
+}  // namespace stoker::cli

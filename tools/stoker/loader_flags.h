@@ -1,0 +1,63 @@
+// Loader options on the command line, the same for every command that runs the loader (bench,
+// doctor, ...): --seq-len --batch-size --workers --prefetch-factor --shuffle --pack --seed
+// --world-size --rank, with LoaderOptions' defaults; and the bench run's own options (how long,
+// warm-up, simulated step) with the run itself and its progress line, shared by bench and doctor.
+// Not thread-safe: one command at a time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "diag/bench_runner.h"
+#include "stoker/loader.h"
+#include "stoker/status.h"
+
+namespace stoker::cli {
+
+struct LoaderFlags {
+  std::vector<std::string> datasets;  // [WEIGHT:]PATH
+  uint64_t seq_len = LoaderOptions{}.seq_len;
+  uint64_t batch_size = LoaderOptions{}.batch_size;
+  int workers = LoaderOptions{}.num_workers;
+  int prefetch_factor = LoaderOptions{}.prefetch_factor;
+  std::string shuffle = "global";
+  std::string pack = "concat";
+  uint64_t seed = LoaderOptions{}.seed;
+  std::optional<uint32_t> world_size;  // default $WORLD_SIZE, else 1
+  std::optional<uint32_t> rank;        // default $RANK, else 0
+};
+
+// Registers the positional datasets (required unless `datasets_optional`) and the loader options.
+void AddLoaderFlags(CLI::App* sub, LoaderFlags* flags, bool datasets_optional = false);
+
+// The LoaderOptions the flags describe. kInvalidArgument for a rank outside the world size or a
+// bad RANK / WORLD_SIZE in the environment.
+Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& flags);
+
+// " --seq-len 2048 --batch-size 8 ..." as given, for titles and messages.
+std::string DescribeLoaderFlags(const LoaderFlags& flags, const LoaderOptions& options);
+
+// How long the bench runs and what it simulates.
+struct BenchFlags {
+  std::optional<uint64_t> batches;
+  std::optional<double> seconds;  // default 10 when neither is given
+  uint64_t warmup_batches = 10;
+  double consumer_step_ms = 0;
+  bool synthetic = false;
+  bool progress = true;
+};
+
+// Registers --batches / --seconds (mutually exclusive), --warmup-batches, --consumer-step-ms.
+void AddBenchRunFlags(CLI::App* sub, BenchFlags* flags);
+
+// Opens the datasets and runs the bench, drawing a progress line on stderr while it runs (redrawn
+// on a terminal, one line every 5 s otherwise). Errors name the dataset.
+Result<diag::BenchResult> RunBenchFromFlags(const LoaderFlags& loader_flags,
+                                            const LoaderOptions& options,
+                                            const BenchFlags& bench_flags, const char* label);
+
+}  // namespace stoker::cli
