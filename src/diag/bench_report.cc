@@ -41,7 +41,8 @@ std::vector<Figure> BenchFigures(const BenchResult& r) {
       {"assemble_s", "stage assemble", r.assemble_s, true, K::kSeconds},
       {"copy_s", "stage host->device copy", r.copy_s, r.device_batches, K::kSeconds},
       {"consumer_wait_s", "consumer wait (data stall)", r.consumer_wait_s, true, K::kSeconds},
-      {"stall_share", "stall share", r.stall_share, true, K::kShare},
+      {"stall_share", "stall share (wait / step cycle)", r.stall_share, r.consumer_step_ms > 0,
+       K::kShare},
       {"wait_max_ms", "longest wait (ms)", r.wait_max_ms, true, K::kRate},
   };
 }

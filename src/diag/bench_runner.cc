@@ -105,7 +105,9 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
 
   // Warm-up: the first batch (cold) and a few more, so thread start-up and page faults of the
   // ring do not count.
-  const uint64_t warmup = std::max<uint64_t>(1, config.warmup_batches);
+  const uint64_t warmup = std::max<uint64_t>(
+      1, config.warmup_batches.value_or(
+             std::max<uint64_t>(10, 2 * static_cast<uint64_t>(loader.Stats().ring_slots))));
   while (r.warmup_batches < warmup) {
     STOKER_ASSIGN_OR_RETURN(std::optional<LoaderBatch> b, loader.Next());
     if (!b) continue;  // end of an epoch: the next call starts the next one
@@ -191,8 +193,8 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   r.assemble_s = s1.assemble_s - s0.assemble_s;
   r.copy_s = s1.copy_s - s0.copy_s;
   const double cycle_s = r.consumer_wait_s + r.consumer_step_s;
-  r.stall_share = monitored ? (cycle_s > 0 ? r.consumer_wait_s / cycle_s : 0)
-                            : r.consumer_wait_s / r.wall_s;
+  r.stall_share = monitored && cycle_s > 0 ? r.consumer_wait_s / cycle_s : 0;
+  r.consumer_step_ms = config.consumer_step_ms;
   r.mean_slots_ready =
       s1.batches > s0.batches
           ? (s1.mean_slots_ready * s1.batches - s0.mean_slots_ready * s0.batches) /

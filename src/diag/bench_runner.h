@@ -24,7 +24,9 @@ struct BenchConfig {
   // How long to measure after the warm-up: a batch count, or else seconds.
   std::optional<uint64_t> batches;
   double seconds = 10;
-  uint64_t warmup_batches = 10;      // delivered before measuring; excluded from every figure
+  // Delivered before measuring, excluded from every figure; unset: max(10, 2 x ring slots), so
+  // the batches prefetched while the loader started do not inflate the rate.
+  std::optional<uint64_t> warmup_batches;
   double consumer_step_ms = 0;       // > 0: sleep this long per batch, like a training step
   double sample_interval_s = 0.25;   // timeline resolution
   // Called every sample interval (and once at the end) with the figures so far.
@@ -75,7 +77,8 @@ struct BenchResult {
   double copy_s = 0;
   double consumer_wait_s = 0;  // the data stall
   double consumer_step_s = 0;  // simulated training time
-  double stall_share = 0;      // wait / (wait + step), or wait / wall without a step
+  double consumer_step_ms = 0; // the simulated step asked for (0: loader only)
+  double stall_share = 0;      // wait / (wait + step); only meaningful with a step
   double wait_max_ms = 0;
   double mean_slots_ready = 0;
   // Setting.

@@ -118,6 +118,7 @@ TEST(BenchRunnerTest, ConsumerStepFeedsTheMonitor) {
   EXPECT_TRUE(warnings.empty()) << warnings[0];
   EXPECT_EQ(r->monitor_warnings, 0u);
   EXPECT_LT(r->stall_share, 0.5);
+  EXPECT_EQ(r->consumer_step_ms, 2);
 }
 
 TEST(BenchRunnerTest, BadConfigs) {

@@ -160,8 +160,11 @@ std::string RenderReportHtml(const BenchResult& r, const std::string& title) {
       Escape(title) + "</p>\n<p>Warm-up excluded: the first " +
       std::to_string(r.warmup_batches) + " batches are not measured.</p>\n";
   html += LinePlot("plot-throughput", "Delivered tokens/s", samples, false, kThroughputColor);
-  html += LinePlot("plot-stall", "Stall: share of time the consumer waited for a batch", samples,
-                   true, kStallColor);
+  html += LinePlot("plot-stall",
+                   r.consumer_step_ms > 0
+                       ? "Stall: share of time the consumer waited for a batch"
+                       : "Stall: share of time in Next() (loader only: the consumer only waits)",
+                   samples, true, kStallColor);
   html += StageBars(r);
   html += "<table id=\"figures\">\n";
   for (const Figure& f : BenchFigures(r)) {

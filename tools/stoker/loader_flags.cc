@@ -99,9 +99,9 @@ void AddBenchRunFlags(CLI::App* sub, BenchFlags* f) {
   batches->excludes(seconds);
   seconds->excludes(batches);
   sub->add_option("--warmup-batches", f->warmup_batches,
-                  "Batches delivered before measuring (excluded from every figure)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+                  "Batches delivered before measuring, excluded from every figure (default: "
+                  "max(10, 2 x ring slots))")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--consumer-step-ms", f->consumer_step_ms,
                   "Sleep this long per batch, like a training step (turns on the stall monitor)")
       ->check(CLI::NonNegativeNumber)
@@ -127,9 +127,8 @@ Result<diag::BenchResult> RunBenchFromFlags(const LoaderFlags& lf, const LoaderO
     c.on_progress = [&, label](const diag::BenchProgress& p) {
       char line[200];
       if (p.warming_up) {
-        std::snprintf(line, sizeof(line), "%s: first batch after %.2f s; warming up (%llu batches,"
-                      " excluded)", label, p.elapsed_s,
-                      static_cast<unsigned long long>(c.warmup_batches));
+        std::snprintf(line, sizeof(line), "%s: first batch after %.3f s; warming up (excluded)",
+                      label, p.elapsed_s);
       } else {
         std::snprintf(line, sizeof(line), "%s: %5.1f s  %s batches  %s tokens/s", label,
                       p.elapsed_s, FormatCount(p.batches).c_str(),

@@ -45,7 +45,7 @@ std::string DescribeLoaderFlags(const LoaderFlags& flags, const LoaderOptions& o
 struct BenchFlags {
   std::optional<uint64_t> batches;
   std::optional<double> seconds;  // default 10 when neither is given
-  uint64_t warmup_batches = 10;
+  std::optional<uint64_t> warmup_batches;  // default: max(10, 2 x ring slots)
   double consumer_step_ms = 0;
   bool synthetic = false;
   bool progress = true;
