@@ -28,8 +28,12 @@ class MegatronSource : public TokenSource {
   TokenDType dtype() const override { return index_.dtype(); }
   uint64_t num_documents() const override { return index_.num_sequences(); }
   uint64_t num_tokens() const override { return num_tokens_; }
+  // 0 for a document past the end (a broken precondition must not read outside the index), or
+  // for a negative length in an index opened with Checks::kHeader.
   uint64_t document_length(uint64_t doc) const override {
-    return static_cast<uint64_t>(index_.sequence_length(doc));
+    if (doc >= index_.num_sequences()) return 0;
+    int32_t len = index_.sequence_length(doc);
+    return len < 0 ? 0 : static_cast<uint64_t>(len);
   }
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override;

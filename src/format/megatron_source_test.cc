@@ -98,6 +98,7 @@ TEST_F(MegatronSourceTest, ReadsEveryDTypeCode) {
     EXPECT_EQ(b[0], 5);
     EXPECT_EQ((*src)->Read(0, 1, 2, b.data()).code(), StatusCode::kOutOfRange);
     EXPECT_EQ((*src)->Read(3, 0, 0, b.data()).code(), StatusCode::kOutOfRange);
+    EXPECT_EQ((*src)->document_length(1000000), 0u);
   }
 }
 

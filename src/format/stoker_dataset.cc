@@ -73,6 +73,7 @@ uint64_t StokerDataset::ShardOf(uint64_t doc) const {
 }
 
 uint64_t StokerDataset::document_length(uint64_t doc) const {
+  if (doc >= num_documents()) return 0;
   uint64_t s = ShardOf(doc);
   return shards_[s]->document_length(doc - first_document_[s]);
 }

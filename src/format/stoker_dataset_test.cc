@@ -70,6 +70,7 @@ TEST_F(StokerDatasetTest, MapsGlobalDocumentsAcrossShardsIncludingEmptyOnes) {
     for (uint64_t t = 0; t <= d; ++t) EXPECT_EQ(got[t], static_cast<int32_t>(d + t));
   }
   int64_t x;
+  EXPECT_EQ((*ds)->document_length(6), 0u);  // a broken precondition reads nothing
   EXPECT_EQ((*ds)->Read(6, 0, 1, &x).code(), StatusCode::kOutOfRange);
   EXPECT_EQ((*ds)->Read(5, 6, 1, &x).code(), StatusCode::kOutOfRange);
 }
