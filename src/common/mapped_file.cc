@@ -34,7 +34,14 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, Ac
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   int err = errno;
   ::close(fd);  // the mapping keeps the file alive
-  if (p == MAP_FAILED) return ErrnoStatus("mmap " + path, err);
+  if (p == MAP_FAILED) {
+    Status s = ErrnoStatus("mmap " + path, err);
+    // The usual cause is the per-process mapping limit, not memory: every mapped shard file counts.
+    if (err == ENOMEM) {
+      return Status(s.code(), s.message() + " (too many mapped files? see vm.max_map_count)");
+    }
+    return s;
+  }
   if (access != Access::kNormal) {
     ::madvise(p, size, access == Access::kSequential ? MADV_SEQUENTIAL : MADV_RANDOM);
   }
