@@ -2,6 +2,9 @@
 #include <Python.h>
 
 #include <string>
+#include <string_view>
+
+#include <nanobind/stl/string.h>
 
 #include "register.h"
 
@@ -40,7 +43,8 @@ void RegisterStatus(nb::module_& m) {
   m.def("status_code_names", [] {
     nb::list names;
     for (int c = 0; c <= static_cast<int>(StatusCode::kInternal); ++c) {
-      names.append(std::string(StatusCodeName(static_cast<StatusCode>(c))));
+      std::string_view name = StatusCodeName(static_cast<StatusCode>(c));
+      names.append(nb::str(name.data(), name.size()));
     }
     return names;
   }, "The stable names of stoker's status codes, in code order.");
