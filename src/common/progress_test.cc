@@ -87,17 +87,28 @@ TEST(ProgressTest, TerminalModeRedrawsInPlaceAndEndsWithNewline) {
   EXPECT_EQ(text.back(), '\n');
 }
 
-TEST(ProgressTest, CountsFromManyThreads) {
-  ProgressReporter p({.mode = ProgressReporter::Mode::kSilent});
+TEST(ProgressTest, CountsAndDrawsFromManyThreads) {
+  Capture cap;
+  // Interval 0: every Add tries to draw, so drawing races are exercised (run under TSan too).
+  ProgressReporter p({.label = "t", .total_items = 40000, .mode = ProgressReporter::Mode::kPlain,
+                      .out = cap.file(), .plain_interval_s = 0});
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
-      for (int i = 0; i < 10000; ++i) p.Add(1, 3);
+      for (int i = 0; i < 2000; ++i) p.Add(1, 3);
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_EQ(p.snapshot().items, 40000u);
-  EXPECT_EQ(p.snapshot().bytes, 120000u);
+  p.Finish();
+  EXPECT_EQ(p.snapshot().items, 8000u);
+  EXPECT_EQ(p.snapshot().bytes, 24000u);
+  std::string text = cap.Text();
+  EXPECT_NE(text.find("t: done: 8,000 items"), std::string::npos);
+  // Every line is whole: drawing is serialized.
+  size_t lines = 0;
+  for (size_t pos = 0; (pos = text.find('\n', pos)) != std::string::npos; ++pos) ++lines;
+  EXPECT_GE(lines, 2u);
+  EXPECT_EQ(text.find("t: t:"), std::string::npos);
 }
 
 }  // namespace
