@@ -227,3 +227,22 @@ def test_missing_path_and_usage_errors(tmp_path, run_stoker):
     np.save(tmp_path / "a.npy", np.arange(3, dtype=np.uint16))
     r = run_stoker("inspect", tmp_path / "a.npy", "--show-document", "1")
     assert r.returncode == 2 and "does not exist" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "case,array,needle",
+    [
+        ("big_endian", np.arange(4, dtype=">u2"), "big-endian"),
+        ("pickle", np.array([1, "x"], dtype=object), "pickles"),
+        ("strings", np.array(["a", "b"]), "not a token type"),
+        ("three_d", np.zeros((2, 2, 2), dtype=np.uint16), "3-dimensional"),
+    ],
+)
+def test_numpy_arrays_that_are_not_token_data_are_refused(tmp_path, run_stoker, case, array,
+                                                          needle):
+    path = tmp_path / f"{case}.npy"
+    np.save(path, array, allow_pickle=True)
+    r = run_stoker("inspect", path)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and needle in lines[0], r.stderr
