@@ -5,6 +5,10 @@
 #include <cstring>
 #include <string>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace stoker::loader {
 namespace {
 
@@ -19,17 +23,46 @@ uint64_t NowNs() {
       .count();
 }
 
-// Sets p[0, n) to v by doubling memcpy: libc's vectorized copy instead of a scalar store loop,
-// which is what -O2 makes of std::fill for 8-byte values (measured: the assembler's top cost).
+// Slot writes bypass the cache (non-temporal stores): a slot is written once, read later by
+// another thread or by the GPU's DMA, and 4 x 8 bytes per token at int64 make the assembler
+// memory-bound. Ordinary stores would first read every line from DRAM (read-for-ownership),
+// doubling the traffic. Unaligned heads and tails use ordinary stores. Callers end a batch with
+// StreamFence() so the data is visible before the slot is handed over.
 template <typename T>
-void Fill(T* p, size_t n, T v) {
-  if (n == 0) return;
-  p[0] = v;
-  for (size_t done = 1; done < n;) {
-    const size_t k = std::min(done, n - done);
-    std::memcpy(p + done, p, k * sizeof(T));
-    done += k;
+void StreamCopy(T* dst, const T* src, size_t n) {
+#if defined(__SSE2__)
+  size_t i = 0;
+  for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 15) != 0; ++i) dst[i] = src[i];
+  constexpr size_t kPer = 16 / sizeof(T);
+  for (; i + kPer <= n; i += kPer) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), v);
   }
+  for (; i < n; ++i) dst[i] = src[i];
+#else
+  std::memcpy(dst, src, n * sizeof(T));
+#endif
+}
+
+template <typename T>
+void StreamFill(T* dst, size_t n, T value) {
+#if defined(__SSE2__)
+  size_t i = 0;
+  for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 15) != 0; ++i) dst[i] = value;
+  const __m128i v = sizeof(T) == 8 ? _mm_set1_epi64x(static_cast<int64_t>(value))
+                                   : _mm_set1_epi32(static_cast<int32_t>(value));
+  constexpr size_t kPer = 16 / sizeof(T);
+  for (; i + kPer <= n; i += kPer) _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), v);
+  for (; i < n; ++i) dst[i] = value;
+#else
+  std::fill_n(dst, n, value);
+#endif
+}
+
+void StreamFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 template <typename T>
@@ -54,11 +87,14 @@ class Assembler {
     // per-token pass below is a memcpy or a fill (this loop is the loader's hot path).
     iota_.resize(S);
     for (size_t i = 0; i < S; ++i) iota_[i] = static_cast<T>(i);
+    // Pieces are read here first (cache-resident), then streamed into the slot.
+    scratch_.resize(S + 1);
     cu_[0] = 0;
     num_cu_ = 1;
-    for (size_t r = 0; r < rows.size(); ++r) {
-      STOKER_RETURN_IF_ERROR(Row(rows[r], r * S));
-    }
+    Status status;
+    for (size_t r = 0; r < rows.size() && status.ok(); ++r) status = Row(rows[r], r * S);
+    StreamFence();
+    STOKER_RETURN_IF_ERROR(status);
     result_->num_cu_seqlens = num_cu_;
     return Status::OK();
   }
@@ -104,10 +140,10 @@ class Assembler {
 
   // Positions [begin, begin+n) become padding or a hole: pad id, no target, segment 0.
   void Blank(size_t begin, size_t n) {
-    Fill(ids_ + begin, n, static_cast<T>(opt_.pad_token_id));
-    Fill(labels_ + begin, n, static_cast<T>(kIgnoreIndex));
-    Fill(pos_ + begin, n, T{0});
-    Fill(seg_ + begin, n, T{0});
+    StreamFill(ids_ + begin, n, static_cast<T>(opt_.pad_token_id));
+    StreamFill(labels_ + begin, n, static_cast<T>(kIgnoreIndex));
+    StreamFill(pos_ + begin, n, T{0});
+    StreamFill(seg_ + begin, n, T{0});
   }
 
   Status Row(const Row& row, size_t base) {
@@ -121,10 +157,12 @@ class Assembler {
       if (s.code() == StatusCode::kInternal) return s;
       const size_t at = base + used;
       const size_t n = s.ok() ? p.length : std::min<uint64_t>(p.length, S - used);
-      if (s.ok()) s = Read(p, p.offset, p.length, ids_ + at);
-      const bool split =
-          s.ok() && p.offset + p.length < sources_[p.dataset]->document_length(p.document);
-      if (s.ok() && split) s = Read(p, p.offset + p.length, 1, labels_ + at + n - 1);
+      bool split = false;
+      if (s.ok()) {
+        // A piece that ends inside its document also reads the token after it: its last label.
+        split = p.offset + p.length < sources_[p.dataset]->document_length(p.document);
+        s = Read(p, p.offset, p.length + (split ? 1 : 0), scratch_.data());
+      }
       if (!s.ok()) {
         if (!opt_.skip_bad_documents) return s;
         ++result_->skipped_documents;
@@ -134,16 +172,20 @@ class Assembler {
         used += n;
         continue;
       }
-      if (pending_cross >= 0) labels_[pending_cross] = ids_[at];
+      const T* tokens = scratch_.data();
+      if (pending_cross >= 0) labels_[pending_cross] = tokens[0];
       pending_cross = -1;
-      if (n > 1) std::memcpy(labels_ + at, ids_ + at + 1, (n - 1) * sizeof(T));
-      if (!split) {
+      StreamCopy(ids_ + at, tokens, n);
+      StreamCopy(labels_ + at, tokens + 1, n - 1);
+      if (split) {
+        labels_[at + n - 1] = tokens[n];
+      } else {
         labels_[at + n - 1] = static_cast<T>(kIgnoreIndex);
         if (opt_.cross_document_targets) pending_cross = static_cast<int64_t>(at + n - 1);
       }
       // Each piece is its own attention segment, so a continuation restarts its positions too.
-      std::memcpy(pos_ + at, iota_.data(), n * sizeof(T));
-      Fill(seg_ + at, n, static_cast<T>(k + 1));
+      StreamCopy(pos_ + at, iota_.data(), n);
+      StreamFill(seg_ + at, n, static_cast<T>(k + 1));
       AddSegment(n);
       result_->real_tokens += n;
       used += n;
@@ -152,7 +194,10 @@ class Assembler {
       Blank(base + used, S - used);
       AddSegment(S - used);
     }
-    if (mask_ != nullptr) Mask(base);
+    if (mask_ != nullptr) {
+      StreamFence();  // Mask reads segment ids just streamed
+      Mask(base);
+    }
     return Status::OK();
   }
 
@@ -180,6 +225,7 @@ class Assembler {
   AssemblyResult* result_;
   int num_cu_ = 0;
   std::vector<T> iota_;
+  std::vector<T> scratch_;
 };
 
 }  // namespace
