@@ -128,11 +128,11 @@ void MeasureMixture(const std::shared_ptr<const DatasetLengths>& big, PackMode p
   }
   double s = Seconds(start);
   std::vector<double> epochs = (*plan)->DatasetEpochs({1, 0});
-  std::printf("  mixture 3:1 %-8s seq 2048: %llu rows in %.2fs = %.2f M rows/s, %.0f M tokens/s; "
-              "one mixture epoch = %.3f epochs of the large, %.3f of the small dataset\n",
-              std::string(stoker::PackModeName(pack)).c_str(),
-              static_cast<unsigned long long>(rows), s, rows / s / 1e6, tokens / s / 1e6,
-              epochs[0], epochs[1]);
+  std::printf(
+      "  mixture 3:1 %-8s seq 2048: %llu rows in %.2fs = %.2f M rows/s, %.0f M tokens/s; "
+      "one mixture epoch = %.3f epochs of the large, %.3f of the small dataset\n",
+      std::string(stoker::PackModeName(pack)).c_str(), static_cast<unsigned long long>(rows), s,
+      rows / s / 1e6, tokens / s / 1e6, epochs[0], epochs[1]);
 }
 
 }  // namespace
@@ -152,16 +152,17 @@ int main(int argc, char** argv) {
   }
   auto start = std::chrono::steady_clock::now();
   auto lengths = LogNormalLengths(docs);
-  std::printf("generated %llu log-normal lengths in %.2fs\n",
-              static_cast<unsigned long long>(docs), Seconds(start));
+  std::printf("generated %llu log-normal lengths in %.2fs\n", static_cast<unsigned long long>(docs),
+              Seconds(start));
   MeasureAll(lengths);
   for (PackMode pack : {PackMode::kConcat, PackMode::kBestFit, PackMode::kPad}) {
     MeasureMixture(lengths, pack);
   }
   if (datasets.empty()) {
-    std::printf("no --dataset given: the bundled corpus was not measured "
-                "(pack it with `stoker pack data/sample/corpus.jsonl -o DIR --tokenizer "
-                "data/sample/sample.model`, then pass --dataset DIR)\n");
+    std::printf(
+        "no --dataset given: the bundled corpus was not measured "
+        "(pack it with `stoker pack data/sample/corpus.jsonl -o DIR --tokenizer "
+        "data/sample/sample.model`, then pass --dataset DIR)\n");
   }
   for (const std::string& path : datasets) {
     auto source = stoker::OpenTokenSource(path);

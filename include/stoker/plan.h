@@ -1,11 +1,11 @@
 // Plan: which tokens every rank trains on at every step, as a pure function of the datasets'
-// document lengths and the options (seed, epoch, seq_len, shuffle, packing, world size, rank, step).
+// document lengths and the options (seed, epoch, seq_len, shuffle, packing, world size, rank).
 //
 // The plan shuffles documents per epoch, packs them into rows of at most seq_len tokens from their
 // lengths alone, interleaves weighted datasets, and only then deals rows to ranks: every rank
 // computes the same global row stream, so token-level exactly-once, equal step counts and elastic
 // resume hold by construction. No threads, no file I/O. See docs/plan.md.
-// Thread-safe: a Plan is immutable after Create; every method is const (internal caches are locked).
+// Thread-safe: a Plan is immutable after Create; every method is const (caches are locked).
 #pragma once
 
 #include <cstdint>
@@ -45,8 +45,8 @@ Result<RemainderPolicy> ParseRemainderPolicy(std::string_view name);
 
 // All the plan needs to know about one dataset. Documents of length 0 are allowed (never planned).
 struct DatasetLengths {
-  std::string name;                       // shown in messages and statistics, e.g. the path
-  std::vector<uint64_t> document_lengths; // tokens per document, in source order
+  std::string name;                        // shown in messages and statistics, e.g. the path
+  std::vector<uint64_t> document_lengths;  // tokens per document, in source order
   // Shard s holds documents [shard_first_document[s], shard_first_document[s + 1]): num_shards + 1
   // non-decreasing entries from 0 to the document count. Empty means one shard.
   std::vector<uint64_t> shard_first_document;
@@ -61,13 +61,13 @@ struct PlanDataset {
 };
 
 struct PlanOptions {
-  uint64_t seq_len = 2048;     // tokens per row (the row's own input tokens)
-  uint64_t batch_size = 1;     // rows per rank per step
-  uint32_t world_size = 1;     // 1..65536
-  uint32_t rank = 0;           // default rank for the calls that take none; < world_size
+  uint64_t seq_len = 2048;  // tokens per row (the row's own input tokens)
+  uint64_t batch_size = 1;  // rows per rank per step
+  uint32_t world_size = 1;  // >= 1
+  uint32_t rank = 0;        // default rank for the calls that take none; < world_size
   uint64_t seed = 0;
   ShuffleMode shuffle = ShuffleMode::kGlobal;
-  uint64_t block_shards = 4;   // kBlock: shards whose documents are shuffled together
+  uint64_t block_shards = 4;  // kBlock: shards whose documents are shuffled together
   PackMode pack = PackMode::kConcat;
   uint64_t bestfit_window = 4096;  // kBestFit: documents packed together
   RemainderPolicy remainder = RemainderPolicy::kDropLast;
@@ -132,15 +132,15 @@ struct PackingStats {
   uint64_t truncated_tokens = 0;  // tokens dropped by pack=pad
   uint64_t documents = 0;         // non-empty documents packed
   uint64_t empty_documents = 0;
-  uint64_t documents_split = 0;   // documents spread over more than one row
+  uint64_t documents_split = 0;  // documents spread over more than one row
   double real_token_share() const;
   double padding_share() const;
 };
 
 // How local a shuffle is, over one epoch of one dataset (documents in planned order).
 struct ShuffleStats {
-  double mean_source_distance = 0;     // mean |doc[i+1] - doc[i]| in source document indexes
-  double mean_shards_per_window = 0;   // distinct shards per window of 1,000 documents
+  double mean_source_distance = 0;    // mean |doc[i+1] - doc[i]| in source document indexes
+  double mean_shards_per_window = 0;  // distinct shards per window of 1,000 documents
   uint64_t documents = 0;
 };
 

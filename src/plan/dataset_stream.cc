@@ -80,7 +80,8 @@ std::pair<uint64_t, uint64_t> DatasetStream::Locate(uint64_t j) const {
   while (epoch_row_prefix_.back() <= j) {
     uint64_t epoch = epoch_row_prefix_.size() - 1;
     // Rows below the lower bound exist whatever the packing: no need to count the epoch yet.
-    if (j - epoch_row_prefix_.back() < RowsLowerBound()) return {epoch, j - epoch_row_prefix_.back()};
+    if (j - epoch_row_prefix_.back() < RowsLowerBound())
+      return {epoch, j - epoch_row_prefix_.back()};
     lock.unlock();
     uint64_t rows = RowsInEpoch(epoch);
     lock.lock();
@@ -173,7 +174,8 @@ uint64_t DatasetStream::FindWindow(const Layout& layout, uint64_t amount,
   ExtendLocked(layout, amount);
   const std::vector<uint64_t>& prefix = layout.prefix;
   uint64_t w = static_cast<uint64_t>(std::upper_bound(prefix.begin(), prefix.end(), amount) -
-                                     prefix.begin()) - 1;
+                                     prefix.begin()) -
+               1;
   *window_start = prefix[w];
   return w;
 }
@@ -204,7 +206,8 @@ std::shared_ptr<const DatasetStream::Window> DatasetStream::BuildWindow(const La
   std::vector<uint64_t> item_lengths;
   for (uint64_t d : out->docs) {
     uint64_t l = len[d];
-    for (uint64_t off = 0; off + s <= l; off += s) rows.push_back(Row{{RowPiece{index_, d, off, s}}});
+    for (uint64_t off = 0; off + s <= l; off += s)
+      rows.push_back(Row{{RowPiece{index_, d, off, s}}});
     if (l % s != 0) {
       items.push_back(RowPiece{index_, d, l - l % s, l % s});
       item_lengths.push_back(l % s);
@@ -256,9 +259,10 @@ void DatasetStream::AppendConcatRows(const Layout& layout, uint64_t first, uint6
   uint64_t w = FindWindow(layout, t, &window_start);
   std::shared_ptr<const Window> win = GetWindow(layout, w);
   uint64_t local = t - window_start;
-  uint64_t i = static_cast<uint64_t>(std::upper_bound(win->token_prefix.begin(),
-                                                      win->token_prefix.end(), local) -
-                                     win->token_prefix.begin()) - 1;
+  uint64_t i = static_cast<uint64_t>(
+                   std::upper_bound(win->token_prefix.begin(), win->token_prefix.end(), local) -
+                   win->token_prefix.begin()) -
+               1;
   uint64_t off = local - win->token_prefix[i];
   for (uint64_t r = first; r < first + count; ++r) {
     Row row;

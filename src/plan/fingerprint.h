@@ -12,6 +12,7 @@ namespace stoker::plan {
 // boundaries, the weights, seq_len, seed, shuffle mode (and block_shards for block) and pack mode
 // (and bestfit_window for bestfit). World size, batch size, rank and remainder are left out so a
 // checkpoint can be restored on another world size or batch split.
-std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets, const PlanOptions& options);
+std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
+                               const PlanOptions& options);
 
 }  // namespace stoker::plan

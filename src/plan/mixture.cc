@@ -14,8 +14,8 @@ Mixture::Mixture(const std::vector<double>& weights) {
     quanta_.push_back(q > 0 ? q : 1);
     total_ += quanta_.back();
   }
-  checkpoints_.push_back(State{std::vector<int64_t>(quanta_.size(), 0),
-                               std::vector<uint64_t>(quanta_.size(), 0)});
+  checkpoints_.push_back(
+      State{std::vector<int64_t>(quanta_.size(), 0), std::vector<uint64_t>(quanta_.size(), 0)});
 }
 
 uint32_t Mixture::Step(State* state) const {

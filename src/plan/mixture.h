@@ -23,8 +23,7 @@ class Mixture {
   // Rows of each dataset among rows [0, g) of the mixed stream.
   std::vector<uint64_t> CountsBefore(uint64_t g) const;
   // Calls visit(dataset, index of the row in that dataset's stream) for rows [g, g + count).
-  void Walk(uint64_t g, uint64_t count,
-            const std::function<void(uint32_t, uint64_t)>& visit) const;
+  void Walk(uint64_t g, uint64_t count, const std::function<void(uint32_t, uint64_t)>& visit) const;
 
  private:
   struct State {

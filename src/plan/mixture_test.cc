@@ -49,7 +49,10 @@ TEST(MixtureTest, RandomAccessMatchesSequentialWalk) {
 TEST(MixtureTest, SingleDatasetTakesEveryRow) {
   Mixture mix({3.0});
   uint64_t n = 0;
-  mix.Walk(5, 100, [&](uint32_t d, uint64_t j) { EXPECT_EQ(d, 0u); EXPECT_EQ(j, 5 + n++); });
+  mix.Walk(5, 100, [&](uint32_t d, uint64_t j) {
+    EXPECT_EQ(d, 0u);
+    EXPECT_EQ(j, 5 + n++);
+  });
 }
 
 }  // namespace

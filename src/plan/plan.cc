@@ -183,7 +183,7 @@ Result<Batch> Plan::GetBatchAt(const PlanPosition& pos, uint32_t rank) const {
   uint64_t epoch = pos.epoch;
   uint64_t index = pos.rows_consumed + rank * o.batch_size;
   uint64_t rows = index + o.batch_size <= impl_->RowsLowerBound() ? impl_->RowsLowerBound()
-                                                                   : rows_in_epoch(epoch);
+                                                                  : rows_in_epoch(epoch);
   while (index >= rows) {
     index -= rows;
     rows = rows_in_epoch(++epoch);
@@ -245,7 +245,8 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
         "): the datasets, weights, seq_len, seed, shuffle or pack options differ");
   }
   uint64_t known = impl_->RowsLowerBound();
-  uint64_t rows = state.position.rows_consumed <= known ? known : rows_in_epoch(state.position.epoch);
+  uint64_t rows =
+      state.position.rows_consumed <= known ? known : rows_in_epoch(state.position.epoch);
   if (state.position.rows_consumed > rows) {
     if (!force) {
       return FailedPrecondition("the checkpoint has consumed " +

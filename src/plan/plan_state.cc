@@ -9,9 +9,8 @@ namespace {
 uint64_t Unsigned(const nlohmann::json& j, const char* key) {
   const nlohmann::json& v = j.at(key);
   if (!v.is_number_unsigned()) {
-    throw nlohmann::json::type_error::create(302, std::string("\"") + key +
-                                                      "\" must be a non-negative integer",
-                                             &v);
+    throw nlohmann::json::type_error::create(
+        302, std::string("\"") + key + "\" must be a non-negative integer", &v);
   }
   return v.get<uint64_t>();
 }

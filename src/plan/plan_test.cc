@@ -110,9 +110,8 @@ TEST(PlanPropertyTest, ExactlyOnceEqualStepsAndRowsFit) {
       cover.Add(run.dropped);
       uint64_t limit = o.pack == PackMode::kPad ? o.seq_len : UINT64_MAX;
       ASSERT_EQ(cover.CheckExactlyOnce(0, *lengths, limit), "") << "epoch " << epoch;
-      if (o.remainder == RemainderPolicy::kDropLast) EXPECT_TRUE(run.per_rank[0].empty() ||
-                                                                 run.dropped.size() <
-                                                                     plan->global_batch_rows());
+      if (o.remainder == RemainderPolicy::kDropLast)
+        EXPECT_TRUE(run.per_rank[0].empty() || run.dropped.size() < plan->global_batch_rows());
     }
   }
 }

@@ -51,7 +51,8 @@ inline std::unique_ptr<Plan> MakePlan(std::vector<PlanDataset> datasets, const P
 class Coverage {
  public:
   void Add(const Row& row) {
-    for (const RowPiece& p : row.pieces) ranges_[{p.dataset, p.document}].push_back({p.offset, p.length});
+    for (const RowPiece& p : row.pieces)
+      ranges_[{p.dataset, p.document}].push_back({p.offset, p.length});
   }
   void Add(const std::vector<Row>& rows) {
     for (const Row& r : rows) Add(r);
@@ -69,8 +70,8 @@ class Coverage {
       uint64_t at = 0;
       for (auto [off, len] : r) {
         if (off != at || len == 0) {
-          return "document " + std::to_string(d) + ": piece at " + std::to_string(off) +
-                 " where " + std::to_string(at) + " was expected";
+          return "document " + std::to_string(d) + ": piece at " + std::to_string(off) + " where " +
+                 std::to_string(at) + " was expected";
         }
         at += len;
       }

@@ -4,11 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
 #include "stoker/cli_common.h"
@@ -129,9 +128,12 @@ void PrintBatch(const Batch& b, bool json) {
       rows.push_back(std::move(pieces));
       if (b.rows[i].repeated) repeated.push_back(i);
     }
-    nlohmann::json line = {{"epoch", b.position.epoch}, {"step", b.step},
-                           {"rank", b.rank},            {"first_row", b.position.rows_consumed},
-                           {"rows", std::move(rows)},   {"repeated", std::move(repeated)}};
+    nlohmann::json line = {{"epoch", b.position.epoch},
+                           {"step", b.step},
+                           {"rank", b.rank},
+                           {"first_row", b.position.rows_consumed},
+                           {"rows", std::move(rows)},
+                           {"repeated", std::move(repeated)}};
     std::printf("%s\n", line.dump().c_str());
     return;
   }
@@ -156,24 +158,23 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint
   PackingStats p = plan.ComputePackingStats(epoch);
   std::vector<double> epochs_at_end = plan.DatasetEpochs({epoch + 1, 0});
   std::vector<double> epochs_at_start = plan.DatasetEpochs({epoch, 0});
-  nlohmann::json out = {
-      {"epoch", epoch},
-      {"fingerprint", plan.fingerprint()},
-      {"rows", plan.rows_in_epoch(epoch)},
-      {"steps", plan.steps_per_epoch(epoch)},
-      {"global_batch_rows", plan.global_batch_rows()},
-      {"packing",
-       {{"mode", PackModeName(plan.options().pack)},
-        {"rows", p.rows},
-        {"real_tokens", p.real_tokens},
-        {"padding_tokens", p.padding_tokens},
-        {"truncated_tokens", p.truncated_tokens},
-        {"documents", p.documents},
-        {"empty_documents", p.empty_documents},
-        {"documents_split", p.documents_split},
-        {"real_token_share", p.real_token_share()},
-        {"padding_share", p.padding_share()}}},
-      {"datasets", nlohmann::json::array()}};
+  nlohmann::json out = {{"epoch", epoch},
+                        {"fingerprint", plan.fingerprint()},
+                        {"rows", plan.rows_in_epoch(epoch)},
+                        {"steps", plan.steps_per_epoch(epoch)},
+                        {"global_batch_rows", plan.global_batch_rows()},
+                        {"packing",
+                         {{"mode", PackModeName(plan.options().pack)},
+                          {"rows", p.rows},
+                          {"real_tokens", p.real_tokens},
+                          {"padding_tokens", p.padding_tokens},
+                          {"truncated_tokens", p.truncated_tokens},
+                          {"documents", p.documents},
+                          {"empty_documents", p.empty_documents},
+                          {"documents_split", p.documents_split},
+                          {"real_token_share", p.real_token_share()},
+                          {"padding_share", p.padding_share()}}},
+                        {"datasets", nlohmann::json::array()}};
   for (uint32_t k = 0; k < datasets.size(); ++k) {
     ShuffleStats s = plan.ComputeShuffleStats(k, epoch);
     out["datasets"].push_back(
@@ -198,23 +199,24 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint
               static_cast<unsigned long long>(plan.steps_per_epoch(epoch)),
               static_cast<unsigned long long>(plan.global_batch_rows()),
               plan.fingerprint().c_str());
-  std::printf("packing (%s): real tokens %.2f%%, padding %.2f%%, %llu tokens truncated, "
-              "%llu of %llu documents split, %llu empty documents\n",
-              std::string(PackModeName(plan.options().pack)).c_str(),
-              100 * p.real_token_share(), 100 * p.padding_share(),
-              static_cast<unsigned long long>(p.truncated_tokens),
-              static_cast<unsigned long long>(p.documents_split),
-              static_cast<unsigned long long>(p.documents),
-              static_cast<unsigned long long>(p.empty_documents));
+  std::printf(
+      "packing (%s): real tokens %.2f%%, padding %.2f%%, %llu tokens truncated, "
+      "%llu of %llu documents split, %llu empty documents\n",
+      std::string(PackModeName(plan.options().pack)).c_str(), 100 * p.real_token_share(),
+      100 * p.padding_share(), static_cast<unsigned long long>(p.truncated_tokens),
+      static_cast<unsigned long long>(p.documents_split),
+      static_cast<unsigned long long>(p.documents),
+      static_cast<unsigned long long>(p.empty_documents));
   for (const auto& d : out["datasets"]) {
-    std::printf("dataset %s (weight %g): %.3f epochs; shuffle %s: mean source distance %.1f "
-                "documents, %.2f distinct shards (of %llu) per 1,000 documents\n",
-                d["name"].get<std::string>().c_str(), d["weight"].get<double>(),
-                d["epochs_in_this_plan_epoch"].get<double>(),
-                d["shuffle"]["mode"].get<std::string>().c_str(),
-                d["shuffle"]["mean_source_distance"].get<double>(),
-                d["shuffle"]["mean_shards_per_1000_documents"].get<double>(),
-                static_cast<unsigned long long>(d["shuffle"]["shards"].get<uint64_t>()));
+    std::printf(
+        "dataset %s (weight %g): %.3f epochs; shuffle %s: mean source distance %.1f "
+        "documents, %.2f distinct shards (of %llu) per 1,000 documents\n",
+        d["name"].get<std::string>().c_str(), d["weight"].get<double>(),
+        d["epochs_in_this_plan_epoch"].get<double>(),
+        d["shuffle"]["mode"].get<std::string>().c_str(),
+        d["shuffle"]["mean_source_distance"].get<double>(),
+        d["shuffle"]["mean_shards_per_1000_documents"].get<double>(),
+        static_cast<unsigned long long>(d["shuffle"]["shards"].get<uint64_t>()));
   }
 }
 
@@ -238,8 +240,8 @@ int RunPlan(const PlanArgs& args) {
   PlanPosition pos = (*plan)->Normalize(*start);
   if ((*plan)->steps_remaining(pos) == 0) {
     return ReportError(
-        "plan", OutOfRange("epoch " + std::to_string(pos.epoch) + " has no step: " +
-                           std::to_string((*plan)->rows_in_epoch(pos.epoch)) +
+        "plan", OutOfRange("epoch " + std::to_string(pos.epoch) +
+                           " has no step: " + std::to_string((*plan)->rows_in_epoch(pos.epoch)) +
                            " rows, fewer than one global batch of " +
                            std::to_string((*plan)->global_batch_rows()) +
                            " rows (use --remainder pad, or a smaller batch or world size)"));
@@ -273,9 +275,12 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
       "print steps 0-2, then 3-5. The state holds no world size: resume on another one works.\n"
       "RANK and WORLD_SIZE from the environment are the defaults of --rank and --world-size.\n"
       "Example: stoker plan 2:web 1:code --seq-len 2048 --batch-size 8 --pack bestfit --json");
-  sub->add_option("datasets", args->datasets, "[WEIGHT:]DATASET (any format `stoker inspect` reads)")
+  sub->add_option("datasets", args->datasets,
+                  "[WEIGHT:]DATASET (any format `stoker inspect` reads)")
       ->required();
-  sub->add_option("--seq-len", args->seq_len, "Tokens per row")->required()->check(CLI::PositiveNumber);
+  sub->add_option("--seq-len", args->seq_len, "Tokens per row")
+      ->required()
+      ->check(CLI::PositiveNumber);
   sub->add_option("--batch-size", args->batch_size, "Rows per rank per step")
       ->required()
       ->check(CLI::PositiveNumber);
@@ -287,7 +292,8 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--shuffle", args->shuffle, "global | block | none")
       ->check(CLI::IsMember({"global", "block", "none"}))
       ->capture_default_str();
-  sub->add_option("--block-shards", args->block_shards, "Shards shuffled together (--shuffle block)")
+  sub->add_option("--block-shards", args->block_shards,
+                  "Shards shuffled together (--shuffle block)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sub->add_option("--pack", args->pack, "concat | bestfit | pad")
