@@ -57,6 +57,13 @@ std::vector<uint8_t> HostBytes(const TensorView& v, size_t elem) {
   return std::vector<uint8_t>(p, p + n);
 }
 
+unsigned long long HostSum(const LoaderBatch& b) {
+  unsigned long long sum = 0;
+  const auto* ids = static_cast<const int64_t*>(b.input_ids().data);
+  for (uint64_t k = 0; k < kBatch * kSeq; ++k) sum += static_cast<unsigned long long>(ids[k]);
+  return sum;
+}
+
 TEST(GpuLoaderTest, DeviceBatchesEqualHostBatches) {
   REQUIRE_DEVICE();
   auto src = Source();
@@ -111,10 +118,7 @@ TEST(GpuLoaderTest, ConsumerStreamSeesItsBatchAfterWaitOnStream) {
     ASSERT_EQ(cudaMemcpyAsync(&got, sum, sizeof(got), cudaMemcpyDeviceToHost, stream),
               cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    unsigned long long want = 0;
-    const auto* ids = static_cast<const int64_t*>(b.input_ids().data);
-    for (uint64_t k = 0; k < kBatch * kSeq; ++k) want += static_cast<unsigned long long>(ids[k]);
-    EXPECT_EQ(got, want) << "batch " << i;
+    EXPECT_EQ(got, HostSum(b)) << "batch " << i;
   }  // each release records "consumed" on `stream` before the buffer is reused
   cudaFree(sum);
   cudaStreamDestroy(stream);
@@ -132,19 +136,60 @@ TEST(GpuLoaderTest, CopiesOverlapABusyKernel) {
   auto first = gpu->Next();
   ASSERT_TRUE(first.ok() && first->has_value());
   ASSERT_TRUE((*first)->WaitOnStream(stream).ok());
-  // A "training step" of ~300 ms on the consumer's stream...
-  gpu_test::LaunchBusy(stream, 300 * gpu_test::CyclesPerMs(0));
-  // ...while the next batches are copied on the copier's stream: their copies finish while the
-  // kernel is still running, so the copier stream does not wait for the consumer's stream.
+  // A "training step" of ~500 ms on the consumer's stream.
+  gpu_test::LaunchBusy(stream, 500 * gpu_test::CyclesPerMs(0));
+  // Batches 2 and 3 may have been copied before the kernel started; releasing them (no stream
+  // recorded) frees their buffers, so the copies of batches 4 and 5 are issued only now.
+  for (int i = 0; i < 2; ++i) {
+    auto early = gpu->Next();
+    ASSERT_TRUE(early.ok() && early->has_value());
+  }
   int copied_during_kernel = 0;
   for (int i = 0; i < 2; ++i) {
     auto next = gpu->Next();
     ASSERT_TRUE(next.ok() && next->has_value());
     ASSERT_TRUE((*next)->Synchronize().ok());
+    // The copy finished while the kernel still runs: the copier's stream overlaps the consumer's.
     if (cudaStreamQuery(stream) == cudaErrorNotReady) ++copied_during_kernel;
   }
   EXPECT_EQ(copied_during_kernel, 2);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  cudaStreamDestroy(stream);
+}
+
+TEST(GpuLoaderTest, ReleasedBufferIsNotOverwrittenWhileQueuedKernelsReadIt) {
+  REQUIRE_DEVICE();
+  auto src = Source();
+  LoaderOptions o = Options(0);
+  o.device_buffers = 2;
+  auto gpu = Open(src, o);
+  ASSERT_NE(gpu, nullptr);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  unsigned long long* sum = nullptr;
+  ASSERT_EQ(cudaMalloc(&sum, sizeof(*sum)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(sum, 0, sizeof(*sum)), cudaSuccess);
+  unsigned long long want = 0;
+  {
+    auto first = gpu->Next();
+    ASSERT_TRUE(first.ok() && first->has_value());
+    want = HostSum(**first);
+    ASSERT_TRUE((*first)->WaitOnStream(stream).ok());
+    // Queued work that reads the buffer late: a long spin, then the sum.
+    gpu_test::LaunchBusy(stream, 300 * gpu_test::CyclesPerMs(0));
+    gpu_test::LaunchSum(stream, static_cast<const int64_t*>((*first)->device_input_ids().data),
+                        kBatch * kSeq, sum);
+  }  // released while the kernels are queued: "consumed" is recorded on `stream`
+  for (int i = 0; i < 3; ++i) {  // the next copies reuse the first batch's buffer
+    auto next = gpu->Next();
+    ASSERT_TRUE(next.ok() && next->has_value());
+    ASSERT_TRUE((*next)->Synchronize().ok());
+  }
+  unsigned long long got = 0;
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(&got, sum, sizeof(got), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(got, want) << "the buffer was overwritten before the consumer's kernels read it";
+  cudaFree(sum);
   cudaStreamDestroy(stream);
 }
 
