@@ -215,3 +215,16 @@ def test_torch_iterable_dataset_adapter(datasets):
     assert all(np.array_equal(x, y) for x, y in zip(direct, via_torch))
     with pytest.raises(RuntimeError, match="num_workers=0"):
         next(iter(torch.utils.data.DataLoader(ds, batch_size=None, num_workers=1)))
+
+
+def test_int32_tokens_and_the_dense_attention_mask(datasets):
+    loader = stoker.Loader(datasets["a"], seq_len=32, batch_size=2, token_dtype="int32",
+                           attention_mask=True, pack="bestfit")
+    b = next(iter(loader))
+    assert b["input_ids"].dtype == torch.int32 and b["labels"].dtype == torch.int32
+    mask = b["attention_mask"]
+    assert mask.dtype == torch.uint8 and mask.shape == (2, 32, 32)
+    seg = b["segment_ids"]
+    causal = torch.ones(32, 32, dtype=torch.bool).tril()
+    want = (seg[:, :, None] == seg[:, None, :]) & (seg[:, :, None] > 0) & causal
+    assert torch.equal(mask.bool(), want)

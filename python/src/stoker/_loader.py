@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 from typing import Any, Dict, Iterator, Optional, Sequence, Union
 
 from . import _stoker
@@ -46,7 +47,13 @@ def _device_index(device: Any) -> int:
 def _options(**kw: Any) -> "_stoker.LoaderOptions":
     for name in ("seq_len", "batch_size", "prefetch_factor"):
         value = kw[name]
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            kw[name] = operator.index(value)  # accepts NumPy integers too
+        except TypeError:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}") from None
+        if kw[name] < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if kw["num_workers"] is None:
         kw["num_workers"] = 0  # the C++ default: cores / LOCAL_WORLD_SIZE
