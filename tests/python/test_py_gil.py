@@ -63,11 +63,13 @@ def test_next_releases_the_gil(tmp_path):
     its = [iter(loader)]
 
     def one():
-        b = next(its[0], None)
-        if b is None:  # epoch end: the next iteration is the next epoch
-            its[0] = iter(loader)
-            b = next(its[0])
-        return b
+        # Several batches back to back: the 2-slot ring is soon empty and next() must wait.
+        for _ in range(4):
+            b = next(its[0], None)
+            if b is None:  # epoch end: the next iteration is the next epoch
+                its[0] = iter(loader)
+                b = next(its[0])
+            del b
 
     assert progresses(one)
 
