@@ -202,6 +202,10 @@ class Loader {
   std::unique_ptr<Impl> impl_;
 };
 
+// The plan options a loader with `options` uses (its seq_len, batch_size, rank, world size, seed,
+// shuffle, packing, and drop_last as the remainder policy).
+PlanOptions PlanOptionsFor(const LoaderOptions& options);
+
 // The worker count used for num_workers = 0: hardware threads / LOCAL_WORLD_SIZE, at least 1.
 int DefaultNumWorkers();
 

@@ -32,9 +32,6 @@ T Unwrap(Result<T> result) {
 // Raises KeyboardInterrupt (or whatever a Python signal handler raised) if a signal arrived.
 void ThrowIfSignalled();
 
-// The plan options inside loader options (drop_last -> remainder policy).
-PlanOptions ToPlanOptions(const LoaderOptions& options);
-
 // A dataset as the Python layer passes it: (path, weight).
 using DatasetSpec = std::pair<std::string, double>;
 

@@ -10,21 +10,6 @@ namespace nb = nanobind;
 
 namespace stoker::python {
 
-PlanOptions ToPlanOptions(const LoaderOptions& o) {
-  PlanOptions p;
-  p.seq_len = o.seq_len;
-  p.batch_size = o.batch_size;
-  p.world_size = o.world_size;
-  p.rank = o.rank;
-  p.seed = o.seed;
-  p.shuffle = o.shuffle;
-  p.block_shards = o.block_shards;
-  p.pack = o.pack;
-  p.bestfit_window = o.bestfit_window;
-  p.remainder = o.drop_last ? RemainderPolicy::kDropLast : RemainderPolicy::kPad;
-  return p;
-}
-
 namespace {
 
 Result<ErrorPolicy> ParseErrorPolicy(const std::string& name) {

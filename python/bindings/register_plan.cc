@@ -34,7 +34,7 @@ Result<std::unique_ptr<PyPlan>> CreatePlan(const std::vector<DatasetSpec>& specs
     STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*source));
     out->datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), weight});
   }
-  STOKER_ASSIGN_OR_RETURN(out->plan, Plan::Create(out->datasets, ToPlanOptions(options)));
+  STOKER_ASSIGN_OR_RETURN(out->plan, Plan::Create(out->datasets, PlanOptionsFor(options)));
   return out;
 }
 

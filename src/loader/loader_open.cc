@@ -7,6 +7,21 @@
 
 namespace stoker {
 
+PlanOptions PlanOptionsFor(const LoaderOptions& options) {
+  PlanOptions po;
+  po.seq_len = options.seq_len;
+  po.batch_size = options.batch_size;
+  po.world_size = options.world_size;
+  po.rank = options.rank;
+  po.seed = options.seed;
+  po.shuffle = options.shuffle;
+  po.block_shards = options.block_shards;
+  po.pack = options.pack;
+  po.bestfit_window = options.bestfit_window;
+  po.remainder = options.drop_last ? RemainderPolicy::kDropLast : RemainderPolicy::kPad;
+  return po;
+}
+
 Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets,
                                              const LoaderOptions& options,
                                              const PlanState* resume) {
@@ -26,19 +41,8 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     plan_datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), d.weight});
     sources.push_back(std::move(source));
   }
-  PlanOptions po;
-  po.seq_len = options.seq_len;
-  po.batch_size = options.batch_size;
-  po.world_size = options.world_size;
-  po.rank = options.rank;
-  po.seed = options.seed;
-  po.shuffle = options.shuffle;
-  po.block_shards = options.block_shards;
-  po.pack = options.pack;
-  po.bestfit_window = options.bestfit_window;
-  po.remainder = options.drop_last ? RemainderPolicy::kDropLast : RemainderPolicy::kPad;
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan_owned,
-                          Plan::Create(std::move(plan_datasets), po));
+                          Plan::Create(std::move(plan_datasets), PlanOptionsFor(options)));
   std::shared_ptr<const Plan> plan(std::move(plan_owned));
   if (plan->steps_per_epoch(0) == 0) {
     return InvalidArgument("loader: the plan yields no full batch of " +
