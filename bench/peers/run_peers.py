@@ -39,96 +39,10 @@ import time
 
 import numpy as np
 
-SEQ = 2048
+from peer_data import SEQ, convert, write_megatron
+
 BATCH = 32
 ALL_PEERS = ["stoker", "torch", "mds", "litdata", "wds", "hf"]
-
-
-# ---------------------------------------------------------------- data -------------------------
-
-def write_megatron(prefix, tokens, seed=1234):
-    """prefix.bin / prefix.idx (Megatron MMIDIDX v1, uint16), log-normal document lengths."""
-    if os.path.exists(prefix + ".idx") and os.path.getsize(prefix + ".bin") == 2 * tokens:
-        return
-    os.makedirs(os.path.dirname(prefix), exist_ok=True)
-    rng = np.random.default_rng(seed)
-    lengths, left = [], tokens
-    while left > 0:
-        chunk = np.maximum(1, rng.lognormal(np.log(800.0), 1.0, 100_000).astype(np.int64))
-        take = chunk[np.cumsum(chunk) <= left]
-        if len(take) < len(chunk):
-            take = np.append(take, left - take.sum())
-            take = take[take > 0]
-        lengths.append(take)
-        left -= int(take.sum())
-    lengths = np.concatenate(lengths).astype(np.int32)
-    with open(prefix + ".bin", "wb") as f:
-        for start in range(0, tokens, 1 << 24):
-            rng.integers(0, 50000, min(1 << 24, tokens - start), dtype=np.uint16).tofile(f)
-    n = len(lengths)
-    pointers = np.zeros(n, dtype=np.int64)
-    pointers[1:] = np.cumsum(lengths.astype(np.int64) * 2)[:-1]
-    with open(prefix + ".idx", "wb") as f:
-        f.write(b"MMIDIDX\x00\x00")
-        f.write(np.array([1], dtype=np.uint64).tobytes())
-        f.write(np.array([8], dtype=np.uint8).tobytes())  # uint16
-        f.write(np.array([n, n + 1], dtype=np.uint64).tobytes())
-        f.write(lengths.tobytes())
-        f.write(pointers.tobytes())
-        f.write(np.arange(n + 1, dtype=np.int64).tobytes())
-
-
-def rows(prefix):
-    mm = np.memmap(prefix + ".bin", dtype=np.uint16, mode="r")
-    return mm, (len(mm) - 1) // SEQ
-
-
-def convert(peer, prefix, out, workers):
-    """Writes the rows (seq_len + 1 tokens, stride seq_len) in the peer's format under `out`."""
-    mm, n = rows(prefix)
-    if peer == "mds":
-        from streaming import MDSWriter
-        with MDSWriter(out=out, columns={"tokens": "bytes"}, compression=None,
-                       size_limit="64mb") as w:
-            for i in range(n):
-                w.write({"tokens": mm[i * SEQ:i * SEQ + SEQ + 1].tobytes()})
-    elif peer == "litdata":
-        import torch
-        from litdata import TokensLoader, optimize
-        per = 1 << 22
-        inputs = [(s, min(len(mm), s + per)) for s in range(0, len(mm), per)]
-        optimize(fn=_litdata_chunk, inputs=inputs, output_dir=out, chunk_bytes="64MB",
-                 item_loader=TokensLoader(), num_workers=workers, mode="overwrite")
-        del torch
-    elif peer == "wds":
-        import webdataset as wds
-        os.makedirs(out, exist_ok=True)
-        with wds.ShardWriter(os.path.join(out, "shard-%06d.tar"), maxsize=64 << 20,
-                             verbose=0) as w:
-            for i in range(n):
-                w.write({"__key__": f"{i:09d}", "tokens.bin": mm[i * SEQ:i * SEQ + SEQ + 1].tobytes()})
-    elif peer == "hf":
-        import datasets
-        feats = datasets.Features({"tokens": datasets.Sequence(datasets.Value("uint16"))})
-        ds = datasets.Dataset.from_generator(
-            _hf_rows, gen_kwargs={"prefix": prefix}, features=feats,
-            cache_dir=os.path.join(out + ".cache"))
-        ds.save_to_disk(out)
-
-
-def _litdata_chunk(span):
-    import torch
-    mm = np.memmap(_LITDATA_PREFIX + ".bin", dtype=np.uint16, mode="r")
-    yield torch.from_numpy(mm[span[0]:span[1]].astype(np.int32))
-
-
-def _hf_rows(prefix):
-    mm, n = rows(prefix)
-    for i in range(n):
-        yield {"tokens": mm[i * SEQ:i * SEQ + SEQ + 1]}
-
-
-_LITDATA_PREFIX = os.environ.get("PEERS_PREFIX", "")
 
 
 # ---------------------------------------------------------------- measuring --------------------
@@ -245,6 +159,11 @@ def forever(dl):
 
 def run_one(peer, data, workers, seconds, warmup):
     """In the peer's own process: open, warm up, measure; prints one JSON line."""
+    # Imports are not part of the time to first batch (stoker's process is started already too).
+    import torch  # noqa: F401
+    module = {"mds": "streaming", "litdata": "litdata", "wds": "webdataset", "hf": "datasets"}
+    if peer in module:
+        __import__(module[peer])
     t_open = time.perf_counter()
     it = iter(make_loader(peer, data, workers))
     next(it)
@@ -263,7 +182,14 @@ def run_one(peer, data, workers, seconds, warmup):
     print(json.dumps({"tokens_per_s": tokens / wall, "cpu_s": cpu, "tokens": tokens,
                       "wall_s": wall, "batches": batches, "time_to_first_batch_s": ttfb}))
     sys.stdout.flush()
-    os._exit(0)  # do not wait for worker teardown; the driver reaps the tree
+    # Skip the loaders' teardown (some wait on full queues): kill the worker processes, which
+    # would otherwise hold stdout open, and leave.
+    for pid in tree_pids(me)[1:]:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    os._exit(0)
 
 
 def measure(cmd, env=None):
@@ -336,7 +262,12 @@ def write_results(path, args, rows_out, missing, desc):
         "",
         "Ratios are peer / stoker: below 1 for tokens/s means slower than stoker; above 1 for CPU, "
         "RSS and first batch means more. Peak RSS is the sum over the loader's process tree "
-        "(worker processes included; shared pages count once per process).",
+        "(worker processes included; shared pages, such as the page-cached token file, count once",
+        "per process that maps them). A Python peer's RSS includes the interpreter with torch",
+        "imported, in the main process and in each worker process; stoker is one process with",
+        "threads. Time to first batch runs from opening the dataset and loader (libraries already",
+        "imported) to the first batch. stoker's batches hold input_ids, labels, position_ids,",
+        "segment_ids and cu_seqlens (int64); the Python peers' hold input_ids and labels (int64).",
         "",
         "| loader | conversion s | tokens/s | vs stoker | CPU s / M tokens | vs stoker | peak RSS MiB "
         "| vs stoker | first batch s | vs stoker |",
@@ -387,8 +318,6 @@ def main():
     print(f"data: {prefix}.bin/.idx ready in {time.perf_counter() - t:.1f} s", file=sys.stderr)
     os.environ["PEERS_PREFIX"] = prefix  # for conversion workers, forked or spawned
     env = dict(os.environ)
-    global _LITDATA_PREFIX
-    _LITDATA_PREFIX = prefix
     times_path = prefix + ".conversion.json"
     conv_times = json.load(open(times_path)) if os.path.exists(times_path) else {}
     results, missing = [], []
