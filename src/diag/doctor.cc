@@ -177,14 +177,15 @@ Verdict Diagnose(const Measurement& m, const Consumption& c) {
     v.advice.push_back("Tokenizing online is the slowest stage: pretokenize once with `stoker "
                        "pack` and train from the token shards.");
   }
-  if (v.slowest_stage == "read") {
+  // Workers that are busy computing keep about one core each; workers blocked on I/O do not.
+  const bool io_wait = m.workers > 0 && cores_used < 0.7 * m.workers;
+  if (v.slowest_stage == "read" && io_wait) {
     const double read_share = worker_stage_s > 0 ? m.read_s / worker_stage_s : 0;
-    if (!cpu_saturated) {
-      v.advice.push_back(Format(
-          "Reads take %.0f%% of the worker time while only %.1f of %d cores are busy: storage is "
-          "the limit. Copy the data to a local NVMe cache (or keep it in the page cache).",
-          100 * read_share, cores_used, m.cores));
-    }
+    v.advice.push_back(Format(
+        "Reads take %.0f%% of the worker time while the %d workers kept only %.1f cores busy: "
+        "they wait on storage. Copy the data to a local NVMe cache (or keep it in the page "
+        "cache).",
+        100 * read_share, m.workers, cores_used));
     if (m.global_shuffle) {
       v.advice.push_back("--shuffle block reads a few shards at a time instead of seeking across "
                          "all of them: sequential reads for disks and remote storage.");

@@ -129,7 +129,7 @@ TEST(DoctorTest, ReadBoundAdviceFollowsTheMeasurements) {
   EXPECT_THAT(v.advice[0], HasSubstr("2.40x faster"));
   EXPECT_TRUE(AnyContains(v.advice, "--workers 8 (now 2 of 8")) << v.advice[1];
   EXPECT_TRUE(AnyContains(v.advice, "which would be enough"));
-  EXPECT_TRUE(AnyContains(v.advice, "storage is the limit"));
+  EXPECT_TRUE(AnyContains(v.advice, "wait on storage"));
   EXPECT_TRUE(AnyContains(v.advice, "--shuffle block"));
   EXPECT_TRUE(AnyContains(v.advice, "Shards average 10.5 MB"));
   EXPECT_FALSE(AnyContains(v.advice, "All 8 cores are busy"));
@@ -153,7 +153,19 @@ TEST(DoctorTest, CpuBoundAssemblyAdvice) {
   EXPECT_TRUE(AnyContains(v.advice, "All 4 cores are busy"));
   EXPECT_TRUE(AnyContains(v.advice, "dense [B, S, S] attention mask"));
   EXPECT_FALSE(AnyContains(v.advice, "More workers"));
-  EXPECT_FALSE(AnyContains(v.advice, "storage is the limit"));
+  EXPECT_FALSE(AnyContains(v.advice, "wait on storage"));
+}
+
+TEST(DoctorTest, CpuBoundReadsAreNotBlamedOnStorage) {
+  Measurement m = ReadBound();
+  m.cpu_s = 19;  // the 2 workers kept 1.9 cores busy: reading from the page cache is compute
+  Consumption c;
+  c.tokens_per_s = 2e6;
+  Verdict v = Diagnose(m, c);
+  EXPECT_EQ(v.slowest_stage, "read");
+  EXPECT_FALSE(AnyContains(v.advice, "wait on storage"));
+  EXPECT_FALSE(AnyContains(v.advice, "--shuffle block"));
+  EXPECT_TRUE(AnyContains(v.advice, "--workers 8"));
 }
 
 TEST(DoctorTest, TokenizeAndCopyStages) {
