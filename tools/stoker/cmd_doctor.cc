@@ -150,16 +150,16 @@ void AddDoctorCommand(CLI::App& app, int* exit_code) {
   AddBenchRunFlags(sub, &args->bench);
   auto* tok = sub->add_option("--train-tokens-per-s", args->train_tokens_per_s,
                               "Tokens/s training consumes")
-                  ->check(CLI::PositiveNumber);
+                  ->check(Positive());
   auto* smp = sub->add_option("--train-samples-per-s", args->train_samples_per_s,
                               "Samples (rows of --seq-len) per second training consumes")
-                  ->check(CLI::PositiveNumber);
+                  ->check(Positive());
   auto* model = sub->add_option("--model-params", args->model_params,
                                 "Model size: 1.3B, 350M, 7e9 (with --gpus)");
   tok->excludes(smp)->excludes(model);
   smp->excludes(model);
   sub->add_option("--gpus", args->gpus, "GPUs fed by this machine (with --model-params)")
-      ->check(CLI::PositiveNumber)
+      ->check(Positive())
       ->needs(model);
   std::string gpus_known;
   for (const diag::GpuSpec& g : diag::KnownGpus()) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -26,24 +27,41 @@ Result<std::optional<uint32_t>> EnvCount(const char* name) {
   return std::optional<uint32_t>(static_cast<uint32_t>(x));
 }
 
+CLI::Validator NumberCheck(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(text.c_str(), &end);
+        const bool ok = !text.empty() && *end == '\0' && std::isfinite(x) &&
+                        (allow_zero ? x >= 0 : x > 0);
+        if (ok) return "";
+        return std::string(allow_zero ? "must be a number >= 0" : "must be a positive number") +
+               ", not '" + text + "'";
+      },
+      allow_zero ? "NUMBER >= 0" : "NUMBER > 0");
+}
+
 }  // namespace
+
+CLI::Validator Positive() { return NumberCheck(false); }
+CLI::Validator NonNegative() { return NumberCheck(true); }
 
 void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
   auto* ds = sub->add_option("datasets", f->datasets,
                              "[WEIGHT:]DATASET... (any format `stoker inspect` reads)");
   if (!datasets_optional) ds->required();
   sub->add_option("--seq-len", f->seq_len, "Tokens per row")
-      ->check(CLI::PositiveNumber)
+      ->check(Positive())
       ->capture_default_str();
   sub->add_option("--batch-size", f->batch_size, "Rows per rank per step")
-      ->check(CLI::PositiveNumber)
+      ->check(Positive())
       ->capture_default_str();
   sub->add_option("--workers", f->workers,
                   "Worker threads (0 = cores / $LOCAL_WORLD_SIZE, at least 1)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegative())
       ->capture_default_str();
   sub->add_option("--prefetch-factor", f->prefetch_factor, "Batches in flight per worker")
-      ->check(CLI::PositiveNumber)
+      ->check(Positive())
       ->capture_default_str();
   sub->add_option("--shuffle", f->shuffle, "global | block | none")
       ->check(CLI::IsMember({"global", "block", "none"}))
@@ -53,7 +71,7 @@ void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
       ->capture_default_str();
   sub->add_option("--seed", f->seed, "Shuffle seed")->capture_default_str();
   sub->add_option("--world-size", f->world_size, "Ranks (default: $WORLD_SIZE, else 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   sub->add_option("--rank", f->rank, "This rank (default: $RANK, else 0)");
 }
 
@@ -93,18 +111,18 @@ std::string DescribeLoaderFlags(const LoaderFlags& f, const LoaderOptions& o) {
 
 void AddBenchRunFlags(CLI::App* sub, BenchFlags* f) {
   auto* batches = sub->add_option("--batches", f->batches, "Measure this many batches")
-                      ->check(CLI::PositiveNumber);
+                      ->check(Positive());
   auto* seconds = sub->add_option("--seconds", f->seconds, "Measure this long (default 10)")
-                      ->check(CLI::PositiveNumber);
+                      ->check(Positive());
   batches->excludes(seconds);
   seconds->excludes(batches);
   sub->add_option("--warmup-batches", f->warmup_batches,
                   "Batches delivered before measuring, excluded from every figure (default: "
                   "max(10, 2 x ring slots))")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   sub->add_option("--consumer-step-ms", f->consumer_step_ms,
                   "Sleep this long per batch, like a training step (turns on the stall monitor)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegative())
       ->capture_default_str();
 }
 
