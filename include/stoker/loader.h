@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,11 @@ struct LoaderOptions {
   PackMode pack = PackMode::kConcat;
   uint64_t block_shards = 4;
   uint64_t bestfit_window = 4096;
+  // The live stall monitor (see docs/diagnostics.md) always measures; these say where its
+  // warnings go: at most one line per 5 minutes, to `monitor_sink` if set (called on the thread
+  // inside Next()), else to stderr; monitor_warnings = false silences them (still counted).
+  bool monitor_warnings = true;
+  std::function<void(const std::string&)> monitor_sink;
 };
 
 // One dataset of a mixture: a path for OpenTokenSource, or an already open source.
@@ -165,6 +171,15 @@ struct LoaderStats {
   double mean_slots_ready = 0;      // occupancy seen by Next(), averaged over batches
   bool pinned = false;              // the ring is page-locked memory
   bool device_batches = false;      // batches are copied to a CUDA device
+  // The live stall monitor, over its sliding window (the last 30 s of batches), since Open —
+  // Restore does not clear it. Zero for the synthetic loader, which is not monitored.
+  uint64_t monitor_batches = 0;                 // batches in the window
+  double monitor_stall_share = 0;               // wait / (wait + consumer time between Next calls)
+  double monitor_consumed_tokens_per_s = 0;     // what training takes when it never waits
+  double monitor_deliverable_tokens_per_s = 0;  // what the pipeline could give at full parallelism
+  double monitor_ratio = 0;                     // deliverable / consumed; < 1.2 warns
+  uint64_t monitor_warnings = 0;                // warnings raised (printed or not) since Open
+  bool monitor_warned = false;                  // monitor_warnings > 0
 };
 
 // Not thread-safe: one consumer at a time, except Stats() which is thread-safe.

@@ -6,9 +6,11 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "loader/engine.h"
 #include "loader/loader_internal.h"
+#include "loader/stall_monitor.h"
 #include "loader/synthetic.h"
 
 namespace stoker {
@@ -27,6 +29,10 @@ struct Loader::Impl {
   PlanPosition synthetic_pos;
   EngineCounters synthetic_counters;
   Status failed;  // sticky error under ErrorPolicy::kFail
+  // The live stall monitor (engine loaders only). Set at Open, never replaced: Stats() reads it
+  // from any thread.
+  std::unique_ptr<loader::StallMonitor> monitor;
+  int64_t last_return_ns = 0;  // when Next() last returned a batch; 0: none to measure from
 };
 
 namespace {
@@ -91,6 +97,30 @@ LoaderStats StatsFrom(const EngineCounters& c) {
   return s;
 }
 
+std::unique_ptr<loader::StallMonitor> MakeMonitor(const LoaderOptions& o) {
+  loader::StallMonitorOptions mo;
+  if (!o.monitor_warnings) {
+    mo.sink = [](const std::string&) {};
+  } else if (o.monitor_sink) {
+    mo.sink = o.monitor_sink;
+  }
+  return std::make_unique<loader::StallMonitor>(std::move(mo));
+}
+
+// What the delivered batch cost the pipeline at full parallelism, in seconds. Its own read time
+// is known; assembly and copy are taken as the mean per batch so far. Per-batch cost, not the
+// work done between two Next() calls: while the ring fills, workers are busy whatever the
+// loader's headroom, and that would read as a ratio of about 1.
+double ProduceSeconds(const Engine& e, const loader::Delivered& d) {
+  const EngineCounters& c = e.counters();
+  const uint64_t produced = c.batches + static_cast<uint64_t>(e.Occupancy().first);
+  const double assemble_ns = static_cast<double>(c.assemble_ns) / std::max<uint64_t>(1, produced);
+  const double copy_ns = static_cast<double>(c.copy_ns) / std::max<uint64_t>(1, c.batches);
+  const double worker_ns =
+      (d.info.assembly.read_ns + assemble_ns) / std::max(1, e.options().num_workers);
+  return std::max(worker_ns, copy_ns) * 1e-9;
+}
+
 }  // namespace
 
 int DefaultNumWorkers() {
@@ -133,6 +163,7 @@ Result<std::unique_ptr<Loader>> OpenLoaderWithPlanner(
   eo.device = options.device;
   eo.device_buffers = options.device_buffers;
   impl->planner = planner;
+  impl->monitor = MakeMonitor(options);
   STOKER_ASSIGN_OR_RETURN(impl->engine, Engine::Open(eo, std::move(planner), std::move(sources)));
   impl->engine->Start(start);
   return std::make_unique<Loader>(std::move(impl));
@@ -182,8 +213,13 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
     c.real_tokens += b.real_tokens_;
     return std::optional<LoaderBatch>(std::move(b));
   }
+  const int64_t entry_ns = NowNs();
   STOKER_ASSIGN_OR_RETURN(std::optional<loader::Delivered> d, m.engine->Next());
-  if (!d) return std::optional<LoaderBatch>();
+  if (!d) {
+    // Whatever the consumer does between epochs (evaluation, checkpoints) is not a training step.
+    m.last_return_ns = 0;
+    return std::optional<LoaderBatch>();
+  }
   if (!d->info.error.ok()) {
     m.failed = d->info.error.WithContext("loader: batch of epoch " +
                                          std::to_string(d->position.epoch) + " step " +
@@ -205,6 +241,13 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
   b.real_tokens_ = d->info.assembly.real_tokens;
   b.skipped_documents_ = d->info.assembly.skipped_documents;
   b.state_after_ = m.planner->MakeState(d->next);
+  const int64_t now_ns = NowNs();
+  // The first batch after Open, Restore or an epoch's end has no consumer step before it.
+  if (m.last_return_ns > 0) {
+    m.monitor->Record((now_ns - entry_ns) * 1e-9, (entry_ns - m.last_return_ns) * 1e-9,
+                      m.options.batch_size * m.options.seq_len, ProduceSeconds(*m.engine, *d));
+  }
+  m.last_return_ns = now_ns;
   return std::optional<LoaderBatch>(std::move(b));
 }
 
@@ -220,6 +263,7 @@ Status Loader::Restore(const PlanState& state) {
     impl_->synthetic_pos = pos;
     return Status::OK();
   }
+  impl_->last_return_ns = 0;
   impl_->engine->Start(pos);
   return Status::OK();
 }
@@ -239,6 +283,14 @@ LoaderStats Loader::Stats() const {
   std::tie(s.slots_ready, s.slots_in_use) = e.Occupancy();
   s.pinned = e.pinned();
   s.device_batches = e.has_device();
+  const loader::StallWindow w = impl_->monitor->Window();
+  s.monitor_batches = w.batches;
+  s.monitor_stall_share = w.stall_share;
+  s.monitor_consumed_tokens_per_s = w.consumed_tokens_per_s;
+  s.monitor_deliverable_tokens_per_s = w.deliverable_tokens_per_s;
+  s.monitor_ratio = w.ratio;
+  s.monitor_warnings = impl_->monitor->warnings();
+  s.monitor_warned = s.monitor_warnings > 0;
   return s;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -21,16 +22,38 @@ double StallMonitor::Now() const {
       .count();
 }
 
+namespace {
+int64_t ToNs(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
+}  // namespace
+
+void StallMonitor::Sums::Add(const Entry& e, int sign) {
+  wait_ns += sign * ToNs(e.wait_s);
+  consumer_ns += sign * ToNs(e.consumer_s);
+  if (e.produce_s < 0) {
+    unknown_produce += sign;
+  } else {
+    produce_ns += sign * ToNs(e.produce_s);
+  }
+  tokens += sign * e.tokens;
+}
+
+void StallMonitor::PopFrontLocked() {
+  sums_.Add(entries_.front(), -1);
+  entries_.pop_front();
+}
+
 void StallMonitor::Record(double wait_s, double consumer_s, uint64_t tokens, double produce_s) {
   const double now = Now();
   std::string warning;
   {
     std::lock_guard<std::mutex> lock(mu_);
     entries_.push_back({now, std::max(0.0, wait_s), std::max(0.0, consumer_s), produce_s, tokens});
+    sums_.Add(entries_.back(), +1);
     // An entry covers the interval ending at its time stamp; drop those that ended before the
     // window, but keep at least one so a very slow step still has a verdict.
-    while (entries_.size() > 1 && entries_.front().t_s < now - options_.window_s) {
-      entries_.pop_front();
+    while (entries_.size() > 1 && (entries_.front().t_s < now - options_.window_s ||
+                                   entries_.size() > std::max<uint64_t>(1, options_.max_batches))) {
+      PopFrontLocked();
     }
     StallWindow w = ComputeLocked(now);
     warning = JudgeLocked(w);
@@ -48,23 +71,21 @@ void StallMonitor::Record(double wait_s, double consumer_s, uint64_t tokens, dou
 
 StallWindow StallMonitor::ComputeLocked(double now_s) const {
   StallWindow w;
-  // Record() trims the deque; Window() may run later, so skip what has aged out since.
+  if (entries_.empty()) return w;
+  // Record() trims the deque; Window() may run later, so take out what has aged out since (a
+  // prefix, usually empty).
+  Sums sums = sums_;
   auto first = entries_.begin();
-  while (entries_.end() - first > 1 && first->t_s < now_s - options_.window_s) ++first;
-  w.produce_known = first != entries_.end();
-  for (auto it = first; it != entries_.end(); ++it) {
-    const Entry& e = *it;
-    ++w.batches;
-    w.tokens += e.tokens;
-    w.wait_s += e.wait_s;
-    w.consumer_s += e.consumer_s;
-    if (e.produce_s < 0) {
-      w.produce_known = false;
-    } else {
-      w.produce_s += e.produce_s;
-    }
+  while (entries_.end() - first > 1 && first->t_s < now_s - options_.window_s) {
+    sums.Add(*first, -1);
+    ++first;
   }
-  if (w.batches == 0) return w;
+  w.batches = entries_.end() - first;
+  w.tokens = sums.tokens;
+  w.wait_s = sums.wait_ns * 1e-9;
+  w.consumer_s = sums.consumer_ns * 1e-9;
+  w.produce_s = sums.produce_ns * 1e-9;
+  w.produce_known = sums.unknown_produce == 0;
   // The first entry's interval began one wait + step before its stamp.
   w.span_s = now_s - first->t_s + first->wait_s + first->consumer_s;
   const double cycle_s = w.wait_s + w.consumer_s;

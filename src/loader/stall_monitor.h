@@ -5,7 +5,8 @@
 // when known, how long the pipeline needed to produce it at full parallelism. Over a sliding time
 // window it derives the stall share, the consumed and deliverable tokens/s and their ratio, and
 // warns through a sink — at most once per `warn_interval_s` — when the ratio is below `min_ratio`
-// (the 1.2x rule) or the stall share above `max_stall_share`. Thread-safe.
+// (the 1.2x rule) or the stall share above `max_stall_share`. Record() costs O(1) amortized (the
+// window keeps running sums), so it can run on every Next(). Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -20,13 +21,15 @@ namespace stoker::loader {
 
 struct StallMonitorOptions {
   double window_s = 30;           // sliding window length
+  uint64_t max_batches = 1 << 16; // the window also ends this many batches back (bounds memory)
   uint64_t min_batches = 8;       // no verdict before this many batches in the window
   double min_ratio = 1.2;         // deliverable / consumed below this warns
   double max_stall_share = 0.05;  // wait / (wait + consumer time) above this warns
   double warn_interval_s = 300;   // at most one warning per interval
   // Monotonic seconds; default steady_clock. Tests inject a fake clock.
   std::function<double()> clock;
-  // Receives each warning line; default prints "stoker: warning: ..." on stderr.
+  // Receives each warning line, on the thread calling Record(); default prints
+  // "stoker: warning: ..." on stderr. Warnings are counted whether or not a sink prints them.
   std::function<void(const std::string&)> sink;
 };
 
@@ -64,7 +67,15 @@ class StallMonitor {
     double wait_s, consumer_s, produce_s;
     uint64_t tokens;
   };
+  // Sums over entries_, kept in integer nanoseconds so that adding and removing entries is exact.
+  struct Sums {
+    int64_t wait_ns = 0, consumer_ns = 0, produce_ns = 0;
+    uint64_t tokens = 0, unknown_produce = 0;
+    void Add(const Entry& e, int sign);
+  };
   double Now() const;
+  // *Locked: mu_ held.
+  void PopFrontLocked();
   StallWindow ComputeLocked(double now_s) const;
   // The warning text, or "" when the window is healthy or too small to judge.
   std::string JudgeLocked(const StallWindow& w) const;
@@ -72,6 +83,7 @@ class StallMonitor {
   StallMonitorOptions options_;
   mutable std::mutex mu_;
   std::deque<Entry> entries_ STOKER_GUARDED_BY(mu_);
+  Sums sums_ STOKER_GUARDED_BY(mu_);
   double last_warn_s_ STOKER_GUARDED_BY(mu_) = 0;
   bool warned_ STOKER_GUARDED_BY(mu_) = false;
   uint64_t warnings_ STOKER_GUARDED_BY(mu_) = 0;

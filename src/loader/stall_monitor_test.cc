@@ -105,6 +105,21 @@ TEST(StallMonitorTest, RecoveredLoaderLeavesTheWindow) {
   EXPECT_LE(w.batches, 101u);
 }
 
+TEST(StallMonitorTest, WindowIsBoundedInBatchesAndSumsStayExact) {
+  StallMonitorOptions o;
+  o.max_batches = 100;
+  FakeTraining t(o);
+  t.Steps(1000, 0.2, 0.1, 1000, 0.3);   // slow: in, then out of the window
+  t.Steps(100, 0, 0.1, 1000, 0.01);     // all within 30 s, but only the last 100 count
+  StallWindow w = t.monitor.Window();
+  EXPECT_EQ(w.batches, 100u);
+  EXPECT_EQ(w.tokens, 100000u);
+  EXPECT_NEAR(w.wait_s, 0, 1e-12);
+  EXPECT_NEAR(w.consumer_s, 10, 1e-9);
+  EXPECT_NEAR(w.ratio, 10, 1e-6);
+  EXPECT_TRUE(w.produce_known);
+}
+
 TEST(StallMonitorTest, ConcurrentRecordAndWindow) {
   StallMonitorOptions o;
   o.sink = [](const std::string&) {};
