@@ -8,8 +8,6 @@
 #include <thread>
 #include <utility>
 
-#include "loader/stall_monitor.h"
-
 namespace stoker::diag {
 namespace {
 
@@ -41,13 +39,6 @@ Status Validate(const BenchConfig& c) {
   if (!(c.sample_interval_s > 0)) return InvalidArgument("sample interval must be positive");
   if (!c.synthetic && c.datasets.empty()) return InvalidArgument("no dataset given");
   return Status::OK();
-}
-
-// The pipeline time one batch cost between two Stats() snapshots, at full parallelism: worker
-// stages run on `workers` threads, the device copy beside them on the copier's stream.
-double ProduceSeconds(const LoaderStats& a, const LoaderStats& b, int workers) {
-  const double worker_s = (b.read_s - a.read_s) + (b.assemble_s - a.assemble_s);
-  return std::max(worker_s / std::max(1, workers), b.copy_s - a.copy_s);
 }
 
 }  // namespace
@@ -89,22 +80,25 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   }
   const double token_bytes = weight_sum > 0 ? weighted_token_bytes / weight_sum : 0;
 
+  // The loader's own stall monitor judges the simulated training step. Without one there is no
+  // training to judge (the loop takes batches as fast as they come), so it is kept quiet.
+  const bool monitored = config.consumer_step_ms > 0;
+  LoaderOptions options = config.options;
+  if (!monitored) options.monitor_warnings = false;
+  if (config.monitor_sink) options.monitor_sink = config.monitor_sink;
   const Clock::time_point open_start = Clock::now();
   Result<std::unique_ptr<Loader>> opened = config.synthetic
-                                               ? Loader::OpenSynthetic(config.options)
-                                               : Loader::Open(config.datasets, config.options);
+                                               ? Loader::OpenSynthetic(options)
+                                               : Loader::Open(config.datasets, options);
   if (!opened.ok()) return opened.status();
   Loader& loader = **opened;
   r.open_s = SecondsSince(open_start);
 
-  loader::StallMonitorOptions mo;
-  if (config.monitor_sink) mo.sink = config.monitor_sink;
-  loader::StallMonitor monitor(mo);
-  const bool monitored = config.consumer_step_ms > 0;
   const auto step = std::chrono::duration<double, std::milli>(config.consumer_step_ms);
 
   // Warm-up: the first batch (cold) and a few more, so thread start-up and page faults of the
-  // ring do not count.
+  // ring do not count. The simulated step runs here too: the monitor sees every batch, and a
+  // training loop does not race through its first batches either.
   const uint64_t warmup = std::max<uint64_t>(
       1, config.warmup_batches.value_or(
              std::max<uint64_t>(10, 2 * static_cast<uint64_t>(loader.Stats().ring_slots))));
@@ -113,6 +107,7 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
     if (!b) continue;  // end of an epoch: the next call starts the next one
     if (r.warmup_batches == 0) r.time_to_first_batch_s = SecondsSince(open_start);
     ++r.warmup_batches;
+    if (monitored) std::this_thread::sleep_for(step);
     if (config.on_progress && r.warmup_batches == 1) {
       BenchProgress p;
       p.warming_up = true;
@@ -124,7 +119,6 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   const LoaderStats s0 = loader.Stats();
   const CpuTimes cpu0 = ReadCpu();
   const Clock::time_point t0 = Clock::now();
-  LoaderStats prev = s0;
   double sample_start_s = 0, sample_wait_s = 0;
   uint64_t sample_tokens = 0;
   const uint64_t tokens_per_batch = config.options.batch_size * config.options.seq_len;
@@ -142,12 +136,7 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
       if (monitored) {
         const Clock::time_point step_start = Clock::now();
         std::this_thread::sleep_for(step);
-        const double step_s = SecondsSince(step_start);
-        r.consumer_step_s += step_s;
-        const LoaderStats now = loader.Stats();
-        monitor.Record(wait_s, step_s, tokens_per_batch,
-                       config.synthetic ? -1 : ProduceSeconds(prev, now, now.num_workers));
-        prev = now;
+        r.consumer_step_s += SecondsSince(step_start);
       }
     }
     const double elapsed = SecondsSince(t0);
@@ -204,7 +193,7 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   r.ring_slots = s1.ring_slots;
   r.pinned = s1.pinned;
   r.device_batches = s1.device_batches;
-  r.monitor_warnings = monitor.warnings();
+  r.monitor_warnings = monitored ? s1.monitor_warnings : 0;
   return r;
 }
 

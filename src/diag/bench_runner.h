@@ -31,7 +31,8 @@ struct BenchConfig {
   double sample_interval_s = 0.25;   // timeline resolution
   // Called every sample interval (and once at the end) with the figures so far.
   std::function<void(const struct BenchProgress&)> on_progress;
-  // With a consumer step: receives stall-monitor warnings (default: stderr).
+  // With a consumer step, the loader's own stall monitor judges it (warm-up included): this
+  // receives its warnings (default: stderr). Without a step the monitor is kept quiet.
   std::function<void(const std::string&)> monitor_sink;
 };
 
@@ -88,7 +89,7 @@ struct BenchResult {
   bool device_batches = false;
   uint64_t shards = 0;
   uint64_t dataset_bytes = 0;
-  uint64_t monitor_warnings = 0;
+  uint64_t monitor_warnings = 0;  // the loader's monitor, since open; 0 without a consumer step
   std::vector<BenchSample> timeline;
 };
 

@@ -74,8 +74,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       "samples/s, tokens/s, MB/s read, time to first batch, CPU time, peak RSS and the time per\n"
       "stage (read, tokenize where it applies, assemble, host->device copy; summed over threads).\n"
       "--synthetic serves one fixed batch (no data loading): the loader's ceiling.\n"
-      "--consumer-step-ms X simulates a training step and turns on the stall monitor, which\n"
-      "warns when the loader cannot deliver 1.2x what the step consumes.\n"
+      "--consumer-step-ms X simulates a training step (warm-up included) and lets the loader's\n"
+      "own stall monitor judge it: it warns when the loader cannot deliver 1.2x what the step\n"
+      "consumes. Without a step the monitor is kept quiet (nothing is trained).\n"
       "Example: stoker bench data/web --seq-len 2048 --batch-size 32 --seconds 20 --report r.html");
   AddLoaderFlags(sub, &args->loader, /*datasets_optional=*/true);
   AddBenchRunFlags(sub, &args->bench);
