@@ -40,8 +40,9 @@ Status MegatronSource::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T
     return CorruptionAt(idx_->path(), kMegatronHeaderBytes + 4 * doc,
                         "negative sequence length " + std::to_string(len));
   }
-  STOKER_RETURN_IF_ERROR(
-      CheckReadRange(doc, n, static_cast<uint64_t>(len), offset, count).WithContext(prefix_));
+  // Context is added only on failure: this runs for every piece the loader reads.
+  Status range = CheckReadRange(doc, n, static_cast<uint64_t>(len), offset, count);
+  if (!range.ok()) return range.WithContext(prefix_);
   int64_t ptr = index_.sequence_pointer(doc);
   if (ptr < 0) {
     return CorruptionAt(idx_->path(), index_.pointers_offset() + 8 * doc,
