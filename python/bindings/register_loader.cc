@@ -167,6 +167,13 @@ nb::dict StatsToDict(const LoaderStats& s) {
   d["mean_slots_ready"] = s.mean_slots_ready;
   d["pinned"] = s.pinned;
   d["device_batches"] = s.device_batches;
+  d["monitor_batches"] = s.monitor_batches;
+  d["monitor_stall_share"] = s.monitor_stall_share;
+  d["monitor_consumed_tokens_per_s"] = s.monitor_consumed_tokens_per_s;
+  d["monitor_deliverable_tokens_per_s"] = s.monitor_deliverable_tokens_per_s;
+  d["monitor_ratio"] = s.monitor_ratio;
+  d["monitor_warnings"] = s.monitor_warnings;
+  d["monitor_warned"] = s.monitor_warned;
   return d;
 }
 

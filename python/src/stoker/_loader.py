@@ -264,7 +264,14 @@ class Loader:
     # -- monitoring and lifetime ---------------------------------------------------------------
 
     def stats(self) -> Dict[str, Any]:
-        """Live counters: batches, tokens/s, the consumer's wait (data stall), ring occupancy..."""
+        """Live counters: batches, tokens/s, the consumer's wait (data stall), ring occupancy...
+
+        The ``monitor_*`` keys are the live stall monitor over its sliding window (the last 30 s
+        of batches): ``monitor_stall_share``, ``monitor_consumed_tokens_per_s``,
+        ``monitor_deliverable_tokens_per_s``, ``monitor_ratio`` (deliverable / consumed; below
+        1.2 the GPU will wait), ``monitor_batches``, and ``monitor_warnings`` /
+        ``monitor_warned`` (it warns on stderr at most once per 5 minutes).
+        """
         return self._impl.stats()
 
     @property
