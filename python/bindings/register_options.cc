@@ -44,6 +44,7 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("cross_document_targets", &LoaderOptions::cross_document_targets)
       .def_rw("attention_mask", &LoaderOptions::attention_mask)
       .def_rw("pad_token_id", &LoaderOptions::pad_token_id)
+      .def_rw("monitor_warnings", &LoaderOptions::monitor_warnings)
       .def_rw("world_size", &LoaderOptions::world_size)
       .def_rw("rank", &LoaderOptions::rank)
       .def_rw("seed", &LoaderOptions::seed)

@@ -3,6 +3,7 @@ state_dict round trips (also elastic), mixtures, NumPy output, the synthetic loa
 IterableDataset adapter."""
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -194,6 +195,17 @@ def test_stats_count_delivered_batches(datasets):
     assert s["batches"] == n and s["tokens"] == n * SEQ * BATCH
     assert 0 < s["real_tokens"] <= s["tokens"] and s["num_workers"] == 2
     assert s["ring_slots"] >= 3 and s["wait_total_ms"] >= 0
+
+
+def test_live_monitor_in_stats_and_silenced_warning(datasets, capfd):
+    loader = stoker.Loader(datasets["a"], seq_len=SEQ, batch_size=BATCH, num_workers=1,
+                           monitor_warnings=False)
+    for _ in loader:
+        time.sleep(0.002)  # a consumer step, so the monitor has steps to measure
+    s = loader.stats()
+    assert s["monitor_batches"] > 0
+    assert s["monitor_consumed_tokens_per_s"] > 0 and s["monitor_ratio"] > 0
+    assert "below" not in capfd.readouterr().err  # silenced: counted, never printed
 
 
 def test_torchrun_environment_sets_rank_and_world_size(datasets, monkeypatch):

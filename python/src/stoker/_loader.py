@@ -107,6 +107,7 @@ class Loader:
         block_shards: int = 4,
         bestfit_window: int = 4096,
         device_buffers: int = 2,
+        monitor_warnings: bool = True,
     ) -> None:
         specs = normalize_datasets(datasets)
         rank, world_size = rank_and_world_size(rank, world_size)
@@ -119,7 +120,7 @@ class Loader:
             token_dtype=token_dtype, cross_document_targets=cross_document_targets,
             attention_mask=attention_mask, on_error=on_error, pad_token_id=pad_token_id,
             block_shards=block_shards, bestfit_window=bestfit_window,
-            device_buffers=device_buffers)
+            device_buffers=device_buffers, monitor_warnings=monitor_warnings)
         self._datasets = specs
         self._impl = _stoker.Loader.open(specs, self._options)
         self._synthetic_steps: Optional[int] = None
