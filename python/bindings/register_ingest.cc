@@ -3,74 +3,22 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <algorithm>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "common/human_size.h"
-#include "ingest/input_plan.h"
 #include "ingest/pack.h"
+#include "ingest/pack_args.h"
 #include "register.h"
 #include "text/tokenizer.h"
-#include "text/utf8.h"
 
 namespace nb = nanobind;
 
 namespace stoker::python {
 namespace {
 
-struct PackArgs {
-  std::vector<std::string> inputs;
-  std::string output;
-  std::string tokenizer;
-  std::string text_field;
-  std::string shard_size;
-  int threads = 0;
-  std::optional<uint32_t> task_index;
-  std::optional<uint32_t> task_count;
-  std::string utf8;
-  std::string bad_lines;
-  std::string dtype;
-  bool overwrite = false;
-};
-
-Result<PackOptions> BuildOptions(const PackArgs& a) {
-  PackOptions o;
-  o.inputs = a.inputs;
-  o.output_dir = a.output;
-  o.encoder.text_field = a.text_field;
-  STOKER_ASSIGN_OR_RETURN(o.encoder.utf8, ParseUtf8Policy(a.utf8));
-  if (a.bad_lines != "fail" && a.bad_lines != "skip") {
-    return InvalidArgument("bad_lines must be 'fail' or 'skip', not '" + a.bad_lines + "'");
-  }
-  o.encoder.skip_bad_lines = a.bad_lines == "skip";
-  STOKER_ASSIGN_OR_RETURN(o.shard_size_bytes, ParseSize(a.shard_size));
-  if (a.threads < 0) return InvalidArgument("threads must be >= 0");
-  o.threads = a.threads > 0 ? a.threads
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (a.task_index.has_value() != a.task_count.has_value()) {
-    return InvalidArgument("task_index and task_count go together");
-  }
-  if (a.task_index) {
-    o.task_index = *a.task_index;
-    o.task_count = *a.task_count;
-  } else {
-    STOKER_ASSIGN_OR_RETURN(TaskAssignment task, TaskFromEnvironment());
-    o.task_index = task.index;
-    o.task_count = task.count;
-  }
-  if (a.dtype != "auto") {
-    STOKER_ASSIGN_OR_RETURN(TokenDType d, ParseTokenDType(a.dtype));
-    o.dtype = d;
-  }
-  o.overwrite = a.overwrite;
-  return o;
-}
-
 Result<PackResult> RunPack(const PackArgs& args) {
-  STOKER_ASSIGN_OR_RETURN(PackOptions options, BuildOptions(args));
+  STOKER_ASSIGN_OR_RETURN(PackOptions options, PackOptionsFromArgs(args));
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, OpenTokenizer(args.tokenizer));
   return Pack(options, *tokenizer);
 }

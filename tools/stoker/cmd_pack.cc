@@ -3,13 +3,12 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/human_size.h"
 #include "common/progress.h"
-#include "ingest/input_plan.h"
 #include "ingest/pack.h"
+#include "ingest/pack_args.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 #include "text/tokenizer.h"
@@ -17,50 +16,10 @@
 namespace stoker::cli {
 namespace {
 
-struct PackArgs {
-  std::vector<std::string> inputs;
-  std::string output;
-  std::string tokenizer = "bytes";
-  std::string text_field = "text";
-  std::string shard_size = "128MiB";
-  int threads = 0;
-  std::optional<uint32_t> task_index;
-  std::optional<uint32_t> task_count;
-  std::string utf8 = "replace";
-  std::string bad_lines = "fail";
-  std::string dtype = "auto";
+struct PackCliArgs {
+  PackArgs pack;
   std::string progress = "auto";
-  bool overwrite = false;
 };
-
-Result<PackOptions> BuildOptions(const PackArgs& a) {
-  PackOptions o;
-  o.inputs = a.inputs;
-  o.output_dir = a.output;
-  o.encoder.text_field = a.text_field;
-  STOKER_ASSIGN_OR_RETURN(o.encoder.utf8, ParseUtf8Policy(a.utf8));
-  o.encoder.skip_bad_lines = a.bad_lines == "skip";
-  STOKER_ASSIGN_OR_RETURN(o.shard_size_bytes, ParseSize(a.shard_size));
-  o.threads = a.threads > 0 ? a.threads
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (a.task_index.has_value() != a.task_count.has_value()) {
-    return InvalidArgument("--task-index and --task-count go together");
-  }
-  if (a.task_index) {
-    o.task_index = *a.task_index;
-    o.task_count = *a.task_count;
-  } else {
-    STOKER_ASSIGN_OR_RETURN(TaskAssignment task, TaskFromEnvironment());
-    o.task_index = task.index;
-    o.task_count = task.count;
-  }
-  if (a.dtype != "auto") {
-    STOKER_ASSIGN_OR_RETURN(TokenDType d, ParseTokenDType(a.dtype));
-    o.dtype = d;
-  }
-  o.overwrite = a.overwrite;
-  return o;
-}
 
 ProgressReporter::Mode ProgressMode(const std::string& s) {
   if (s == "bar") return ProgressReporter::Mode::kTerminal;
@@ -69,8 +28,9 @@ ProgressReporter::Mode ProgressMode(const std::string& s) {
   return ProgressReporter::Mode::kAuto;
 }
 
-int RunPack(const PackArgs& args) {
-  Result<PackOptions> options = BuildOptions(args);
+int RunPack(const PackCliArgs& cli) {
+  const PackArgs& args = cli.pack;
+  Result<PackOptions> options = PackOptionsFromArgs(args);
   if (!options.ok()) return ReportError("pack", options.status());
   Result<std::unique_ptr<Tokenizer>> tokenizer = OpenTokenizer(args.tokenizer);
   if (!tokenizer.ok()) return ReportError("pack", tokenizer.status());
@@ -83,7 +43,7 @@ int RunPack(const PackArgs& args) {
       ro.label = "pack";
       ro.item_name = "documents";
       ro.total_bytes = p.disk_bytes_total;
-      ro.mode = ProgressMode(args.progress);
+      ro.mode = ProgressMode(cli.progress);
       reporter = std::make_unique<ProgressReporter>(ro);
     }
     reporter->Add(p.documents - last_docs, p.disk_bytes_done - last_bytes);
@@ -126,7 +86,8 @@ int RunPack(const PackArgs& args) {
 }  // namespace
 
 void AddPackCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<PackArgs>();
+  auto cli = std::make_shared<PackCliArgs>();
+  PackArgs* args = &cli->pack;
   auto* sub =
       app.add_subcommand("pack", "Tokenize raw text into a stoker dataset (Megatron shards)");
   sub->footer(
@@ -167,11 +128,11 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--dtype", args->dtype, "Token type: auto, uint16 or int32")
       ->check(CLI::IsMember({"auto", "uint16", "int32"}))
       ->capture_default_str();
-  sub->add_option("--progress", args->progress, "auto (bar on a terminal), bar, plain or off")
+  sub->add_option("--progress", cli->progress, "auto (bar on a terminal), bar, plain or off")
       ->check(CLI::IsMember({"auto", "bar", "plain", "off"}))
       ->capture_default_str();
   sub->add_flag("--overwrite", args->overwrite, "Replace a dataset already in DATASET");
-  sub->callback([args, exit_code] { *exit_code = RunPack(*args); });
+  sub->callback([cli, exit_code] { *exit_code = RunPack(*cli); });
 }
 
 }  // namespace stoker::cli

@@ -1,0 +1,45 @@
+#include "ingest/pack_args.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "common/human_size.h"
+#include "ingest/input_plan.h"
+#include "text/utf8.h"
+
+namespace stoker {
+
+Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
+  PackOptions o;
+  o.inputs = a.inputs;
+  o.output_dir = a.output;
+  o.encoder.text_field = a.text_field;
+  STOKER_ASSIGN_OR_RETURN(o.encoder.utf8, ParseUtf8Policy(a.utf8));
+  if (a.bad_lines != "fail" && a.bad_lines != "skip") {
+    return InvalidArgument("bad lines policy must be 'fail' or 'skip', not '" + a.bad_lines + "'");
+  }
+  o.encoder.skip_bad_lines = a.bad_lines == "skip";
+  STOKER_ASSIGN_OR_RETURN(o.shard_size_bytes, ParseSize(a.shard_size));
+  if (a.threads < 0) return InvalidArgument("threads must be >= 0 (0 = all cores)");
+  o.threads = a.threads > 0 ? a.threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (a.task_index.has_value() != a.task_count.has_value()) {
+    return InvalidArgument("task index and task count go together: set both or neither");
+  }
+  if (a.task_index) {
+    o.task_index = *a.task_index;
+    o.task_count = *a.task_count;
+  } else {
+    STOKER_ASSIGN_OR_RETURN(TaskAssignment task, TaskFromEnvironment());
+    o.task_index = task.index;
+    o.task_count = task.count;
+  }
+  if (a.dtype != "auto") {
+    STOKER_ASSIGN_OR_RETURN(TokenDType d, ParseTokenDType(a.dtype));
+    o.dtype = d;
+  }
+  o.overwrite = a.overwrite;
+  return o;
+}
+
+}  // namespace stoker

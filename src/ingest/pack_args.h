@@ -1,0 +1,35 @@
+// PackArgs: the user-facing arguments of `stoker pack` / `stoker.pack()` as strings and numbers,
+// and their translation into PackOptions — one place for the CLI and the Python binding.
+// Plain values; not thread-safe (one user at a time).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ingest/pack.h"
+#include "stoker/status.h"
+
+namespace stoker {
+
+struct PackArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string tokenizer = "bytes";     // bytes | PATH.model | PATH/tokenizer.json
+  std::string text_field = "text";
+  std::string shard_size = "128MiB";   // human size, e.g. 64MiB, 1GiB
+  int threads = 0;                     // 0 = all cores
+  std::optional<uint32_t> task_index;  // both or neither; default from Slurm/torchrun env
+  std::optional<uint32_t> task_count;
+  std::string utf8 = "replace";        // replace | skip | fail
+  std::string bad_lines = "fail";      // fail | skip
+  std::string dtype = "auto";          // auto | uint16 | int32
+  bool overwrite = false;
+};
+
+// Validates `args` and fills PackOptions (without progress callback). kInvalidArgument names the
+// offending argument.
+Result<PackOptions> PackOptionsFromArgs(const PackArgs& args);
+
+}  // namespace stoker
