@@ -1,42 +1,14 @@
 """Data for bench/peers/run_peers.py: the Megatron token file every loader reads, and its
 conversion into each peer's own format (rows of seq_len + 1 tokens at stride seq_len)."""
 import os
+import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench_data import write_megatron  # noqa: E402,F401  (re-exported for run_peers.py)
+
 SEQ = 2048
-
-
-def write_megatron(prefix, tokens, seed=1234):
-    """prefix.bin / prefix.idx (Megatron MMIDIDX v1, uint16), log-normal document lengths."""
-    if os.path.exists(prefix + ".idx") and os.path.getsize(prefix + ".bin") == 2 * tokens:
-        return
-    os.makedirs(os.path.dirname(prefix), exist_ok=True)
-    rng = np.random.default_rng(seed)
-    lengths, left = [], tokens
-    while left > 0:
-        chunk = np.maximum(1, rng.lognormal(np.log(800.0), 1.0, 100_000).astype(np.int64))
-        take = chunk[np.cumsum(chunk) <= left]
-        if len(take) < len(chunk):
-            take = np.append(take, left - take.sum())
-            take = take[take > 0]
-        lengths.append(take)
-        left -= int(take.sum())
-    lengths = np.concatenate(lengths).astype(np.int32)
-    with open(prefix + ".bin", "wb") as f:
-        for start in range(0, tokens, 1 << 24):
-            rng.integers(0, 50000, min(1 << 24, tokens - start), dtype=np.uint16).tofile(f)
-    n = len(lengths)
-    pointers = np.zeros(n, dtype=np.int64)
-    pointers[1:] = np.cumsum(lengths.astype(np.int64) * 2)[:-1]
-    with open(prefix + ".idx", "wb") as f:
-        f.write(b"MMIDIDX\x00\x00")
-        f.write(np.array([1], dtype=np.uint64).tobytes())
-        f.write(np.array([8], dtype=np.uint8).tobytes())  # uint16
-        f.write(np.array([n, n + 1], dtype=np.uint64).tobytes())
-        f.write(lengths.tobytes())
-        f.write(pointers.tobytes())
-        f.write(np.arange(n + 1, dtype=np.int64).tobytes())
 
 
 def rows(prefix):
