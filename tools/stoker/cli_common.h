@@ -1,6 +1,8 @@
 // Helpers shared by the CLI subcommands: one-line error reporting and exit codes.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "stoker/status.h"
@@ -13,5 +15,15 @@ inline constexpr int kExitError = 2;
 
 // Prints "stoker <command>: error: <status message>" on stderr and returns kExitError.
 int ReportError(std::string_view command, const Status& status);
+
+struct RankAndWorldSize {
+  uint32_t rank = 0;
+  uint32_t world_size = 1;
+};
+
+// --rank / --world-size when given, else torchrun's RANK / WORLD_SIZE, else 0 / 1. kInvalidArgument
+// for a malformed environment variable, a world size of 0, or a rank not below the world size.
+Result<RankAndWorldSize> ResolveRankAndWorldSize(std::optional<uint32_t> rank,
+                                                 std::optional<uint32_t> world_size);
 
 }  // namespace stoker::cli

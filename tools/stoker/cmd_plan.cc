@@ -1,6 +1,5 @@
 // `stoker plan`: prints the deterministic plan (rows of every step of one rank), or its packing and
 // shuffle statistics, and keeps a resumable position in a state file.
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -39,20 +38,6 @@ struct PlanArgs {
   bool stats = false;
 };
 
-// Reads an unsigned integer from the environment variable `name`; nullopt when unset.
-Result<std::optional<uint32_t>> EnvUnsigned(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return std::optional<uint32_t>();
-  char* end = nullptr;
-  errno = 0;
-  unsigned long x = std::strtoul(v, &end, 10);
-  if (errno != 0 || *end != '\0' || v[0] == '-' || x > 65536) {
-    return InvalidArgument(std::string("environment variable ") + name + "='" + v +
-                           "' is not a valid number");
-  }
-  return std::optional<uint32_t>(static_cast<uint32_t>(x));
-}
-
 // "[WEIGHT:]PATH" -> weight and path. A prefix that is not a positive number is part of the path.
 Result<PlanDataset> OpenDataset(const std::string& arg) {
   double weight = 1.0;
@@ -77,15 +62,9 @@ Result<PlanOptions> BuildOptions(const PlanArgs& a) {
   PlanOptions o;
   o.seq_len = a.seq_len;
   o.batch_size = a.batch_size;
-  STOKER_ASSIGN_OR_RETURN(std::optional<uint32_t> env_world, EnvUnsigned("WORLD_SIZE"));
-  STOKER_ASSIGN_OR_RETURN(std::optional<uint32_t> env_rank, EnvUnsigned("RANK"));
-  o.world_size = a.world_size ? *a.world_size : env_world.value_or(1);
-  o.rank = a.rank ? *a.rank : env_rank.value_or(0);
-  if (o.world_size == 0) return InvalidArgument("--world-size must be at least 1");
-  if (o.rank >= o.world_size) {
-    return InvalidArgument("--rank " + std::to_string(o.rank) + " must be below --world-size " +
-                           std::to_string(o.world_size));
-  }
+  STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(a.rank, a.world_size));
+  o.rank = rw.rank;
+  o.world_size = rw.world_size;
   o.seed = a.seed;
   STOKER_ASSIGN_OR_RETURN(o.shuffle, ParseShuffleMode(a.shuffle));
   STOKER_ASSIGN_OR_RETURN(o.pack, ParsePackMode(a.pack));

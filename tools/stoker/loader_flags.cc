@@ -2,30 +2,17 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "common/progress.h"
 #include "diag/bench_report.h"
+#include "stoker/cli_common.h"
 #include "stoker/plan.h"
 
 namespace stoker::cli {
 namespace {
-
-Result<std::optional<uint32_t>> EnvCount(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return std::optional<uint32_t>();
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long x = std::strtoul(v, &end, 10);
-  if (errno != 0 || *end != '\0' || v[0] == '-' || x > 1u << 20) {
-    return InvalidArgument(std::string("environment variable ") + name + "='" + v +
-                           "' is not a valid number");
-  }
-  return std::optional<uint32_t>(static_cast<uint32_t>(x));
-}
 
 CLI::Validator NumberCheck(bool allow_zero) {
   return CLI::Validator(
@@ -84,15 +71,9 @@ Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
   o.seed = f.seed;
   STOKER_ASSIGN_OR_RETURN(o.shuffle, ParseShuffleMode(f.shuffle));
   STOKER_ASSIGN_OR_RETURN(o.pack, ParsePackMode(f.pack));
-  STOKER_ASSIGN_OR_RETURN(std::optional<uint32_t> env_world, EnvCount("WORLD_SIZE"));
-  STOKER_ASSIGN_OR_RETURN(std::optional<uint32_t> env_rank, EnvCount("RANK"));
-  o.world_size = f.world_size ? *f.world_size : env_world.value_or(1);
-  o.rank = f.rank ? *f.rank : env_rank.value_or(0);
-  if (o.world_size == 0) return InvalidArgument("--world-size must be at least 1");
-  if (o.rank >= o.world_size) {
-    return InvalidArgument("--rank " + std::to_string(o.rank) + " must be below --world-size " +
-                           std::to_string(o.world_size));
-  }
+  STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(f.rank, f.world_size));
+  o.rank = rw.rank;
+  o.world_size = rw.world_size;
   return o;
 }
 
