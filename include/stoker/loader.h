@@ -118,7 +118,8 @@ class LoaderBatch {
 
   // Makes `cuda_stream` (a cudaStream_t; nullptr = legacy default stream) wait, on the GPU, for
   // this batch's copy — never for later batches. Also remembers the stream: on release, the
-  // device buffer is reused only after the work queued on it so far has finished.
+  // device buffer is reused only after the work queued on it so far has finished, so the stream
+  // must outlive the batch (release the batch before destroying the stream).
   // OK and no-op for host batches.
   Status WaitOnStream(void* cuda_stream);
   // Blocks until this batch's device copy has finished (OK for host batches).

@@ -154,6 +154,7 @@ TEST(GpuLoaderTest, CopiesOverlapABusyKernel) {
   }
   EXPECT_EQ(copied_during_kernel, 2);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  first->reset();  // it remembers `stream`: release it before the stream goes away
   cudaStreamDestroy(stream);
 }
 
