@@ -69,7 +69,8 @@ template <typename T>
 class Assembler {
  public:
   Assembler(const AssemblyOptions& options, const BatchLayout& layout,
-            const std::vector<const TokenSource*>& sources, uint8_t* slot, AssemblyResult* result)
+            const std::vector<const TokenSource*>& sources, uint8_t* slot, AssemblyResult* result,
+            std::vector<T>& iota, std::vector<T>& scratch)
       : opt_(options),
         sources_(sources),
         ids_(reinterpret_cast<T*>(slot + layout.input_ids)),
@@ -78,15 +79,19 @@ class Assembler {
         seg_(reinterpret_cast<T*>(slot + layout.segment_ids)),
         cu_(reinterpret_cast<int32_t*>(slot + layout.cu_seqlens)),
         mask_(layout.has_mask ? slot + layout.attention_mask : nullptr),
-        result_(result) {}
+        result_(result),
+        iota_(iota),
+        scratch_(scratch) {}
 
   Status Run(const std::vector<Row>& rows) {
     const size_t S = static_cast<size_t>(opt_.seq_len);
     *result_ = AssemblyResult{};
     // position_ids of a piece are 0, 1, ...: copied from this table rather than counted, so every
     // per-token pass below is a memcpy or a fill (this loop is the loader's hot path).
-    iota_.resize(S);
-    for (size_t i = 0; i < S; ++i) iota_[i] = static_cast<T>(i);
+    if (iota_.size() != S) {
+      iota_.resize(S);
+      for (size_t i = 0; i < S; ++i) iota_[i] = static_cast<T>(i);
+    }
     // Pieces are read here first (cache-resident), then streamed into the slot.
     scratch_.resize(S + 1);
     cu_[0] = 0;
@@ -224,8 +229,8 @@ class Assembler {
   uint8_t* mask_;
   AssemblyResult* result_;
   int num_cu_ = 0;
-  std::vector<T> iota_;
-  std::vector<T> scratch_;
+  std::vector<T>& iota_;
+  std::vector<T>& scratch_;
 };
 
 }  // namespace
@@ -253,15 +258,20 @@ BatchLayout BatchLayout::For(const AssemblyOptions& options) {
 
 Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
                      const std::vector<const TokenSource*>& sources,
-                     const std::vector<Row>& rows, uint8_t* slot, AssemblyResult* result) {
+                     const std::vector<Row>& rows, uint8_t* slot, AssemblyResult* result,
+                     AssemblyScratch* scratch) {
   if (rows.size() != static_cast<size_t>(options.batch_size)) {
     return Internal("plan gave " + std::to_string(rows.size()) + " rows for a batch of " +
                     std::to_string(options.batch_size));
   }
+  AssemblyScratch local;
+  AssemblyScratch& s = scratch != nullptr ? *scratch : local;
   if (options.dtype == TokenDType::kInt32) {
-    return Assembler<int32_t>(options, layout, sources, slot, result).Run(rows);
+    return Assembler<int32_t>(options, layout, sources, slot, result, s.iota32, s.tokens32)
+        .Run(rows);
   }
-  return Assembler<int64_t>(options, layout, sources, slot, result).Run(rows);
+  return Assembler<int64_t>(options, layout, sources, slot, result, s.iota64, s.tokens64)
+      .Run(rows);
 }
 
 }  // namespace stoker::loader

@@ -48,12 +48,22 @@ struct AssemblyResult {
   uint64_t read_ns = 0;      // time inside TokenSource::Read
 };
 
+// Buffers an assembler reuses from batch to batch (a piece's tokens, the 0..S-1 positions). A
+// worker keeps one, so that it allocates nothing in the steady state: the loader's memory then
+// does not grow with num_workers (each thread that allocates gets its own malloc arena).
+struct AssemblyScratch {
+  std::vector<int64_t> tokens64, iota64;
+  std::vector<int32_t> tokens32, iota32;
+};
+
 // Writes `rows` (exactly batch_size of them) into `slot`, laid out as `layout`. Reads come from
 // `sources[piece.dataset]`. A failed read or a piece outside its document fails the batch (error
 // naming the dataset, document and offset) unless options.skip_bad_documents, in which case the
 // piece's positions become a masked hole (labels -100, segment 0) and are counted as skipped.
+// `scratch` may be null (buffers are then allocated for this call).
 Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
                      const std::vector<const TokenSource*>& sources,
-                     const std::vector<Row>& rows, uint8_t* slot, AssemblyResult* result);
+                     const std::vector<Row>& rows, uint8_t* slot, AssemblyResult* result,
+                     AssemblyScratch* scratch = nullptr);
 
 }  // namespace stoker::loader

@@ -106,7 +106,20 @@ void Engine::SpawnWorkers(uint64_t epoch_limit) {
     std::lock_guard<std::mutex> lock(dispatch_mu_);
     epoch_limit_ = epoch_limit;
   }
-  for (int i = 0; i < options_.num_workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (int i = 0; i < options_.num_workers; ++i) {
+    // Sized here, on the spawning thread: a worker's own allocations would land in a malloc arena
+    // of its own and add to the RSS per worker.
+    AssemblyScratch scratch;
+    const size_t S = options_.assembly.seq_len;
+    if (options_.assembly.dtype == TokenDType::kInt32) {
+      scratch.tokens32.reserve(S + 1);
+      scratch.iota32.reserve(S);
+    } else {
+      scratch.tokens64.reserve(S + 1);
+      scratch.iota64.reserve(S);
+    }
+    workers_.emplace_back([this, s = std::move(scratch)]() mutable { WorkerLoop(&s); });
+  }
 }
 
 void Engine::JoinWorkers() {
@@ -140,11 +153,11 @@ bool Engine::Dispatch(WorkItem* item) {
   return true;
 }
 
-void Engine::WorkerLoop() {
+void Engine::WorkerLoop(AssemblyScratch* assembly_scratch) {
   Batch scratch;
   WorkItem item;
   while (Dispatch(&item)) {
-    Fill(item, &scratch);
+    Fill(item, &scratch, assembly_scratch);
     {
       std::lock_guard<std::mutex> lock(mu_);
       ready_[item.seq] = item.slot;
@@ -153,7 +166,7 @@ void Engine::WorkerLoop() {
   }
 }
 
-void Engine::Fill(const WorkItem& item, Batch* scratch) {
+void Engine::Fill(const WorkItem& item, Batch* scratch, AssemblyScratch* assembly_scratch) {
   SlotInfo& info = slot_info_[item.slot];
   info = SlotInfo{};
   info.position = item.pos;
@@ -164,7 +177,7 @@ void Engine::Fill(const WorkItem& item, Batch* scratch) {
     if (s.ok()) {
       info.step = scratch->step;
       s = AssembleBatch(options_.assembly, layout_, sources_, scratch->rows,
-                        ring_->slot(item.slot), &info.assembly);
+                        ring_->slot(item.slot), &info.assembly, assembly_scratch);
     }
     info.error = s;
   } catch (const std::exception& e) {
