@@ -33,8 +33,8 @@ double Rate(const ProgressReporter::Snapshot& s) {
 
 std::string Items(const ProgressReporter::Snapshot& s, const std::string& item_name) {
   std::string out = FormatCount(s.items);
-  if (s.total_items > 0) out += "/" + FormatCount(s.total_items);
-  return out + " " + item_name;
+  if (s.total_items > 0) out.append("/").append(FormatCount(s.total_items));
+  return out.append(" ").append(item_name);
 }
 
 }  // namespace
