@@ -11,6 +11,7 @@ namespace {
 constexpr uint64_t kConcatWindowDocs = 4096;  // concat/pad windows only bound the work per lookup
 constexpr size_t kLayoutCacheSize = 3;
 constexpr size_t kWindowCacheSize = 16;
+constexpr size_t kWindowPoolSize = 4;
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
@@ -35,13 +36,23 @@ struct DatasetStream::Window {
   std::vector<Row> rows;               // bestfit and pad: the window's rows in planned order
 };
 
+// Windows the cache evicted, kept to be refilled in place. Loader workers build windows; freed,
+// a window's memory would stay in the malloc arena of whichever worker built it, so the loader's
+// RSS would grow with num_workers. Recycled, the windows in memory are bounded by the cache, the
+// pool and the windows in use, whatever the thread count.
+struct DatasetStream::WindowPool {
+  std::mutex mu;
+  std::vector<std::unique_ptr<Window>> free;
+};
+
 DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
                              const PlanOptions& options)
     : index_(index),
       lengths_(std::move(lengths)),
       options_(options),
       window_docs_(options.pack == PackMode::kBestFit ? options.bestfit_window
-                                                      : kConcatWindowDocs) {
+                                                      : kConcatWindowDocs),
+      window_pool_(std::make_shared<WindowPool>()) {
   for (uint64_t len : lengths_->document_lengths) {
     num_tokens_ += len;
     nonempty_documents_ += len > 0;
@@ -182,23 +193,47 @@ uint64_t DatasetStream::FindWindow(const Layout& layout, uint64_t amount,
 
 std::shared_ptr<const DatasetStream::Window> DatasetStream::BuildWindow(const Layout& layout,
                                                                         uint64_t window) const {
+  std::unique_ptr<Window> out;
+  {
+    std::lock_guard lock(window_pool_->mu);
+    if (!window_pool_->free.empty()) {
+      out = std::move(window_pool_->free.back());
+      window_pool_->free.pop_back();
+    }
+  }
+  if (out == nullptr) out = std::make_unique<Window>();
+  out->docs.clear();
+  out->token_prefix.clear();
+  out->rows.clear();
+  FillWindow(layout, window, out.get());
+  return std::shared_ptr<const Window>(out.release(), [pool = window_pool_](const Window* w) {
+    std::unique_ptr<Window> owned(const_cast<Window*>(w));
+    std::lock_guard lock(pool->mu);
+    if (pool->free.size() < kWindowPoolSize) pool->free.push_back(std::move(owned));
+  });
+}
+
+void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* out) const {
   const std::vector<uint64_t>& len = lengths_->document_lengths;
   const uint64_t s = options_.seq_len;
-  auto out = std::make_shared<Window>();
   uint64_t end = std::min<uint64_t>(len.size(), (window + 1) * window_docs_);
+  // Sized once: windows are built by loader workers, and growing by doubling would leave each
+  // worker's malloc arena holding the sum of the steps.
+  out->docs.reserve(end - std::min(end, window * window_docs_));
   for (uint64_t p = window * window_docs_; p < end; ++p) {
     out->docs.push_back(layout.order.DocumentAt(p));
   }
   if (options_.pack == PackMode::kConcat) {
+    out->token_prefix.reserve(out->docs.size() + 1);
     out->token_prefix.push_back(0);
     for (uint64_t d : out->docs) out->token_prefix.push_back(out->token_prefix.back() + len[d]);
-    return out;
+    return;
   }
   if (options_.pack == PackMode::kPad) {
     for (uint64_t d : out->docs) {
       if (len[d] > 0) out->rows.push_back(Row{{RowPiece{index_, d, 0, std::min(len[d], s)}}});
     }
-    return out;
+    return;
   }
   // bestfit: whole rows for the full seq_len pieces of long documents, then the packed rest.
   std::vector<Row> rows;
@@ -228,7 +263,6 @@ std::shared_ptr<const DatasetStream::Window> DatasetStream::BuildWindow(const La
   KeyedPermutation perm(rows.size(), DeriveKey(EpochKey(layout.epoch), 0xB5F0000000ULL + window));
   out->rows.resize(rows.size());
   for (uint64_t i = 0; i < rows.size(); ++i) out->rows[i] = std::move(rows[perm.Apply(i)]);
-  return out;
 }
 
 void DatasetStream::AppendRows(uint64_t epoch, uint64_t first, uint64_t count,

@@ -43,6 +43,7 @@ class DatasetStream {
  private:
   struct Layout;
   struct Window;
+  struct WindowPool;
 
   uint64_t EpochKey(uint64_t epoch) const;
   std::shared_ptr<const Layout> GetLayout(uint64_t epoch) const;
@@ -54,7 +55,9 @@ class DatasetStream {
   void ExtendLocked(const Layout& layout, uint64_t amount) const;
   // The window holding token (concat) or row `amount`; *window_start gets what precedes it.
   uint64_t FindWindow(const Layout& layout, uint64_t amount, uint64_t* window_start) const;
+  // A window from the pool (or a new one), filled; back to the pool when its last user lets go.
   std::shared_ptr<const Window> BuildWindow(const Layout& layout, uint64_t window) const;
+  void FillWindow(const Layout& layout, uint64_t window, Window* out) const;
   void AppendConcatRows(const Layout& layout, uint64_t first, uint64_t count,
                         std::vector<Row>* out) const;
 
@@ -71,6 +74,7 @@ class DatasetStream {
   mutable std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::shared_ptr<const Window>>>
       windows_;
   mutable std::vector<uint64_t> epoch_row_prefix_{0};  // bestfit: rows before each epoch
+  std::shared_ptr<WindowPool> window_pool_;  // shared with the windows' deleters
 };
 
 }  // namespace stoker::plan
