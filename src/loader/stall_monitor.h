@@ -21,7 +21,7 @@ namespace stoker::loader {
 
 struct StallMonitorOptions {
   double window_s = 30;           // sliding window length
-  uint64_t max_batches = 1 << 16; // the window also ends this many batches back (bounds memory)
+  uint64_t max_batches = 4096;    // the window also ends this many batches back (bounds memory)
   uint64_t min_batches = 8;       // no verdict before this many batches in the window
   double min_ratio = 1.2;         // deliverable / consumed below this warns
   double max_stall_share = 0.05;  // wait / (wait + consumer time) above this warns
