@@ -39,6 +39,11 @@ struct LoaderOptions {
   TokenDType token_dtype = TokenDType::kInt64;  // kInt32 or kInt64, for every [B, S] tensor
   bool cross_document_targets = false;  // label of a document's last token = next document's first
   bool attention_mask = false;    // also build a dense causal block-diagonal mask [B, S, S]
+  // position_ids and segment_ids [B, S] are built unless turned off: a model that needs neither
+  // (no document masking, positions 0..S-1) then gets half the bytes per token at int64, in the
+  // ring and over PCIe. The mask needs segment_ids.
+  bool position_ids = true;
+  bool segment_ids = true;
   ErrorPolicy on_error = ErrorPolicy::kFail;
   int64_t pad_token_id = 0;       // input_ids value at padding positions
   // The plan's own options (seq_len, batch_size and remainder above take precedence).
@@ -103,8 +108,8 @@ class LoaderBatch {
   // Host tensors (in the ring slot): [B, S] in the token dtype.
   TensorView input_ids() const { return View(0, false); }
   TensorView labels() const { return View(1, false); }
-  TensorView position_ids() const { return View(2, false); }
-  TensorView segment_ids() const { return View(3, false); }
+  TensorView position_ids() const { return View(2, false); }  // null if not built
+  TensorView segment_ids() const { return View(3, false); }   // null if not built
   TensorView cu_seqlens() const { return View(4, false); }      // int32 [segments + 1]
   TensorView attention_mask() const { return View(5, false); }  // uint8 [B, S, S]; null if off
   // The same tensors on the device, when the loader has one (data == nullptr otherwise).

@@ -43,6 +43,8 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("device_buffers", &LoaderOptions::device_buffers)
       .def_rw("cross_document_targets", &LoaderOptions::cross_document_targets)
       .def_rw("attention_mask", &LoaderOptions::attention_mask)
+      .def_rw("position_ids", &LoaderOptions::position_ids)
+      .def_rw("segment_ids", &LoaderOptions::segment_ids)
       .def_rw("pad_token_id", &LoaderOptions::pad_token_id)
       .def_rw("monitor_warnings", &LoaderOptions::monitor_warnings)
       .def_rw("world_size", &LoaderOptions::world_size)

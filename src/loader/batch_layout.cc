@@ -75,8 +75,8 @@ class Assembler {
         sources_(sources),
         ids_(reinterpret_cast<T*>(slot + layout.input_ids)),
         labels_(reinterpret_cast<T*>(slot + layout.labels)),
-        pos_(reinterpret_cast<T*>(slot + layout.position_ids)),
-        seg_(reinterpret_cast<T*>(slot + layout.segment_ids)),
+        pos_(layout.has_position_ids ? reinterpret_cast<T*>(slot + layout.position_ids) : nullptr),
+        seg_(layout.has_segment_ids ? reinterpret_cast<T*>(slot + layout.segment_ids) : nullptr),
         cu_(reinterpret_cast<int32_t*>(slot + layout.cu_seqlens)),
         mask_(layout.has_mask ? slot + layout.attention_mask : nullptr),
         result_(result),
@@ -147,8 +147,8 @@ class Assembler {
   void Blank(size_t begin, size_t n) {
     StreamFill(ids_ + begin, n, static_cast<T>(opt_.pad_token_id));
     StreamFill(labels_ + begin, n, static_cast<T>(kIgnoreIndex));
-    StreamFill(pos_ + begin, n, T{0});
-    StreamFill(seg_ + begin, n, T{0});
+    if (pos_ != nullptr) StreamFill(pos_ + begin, n, T{0});
+    if (seg_ != nullptr) StreamFill(seg_ + begin, n, T{0});
   }
 
   Status Row(const Row& row, size_t base) {
@@ -189,8 +189,8 @@ class Assembler {
         if (opt_.cross_document_targets) pending_cross = static_cast<int64_t>(at + n - 1);
       }
       // Each piece is its own attention segment, so a continuation restarts its positions too.
-      StreamCopy(pos_ + at, iota_.data(), n);
-      StreamFill(seg_ + at, n, static_cast<T>(k + 1));
+      if (pos_ != nullptr) StreamCopy(pos_ + at, iota_.data(), n);
+      if (seg_ != nullptr) StreamFill(seg_ + at, n, static_cast<T>(k + 1));
       AddSegment(n);
       result_->real_tokens += n;
       used += n;
@@ -247,8 +247,10 @@ BatchLayout BatchLayout::For(const AssemblyOptions& options) {
   };
   l.input_ids = section(cells * l.elem_bytes);
   l.labels = section(cells * l.elem_bytes);
-  l.position_ids = section(cells * l.elem_bytes);
-  l.segment_ids = section(cells * l.elem_bytes);
+  l.has_position_ids = options.position_ids;
+  l.has_segment_ids = options.segment_ids;
+  if (l.has_position_ids) l.position_ids = section(cells * l.elem_bytes);
+  if (l.has_segment_ids) l.segment_ids = section(cells * l.elem_bytes);
   l.cu_seqlens = section((cells + 1) * sizeof(int32_t));
   l.has_mask = options.attention_mask;
   if (l.has_mask) l.attention_mask = section(cells * options.seq_len);

@@ -2,7 +2,8 @@
 // writes planned rows into a slot.
 //
 // A slot is one contiguous block (so one cudaMemcpyAsync moves a whole batch):
-//   input_ids, labels, position_ids, segment_ids  [B, S] in the token dtype (int32 or int64)
+//   input_ids, labels, position_ids, segment_ids  [B, S] in the token dtype (int32 or int64);
+//                                                  position_ids and segment_ids only when asked
 //   cu_seqlens                                     int32, at most B * S + 1 entries
 //   attention_mask (only when asked)               uint8 [B, S, S], 1 = may attend
 // each section starting on a 256-byte boundary. Not thread-safe: plain values.
@@ -23,7 +24,9 @@ struct AssemblyOptions {
   int seq_len = 1;
   TokenDType dtype = TokenDType::kInt64;  // kInt32 or kInt64
   bool cross_document_targets = false;
-  bool attention_mask = false;
+  bool attention_mask = false;  // needs segment_ids
+  bool position_ids = true;
+  bool segment_ids = true;
   bool skip_bad_documents = false;  // error policy "skip"; otherwise "fail"
   int64_t pad_token_id = 0;
 };
@@ -34,6 +37,7 @@ struct BatchLayout {
   size_t cu_seqlens = 0;
   size_t attention_mask = 0;  // valid when has_mask
   bool has_mask = false;
+  bool has_position_ids = true, has_segment_ids = true;  // else those offsets mean nothing
   size_t total_bytes = 0;
 
   static BatchLayout For(const AssemblyOptions& options);

@@ -33,8 +33,8 @@ Built Build(const AssemblyOptions& opt, const TokenSource& src, const std::vecto
   const int64_t cells = int64_t(opt.batch_size) * opt.seq_len;
   b.ids = view(layout.input_ids, opt.dtype, cells);
   b.labels = view(layout.labels, opt.dtype, cells);
-  b.pos = view(layout.position_ids, opt.dtype, cells);
-  b.seg = view(layout.segment_ids, opt.dtype, cells);
+  if (layout.has_position_ids) b.pos = view(layout.position_ids, opt.dtype, cells);
+  if (layout.has_segment_ids) b.seg = view(layout.segment_ids, opt.dtype, cells);
   b.cu = view(layout.cu_seqlens, TokenDType::kInt32, b.result.num_cu_seqlens);
   if (layout.has_mask) {
     b.mask = view(layout.attention_mask, TokenDType::kUint8, cells * opt.seq_len);
@@ -61,6 +61,33 @@ TEST(LoaderAssemblyTest, DocumentBoundariesAndPadding) {
   EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5, 8, 10}));
   EXPECT_EQ(b.result.max_seqlen, 5);
   EXPECT_EQ(b.result.real_tokens, 8u);
+}
+
+TEST(LoaderAssemblyTest, PositionAndSegmentIdsCanBeLeftOut) {
+  MemoryTokenSource src = Docs();
+  AssemblyOptions full;
+  full.batch_size = 2;
+  full.seq_len = 6;
+  // Padding, a split document and a document boundary.
+  const std::vector<Row> rows = {Row{{{0, 0, 0, 5}}}, Row{{{0, 2, 0, 4}, {0, 1, 0, 2}}}};
+  for (TokenDType dtype : {TokenDType::kInt64, TokenDType::kInt32}) {
+    full.dtype = dtype;
+    AssemblyOptions lean = full;
+    lean.position_ids = lean.segment_ids = false;
+    Built a = Build(full, src, rows);
+    Built b = Build(lean, src, rows);
+    ASSERT_TRUE(a.status.ok() && b.status.ok());
+    EXPECT_EQ(b.ids, a.ids);
+    EXPECT_EQ(b.labels, a.labels);
+    EXPECT_EQ(b.cu, a.cu);
+    EXPECT_EQ(b.result.max_seqlen, a.result.max_seqlen);
+    EXPECT_EQ(b.result.real_tokens, a.result.real_tokens);
+    EXPECT_TRUE(b.pos.empty() && b.seg.empty());
+    EXPECT_EQ(a.pos, (std::vector<int64_t>{0, 1, 2, 3, 4, 0, 0, 1, 2, 3, 0, 1}));
+    const BatchLayout la = BatchLayout::For(full), lb = BatchLayout::For(lean);
+    EXPECT_FALSE(lb.has_position_ids || lb.has_segment_ids);
+    EXPECT_GE(la.total_bytes - lb.total_bytes, 2 * 12 * la.elem_bytes) << "the slot shrinks";
+  }
 }
 
 TEST(LoaderAssemblyTest, SplitDocumentTakesNextTokenAsLastLabel) {

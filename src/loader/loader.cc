@@ -57,6 +57,9 @@ Status Validate(const LoaderOptions& o) {
   if (o.num_workers < 0 || o.prefetch_factor < 1) {
     return InvalidArgument("loader: num_workers must be >= 0 and prefetch_factor >= 1");
   }
+  if (o.attention_mask && !o.segment_ids) {
+    return InvalidArgument("loader: attention_mask is built from segment_ids; keep segment_ids on");
+  }
   if (o.device_buffers < 1 || o.device_buffers > 8) {
     return InvalidArgument("loader: device_buffers must be 1..8");
   }
@@ -70,6 +73,8 @@ AssemblyOptions ToAssembly(const LoaderOptions& o) {
   a.dtype = o.token_dtype;
   a.cross_document_targets = o.cross_document_targets;
   a.attention_mask = o.attention_mask;
+  a.position_ids = o.position_ids;
+  a.segment_ids = o.segment_ids;
   a.skip_bad_documents = o.on_error == ErrorPolicy::kSkip;
   a.pad_token_id = o.pad_token_id;
   return a;

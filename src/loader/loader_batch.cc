@@ -65,6 +65,9 @@ TensorView LoaderBatch::View(int which, bool device) const {
   const int64_t B = static_cast<int64_t>(batch_size_), S = static_cast<int64_t>(seq_len_);
   switch (which) {
     case 0: case 1: case 2: case 3: {
+      if ((which == 2 && !l.has_position_ids) || (which == 3 && !l.has_segment_ids)) {
+        return TensorView{};
+      }
       const size_t offsets[] = {l.input_ids, l.labels, l.position_ids, l.segment_ids};
       v.data = base + offsets[which];
       v.dtype = dtype_;

@@ -346,6 +346,32 @@ TEST(LoaderTest, Int32TokensMatchInt64Tokens) {
   EXPECT_EQ(Dump(**ra), Dump(**rb));
 }
 
+TEST(LoaderTest, BatchesWithoutPositionAndSegmentIds) {
+  auto src = Source();
+  auto planner = Planner(src);
+  LoaderOptions lean = Options(3);
+  lean.position_ids = lean.segment_ids = false;
+  auto a = OpenOrDie(planner, src, Options(2));
+  auto b = OpenOrDie(planner, src, lean);
+  ASSERT_TRUE(a && b);
+  std::vector<BatchDump> full = Epoch(*a), got = Epoch(*b);
+  ASSERT_EQ(got.size(), full.size());
+  ASSERT_GT(got.size(), 3u);
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].ids, full[i].ids) << "batch " << i;
+    EXPECT_EQ(got[i].labels, full[i].labels) << "batch " << i;
+    EXPECT_EQ(got[i].cu, full[i].cu) << "batch " << i;
+    EXPECT_TRUE(got[i].pos.empty() && got[i].seg.empty());
+    EXPECT_FALSE(full[i].pos.empty() || full[i].seg.empty());
+  }
+  // The dense mask is built from segment ids.
+  LoaderOptions bad = lean;
+  bad.attention_mask = true;
+  auto r = OpenLoaderWithPlanner(planner, {src}, bad, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("segment_ids"), std::string::npos) << r.status().ToString();
+}
+
 TEST(LoaderTest, SyntheticSourceServesOneFixedBatchForever) {
   LoaderOptions o = Options(1);
   o.seq_len = 128;

@@ -129,6 +129,7 @@ class ScriptedPlanner final : public BatchPlanner {
 
 // Host tensor contents as int64, whatever the token dtype.
 inline std::vector<int64_t> ToVector(const TensorView& v) {
+  if (v.data == nullptr) return {};  // a tensor the batch does not build
   int64_t n = 1;
   for (int i = 0; i < v.ndim; ++i) n *= v.shape[i];
   std::vector<int64_t> out(n);

@@ -53,6 +53,19 @@ def test_batches_equal_stoker_plan(datasets, pack):
         assert_batch_equal(batch, reference_batch(plan_batch, [datasets["docs_a"]], SEQ))
 
 
+def test_position_and_segment_ids_can_be_left_out(datasets):
+    kw = dict(seq_len=SEQ, batch_size=BATCH, pack="bestfit", seed=5, num_workers=2)
+    full = materialize(stoker.Loader(datasets["a"], **kw))
+    lean = materialize(stoker.Loader(datasets["a"], position_ids=False, segment_ids=False, **kw))
+    assert len(lean) == len(full) > 5
+    for got, want in zip(lean, full):
+        assert set(want) - set(got) == {"position_ids", "segment_ids"}
+        for name in ("input_ids", "labels", "cu_seqlens"):
+            assert torch.equal(got[name], want[name]), name
+    with pytest.raises(ValueError, match="segment_ids"):
+        stoker.Loader(datasets["a"], segment_ids=False, attention_mask=True, **kw)
+
+
 def test_numpy_output_and_worker_count_do_not_change_the_data(datasets):
     def epoch(**kw):
         loader = stoker.Loader(datasets["a"], seq_len=SEQ, batch_size=BATCH, **kw)

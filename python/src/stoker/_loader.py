@@ -74,7 +74,8 @@ class Loader:
     Iterating runs one epoch; iterating again runs the next one. Batches are dicts of
     ``torch.Tensor`` (``output="torch"``, the default when torch is importable) or of
     ``numpy.ndarray`` (``output="numpy"``) with keys ``input_ids``, ``labels``, ``position_ids``,
-    ``segment_ids``, ``cu_seqlens`` (and ``attention_mask`` when asked). The arrays point into the
+    ``segment_ids`` (each unless turned off), ``cu_seqlens`` (and ``attention_mask`` when
+    asked). The arrays point into the
     loader's ring without a copy; the ring slot is reused once every array of the batch is freed,
     so hold at most a few batches at a time.
 
@@ -102,6 +103,8 @@ class Loader:
         token_dtype: str = "int64",
         cross_document_targets: bool = False,
         attention_mask: bool = False,
+        position_ids: bool = True,
+        segment_ids: bool = True,
         on_error: str = "fail",
         pad_token_id: int = 0,
         block_shards: int = 4,
@@ -118,7 +121,8 @@ class Loader:
             persistent_workers=persistent_workers, drop_last=drop_last, shuffle=shuffle,
             pack=pack, seed=seed, rank=rank, world_size=world_size, device=self._device,
             token_dtype=token_dtype, cross_document_targets=cross_document_targets,
-            attention_mask=attention_mask, on_error=on_error, pad_token_id=pad_token_id,
+            attention_mask=attention_mask, position_ids=position_ids, segment_ids=segment_ids,
+            on_error=on_error, pad_token_id=pad_token_id,
             block_shards=block_shards, bestfit_window=bestfit_window,
             device_buffers=device_buffers, monitor_warnings=monitor_warnings)
         self._datasets = specs
