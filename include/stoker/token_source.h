@@ -55,6 +55,14 @@ class TokenSource {
   // kCorruption if a value does not fit the output type (e.g. a negative or > INT32_MAX id).
   virtual Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const = 0;
   virtual Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const = 0;
+  // Hints that `doc` will be read soon, so that its cache misses overlap other work: the loader
+  // asks for the index entry of the piece after next, and for the tokens of the next piece, while
+  // it copies the current one. Never fail; do nothing by default.
+  virtual void PrefetchIndex(uint64_t doc) const { (void)doc; }
+  virtual void PrefetchTokens(uint64_t doc, uint64_t offset) const {
+    (void)doc;
+    (void)offset;
+  }
 
   // Shards group consecutive documents stored in one file; block shuffle keeps reads within a few.
   // Shard s holds documents [shard_first_document(s), shard_first_document(s + 1)).

@@ -47,6 +47,7 @@ class MegatronIndex {
   uint64_t num_documents() const { return num_document_indices_ - 1; }
   bool multimodal() const { return multimodal_; }
   uint64_t size_bytes() const { return size_; }
+  const uint8_t* data() const { return data_; }
 
   int32_t sequence_length(uint64_t i) const { return Load<int32_t>(kMegatronHeaderBytes + 4 * i); }
   int64_t sequence_pointer(uint64_t i) const { return Load<int64_t>(pointers_offset() + 8 * i); }

@@ -37,6 +37,8 @@ class MegatronSource : public TokenSource {
   }
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override;
+  void PrefetchIndex(uint64_t doc) const override;
+  void PrefetchTokens(uint64_t doc, uint64_t offset) const override;
 
   const MegatronIndex& index() const { return index_; }
   const MappedFile& bin_file() const { return *bin_; }

@@ -87,6 +87,18 @@ Status StokerDataset::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T*
   return shards_[s]->Read(doc - first_document_[s], offset, count, out);
 }
 
+void StokerDataset::PrefetchIndex(uint64_t doc) const {
+  if (doc >= num_documents()) return;
+  uint64_t s = ShardOf(doc);
+  shards_[s]->PrefetchIndex(doc - first_document_[s]);
+}
+
+void StokerDataset::PrefetchTokens(uint64_t doc, uint64_t offset) const {
+  if (doc >= num_documents()) return;
+  uint64_t s = ShardOf(doc);
+  shards_[s]->PrefetchTokens(doc - first_document_[s], offset);
+}
+
 Status StokerDataset::Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const {
   return ReadImpl(doc, offset, count, out);
 }

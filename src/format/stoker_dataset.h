@@ -30,6 +30,8 @@ class StokerDataset : public TokenSource {
   uint64_t document_length(uint64_t doc) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override;
+  void PrefetchIndex(uint64_t doc) const override;
+  void PrefetchTokens(uint64_t doc, uint64_t offset) const override;
   uint64_t num_shards() const override { return shards_.size(); }
   uint64_t shard_first_document(uint64_t shard) const override { return first_document_[shard]; }
 
