@@ -2,11 +2,13 @@
 // for num_workers 1, 2, 4, 8, 16 (each in a fresh child process, so RSS is its own).
 //
 //   loader_benchmark [--data PREFIX] [--tokens N] [--seconds S] [--workers 1,2,4,8,16]
-//                    [--seq-len 2048] [--batch 32] [--ring-batches N] [--int32] [--json]
+//                    [--seq-len 2048] [--batch 32] [--ring-batches N] [--int32]
+//                    [--ids-labels-only] [--json]
 //
 // The ring holds prefetch_factor (4) x num_workers + 1 batches, as torch's prefetch_factor means;
 // --ring-batches N instead keeps about N batches in flight whatever the worker count, which shows
-// the RSS that does not come from the ring.
+// the RSS that does not come from the ring. --ids-labels-only turns position_ids and segment_ids
+// off: the same two [B, S] tensors as the torch recipe in bench/loader_vs_torch.py.
 //
 // Without --data it writes a Megatron dataset of N tokens (default 100 M, uint16, documents of
 // log-normal length) under /tmp/stoker-loader-bench and reads it page-cached. Global shuffle,
@@ -41,6 +43,7 @@ struct Args {
   uint64_t seq_len = 2048, batch = 32;
   bool json = false;
   bool int32 = false;    // int32 tokens (default int64, like the torch recipe)
+  bool ids_labels_only = false;  // no position_ids / segment_ids
   int ring_batches = 0;  // > 0: batches in flight fixed (prefetch_factor = ceil(this / workers))
 };
 
@@ -123,7 +126,8 @@ int RunOne(const Args& a, int workers) {
   o.shuffle = stoker::ShuffleMode::kGlobal;
   o.token_dtype = a.int32 ? stoker::TokenDType::kInt32 : stoker::TokenDType::kInt64;
   o.pack = stoker::PackMode::kConcat;
-  o.monitor_warnings = false;  // nothing consumes here: the stall warning would only be noise
+  o.monitor_warnings = false;
+  o.position_ids = o.segment_ids = !a.ids_labels_only;  // nothing consumes here: the stall warning would only be noise
   auto t0 = Clock::now();
   auto loader = stoker::Loader::Open({{a.data, nullptr}}, o);
   if (!loader.ok()) {
@@ -201,6 +205,7 @@ Args Parse(int argc, char** argv) {
     else if (k == "--batch") a.batch = std::stoull(val());
     else if (k == "--json") a.json = true;
     else if (k == "--ring-batches") a.ring_batches = std::stoi(val());
+    else if (k == "--ids-labels-only") a.ids_labels_only = true;
     else if (k == "--int32") a.int32 = true;
     else if (k == "--workers") {
       a.workers.clear();
