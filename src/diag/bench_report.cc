@@ -47,9 +47,7 @@ std::vector<Figure> BenchFigures(const BenchResult& r) {
   };
 }
 
-namespace {
-
-std::string FormatValue(const Figure& f) {
+std::string FormatFigure(const Figure& f) {
   if (!f.applicable) return "n/a";
   char buf[64];
   switch (f.kind) {
@@ -70,14 +68,12 @@ std::string FormatValue(const Figure& f) {
   return "";
 }
 
-}  // namespace
-
 std::string RenderBenchTable(const BenchResult& r) {
   std::string out;
   char line[160];
   for (const Figure& f : BenchFigures(r)) {
     if (f.label.rfind("stage ", 0) == 0) continue;  // in the stage table below
-    std::snprintf(line, sizeof(line), "  %-30s %14s\n", f.label.c_str(), FormatValue(f).c_str());
+    std::snprintf(line, sizeof(line), "  %-30s %14s\n", f.label.c_str(), FormatFigure(f).c_str());
     out += line;
   }
   struct Row {

@@ -34,4 +34,7 @@ nlohmann::json BenchJson(const BenchResult& r, const LoaderOptions& options, boo
 // "1.23 M", "456", "0.00123": three significant digits with an SI prefix for large numbers.
 std::string FormatSi(double x);
 
+// A figure as the table shows it: "266 M", "0.412 s", "1.2 GiB", "3.4%", or "n/a".
+std::string FormatFigure(const Figure& f);
+
 }  // namespace stoker::diag

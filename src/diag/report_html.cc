@@ -168,14 +168,11 @@ std::string RenderReportHtml(const BenchResult& r, const std::string& title) {
   html += StageBars(r);
   html += "<table id=\"figures\">\n";
   for (const Figure& f : BenchFigures(r)) {
-    char value[64];
-    if (!f.applicable) {
-      std::snprintf(value, sizeof(value), "n/a");
-    } else {
-      std::snprintf(value, sizeof(value), "%.6g", f.value);
-    }
-    html += "<tr><td>" + Escape(f.label) + "</td><td class=\"v\" data-key=\"" + f.key + "\">" +
-            value + "</td></tr>\n";
+    // Shown rounded with units; the exact number stays in data-value for scripts.
+    char exact[64] = "";
+    if (f.applicable) std::snprintf(exact, sizeof(exact), "%.17g", f.value);
+    html += "<tr><td>" + Escape(f.label) + "</td><td class=\"v\" data-key=\"" + f.key +
+            "\" data-value=\"" + exact + "\">" + Escape(FormatFigure(f)) + "</td></tr>\n";
   }
   html += "</table>\n</body></html>\n";
   return html;

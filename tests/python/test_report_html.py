@@ -125,7 +125,13 @@ def test_report_dom_after_rendering(report):
         assert len(pts.split()) >= 4
     # read, assemble, consumer wait; tokenize and the copy are n/a here (text, no bar)
     assert len(re.findall(r'<rect class="bar"', dom)) == 3
-    assert 'data-key="tokens_per_s"' in dom
+    # The summary table: values rounded with units for people, exact in data-value for scripts.
+    cell = re.search(r'data-key="tokens_per_s" data-value="([^"]+)">([^<]+)<', dom)
+    assert cell, "tokens/s row missing"
+    exact, shown = float(cell.group(1)), cell.group(2)
+    assert exact > 0
+    assert "e+" not in shown and re.fullmatch(r"[0-9.]+( [kMGTP])?", shown), shown
+    assert 'data-key="time_to_first_batch_s"' in dom and re.search(r'>[0-9.]+ s<', dom)
 
 
 def test_report_plots_are_painted(report, tmp_path):
