@@ -126,8 +126,8 @@ int RunOne(const Args& a, int workers) {
   o.shuffle = stoker::ShuffleMode::kGlobal;
   o.token_dtype = a.int32 ? stoker::TokenDType::kInt32 : stoker::TokenDType::kInt64;
   o.pack = stoker::PackMode::kConcat;
-  o.monitor_warnings = false;
-  o.position_ids = o.segment_ids = !a.ids_labels_only;  // nothing consumes here: the stall warning would only be noise
+  o.monitor_warnings = false;  // nothing consumes here: the stall warning would only be noise
+  o.position_ids = o.segment_ids = !a.ids_labels_only;
   auto t0 = Clock::now();
   auto loader = stoker::Loader::Open({{a.data, nullptr}}, o);
   if (!loader.ok()) {

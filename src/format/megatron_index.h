@@ -47,11 +47,15 @@ class MegatronIndex {
   uint64_t num_documents() const { return num_document_indices_ - 1; }
   bool multimodal() const { return multimodal_; }
   uint64_t size_bytes() const { return size_; }
-  const uint8_t* data() const { return data_; }
 
   int32_t sequence_length(uint64_t i) const { return Load<int32_t>(kMegatronHeaderBytes + 4 * i); }
   int64_t sequence_pointer(uint64_t i) const { return Load<int64_t>(pointers_offset() + 8 * i); }
   int64_t document_index(uint64_t d) const { return Load<int64_t>(doc_index_offset() + 8 * d); }
+  // Starts fetching sequence i's length and pointer into the cache (a hint; never faults).
+  void PrefetchSequence(uint64_t i) const {
+    __builtin_prefetch(data_ + kMegatronHeaderBytes + 4 * i);
+    __builtin_prefetch(data_ + pointers_offset() + 8 * i);
+  }
 
   uint64_t pointers_offset() const { return kMegatronHeaderBytes + 4 * num_sequences_; }
   uint64_t doc_index_offset() const { return kMegatronHeaderBytes + 12 * num_sequences_; }

@@ -55,9 +55,7 @@ Status MegatronSource::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T
 }
 
 void MegatronSource::PrefetchIndex(uint64_t doc) const {
-  if (doc >= index_.num_sequences()) return;
-  __builtin_prefetch(index_.data() + kMegatronHeaderBytes + 4 * doc);       // its length
-  __builtin_prefetch(index_.data() + index_.pointers_offset() + 8 * doc);  // its byte offset
+  if (doc < index_.num_sequences()) index_.PrefetchSequence(doc);
 }
 
 void MegatronSource::PrefetchTokens(uint64_t doc, uint64_t offset) const {

@@ -53,8 +53,8 @@ struct AssemblyResult {
 };
 
 // Buffers an assembler reuses from batch to batch (a piece's tokens, the 0..S-1 positions). A
-// worker keeps one, so that it allocates nothing in the steady state: the loader's memory then
-// does not grow with num_workers (each thread that allocates gets its own malloc arena).
+// worker keeps one, so that assembly allocates nothing in the steady state (freed memory would
+// otherwise pile up in each worker thread's own malloc arena).
 struct AssemblyScratch {
   std::vector<int64_t> tokens64, iota64;
   std::vector<int32_t> tokens32, iota32;

@@ -106,20 +106,7 @@ void Engine::SpawnWorkers(uint64_t epoch_limit) {
     std::lock_guard<std::mutex> lock(dispatch_mu_);
     epoch_limit_ = epoch_limit;
   }
-  for (int i = 0; i < options_.num_workers; ++i) {
-    // Sized here, on the spawning thread: a worker's own allocations would land in a malloc arena
-    // of its own and add to the RSS per worker.
-    AssemblyScratch scratch;
-    const size_t S = options_.assembly.seq_len;
-    if (options_.assembly.dtype == TokenDType::kInt32) {
-      scratch.tokens32.reserve(S + 1);
-      scratch.iota32.reserve(S);
-    } else {
-      scratch.tokens64.reserve(S + 1);
-      scratch.iota64.reserve(S);
-    }
-    workers_.emplace_back([this, s = std::move(scratch)]() mutable { WorkerLoop(&s); });
-  }
+  for (int i = 0; i < options_.num_workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 void Engine::JoinWorkers() {
@@ -153,11 +140,13 @@ bool Engine::Dispatch(WorkItem* item) {
   return true;
 }
 
-void Engine::WorkerLoop(AssemblyScratch* assembly_scratch) {
+void Engine::WorkerLoop() {
+  // Reused from batch to batch: in the steady state a worker allocates nothing for assembly.
   Batch scratch;
+  AssemblyScratch assembly_scratch;
   WorkItem item;
   while (Dispatch(&item)) {
-    Fill(item, &scratch, assembly_scratch);
+    Fill(item, &scratch, &assembly_scratch);
     {
       std::lock_guard<std::mutex> lock(mu_);
       ready_[item.seq] = item.slot;

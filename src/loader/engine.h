@@ -112,7 +112,7 @@ class Engine final : public BatchOwner {
   Engine(const EngineOptions& options, std::shared_ptr<const BatchPlanner> planner,
          std::vector<std::shared_ptr<const TokenSource>> sources);
   bool Dispatch(WorkItem* item);
-  void WorkerLoop(AssemblyScratch* assembly_scratch);
+  void WorkerLoop();
   void Fill(const WorkItem& item, Batch* scratch, AssemblyScratch* assembly_scratch);
   void CopierLoop();
   void SpawnWorkers(uint64_t epoch_limit);

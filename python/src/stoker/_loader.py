@@ -75,9 +75,8 @@ class Loader:
     ``torch.Tensor`` (``output="torch"``, the default when torch is importable) or of
     ``numpy.ndarray`` (``output="numpy"``) with keys ``input_ids``, ``labels``, ``position_ids``,
     ``segment_ids`` (each unless turned off), ``cu_seqlens`` (and ``attention_mask`` when
-    asked). The arrays point into the
-    loader's ring without a copy; the ring slot is reused once every array of the batch is freed,
-    so hold at most a few batches at a time.
+    asked). The arrays point into the loader's ring without a copy; the ring slot is reused once
+    every array of the batch is freed, so hold at most a few batches at a time.
 
     Not thread-safe: iterate from one thread. Every blocking call releases the GIL.
     """
