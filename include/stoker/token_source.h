@@ -1,7 +1,8 @@
 // TokenSource: random access to the documents of a tokenized dataset, whatever its format.
 //
 // A document is a run of token ids (for Megatron files: one `.idx` sequence). Implementations
-// memory-map their files once and never do per-document file operations.
+// memory-map their files once and never do per-document file operations (but a stoker dataset
+// with more shards than the process may keep mapped maps its shards on demand: stoker_dataset.h).
 // Thread-safe: every method is const and may be called from many threads at once.
 #pragma once
 
@@ -49,6 +50,13 @@ class TokenSource {
   virtual uint64_t num_tokens() const = 0;
   // Length in tokens of document `doc`. Precondition: doc < num_documents().
   virtual uint64_t document_length(uint64_t doc) const = 0;
+  // Lengths of documents [first, first + count) into `out`; 0 for documents past the end. Sources
+  // that look a length up in a shard override it to find each shard once, not once per document.
+  virtual void DocumentLengths(uint64_t first, uint64_t count, uint64_t* out) const {
+    for (uint64_t d = 0; d < count; ++d) {
+      out[d] = first + d < num_documents() ? document_length(first + d) : 0;
+    }
+  }
 
   // Copies tokens [offset, offset + count) of document `doc` into `out` (count elements), converted
   // to the output type. Fails with kOutOfRange if the range is outside the document, and with

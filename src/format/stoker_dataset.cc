@@ -1,6 +1,7 @@
 #include "format/stoker_dataset.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "common/file_util.h"
 #include "format/token_convert.h"
@@ -35,34 +36,63 @@ Status CheckShardAgainstManifest(const Manifest& manifest, uint64_t s, const Meg
   return Status::OK();
 }
 
+Result<ShardPool::Shard> StokerDataset::OpenShard(uint64_t s) const {
+  const std::string manifest_path = JoinPath(dir_, kManifestFileName);
+  Result<std::unique_ptr<MegatronSource>> shard =
+      MegatronSource::Open(shard_prefix(s), MegatronIndex::Checks::kHeader);
+  if (!shard.ok()) {
+    std::string what =
+        shard.status().code() == StatusCode::kNotFound ? "missing shard" : "bad shard";
+    return Status(shard.status().code(), shard.status().message() + " (" + what + " " +
+                                             std::to_string(s) + " of " + manifest_path + ")");
+  }
+  STOKER_RETURN_IF_ERROR(CheckShardAgainstManifest(manifest_, s, **shard, manifest_path));
+  return ShardPool::Shard(std::move(*shard));
+}
+
 Result<std::unique_ptr<StokerDataset>> StokerDataset::Open(const std::string& dir) {
   auto ds = std::unique_ptr<StokerDataset>(new StokerDataset());
   ds->dir_ = dir;
   STOKER_ASSIGN_OR_RETURN(ds->manifest_, ReadManifest(dir));
-  const std::string manifest_path = JoinPath(dir, kManifestFileName);
-  const Manifest& m = ds->manifest_;
-  ds->shards_.reserve(m.shards.size());
-  ds->first_document_.reserve(m.shards.size() + 1);
-  for (uint64_t s = 0; s < m.shards.size(); ++s) {
-    std::string prefix = ds->shard_prefix(s);
-    Result<std::unique_ptr<MegatronSource>> shard =
-        MegatronSource::Open(prefix, MegatronIndex::Checks::kHeader);
-    if (!shard.ok()) {
-      std::string what =
-          shard.status().code() == StatusCode::kNotFound ? "missing shard" : "bad shard";
-      return Status(shard.status().code(), shard.status().message() + " (" + what + " " +
-                                               std::to_string(s) + " of " + manifest_path + ")");
-    }
-    STOKER_RETURN_IF_ERROR(CheckShardAgainstManifest(m, s, **shard, manifest_path));
-    ds->first_document_.push_back(ds->first_document_.back() + (*shard)->num_documents());
-    ds->shards_.push_back(std::move(*shard));
+  const uint64_t num_shards = ds->manifest_.shards.size();
+  STOKER_ASSIGN_OR_RETURN(ds->reservation_, MappedShardReservation::Reserve(num_shards));
+  const uint64_t keep = ds->reservation_.granted();
+  if (keep < num_shards) {
+    // Said once per open: on-demand mapping works, but global shuffle pays for it.
+    std::fprintf(stderr,
+                 "stoker: note: %s has %llu shards, more than the %llu this process keeps mapped "
+                 "(vm.max_map_count; STOKER_MAX_MAPPED_SHARDS); shards are mapped on demand, which "
+                 "is several times slower under global shuffle. Raise vm.max_map_count or pack "
+                 "larger shards to keep every shard mapped.\n",
+                 dir.c_str(), static_cast<unsigned long long>(num_shards),
+                 static_cast<unsigned long long>(keep));
+    ds->pool_ = std::make_unique<ShardPool>(
+        num_shards, keep, [self = ds.get()](uint64_t s) { return self->OpenShard(s); });
+  } else {
+    ds->resident_.reserve(num_shards);
   }
-  ds->num_tokens_ = m.total_tokens();
+  ds->first_document_.reserve(num_shards + 1);
+  // Every shard is opened and checked once here, so that a missing or bad shard fails Open; the
+  // ones that fit stay mapped.
+  for (uint64_t s = 0; s < num_shards; ++s) {
+    STOKER_ASSIGN_OR_RETURN(ShardPool::Shard shard, ds->OpenShard(s));
+    ds->first_document_.push_back(ds->first_document_.back() + shard->num_documents());
+    if (ds->pool_ == nullptr) {
+      ds->resident_.push_back(std::move(shard));
+    } else if (s < keep) {
+      ds->pool_->Offer(s, std::move(shard));
+    }
+  }
+  ds->num_tokens_ = ds->manifest_.total_tokens();
   return ds;
 }
 
 std::string StokerDataset::shard_prefix(uint64_t s) const {
   return JoinPath(dir_, manifest_.shards[s].prefix);
+}
+
+ShardPool::Counters StokerDataset::pool_counters() const {
+  return pool_ == nullptr ? ShardPool::Counters{} : pool_->counters();
 }
 
 uint64_t StokerDataset::ShardOf(uint64_t doc) const {
@@ -72,10 +102,33 @@ uint64_t StokerDataset::ShardOf(uint64_t doc) const {
   return static_cast<uint64_t>(it - first_document_.begin()) - 1;
 }
 
+Result<ShardPool::Shard> StokerDataset::AcquireShard(uint64_t s) const {
+  if (pool_ == nullptr) return resident_[s];
+  return pool_->Acquire(s);
+}
+
 uint64_t StokerDataset::document_length(uint64_t doc) const {
   if (doc >= num_documents()) return 0;
   uint64_t s = ShardOf(doc);
-  return shards_[s]->document_length(doc - first_document_[s]);
+  if (pool_ == nullptr) return resident_[s]->document_length(doc - first_document_[s]);
+  Result<ShardPool::Shard> shard = pool_->Acquire(s);
+  // The shard was readable at Open; if it no longer is, its reads report the error.
+  return shard.ok() ? (*shard)->document_length(doc - first_document_[s]) : 0;
+}
+
+void StokerDataset::DocumentLengths(uint64_t first, uint64_t count, uint64_t* out) const {
+  // One shard at a time: on demand, each shard is mapped once for the whole run.
+  uint64_t end = std::min(first + count, num_documents());
+  uint64_t doc = first;
+  while (doc < end) {
+    uint64_t s = ShardOf(doc);
+    uint64_t shard_end = std::min(end, first_document_[s + 1]);
+    Result<ShardPool::Shard> shard = AcquireShard(s);
+    for (; doc < shard_end; ++doc, ++out) {
+      *out = shard.ok() ? (*shard)->document_length(doc - first_document_[s]) : 0;
+    }
+  }
+  for (; doc < first + count; ++doc, ++out) *out = 0;
 }
 
 template <typename T>
@@ -84,19 +137,27 @@ Status StokerDataset::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T*
     return CheckReadRange(doc, num_documents(), 0, offset, count).WithContext(dir_);
   }
   uint64_t s = ShardOf(doc);
-  return shards_[s]->Read(doc - first_document_[s], offset, count, out);
+  // The common case indexes the resident shards: no lock, no reference count on the hot path.
+  if (pool_ == nullptr) return resident_[s]->Read(doc - first_document_[s], offset, count, out);
+  STOKER_ASSIGN_OR_RETURN(ShardPool::Shard shard, pool_->Acquire(s));
+  return shard->Read(doc - first_document_[s], offset, count, out);
 }
 
 void StokerDataset::PrefetchIndex(uint64_t doc) const {
   if (doc >= num_documents()) return;
   uint64_t s = ShardOf(doc);
-  shards_[s]->PrefetchIndex(doc - first_document_[s]);
+  if (pool_ == nullptr) return resident_[s]->PrefetchIndex(doc - first_document_[s]);
+  // On demand this maps the shard ahead of its read, which is the point of a prefetch.
+  Result<ShardPool::Shard> shard = pool_->Acquire(s);
+  if (shard.ok()) (*shard)->PrefetchIndex(doc - first_document_[s]);
 }
 
 void StokerDataset::PrefetchTokens(uint64_t doc, uint64_t offset) const {
   if (doc >= num_documents()) return;
   uint64_t s = ShardOf(doc);
-  shards_[s]->PrefetchTokens(doc - first_document_[s], offset);
+  if (pool_ == nullptr) return resident_[s]->PrefetchTokens(doc - first_document_[s], offset);
+  Result<ShardPool::Shard> shard = pool_->Acquire(s);
+  if (shard.ok()) (*shard)->PrefetchTokens(doc - first_document_[s], offset);
 }
 
 Status StokerDataset::Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const {

@@ -1,10 +1,16 @@
 // StokerDataset: the TokenSource of a stoker dataset directory (manifest.json + Megatron shards).
 //
-// Open reads the manifest once, maps every shard once and runs only O(1) checks per shard (header,
+// Open reads the manifest once, opens every shard once and runs only O(1) checks per shard (header,
 // dtype, document count and file sizes against the manifest), so that a dataset of 10,000 shards
 // opens in well under a second; `stoker verify` runs the full checks. A global document number is
 // mapped to (shard, local document) by binary search over the shards' first documents.
-// Thread-safe: immutable after Open.
+//
+// Shards stay mapped from Open on while the process's budget of mapped shards has room for all of
+// them (MappedShardReservation); reads then take no lock. A dataset with more shards than its share
+// maps them on demand through a ShardPool: the most recently read shards stay mapped, and a shard
+// mapped again is checked against the manifest again. Global shuffle over such a dataset maps and
+// unmaps often; block shuffle keeps each stretch of reads within a few shards.
+// Thread-safe: immutable after Open (the pool synchronizes itself).
 #pragma once
 
 #include <memory>
@@ -13,6 +19,8 @@
 
 #include "format/manifest.h"
 #include "format/megatron_source.h"
+#include "format/shard_map_budget.h"
+#include "format/shard_pool.h"
 #include "stoker/token_source.h"
 
 namespace stoker {
@@ -28,15 +36,19 @@ class StokerDataset : public TokenSource {
   uint64_t num_documents() const override { return first_document_.back(); }
   uint64_t num_tokens() const override { return num_tokens_; }
   uint64_t document_length(uint64_t doc) const override;
+  void DocumentLengths(uint64_t first, uint64_t count, uint64_t* out) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override;
   void PrefetchIndex(uint64_t doc) const override;
   void PrefetchTokens(uint64_t doc, uint64_t offset) const override;
-  uint64_t num_shards() const override { return shards_.size(); }
+  uint64_t num_shards() const override { return first_document_.size() - 1; }
   uint64_t shard_first_document(uint64_t shard) const override { return first_document_[shard]; }
 
   const Manifest& manifest() const { return manifest_; }
-  const MegatronSource& shard(uint64_t s) const { return *shards_[s]; }
+  // Whether every shard stays mapped (else they are mapped on demand), and the pool's counters
+  // (all zero when every shard stays mapped).
+  bool all_shards_mapped() const { return pool_ == nullptr; }
+  ShardPool::Counters pool_counters() const;
   // Path prefix of shard `s` (dir joined with the manifest's prefix).
   std::string shard_prefix(uint64_t s) const;
 
@@ -44,12 +56,20 @@ class StokerDataset : public TokenSource {
   StokerDataset() = default;
   // The shard holding global document `doc` (< num_documents()).
   uint64_t ShardOf(uint64_t doc) const;
+  // Maps shard `s` and checks it against the manifest; errors name the shard and the manifest.
+  Result<ShardPool::Shard> OpenShard(uint64_t s) const;
+  // Shard `s`, mapped for as long as the caller holds the handle.
+  Result<ShardPool::Shard> AcquireShard(uint64_t s) const;
   template <typename T>
   Status ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* out) const;
 
   std::string dir_;
   Manifest manifest_;
-  std::vector<std::unique_ptr<MegatronSource>> shards_;
+  MappedShardReservation reservation_;
+  // Every shard, when all stay mapped; empty otherwise. Reads index it without a lock.
+  std::vector<ShardPool::Shard> resident_;
+  // The shards mapped on demand, when not all fit the reservation.
+  std::unique_ptr<ShardPool> pool_;
   std::vector<uint64_t> first_document_{0};  // num_shards + 1 entries
   uint64_t num_tokens_ = 0;
 };

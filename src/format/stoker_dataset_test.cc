@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
 #include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "format/megatron_writer.h"
@@ -108,6 +112,135 @@ TEST_F(StokerDatasetTest, NoManifestAndCorruptManifest) {
   ExpectOpenFails(StatusCode::kNotFound, {"manifest.json"});
   ASSERT_TRUE(WriteFileAtomically(dir_->Join("manifest.json"), "{\"format\": 3").ok());
   ExpectOpenFails(StatusCode::kCorruption, {dir_->Join("manifest.json"), "at byte"});
+}
+
+// Sets STOKER_MAX_MAPPED_SHARDS for the scope of a test.
+class ScopedShardBudget {
+ public:
+  explicit ScopedShardBudget(const char* value) { ::setenv(kName, value, 1); }
+  ~ScopedShardBudget() { ::unsetenv(kName); }
+
+ private:
+  static constexpr const char* kName = "STOKER_MAX_MAPPED_SHARDS";
+};
+
+// Memory maps of this process whose file lies under `dir`.
+int MapsUnder(const std::string& dir) {
+  std::ifstream maps("/proc/self/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) n += line.find(dir) != std::string::npos;
+  return n;
+}
+
+void ExpectEveryDocumentReads(const StokerDataset& ds) {
+  std::vector<uint64_t> lengths(ds.num_documents() + 2);
+  ds.DocumentLengths(0, lengths.size(), lengths.data());
+  for (uint64_t d = 0; d < ds.num_documents(); ++d) {
+    ASSERT_EQ(lengths[d], d + 1);
+    ASSERT_EQ(ds.document_length(d), d + 1);
+    std::vector<int64_t> got(d + 1);
+    ASSERT_TRUE(ds.Read(d, 0, d + 1, got.data()).ok());
+    for (uint64_t t = 0; t <= d; ++t) ASSERT_EQ(got[t], static_cast<int64_t>(d + t));
+  }
+  EXPECT_EQ(lengths[ds.num_documents()], 0u);
+  EXPECT_EQ(lengths[ds.num_documents() + 1], 0u);
+}
+
+TEST_F(StokerDatasetTest, WithinTheBudgetEveryShardStaysMapped) {
+  ScopedShardBudget budget("100");
+  WriteDataset(dir_->path(), std::vector<int>(30, 2));
+  auto ds = StokerDataset::Open(dir_->path());
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  EXPECT_TRUE((*ds)->all_shards_mapped());
+  EXPECT_EQ(MapsUnder(dir_->path()), 60);  // .bin and .idx of each
+  ExpectEveryDocumentReads(**ds);
+}
+
+TEST_F(StokerDatasetTest, MoreShardsThanTheBudgetAreMappedOnDemand) {
+  ScopedShardBudget budget("4");
+  WriteDataset(dir_->path(), {2, 0, 3, 1, 2, 2, 0, 1, 2, 3, 1, 1, 2, 2, 1, 3, 2, 1, 2, 2});
+  auto ds = StokerDataset::Open(dir_->path());
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  EXPECT_FALSE((*ds)->all_shards_mapped());
+  EXPECT_EQ((*ds)->num_shards(), 20u);
+  EXPECT_LE(MapsUnder(dir_->path()), 8);
+  ExpectEveryDocumentReads(**ds);
+  ShardPool::Counters c = (*ds)->pool_counters();
+  EXPECT_EQ(c.mapped, 4u);
+  EXPECT_GE(c.opened, 16u);  // every non-empty shard past the first four was mapped on demand
+  EXPECT_EQ(c.unmapped, c.opened);  // and as many were let go to stay within four
+  EXPECT_LE(MapsUnder(dir_->path()), 8);
+}
+
+TEST_F(StokerDatasetTest, ConcurrentReadersOnDemandReadTheRightTokens) {
+  ScopedShardBudget budget("3");
+  WriteDataset(dir_->path(), std::vector<int>(24, 3));
+  auto ds = StokerDataset::Open(dir_->path());
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  ASSERT_FALSE((*ds)->all_shards_mapped());
+  const StokerDataset& source = **ds;
+  std::vector<std::thread> readers;
+  std::vector<int> bad(6, 0);
+  for (int r = 0; r < 6; ++r) {
+    readers.emplace_back([&source, &bad, r] {
+      for (uint64_t i = 0; i < 2000; ++i) {
+        uint64_t d = (i * 7919 + r * 104729) % source.num_documents();
+        std::vector<int32_t> got(d + 1);
+        source.PrefetchIndex(d);
+        if (!source.Read(d, 0, d + 1, got.data()).ok() || got[d] != static_cast<int32_t>(2 * d)) {
+          ++bad[r];
+        }
+      }
+    });
+  }
+  for (auto& t : readers) t.join();
+  for (int r = 0; r < 6; ++r) EXPECT_EQ(bad[r], 0) << "reader " << r;
+  EXPECT_LE((*ds)->pool_counters().mapped, 3u);
+}
+
+TEST_F(StokerDatasetTest, OpenDatasetsShareOneBudget) {
+  ScopedShardBudget budget("40");  // the minimum share is 40 / 8 = 5 shards
+  auto other = TempDir::Create();
+  ASSERT_TRUE(other.ok());
+  WriteDataset(dir_->path(), std::vector<int>(30, 1));
+  WriteDataset((*other)->path(), std::vector<int>(30, 1));
+  auto first = StokerDataset::Open(dir_->path());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE((*first)->all_shards_mapped());
+  {
+    auto second = StokerDataset::Open((*other)->path());
+    ASSERT_TRUE(second.ok()) << second.status().ToString();
+    EXPECT_FALSE((*second)->all_shards_mapped());
+    EXPECT_LE((*second)->pool_counters().mapped, 10u);  // what the first one left
+    ExpectEveryDocumentReads(**second);
+    auto third = StokerDataset::Open((*other)->path());
+    ASSERT_TRUE(third.ok()) << third.status().ToString();
+    EXPECT_EQ((*third)->pool_counters().mapped, 5u);  // the minimum share
+  }
+  first->reset();  // gives its share back
+  auto again = StokerDataset::Open((*other)->path());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE((*again)->all_shards_mapped());
+}
+
+TEST_F(StokerDatasetTest, AShardThatVanishesIsTheErrorOfItsRead) {
+  ScopedShardBudget budget("1");
+  WriteDataset(dir_->path(), {1, 1, 1});
+  auto ds = StokerDataset::Open(dir_->path());
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  ASSERT_EQ(::unlink(dir_->Join("shard-2.idx").c_str()), 0);
+  int32_t token[3];
+  EXPECT_TRUE((*ds)->Read(0, 0, 1, token).ok());
+  Status s = (*ds)->Read(2, 0, 3, token);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("missing shard 2"), std::string::npos) << s.ToString();
+  EXPECT_TRUE((*ds)->Read(1, 0, 2, token).ok());
+}
+
+TEST_F(StokerDatasetTest, ABadShardBudgetIsRefused) {
+  ScopedShardBudget budget("many");
+  WriteDataset(dir_->path(), {1});
+  ExpectOpenFails(StatusCode::kInvalidArgument, {"STOKER_MAX_MAPPED_SHARDS='many'"});
 }
 
 }  // namespace

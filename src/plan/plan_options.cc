@@ -53,7 +53,7 @@ Result<DatasetLengths> DatasetLengths::FromTokenSource(const TokenSource& source
   out.name = source.path();
   const uint64_t n = source.num_documents();
   out.document_lengths.resize(n);
-  for (uint64_t d = 0; d < n; ++d) out.document_lengths[d] = source.document_length(d);
+  source.DocumentLengths(0, n, out.document_lengths.data());
   const uint64_t shards = source.num_shards();
   out.shard_first_document.resize(shards + 1);
   for (uint64_t s = 0; s <= shards; ++s) {

@@ -1,0 +1,68 @@
+#include "format/shard_pool.h"
+
+namespace stoker {
+
+ShardPool::ShardPool(uint64_t num_shards, uint64_t capacity, Opener open)
+    : capacity_(capacity == 0 ? 1 : capacity),
+      open_(std::move(open)),
+      slots_(num_shards),
+      position_(num_shards) {}
+
+void ShardPool::TouchLocked(uint64_t s) { lru_.splice(lru_.begin(), lru_, position_[s]); }
+
+void ShardPool::InsertLocked(uint64_t s, Shard shard, std::vector<Shard>* unmapped) {
+  while (lru_.size() >= capacity_) {
+    uint64_t victim = lru_.back();
+    lru_.pop_back();
+    unmapped->push_back(std::move(slots_[victim]));
+    ++counters_.unmapped;
+  }
+  slots_[s] = std::move(shard);
+  lru_.push_front(s);
+  position_[s] = lru_.begin();
+}
+
+Result<ShardPool::Shard> ShardPool::Acquire(uint64_t s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (slots_[s] != nullptr) {
+      TouchLocked(s);
+      return slots_[s];
+    }
+  }
+  // 1. Map the shard without the lock: other readers go on meanwhile.
+  Result<Shard> opened = open_(s);
+  if (!opened.ok()) return opened.status();
+  // 2. Keep it, unless another thread mapped it first (then ours is dropped).
+  // 3. Unmap the displaced shards after the lock is released.
+  std::vector<Shard> unmapped;
+  Shard result;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (slots_[s] != nullptr) {
+      TouchLocked(s);
+      result = slots_[s];
+    } else {
+      ++counters_.opened;
+      InsertLocked(s, *opened, &unmapped);
+      result = slots_[s];
+    }
+  }
+  return result;
+}
+
+void ShardPool::Offer(uint64_t s, Shard shard) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (slots_[s] != nullptr || lru_.size() >= capacity_) return;
+  std::vector<Shard> none;
+  InsertLocked(s, std::move(shard), &none);
+}
+
+ShardPool::Counters ShardPool::counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Counters c = counters_;
+  c.mapped = lru_.size();
+  return c;
+}
+
+}  // namespace stoker

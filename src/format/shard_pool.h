@@ -1,0 +1,60 @@
+// ShardPool: the shards of a dataset too large to keep mapped, mapped on demand.
+//
+// At most `capacity` shards stay mapped; acquiring another maps it and unmaps the least recently
+// used one. A reader's handle keeps its shard mapped until the reader drops it, so a shard is never
+// unmapped under a read (for that moment the pool may hold more than `capacity`, by at most the
+// number of readers). Shards are mapped outside the lock, so readers of mapped shards never wait
+// for another thread's mmap.
+// Thread-safe: Acquire may be called from many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "format/megatron_source.h"
+
+namespace stoker {
+
+class ShardPool {
+ public:
+  using Shard = std::shared_ptr<const MegatronSource>;
+  // Opens shard `s` (maps it and checks it); called outside the pool's lock.
+  using Opener = std::function<Result<Shard>(uint64_t s)>;
+
+  // `capacity` >= 1.
+  ShardPool(uint64_t num_shards, uint64_t capacity, Opener open);
+
+  // Shard `s` (< num_shards), mapped; the error of mapping it if that fails.
+  Result<Shard> Acquire(uint64_t s);
+  // Keeps an already open shard if there is room (Open checks every shard once; the first ones
+  // it opens need not be mapped twice).
+  void Offer(uint64_t s, Shard shard);
+
+  struct Counters {
+    uint64_t mapped = 0;    // shards the pool holds now
+    uint64_t opened = 0;    // shards mapped by Acquire since the pool was made
+    uint64_t unmapped = 0;  // shards let go to make room
+  };
+  Counters counters() const;
+  uint64_t capacity() const { return capacity_; }
+
+ private:
+  // Makes `s` the most recently used; requires mu_ and slots_[s].
+  void TouchLocked(uint64_t s);
+  // Inserts `shard` as `s`, moving the shards it displaces into `unmapped`; requires mu_.
+  void InsertLocked(uint64_t s, Shard shard, std::vector<Shard>* unmapped);
+
+  const uint64_t capacity_;
+  const Opener open_;
+  mutable std::mutex mu_;
+  std::vector<Shard> slots_;                             // guarded by mu_; null when not mapped
+  std::list<uint64_t> lru_;                              // guarded by mu_; most recent first
+  std::vector<std::list<uint64_t>::iterator> position_;  // guarded by mu_; valid when mapped
+  Counters counters_;                                    // guarded by mu_
+};
+
+}  // namespace stoker
