@@ -253,3 +253,19 @@ def test_int32_tokens_and_the_dense_attention_mask(datasets):
     causal = torch.ones(32, 32, dtype=torch.bool).tril()
     want = (seg[:, :, None] == seg[:, None, :]) & (seg[:, :, None] > 0) & causal
     assert torch.equal(mask.bool(), want)
+
+
+def test_more_shards_than_the_mapping_budget_gives_the_same_batches(datasets, monkeypatch):
+    """A process may keep only so many shards mapped (vm.max_map_count); past that budget shards
+    are mapped on demand. With a budget of 2 shards the batches are the same."""
+    assert stoker.inspect(datasets["a"])["shards"] > 4
+    kw = dict(seq_len=SEQ, batch_size=BATCH, num_workers=3, seed=11, shuffle="global")
+    want = run_epoch(stoker.Loader(datasets["a"], **kw))
+    monkeypatch.setenv("STOKER_MAX_MAPPED_SHARDS", "2")  # read when a dataset opens
+    got = run_epoch(stoker.Loader(datasets["a"], **kw))
+    assert len(got) == len(want) > 5
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    monkeypatch.setenv("STOKER_MAX_MAPPED_SHARDS", "lots")
+    with pytest.raises(ValueError, match="STOKER_MAX_MAPPED_SHARDS='lots'"):
+        stoker.Loader(datasets["a"], **kw)
