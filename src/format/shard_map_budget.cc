@@ -70,14 +70,16 @@ MappedShardReservation::MappedShardReservation(MappedShardReservation&& other) n
 
 MappedShardReservation& MappedShardReservation::operator=(MappedShardReservation&& other) noexcept {
   if (this != &other) {
-    this->~MappedShardReservation();
+    Release();
     granted_ = other.granted_;
     other.granted_ = 0;
   }
   return *this;
 }
 
-MappedShardReservation::~MappedShardReservation() {
+MappedShardReservation::~MappedShardReservation() { Release(); }
+
+void MappedShardReservation::Release() {
   if (granted_ == 0) return;
   std::lock_guard<std::mutex> lock(BudgetMutex());
   ReservedShards() -= granted_;

@@ -42,6 +42,8 @@ class MappedShardReservation {
 
  private:
   explicit MappedShardReservation(uint64_t granted) : granted_(granted) {}
+  // Gives the share back to the budget.
+  void Release();
   uint64_t granted_ = 0;
 };
 
