@@ -62,7 +62,7 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::Open(const std::string& di
     std::fprintf(stderr,
                  "stoker: note: %s has %llu shards, more than the %llu this process keeps mapped "
                  "(vm.max_map_count; STOKER_MAX_MAPPED_SHARDS); shards are mapped on demand, which "
-                 "is several times slower under global shuffle. Raise vm.max_map_count or pack "
+                 "can be many times slower under global shuffle. Raise vm.max_map_count or pack "
                  "larger shards to keep every shard mapped.\n",
                  dir.c_str(), static_cast<unsigned long long>(num_shards),
                  static_cast<unsigned long long>(keep));
