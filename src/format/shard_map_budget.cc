@@ -1,11 +1,12 @@
 #include "format/shard_map_budget.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <string>
+
+#include "common/env.h"
 
 namespace stoker {
 namespace {
@@ -35,15 +36,10 @@ uint64_t MaxMapCount() {
 }  // namespace
 
 Result<uint64_t> MappedShardReservation::Budget() {
-  if (const char* env = std::getenv("STOKER_MAX_MAPPED_SHARDS"); env != nullptr && *env != '\0') {
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long n = std::strtoull(env, &end, 10);
-    if (errno != 0 || *end != '\0' || n == 0 || env[0] == '-') {
-      return InvalidArgument("STOKER_MAX_MAPPED_SHARDS='" + std::string(env) +
-                             "': expected a positive number of shards");
-    }
-    return static_cast<uint64_t>(n);
+  STOKER_ASSIGN_OR_RETURN(std::optional<uint64_t> shards, EnvNumber("STOKER_MAX_MAPPED_SHARDS"));
+  if (shards) {
+    if (*shards == 0) return InvalidArgument("STOKER_MAX_MAPPED_SHARDS='0': must be at least 1");
+    return *shards;
   }
   // Two maps per shard. torch, CUDA, NCCL, thread stacks and malloc keep the rest: a few thousand
   // maps in a training process, so 16,384 are left to them (or half the cap, if it is that low).

@@ -1,12 +1,11 @@
 #include "ingest/input_plan.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <system_error>
 
+#include "common/env.h"
 #include "ingest/byte_stream.h"
 
 namespace fs = std::filesystem;
@@ -47,19 +46,6 @@ Status WalkDirectory(const std::string& dir, std::vector<InputFile>* out) {
             [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
   for (auto& f : found) out->push_back(std::move(f));
   return Status::OK();
-}
-
-Result<std::optional<uint64_t>> EnvNumber(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return std::optional<uint64_t>();
-  uint64_t n = 0;
-  std::string_view s(v);
-  auto [p, err] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (err != std::errc() || p != s.data() + s.size()) {
-    return InvalidArgument(std::string("environment variable ") + name + "='" + v +
-                           "' is not a non-negative integer");
-  }
-  return std::optional<uint64_t>(n);
 }
 
 }  // namespace
