@@ -102,30 +102,36 @@ uint64_t StokerDataset::ShardOf(uint64_t doc) const {
   return static_cast<uint64_t>(it - first_document_.begin()) - 1;
 }
 
-Result<ShardPool::Shard> StokerDataset::AcquireShard(uint64_t s) const {
-  if (pool_ == nullptr) return resident_[s];
-  return pool_->Acquire(s);
+Status StokerDataset::Locate(uint64_t doc, Location* at) const {
+  at->index = ShardOf(doc);
+  at->doc = doc - first_document_[at->index];
+  // The common case indexes the resident shards: no lock, no reference count on the hot path.
+  if (pool_ == nullptr) {
+    at->shard = resident_[at->index].get();
+    return Status::OK();
+  }
+  STOKER_ASSIGN_OR_RETURN(at->hold, pool_->Acquire(at->index));
+  at->shard = at->hold.get();
+  return Status::OK();
 }
 
 uint64_t StokerDataset::document_length(uint64_t doc) const {
-  if (doc >= num_documents()) return 0;
-  uint64_t s = ShardOf(doc);
-  if (pool_ == nullptr) return resident_[s]->document_length(doc - first_document_[s]);
-  Result<ShardPool::Shard> shard = pool_->Acquire(s);
-  // The shard was readable at Open; if it no longer is, its reads report the error.
-  return shard.ok() ? (*shard)->document_length(doc - first_document_[s]) : 0;
+  Location at;
+  // A shard that was readable at Open but no longer is: its reads report the error.
+  if (doc >= num_documents() || !Locate(doc, &at).ok()) return 0;
+  return at.shard->document_length(at.doc);
 }
 
 void StokerDataset::DocumentLengths(uint64_t first, uint64_t count, uint64_t* out) const {
   // One shard at a time: on demand, each shard is mapped once for the whole run.
-  uint64_t end = std::min(first + count, num_documents());
+  const uint64_t end = std::min(first + count, num_documents());
   uint64_t doc = first;
   while (doc < end) {
-    uint64_t s = ShardOf(doc);
-    uint64_t shard_end = std::min(end, first_document_[s + 1]);
-    Result<ShardPool::Shard> shard = AcquireShard(s);
-    for (; doc < shard_end; ++doc, ++out) {
-      *out = shard.ok() ? (*shard)->document_length(doc - first_document_[s]) : 0;
+    Location at;
+    const bool mapped = Locate(doc, &at).ok();
+    const uint64_t shard_end = std::min(end, first_document_[at.index + 1]);
+    for (; doc < shard_end; ++doc, ++at.doc, ++out) {
+      *out = mapped ? at.shard->document_length(at.doc) : 0;
     }
   }
   for (; doc < first + count; ++doc, ++out) *out = 0;
@@ -136,28 +142,20 @@ Status StokerDataset::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T*
   if (doc >= num_documents()) {
     return CheckReadRange(doc, num_documents(), 0, offset, count).WithContext(dir_);
   }
-  uint64_t s = ShardOf(doc);
-  // The common case indexes the resident shards: no lock, no reference count on the hot path.
-  if (pool_ == nullptr) return resident_[s]->Read(doc - first_document_[s], offset, count, out);
-  STOKER_ASSIGN_OR_RETURN(ShardPool::Shard shard, pool_->Acquire(s));
-  return shard->Read(doc - first_document_[s], offset, count, out);
+  Location at;
+  STOKER_RETURN_IF_ERROR(Locate(doc, &at));
+  return at.shard->Read(at.doc, offset, count, out);
 }
 
+// On demand, a prefetch maps the shard ahead of its read, which is the point of it.
 void StokerDataset::PrefetchIndex(uint64_t doc) const {
-  if (doc >= num_documents()) return;
-  uint64_t s = ShardOf(doc);
-  if (pool_ == nullptr) return resident_[s]->PrefetchIndex(doc - first_document_[s]);
-  // On demand this maps the shard ahead of its read, which is the point of a prefetch.
-  Result<ShardPool::Shard> shard = pool_->Acquire(s);
-  if (shard.ok()) (*shard)->PrefetchIndex(doc - first_document_[s]);
+  Location at;
+  if (doc < num_documents() && Locate(doc, &at).ok()) at.shard->PrefetchIndex(at.doc);
 }
 
 void StokerDataset::PrefetchTokens(uint64_t doc, uint64_t offset) const {
-  if (doc >= num_documents()) return;
-  uint64_t s = ShardOf(doc);
-  if (pool_ == nullptr) return resident_[s]->PrefetchTokens(doc - first_document_[s], offset);
-  Result<ShardPool::Shard> shard = pool_->Acquire(s);
-  if (shard.ok()) (*shard)->PrefetchTokens(doc - first_document_[s], offset);
+  Location at;
+  if (doc < num_documents() && Locate(doc, &at).ok()) at.shard->PrefetchTokens(at.doc, offset);
 }
 
 Status StokerDataset::Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const {

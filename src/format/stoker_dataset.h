@@ -58,8 +58,16 @@ class StokerDataset : public TokenSource {
   uint64_t ShardOf(uint64_t doc) const;
   // Maps shard `s` and checks it against the manifest; errors name the shard and the manifest.
   Result<ShardPool::Shard> OpenShard(uint64_t s) const;
-  // Shard `s`, mapped for as long as the caller holds the handle.
-  Result<ShardPool::Shard> AcquireShard(uint64_t s) const;
+  // Where a global document lives. `shard` points into resident_, or at `hold`, which keeps a
+  // shard mapped on demand mapped while the caller reads it.
+  struct Location {
+    uint64_t index = 0;  // the shard
+    uint64_t doc = 0;    // the document within it
+    const MegatronSource* shard = nullptr;
+    ShardPool::Shard hold;
+  };
+  // Fills `at` for `doc` (< num_documents()), mapping its shard if needed.
+  Status Locate(uint64_t doc, Location* at) const;
   template <typename T>
   Status ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* out) const;
 
