@@ -20,27 +20,20 @@ constexpr uint64_t kBatch = 2;
 
 // Forwards to `inner`, sleeping `delay` in every read, like storage with added latency.
 // Thread-safe.
-class SlowTokenSource : public TokenSource {
+class SlowTokenSource : public testing::ForwardingTokenSource {
  public:
   SlowTokenSource(std::shared_ptr<const TokenSource> inner, std::chrono::microseconds delay)
-      : inner_(std::move(inner)), delay_(delay) {}
-  std::string_view format() const override { return inner_->format(); }
-  const std::string& path() const override { return inner_->path(); }
-  TokenDType dtype() const override { return inner_->dtype(); }
-  uint64_t num_documents() const override { return inner_->num_documents(); }
-  uint64_t num_tokens() const override { return inner_->num_tokens(); }
-  uint64_t document_length(uint64_t doc) const override { return inner_->document_length(doc); }
+      : ForwardingTokenSource(std::move(inner)), delay_(delay) {}
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override {
     std::this_thread::sleep_for(delay_);
-    return inner_->Read(doc, offset, count, out);
+    return ForwardingTokenSource::Read(doc, offset, count, out);
   }
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override {
     std::this_thread::sleep_for(delay_);
-    return inner_->Read(doc, offset, count, out);
+    return ForwardingTokenSource::Read(doc, offset, count, out);
   }
 
  private:
-  std::shared_ptr<const TokenSource> inner_;
   std::chrono::microseconds delay_;
 };
 

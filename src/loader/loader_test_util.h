@@ -1,5 +1,6 @@
-// Test doubles for the loader tests: random in-memory datasets, a fault-injecting TokenSource, a
-// scripted planner (concat packing of a per-epoch shuffle, planned by hand), and batch readers.
+// Test doubles for the loader tests: random in-memory datasets, a forwarding TokenSource to build
+// wrappers on and a fault-injecting one, a scripted planner (concat packing of a per-epoch shuffle,
+// planned by hand), and batch readers.
 #pragma once
 
 #include <algorithm>
@@ -30,26 +31,54 @@ inline std::shared_ptr<MemoryTokenSource> RandomSource(uint64_t seed, int n, int
   return std::make_shared<MemoryTokenSource>(std::move(name), std::move(docs));
 }
 
-// Forwards to `inner`, failing every read of `bad_document` with kIOError, and (if fail_nth > 0)
-// the fail_nth-th read overall. Thread-safe.
-class FaultyTokenSource : public TokenSource {
+// Forwards every call to `inner`, so that a test double overrides only what it changes (as
+// LevelDB's EnvWrapper does). Thread-safe if `inner` is.
+class ForwardingTokenSource : public TokenSource {
  public:
-  FaultyTokenSource(std::shared_ptr<const TokenSource> inner, int64_t bad_document,
-                    int64_t fail_nth = 0)
-      : inner_(std::move(inner)), bad_(bad_document), fail_nth_(fail_nth) {}
+  explicit ForwardingTokenSource(std::shared_ptr<const TokenSource> inner)
+      : inner_(std::move(inner)) {}
   std::string_view format() const override { return inner_->format(); }
   const std::string& path() const override { return inner_->path(); }
   TokenDType dtype() const override { return inner_->dtype(); }
   uint64_t num_documents() const override { return inner_->num_documents(); }
   uint64_t num_tokens() const override { return inner_->num_tokens(); }
   uint64_t document_length(uint64_t doc) const override { return inner_->document_length(doc); }
+  void DocumentLengths(uint64_t first, uint64_t count, uint64_t* out) const override {
+    inner_->DocumentLengths(first, count, out);
+  }
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override {
-    STOKER_RETURN_IF_ERROR(Fault(doc));
     return inner_->Read(doc, offset, count, out);
   }
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override {
-    STOKER_RETURN_IF_ERROR(Fault(doc));
     return inner_->Read(doc, offset, count, out);
+  }
+  void PrefetchIndex(uint64_t doc) const override { inner_->PrefetchIndex(doc); }
+  void PrefetchTokens(uint64_t doc, uint64_t offset) const override {
+    inner_->PrefetchTokens(doc, offset);
+  }
+  uint64_t num_shards() const override { return inner_->num_shards(); }
+  uint64_t shard_first_document(uint64_t shard) const override {
+    return inner_->shard_first_document(shard);
+  }
+
+ private:
+  std::shared_ptr<const TokenSource> inner_;
+};
+
+// Forwards to `inner`, failing every read of `bad_document` with kIOError, and (if fail_nth > 0)
+// the fail_nth-th read overall. Thread-safe.
+class FaultyTokenSource : public ForwardingTokenSource {
+ public:
+  FaultyTokenSource(std::shared_ptr<const TokenSource> inner, int64_t bad_document,
+                    int64_t fail_nth = 0)
+      : ForwardingTokenSource(std::move(inner)), bad_(bad_document), fail_nth_(fail_nth) {}
+  Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override {
+    STOKER_RETURN_IF_ERROR(Fault(doc));
+    return ForwardingTokenSource::Read(doc, offset, count, out);
+  }
+  Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override {
+    STOKER_RETURN_IF_ERROR(Fault(doc));
+    return ForwardingTokenSource::Read(doc, offset, count, out);
   }
   int64_t reads() const { return reads_; }
 
@@ -60,7 +89,6 @@ class FaultyTokenSource : public TokenSource {
     if (fail_nth_ > 0 && n == fail_nth_) return IOError("injected read error (nth)");
     return Status::OK();
   }
-  std::shared_ptr<const TokenSource> inner_;
   int64_t bad_;
   int64_t fail_nth_;
   mutable std::atomic<int64_t> reads_{0};
@@ -81,7 +109,7 @@ class ScriptedPlanner final : public BatchPlanner {
 
   PlanPosition Normalize(const PlanPosition& pos) const override {
     return pos.rows_consumed / batch_size_ >= steps(pos.epoch) ? PlanPosition{pos.epoch + 1, 0}
-                                                                : pos;
+                                                               : pos;
   }
   PlanPosition Advance(const PlanPosition& pos) const override {
     return Normalize({pos.epoch, pos.rows_consumed + batch_size_});
@@ -135,9 +163,15 @@ inline std::vector<int64_t> ToVector(const TensorView& v) {
   std::vector<int64_t> out(n);
   for (int64_t i = 0; i < n; ++i) {
     switch (v.dtype) {
-      case TokenDType::kInt32: out[i] = static_cast<const int32_t*>(v.data)[i]; break;
-      case TokenDType::kInt64: out[i] = static_cast<const int64_t*>(v.data)[i]; break;
-      default: out[i] = static_cast<const uint8_t*>(v.data)[i]; break;
+      case TokenDType::kInt32:
+        out[i] = static_cast<const int32_t*>(v.data)[i];
+        break;
+      case TokenDType::kInt64:
+        out[i] = static_cast<const int64_t*>(v.data)[i];
+        break;
+      default:
+        out[i] = static_cast<const uint8_t*>(v.data)[i];
+        break;
     }
   }
   return out;
@@ -152,8 +186,13 @@ struct BatchDump {
 };
 
 inline BatchDump Dump(const LoaderBatch& b) {
-  return {b.epoch(), b.step(), ToVector(b.input_ids()), ToVector(b.labels()),
-          ToVector(b.position_ids()), ToVector(b.segment_ids()), ToVector(b.cu_seqlens()),
+  return {b.epoch(),
+          b.step(),
+          ToVector(b.input_ids()),
+          ToVector(b.labels()),
+          ToVector(b.position_ids()),
+          ToVector(b.segment_ids()),
+          ToVector(b.cu_seqlens()),
           b.max_seqlen()};
 }
 
