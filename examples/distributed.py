@@ -67,7 +67,11 @@ def main():
                 opt.zero_grad()
                 loss.backward()  # an all-reduce: would hang if ranks took different step counts
                 opt.step()
-            rows.extend(tuple(r) for r in batch["input_ids"].tolist())
+            # Only real positions count: padding (segment 0) holds pad_token_id, which is also a
+            # real token id in the data, so counting it would look like a token seen twice.
+            real = batch["segment_ids"] != 0
+            rows.extend(tuple(ids[keep].tolist())
+                        for ids, keep in zip(batch["input_ids"], real))
             steps += 1
         everyone = [None] * world
         dist.all_gather_object(everyone, (steps, rows))
