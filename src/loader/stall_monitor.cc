@@ -103,12 +103,14 @@ StallWindow StallMonitor::ComputeLocked(double now_s) const {
 
 std::string StallMonitor::JudgeLocked(const StallWindow& w) const {
   if (w.batches < options_.min_batches) return "";
-  char buf[400];
+  if (w.consumer_s < options_.min_consumer_step_s * static_cast<double>(w.batches)) return "";
+  char buf[480];
   if (w.produce_known && w.consumer_s > 0 && w.ratio < options_.min_ratio) {
     std::snprintf(buf, sizeof(buf),
                   "the loader can deliver %.3g tokens/s but training consumes %.3g tokens/s "
                   "(%.2fx, below %.2fx) over the last %llu batches; the consumer waited %.1f%% "
-                  "of the time. Run `stoker doctor` for advice.",
+                  "of the time. Run `stoker doctor` for advice; silence this with "
+                  "monitor_warnings=False.",
                   w.deliverable_tokens_per_s, w.consumed_tokens_per_s, w.ratio,
                   options_.min_ratio, static_cast<unsigned long long>(w.batches),
                   100 * w.stall_share);
@@ -118,7 +120,7 @@ std::string StallMonitor::JudgeLocked(const StallWindow& w) const {
     std::snprintf(buf, sizeof(buf),
                   "data stall: the consumer waited %.1f%% of the time for batches (threshold "
                   "%.1f%%) over the last %llu batches (%.2f s of %.2f s). Run `stoker doctor` "
-                  "for advice.",
+                  "for advice; silence this with monitor_warnings=False.",
                   100 * w.stall_share, 100 * options_.max_stall_share,
                   static_cast<unsigned long long>(w.batches), w.wait_s, w.wait_s + w.consumer_s);
     return buf;

@@ -5,7 +5,9 @@
 // when known, how long the pipeline needed to produce it at full parallelism. Over a sliding time
 // window it derives the stall share, the consumed and deliverable tokens/s and their ratio, and
 // warns through a sink — at most once per `warn_interval_s` — when the ratio is below `min_ratio`
-// (the 1.2x rule) or the stall share above `max_stall_share`. Record() costs O(1) amortized (the
+// (the 1.2x rule) or the stall share above `max_stall_share`. A consumer that does no real work
+// between batches (a bare loop, a mean step under `min_consumer_step_s`) is not training: it gets
+// no verdict, since any loader keeps it waiting. Record() costs O(1) amortized (the
 // window keeps running sums), so it can run on every Next(). Thread-safe.
 #pragma once
 
@@ -23,6 +25,10 @@ struct StallMonitorOptions {
   double window_s = 30;           // sliding window length
   uint64_t max_batches = 4096;    // the window also ends this many batches back (bounds memory)
   uint64_t min_batches = 8;       // no verdict before this many batches in the window
+  // No verdict while the consumer's mean time per batch in the window is below this: a loop that
+  // trains nothing (Python's `for batch in loader: pass` takes ~20 us) always waits. The fastest
+  // real training steps (small models on a GPU) take milliseconds.
+  double min_consumer_step_s = 0.001;
   double min_ratio = 1.2;         // deliverable / consumed below this warns
   double max_stall_share = 0.05;  // wait / (wait + consumer time) above this warns
   double warn_interval_s = 300;   // at most one warning per interval

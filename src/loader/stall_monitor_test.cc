@@ -70,6 +70,33 @@ TEST(StallMonitorTest, NoVerdictBeforeMinBatches) {
   EXPECT_EQ(t.warnings.size(), 1u);
 }
 
+TEST(StallMonitorTest, LoopThatTrainsNothingGetsNoVerdict) {
+  // A bare `for batch in loader` loop: 20 us of consumer work, 5 us of wait per batch (20%
+  // stall) and a pipeline at 0.1x of that loop's pace: nothing here is training.
+  FakeTraining bare;
+  bare.Steps(1000, 0.000005, 0.00002, 1000, 0.0002);
+  EXPECT_TRUE(bare.warnings.empty()) << bare.warnings[0];
+  EXPECT_GT(bare.monitor.Window().stall_share, 0.1);
+  // The same loader under a real 5 ms step that it cannot keep up with warns, and says how to
+  // silence the warning.
+  FakeTraining real;
+  real.Steps(100, 0.005, 0.005, 1000, 0.01);
+  ASSERT_EQ(real.warnings.size(), 1u);
+  EXPECT_NE(real.warnings[0].find("silence this with monitor_warnings=False"), std::string::npos)
+      << real.warnings[0];
+}
+
+TEST(StallMonitorTest, StepFloorIsTheMeanOverTheWindow) {
+  StallMonitorOptions o;
+  o.min_consumer_step_s = 0.002;
+  FakeTraining below(o);
+  below.Steps(100, 0.01, 0.0019, 1000);  // big stalls, but a mean step under the floor
+  EXPECT_TRUE(below.warnings.empty());
+  FakeTraining above(o);
+  above.Steps(100, 0.01, 0.0021, 1000);
+  EXPECT_EQ(above.warnings.size(), 1u);
+}
+
 TEST(StallMonitorTest, RatioJustBelowThresholdWarnsJustAboveDoesNot) {
   FakeTraining above;
   above.Steps(50, 0, 0.121, 1000, 0.1);  // 1.21x

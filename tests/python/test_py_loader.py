@@ -221,6 +221,22 @@ def test_live_monitor_in_stats_and_silenced_warning(datasets, capfd):
     assert "below" not in capfd.readouterr().err  # silenced: counted, never printed
 
 
+def test_a_loop_that_trains_nothing_prints_no_stall_warning(tmp_path, capfd):
+    # One worker assembling long rows: a bare loop waits on nearly every batch. That is not a data
+    # stall in training (nothing is trained), so the monitor measures it but does not warn.
+    path = tmp_path / "docs.npy"
+    np.save(path, np.arange(3000 * 700, dtype=np.int32).reshape(3000, 700) % 50000)
+    loader = stoker.Loader(str(path), seq_len=2048, batch_size=16, num_workers=1, seed=1)
+    batches = 0
+    for _ in range(3):
+        for _ in loader:
+            batches += 1
+    s = loader.stats()
+    assert batches > 150 and s["monitor_batches"] > 0
+    assert s["monitor_warnings"] == 0
+    assert "warning" not in capfd.readouterr().err
+
+
 def test_torchrun_environment_sets_rank_and_world_size(datasets, monkeypatch):
     monkeypatch.setenv("RANK", "1")
     monkeypatch.setenv("WORLD_SIZE", "2")
