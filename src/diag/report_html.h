@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "diag/bench_runner.h"
 
@@ -22,5 +23,8 @@ std::string RenderReportHtml(const BenchResult& r, const std::string& title);
 
 // Writes the page to `path` atomically. Errors name the path.
 Status WriteReportHtml(const BenchResult& r, const std::string& title, const std::string& path);
+
+// The timeline averaged down to at most 600 points, so a long run stays a light page.
+std::vector<BenchSample> Downsample(const std::vector<BenchSample>& in);
 
 }  // namespace stoker::diag

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "common/file_util.h"
+#include "common/uri.h"
 #include "common/mapped_file.h"
 #include "format/array_source.h"
 #include "format/manifest.h"
@@ -36,7 +37,8 @@ Result<std::unique_ptr<TokenSource>> Up(Result<std::unique_ptr<T>> r) {
 
 }  // namespace
 
-Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& path) {
+Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& uri) {
+  STOKER_ASSIGN_OR_RETURN(const std::string path, LocalPathFromUri(uri));
   if (IsDirectory(path)) {
     if (!PathExists(JoinPath(path, kManifestFileName))) {
       return NotFound(path + ": a directory without " + std::string(kManifestFileName) +

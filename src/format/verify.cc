@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/file_util.h"
+#include "common/uri.h"
 #include "common/hash.h"
 #include "common/mapped_file.h"
 #include "format/manifest.h"
@@ -186,7 +187,8 @@ class Checker {
 
 }  // namespace
 
-Result<VerifyReport> Verify(const std::string& path, ProgressReporter* progress) {
+Result<VerifyReport> Verify(const std::string& uri, ProgressReporter* progress) {
+  STOKER_ASSIGN_OR_RETURN(const std::string path, LocalPathFromUri(uri));
   VerifyReport report;
   report.path = path;
   Checker checker(&report, progress);

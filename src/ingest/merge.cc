@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "common/file_util.h"
+#include "common/uri.h"
 #include "ingest/dataset_dir.h"
 
 namespace fs = std::filesystem;
@@ -89,8 +90,13 @@ Status OrderByTask(std::vector<Part>* parts) {
 
 }  // namespace
 
-Result<Manifest> Merge(const MergeOptions& options) {
-  if (options.parts.empty()) return InvalidArgument("no parts to merge");
+Result<Manifest> Merge(const MergeOptions& given) {
+  if (given.parts.empty()) return InvalidArgument("no parts to merge");
+  MergeOptions options = given;
+  for (std::string& part : options.parts) {
+    STOKER_ASSIGN_OR_RETURN(part, LocalPathFromUri(part));
+  }
+  STOKER_ASSIGN_OR_RETURN(options.output_dir, LocalPathFromUri(given.output_dir));
   std::error_code ec;
   fs::path out = fs::weakly_canonical(fs::absolute(options.output_dir, ec), ec);
   std::vector<Part> parts;

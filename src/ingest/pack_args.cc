@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "common/human_size.h"
+#include "common/uri.h"
 #include "ingest/input_plan.h"
 #include "text/utf8.h"
 
@@ -11,8 +12,11 @@ namespace stoker {
 
 Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
   PackOptions o;
-  o.inputs = a.inputs;
-  o.output_dir = a.output;
+  for (const std::string& input : a.inputs) {
+    STOKER_ASSIGN_OR_RETURN(std::string local, LocalPathFromUri(input));
+    o.inputs.push_back(std::move(local));
+  }
+  STOKER_ASSIGN_OR_RETURN(o.output_dir, LocalPathFromUri(a.output));
   o.encoder.text_field = a.text_field;
   STOKER_ASSIGN_OR_RETURN(o.encoder.utf8, ParseUtf8Policy(a.utf8));
   if (a.bad_lines != "fail" && a.bad_lines != "skip") {

@@ -1,6 +1,7 @@
 #include "text/tokenizer.h"
 
 #include "common/file_util.h"
+#include "common/uri.h"
 #include "text/bytes_tokenizer.h"
 #include "text/sentencepiece_tokenizer.h"
 
@@ -13,8 +14,9 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
-Result<std::unique_ptr<Tokenizer>> OpenTokenizer(std::string_view spec) {
-  std::string path(spec);
+Result<std::unique_ptr<Tokenizer>> OpenTokenizer(std::string_view uri) {
+  STOKER_ASSIGN_OR_RETURN(const std::string path, LocalPathFromUri(uri));
+  const std::string_view spec = path;
   if (spec == "bytes") return std::unique_ptr<Tokenizer>(std::make_unique<BytesTokenizer>());
   if (EndsWith(spec, ".model")) {
     STOKER_ASSIGN_OR_RETURN(auto sp, SentencePieceTokenizer::Open(path));

@@ -100,9 +100,10 @@ def test_bench_missing_dataset(run_stoker, tmp_path):
 
 
 def test_monitor_warns_when_the_source_cannot_keep_up(run_stoker, dataset):
-    # 64 x 2048 tokens per 0.05 ms step: ~2.6 G tokens/s, far beyond one worker thread.
-    r = run_stoker("bench", dataset, "--seq-len", "2048", "--batch-size", "64", "--workers", "1",
-                   "--warmup-batches", "2", "--batches", "30", "--consumer-step-ms", "0.05",
+    # 256 x 2048 tokens per 1 ms step: ~524 M tokens/s (16.8 GB/s of int64 outputs), far beyond
+    # one worker thread. The step is a real one (the monitor ignores loops that train nothing).
+    r = run_stoker("bench", dataset, "--seq-len", "2048", "--batch-size", "256", "--workers", "1",
+                   "--warmup-batches", "2", "--batches", "30", "--consumer-step-ms", "1",
                    "--json")
     assert r.returncode == 0, r.stderr
     warnings = [l for l in r.stderr.splitlines() if l.startswith("stoker: warning:")]
@@ -183,7 +184,8 @@ def test_doctor_text_output(run_stoker, dataset):
         (["--train-tokens-per-s", "5", "--train-samples-per-s", "5"], "excludes"),
         (["--model-params", "1.3B"], "--model-params needs --gpus"),
         (["--model-params", "lots", "--gpus", "1"], "model size 'lots'"),
-        (["--model-params", "1B", "--gpus", "1", "--mfu", "2"], "--mfu must be in (0, 1]"),
+        (["--model-params", "1B", "--gpus", "1", "--mfu", "2"],
+         "--mfu: must be a number > 0 and ≤ 1, got '2'"),
         (["--train-tokens-per-s", "5", "--seconds", "1", "--batches", "3"], "excludes"),
     ],
 )

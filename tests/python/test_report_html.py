@@ -148,10 +148,104 @@ def test_report_plots_are_painted(report, tmp_path):
     y_tp = np.nonzero(mask_tp.any(axis=1))[0]
     y_st = np.nonzero(mask_st.any(axis=1))[0]
     assert y_tp.mean() < y_st.mean() < height
-    # The lines span the plot's width (time axis), not one spot.
+    # The lines span most of the plot's width (time axis, which ends at the round tick past the
+    # last sample), not one spot.
     x_tp = np.nonzero(mask_tp.any(axis=0))[0]
-    assert x_tp.max() - x_tp.min() > 400
+    assert x_tp.max() - x_tp.min() > 300
     for name, rgb in (("read", READ), ("assemble", ASSEMBLE), ("consumer wait", WAIT)):
         n, mask = count_color(img, rgb)
         assert n > 20, f"{name} bar not drawn"
         assert np.nonzero(mask.any(axis=1))[0].min() > y_st.max(), f"{name} bar misplaced"
+
+
+def tick_values(dom, cls):
+    """The numbers of an axis' tick labels, units stripped ("250 M" -> 250e6, "25%" -> 25)."""
+    scale = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+    values = []
+    for label in re.findall(rf'class="{cls}"[^>]*>([^<]*)<', dom):
+        m = re.fullmatch(r"([0-9.]+) ?([kMGTP]?)(%|x| s)?", label)
+        assert m, f"tick label {label!r} is not a plain number with a unit"
+        values.append(float(m.group(1)) * scale[m.group(2)])
+    return values
+
+
+def assert_round_axis(values):
+    assert len(values) >= 3 and values[0] == 0, values
+    steps = np.diff(values)
+    assert np.allclose(steps, steps[0], rtol=1e-9), values
+    mantissa = steps[0] / 10 ** np.floor(np.log10(steps[0]))
+    assert any(abs(mantissa - m) < 1e-9 for m in (1, 2, 2.5, 5)), values
+
+
+def test_report_axis_ticks_are_round(report):
+    dom = report.read_text()
+    # Two time plots: tokens/s and the stall share, each with round y and x ticks.
+    ys, xs = tick_values(dom, "ytick"), tick_values(dom, "xtick")
+    n_y = len(re.findall(r'class="ytick"', dom))
+    assert n_y == len(ys) >= 6
+    for plot in re.findall(r'<svg id="plot-(?:throughput|stall)".*?</svg>', dom, re.S):
+        assert_round_axis(tick_values(plot, "ytick"))
+        assert_round_axis(tick_values(plot, "xtick"))
+    assert all(v <= 100 for v in tick_values(
+        re.search(r'<svg id="plot-stall".*?</svg>', dom, re.S).group(0), "ytick"))
+
+
+RATIO = (0x17, 0xBE, 0xCF)
+PASS_GREEN = (0x2A, 0x7D, 0x2A)
+
+
+@pytest.fixture(scope="module")
+def doctor_reports(tmp_path_factory, stoker_cli):
+    d = tmp_path_factory.mktemp("doctor")
+    data = d / "tokens.npy"
+    np.save(data, np.random.default_rng(2).integers(0, 50000, (600, 1024), dtype=np.uint16))
+    out = {}
+    # 1,000 tokens/s: any loader passes. 1e15 tokens/s: none does.
+    for name, rate, code in (("pass", "1000", 0), ("fail", "1e15", 1)):
+        html = d / f"doctor-{name}.html"
+        r = subprocess.run([stoker_cli, "doctor", str(data), "--seq-len", "512", "--batch-size",
+                            "8", "--workers", "2", "--warmup-batches", "2", "--seconds", "1.5",
+                            "--train-tokens-per-s", rate, "--report", str(html)],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == code, r.stdout + r.stderr
+        assert f"report written to {html}" in r.stdout
+        out[name] = html
+    return out
+
+
+def test_doctor_report_shows_verdict_ratio_rule_and_advice(doctor_reports):
+    for name, html in doctor_reports.items():
+        text = html.read_text()
+        assert "<script" not in text and not re.search(r"""(src|href)\s*=""", text)
+        r = run_chromium("--dump-dom", f"file://{html}")
+        assert r.returncode == 0, r.stderr
+        dom = r.stdout
+        verdict = re.search(r'<p id="verdict" class="verdict (pass|fail)">([^<]*)<', dom)
+        assert verdict and verdict.group(1) == name, dom[:2000]
+        assert verdict.group(2).startswith("PASS" if name == "pass" else "FAIL")
+        assert "delivered / consumed" in verdict.group(2)
+        assert 'id="plot-ratio"' in dom and 'class="rule"' in dom and ">1.2x<" in dom
+        pts = re.search(r'<svg id="plot-ratio".*?<polyline class="series"[^>]*points="([^"]*)"',
+                        dom, re.S)
+        assert pts and len(pts.group(1).split()) >= 4
+        plot = re.search(r'<svg id="plot-ratio".*?</svg>', dom, re.S).group(0)
+        assert_round_axis(tick_values(plot, "ytick"))
+        assert len(re.findall(r"<li>", re.search(r'<ul id="advice">.*?</ul>', dom, re.S)
+                              .group(0))) >= 1
+        assert 'data-key="tokens_per_s"' in dom
+
+
+def test_doctor_report_is_painted(doctor_reports, tmp_path):
+    png = tmp_path / "doctor.png"
+    r = run_chromium(f"--screenshot={png}", "--window-size=820,1200",
+                     f"file://{doctor_reports['pass']}")
+    assert png.exists(), r.stderr
+    img = decode_png(png.read_bytes())
+    n_ratio, mask_ratio = count_color(img, RATIO)
+    n_green, mask_green = count_color(img, PASS_GREEN)
+    assert n_green > 500, "verdict box not drawn"
+    assert n_ratio > 200, "ratio line not drawn"
+    x = np.nonzero(mask_ratio.any(axis=0))[0]
+    assert x.max() - x.min() > 300
+    # The verdict comes above the plot.
+    assert np.nonzero(mask_green.any(axis=1))[0].mean() < np.nonzero(mask_ratio.any(axis=1))[0].mean()

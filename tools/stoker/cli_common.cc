@@ -5,7 +5,20 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/uri.h"
+
 namespace stoker::cli {
+
+CLI::Validator LocalFile() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        Result<std::string> local = LocalPathFromUri(text);
+        if (!local.ok()) return local.status().message();
+        text = *local;
+        return "";
+      },
+      "");
+}
 
 int ReportError(std::string_view command, const Status& status) {
   std::fprintf(stderr, "stoker %.*s: error: %s\n", static_cast<int>(command.size()), command.data(),

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include <CLI/CLI.hpp>
+
 #include "stoker/status.h"
 
 namespace stoker::cli {
@@ -15,6 +17,11 @@ inline constexpr int kExitError = 2;
 
 // Prints "stoker <command>: error: <status message>" on stderr and returns kExitError.
 int ReportError(std::string_view command, const Status& status);
+
+// For file flags the CLI itself opens (--report, --state), as ->transform(): a plain path, or a
+// file:// URI turned into one; any other
+// scheme is refused at parse time, naming what stoker serves (see common/uri.h).
+CLI::Validator LocalFile();
 
 struct RankAndWorldSize {
   uint32_t rank = 0;

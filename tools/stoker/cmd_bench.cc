@@ -82,7 +82,8 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   AddBenchRunFlags(sub, &args->bench);
   sub->add_flag("--synthetic", args->bench.synthetic, "Serve one fixed batch (no data loading)");
   sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
-  sub->add_option("--report", args->report, "Write a self-contained HTML report to FILE.html");
+  sub->add_option("--report", args->report, "Write a self-contained HTML report to FILE.html")
+      ->transform(LocalFile());
   sub->callback([args, exit_code] { *exit_code = RunBenchCommand(*args); });
 }
 

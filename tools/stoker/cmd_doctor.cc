@@ -12,9 +12,11 @@
 
 #include "diag/bench_report.h"
 #include "diag/doctor.h"
+#include "diag/doctor_report.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 #include "stoker/loader_flags.h"
+#include "stoker/number_flags.h"
 
 namespace stoker::cli {
 namespace {
@@ -29,6 +31,7 @@ struct DoctorArgs {
   std::string gpu = "h100";
   double mfu = 0.4;
   bool json = false;
+  std::string report;  // FILE.html, or empty
 };
 
 Result<diag::TrainingRate> BuildRate(const DoctorArgs& a) {
@@ -90,6 +93,11 @@ int RunDoctor(DoctorArgs& a) {
   if (!bench.ok()) return ReportError("doctor", bench.status());
   const diag::Verdict v = diag::Diagnose(ToMeasurement(*bench, *options), *consumption);
   const int code = v.pass ? kExitOk : kExitCheckFailed;
+  if (!a.report.empty()) {
+    Status st = diag::WriteDoctorReportHtml(*bench, *consumption, v,
+                                            DescribeLoaderFlags(a.loader, *options), a.report);
+    if (!st.ok()) return ReportError("doctor", st);
+  }
   if (a.json) {
     nlohmann::json j = {
         {"verdict", v.pass ? "PASS" : "FAIL"},
@@ -131,6 +139,7 @@ int RunDoctor(DoctorArgs& a) {
               v.slowest_stage.c_str(), 100 * v.slowest_stage_share, v.slowest_stage_s);
   std::printf("advice:\n");
   for (const std::string& line : v.advice) std::printf("  - %s\n", line.c_str());
+  if (!a.report.empty()) std::printf("report written to %s\n", a.report.c_str());
   return code;
 }
 
@@ -150,24 +159,30 @@ void AddDoctorCommand(CLI::App& app, int* exit_code) {
   AddBenchRunFlags(sub, &args->bench);
   auto* tok = sub->add_option("--train-tokens-per-s", args->train_tokens_per_s,
                               "Tokens/s training consumes")
-                  ->check(Positive());
+                  ->check(RealNumber(0, Bound::kExclusive));
   auto* smp = sub->add_option("--train-samples-per-s", args->train_samples_per_s,
                               "Samples (rows of --seq-len) per second training consumes")
-                  ->check(Positive());
+                  ->check(RealNumber(0, Bound::kExclusive));
   auto* model = sub->add_option("--model-params", args->model_params,
                                 "Model size: 1.3B, 350M, 7e9 (with --gpus)");
   tok->excludes(smp)->excludes(model);
   smp->excludes(model);
   sub->add_option("--gpus", args->gpus, "GPUs fed by this machine (with --model-params)")
-      ->check(Positive())
+      ->check(WholeNumber<int>(1))
       ->needs(model);
   std::string gpus_known;
   for (const diag::GpuSpec& g : diag::KnownGpus()) {
     gpus_known += (gpus_known.empty() ? "" : "|") + std::string(g.name);
   }
   sub->add_option("--gpu", args->gpu, "GPU type: " + gpus_known)->capture_default_str();
-  sub->add_option("--mfu", args->mfu, "Model FLOPs utilization, (0, 1]")->capture_default_str();
+  sub->add_option("--mfu", args->mfu, "Model FLOPs utilization, (0, 1]")
+      ->check(RealNumber(0, Bound::kExclusive, 1))
+      ->capture_default_str();
   sub->add_flag("--json", args->json, "Print one JSON object with the verdict and the bench");
+  sub->add_option("--report", args->report,
+                  "Also write a self-contained HTML report (verdict, delivered / consumed over "
+                  "time against the 1.2x line, advice) to FILE.html")
+      ->transform(LocalFile());
   sub->callback([args, exit_code] { *exit_code = RunDoctor(*args); });
 }
 

@@ -7,6 +7,7 @@
 #include "format/inspect.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
+#include "stoker/number_flags.h"
 #include "stoker/token_source.h"
 
 namespace stoker::cli {
@@ -52,7 +53,8 @@ void AddInspectCommand(CLI::App& app, int* exit_code) {
   sub->add_flag("--json", args->json, "print the summary as JSON (stable keys, for scripts)");
   sub->add_option("--show-document", args->show_document,
                   "print the token ids of document N (0-based, across all shards) as a JSON "
-                  "array instead of the summary");
+                  "array instead of the summary")
+      ->check(WholeNumber<uint64_t>());
   sub->callback([args, exit_code] { *exit_code = RunInspect(*args); });
 }
 

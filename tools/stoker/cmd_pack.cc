@@ -11,6 +11,7 @@
 #include "ingest/pack_args.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
+#include "stoker/number_flags.h"
 #include "text/tokenizer.h"
 
 namespace stoker::cli {
@@ -113,10 +114,12 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--shard-size", args->shard_size,
                   "Close a shard at this .bin size, e.g. 64MiB, 1GiB (a document is never split)")
       ->capture_default_str();
-  sub->add_option("--threads", args->threads, "Tokenizer threads (default: all cores)");
-  sub->add_option("--task-index", args->task_index, "This task's index, 0-based");
+  sub->add_option("--threads", args->threads, "Tokenizer threads (0 = all cores)")
+      ->check(WholeNumber<int>(0));
+  sub->add_option("--task-index", args->task_index, "This task's index, 0-based")
+      ->check(WholeNumber<uint32_t>());
   sub->add_option("--task-count", args->task_count, "Number of tasks in the job")
-      ->check(CLI::PositiveNumber);
+      ->check(WholeNumber<uint32_t>(1));
   sub->add_option("--utf8", args->utf8,
                   "Invalid UTF-8: replace (with U+FFFD), skip (the document) or fail")
       ->check(CLI::IsMember({"replace", "skip", "fail"}))

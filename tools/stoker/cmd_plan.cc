@@ -11,6 +11,7 @@
 #include "common/file_util.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
+#include "stoker/number_flags.h"
 #include "stoker/plan.h"
 #include "stoker/token_source.h"
 
@@ -259,34 +260,43 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
       ->required();
   sub->add_option("--seq-len", args->seq_len, "Tokens per row")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(WholeNumber<uint64_t>(1));
   sub->add_option("--batch-size", args->batch_size, "Rows per rank per step")
       ->required()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--world-size", args->world_size, "Ranks (default: $WORLD_SIZE, else 1)");
-  sub->add_option("--rank", args->rank, "This rank (default: $RANK, else 0)");
-  sub->add_option("--seed", args->seed, "Shuffle seed")->capture_default_str();
+      ->check(WholeNumber<uint64_t>(1));
+  sub->add_option("--world-size", args->world_size, "Ranks (default: $WORLD_SIZE, else 1)")
+      ->check(WholeNumber<uint32_t>(1));
+  sub->add_option("--rank", args->rank, "This rank (default: $RANK, else 0)")
+      ->check(WholeNumber<uint32_t>());
+  sub->add_option("--seed", args->seed, "Shuffle seed")
+      ->check(WholeNumber<uint64_t>())
+      ->capture_default_str();
   sub->add_option("--epoch", args->epoch, "Epoch to print (ignored when --state FILE exists)")
+      ->check(WholeNumber<uint64_t>())
       ->capture_default_str();
   sub->add_option("--shuffle", args->shuffle, "global | block | none")
       ->check(CLI::IsMember({"global", "block", "none"}))
       ->capture_default_str();
   sub->add_option("--block-shards", args->block_shards,
                   "Shards shuffled together (--shuffle block)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
   sub->add_option("--pack", args->pack, "concat | bestfit | pad")
       ->check(CLI::IsMember({"concat", "bestfit", "pad"}))
       ->capture_default_str();
   sub->add_option("--bestfit-window", args->bestfit_window, "Documents packed together (bestfit)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
   sub->add_option("--remainder", args->remainder, "drop_last | pad (the last incomplete batch)")
       ->check(CLI::IsMember({"drop_last", "pad"}))
       ->capture_default_str();
-  sub->add_option("--start-step", args->start_step, "First step to print")->capture_default_str();
-  sub->add_option("--steps", args->steps, "Steps to print (default: to the end of the epoch)");
-  sub->add_option("--state", args->state_file, "Resume from / save the position to this file");
+  sub->add_option("--start-step", args->start_step, "First step to print")
+      ->check(WholeNumber<uint64_t>())
+      ->capture_default_str();
+  sub->add_option("--steps", args->steps, "Steps to print (default: to the end of the epoch)")
+      ->check(WholeNumber<uint64_t>(1));
+  sub->add_option("--state", args->state_file, "Resume from / save the position to this file")
+      ->transform(LocalFile());
   sub->add_flag("--force", args->force, "Restore a state written for a different plan");
   sub->add_flag("--json", args->json, "One JSON line per step");
   sub->add_flag("--stats", args->stats, "Print packing and shuffle statistics instead");

@@ -9,46 +9,27 @@
 #include "common/progress.h"
 #include "diag/bench_report.h"
 #include "stoker/cli_common.h"
+#include "stoker/number_flags.h"
 #include "stoker/plan.h"
 
 namespace stoker::cli {
-namespace {
-
-CLI::Validator NumberCheck(bool allow_zero) {
-  return CLI::Validator(
-      [allow_zero](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double x = std::strtod(text.c_str(), &end);
-        const bool ok = !text.empty() && *end == '\0' && std::isfinite(x) &&
-                        (allow_zero ? x >= 0 : x > 0);
-        if (ok) return "";
-        return std::string(allow_zero ? "must be a number >= 0" : "must be a positive number") +
-               ", not '" + text + "'";
-      },
-      allow_zero ? "NUMBER >= 0" : "NUMBER > 0");
-}
-
-}  // namespace
-
-CLI::Validator Positive() { return NumberCheck(false); }
-CLI::Validator NonNegative() { return NumberCheck(true); }
 
 void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
   auto* ds = sub->add_option("datasets", f->datasets,
                              "[WEIGHT:]DATASET... (any format `stoker inspect` reads)");
   if (!datasets_optional) ds->required();
   sub->add_option("--seq-len", f->seq_len, "Tokens per row")
-      ->check(Positive())
+      ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
   sub->add_option("--batch-size", f->batch_size, "Rows per rank per step")
-      ->check(Positive())
+      ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
   sub->add_option("--workers", f->workers,
                   "Worker threads (0 = cores / $LOCAL_WORLD_SIZE, at least 1)")
-      ->check(NonNegative())
+      ->check(WholeNumber<int>(0))
       ->capture_default_str();
   sub->add_option("--prefetch-factor", f->prefetch_factor, "Batches in flight per worker")
-      ->check(Positive())
+      ->check(WholeNumber<int>(1))
       ->capture_default_str();
   sub->add_option("--shuffle", f->shuffle, "global | block | none")
       ->check(CLI::IsMember({"global", "block", "none"}))
@@ -56,10 +37,13 @@ void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
   sub->add_option("--pack", f->pack, "concat | bestfit | pad")
       ->check(CLI::IsMember({"concat", "bestfit", "pad"}))
       ->capture_default_str();
-  sub->add_option("--seed", f->seed, "Shuffle seed")->capture_default_str();
+  sub->add_option("--seed", f->seed, "Shuffle seed")
+      ->check(WholeNumber<uint64_t>())
+      ->capture_default_str();
   sub->add_option("--world-size", f->world_size, "Ranks (default: $WORLD_SIZE, else 1)")
-      ->check(Positive());
-  sub->add_option("--rank", f->rank, "This rank (default: $RANK, else 0)");
+      ->check(WholeNumber<uint32_t>(1));
+  sub->add_option("--rank", f->rank, "This rank (default: $RANK, else 0)")
+      ->check(WholeNumber<uint32_t>());
 }
 
 Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
@@ -92,18 +76,18 @@ std::string DescribeLoaderFlags(const LoaderFlags& f, const LoaderOptions& o) {
 
 void AddBenchRunFlags(CLI::App* sub, BenchFlags* f) {
   auto* batches = sub->add_option("--batches", f->batches, "Measure this many batches")
-                      ->check(Positive());
+                      ->check(WholeNumber<uint64_t>(1));
   auto* seconds = sub->add_option("--seconds", f->seconds, "Measure this long (default 10)")
-                      ->check(Positive());
+                      ->check(RealNumber(0, Bound::kExclusive));
   batches->excludes(seconds);
   seconds->excludes(batches);
   sub->add_option("--warmup-batches", f->warmup_batches,
                   "Batches delivered before measuring, excluded from every figure (default: "
                   "max(10, 2 x ring slots))")
-      ->check(NonNegative());
+      ->check(WholeNumber<uint64_t>());
   sub->add_option("--consumer-step-ms", f->consumer_step_ms,
                   "Sleep this long per batch, like a training step (turns on the stall monitor)")
-      ->check(NonNegative())
+      ->check(RealNumber(0, Bound::kInclusive))
       ->capture_default_str();
 }
 

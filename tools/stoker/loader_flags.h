@@ -31,11 +31,6 @@ struct LoaderFlags {
   std::optional<uint32_t> rank;        // default $RANK, else 0
 };
 
-// Option checks that say what is wrong in words ("--batches: must be a positive number, not
-// '-3'"); CLI11's PositiveNumber prints the whole double range instead.
-CLI::Validator Positive();
-CLI::Validator NonNegative();
-
 // Registers the positional datasets (required unless `datasets_optional`) and the loader options.
 void AddLoaderFlags(CLI::App* sub, LoaderFlags* flags, bool datasets_optional = false);
 

@@ -1,0 +1,39 @@
+#include "common/uri.h"
+
+#include <gtest/gtest.h>
+
+namespace stoker {
+namespace {
+
+TEST(UriTest, SchemeOfUrisOnly) {
+  EXPECT_EQ(UriScheme("s3://bucket/prefix"), "s3");
+  EXPECT_EQ(UriScheme("HTTPS://host/x"), "https");
+  EXPECT_EQ(UriScheme("gs+x.y-z://b"), "gs+x.y-z");
+  EXPECT_EQ(UriScheme("data/sample"), "");
+  EXPECT_EQ(UriScheme("/abs/s3://x"), "");  // a path that merely contains "://"
+  EXPECT_EQ(UriScheme("0.3:data/web"), "");  // a mixture weight
+  EXPECT_EQ(UriScheme("3s://x"), "");
+  EXPECT_EQ(UriScheme("://x"), "");
+}
+
+TEST(UriTest, PlainPathsAndFileUrisAreLocal) {
+  EXPECT_EQ(*LocalPathFromUri("out/ds"), "out/ds");
+  EXPECT_EQ(*LocalPathFromUri("file:///data/ds"), "/data/ds");
+  EXPECT_EQ(*LocalPathFromUri("file://localhost/data/ds"), "/data/ds");
+  EXPECT_FALSE(LocalPathFromUri("file://otherhost/data").ok());
+  EXPECT_FALSE(LocalPathFromUri("file://").ok());
+}
+
+TEST(UriTest, OtherSchemesNameWhatIsServed) {
+  for (const char* uri : {"s3://b/p", "http://h/x", "gs://b/o", "hf://datasets/x"}) {
+    Result<std::string> r = LocalPathFromUri(uri);
+    ASSERT_FALSE(r.ok()) << uri;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(uri), std::string::npos);
+    EXPECT_NE(r.status().message().find("local paths and file:// URIs"), std::string::npos)
+        << r.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace stoker

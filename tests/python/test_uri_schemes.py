@@ -1,0 +1,87 @@
+"""A `scheme://` that stoker does not serve is one clear error for every input and output path, in
+the CLI and in Python; it names what stoker serves and never becomes a local directory ("s3:")."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stoker
+
+SERVED = "local paths and file:// URIs"
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("uri")
+    (d / "in.jsonl").write_text('{"text": "hello"}\n{"text": "world"}\n')
+    np.save(d / "tokens.npy", np.arange(64 * 40, dtype=np.int32).reshape(64, 40))
+    return d
+
+
+def cli_cases(d):
+    npy, jsonl = str(d / "tokens.npy"), str(d / "in.jsonl")
+    loader = ["--seq-len", "16", "--batch-size", "2"]
+    return [
+        ("pack", jsonl, "-o", "s3://bucket/out"),
+        ("pack", "s3://bucket/in.jsonl", "-o", str(d / "never")),
+        ("merge", "gs://bucket/part", "-o", str(d / "merged")),
+        ("merge", str(d / "part"), "-o", "s3://bucket/merged"),
+        ("inspect", "s3://bucket/ds"),
+        ("verify", "http://host/ds"),
+        ("plan", "s3://bucket/ds", *loader),
+        ("plan", "0.5:s3://bucket/ds", *loader),
+        ("plan", npy, *loader, "--state", "s3://bucket/state.json"),
+        ("bench", "s3://bucket/ds", *loader, "--batches", "2"),
+        ("bench", npy, *loader, "--batches", "2", "--report", "s3://bucket/r.html"),
+        ("doctor", "hf://datasets/x", *loader, "--train-tokens-per-s", "100"),
+        ("doctor", npy, *loader, "--train-tokens-per-s", "100", "--report", "s3://b/d.html"),
+        ("pack", jsonl, "-o", str(d / "tok"), "--tokenizer", "s3://bucket/tokenizer.model"),
+    ]
+
+
+def test_cli_refuses_unserved_schemes_everywhere(run_stoker, data, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a silently created "s3:" directory would land here
+    for args in cli_cases(data):
+        r = run_stoker(*args)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert SERVED in r.stderr, (args, r.stderr)
+        assert "://" in r.stderr and "does not serve" in r.stderr, (args, r.stderr)
+    leftovers = [p.name for p in tmp_path.iterdir()] + [p.name for p in data.iterdir()]
+    assert not [n for n in leftovers if n.endswith(":") or n in ("never", "merged", "tok")]
+
+
+def test_cli_reads_and_writes_file_uris(run_stoker, data, tmp_path):
+    out = tmp_path / "ds"
+    r = run_stoker("pack", f"file://{data / 'in.jsonl'}", "-o", f"file://{out}")
+    assert r.returncode == 0, r.stderr
+    assert (out / "manifest.json").is_file()
+    r = run_stoker("inspect", f"file://{out}", "--json")
+    assert r.returncode == 0, r.stderr
+    r = run_stoker("plan", f"file://{data / 'tokens.npy'}", "--seq-len", "16", "--batch-size",
+                   "2", "--steps", "1", "--state", f"file://{tmp_path / 'state.json'}")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "state.json").is_file()
+
+
+def test_python_refuses_unserved_schemes(data, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    calls = [
+        lambda: stoker.Loader("s3://bucket/ds", seq_len=16, batch_size=2),
+        lambda: stoker.Loader([str(data / "tokens.npy"), (0.5, "s3://b/ds")], seq_len=16,
+                              batch_size=2),
+        lambda: stoker.plan("s3://bucket/ds", seq_len=16, batch_size=2),
+        lambda: stoker.inspect("s3://bucket/ds"),
+        lambda: stoker.verify("s3://bucket/ds"),
+        lambda: stoker.pack(str(data / "in.jsonl"), "s3://bucket/out"),
+        lambda: stoker.pack("s3://bucket/in.jsonl", str(tmp_path / "out")),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match="local paths and file:// URIs"):
+            call()
+    assert not any(p.name.endswith(":") for p in tmp_path.iterdir())
+    assert not (tmp_path / "out").exists()
+    # file:// works from Python too.
+    loader = stoker.Loader(f"file://{data / 'tokens.npy'}", seq_len=16, batch_size=2)
+    assert len(loader) > 0 and next(iter(loader))["input_ids"].shape == (2, 16)

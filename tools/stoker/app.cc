@@ -1,0 +1,19 @@
+#include "stoker/app.h"
+
+#include "stoker/commands.h"
+
+namespace stoker::cli {
+
+void AddAllCommands(CLI::App& app, int* exit_code) {
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "stoker 0.1.0");
+  AddPackCommand(app, exit_code);
+  AddMergeCommand(app, exit_code);
+  AddInspectCommand(app, exit_code);
+  AddVerifyCommand(app, exit_code);
+  AddPlanCommand(app, exit_code);
+  AddBenchCommand(app, exit_code);
+  AddDoctorCommand(app, exit_code);
+}
+
+}  // namespace stoker::cli
