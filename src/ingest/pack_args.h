@@ -16,7 +16,8 @@ namespace stoker {
 struct PackArgs {
   std::vector<std::string> inputs;
   std::string output;
-  std::string tokenizer = "bytes";     // bytes | PATH.model | PATH/tokenizer.json
+  std::string tokenizer = "bytes";     // bytes | PATH.model | PATH/tokenizer.json | PATH.tiktoken
+  TokenizerOptions tokenizer_options;  // --pattern, --special, --allow-special, --eos
   std::string text_field = "text";
   std::string shard_size = "128MiB";   // human size, e.g. 64MiB, 1GiB
   int threads = 0;                     // 0 = all cores

@@ -1,0 +1,90 @@
+#include "text/bpe_tokenizer.h"
+
+#include "text/unicode_nfc.h"
+#include "text/utf8.h"
+
+namespace stoker {
+
+BpeTokenizer::BpeTokenizer(Config config) : c_(std::move(config)) {}
+
+void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const {
+  if (c_.whole_piece_first) {
+    int32_t id = c_.model.Find(piece);
+    if (id >= 0) {
+      ids->push_back(id);
+      return;
+    }
+  }
+  c_.model.EncodePiece(piece, ids);
+}
+
+Status BpeTokenizer::RunStages(std::string_view piece, size_t stage,
+                               std::vector<int32_t>* ids) const {
+  if (stage == c_.stages.size()) {
+    EncodePiece(piece, ids);
+    return Status::OK();
+  }
+  const Stage& s = c_.stages[stage];
+  if (!s.split) {  // byte-level add_prefix_space: every piece reaching it starts with a space
+    if (!piece.empty() && piece.front() == ' ') return RunStages(piece, stage + 1, ids);
+    std::string spaced;
+    spaced.reserve(piece.size() + 1);
+    spaced += ' ';
+    spaced += piece;
+    return RunStages(spaced, stage + 1, ids);
+  }
+  if (stage + 1 == c_.stages.size()) {  // the common case: no recursion per piece
+    return s.split->Split(piece, [&](std::string_view p) { EncodePiece(p, ids); });
+  }
+  Status st;
+  STOKER_RETURN_IF_ERROR(s.split->Split(piece, [&](std::string_view p) {
+    if (st.ok()) st = RunStages(p, stage + 1, ids);
+  }));
+  return st;
+}
+
+Status BpeTokenizer::EncodeSegment(std::string_view segment, std::vector<int32_t>* ids) const {
+  if (segment.empty()) return Status::OK();
+  if (!c_.nfc) return RunStages(segment, 0, ids);
+  std::string normalized;
+  STOKER_RETURN_IF_ERROR(NormalizeNfc(segment, &normalized));
+  return RunStages(normalized, 0, ids);
+}
+
+Status BpeTokenizer::Encode(std::string_view utf8, std::vector<int32_t>* ids) const {
+  size_t bad = FindInvalidUtf8(utf8);
+  if (bad != std::string_view::npos) {
+    return InvalidArgument(c_.identity.name + ": text to encode is not valid UTF-8 at byte " +
+                           std::to_string(bad));
+  }
+  ids->insert(ids->end(), c_.prefix_ids.begin(), c_.prefix_ids.end());
+  size_t pos = 0;
+  while (!c_.added.empty()) {
+    AddedTokens::Match m = c_.added.Find(utf8, pos);
+    if (m.pos == std::string_view::npos) break;
+    STOKER_RETURN_IF_ERROR(EncodeSegment(utf8.substr(pos, m.pos - pos), ids));
+    ids->push_back(m.id);
+    pos = m.pos + m.len;
+  }
+  STOKER_RETURN_IF_ERROR(EncodeSegment(utf8.substr(pos), ids));
+  ids->insert(ids->end(), c_.suffix_ids.begin(), c_.suffix_ids.end());
+  return Status::OK();
+}
+
+Status BpeTokenizer::Decode(std::span<const int32_t> ids, std::string* out) const {
+  for (int32_t id : ids) {
+    if (id < 0 || static_cast<uint64_t>(id) >= c_.vocab_size) {
+      return OutOfRange("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                        std::to_string(c_.vocab_size) + ")");
+    }
+    size_t i = static_cast<size_t>(id);
+    if (i < c_.added_content.size() && !c_.added_content[i].empty()) {
+      *out += c_.added_content[i];
+    } else if (i < c_.model.size()) {
+      *out += c_.model.token_bytes(id);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace stoker
