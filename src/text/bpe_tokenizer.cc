@@ -43,12 +43,25 @@ Status BpeTokenizer::RunStages(std::string_view piece, size_t stage,
   return st;
 }
 
+Status BpeTokenizer::EncodeNormalized(std::string_view text, std::vector<int32_t>* ids) const {
+  size_t pos = 0;
+  while (!c_.added_normalized.empty()) {
+    AddedTokens::Match m = c_.added_normalized.Find(text, pos);
+    if (m.pos == std::string_view::npos) break;
+    if (m.pos > pos) STOKER_RETURN_IF_ERROR(RunStages(text.substr(pos, m.pos - pos), 0, ids));
+    ids->push_back(m.id);
+    pos = m.pos + m.len;
+  }
+  if (pos < text.size()) return RunStages(text.substr(pos), 0, ids);
+  return Status::OK();
+}
+
 Status BpeTokenizer::EncodeSegment(std::string_view segment, std::vector<int32_t>* ids) const {
   if (segment.empty()) return Status::OK();
-  if (!c_.nfc) return RunStages(segment, 0, ids);
+  if (!c_.nfc) return EncodeNormalized(segment, ids);
   std::string normalized;
   STOKER_RETURN_IF_ERROR(NormalizeNfc(segment, &normalized));
-  return RunStages(normalized, 0, ids);
+  return EncodeNormalized(normalized, ids);
 }
 
 Status BpeTokenizer::Encode(std::string_view utf8, std::vector<int32_t>* ids) const {

@@ -31,7 +31,10 @@ class BpeTokenizer final : public Tokenizer {
     std::vector<Stage> stages;
     bool nfc = false;
     bool whole_piece_first = false;  // tiktoken, and tokenizer.json's ignore_merges
-    AddedTokens added;  // cut out before pre-tokenizing (special ones only when allowed)
+    // Added tokens, cut out before pre-tokenizing (special ones only when allowed): first those
+    // matched on the raw text, then, in each segment after normalization, the normalized ones.
+    AddedTokens added;
+    AddedTokens added_normalized;
     std::vector<std::string> added_content;  // id -> content for decode, for added/special ids
     std::vector<int32_t> prefix_ids;  // post-processor template around the document
     std::vector<int32_t> suffix_ids;
@@ -50,6 +53,7 @@ class BpeTokenizer final : public Tokenizer {
 
  private:
   Status EncodeSegment(std::string_view segment, std::vector<int32_t>* ids) const;
+  Status EncodeNormalized(std::string_view segment, std::vector<int32_t>* ids) const;
   Status RunStages(std::string_view piece, size_t stage, std::vector<int32_t>* ids) const;
   void EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const;
 

@@ -1,5 +1,7 @@
 #include "text/regex_splitter.h"
 
+#include "text/regex_translate.h"
+
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
@@ -45,63 +47,10 @@ struct RegexSplitter::Code {
   ~Code() { pcre2_code_free(code); }
 };
 
-std::string WidenWhitespaceClass(std::string_view p) {
-  std::string out;
-  out.reserve(p.size() + 16);
-  bool in_class = false;
-  bool class_start = false;
-  for (size_t i = 0; i < p.size(); ++i) {
-    char c = p[i];
-    if (c == '\\' && i + 1 < p.size()) {
-      char e = p[i + 1];
-      if (e == 'Q') {  // \Q...\E is literal
-        size_t stop = p.find("\\E", i + 2);
-        size_t to = stop == std::string_view::npos ? p.size() : stop + 2;
-        out.append(p.substr(i, to - i));
-        i = to - 1;
-        class_start = false;
-        continue;
-      }
-      if (e == 's') {
-        out += in_class ? "\\s\\x{85}" : "[\\s\\x{85}]";
-      } else if (e == 'S' && !in_class) {
-        out += "[^\\s\\x{85}]";
-      } else {
-        out += c;
-        out += e;
-      }
-      ++i;
-      class_start = false;
-      continue;
-    }
-    if (in_class) {
-      if (c == '[' && i + 1 < p.size() && p[i + 1] == ':') {  // [:alpha:]
-        size_t stop = p.find(":]", i + 2);
-        size_t to = stop == std::string_view::npos ? p.size() : stop + 2;
-        out.append(p.substr(i, to - i));
-        i = to - 1;
-      } else if (c == ']' && !class_start) {
-        in_class = false;
-        out += c;
-      } else {
-        out += c;
-        if (!(class_start && c == '^')) class_start = false;
-      }
-      continue;
-    }
-    if (c == '[') {
-      in_class = true;
-      class_start = true;
-    }
-    out += c;
-  }
-  return out;
-}
-
 Result<std::unique_ptr<RegexSplitter>> RegexSplitter::Compile(std::string_view pattern,
                                                               Dialect dialect,
                                                               std::string_view origin) {
-  std::string widened = WidenWhitespaceClass(pattern);
+  std::string widened = TranslateToPcre2(pattern, dialect == Dialect::kOniguruma);
   uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C;
   options |= dialect == Dialect::kTiktoken ? PCRE2_DOLLAR_ENDONLY : PCRE2_MULTILINE;
   int error = 0;

@@ -3,7 +3,7 @@
 // Two dialects, because the reference libraries differ: tiktoken (Rust `regex`/`fancy-regex`)
 // drops text between matches and reads `$` as the end of the text; tokenizers (Oniguruma, Ruby
 // syntax) keeps the text between matches as pre-tokens of their own ("Isolated") and reads `^`/`$`
-// as line anchors. `\s` means Unicode White_Space in both, which in PCRE2 also needs U+0085.
+// as line anchors, and `X{n,m}+` as `(?:X{n,m})+` (not possessive). See regex_translate.h.
 // Thread-safe after Compile: each thread matches with its own match data and JIT stack.
 #pragma once
 
@@ -59,9 +59,5 @@ class RegexSplitter {
   std::string pattern_;
   bool keep_gaps_ = false;
 };
-
-// Rewrites `\s`/`\S` (outside and inside classes) so that PCRE2 matches U+0085 as whitespace,
-// as Unicode's White_Space property, Rust's regex and Oniguruma do. Exposed for tests.
-std::string WidenWhitespaceClass(std::string_view pattern);
 
 }  // namespace stoker

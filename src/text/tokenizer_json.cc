@@ -55,8 +55,13 @@ struct Fields {
   }
 };
 
+struct AddedFlags {
+  bool special;
+  bool normalized;
+};
+
 Status ParseAddedTokens(const Json& j, const Fields& f, std::vector<AddedTokens::Token>* all,
-                        std::vector<bool>* special) {
+                        std::vector<AddedFlags>* flags) {
   if (j.is_null()) return Status::OK();
   if (!j.is_array()) return f.Fail("added_tokens", "must be an array");
   for (size_t i = 0; i < j.size(); ++i) {
@@ -76,7 +81,8 @@ Status ParseAddedTokens(const Json& j, const Fields& f, std::vector<AddedTokens:
       return f.Fail(at + ".id", "does not fit a 32-bit token id (the vocabulary is too big)");
     }
     all->push_back({t["content"].get<std::string>(), static_cast<int32_t>(id)});
-    special->push_back(t.value("special", false));
+    bool special = t.value("special", false);
+    flags->push_back({special, t.value("normalized", !special)});
   }
   return Status::OK();
 }
@@ -103,7 +109,7 @@ Status MergeHalves(const Json& m, size_t i, const Fields& f, std::string* a, std
 }
 
 Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c,
-                  uint64_t* model_size) {
+                  uint64_t* model_size, std::unordered_map<std::string, int32_t>* vocab) {
   if (!model.is_object()) return f.Fail("model", "must be an object");
   std::string type = model.value("type", std::string("BPE"));
   if (type != "BPE") {
@@ -129,7 +135,7 @@ Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c,
     return f.Fail("model.merges", "must be an array");
   }
   ByteLevelDecoder bytes_of;
-  std::unordered_map<std::string, int32_t> ids;
+  std::unordered_map<std::string, int32_t>& ids = *vocab;
   std::vector<std::string> tokens;
   std::vector<bool> seen;
   std::string raw;
@@ -176,6 +182,29 @@ Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c,
   return Status::OK();
 }
 
+// tokenizers ignores the ids written in added_tokens when it loads a file: a token whose text is
+// in the vocabulary takes that id, any other the next one after the vocabulary (counted as its
+// number of entries) and the added tokens so far. Do the same, or the ids would differ.
+void AssignAddedIds(const std::unordered_map<std::string, int32_t>& vocab,
+                    std::vector<AddedTokens::Token>* added) {
+  const int64_t count = static_cast<int64_t>(vocab.size());
+  std::unordered_map<std::string, int32_t> assigned;
+  int64_t max_id = -1;
+  for (AddedTokens::Token& t : *added) {
+    if (auto v = vocab.find(t.content); v != vocab.end()) {
+      t.id = v->second;
+    } else if (auto a = assigned.find(t.content); a != assigned.end()) {
+      t.id = a->second;
+    } else if (max_id < 0) {
+      t.id = static_cast<int32_t>(count);
+    } else {
+      t.id = static_cast<int32_t>(max_id >= count || count == 0 ? max_id + 1 : count);
+    }
+    assigned[t.content] = t.id;
+    max_id = std::max<int64_t>(max_id, t.id);
+  }
+}
+
 }  // namespace
 
 char32_t ByteLevelChar(uint8_t b) {
@@ -200,24 +229,29 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
   }
   BpeTokenizer::Config c;
   uint64_t model_size = 0;
-  STOKER_RETURN_IF_ERROR(ParseModel(j.contains("model") ? j["model"] : Json(), f, &c, &model_size));
+  std::unordered_map<std::string, int32_t> vocab;
+  STOKER_RETURN_IF_ERROR(
+      ParseModel(j.contains("model") ? j["model"] : Json(), f, &c, &model_size, &vocab));
   STOKER_RETURN_IF_ERROR(ParseNormalizer(j.value("normalizer", Json()), f.origin, &c));
   STOKER_RETURN_IF_ERROR(ParsePreTokenizer(j.value("pre_tokenizer", Json()), f.origin, &c));
 
   std::vector<AddedTokens::Token> added;
-  std::vector<bool> special;
-  STOKER_RETURN_IF_ERROR(ParseAddedTokens(j.value("added_tokens", Json()), f, &added, &special));
+  std::vector<AddedFlags> flags;
+  STOKER_RETURN_IF_ERROR(ParseAddedTokens(j.value("added_tokens", Json()), f, &added, &flags));
+  AssignAddedIds(vocab, &added);
   uint64_t vocab_size = model_size;
-  std::vector<AddedTokens::Token> matched;
+  std::vector<AddedTokens::Token> raw, normalized;
   for (size_t i = 0; i < added.size(); ++i) {
     vocab_size = std::max<uint64_t>(vocab_size, static_cast<uint64_t>(added[i].id) + 1);
     if (c.added_content.size() <= static_cast<size_t>(added[i].id)) {
       c.added_content.resize(added[i].id + 1);
     }
     c.added_content[added[i].id] = added[i].content;
-    if (!special[i] || options.allow_special) matched.push_back(added[i]);
+    if (flags[i].special && !options.allow_special) continue;
+    (flags[i].normalized ? normalized : raw).push_back(added[i]);
   }
-  c.added = AddedTokens(std::move(matched));
+  c.added = AddedTokens(std::move(raw));
+  c.added_normalized = AddedTokens(std::move(normalized));
   c.vocab_size = vocab_size;
   if (options.post_processor) {
     STOKER_RETURN_IF_ERROR(ParsePostProcessor(j.value("post_processor", Json()), f.origin, &c));

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 #include "stoker/tokenizer_flags.h"
@@ -21,12 +23,44 @@ struct TokenizeArgs {
   TokenizerOptions options;
   bool decode = false;
   bool eos = false;
+  bool jsonl = false;
 };
+
+std::string IdsLine(const std::vector<int32_t>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ' ';
+    out += std::to_string(ids[i]);
+  }
+  out += '\n';
+  return out;
+}
+
+// --jsonl: each stdin line is a JSON string; each stdout line holds its ids.
+int EncodeJsonLines(const Tokenizer& tok, const std::string& input, bool eos) {
+  std::istringstream in(input);
+  std::string line, out;
+  for (size_t line_no = 1; std::getline(in, line); ++line_no) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_string()) {
+      return ReportError("tokenize", InvalidArgument("stdin:" + std::to_string(line_no) +
+                                                     ": expected a JSON string"));
+    }
+    std::vector<int32_t> ids;
+    Status st = tok.Encode(j.get_ref<const std::string&>(), &ids);
+    if (!st.ok()) return ReportError("tokenize", st.WithContext("stdin:" + std::to_string(line_no)));
+    if (eos) ids.push_back(tok.eos_id());
+    out += IdsLine(ids);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}
 
 int RunTokenize(const TokenizeArgs& a) {
   Result<std::unique_ptr<Tokenizer>> tok = OpenTokenizer(a.tokenizer, a.options);
   if (!tok.ok()) return ReportError("tokenize", tok.status());
   std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  if (a.jsonl) return EncodeJsonLines(**tok, input, a.eos);
   if (a.decode) {
     std::vector<int32_t> ids;
     std::istringstream in(input);
@@ -52,12 +86,7 @@ int RunTokenize(const TokenizeArgs& a) {
   Status st = (*tok)->Encode(input, &ids);
   if (!st.ok()) return ReportError("tokenize", st.WithContext("stdin"));
   if (a.eos) ids.push_back((*tok)->eos_id());
-  std::string out;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i) out += ' ';
-    out += std::to_string(ids[i]);
-  }
-  out += '\n';
+  std::string out = IdsLine(ids);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
 }
@@ -77,6 +106,8 @@ void AddTokenizeCommand(CLI::App& app, int* exit_code) {
   AddBpeTokenizerFlags(sub, &args->options);
   sub->add_flag("--decode", args->decode, "Read ids from stdin and write the text");
   sub->add_flag("--eos-id", args->eos, "Append the EOS id, as pack does");
+  sub->add_flag("--jsonl", args->jsonl,
+                "Each stdin line is a JSON string; print one line of ids for each");
   sub->callback([args, exit_code] { *exit_code = RunTokenize(*args); });
 }
 
