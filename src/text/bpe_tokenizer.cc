@@ -1,21 +1,35 @@
 #include "text/bpe_tokenizer.h"
 
+#include <atomic>
+
+#include "text/piece_cache.h"
 #include "text/unicode_nfc.h"
 #include "text/utf8.h"
 
 namespace stoker {
 
-BpeTokenizer::BpeTokenizer(Config config) : c_(std::move(config)) {}
+namespace {
+
+// Never 0 (the id of an empty cache) and never reused, so a thread's cache cannot outlive its
+// tokenizer and be taken for another one at the same address.
+std::atomic<uint64_t> next_instance{1};
+
+}  // namespace
+
+BpeTokenizer::BpeTokenizer(Config config)
+    : c_(std::move(config)), instance_(next_instance.fetch_add(1)) {}
 
 void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const {
-  if (c_.whole_piece_first) {
-    int32_t id = c_.model.Find(piece);
-    if (id >= 0) {
-      ids->push_back(id);
-      return;
-    }
+  PieceCache* cache = PieceCache::ForThread(instance_);
+  if (cache->Lookup(piece, ids)) return;
+  size_t start = ids->size();
+  int32_t id = c_.whole_piece_first ? c_.model.Find(piece) : -1;
+  if (id >= 0) {
+    ids->push_back(id);
+  } else {
+    c_.model.EncodePiece(piece, ids);
   }
-  c_.model.EncodePiece(piece, ids);
+  cache->Insert(piece, ids->data() + start, ids->size() - start);
 }
 
 Status BpeTokenizer::RunStages(std::string_view piece, size_t stage,

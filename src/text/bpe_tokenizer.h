@@ -4,7 +4,7 @@
 // Encode runs the reference pipeline: added tokens are cut out first (special ones only when
 // allowed), each remaining segment is normalized (NFC when asked), cut into pre-tokens by the
 // stages in order (a regex split, or the byte-level prefix space), and each pre-token is merged by
-// the BpeModel; the post-processor's ids go around the whole.
+// the BpeModel (through a per-thread PieceCache); the post-processor's ids go around the whole.
 // Thread-safe: Encode and Decode are const; per-thread state is thread_local.
 #pragma once
 
@@ -58,6 +58,7 @@ class BpeTokenizer final : public Tokenizer {
   void EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const;
 
   Config c_;
+  uint64_t instance_;  // names this tokenizer's per-thread piece caches
 };
 
 }  // namespace stoker
