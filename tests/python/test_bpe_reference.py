@@ -26,8 +26,13 @@ def texts():
 def trained(tmp_path_factory):
     d = tmp_path_factory.mktemp("bpe")
     (d / "gpt2").mkdir()
+    gpt2 = train_gpt2_style(d / "gpt2" / "tokenizer.json")
+    j = json.loads(gpt2.read_text(encoding="utf-8"))
+    j["pre_tokenizer"]["add_prefix_space"] = True
+    (d / "gpt2_prefix.json").write_text(json.dumps(j), encoding="utf-8")
     return {
-        "gpt2": train_gpt2_style(d / "gpt2" / "tokenizer.json"),
+        "gpt2": gpt2,
+        "gpt2_prefix": d / "gpt2_prefix.json",
         "llama3": train_llama3_style(d / "llama3.json"),
         "cl100k_json": cl100k_as_tokenizer_json(d / "cl100k.json"),
     }
@@ -63,6 +68,27 @@ def test_cl100k_allow_special_matches_tiktoken(stoker_cli, texts):
     assert any(100257 in ids for ids in got)  # the special token was really recognised
 
 
+@pytest.mark.parametrize("pattern", ["r50k", "o200k_base"])
+def test_other_named_patterns_match_tiktoken(stoker_cli, texts, pattern):
+    """No r50k/o200k vocabulary ships offline: their patterns run over cl100k's ranks, in tiktoken
+    as in stoker."""
+    from tiktoken.load import load_tiktoken_bpe
+    from tiktoken_ext import openai_public
+
+    pat = openai_public.r50k_pat_str if pattern == "r50k" else None
+    if pat is None:
+        import inspect
+        src = inspect.getsource(openai_public.o200k_base)
+        ns = {}
+        exec(src[src.index("pat_str = "):src.index("return")].replace("    ", ""), ns)
+        pat = ns["pat_str"]
+    enc = tiktoken.Encoding("test", pat_str=pat, mergeable_ranks=load_tiktoken_bpe(
+        str(cl100k_path())), special_tokens={"<|endoftext|>": 100257})
+    got = stoker_encode_many(stoker_cli, cl100k_path(), texts, "--pattern", pattern,
+                             "--special", "<|endoftext|>=100257")
+    assert first_mismatch(texts, got, enc.encode_ordinary_batch(texts)) is None
+
+
 def test_cl100k_as_regex_pattern_matches_named_pattern(stoker_cli, texts):
     enc = cl100k_reference()
     got = stoker_encode_many(stoker_cli, cl100k_path(), texts[:200], "--pattern", enc._pat_str,
@@ -70,7 +96,7 @@ def test_cl100k_as_regex_pattern_matches_named_pattern(stoker_cli, texts):
     assert got == enc.encode_ordinary_batch(texts[:200])
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama3", "cl100k_json"])
+@pytest.mark.parametrize("name", ["gpt2", "gpt2_prefix", "llama3", "cl100k_json"])
 @pytest.mark.parametrize("allow_special", [False, True])
 def test_tokenizer_json_matches_tokenizers(stoker_cli, trained, texts, name, allow_special):
     path = trained[name]
