@@ -26,9 +26,12 @@ struct PyTokenizer {
 
 nb::object IdsToPython(std::vector<int32_t> ids, bool numpy) {
   if (!numpy) {
-    nb::list out;
-    for (int32_t id : ids) out.append(id);
-    return out;
+    PyObject* list = PyList_New(static_cast<Py_ssize_t>(ids.size()));
+    if (!list) throw nb::python_error();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), PyLong_FromLong(ids[i]));
+    }
+    return nb::steal(list);
   }
   auto* owned = new std::vector<int32_t>(std::move(ids));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<int32_t>*>(p); });

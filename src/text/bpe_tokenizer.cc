@@ -2,7 +2,6 @@
 
 #include <atomic>
 
-#include "text/piece_cache.h"
 #include "text/unicode_nfc.h"
 #include "text/utf8.h"
 
@@ -19,8 +18,8 @@ std::atomic<uint64_t> next_instance{1};
 BpeTokenizer::BpeTokenizer(Config config)
     : c_(std::move(config)), instance_(next_instance.fetch_add(1)) {}
 
-void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const {
-  PieceCache* cache = PieceCache::ForThread(instance_);
+void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
+                               std::vector<int32_t>* ids) const {
   if (cache->Lookup(piece, ids)) return;
   size_t start = ids->size();
   int32_t id = c_.whole_piece_first ? c_.model.Find(piece) : -1;
@@ -34,8 +33,9 @@ void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<int32_t>* ids
 
 Status BpeTokenizer::RunStages(std::string_view piece, size_t stage,
                                std::vector<int32_t>* ids) const {
+  PieceCache* cache = PieceCache::ForThread(instance_);
   if (stage == c_.stages.size()) {
-    EncodePiece(piece, ids);
+    EncodePiece(piece, cache, ids);
     return Status::OK();
   }
   const Stage& s = c_.stages[stage];
@@ -48,7 +48,7 @@ Status BpeTokenizer::RunStages(std::string_view piece, size_t stage,
     return RunStages(spaced, stage + 1, ids);
   }
   if (stage + 1 == c_.stages.size()) {  // the common case: no recursion per piece
-    return s.split->Split(piece, [&](std::string_view p) { EncodePiece(p, ids); });
+    return s.split->Split(piece, [&](std::string_view p) { EncodePiece(p, cache, ids); });
   }
   Status st;
   STOKER_RETURN_IF_ERROR(s.split->Split(piece, [&](std::string_view p) {

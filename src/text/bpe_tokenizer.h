@@ -16,6 +16,7 @@
 
 #include "text/added_tokens.h"
 #include "text/bpe_model.h"
+#include "text/piece_cache.h"
 #include "text/regex_splitter.h"
 #include "text/tokenizer.h"
 
@@ -55,7 +56,7 @@ class BpeTokenizer final : public Tokenizer {
   Status EncodeSegment(std::string_view segment, std::vector<int32_t>* ids) const;
   Status EncodeNormalized(std::string_view segment, std::vector<int32_t>* ids) const;
   Status RunStages(std::string_view piece, size_t stage, std::vector<int32_t>* ids) const;
-  void EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const;
+  void EncodePiece(std::string_view piece, PieceCache* cache, std::vector<int32_t>* ids) const;
 
   Config c_;
   uint64_t instance_;  // names this tokenizer's per-thread piece caches

@@ -2,6 +2,7 @@
 // tokenizer, so the frequent pieces of a text (Zipf: a few thousand cover most of it) skip the
 // vocabulary and merge tables, whose size (tens of MB) makes every lookup a cache miss.
 // Not thread-safe: each thread owns its cache (BpeTokenizer keeps them thread_local).
+// Sized by measurement: 32768 entries hit more often than 8192 on mixed prose and code.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@ class PieceCache {
  public:
   static constexpr size_t kMaxBytes = 16;
   static constexpr size_t kMaxIds = 3;
-  static constexpr size_t kEntries = 8192;
+  static constexpr size_t kEntries = 1 << 15;  // 1 MiB
 
   // The cache of the calling thread for the tokenizer `owner` (emptied when the owner changes).
   static PieceCache* ForThread(uint64_t owner) {
@@ -70,7 +71,7 @@ class PieceCache {
   }
   static size_t Slot(uint64_t a, uint64_t b, size_t len) {
     uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ULL) ^ len) * 0xff51afd7ed558ccdULL;
-    return static_cast<size_t>(h >> 51);  // 13 bits: kEntries
+    return static_cast<size_t>(h >> 49);  // 15 bits: kEntries
   }
   void Clear() {
     for (Entry& e : entries_) e.count = 0;

@@ -49,7 +49,8 @@ struct RegexSplitter::Code {
 
 Result<std::unique_ptr<RegexSplitter>> RegexSplitter::Compile(std::string_view pattern,
                                                               Dialect dialect,
-                                                              std::string_view origin) {
+                                                              std::string_view origin,
+                                                              bool allow_scanner) {
   std::string widened = TranslateToPcre2(pattern, dialect == Dialect::kOniguruma);
   uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C;
   options |= dialect == Dialect::kTiktoken ? PCRE2_DOLLAR_ENDONLY : PCRE2_MULTILINE;
@@ -71,6 +72,9 @@ Result<std::unique_ptr<RegexSplitter>> RegexSplitter::Compile(std::string_view p
   s->code_->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
   s->pattern_ = std::string(pattern);
   s->keep_gaps_ = dialect == Dialect::kOniguruma;
+  if (allow_scanner && dialect == Dialect::kTiktoken && pattern == kCl100kPattern) {
+    s->scanner_ = std::make_unique<Cl100kScanner>();
+  }
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "stoker/status.h"
+#include "text/cl100k_scanner.h"
 
 namespace stoker {
 
@@ -21,8 +22,11 @@ class RegexSplitter {
   enum class Dialect { kTiktoken, kOniguruma };
 
   // kInvalidArgument naming `origin` and the offset in the pattern if it does not compile.
+  // tiktoken's cl100k pattern runs on the identical hand-written Cl100kScanner unless
+  // `allow_scanner` is false (for the differential tests).
   static Result<std::unique_ptr<RegexSplitter>> Compile(std::string_view pattern, Dialect dialect,
-                                                        std::string_view origin);
+                                                        std::string_view origin,
+                                                        bool allow_scanner = true);
   ~RegexSplitter();
   RegexSplitter(const RegexSplitter&) = delete;
   RegexSplitter& operator=(const RegexSplitter&) = delete;
@@ -31,6 +35,10 @@ class RegexSplitter {
   // passed. Returns an error only if the regex engine gives up (e.g. its stack limit).
   template <typename Fn>
   Status Split(std::string_view text, Fn&& fn) const {
+    if (scanner_) {
+      scanner_->Split(text, fn);
+      return Status::OK();
+    }
     size_t pos = 0;
     while (pos < text.size()) {
       size_t start, end;
@@ -47,6 +55,7 @@ class RegexSplitter {
   }
 
   const std::string& pattern() const { return pattern_; }
+  bool uses_scanner() const { return scanner_ != nullptr; }
 
  private:
   RegexSplitter() = default;
@@ -56,6 +65,7 @@ class RegexSplitter {
 
   struct Code;
   std::unique_ptr<Code> code_;
+  std::unique_ptr<Cl100kScanner> scanner_;
   std::string pattern_;
   bool keep_gaps_ = false;
 };
