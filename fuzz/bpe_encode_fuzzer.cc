@@ -1,7 +1,9 @@
 // libFuzzer target: byte-level BPE encode through the PCRE2 pre-tokenizers (tiktoken's cl100k and
 // o200k patterns, and a tokenizer.json with GPT-2's ByteLevel regex, NFC and added tokens).
 // Random bytes are refused cleanly unless valid UTF-8; valid text must round-trip through decode
-// and give only ids inside the vocabulary.
+// and give only ids inside the vocabulary. The input is also read as a string of code points
+// (3 bytes each), so most runs see valid Unicode; on both, the hand-written cl100k scanner must
+// split exactly as PCRE2 running the cl100k pattern.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -11,6 +13,7 @@
 
 #include "text/bpe_model.h"
 #include "text/bpe_tokenizer.h"
+#include "text/cl100k_scanner.h"
 #include "text/regex_splitter.h"
 #include "text/tiktoken_file.h"
 #include "text/utf8.h"
@@ -65,11 +68,59 @@ const std::vector<std::unique_ptr<BpeTokenizer>>& Tokenizers() {
   return *all;
 }
 
-}  // namespace
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::string_view text(reinterpret_cast<const char*>(data), size);
+// Three input bytes -> one code point; small values favour ASCII, where the pattern's cases are.
+std::string AsUnicode(const uint8_t* data, size_t size) {
+  std::string out;
+  for (size_t i = 0; i + 3 <= size; i += 3) {
+    uint32_t v = (uint32_t{data[i]} << 16) | (uint32_t{data[i + 1]} << 8) | data[i + 2];
+    uint32_t cp = data[i] < 0xC0 ? (v & 0x7F) : (v % 0x110000);
+    if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0x20;
+    AppendUtf8(cp, &out);
+  }
+  return out;
+}
+
+std::vector<std::string> Pieces(const RegexSplitter& s, std::string_view text) {
+  std::vector<std::string> out;
+  if (!s.Split(text, [&](std::string_view p) { out.emplace_back(p); }).ok()) __builtin_trap();
+  return out;
+}
+
+void CheckScanner(std::string_view text) {
+  static const auto* fast = RegexSplitter::Compile(stoker::kCl100kPattern,
+                                                   RegexSplitter::Dialect::kTiktoken, "fuzz")
+                                .value()
+                                .release();
+  static const auto* slow = RegexSplitter::Compile(stoker::kCl100kPattern,
+                                                   RegexSplitter::Dialect::kTiktoken, "fuzz",
+                                                   false)
+                                .value()
+                                .release();
+  if (!fast->uses_scanner() || slow->uses_scanner()) __builtin_trap();
+  if (Pieces(*fast, text) != Pieces(*slow, text)) __builtin_trap();
+}
+
+void CheckTokenizers(std::string_view text) {
   bool valid = stoker::FindInvalidUtf8(text) == std::string_view::npos;
+  if (valid) CheckScanner(text);
   for (size_t k = 0; k < Tokenizers().size(); ++k) {
     const BpeTokenizer& t = *Tokenizers()[k];
     std::vector<int32_t> ids;
@@ -84,5 +135,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // NFC and the prefix space change the text; the tiktoken ones give it back exactly.
     if (k < 2 && back != text) __builtin_trap();
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  CheckTokenizers(std::string_view(reinterpret_cast<const char*>(data), size));
+  CheckTokenizers(AsUnicode(data, size));
   return 0;
 }
