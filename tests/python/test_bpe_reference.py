@@ -123,7 +123,7 @@ def test_llama3_post_processor_can_be_ignored(stoker_cli, trained):
 
 
 def test_cl100k_json_and_tiktoken_agree_except_long_digit_runs(stoker_cli, trained):
-    """The converted tokenizer.json and the tiktoken file tokenize the corpus alike, except where
+    r"""The converted tokenizer.json and the tiktoken file tokenize the corpus alike, except where
     the references themselves differ: Oniguruma (tokenizers) reads cl100k's `\p{N}{1,3}+` as
     `(?:\p{N}{1,3})+`, so a run of 4+ digits is one pre-token there and not in tiktoken."""
     import re
