@@ -13,8 +13,8 @@ void AddBpeTokenizerFlags(CLI::App* sub, TokenizerOptions* options) {
   sub->add_option("--eos", options->eos,
                   "EOS token appended to each document, by text or id (default: the file's "
                   "end-of-text token)");
-  sub->add_flag("!--no-post-processor", options->post_processor,
-                "tokenizer.json: ignore its post_processor (e.g. the BOS template)");
+  sub->add_flag_callback("--no-post-processor", [options] { options->post_processor = false; },
+                         "tokenizer.json: ignore its post_processor (e.g. the BOS template)");
 }
 
 }  // namespace stoker::cli
