@@ -7,6 +7,8 @@ find_package(ZLIB REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)      # BPE pre-tokenizer regexes
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)  # NFC for tokenizer.json
 if(STOKER_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -198,9 +198,10 @@ TEST_F(PackErrorsTest, OutputInsideAnInputDirectoryIsRefused) {
   EXPECT_THAT(r.status().message(), HasSubstr("inside input directory"));
 }
 
-TEST_F(PackErrorsTest, TokenizerJsonIsNotSupportedYet) {
+TEST_F(PackErrorsTest, MissingTokenizerJsonNamesTheFile) {
   auto t = OpenTokenizer(dir_->Join("tok/tokenizer.json"));
-  EXPECT_EQ(t.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(t.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(t.status().message().find("tok/tokenizer.json"), std::string::npos);
 }
 
 }  // namespace
