@@ -7,6 +7,7 @@ namespace stoker {
 namespace {
 
 std::string Where(const RawDocument& doc, const std::string& path) {
+  if (doc.record) return path + " " + doc.record_where;
   return doc.jsonl ? path + ":" + std::to_string(doc.line_number) : path;
 }
 
@@ -46,6 +47,7 @@ DocumentEncoder::DocumentEncoder(const Tokenizer* tokenizer, DocumentEncoderOpti
 
 Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
                                EncodedDocuments* out) const {
+  if (doc.record && (doc.pretokenized || !doc.missing.empty())) return EncodeRecord(doc, path, out);
   PackCounters& c = out->counters;
   c.input_bytes += doc.data.size() + (doc.jsonl ? 1 : 0);  // + the newline
   // Invalid UTF-8 is handled on the raw bytes, before JSON parsing: a JSON parser rejects it,

@@ -9,8 +9,14 @@ constexpr size_t kMaxDocumentsPerBatch = 4096;
 
 }  // namespace
 
-InputReader::InputReader(const std::vector<InputFile>* files, TaskSlice slice, uint64_t batch_bytes)
-    : files_(files), slice_(slice), batch_bytes_(batch_bytes), next_file_(slice.first) {}
+InputReader::InputReader(const std::vector<InputFile>* files, TaskSlice slice, uint64_t batch_bytes,
+                         std::string text_field, std::string key_field)
+    : files_(files),
+      slice_(slice),
+      batch_bytes_(batch_bytes),
+      next_file_(slice.first),
+      text_field_(std::move(text_field)),
+      key_field_(std::move(key_field)) {}
 
 Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* disk_bytes_done) {
   batch->clear();
@@ -41,8 +47,26 @@ Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* d
       batch->push_back(std::move(doc));
       continue;
     }
+    if (records_) {
+      RawDocument doc;
+      STOKER_ASSIGN_OR_RETURN(bool more, records_->Next(&doc));
+      if (!more) {
+        records_.reset();
+        *disk_bytes_done += (*files_)[next_file_].size_bytes;
+        ++next_file_;
+        continue;
+      }
+      doc.file_index = static_cast<uint32_t>(next_file_);
+      bytes += doc.data.size() + doc.tokens.size() * sizeof(int32_t);
+      batch->push_back(std::move(doc));
+      continue;
+    }
     if (next_file_ >= slice_.last) break;
     const InputFile& file = (*files_)[next_file_];
+    if (file.kind == InputKind::kRecords) {
+      STOKER_ASSIGN_OR_RETURN(records_, RecordDocumentReader::Open(file, text_field_, key_field_));
+      continue;
+    }
     if (file.kind == InputKind::kJsonl) {
       STOKER_ASSIGN_OR_RETURN(auto stream, OpenByteStream(file.path));
       lines_ = std::make_unique<LineReader>(std::move(stream));

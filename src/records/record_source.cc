@@ -51,7 +51,7 @@ Result<RecordShard> FileShard(const std::string& path, RecordFormat format) {
   return shard;
 }
 
-// The record files of `dir` (recursively, sorted by path, hidden names skipped).
+// The record files of `dir` (recursively, hidden names skipped), unsorted.
 Status WalkDirectory(const std::string& dir, RecordFormat format, std::vector<RecordShard>* out) {
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
   for (const std::string& name : names) {
@@ -146,7 +146,12 @@ Result<std::vector<RecordShard>> ExpandRecordShards(const std::vector<std::strin
         STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> listed, ListMdsShards(index));
         for (RecordShard& s : listed) shards.push_back(std::move(s));
       } else if (IsDirectory(path)) {
-        STOKER_RETURN_IF_ERROR(WalkDirectory(path, f, &shards));
+        std::vector<RecordShard> found;
+        STOKER_RETURN_IF_ERROR(WalkDirectory(path, f, &found));
+        // Sorted by whole path, as pack sorts the files of a directory.
+        std::sort(found.begin(), found.end(),
+                  [](const RecordShard& a, const RecordShard& b) { return a.path < b.path; });
+        for (RecordShard& s : found) shards.push_back(std::move(s));
       } else {
         STOKER_ASSIGN_OR_RETURN(RecordShard shard, FileShard(path, f));
         shards.push_back(std::move(shard));

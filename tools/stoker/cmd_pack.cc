@@ -101,14 +101,30 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       "Many machines: each task packs a contiguous, byte-balanced slice of the inputs into its\n"
       "own DATASET (task defaults: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, else\n"
       "RANK/WORLD_SIZE); then `stoker merge PART... -o DATASET` joins them without copying.\n"
+      "Record shards (docs/formats.md): *.tar[.gz|.zst] (WebDataset), *.tfrecord[.gz] (TFRecord\n"
+      "of tf.train.Example), a directory with index.json (MosaicML MDS); one document per\n"
+      "record, from --text-field (text is tokenized, token ids are copied, EOS appended).\n"
       "Example: stoker pack data/sample/corpus.jsonl -o out/sample --tokenizer "
       "data/sample/sample.model");
-  sub->add_option("inputs", args->inputs, "JSONL / text files and directories")->required();
+  sub->add_option("inputs", args->inputs,
+                  "JSONL / text files and directories; WebDataset tars (brace lists like "
+                  "shard-{000000..000009}.tar), TFRecord files, MDS directories")
+      ->required();
   sub->add_option("-o,--output", args->output, "Dataset directory to write")->required();
   sub->add_option("--tokenizer", args->tokenizer,
                   "bytes | PATH.model (SentencePiece) | PATH/tokenizer.json (not yet supported)")
       ->capture_default_str();
-  sub->add_option("--text-field", args->text_field, "JSONL field holding the text")
+  sub->add_option("--text-field", args->text_field,
+                  "JSONL field holding the text; for record shards, the field holding the text "
+                  "or the token ids (copied without re-tokenizing)")
+      ->capture_default_str();
+  sub->add_option("--key-field", args->key_field,
+                  "Record shards: the field that names a record in messages (default: the "
+                  "format's key)");
+  sub->add_option("--input-format", args->input_format,
+                  "auto (record shards by name, else JSONL/text), jsonl, text, webdataset, "
+                  "tfrecord or mds")
+      ->check(CLI::IsMember({"auto", "jsonl", "text", "webdataset", "wds", "tfrecord", "mds"}))
       ->capture_default_str();
   sub->add_option("--shard-size", args->shard_size,
                   "Close a shard at this .bin size, e.g. 64MiB, 1GiB (a document is never split)")

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   stoker::cli::AddPlanCommand(app, &exit_code);
   stoker::cli::AddBenchCommand(app, &exit_code);
   stoker::cli::AddDoctorCommand(app, &exit_code);
+  stoker::cli::AddRecordsCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
