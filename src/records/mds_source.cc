@@ -133,7 +133,7 @@ Result<std::vector<RecordShard>> ListMdsShards(const std::string& index_path) {
 
 Result<std::unique_ptr<RecordSource>> OpenMdsShard(const RecordShard& shard,
                                                    std::shared_ptr<const ByteSource> source) {
-  const std::string& uri = source->uri();
+  const std::string uri = source->uri();  // a copy: `source` is replaced below
   Compression compression = Compression::kNone;
   if (EndsWith(uri, ".zstd") || EndsWith(uri, ".zst")) {
     compression = Compression::kZstd;
