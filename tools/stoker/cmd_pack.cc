@@ -9,6 +9,7 @@
 #include "common/progress.h"
 #include "ingest/pack.h"
 #include "ingest/pack_args.h"
+#include "ingest/pack_records.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 #include "text/tokenizer.h"
@@ -19,7 +20,23 @@ namespace {
 struct PackCliArgs {
   PackArgs pack;
   std::string progress = "auto";
+  std::string format = "stoker";  // stoker | webdataset | tfrecord
 };
+
+int RunPackWebDataset(const PackCliArgs& cli) {
+  const PackArgs& args = cli.pack;
+  Result<uint64_t> shard_size = ParseSize(args.shard_size);
+  if (!shard_size.ok()) return ReportError("pack", shard_size.status());
+  Result<RecordPackResult> r = PackWebDataset(args.inputs, args.output, *shard_size, args.overwrite);
+  if (!r.ok()) return ReportError("pack", r.status());
+  std::printf("pack: %llu file(s) -> %llu sample(s) in %llu WebDataset shard(s), %s, in %s "
+              "(%llu file(s) without an extension skipped)\n",
+              static_cast<unsigned long long>(r->files_read),
+              static_cast<unsigned long long>(r->records),
+              static_cast<unsigned long long>(r->output_files), FormatSize(r->output_bytes).c_str(),
+              r->output_dir.c_str(), static_cast<unsigned long long>(r->files_skipped));
+  return kExitOk;
+}
 
 ProgressReporter::Mode ProgressMode(const std::string& s) {
   if (s == "bar") return ProgressReporter::Mode::kTerminal;
@@ -29,6 +46,7 @@ ProgressReporter::Mode ProgressMode(const std::string& s) {
 }
 
 int RunPack(const PackCliArgs& cli) {
+  if (cli.format == "webdataset") return RunPackWebDataset(cli);
   const PackArgs& args = cli.pack;
   Result<PackOptions> options = PackOptionsFromArgs(args);
   if (!options.ok()) return ReportError("pack", options.status());
@@ -56,6 +74,16 @@ int RunPack(const PackCliArgs& cli) {
     reporter->Finish(result.ok());
   }
   if (!result.ok()) return ReportError("pack", result.status());
+  if (cli.format == "tfrecord") {
+    Result<RecordPackResult> tf =
+        ExportTfRecord(options->output_dir, result->manifest, options->shard_size_bytes);
+    if (!tf.ok()) return ReportError("pack", tf.status());
+    std::printf("pack: %llu document(s) also written as tf.train.Example in %llu TFRecord "
+                "file(s), %s, in %s\n",
+                static_cast<unsigned long long>(tf->records),
+                static_cast<unsigned long long>(tf->output_files),
+                FormatSize(tf->output_bytes).c_str(), tf->output_dir.c_str());
+  }
 
   const Manifest& m = result->manifest;
   const PackCounters& c = result->counters;
@@ -146,6 +174,12 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   sub->add_option("--progress", cli->progress, "auto (bar on a terminal), bar, plain or off")
       ->check(CLI::IsMember({"auto", "bar", "plain", "off"}))
+      ->capture_default_str();
+  sub->add_option("--format", cli->format,
+                  "stoker (token shards), tfrecord (token shards plus DATASET/tfrecord/*.tfrecord "
+                  "of tf.train.Example input_ids), or webdataset (the input files themselves, "
+                  "grouped by key into tar shards; no tokenization)")
+      ->check(CLI::IsMember({"stoker", "webdataset", "tfrecord"}))
       ->capture_default_str();
   sub->add_flag("--overwrite", args->overwrite, "Replace a dataset already in DATASET");
   sub->callback([cli, exit_code] { *exit_code = RunPack(*cli); });
