@@ -11,10 +11,6 @@ namespace {
 
 constexpr size_t kInputChunkBytes = 256 * 1024;
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // Sequential raw (compressed) reads over a ByteSource, shared by every stream kind.
 class RawFile {
  public:
@@ -137,14 +133,14 @@ class ZstdStream final : public ByteStream {
 }  // namespace
 
 Compression CompressionFromName(std::string_view path) {
-  if (EndsWith(path, ".gz")) return Compression::kGzip;
-  if (EndsWith(path, ".zst") || EndsWith(path, ".zstd")) return Compression::kZstd;
+  if (path.ends_with(".gz")) return Compression::kGzip;
+  if (path.ends_with(".zst") || path.ends_with(".zstd")) return Compression::kZstd;
   return Compression::kNone;
 }
 
 std::string_view StripCompressionSuffix(std::string_view path) {
   for (std::string_view suffix : {".gz", ".zst", ".zstd"}) {
-    if (EndsWith(path, suffix)) return path.substr(0, path.size() - suffix.size());
+    if (path.ends_with(suffix)) return path.substr(0, path.size() - suffix.size());
   }
   return path;
 }

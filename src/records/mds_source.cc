@@ -12,10 +12,6 @@
 namespace stoker {
 namespace {
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 std::string Hex(const unsigned char* p, size_t n) {
   static const char* kDigits = "0123456789abcdef";
   std::string out;
@@ -135,11 +131,11 @@ Result<std::unique_ptr<RecordSource>> OpenMdsShard(const RecordShard& shard,
                                                    std::shared_ptr<const ByteSource> source) {
   const std::string uri = source->uri();  // a copy: `source` is replaced below
   Compression compression = Compression::kNone;
-  if (EndsWith(uri, ".zstd") || EndsWith(uri, ".zst")) {
+  if (uri.ends_with(".zstd") || uri.ends_with(".zst")) {
     compression = Compression::kZstd;
-  } else if (EndsWith(uri, ".gz")) {
+  } else if (uri.ends_with(".gz")) {
     compression = Compression::kGzip;
-  } else if (!EndsWith(uri, ".mds")) {
+  } else if (!uri.ends_with(".mds")) {
     return Unimplemented(uri + ": unsupported MDS shard compression (stoker reads .mds, "
                                ".mds.zstd and .mds.gz)");
   }

@@ -46,12 +46,7 @@ Result<std::vector<Record>> ReadShard(const std::string& path, RecordShard shard
   shard.format = RecordFormat::kMds;
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src, OpenFileSource(path));
   STOKER_ASSIGN_OR_RETURN(auto source, OpenMdsShard(shard, std::move(src)));
-  std::vector<Record> out;
-  while (true) {
-    STOKER_ASSIGN_OR_RETURN(std::optional<Record> r, source->Next());
-    if (!r) return out;
-    out.push_back(std::move(*r));
-  }
+  return testing_util::ReadAllRecords(*source);
 }
 
 class MdsTest : public ::testing::Test {

@@ -12,26 +12,22 @@
 namespace stoker {
 namespace {
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool IsTarName(std::string_view name) {
   for (std::string_view ext : {".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.zstd"}) {
-    if (EndsWith(name, ext)) return true;
+    if (name.ends_with(ext)) return true;
   }
   return false;
 }
 
 bool IsTfRecordName(std::string_view name) {
   for (std::string_view c : {".gz", ".zlib", ".zst", ".zstd"}) {
-    if (EndsWith(name, c)) {
+    if (name.ends_with(c)) {
       name.remove_suffix(c.size());
       break;
     }
   }
   for (std::string_view ext : {".tfrecord", ".tfrecords", ".tfrec"}) {
-    if (EndsWith(name, ext)) return true;
+    if (name.ends_with(ext)) return true;
   }
   // name-00000-of-00128: TensorFlow's sharded file naming
   size_t of = name.rfind("-of-");
@@ -167,7 +163,7 @@ Result<std::unique_ptr<RecordSource>> OpenRecordShard(const RecordShard& shard) 
   switch (shard.format) {
     case RecordFormat::kWebDataset: {
       Compression c = CompressionFromName(shard.path);
-      if (EndsWith(shard.path, ".tgz")) c = Compression::kGzip;
+      if (shard.path.ends_with(".tgz")) c = Compression::kGzip;
       if (c == Compression::kNone) {
         char head[4];
         Result<size_t> got = source->ReadAt(0, 4, head);

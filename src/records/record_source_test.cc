@@ -59,13 +59,10 @@ TEST_F(RecordSourceTest, ExpandsBracesAndDirectoriesInOrderAndChainsShards) {
   EXPECT_EQ((*shards)[0].path, dir_->Join("dir/a.tfrecord"));
   auto source = OpenRecordSource({dir_->Join("s-{2..0}.tar")});
   ASSERT_TRUE(source.ok()) << source.status().ToString();
+  auto records = testing_util::ReadAllRecords(**source);
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
   std::vector<std::string> keys;
-  while (true) {
-    auto r = (*source)->Next();
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    if (!*r) break;
-    keys.push_back((*r)->key);
-  }
+  for (const Record& r : *records) keys.push_back(r.key);
   EXPECT_EQ(keys, (std::vector<std::string>{"k2", "k1", "k0"}));
   EXPECT_EQ(ExpandRecordShards({dir_->Join("s-{5..6}.tar")}, RecordFormat::kAuto).status().code(),
             StatusCode::kNotFound);

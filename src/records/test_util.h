@@ -6,6 +6,9 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include "records/record_source.h"
 
 namespace stoker::testing_util {
 
@@ -34,6 +37,16 @@ inline std::string Zstd(const std::string& data) {
 
 inline void WriteBytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Every record `source` has left, or its first error.
+inline Result<std::vector<Record>> ReadAllRecords(RecordSource& source) {
+  std::vector<Record> out;
+  while (true) {
+    STOKER_ASSIGN_OR_RETURN(std::optional<Record> r, source.Next());
+    if (!r) return out;
+    out.push_back(std::move(*r));
+  }
 }
 
 }  // namespace stoker::testing_util

@@ -19,10 +19,6 @@ uint32_t LoadU32(const char* p) {
 
 bool ValidHeader(const char* h) { return MaskCrc32c(Crc32c(h, 8)) == LoadU32(h + 8); }
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 class TfRecordShard final : public RecordSource {
  public:
   TfRecordShard(std::unique_ptr<ByteStream> stream, std::string uri, bool compressed)
@@ -106,8 +102,8 @@ std::string FrameTfRecord(std::string_view data) {
 
 Compression DetectTfRecordCompression(const ByteSource& source) {
   const std::string& name = source.uri();
-  if (EndsWith(name, ".gz") || EndsWith(name, ".zlib")) return Compression::kGzip;
-  if (EndsWith(name, ".zst") || EndsWith(name, ".zstd")) return Compression::kZstd;
+  if (name.ends_with(".gz") || name.ends_with(".zlib")) return Compression::kGzip;
+  if (name.ends_with(".zst") || name.ends_with(".zstd")) return Compression::kZstd;
   char head[kHeaderBytes];
   Result<size_t> got = source.ReadAt(0, kHeaderBytes, head);
   if (!got.ok() || *got == 0) return Compression::kNone;

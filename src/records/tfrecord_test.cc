@@ -28,12 +28,7 @@ const char* kExampleHex =
 
 Result<std::vector<Record>> ReadAll(const std::string& name, const std::string& bytes) {
   auto source = OpenTfRecordShard(MemorySource(name, bytes));
-  std::vector<Record> out;
-  while (true) {
-    STOKER_ASSIGN_OR_RETURN(std::optional<Record> r, source->Next());
-    if (!r) return out;
-    out.push_back(std::move(*r));
-  }
+  return testing_util::ReadAllRecords(*source);
 }
 
 TEST(TfRecordTest, FramingMatchesTheTestVector) {

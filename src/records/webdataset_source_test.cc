@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "records/tar_writer.h"
+#include "records/test_util.h"
 
 namespace stoker {
 namespace {
@@ -15,12 +16,7 @@ std::string Tar(const std::vector<std::pair<std::string, std::string>>& members)
 
 Result<std::vector<Record>> Samples(const std::string& tar) {
   auto source = OpenWebDatasetShard(MemorySource("s.tar", tar), Compression::kNone);
-  std::vector<Record> out;
-  while (true) {
-    STOKER_ASSIGN_OR_RETURN(std::optional<Record> r, source->Next());
-    if (!r) return out;
-    out.push_back(std::move(*r));
-  }
+  return testing_util::ReadAllRecords(*source);
 }
 
 TEST(WebDatasetTest, SplitsNamesLikeTheReferenceRegex) {
