@@ -1,5 +1,6 @@
 #include "records/mds_source.h"
 
+#include <openssl/evp.h>
 #include <xxhash.h>
 
 #include <cstring>
@@ -45,6 +46,21 @@ std::optional<std::string> XxhDigest(const std::string& algo, std::string_view d
     return Hex(c.digest, sizeof c.digest);
   }
   return std::nullopt;
+}
+
+// The hex digest of `data` for a hashlib algorithm name (md5, sha1, sha224 ... sha512,
+// sha3_224 ... sha3_512, blake2b, blake2s), or nullopt if OpenSSL does not know it.
+std::optional<std::string> HashlibDigest(const std::string& algo, std::string_view data) {
+  std::string name = algo == "blake2b" ? "BLAKE2b512" : algo == "blake2s" ? "BLAKE2s256" : algo;
+  for (char& c : name) {
+    if (c == '_') c = '-';  // sha3_256 -> sha3-256, sha512_256 -> sha512-256
+  }
+  const EVP_MD* md = EVP_get_digestbyname(name.c_str());
+  if (md == nullptr) return std::nullopt;
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), out, &len, md, nullptr) != 1) return std::nullopt;
+  return Hex(out, len);
 }
 
 uint32_t LoadU32(const std::string& s, size_t at) {
@@ -145,6 +161,7 @@ Result<std::unique_ptr<RecordSource>> OpenMdsShard(const RecordShard& shard,
     STOKER_RETURN_IF_ERROR(ReadExactlyAt(*source, 0, data.size(), data.data(), "MDS shard"));
     for (const auto& [algo, hex] : shard.hashes) {
       std::optional<std::string> digest = XxhDigest(algo, data);
+      if (!digest) digest = HashlibDigest(algo, data);
       if (digest && *digest != hex) {
         return Corruption(uri + ": " + algo + " digest " + *digest + " does not match the " +
                           hex + " that index.json lists");

@@ -18,9 +18,10 @@ namespace stoker {
 // kCorruption for a malformed index; kUnimplemented for a non-MDS shard format.
 Result<std::vector<RecordShard>> ListMdsShards(const std::string& index_path);
 
-// Reads one MDS shard (compression from its extension: none, .zstd, .gz). Digests of the
-// algorithms xxh32, xxh64, xxh3_64, xxh128 (xxh3_128) in shard.hashes are verified (others are
-// not checked: they need a hashlib implementation stoker does not link). Columns: str -> kString;
+// Reads one MDS shard (compression from its extension: none, .zstd, .gz). Every digest in
+// shard.hashes is verified: xxh32, xxh64, xxh3_64, xxh128 (xxhash) and the hashlib names md5,
+// sha1, sha224...sha512, sha3_*, blake2b, blake2s (OpenSSL); an algorithm neither knows is not
+// checked. Columns: str -> kString;
 // bytes, json, pkl, and image encodings -> kBytes (raw); int, [u]int8..64, str_int -> kInt;
 // float16/32/64, str_float -> kFloat; str_decimal -> kString; ndarray -> kTokens (integer
 // dtypes, flattened) or kFloat.

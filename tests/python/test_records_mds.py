@@ -65,7 +65,7 @@ def ours(root):
 
 
 @pytest.mark.parametrize("compression,hashes", [(None, ()), ("zstd", ("sha1", "xxh64")),
-                                                ("zstd:7", ()), ("gz", ("xxh3_64",))])
+                                                ("zstd:7", ()), ("gz", ("blake2b", "sha3_256", "xxh3_64"))])
 def test_reference_writer_datasets_read_identically(tmp_path, compression, hashes):
     write(tmp_path / "mds", compression=compression, hashes=hashes)
     index = json.loads((tmp_path / "mds" / "index.json").read_text())
@@ -94,6 +94,12 @@ def test_corrupt_shards_and_hash_mismatch(tmp_path):
     shard.write_bytes(bytes(data))
     err = error_of("records", tmp_path / "mds")
     assert "shard.00001.mds: xxh64 digest" in err and "index.json" in err
+    write(tmp_path / "sha", compression="zstd", hashes=("md5", "sha256"))
+    shard = tmp_path / "sha" / "shard.00002.mds.zstd"
+    data = bytearray(shard.read_bytes())
+    data[-1] ^= 1
+    shard.write_bytes(bytes(data))
+    assert "shard.00002.mds.zstd: md5 digest" in error_of("records", tmp_path / "sha")
     write(tmp_path / "plain")
     shard = tmp_path / "plain" / "shard.00000.mds"
     data = bytearray(shard.read_bytes())
