@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 namespace stoker {
@@ -31,14 +32,34 @@ class RawFile {
   uint64_t offset_;
 };
 
+// Small reads (a 512-byte tar header, a 12-byte TFRecord header) are served from a buffer
+// filled kInputChunkBytes at a time, so a reader of small records makes few system calls; a
+// read at least that large, or reaching the end of the file, goes straight to the file.
 class PlainStream final : public ByteStream {
  public:
   explicit PlainStream(std::unique_ptr<RawFile> file) : file_(std::move(file)) {}
-  Result<size_t> Read(char* buf, size_t capacity) override { return file_->Read(buf, capacity); }
+  Result<size_t> Read(char* buf, size_t capacity) override {
+    if (pos_ == end_) {
+      uint64_t size = file_->size_bytes(), offset = file_->offset();
+      uint64_t remaining = size > offset ? size - offset : 0;
+      if (capacity >= kInputChunkBytes || capacity >= remaining) return file_->Read(buf, capacity);
+      if (buf_.empty()) buf_.resize(static_cast<size_t>(std::min<uint64_t>(kInputChunkBytes, remaining)));
+      STOKER_ASSIGN_OR_RETURN(end_, file_->Read(buf_.data(), buf_.size()));
+      pos_ = 0;
+      if (end_ == 0) return size_t{0};
+    }
+    size_t n = std::min(capacity, end_ - pos_);
+    std::memcpy(buf, buf_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
   uint64_t size_hint_bytes() const override { return file_->size_bytes(); }
 
  private:
   std::unique_ptr<RawFile> file_;
+  std::vector<char> buf_;
+  size_t pos_ = 0;
+  size_t end_ = 0;
 };
 
 class GzipStream final : public ByteStream {
