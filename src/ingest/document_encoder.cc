@@ -27,6 +27,7 @@ void PackCounters::Add(const PackCounters& o) {
   invalid_utf8_skipped_documents += o.invalid_utf8_skipped_documents;
   bad_lines_skipped += o.bad_lines_skipped;
   empty_documents_skipped += o.empty_documents_skipped;
+  corrupt_shards_skipped += o.corrupt_shards_skipped;
 }
 
 std::map<std::string, uint64_t> PackCounters::ToMap() const {
@@ -39,6 +40,7 @@ std::map<std::string, uint64_t> PackCounters::ToMap() const {
   put("invalid_utf8_skipped_documents", invalid_utf8_skipped_documents);
   put("bad_lines_skipped", bad_lines_skipped);
   put("empty_documents_skipped", empty_documents_skipped);
+  put("corrupt_shards_skipped", corrupt_shards_skipped);
   return m;
 }
 

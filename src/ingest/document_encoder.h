@@ -28,6 +28,7 @@ struct RawDocument {
   std::vector<int32_t> tokens;
   std::string record_where;  // "record <i> (key '...', byte offset N)" for errors
   std::string missing;
+  bool corrupt_shard = false;  // the rest of a corrupt shard, skipped: `missing` says why
 };
 
 // What happened to the documents, as stored in the manifest's counters.
@@ -39,6 +40,7 @@ struct PackCounters {
   uint64_t invalid_utf8_skipped_documents = 0;   // --utf8 skip
   uint64_t bad_lines_skipped = 0;                // --bad-lines skip: bad JSON / missing field
   uint64_t empty_documents_skipped = 0;          // no text: nothing to learn, so not written
+  uint64_t corrupt_shards_skipped = 0;           // --bad-lines skip: record shards cut short
 
   void Add(const PackCounters& other);
   // Non-zero counters under their manifest names (documents is always present).

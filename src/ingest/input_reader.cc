@@ -10,13 +10,15 @@ constexpr size_t kMaxDocumentsPerBatch = 4096;
 }  // namespace
 
 InputReader::InputReader(const std::vector<InputFile>* files, TaskSlice slice, uint64_t batch_bytes,
-                         std::string text_field, std::string key_field)
+                         std::string text_field, std::string key_field,
+                         bool skip_corrupt_shards)
     : files_(files),
       slice_(slice),
       batch_bytes_(batch_bytes),
       next_file_(slice.first),
       text_field_(std::move(text_field)),
-      key_field_(std::move(key_field)) {}
+      key_field_(std::move(key_field)),
+      skip_corrupt_shards_(skip_corrupt_shards) {}
 
 Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* disk_bytes_done) {
   batch->clear();
@@ -49,7 +51,21 @@ Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* d
     }
     if (records_) {
       RawDocument doc;
-      STOKER_ASSIGN_OR_RETURN(bool more, records_->Next(&doc));
+      Result<bool> next = records_->Next(&doc);
+      if (!next.ok() && next.status().code() == StatusCode::kCorruption && skip_corrupt_shards_) {
+        doc = RawDocument();
+        doc.record = true;
+        doc.corrupt_shard = true;
+        doc.missing = next.status().message();
+        next = false;  // the rest of this shard is skipped
+      } else if (!next.ok()) {
+        return next.status();
+      }
+      bool more = *next;
+      if (doc.corrupt_shard) {
+        doc.file_index = static_cast<uint32_t>(next_file_);
+        batch->push_back(std::move(doc));
+      }
       if (!more) {
         records_.reset();
         *disk_bytes_done += (*files_)[next_file_].size_bytes;

@@ -57,7 +57,7 @@ class Pipeline {
   // 1. Read batches in order; 2. wait for room (bounded in-flight count); 3. queue them.
   void ReadLoop() {
     InputReader input(&files_, slice_, options_.batch_bytes, options_.encoder.text_field,
-                      options_.key_field);
+                      options_.key_field, options_.encoder.skip_bad_lines);
     while (true) {
       WorkItem item;
       Result<bool> more = input.NextBatch(&item.docs, &item.disk_bytes_done);

@@ -6,6 +6,10 @@ namespace stoker {
 Status DocumentEncoder::EncodeRecord(const RawDocument& doc, const std::string& path,
                                      EncodedDocuments* out) const {
   PackCounters& c = out->counters;
+  if (doc.corrupt_shard) {
+    ++c.corrupt_shards_skipped;  // only produced under --bad-lines skip
+    return Status::OK();
+  }
   if (!doc.missing.empty()) {
     if (options_.skip_bad_lines) {
       ++c.bad_lines_skipped;

@@ -89,6 +89,24 @@ TEST_F(RecordInputsTest, PacksTarTextAndTfRecordTokensLikeJsonl) {
   EXPECT_EQ(from_tf, std::vector(expected.begin() + 2, expected.end()));
 }
 
+TEST_F(RecordInputsTest, CorruptShardIsAnErrorOrACountedSkip) {
+  std::string tar = Tar({{"k1.txt", "hello"}, {"k2.txt", "world"}});
+  tar[512 + 512 + 3] ^= 1;  // the second header's name: a bad checksum
+  testing::WriteFile(dir_->Join("bad.tar"), tar);
+  testing::WriteFile(dir_->Join("good.tar"), Tar({{"g.txt", "fine"}}));
+  auto failed = PackThem({dir_->Join("bad.tar"), dir_->Join("good.tar")}, "txt", "fail");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(failed.status().message().find("bad.tar: bad tar header checksum at byte offset 1024"),
+            std::string::npos) << failed.status().message();
+  auto skipped = PackThem({dir_->Join("bad.tar"), dir_->Join("good.tar")}, "txt", "skip", true);
+  ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
+  EXPECT_EQ(skipped->counters.corrupt_shards_skipped, 1u);
+  // Only "fine": sample k1 was still open (more of its members could follow) when the next
+  // header turned out corrupt, so it goes with the rest of the shard.
+  EXPECT_EQ(skipped->counters.documents, 1u);
+}
+
 TEST_F(RecordInputsTest, TokenIdsOutsideTheVocabularyAreAnError) {
   testing::WriteFile(dir_->Join("t.tfrecord"),
                      FrameTfRecord(EncodeTfExample({Ints("ids", {1, 70000}), Bytes("k", "x")})));

@@ -108,6 +108,10 @@ int RunPack(const PackCliArgs& cli) {
         static_cast<unsigned long long>(c.bad_lines_skipped),
         static_cast<unsigned long long>(c.empty_documents_skipped));
   }
+  if (c.corrupt_shards_skipped) {
+    std::printf("pack: %llu corrupt record shard(s) cut short at the corruption (--bad-lines skip)\n",
+                static_cast<unsigned long long>(c.corrupt_shards_skipped));
+  }
   return kExitOk;
 }
 
@@ -166,7 +170,8 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"replace", "skip", "fail"}))
       ->capture_default_str();
   sub->add_option("--bad-lines", args->bad_lines,
-                  "JSONL lines that are not JSON objects with a string text field: fail or skip")
+                  "JSONL lines that are not JSON objects with a string text field, records "
+                  "without the field, and the rest of a corrupt record shard: fail or skip")
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str();
   sub->add_option("--dtype", args->dtype, "Token type: auto, uint16 or int32")
