@@ -20,9 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!names.insert(f.name).second) __builtin_trap();
     }
   }
-  stoker::TarReader tar(stoker::OpenSourceStream(stoker::MemorySource("fuzz.tar", bytes),
-                                                 stoker::Compression::kNone),
-                        "fuzz.tar");
+  stoker::TarReader tar(
+      stoker::OpenSourceStream(stoker::MemorySource("fuzz.tar", bytes), stoker::Compression::kNone),
+      "fuzz.tar");
   for (int i = 0; i < 100000; ++i) {
     auto m = tar.Next();
     if (!m.ok() || !*m) break;

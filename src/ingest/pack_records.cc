@@ -154,7 +154,8 @@ Result<RecordPackResult> ExportTfRecord(const std::string& dataset_dir, const Ma
     if (!st.ok()) break;
   }
   if (st.ok()) {
-    nlohmann::json extra = {{"feature", "input_ids"}, {"tokenizer", manifest.tokenizer.name},
+    nlohmann::json extra = {{"feature", "input_ids"},
+                            {"tokenizer", manifest.tokenizer.name},
                             {"eos_id", manifest.tokenizer.eos_id}};
     st = sink.Finish(kRecordsManifestName, "tfrecord", extra.dump());
   }

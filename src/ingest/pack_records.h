@@ -17,9 +17,9 @@ namespace stoker {
 inline constexpr char kRecordsManifestName[] = "records.json";
 
 struct RecordPackResult {
-  uint64_t files_read = 0;      // webdataset: input files stored
-  uint64_t files_skipped = 0;   // webdataset: files without an extension (no sample key)
-  uint64_t records = 0;         // samples (webdataset) or documents (tfrecord) written
+  uint64_t files_read = 0;     // webdataset: input files stored
+  uint64_t files_skipped = 0;  // webdataset: files without an extension (no sample key)
+  uint64_t records = 0;        // samples (webdataset) or documents (tfrecord) written
   uint64_t output_files = 0;
   uint64_t output_bytes = 0;
   std::string output_dir;

@@ -2,8 +2,8 @@
 
 #include <limits>
 
-#include "records/brace_expand.h"
 #include "common/file_util.h"
+#include "records/brace_expand.h"
 
 namespace stoker {
 namespace {
@@ -47,8 +47,9 @@ Result<PackInputFormat> ParsePackInputFormat(std::string_view name) {
   if (name == "webdataset" || name == "wds") return PackInputFormat::kWebDataset;
   if (name == "tfrecord") return PackInputFormat::kTfRecord;
   if (name == "mds") return PackInputFormat::kMds;
-  return InvalidArgument("--input-format must be auto, jsonl, text, webdataset, tfrecord or mds, not '" +
-                         std::string(name) + "'");
+  return InvalidArgument(
+      "--input-format must be auto, jsonl, text, webdataset, tfrecord or mds, not '" +
+      std::string(name) + "'");
 }
 
 Result<std::vector<InputFile>> ExpandPackInputs(const std::vector<std::string>& inputs,
@@ -94,8 +95,8 @@ Result<bool> RecordDocumentReader::Next(RawDocument* doc) {
   doc->line_number = r->index + 1;
   doc->offset_bytes = 0;
   std::string key = KeyOf(*r, key_field_);
-  doc->record_where = "record " + std::to_string(r->index) + " (key '" + key +
-                      "', byte offset " + std::to_string(r->offset_bytes) + ")";
+  doc->record_where = "record " + std::to_string(r->index) + " (key '" + key + "', byte offset " +
+                      std::to_string(r->offset_bytes) + ")";
   doc->pretokenized = false;
   doc->tokens.clear();
   doc->missing.clear();

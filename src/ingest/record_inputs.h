@@ -40,7 +40,8 @@ class RecordDocumentReader {
  private:
   RecordDocumentReader(std::unique_ptr<RecordSource> source, std::string text_field,
                        std::string key_field)
-      : source_(std::move(source)), text_field_(std::move(text_field)),
+      : source_(std::move(source)),
+        text_field_(std::move(text_field)),
         key_field_(std::move(key_field)) {}
 
   std::unique_ptr<RecordSource> source_;

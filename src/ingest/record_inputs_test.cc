@@ -40,8 +40,8 @@ Field Ints(std::string name, std::vector<int64_t> values) {
 class RecordInputsTest : public ::testing::Test {
  protected:
   void SetUp() override { dir_ = std::move(*TempDir::Create("stoker-record-inputs-")); }
-  Result<PackResult> PackThem(std::vector<std::string> inputs, std::string field,
-                              std::string out, bool skip = false) {
+  Result<PackResult> PackThem(std::vector<std::string> inputs, std::string field, std::string out,
+                              bool skip = false) {
     PackOptions o;
     o.inputs = std::move(inputs);
     o.output_dir = dir_->Join(out);
@@ -55,15 +55,16 @@ class RecordInputsTest : public ::testing::Test {
 };
 
 TEST_F(RecordInputsTest, PacksTarTextAndTfRecordTokensLikeJsonl) {
-  testing::WriteFile(dir_->Join("a.tar"), Tar({{"k1.txt", "hello"}, {"k1.cls", "1"},
-                                               {"k2.txt", "world"}, {"k3.cls", "3"}}));
+  testing::WriteFile(
+      dir_->Join("a.tar"),
+      Tar({{"k1.txt", "hello"}, {"k1.cls", "1"}, {"k2.txt", "world"}, {"k3.cls", "3"}}));
   testing::WriteFile(dir_->Join("t.tfrecord"),
                      FrameTfRecord(EncodeTfExample({Ints("ids", {104, 105})})));
-  testing::WriteFile(dir_->Join("d.jsonl"), testing::JsonlLine("hello") +
-                                                testing::JsonlLine("world") +
-                                                testing::JsonlLine("hi"));
-  auto files = ExpandPackInputs({dir_->Join("a.tar"), dir_->Join("d.jsonl")},
-                                PackInputFormat::kAuto);
+  testing::WriteFile(
+      dir_->Join("d.jsonl"),
+      testing::JsonlLine("hello") + testing::JsonlLine("world") + testing::JsonlLine("hi"));
+  auto files =
+      ExpandPackInputs({dir_->Join("a.tar"), dir_->Join("d.jsonl")}, PackInputFormat::kAuto);
   ASSERT_TRUE(files.ok()) << files.status().ToString();
   ASSERT_EQ(files->size(), 2u);
   EXPECT_EQ((*files)[0].kind, InputKind::kRecords);
@@ -98,7 +99,8 @@ TEST_F(RecordInputsTest, CorruptShardIsAnErrorOrACountedSkip) {
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().code(), StatusCode::kCorruption);
   EXPECT_NE(failed.status().message().find("bad.tar: bad tar header checksum at byte offset 1024"),
-            std::string::npos) << failed.status().message();
+            std::string::npos)
+      << failed.status().message();
   auto skipped = PackThem({dir_->Join("bad.tar"), dir_->Join("good.tar")}, "txt", "skip", true);
   ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
   EXPECT_EQ(skipped->counters.corrupt_shards_skipped, 1u);

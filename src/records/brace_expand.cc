@@ -86,7 +86,8 @@ struct Expander {
       auto padded = [](std::string_view s) {
         return s != "0" && s != "-0" && (s.starts_with("0") || s.starts_with("-0"));
       };
-      int width = padded(left) || padded(right) ? static_cast<int>(std::max(left.size(), right.size())) : 0;
+      int width =
+          padded(left) || padded(right) ? static_cast<int>(std::max(left.size(), right.size())) : 0;
       uint64_t count = static_cast<uint64_t>((a < b ? b - a : a - b) / step) + 1;
       if (count > max_results) return Result<std::vector<std::string>>(TooMany());
       for (uint64_t k = 0; k < count; ++k) {
@@ -170,7 +171,8 @@ Result<std::vector<std::string>> ExpandBraces(std::string_view pattern, size_t m
   size_t start = 0;
   while (true) {
     size_t sep = pattern.find("::", start);
-    std::string_view piece = pattern.substr(start, sep == std::string_view::npos ? sep : sep - start);
+    std::string_view piece =
+        pattern.substr(start, sep == std::string_view::npos ? sep : sep - start);
     STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, e.Expand(piece));
     if (out.size() + names.size() > max_results) return e.TooMany();
     for (std::string& n : names) out.push_back(std::move(n));

@@ -43,7 +43,8 @@ class PlainStream final : public ByteStream {
       uint64_t size = file_->size_bytes(), offset = file_->offset();
       uint64_t remaining = size > offset ? size - offset : 0;
       if (capacity >= kInputChunkBytes || capacity >= remaining) return file_->Read(buf, capacity);
-      if (buf_.empty()) buf_.resize(static_cast<size_t>(std::min<uint64_t>(kInputChunkBytes, remaining)));
+      if (buf_.empty())
+        buf_.resize(static_cast<size_t>(std::min<uint64_t>(kInputChunkBytes, remaining)));
       STOKER_ASSIGN_OR_RETURN(end_, file_->Read(buf_.data(), buf_.size()));
       pos_ = 0;
       if (end_ == 0) return size_t{0};
@@ -188,7 +189,8 @@ Result<std::unique_ptr<ByteStream>> OpenByteStream(const std::string& path) {
 Compression SniffCompression(std::string_view head) {
   auto byte = [&](size_t i) { return static_cast<uint8_t>(head[i]); };
   if (head.size() >= 2 && byte(0) == 0x1f && byte(1) == 0x8b) return Compression::kGzip;
-  if (head.size() >= 4 && byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd) {
+  if (head.size() >= 4 && byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f &&
+      byte(3) == 0xfd) {
     return Compression::kZstd;
   }
   // zlib: CM = 8 (deflate), CINFO <= 7, and (CMF * 256 + FLG) a multiple of 31.

@@ -41,7 +41,9 @@ const DTypeInfo& Info(MdsDType t) {
   }
   return kDTypes[0];
 }
-bool IsFloat(MdsDType t) { return t == MdsDType::kF16 || t == MdsDType::kF32 || t == MdsDType::kF64; }
+bool IsFloat(MdsDType t) {
+  return t == MdsDType::kF16 || t == MdsDType::kF32 || t == MdsDType::kF64;
+}
 
 double HalfToDouble(uint16_t h) {
   int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
@@ -54,12 +56,12 @@ double HalfToDouble(uint16_t h) {
 // Appends the element at `p` of type `t` to the field as an int or a float.
 void PushElement(const char* p, MdsDType t, Field* f) {
   switch (t) {
-#define STOKER_INT_CASE(tag, type)   \
-  case MdsDType::tag: {              \
-    type v;                          \
-    std::memcpy(&v, p, sizeof v);    \
+#define STOKER_INT_CASE(tag, type)              \
+  case MdsDType::tag: {                         \
+    type v;                                     \
+    std::memcpy(&v, p, sizeof v);               \
     f->ints.push_back(static_cast<int64_t>(v)); \
-    return;                          \
+    return;                                     \
   }
     STOKER_INT_CASE(kU8, uint8_t)
     STOKER_INT_CASE(kI8, int8_t)
@@ -103,9 +105,9 @@ Result<MdsColumn> ParseColumn(std::string name, std::string encoding,
   using K = MdsColumn::Kind;
   if (e == "str") {
     c.kind = K::kStr;
-  } else if (e == "bytes" || e == "json" || e == "pkl" || e == "jpeg" || e == "png" ||
-             e == "pil" || e == "jpeg_array" || e == "jpegarray" || e == "list[pil]" ||
-             e == "list[jpeg]" || e == "list[png]") {
+  } else if (e == "bytes" || e == "json" || e == "pkl" || e == "jpeg" || e == "png" || e == "pil" ||
+             e == "jpeg_array" || e == "jpegarray" || e == "list[pil]" || e == "list[jpeg]" ||
+             e == "list[png]") {
     c.kind = K::kBytes;
   } else if (e == "int") {
     c.kind = K::kScalar;
@@ -125,7 +127,8 @@ Result<MdsColumn> ParseColumn(std::string name, std::string encoding,
       std::string_view rest = e.substr(8);
       size_t colon = rest.find(':');
       const DTypeInfo* d = ByName(rest.substr(0, colon));
-      if (d == nullptr) return Unimplemented("unknown ndarray dtype in encoding '" + c.encoding + "'");
+      if (d == nullptr)
+        return Unimplemented("unknown ndarray dtype in encoding '" + c.encoding + "'");
       c.dtype = d->dtype;
       if (colon != std::string_view::npos) {
         c.shape_fixed = true;
@@ -140,7 +143,8 @@ Result<MdsColumn> ParseColumn(std::string name, std::string encoding,
             return Corruption("bad ndarray shape in encoding '" + c.encoding + "'");
           }
           c.elements *= v;
-          if (c.elements > (uint64_t{1} << 32)) return Corruption("ndarray shape too large in '" + c.encoding + "'");
+          if (c.elements > (uint64_t{1} << 32))
+            return Corruption("ndarray shape too large in '" + c.encoding + "'");
           dims = comma == std::string_view::npos ? std::string_view() : dims.substr(comma + 1);
         }
       }
@@ -159,7 +163,9 @@ Status DecodeNdarray(std::string_view v, const MdsColumn& c, Field* f) {
   if (dtype == MdsDType::kNone) {
     if (!need(1)) return Corruption("ndarray without its dtype byte");
     const DTypeInfo* d = ByCode(static_cast<uint8_t>(v[pos++]));
-    if (d == nullptr) return Corruption("unknown ndarray dtype code " + std::to_string(static_cast<uint8_t>(v[pos - 1])));
+    if (d == nullptr)
+      return Corruption("unknown ndarray dtype code " +
+                        std::to_string(static_cast<uint8_t>(v[pos - 1])));
     dtype = d->dtype;
   }
   uint64_t elements = c.elements;
@@ -251,9 +257,9 @@ Result<MdsShardLayout> ParseMdsShardLayout(std::string_view data, const std::str
     uint32_t off;
     std::memcpy(&off, data.data() + 4 + 4 * i, 4);
     if ((i == 0 && off < header) || off < prev || off > data.size()) {
-      return corrupt(4 + 4 * i, "MDS sample offset " + std::to_string(off) +
-                                    (off > data.size() ? " past the end of the shard"
-                                                       : " out of order"));
+      return corrupt(4 + 4 * i,
+                     "MDS sample offset " + std::to_string(off) +
+                         (off > data.size() ? " past the end of the shard" : " out of order"));
     }
     prev = off;
   }

@@ -18,8 +18,8 @@ enum class MdsDType { kNone, kU8, kI8, kU16, kI16, kF16, kU32, kI32, kF32, kU64,
 
 struct MdsColumn {
   std::string name;
-  std::string encoding;            // as written, e.g. "ndarray:uint16"
-  std::optional<uint32_t> size;    // fixed size in bytes, or nullopt (variable)
+  std::string encoding;          // as written, e.g. "ndarray:uint16"
+  std::optional<uint32_t> size;  // fixed size in bytes, or nullopt (variable)
   enum class Kind { kStr, kBytes, kScalar, kStrInt, kStrFloat, kStrDecimal, kNdarray } kind;
   MdsDType dtype = MdsDType::kNone;  // kScalar; kNdarray when the encoding fixes it
   bool shape_fixed = false;          // kNdarray: "ndarray:dtype:d0,d1,..."

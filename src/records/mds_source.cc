@@ -72,7 +72,9 @@ uint32_t LoadU32(const std::string& s, size_t at) {
 class MdsShard final : public RecordSource {
  public:
   MdsShard(std::string uri, std::string data, std::vector<MdsColumn> columns, uint32_t samples)
-      : uri_(std::move(uri)), data_(std::move(data)), columns_(std::move(columns)),
+      : uri_(std::move(uri)),
+        data_(std::move(data)),
+        columns_(std::move(columns)),
         samples_(samples) {}
 
   Result<std::optional<Record>> Next() override {
@@ -85,8 +87,8 @@ class MdsShard final : public RecordSource {
     r.key = std::to_string(next_);
     r.offset_bytes = begin;
     ++next_;
-    Status st = DecodeMdsSample(std::string_view(data_).substr(begin, end - begin), columns_,
-                                &r.fields);
+    Status st =
+        DecodeMdsSample(std::string_view(data_).substr(begin, end - begin), columns_, &r.fields);
     if (!st.ok()) return st.WithContext(r.Where());
     return std::optional<Record>(std::move(r));
   }
@@ -119,8 +121,10 @@ Result<std::vector<RecordShard>> ListMdsShards(const std::string& index_path) {
         return Unimplemented(where + " has format '" + format + "'; only 'mds' is read");
       }
       const nlohmann::json* file = nullptr;
-      if (s.contains("zip_data") && s["zip_data"].is_object()) file = &s["zip_data"];
-      else if (s.contains("raw_data") && s["raw_data"].is_object()) file = &s["raw_data"];
+      if (s.contains("zip_data") && s["zip_data"].is_object())
+        file = &s["zip_data"];
+      else if (s.contains("raw_data") && s["raw_data"].is_object())
+        file = &s["raw_data"];
       if (file == nullptr || !file->contains("basename") || !(*file)["basename"].is_string()) {
         return Corruption(where + " has no raw_data/zip_data basename");
       }
@@ -152,8 +156,9 @@ Result<std::unique_ptr<RecordSource>> OpenMdsShard(const RecordShard& shard,
   } else if (uri.ends_with(".gz")) {
     compression = Compression::kGzip;
   } else if (!uri.ends_with(".mds")) {
-    return Unimplemented(uri + ": unsupported MDS shard compression (stoker reads .mds, "
-                               ".mds.zstd and .mds.gz)");
+    return Unimplemented(uri +
+                         ": unsupported MDS shard compression (stoker reads .mds, "
+                         ".mds.zstd and .mds.gz)");
   }
   std::string data;
   if (!shard.hashes.empty() || compression == Compression::kNone) {
@@ -163,8 +168,8 @@ Result<std::unique_ptr<RecordSource>> OpenMdsShard(const RecordShard& shard,
       std::optional<std::string> digest = XxhDigest(algo, data);
       if (!digest) digest = HashlibDigest(algo, data);
       if (digest && *digest != hex) {
-        return Corruption(uri + ": " + algo + " digest " + *digest + " does not match the " +
-                          hex + " that index.json lists");
+        return Corruption(uri + ": " + algo + " digest " + *digest + " does not match the " + hex +
+                          " that index.json lists");
       }
     }
     if (compression != Compression::kNone) {

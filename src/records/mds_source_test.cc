@@ -138,7 +138,8 @@ TEST(MdsColumnsTest, DecodesScalarsAndNdarrayHeaders) {
                                  {"d", "str_int", 0}}) {
     MdsColumn c;
     std::string json = std::string(R"({"column_names":[")") + name + R"("],"column_encodings":[")" +
-                       enc + R"("],"column_sizes":[)" + (size ? std::to_string(size) : "null") + "]}";
+                       enc + R"("],"column_sizes":[)" + (size ? std::to_string(size) : "null") +
+                       "]}";
     std::string shard = U32(0) + U32(8 + json.size()) + json;
     auto layout = ParseMdsShardLayout(shard, "x");
     ASSERT_TRUE(layout.ok()) << layout.status().ToString();

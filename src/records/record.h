@@ -25,9 +25,9 @@ std::string_view FieldTypeName(FieldType type);
 struct Field {
   std::string name;
   FieldType type = FieldType::kBytes;
-  std::string bytes;            // kBytes, kString
-  std::vector<int64_t> ints;    // kInt, kTokens
-  std::vector<double> floats;   // kFloat
+  std::string bytes;           // kBytes, kString
+  std::vector<int64_t> ints;   // kInt, kTokens
+  std::vector<double> floats;  // kFloat
   // kBytes: how many byte strings the field holds. 1 for every format but TFRecord, whose
   // bytes_list may hold 0 (then `bytes` is empty) or several (`bytes` is the first, `more_bytes`
   // the others).
@@ -36,9 +36,9 @@ struct Field {
 };
 
 struct Record {
-  std::string key;         // WebDataset __key__, a TFRecord/MDS "<shard>:<index>" or key field
-  std::string source;      // the shard it came from (path or URI)
-  uint64_t index = 0;      // 0-based position in its shard
+  std::string key;            // WebDataset __key__, a TFRecord/MDS "<shard>:<index>" or key field
+  std::string source;         // the shard it came from (path or URI)
+  uint64_t index = 0;         // 0-based position in its shard
   uint64_t offset_bytes = 0;  // where it starts in the shard (decompressed stream for .gz/.zst)
   std::vector<Field> fields;
 

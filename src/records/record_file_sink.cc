@@ -71,13 +71,14 @@ Status RecordFileSink::Finish(const std::string& manifest_name, const std::strin
   STOKER_RETURN_IF_ERROR(Close());
   STOKER_RETURN_IF_ERROR(MakeDirectories(dir_));
   STOKER_RETURN_IF_ERROR(FsyncDirectory(dir_));
-  nlohmann::json m = extra_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(extra_json);
+  nlohmann::json m =
+      extra_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(extra_json);
   m["format"] = format;
   uint64_t records = 0;
   nlohmann::json files = nlohmann::json::array();
   for (const RecordFileInfo& f : done_) {
-    files.push_back({{"name", f.name}, {"bytes", f.size_bytes}, {"records", f.records},
-                     {"xxh3", f.xxh3}});
+    files.push_back(
+        {{"name", f.name}, {"bytes", f.size_bytes}, {"records", f.records}, {"xxh3", f.xxh3}});
     records += f.records;
   }
   m["files"] = std::move(files);

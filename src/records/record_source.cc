@@ -134,8 +134,9 @@ Result<std::vector<RecordShard>> ExpandRecordShards(const std::vector<std::strin
       RecordFormat f = format == RecordFormat::kAuto ? DetectRecordFormat(path) : format;
       if (!PathExists(path)) return NotFound(path + ": no such file or directory");
       if (f == RecordFormat::kAuto) {
-        return InvalidArgument(path + ": cannot tell its record format from the name (use "
-                                      "--input-format webdataset|tfrecord|mds)");
+        return InvalidArgument(path +
+                               ": cannot tell its record format from the name (use "
+                               "--input-format webdataset|tfrecord|mds)");
       }
       if (f == RecordFormat::kMds) {
         std::string index = IsDirectory(path) ? JoinPath(path, "index.json") : path;

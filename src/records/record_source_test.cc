@@ -46,12 +46,13 @@ TEST_F(RecordSourceTest, DetectsFormatsByName) {
 }
 
 TEST_F(RecordSourceTest, ExpandsBracesAndDirectoriesInOrderAndChainsShards) {
-  for (int i = 0; i < 3; ++i) Write("s-" + std::to_string(i) + ".tar", Tar("k" + std::to_string(i), "t"));
+  for (int i = 0; i < 3; ++i)
+    Write("s-" + std::to_string(i) + ".tar", Tar("k" + std::to_string(i), "t"));
   Write("dir/b/2.tfrecord", FrameTfRecord(EncodeTfExample({})));
   Write("dir/a.tfrecord", FrameTfRecord(EncodeTfExample({})) + FrameTfRecord(EncodeTfExample({})));
   Write("dir/ignored.txt", "x");
-  auto shards = ExpandRecordShards({dir_->Join("s-{2..0}.tar"), dir_->Join("dir")},
-                                   RecordFormat::kAuto);
+  auto shards =
+      ExpandRecordShards({dir_->Join("s-{2..0}.tar"), dir_->Join("dir")}, RecordFormat::kAuto);
   ASSERT_FALSE(shards.ok());  // a directory without index.json has no format of its own
   shards = ExpandRecordShards({dir_->Join("dir")}, RecordFormat::kTfRecord);
   ASSERT_TRUE(shards.ok()) << shards.status().ToString();

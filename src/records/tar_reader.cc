@@ -86,7 +86,8 @@ Status TarReader::ReadPadded(uint64_t n, std::string* out, const char* what) {
   out->clear();
   uint64_t got = 0;
   while (got < n) {
-    size_t step = static_cast<size_t>(std::min<uint64_t>(n - got, std::max<uint64_t>(got, 1 << 20)));
+    size_t step =
+        static_cast<size_t>(std::min<uint64_t>(n - got, std::max<uint64_t>(got, 1 << 20)));
     out->resize(got + step);
     STOKER_ASSIGN_OR_RETURN(size_t r, ReadFully(*stream_, out->data() + got, step));
     got += r;
@@ -114,8 +115,10 @@ Status TarReader::ParsePax(const std::string& data, uint64_t offset,
     uint64_t len = 0;
     bool digits = space != std::string::npos && space > pos && space - pos <= 12;
     for (size_t i = pos; digits && i < space; ++i) {
-      if (data[i] < '0' || data[i] > '9') digits = false;
-      else len = len * 10 + static_cast<uint64_t>(data[i] - '0');
+      if (data[i] < '0' || data[i] > '9')
+        digits = false;
+      else
+        len = len * 10 + static_cast<uint64_t>(data[i] - '0');
     }
     if (!digits || len <= space - pos + 1 || pos + len > data.size() ||
         data[pos + len - 1] != '\n') {
@@ -146,16 +149,18 @@ Result<std::optional<TarMember>> TarReader::Next() {
     offset_ += got;
     if (got == 0) {
       if (header_offset == 0) return Corrupt(0, "empty tar archive");
-      if (first_header != kNoHeader) return Corrupt(first_header, "extended header without its member");
+      if (first_header != kNoHeader)
+        return Corrupt(first_header, "extended header without its member");
       done_ = true;  // the end of the data at a block boundary: tarfile ends here too
       break;
     }
     if (got < kBlock) {
-      return Corrupt(header_offset, "truncated tar header (" + std::to_string(got) +
-                                        " of 512 bytes)");
+      return Corrupt(header_offset,
+                     "truncated tar header (" + std::to_string(got) + " of 512 bytes)");
     }
     if (std::all_of(h, h + kBlock, [](char c) { return c == '\0'; })) {
-      if (first_header != kNoHeader) return Corrupt(first_header, "extended header without its member");
+      if (first_header != kNoHeader)
+        return Corrupt(first_header, "extended header without its member");
       done_ = true;
       break;
     }
@@ -172,7 +177,8 @@ Result<std::optional<TarMember>> TarReader::Next() {
     if (type == 'x' || type == 'X' || type == 'g') {
       std::string data;
       STOKER_RETURN_IF_ERROR(ReadPadded(size, &data, "pax header"));
-      STOKER_RETURN_IF_ERROR(ParsePax(data, header_offset, type == 'g' ? &global_pax_ : &local_pax));
+      STOKER_RETURN_IF_ERROR(
+          ParsePax(data, header_offset, type == 'g' ? &global_pax_ : &local_pax));
       if (type == 'g') first_header = kNoHeader;
       continue;
     }

@@ -17,9 +17,9 @@
 namespace stoker {
 
 struct TarMember {
-  std::string name;             // the full name (pax path, GNU long name, or prefix/name)
-  std::string data;             // the member's bytes
-  uint64_t header_offset = 0;   // byte offset of its (first) header in the (decompressed) archive
+  std::string name;            // the full name (pax path, GNU long name, or prefix/name)
+  std::string data;            // the member's bytes
+  uint64_t header_offset = 0;  // byte offset of its (first) header in the (decompressed) archive
 };
 
 class TarReader {

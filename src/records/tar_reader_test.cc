@@ -25,7 +25,8 @@ void Rechecksum(std::string* tar, size_t at) {
   std::snprintf(h + 148, 7, "%06o", sum);
 }
 
-Result<std::vector<TarMember>> ReadAll(const std::string& bytes, Compression c = Compression::kNone) {
+Result<std::vector<TarMember>> ReadAll(const std::string& bytes,
+                                       Compression c = Compression::kNone) {
   TarReader reader(OpenSourceStream(MemorySource("t.tar", bytes), c), "t.tar");
   std::vector<TarMember> out;
   while (true) {
@@ -107,7 +108,8 @@ TEST(TarReaderTest, CorruptionNamesFileAndOffset) {
   Status st = ReadAll(bad_sum).status();
   EXPECT_EQ(st.code(), StatusCode::kCorruption);
   EXPECT_NE(st.message().find("t.tar: bad tar header checksum at byte offset 1024"),
-            std::string::npos) << st.message();
+            std::string::npos)
+      << st.message();
 
   st = ReadAll(good.substr(0, second + 100)).status();
   EXPECT_EQ(st.code(), StatusCode::kCorruption);

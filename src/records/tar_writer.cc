@@ -42,7 +42,10 @@ std::string TarHeaderBlock(std::string_view name, uint64_t size, char typeflag, 
   PutOctal(&h[124], 12, size);
   PutOctal(&h[136], 12, mtime);
   h[156] = typeflag;
-  std::memcpy(&h[257], "ustar\0" "00", 8);
+  std::memcpy(&h[257],
+              "ustar\0"
+              "00",
+              8);
   std::memcpy(&h[265], "bigdata", 7);
   std::memcpy(&h[297], "bigdata", 7);
   PutOctal(&h[329], 8, 0);

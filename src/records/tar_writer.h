@@ -11,8 +11,7 @@
 namespace stoker {
 
 // One 512-byte ustar header block (checksum filled in). `name` must fit in 100 bytes.
-std::string TarHeaderBlock(std::string_view name, uint64_t size, char typeflag,
-                           uint64_t mtime = 0);
+std::string TarHeaderBlock(std::string_view name, uint64_t size, char typeflag, uint64_t mtime = 0);
 
 // The header(s) of a regular-file member `name` of `size` bytes (mode 0444, owner bigdata).
 std::string TarMemberHeader(std::string_view name, uint64_t size, uint64_t mtime = 0);

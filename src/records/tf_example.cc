@@ -83,7 +83,8 @@ class Wire {
 };
 
 Status DecodeFloats(std::string_view packed, Wire& w, std::vector<double>* out) {
-  if (packed.size() % 4 != 0) return w.Error("packed float list of " + std::to_string(packed.size()) + " bytes");
+  if (packed.size() % 4 != 0)
+    return w.Error("packed float list of " + std::to_string(packed.size()) + " bytes");
   for (size_t i = 0; i < packed.size(); i += 4) {
     float f;
     std::memcpy(&f, packed.data() + i, 4);
@@ -112,8 +113,10 @@ Status DecodeList(std::string_view body, size_t base, uint32_t kind, Field* f) {
       std::string_view v;
       size_t b;
       STOKER_RETURN_IF_ERROR(w.Delimited(&v, &b));
-      if (f->byte_values++ == 0) f->bytes.assign(v);
-      else f->more_bytes.emplace_back(v);
+      if (f->byte_values++ == 0)
+        f->bytes.assign(v);
+      else
+        f->more_bytes.emplace_back(v);
     } else if (kind == 2 && wt == 2) {
       std::string_view v;
       size_t b;

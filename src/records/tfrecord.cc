@@ -45,8 +45,7 @@ class TfRecordShard final : public RecordSource {
 
 }  // namespace
 
-TfRecordReader::TfRecordReader(std::unique_ptr<ByteStream> stream, std::string uri,
-                               bool compressed)
+TfRecordReader::TfRecordReader(std::unique_ptr<ByteStream> stream, std::string uri, bool compressed)
     : stream_(std::move(stream)), uri_(std::move(uri)), compressed_(compressed) {}
 
 Status TfRecordReader::Corrupt(uint64_t offset, const std::string& what) const {
@@ -68,7 +67,8 @@ Result<std::optional<std::string>> TfRecordReader::Next() {
   std::string data;
   uint64_t have = 0;
   while (have < length) {
-    size_t step = static_cast<size_t>(std::min<uint64_t>(length - have, std::max<uint64_t>(have, 1 << 20)));
+    size_t step =
+        static_cast<size_t>(std::min<uint64_t>(length - have, std::max<uint64_t>(have, 1 << 20)));
     data.resize(have + step);
     STOKER_ASSIGN_OR_RETURN(size_t r, ReadFully(*stream_, data.data() + have, step));
     have += r;

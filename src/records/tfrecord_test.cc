@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "records/tf_example.h"
 #include "records/test_util.h"
+#include "records/tf_example.h"
 
 namespace stoker {
 namespace {
@@ -54,9 +54,9 @@ TEST(TfRecordTest, DecodesExampleFeatures) {
 
 TEST(TfRecordTest, UnpackedListsAndEmptyBytes) {
   // int64_list unpacked (0x08 varint) and float_list unpacked (0x0d + 4 bytes); empty bytes_list.
-  std::string ints = Unhex("1a 04 08 05 08 07");          // Feature{int64_list{5, 7}}
-  std::string floats = Unhex("12 05 0d 00 00 80 3f");     // Feature{float_list{1.0}}
-  std::string empty = Unhex("0a 00");                     // Feature{bytes_list{}}
+  std::string ints = Unhex("1a 04 08 05 08 07");       // Feature{int64_list{5, 7}}
+  std::string floats = Unhex("12 05 0d 00 00 80 3f");  // Feature{float_list{1.0}}
+  std::string empty = Unhex("0a 00");                  // Feature{bytes_list{}}
   auto entry = [](std::string key, std::string feature) {
     return std::string(1, 0x0a) + static_cast<char>(key.size() + feature.size() + 4) + '\x0a' +
            static_cast<char>(key.size()) + key + '\x12' + static_cast<char>(feature.size()) +
@@ -95,7 +95,9 @@ TEST(TfRecordTest, CorruptCrcsAndTruncationNameFileAndOffset) {
   Status st = ReadAll("x.tfrecord", bad_len).status();
   EXPECT_EQ(st.code(), StatusCode::kCorruption);
   EXPECT_NE(st.message().find("x.tfrecord: TFRecord length CRC mismatch at byte offset " +
-                              std::to_string(second)), std::string::npos) << st.message();
+                              std::to_string(second)),
+            std::string::npos)
+      << st.message();
   std::string bad_data = data;
   bad_data[second + 13] ^= 1;
   st = ReadAll("x.tfrecord", bad_data).status();

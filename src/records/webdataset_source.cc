@@ -49,8 +49,8 @@ class WebDatasetShard final : public RecordSource {
       }
       std::string field = AsciiLower(ext);
       if (sample->Find(field) != nullptr) {
-        return Corruption(uri_ + ": duplicate file name '" + member->name +
-                          "' in sample '" + sample->key + "' at byte offset " +
+        return Corruption(uri_ + ": duplicate file name '" + member->name + "' in sample '" +
+                          sample->key + "' at byte offset " +
                           std::to_string(member->header_offset));
       }
       Field f;

@@ -10,7 +10,8 @@ namespace {
 
 std::string Tar(const std::vector<std::pair<std::string, std::string>>& members) {
   std::string tar;
-  for (const auto& [name, data] : members) tar += TarMemberHeader(name, data.size()) + data + TarPadding(data.size());
+  for (const auto& [name, data] : members)
+    tar += TarMemberHeader(name, data.size()) + data + TarPadding(data.size());
   return tar + TarEnd(tar.size());
 }
 
@@ -41,8 +42,12 @@ TEST(WebDatasetTest, SplitsNamesLikeTheReferenceRegex) {
 }
 
 TEST(WebDatasetTest, GroupsConsecutiveMembersByKey) {
-  auto samples = Samples(Tar({{"s1.txt", "one"}, {"s1.JSON", "{}"}, {"__index__", "skip"},
-                              {"noext", "ignored"}, {"s2.txt", ""}, {"s1.txt", "again"}}));
+  auto samples = Samples(Tar({{"s1.txt", "one"},
+                              {"s1.JSON", "{}"},
+                              {"__index__", "skip"},
+                              {"noext", "ignored"},
+                              {"s2.txt", ""},
+                              {"s1.txt", "again"}}));
   ASSERT_TRUE(samples.ok()) << samples.status().ToString();
   ASSERT_EQ(samples->size(), 3u);
   const Record& a = (*samples)[0];

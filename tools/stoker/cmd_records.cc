@@ -74,8 +74,10 @@ int RunRecords(const RecordsArgs& args) {
         for (const std::string& m : f.more_bytes) bytes += m.size();
       }
       if (args.dump) {
-        nlohmann::json j = {{"key_hex", Hex((*r)->key)}, {"source", (*r)->source},
-                            {"index", (*r)->index}, {"offset", (*r)->offset_bytes}};
+        nlohmann::json j = {{"key_hex", Hex((*r)->key)},
+                            {"source", (*r)->source},
+                            {"index", (*r)->index},
+                            {"offset", (*r)->offset_bytes}};
         nlohmann::json fields = nlohmann::json::array();
         for (const Field& f : (*r)->fields) fields.push_back(FieldJson(f));
         j["fields"] = std::move(fields);
@@ -85,8 +87,8 @@ int RunRecords(const RecordsArgs& args) {
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!args.dump) {
-    nlohmann::json j = {{"shards", shards->size()}, {"records", records},
-                        {"field_bytes", bytes}, {"seconds", s}};
+    nlohmann::json j = {
+        {"shards", shards->size()}, {"records", records}, {"field_bytes", bytes}, {"seconds", s}};
     std::printf("%s\n", j.dump().c_str());
   }
   return kExitOk;
@@ -100,8 +102,10 @@ void AddRecordsCommand(CLI::App& app, int* exit_code) {
       "records", "Read record shards (WebDataset, TFRecord, MDS): count them or dump them");
   sub->footer(
       "Without --dump, prints one JSON object: shards, records, field_bytes, seconds.\n"
-      "With --dump, one JSON line per record: key_hex, source, index, offset and fields (name_hex,\n"
-      "type, and hex / ints / floats). Example: stoker records 'shards/train-{000000..000009}.tar'");
+      "With --dump, one JSON line per record: key_hex, source, index, offset and fields "
+      "(name_hex,\n"
+      "type, and hex / ints / floats). Example: stoker records "
+      "'shards/train-{000000..000009}.tar'");
   sub->add_option("inputs", args->inputs, "Shards, brace patterns, directories, MDS index dirs")
       ->required();
   sub->add_option("--input-format", args->input_format, "auto, webdataset, tfrecord or mds")
