@@ -33,6 +33,21 @@ def dump(*inputs, input_format=None):
     return out
 
 
+def jsonl_documents(tmp_path, texts):
+    """The documents of `stoker pack` of `texts` as JSONL (the bytes tokenizer): what packing the
+    same texts from any record format must give."""
+    path = tmp_path / "same-texts.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    pack(path, "-o", tmp_path / "same-texts-packed")
+    return read_dataset(tmp_path / "same-texts-packed")[1]
+
+
+def packed_documents(tmp_path, name, *args):
+    """The documents of `stoker pack ARGS -o tmp_path/name`."""
+    pack(*args, "-o", tmp_path / name)
+    return read_dataset(tmp_path / name)[1]
+
+
 def error_of(*args):
     """Runs the CLI expecting the bad-input exit code 2; returns stderr."""
     p = run(*args)

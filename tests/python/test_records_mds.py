@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from records_testlib import dump, error_of, import_streaming, pack, read_dataset
+from records_testlib import dump, error_of, import_streaming, jsonl_documents, packed_documents
 
 streaming = import_streaming()
 
@@ -121,11 +121,7 @@ def test_pack_from_mds_text_and_token_columns(tmp_path):
     write(tmp_path / "mds", n=len(texts), columns=cols, compression="zstd",
           make=lambda i: {"text": texts[i], "ids": np.frombuffer(texts[i].encode(), np.uint8).astype(np.uint16),
                           "key": f"k{i}"})
-    (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts),
-                                         encoding="utf-8")
-    pack(tmp_path / "mds", "-o", tmp_path / "out-mds")
-    pack(tmp_path / "docs.jsonl", "-o", tmp_path / "out-jsonl")
-    expected = read_dataset(tmp_path / "out-jsonl")[1]
-    assert read_dataset(tmp_path / "out-mds")[1] == expected
-    pack(tmp_path / "mds", "--text-field", "ids", "--key-field", "key", "-o", tmp_path / "out-ids")
-    assert read_dataset(tmp_path / "out-ids")[1] == expected
+    expected = jsonl_documents(tmp_path, texts)
+    assert packed_documents(tmp_path, "text", tmp_path / "mds") == expected
+    assert packed_documents(tmp_path, "ids", tmp_path / "mds", "--text-field", "ids",
+                            "--key-field", "key") == expected

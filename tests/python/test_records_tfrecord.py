@@ -4,7 +4,6 @@ classes) yields, for plain, gzip and zlib files, unicode feature names, empty li
 lists and a huge record; both CRCs are checked; pack from TFRecord equals pack from JSONL, and
 int64 token features are copied without re-tokenizing."""
 import gzip
-import json
 import struct
 import zlib
 
@@ -14,7 +13,7 @@ import pytest
 import tfrecord
 from tfrecord import example_pb2
 
-from records_testlib import dump, error_of, pack, read_dataset
+from records_testlib import dump, error_of, jsonl_documents, packed_documents
 
 
 def reference(path, compression_type=None):
@@ -114,15 +113,11 @@ def test_pack_from_tfrecord_text_and_token_features(tmp_path):
         w.write({"text": (t.encode(), "byte"), "ids": (list(t.encode()), "int"),
                  "id": (f"doc-{i}".encode(), "byte")})
     w.close()
-    (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts),
-                                         encoding="utf-8")
-    pack(tmp_path / "docs.tfrecord", "-o", tmp_path / "tf")
-    pack(tmp_path / "docs.jsonl", "-o", tmp_path / "jsonl")
-    expected = read_dataset(tmp_path / "jsonl")[1]
-    assert read_dataset(tmp_path / "tf")[1] == expected
+    expected = jsonl_documents(tmp_path, texts)
+    assert packed_documents(tmp_path, "tf", tmp_path / "docs.tfrecord") == expected
     # Token ids: copied, EOS appended, identical to tokenizing the text with the bytes tokenizer.
-    pack(tmp_path / "docs.tfrecord", "--text-field", "ids", "-o", tmp_path / "ids")
-    assert read_dataset(tmp_path / "ids")[1] == expected
+    assert packed_documents(tmp_path, "ids", tmp_path / "docs.tfrecord", "--text-field",
+                            "ids") == expected
     bad = tfrecord.TFRecordWriter(str(tmp_path / "bad.tfrecord"))
     bad.write({"ids": ([1, 999], "int"), "id": (b"the-key", "byte")})
     bad.close()

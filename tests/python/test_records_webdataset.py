@@ -5,7 +5,6 @@ matches braceexpand; corrupt shards are one error naming file and offset; pack f
 pack from the same texts as JSONL."""
 import gzip
 import io
-import json
 import re
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ import pytest
 import webdataset as wds
 import zstd
 
-from records_testlib import dump, error_of, pack, read_dataset
+from records_testlib import dump, error_of, jsonl_documents, packed_documents
 
 HUGE = 24 << 20
 
@@ -139,11 +138,8 @@ def test_pack_from_webdataset_equals_pack_from_jsonl(tmp_path):
     write_samples(str(tmp_path / "p-%06d.tar"),
                   [{"__key__": f"k{i:04d}", "txt": t, "cls": i} for i, t in enumerate(texts)],
                   maxcount=7)
-    (tmp_path / "docs.jsonl").write_text("".join(
-        json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
-    pack(str(tmp_path / "p-{000000..000005}.tar"), "--text-field", "txt", "-o", tmp_path / "wds")
-    pack(str(tmp_path / "docs.jsonl"), "-o", tmp_path / "jsonl")
-    assert read_dataset(tmp_path / "wds")[1] == read_dataset(tmp_path / "jsonl")[1]
+    assert packed_documents(tmp_path, "wds", str(tmp_path / "p-{000000..000005}.tar"),
+                            "--text-field", "txt") == jsonl_documents(tmp_path, texts)
     err = error_of("pack", "--progress", "off", str(tmp_path / "p-000000.tar"), "--text-field",
                    "nope", "-o", tmp_path / "bad")
     assert "p-000000.tar record 0 (key 'k0000'" in err and "no field 'nope'" in err
