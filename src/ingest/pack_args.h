@@ -26,6 +26,9 @@ struct PackArgs {
   std::string bad_lines = "fail";      // fail | skip
   std::string dtype = "auto";          // auto | uint16 | int32
   bool overwrite = false;
+  // Last, so that positional initialisation (the Python binding) keeps working.
+  std::string input_format = "auto";   // auto | jsonl | text | webdataset | tfrecord | mds
+  std::string key_field;               // records: the field that names a record in errors
   TokenizerOptions tokenizer_options;  // --pattern, --special, --allow-special, --eos (BPE only)
 };
 
