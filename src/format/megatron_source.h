@@ -43,6 +43,8 @@ class MegatronSource : public TokenSource {
   const MegatronIndex& index() const { return index_; }
   const MappedFile& bin_file() const { return *bin_; }
   const MappedFile& idx_file() const { return *idx_; }
+  // The .idx mapping, for a reader that must keep it mapped after the source is gone.
+  std::shared_ptr<const MappedFile> shared_idx_file() const { return idx_; }
 
  private:
   MegatronSource(std::string prefix, std::unique_ptr<MappedFile> bin,
@@ -52,7 +54,7 @@ class MegatronSource : public TokenSource {
 
   std::string prefix_;
   std::unique_ptr<MappedFile> bin_;
-  std::unique_ptr<MappedFile> idx_;
+  std::shared_ptr<const MappedFile> idx_;
   MegatronIndex index_;
   uint64_t num_tokens_;
 };

@@ -46,25 +46,23 @@ struct DatasetStream::WindowPool {
 };
 
 DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
-                             const PlanOptions& options)
+                             const PlanOptions& options, uint64_t num_tokens,
+                             uint64_t nonempty_documents)
     : index_(index),
       lengths_(std::move(lengths)),
       options_(options),
       window_docs_(options.pack == PackMode::kBestFit ? options.bestfit_window
                                                       : kConcatWindowDocs),
-      window_pool_(std::make_shared<WindowPool>()) {
-  for (uint64_t len : lengths_->document_lengths) {
-    num_tokens_ += len;
-    nonempty_documents_ += len > 0;
-  }
-}
+      num_tokens_(num_tokens),
+      nonempty_documents_(nonempty_documents),
+      window_pool_(std::make_shared<WindowPool>()) {}
 
 uint64_t DatasetStream::EpochKey(uint64_t epoch) const {
   return DeriveKey(DeriveKey(Mix64(options_.seed), index_), epoch);
 }
 
 DocumentOrder DatasetStream::MakeOrder(uint64_t epoch) const {
-  return DocumentOrder(lengths_->document_lengths.size(), &lengths_->shard_first_document,
+  return DocumentOrder(lengths_->num_documents(), &lengths_->shard_first_document,
                        options_.shuffle, options_.block_shards, EpochKey(epoch));
 }
 
@@ -143,13 +141,13 @@ std::shared_ptr<const DatasetStream::Window> DatasetStream::GetWindow(const Layo
 }
 
 uint64_t DatasetStream::WindowAmount(const Layout& layout, uint64_t window) const {
-  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const DatasetLengths& len = *lengths_;
   const uint64_t s = options_.seq_len;
-  const uint64_t end = std::min<uint64_t>(len.size(), (window + 1) * window_docs_);
+  const uint64_t end = std::min<uint64_t>(len.num_documents(), (window + 1) * window_docs_);
   uint64_t amount = 0;  // tokens (concat) or rows (bestfit, pad)
   std::vector<uint64_t> items;
   for (uint64_t p = window * window_docs_; p < end; ++p) {
-    uint64_t l = len[layout.order.DocumentAt(p)];
+    uint64_t l = len.length(layout.order.DocumentAt(p));
     if (options_.pack == PackMode::kConcat) {
       amount += l;
     } else if (options_.pack == PackMode::kPad) {
@@ -167,7 +165,7 @@ uint64_t DatasetStream::WindowAmount(const Layout& layout, uint64_t window) cons
 }
 
 std::shared_ptr<const DatasetStream::Layout> DatasetStream::BuildLayout(uint64_t epoch) const {
-  const uint64_t n = lengths_->document_lengths.size();
+  const uint64_t n = lengths_->num_documents();
   return std::make_shared<Layout>(epoch, MakeOrder(epoch), CeilDiv(n, window_docs_));
 }
 
@@ -214,9 +212,9 @@ std::shared_ptr<const DatasetStream::Window> DatasetStream::BuildWindow(const La
 }
 
 void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* out) const {
-  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const DatasetLengths& len = *lengths_;
   const uint64_t s = options_.seq_len;
-  uint64_t end = std::min<uint64_t>(len.size(), (window + 1) * window_docs_);
+  uint64_t end = std::min<uint64_t>(len.num_documents(), (window + 1) * window_docs_);
   // Sized once: windows are built by loader workers, and growing by doubling would leave each
   // worker's malloc arena holding the sum of the steps.
   out->docs.reserve(end - std::min(end, window * window_docs_));
@@ -226,12 +224,12 @@ void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* ou
   if (options_.pack == PackMode::kConcat) {
     out->token_prefix.reserve(out->docs.size() + 1);
     out->token_prefix.push_back(0);
-    for (uint64_t d : out->docs) out->token_prefix.push_back(out->token_prefix.back() + len[d]);
+    for (uint64_t d : out->docs) out->token_prefix.push_back(out->token_prefix.back() + len.length(d));
     return;
   }
   if (options_.pack == PackMode::kPad) {
     for (uint64_t d : out->docs) {
-      if (len[d] > 0) out->rows.push_back(Row{{RowPiece{index_, d, 0, std::min(len[d], s)}}});
+      if (len.length(d) > 0) out->rows.push_back(Row{{RowPiece{index_, d, 0, std::min(len.length(d), s)}}});
     }
     return;
   }
@@ -240,7 +238,7 @@ void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* ou
   std::vector<RowPiece> items;
   std::vector<uint64_t> item_lengths;
   for (uint64_t d : out->docs) {
-    uint64_t l = len[d];
+    uint64_t l = len.length(d);
     for (uint64_t off = 0; off + s <= l; off += s)
       rows.push_back(Row{{RowPiece{index_, d, off, s}}});
     if (l % s != 0) {
@@ -286,7 +284,7 @@ void DatasetStream::AppendRows(uint64_t epoch, uint64_t first, uint64_t count,
 
 void DatasetStream::AppendConcatRows(const Layout& layout, uint64_t first, uint64_t count,
                                      std::vector<Row>* out) const {
-  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const DatasetLengths& len = *lengths_;
   const uint64_t s = options_.seq_len;
   uint64_t t = first * s;
   uint64_t window_start;
@@ -309,11 +307,11 @@ void DatasetStream::AppendConcatRows(const Layout& layout, uint64_t first, uint6
         continue;
       }
       uint64_t d = win->docs[i];
-      uint64_t take = std::min(need, len[d] - off);
+      uint64_t take = std::min(need, len.length(d) - off);
       if (take > 0) row.pieces.push_back(RowPiece{index_, d, off, take});
       off += take;
       need -= take;
-      if (off == len[d]) {
+      if (off == len.length(d)) {
         ++i;
         off = 0;
       }
@@ -323,24 +321,25 @@ void DatasetStream::AppendConcatRows(const Layout& layout, uint64_t first, uint6
 }
 
 PackingStats DatasetStream::ComputePackingStats(uint64_t epoch) const {
-  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const DatasetLengths& len = *lengths_;
   const uint64_t s = options_.seq_len;
   PackingStats st;
   st.rows = RowsInEpoch(epoch);
   st.documents = nonempty_documents_;
-  st.empty_documents = len.size() - nonempty_documents_;
+  st.empty_documents = len.num_documents() - nonempty_documents_;
   if (options_.pack == PackMode::kConcat) {
     // A document is split when it crosses a multiple of seq_len in the concatenated stream.
     DocumentOrder order = MakeOrder(epoch);
     uint64_t start = 0;
     for (uint64_t p = 0; p < order.size(); ++p) {
-      uint64_t l = len[order.DocumentAt(p)];
+      uint64_t l = len.length(order.DocumentAt(p));
       if (l > 0 && start / s != (start + l - 1) / s) ++st.documents_split;
       start += l;
     }
     st.real_tokens = num_tokens_;
   } else {
-    for (uint64_t l : len) {
+    for (uint64_t d = 0; d < len.num_documents(); ++d) {
+      const uint64_t l = len.length(d);
       if (options_.pack == PackMode::kPad) {
         st.real_tokens += std::min(l, s);
         st.truncated_tokens += l > s ? l - s : 0;
@@ -356,7 +355,7 @@ PackingStats DatasetStream::ComputePackingStats(uint64_t epoch) const {
 
 ShuffleStats DatasetStream::ComputeShuffleStats(uint64_t epoch) const {
   constexpr uint64_t kWindow = 1000;
-  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const DatasetLengths& len = *lengths_;
   const std::vector<uint64_t>& shards = lengths_->shard_first_document;
   DocumentOrder order = MakeOrder(epoch);
   ShuffleStats st;
@@ -367,7 +366,7 @@ ShuffleStats DatasetStream::ComputeShuffleStats(uint64_t epoch) const {
   std::unordered_set<uint64_t> in_window;
   for (uint64_t p = 0; p < order.size(); ++p) {
     uint64_t d = order.DocumentAt(p);
-    if (len[d] == 0) continue;  // never read, so it does not count for locality
+    if (len.length(d) == 0) continue;  // never read, so it does not count for locality
     if (have_prev) {
       distance_sum += static_cast<double>(d > prev ? d - prev : prev - d);
       ++pairs;

@@ -19,8 +19,9 @@ namespace stoker::plan {
 
 class DatasetStream {
  public:
+  // `num_tokens` and `nonempty_documents`: the dataset's totals (Plan::Create knows them).
   DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
-                const PlanOptions& options);
+                const PlanOptions& options, uint64_t num_tokens, uint64_t nonempty_documents);
 
   const DatasetLengths& lengths() const { return *lengths_; }
   uint64_t num_tokens() const { return num_tokens_; }

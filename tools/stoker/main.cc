@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   stoker::cli::AddInspectCommand(app, &exit_code);
   stoker::cli::AddVerifyCommand(app, &exit_code);
   stoker::cli::AddPlanCommand(app, &exit_code);
+  stoker::cli::AddIndexCommand(app, &exit_code);
   stoker::cli::AddBenchCommand(app, &exit_code);
   stoker::cli::AddDoctorCommand(app, &exit_code);
   try {
