@@ -1,9 +1,11 @@
 #include "plan/dataset_stream.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "plan/best_fit.h"
+#include "plan/window_counts.h"
 
 namespace stoker::plan {
 namespace {
@@ -47,7 +49,7 @@ struct DatasetStream::WindowPool {
 
 DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
                              const PlanOptions& options, uint64_t num_tokens,
-                             uint64_t nonempty_documents)
+                             uint64_t nonempty_documents, std::function<std::string()> fingerprint)
     : index_(index),
       lengths_(std::move(lengths)),
       options_(options),
@@ -55,6 +57,7 @@ DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLength
                                                       : kConcatWindowDocs),
       num_tokens_(num_tokens),
       nonempty_documents_(nonempty_documents),
+      fingerprint_(std::move(fingerprint)),
       window_pool_(std::make_shared<WindowPool>()) {}
 
 uint64_t DatasetStream::EpochKey(uint64_t epoch) const {
@@ -76,7 +79,7 @@ uint64_t DatasetStream::RowsInEpoch(uint64_t epoch) const {
   if (options_.pack != PackMode::kBestFit) return RowsLowerBound();  // exact for concat and pad
   std::shared_ptr<const Layout> layout = GetLayout(epoch);
   std::lock_guard lock(layout->mu);
-  ExtendLocked(*layout, UINT64_MAX);
+  CountAllLocked(*layout);
   return layout->prefix.back();
 }
 
@@ -173,6 +176,34 @@ void DatasetStream::ExtendLocked(const Layout& layout, uint64_t amount) const {
   std::vector<uint64_t>& prefix = layout.prefix;
   while (prefix.size() - 1 < layout.num_windows && prefix.back() <= amount) {
     prefix.push_back(prefix.back() + WindowAmount(layout, prefix.size() - 1));
+  }
+}
+
+void DatasetStream::CountAllLocked(const Layout& layout) const {
+  std::vector<uint64_t>& prefix = layout.prefix;
+  const uint64_t n = layout.num_windows;
+  if (prefix.size() - 1 == n) return;
+  std::optional<std::string> dir;
+  if (n >= CacheMinWindows()) dir = CacheDirectory();
+  WindowCountsKey key;
+  if (dir) {
+    key = {fingerprint_(), index_, layout.epoch, n};
+    if (std::optional<std::vector<uint64_t>> counts = ReadWindowCounts(*dir, key)) {
+      prefix.assign(1, 0);
+      prefix.reserve(n + 1);
+      for (uint64_t c : *counts) prefix.push_back(prefix.back() + c);
+      return;
+    }
+  }
+  std::vector<uint64_t> amounts =
+      CountWindowsInParallel(prefix.size() - 1, n, CountingThreads(),
+                             [&](uint64_t w) { return WindowAmount(layout, w); });
+  prefix.reserve(n + 1);
+  for (uint64_t a : amounts) prefix.push_back(prefix.back() + a);
+  if (dir) {
+    std::vector<uint64_t> counts(n);
+    for (uint64_t w = 0; w < n; ++w) counts[w] = prefix[w + 1] - prefix[w];
+    WriteWindowCounts(*dir, key, counts);
   }
 }
 

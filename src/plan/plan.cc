@@ -65,6 +65,12 @@ struct Plan::Impl {
   mutable std::once_flag fingerprint_once;
   mutable std::string fingerprint;
 
+  const std::string& Fingerprint() const {
+    std::call_once(fingerprint_once,
+                   [this] { fingerprint = plan::ComputeFingerprint(datasets, tokens, options); });
+    return fingerprint;
+  }
+
   // Rows every epoch has at least, known without packing (exact except for bestfit).
   uint64_t RowsLowerBound() const {
     return mixture ? mixture_epoch_rows : streams[0]->RowsLowerBound();
@@ -111,7 +117,10 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
   for (size_t i = 0; i < datasets.size(); ++i) {
     impl->streams.push_back(std::make_unique<plan::DatasetStream>(static_cast<uint32_t>(i),
                                                                   datasets[i].lengths, options,
-                                                                  impl->tokens[i], nonempty[i]));
+                                                                  impl->tokens[i], nonempty[i],
+                                                                  [impl = impl.get()] {
+                                                                    return impl->Fingerprint();
+                                                                  }));
     weights.push_back(datasets[i].weight);
   }
   if (datasets.size() > 1) {
@@ -126,13 +135,7 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
 
 const PlanOptions& Plan::options() const { return impl_->options; }
 size_t Plan::num_datasets() const { return impl_->datasets.size(); }
-const std::string& Plan::fingerprint() const {
-  std::call_once(impl_->fingerprint_once, [this] {
-    impl_->fingerprint =
-        plan::ComputeFingerprint(impl_->datasets, impl_->tokens, impl_->options);
-  });
-  return impl_->fingerprint;
-}
+const std::string& Plan::fingerprint() const { return impl_->Fingerprint(); }
 uint64_t Plan::global_batch_rows() const {
   return impl_->options.batch_size * impl_->options.world_size;
 }

@@ -152,7 +152,7 @@ TEST(PlanMappedTest, PrivateMemoryStaysFarBelowEightBytesPerDocument) {
     EXPECT_EQ(plan->fingerprint().size(), 16u);
     for (uint64_t step : {0, 1, 1000}) ASSERT_TRUE(plan->GetBatch(0, step, 517).ok());
     if (pack != PackMode::kBestFit) EXPECT_GT(plan->steps_per_epoch(0), 0u);
-    auto resumed = plan->GetBatchAt({0, 5'000'001}, 3);
+    auto resumed = plan->GetBatchAt({0, 500'001}, 3);
     ASSERT_TRUE(resumed.ok());
     peak = std::max(peak, RssAnonBytes());
   }
