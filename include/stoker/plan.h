@@ -62,7 +62,9 @@ struct MappedLengths {
 struct LengthTotals {
   uint64_t tokens = 0;
   uint64_t nonempty_documents = 0;
-  uint64_t length_hash = 0;  // FingerprintHasher (format/length_hash.h) over the lengths in order
+  // FingerprintHasher (format/length_hash.h) over the lengths in order; when absent the
+  // fingerprint computes it the first time it is asked for.
+  std::optional<uint64_t> length_hash;
 };
 
 // All the plan needs to know about one dataset. Documents of length 0 are allowed (never planned).

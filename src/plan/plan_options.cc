@@ -77,6 +77,10 @@ Result<DatasetLengths> DatasetLengths::FromTokenSource(const TokenSource& source
   if (const auto* mg = dynamic_cast<const MegatronSource*>(&source); mg != nullptr) {
     std::shared_ptr<const MappedFile> idx = mg->shared_idx_file();
     out.mapped = {idx->data() + kMegatronHeaderBytes, n, MappedLengths::Element::kInt32, idx};
+    // Counted while the source validated every entry: no second pass here.
+    if (mg->nonempty_documents()) {
+      out.totals = LengthTotals{mg->num_tokens(), *mg->nonempty_documents(), std::nullopt};
+    }
     return out;
   }
   if (const auto* ds = dynamic_cast<const StokerDataset*>(&source);
