@@ -147,10 +147,23 @@ uint64_t DatasetStream::WindowAmount(const Layout& layout, uint64_t window) cons
   const DatasetLengths& len = *lengths_;
   const uint64_t s = options_.seq_len;
   const uint64_t end = std::min<uint64_t>(len.num_documents(), (window + 1) * window_docs_);
+  const uint64_t begin = std::min(end, window * window_docs_);
   uint64_t amount = 0;  // tokens (concat) or rows (bestfit, pad)
   std::vector<uint64_t> items;
-  for (uint64_t p = window * window_docs_; p < end; ++p) {
-    uint64_t l = len.length(layout.order.DocumentAt(p));
+  // The shuffled documents lie anywhere in a mapped array of lengths: each is a cache and TLB
+  // miss, so they are looked up ahead of use and the misses overlap.
+  constexpr uint64_t kAhead = 32;
+  uint64_t ahead[kAhead];
+  for (uint64_t p = begin; p < std::min(end, begin + kAhead); ++p) {
+    ahead[p % kAhead] = layout.order.DocumentAt(p);
+    len.Prefetch(ahead[p % kAhead]);
+  }
+  for (uint64_t p = begin; p < end; ++p) {
+    uint64_t l = len.length(ahead[p % kAhead]);
+    if (p + kAhead < end) {
+      ahead[p % kAhead] = layout.order.DocumentAt(p + kAhead);
+      len.Prefetch(ahead[p % kAhead]);
+    }
     if (options_.pack == PackMode::kConcat) {
       amount += l;
     } else if (options_.pack == PackMode::kPad) {
