@@ -14,6 +14,8 @@ constexpr uint64_t kConcatWindowDocs = 4096;  // concat/pad windows only bound t
 constexpr size_t kLayoutCacheSize = 3;
 constexpr size_t kWindowCacheSize = 16;
 constexpr size_t kWindowPoolSize = 4;
+// Windows a lookup packs one by one before it counts the whole epoch instead (in parallel, cached).
+constexpr uint64_t kLazyWindows = 256;
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
@@ -187,9 +189,13 @@ std::shared_ptr<const DatasetStream::Layout> DatasetStream::BuildLayout(uint64_t
 
 void DatasetStream::ExtendLocked(const Layout& layout, uint64_t amount) const {
   std::vector<uint64_t>& prefix = layout.prefix;
-  while (prefix.size() - 1 < layout.num_windows && prefix.back() <= amount) {
+  const uint64_t lazy_end = std::min(layout.num_windows, prefix.size() - 1 + kLazyWindows);
+  while (prefix.size() - 1 < lazy_end && prefix.back() <= amount) {
     prefix.push_back(prefix.back() + WindowAmount(layout, prefix.size() - 1));
   }
+  // Far into the epoch (a resume): every window, in parallel and from or into the cache, so that
+  // the next process that resumes there reads it.
+  if (prefix.back() <= amount) CountAllLocked(layout);
 }
 
 void DatasetStream::CountAllLocked(const Layout& layout) const {

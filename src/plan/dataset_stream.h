@@ -56,7 +56,8 @@ class DatasetStream {
   std::shared_ptr<const Layout> BuildLayout(uint64_t epoch) const;
   // Tokens (concat) or rows (bestfit, pad) of `window` of the layout's order.
   uint64_t WindowAmount(const Layout& layout, uint64_t window) const;
-  // Extends layout.prefix until it passes `amount` or covers every window. Holds layout.mu.
+  // Extends layout.prefix until it passes `amount` or covers every window: window by window for
+  // the next few, else CountAllLocked. Holds layout.mu.
   void ExtendLocked(const Layout& layout, uint64_t amount) const;
   // Extends layout.prefix over every window: from the cache file, else counted in parallel (and
   // then cached). Holds layout.mu.

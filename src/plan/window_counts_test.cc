@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -110,6 +111,25 @@ TEST_F(WindowCountsCacheTest, AFileFromAKilledOrForeignWriterIsNeverUsed) {
     ASSERT_TRUE(WriteFileAtomically(file, bad).ok());
     EXPECT_EQ(NewPlan()->rows_in_epoch(0), rows) << damage;
     EXPECT_EQ(*ReadFileToString(file), *text) << "rewritten after damage " << damage;
+  }
+}
+
+TEST_F(WindowCountsCacheTest, AResumeFarIntoTheEpochReadsTheSameRows) {
+  for (PackMode pack : {PackMode::kConcat, PackMode::kBestFit, PackMode::kPad}) {
+    options_.pack = pack;
+    options_.bestfit_window = 8;  // 2,500 windows for bestfit: far beyond the lazy ones
+    setenv("STOKER_CACHE_DIR", "off", 1);
+    auto reference = NewPlan();
+    const uint64_t rows = reference->rows_in_epoch(0);
+    std::vector<Row> all;
+    ASSERT_TRUE(reference->GetRows(0, 0, rows, &all).ok());
+    setenv("STOKER_CACHE_DIR", dir_->path().c_str(), 1);
+    for (int run = 0; run < 2; ++run) {  // counts, then reads the cache
+      auto resumed = NewPlan();
+      std::vector<Row> tail;
+      ASSERT_TRUE(resumed->GetRows(0, rows - 7, 7, &tail).ok());
+      EXPECT_TRUE(std::equal(tail.begin(), tail.end(), all.end() - 7)) << PackModeName(pack);
+    }
   }
 }
 
