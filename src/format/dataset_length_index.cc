@@ -70,8 +70,8 @@ Result<std::shared_ptr<const LengthIndex>> OpenDatasetLengthIndex(const std::str
   }
   if (h.num_documents != manifest.total_documents() || h.num_documents != info.documents ||
       h.num_shards != manifest.shards.size() || h.total_tokens != manifest.total_tokens()) {
-    return stale(std::to_string(h.num_documents) + " documents in " +
-                 std::to_string(h.num_shards) + " shards with " + std::to_string(h.total_tokens) +
+    return stale(std::to_string(h.num_documents) + " documents in " + std::to_string(h.num_shards) +
+                 " shards with " + std::to_string(h.total_tokens) +
                  " tokens, but the shards hold " + std::to_string(manifest.total_documents()) +
                  " documents in " + std::to_string(manifest.shards.size()) + " shards with " +
                  std::to_string(manifest.total_tokens()) + " tokens");

@@ -56,9 +56,9 @@ Result<LengthIndexHeader> ParseLengthIndexHeader(const uint8_t* data, uint64_t s
   std::memcpy(&version, data + kVersionAt, 4);
   std::memcpy(&header_bytes, data + kHeaderBytesAt, 4);
   if (version != kLengthIndexVersion) {
-    return CorruptionAt(file, kVersionAt,
-                        "unsupported length index version " + std::to_string(version) +
-                            " (this stoker reads 1)");
+    return CorruptionAt(
+        file, kVersionAt,
+        "unsupported length index version " + std::to_string(version) + " (this stoker reads 1)");
   }
   if (Xxh3(data, kHeaderXxh3At) != Load64(data + kHeaderXxh3At)) {
     return CorruptionAt(file, kHeaderXxh3At, "header checksum mismatch (damaged header)");
@@ -101,9 +101,9 @@ Result<std::shared_ptr<const LengthIndex>> LengthIndex::Open(const std::string& 
                             std::to_string(h.file_bytes) + " (truncated or overwritten)");
   }
   if (h.num_shards > 0 && shard_first(file->data(), h, h.num_shards) != h.num_documents) {
-    return CorruptionAt(path, h.shards_offset + 8 * h.num_shards,
-                        "the last shard boundary is not the document count " +
-                            std::to_string(h.num_documents));
+    return CorruptionAt(
+        path, h.shards_offset + 8 * h.num_shards,
+        "the last shard boundary is not the document count " + std::to_string(h.num_documents));
   }
   return std::shared_ptr<const LengthIndex>(new LengthIndex(std::move(file), h));
 }

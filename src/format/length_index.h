@@ -103,9 +103,9 @@ class LengthIndexWriter {
   int fd_ = -1;
   bool finished_ = false;
   LengthIndexHeader header_;
-  uint64_t added_ = 0;          // lengths given to Add
+  uint64_t added_ = 0;                  // lengths given to Add
   uint64_t added_lengths_written_ = 0;  // of those, written to the file
-  std::vector<uint8_t> pending_;  // bytes not yet written
+  std::vector<uint8_t> pending_;        // bytes not yet written
   std::vector<uint8_t> shard_bytes_;
   FingerprintHasher length_hash_;
   std::unique_ptr<Xxh3Hasher> checksum_;

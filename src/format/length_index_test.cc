@@ -82,8 +82,8 @@ TEST_F(LengthIndexTest, RoundTripsLengthsShardsAndTotals) {
   // The header alone locates the arrays (a reader of a byte range needs nothing else).
   auto text = ReadFileToString(Path("a.stkidx"));
   ASSERT_TRUE(text.ok());
-  auto parsed = ParseLengthIndexHeader(reinterpret_cast<const uint8_t*>(text->data()), 128,
-                                       "remote");
+  auto parsed =
+      ParseLengthIndexHeader(reinterpret_cast<const uint8_t*>(text->data()), 128, "remote");
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->lengths_offset, 160u);
   EXPECT_FALSE(WriteLengthIndex(Path("b.stkidx"), {0, 1}, {uint64_t{1} << 32}).ok());

@@ -273,12 +273,15 @@ void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* ou
   if (options_.pack == PackMode::kConcat) {
     out->token_prefix.reserve(out->docs.size() + 1);
     out->token_prefix.push_back(0);
-    for (uint64_t d : out->docs) out->token_prefix.push_back(out->token_prefix.back() + len.length(d));
+    for (uint64_t d : out->docs) {
+      out->token_prefix.push_back(out->token_prefix.back() + len.length(d));
+    }
     return;
   }
   if (options_.pack == PackMode::kPad) {
     for (uint64_t d : out->docs) {
-      if (len.length(d) > 0) out->rows.push_back(Row{{RowPiece{index_, d, 0, std::min(len.length(d), s)}}});
+      const uint64_t l = len.length(d);
+      if (l > 0) out->rows.push_back(Row{{RowPiece{index_, d, 0, std::min(l, s)}}});
     }
     return;
   }

@@ -100,7 +100,9 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
   auto impl = std::make_unique<Impl>();
   std::vector<uint64_t> nonempty;
   for (size_t i = 0; i < datasets.size(); ++i) {
-    if (!datasets[i].lengths) return InvalidArgument("dataset " + std::to_string(i) + ": no lengths given");
+    if (!datasets[i].lengths) {
+      return InvalidArgument("dataset " + std::to_string(i) + ": no lengths given");
+    }
     auto [tokens, nonempty_documents] = CountTokens(*datasets[i].lengths);
     impl->tokens.push_back(tokens);
     nonempty.push_back(nonempty_documents);

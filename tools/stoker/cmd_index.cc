@@ -41,11 +41,11 @@ int RunIndex(const IndexArgs& args) {
   if (!IsDirectory(args.dir) || !PathExists(JoinPath(args.dir, kManifestFileName))) {
     // Megatron files need none: the plan maps their .idx `sizes` array in place. And stoker
     // writes nothing beside files it did not write.
-    return ReportError("index", InvalidArgument(
-                                    args.dir +
-                                    ": not a stoker dataset directory (no manifest.json); a "
-                                    "Megatron .idx needs no length index, the plan reads its "
-                                    "sizes array in place"));
+    return ReportError(
+        "index",
+        InvalidArgument(args.dir + ": not a stoker dataset directory (no manifest.json); a "
+                                   "Megatron .idx needs no length index, the plan reads its "
+                                   "sizes array in place"));
   }
   Result<Manifest> m = ReadManifest(args.dir);
   if (!m.ok()) return ReportError("index", m.status());
