@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -17,6 +19,10 @@
 #include "stoker/plan.h"
 
 namespace stoker::plan::testing {
+
+// The plan tests never write window counts into the user's cache directory: caching is off unless
+// a test turns it on for a directory of its own (window_counts_test.cc).
+inline const bool kCacheOffInTests = setenv("STOKER_CACHE_DIR", "off", 1) == 0;
 
 // Where MakeLengths's lengths live: in a vector, or in a length index file read through a memory
 // mapping (as StokerDataset gives them to the plan). The property tests run on both.
