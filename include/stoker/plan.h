@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,15 +45,62 @@ Result<ShuffleMode> ParseShuffleMode(std::string_view name);
 Result<PackMode> ParsePackMode(std::string_view name);
 Result<RemainderPolicy> ParseRemainderPolicy(std::string_view name);
 
+// Lengths read in place from memory the plan does not copy: a memory-mapped array (a length index
+// or a Megatron `.idx` `sizes` array) that every process mapping the file shares in the page cache.
+struct MappedLengths {
+  enum class Element : uint8_t {
+    kUint32,  // little-endian uint32 (a stoker length index)
+    kInt32,   // little-endian int32 (Megatron `sizes`); a negative value reads as 0
+  };
+  const uint8_t* data = nullptr;  // `count` elements, any alignment
+  uint64_t count = 0;
+  Element element = Element::kUint32;
+  std::shared_ptr<const void> owner;  // keeps `data` mapped
+};
+
+// What the plan would otherwise derive by reading every length (a length index's header holds it).
+struct LengthTotals {
+  uint64_t tokens = 0;
+  uint64_t nonempty_documents = 0;
+  // FingerprintHasher (format/length_hash.h) over the lengths in order; when absent the
+  // fingerprint computes it the first time it is asked for.
+  std::optional<uint64_t> length_hash;
+};
+
 // All the plan needs to know about one dataset. Documents of length 0 are allowed (never planned).
 struct DatasetLengths {
   std::string name;                        // shown in messages and statistics, e.g. the path
-  std::vector<uint64_t> document_lengths;  // tokens per document, in source order
+  std::vector<uint64_t> document_lengths;  // tokens per document, in source order (if not mapped)
   // Shard s holds documents [shard_first_document[s], shard_first_document[s + 1]): num_shards + 1
   // non-decreasing entries from 0 to the document count. Empty means one shard.
   std::vector<uint64_t> shard_first_document;
+  // When `mapped.data` is set, the lengths are read from it and document_lengths stays empty.
+  MappedLengths mapped;
+  // Totals known without reading the lengths; when absent Plan::Create sums the lengths once and
+  // the fingerprint hashes them when first asked for.
+  std::optional<LengthTotals> totals;
 
-  // Reads the lengths and shard boundaries of `source` (one virtual call per document).
+  uint64_t num_documents() const {
+    return mapped.data != nullptr ? mapped.count : document_lengths.size();
+  }
+  // Tokens of document `doc` (< num_documents()).
+  uint64_t length(uint64_t doc) const {
+    if (mapped.data == nullptr) return document_lengths[doc];
+    uint32_t v;
+    std::memcpy(&v, mapped.data + 4 * doc, 4);
+    if (mapped.element == MappedLengths::Element::kInt32 && v > INT32_MAX) return 0;
+    return v;
+  }
+
+  // Starts fetching the length of `doc` into the cache (a hint; never faults).
+  void Prefetch(uint64_t doc) const {
+    __builtin_prefetch(mapped.data != nullptr ? static_cast<const void*>(mapped.data + 4 * doc)
+                                              : static_cast<const void*>(&document_lengths[doc]));
+  }
+
+  // The lengths and shard boundaries of `source`. A stoker dataset with a length index and a
+  // Megatron source are read in place (MappedLengths, no copy); other sources are copied (one
+  // virtual call per document).
   static Result<DatasetLengths> FromTokenSource(const TokenSource& source);
 };
 
@@ -170,6 +219,9 @@ class Plan {
   uint64_t steps_per_epoch(uint64_t epoch = 0) const;
   // Steps left in pos.epoch from `pos` (elastic resume may start mid-batch).
   uint64_t steps_remaining(const PlanPosition& pos) const;
+  // steps_remaining(pos) > 0, answered without packing a whole bestfit epoch unless `pos` is
+  // within a few global batches of the epoch's end.
+  bool HasStep(const PlanPosition& pos) const;
 
   // Global row `row` of `epoch`. kOutOfRange if row >= rows_in_epoch(epoch).
   Result<Row> GetRow(uint64_t epoch, uint64_t row) const;
@@ -205,8 +257,6 @@ class Plan {
 
  private:
   struct Impl;
-  // steps_remaining(pos) > 0, answered without packing a whole bestfit epoch when possible.
-  bool HasStep(const PlanPosition& pos) const;
   explicit Plan(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

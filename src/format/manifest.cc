@@ -127,6 +127,18 @@ Status ParseJson(const Json& j, Manifest* m) {
         m->counters[it.key()] = cr.Uint(it.key().c_str());
     }
   }
+  if (const Json* li = top.Find("length_index", /*optional=*/true); li != nullptr && st.ok()) {
+    FieldReader lr(*li, "length_index", &st);
+    LengthIndexInfo info;
+    info.file = lr.String("file");
+    info.bytes = lr.Uint("bytes");
+    info.documents = lr.Uint("documents");
+    info.xxh3 = lr.Checksum("xxh3");
+    if (st.ok() && (info.file.empty() || info.file.find('\0') != std::string::npos)) {
+      lr.Fail(lr.Name("file"), "must be a non-empty path");
+    }
+    m->length_index = std::move(info);
+  }
   // The totals are redundant (for people reading the file) but must agree when present.
   if (st.ok() && top.Find("documents", true) && top.Uint("documents") != m->total_documents()) {
     top.Fail("documents",
@@ -179,6 +191,12 @@ std::string Manifest::ToJson() const {
                           {"idx_xxh3", s.idx_xxh3}});
   }
   j["shards"] = shard_list;
+  if (length_index) {
+    j["length_index"] = {{"file", length_index->file},
+                         {"bytes", length_index->bytes},
+                         {"documents", length_index->documents},
+                         {"xxh3", length_index->xxh3}};
+  }
   return j.dump(2) + "\n";
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,14 @@ struct ShardInfo {
   std::string idx_xxh3;  // XXH3-64 of the whole .idx
 };
 
+// The dataset's consolidated length index (format/length_index.h), when it has one.
+struct LengthIndexInfo {
+  std::string file;  // relative to the dataset directory
+  uint64_t bytes = 0;
+  uint64_t documents = 0;
+  std::string xxh3;  // XXH3-64 of the file's arrays, as its header records it
+};
+
 struct Manifest {
   int version = kManifestFormatVersion;
   TokenizerInfo tokenizer;
@@ -47,6 +56,8 @@ struct Manifest {
   std::vector<ShardInfo> shards;
   // Counters from the pack that produced the dataset (e.g. "invalid_utf8_replaced", "skipped").
   std::map<std::string, uint64_t> counters;
+  // Absent in datasets written before the length index existed (`stoker index` adds it).
+  std::optional<LengthIndexInfo> length_index;
 
   uint64_t total_documents() const;
   uint64_t total_tokens() const;

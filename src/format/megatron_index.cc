@@ -92,12 +92,15 @@ Result<MegatronIndex> MegatronIndex::Parse(const uint8_t* data, size_t size,
   return ix;
 }
 
-Status MegatronIndex::ValidateFull() const {
+Status MegatronIndex::ValidateFull(uint64_t* tokens, uint64_t* nonempty) const {
   const uint64_t n = num_sequences_;
   const uint64_t item = TokenDTypeSize(dtype_);
   uint64_t expected_ptr = 0;  // the end of the previous sequence in the .bin
+  uint64_t sum = 0, nonzero = 0;
   for (uint64_t i = 0; i < n; ++i) {
     int32_t len = sequence_length(i);
+    sum += static_cast<uint64_t>(len < 0 ? 0 : len);
+    nonzero += len > 0;
     if (len < 0) {
       return CorruptionAt(
           idx_path_, kMegatronHeaderBytes + 4 * i,
@@ -133,6 +136,8 @@ Status MegatronIndex::ValidateFull() const {
     }
     prev = v;
   }
+  if (tokens != nullptr) *tokens = sum;
+  if (nonempty != nullptr) *nonempty = nonzero;
   return Status::OK();
 }
 

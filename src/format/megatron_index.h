@@ -38,8 +38,9 @@ class MegatronIndex {
                                      uint64_t bin_size_bytes, const std::string& bin_path,
                                      Checks checks);
 
-  // The O(N) checks of Checks::kFull (Parse runs them when asked).
-  Status ValidateFull() const;
+  // The O(N) checks of Checks::kFull (Parse runs them when asked). When given, *tokens and
+  // *nonempty get the sum of the lengths and the count of non-zero ones (same pass).
+  Status ValidateFull(uint64_t* tokens = nullptr, uint64_t* nonempty = nullptr) const;
 
   TokenDType dtype() const { return dtype_; }
   uint64_t num_sequences() const { return num_sequences_; }

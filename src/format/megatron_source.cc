@@ -12,17 +12,21 @@ Result<std::unique_ptr<MegatronSource>> MegatronSource::Open(const std::string& 
   const std::string bin_path = prefix + ".bin";
   STOKER_ASSIGN_OR_RETURN(auto idx, MappedFile::Open(idx_path));
   STOKER_ASSIGN_OR_RETURN(auto bin, MappedFile::Open(bin_path));
-  STOKER_ASSIGN_OR_RETURN(
-      MegatronIndex index,
-      MegatronIndex::Parse(idx->data(), idx->size(), idx_path, bin->size(), bin_path, checks));
-  uint64_t tokens = 0;
+  STOKER_ASSIGN_OR_RETURN(MegatronIndex index,
+                          MegatronIndex::Parse(idx->data(), idx->size(), idx_path, bin->size(),
+                                               bin_path, MegatronIndex::Checks::kHeader));
+  uint64_t tokens = bin->size() / TokenDTypeSize(index.dtype());
+  std::optional<uint64_t> nonempty;
   if (checks == MegatronIndex::Checks::kFull) {
-    for (uint64_t i = 0; i < index.num_sequences(); ++i) tokens += index.sequence_length(i);
-  } else {
-    tokens = bin->size() / TokenDTypeSize(index.dtype());
+    // One pass validates every entry and counts the tokens and the non-empty documents.
+    uint64_t count = 0;
+    STOKER_RETURN_IF_ERROR(index.ValidateFull(&tokens, &count));
+    nonempty = count;
   }
-  return std::unique_ptr<MegatronSource>(
+  auto source = std::unique_ptr<MegatronSource>(
       new MegatronSource(prefix, std::move(bin), std::move(idx), index, tokens));
+  source->nonempty_documents_ = nonempty;
+  return source;
 }
 
 MegatronSource::MegatronSource(std::string prefix, std::unique_ptr<MappedFile> bin,

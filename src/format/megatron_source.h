@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/mapped_file.h"
@@ -43,6 +44,10 @@ class MegatronSource : public TokenSource {
   const MegatronIndex& index() const { return index_; }
   const MappedFile& bin_file() const { return *bin_; }
   const MappedFile& idx_file() const { return *idx_; }
+  // Documents of non-zero length: known when opened with Checks::kFull (counted while checking).
+  std::optional<uint64_t> nonempty_documents() const { return nonempty_documents_; }
+  // The .idx mapping, for a reader that must keep it mapped after the source is gone.
+  std::shared_ptr<const MappedFile> shared_idx_file() const { return idx_; }
 
  private:
   MegatronSource(std::string prefix, std::unique_ptr<MappedFile> bin,
@@ -52,9 +57,10 @@ class MegatronSource : public TokenSource {
 
   std::string prefix_;
   std::unique_ptr<MappedFile> bin_;
-  std::unique_ptr<MappedFile> idx_;
+  std::shared_ptr<const MappedFile> idx_;
   MegatronIndex index_;
   uint64_t num_tokens_;
+  std::optional<uint64_t> nonempty_documents_;
 };
 
 }  // namespace stoker

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/file_util.h"
+#include "format/dataset_length_index.h"
 #include "format/token_convert.h"
 
 namespace stoker {
@@ -84,6 +85,9 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::Open(const std::string& di
     }
   }
   ds->num_tokens_ = ds->manifest_.total_tokens();
+  if (ds->manifest_.length_index) {
+    STOKER_ASSIGN_OR_RETURN(ds->length_index_, OpenDatasetLengthIndex(dir, ds->manifest_));
+  }
   return ds;
 }
 
@@ -123,6 +127,11 @@ uint64_t StokerDataset::document_length(uint64_t doc) const {
 }
 
 void StokerDataset::DocumentLengths(uint64_t first, uint64_t count, uint64_t* out) const {
+  if (length_index_ != nullptr) {
+    const uint32_t* len = length_index_->lengths();
+    for (uint64_t d = first; d < first + count; ++d, ++out) *out = d < num_documents() ? len[d] : 0;
+    return;
+  }
   // One shard at a time: on demand, each shard is mapped once for the whole run.
   const uint64_t end = std::min(first + count, num_documents());
   uint64_t doc = first;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "format/length_index.h"
 #include "format/manifest.h"
 #include "format/megatron_source.h"
 #include "format/shard_map_budget.h"
@@ -45,6 +46,9 @@ class StokerDataset : public TokenSource {
   uint64_t shard_first_document(uint64_t shard) const override { return first_document_[shard]; }
 
   const Manifest& manifest() const { return manifest_; }
+  // The dataset's length index (checked against the manifest at Open), or null when the manifest
+  // records none (a dataset written before it existed: `stoker index` adds one).
+  const std::shared_ptr<const LengthIndex>& length_index() const { return length_index_; }
   // Whether every shard stays mapped (else they are mapped on demand), and the pool's counters
   // (all zero when every shard stays mapped).
   bool all_shards_mapped() const { return pool_ == nullptr; }
@@ -78,6 +82,7 @@ class StokerDataset : public TokenSource {
   std::vector<ShardPool::Shard> resident_;
   // The shards mapped on demand, when not all fit the reservation.
   std::unique_ptr<ShardPool> pool_;
+  std::shared_ptr<const LengthIndex> length_index_;
   std::vector<uint64_t> first_document_{0};  // num_shards + 1 entries
   uint64_t num_tokens_ = 0;
 };

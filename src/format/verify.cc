@@ -6,8 +6,10 @@
 #include "common/uri.h"
 #include "common/hash.h"
 #include "common/mapped_file.h"
+#include "format/dataset_length_index.h"
 #include "format/manifest.h"
 #include "format/megatron_index.h"
+#include "format/megatron_source.h"
 #include "format/token_convert.h"
 #include "stoker/token_source.h"
 
@@ -151,6 +153,30 @@ class Checker {
     SetTotals(m->total_documents(), bytes);
     for (uint64_t s = 0; s < m->shards.size(); ++s) {
       VerifyShard(*m, s, JoinPath(dir, m->shards[s].prefix), manifest_path);
+    }
+    if (m->length_index) VerifyLengthIndex(dir, *m);
+  }
+
+  // The length index: its checksum and totals, then every length against the shards' .idx.
+  void VerifyLengthIndex(const std::string& dir, const Manifest& m) {
+    Result<std::shared_ptr<const LengthIndex>> index = OpenDatasetLengthIndex(dir, m);
+    Status st = index.ok() ? (*index)->Verify() : index.status();
+    if (!st.ok()) return Problem(st.message());
+    ++report_->files;
+    uint64_t doc = 0;
+    for (uint64_t s = 0; s < m.shards.size(); ++s) {
+      auto shard = MegatronSource::Open(JoinPath(dir, m.shards[s].prefix),
+                                        MegatronIndex::Checks::kHeader);
+      if (!shard.ok()) return;  // VerifyShard reported it
+      for (uint64_t d = 0; d < (*shard)->num_documents(); ++d, ++doc) {
+        if ((*index)->lengths()[doc] != (*shard)->document_length(d)) {
+          return Problem((*index)->path() + ": document " + std::to_string(doc) + " has length " +
+                         std::to_string((*index)->lengths()[doc]) + " but " +
+                         (*shard)->idx_file().path() + " says " +
+                         std::to_string((*shard)->document_length(d)) +
+                         " (`stoker index " + dir + "` rebuilds it)");
+        }
+      }
     }
   }
 

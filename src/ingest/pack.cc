@@ -1,12 +1,15 @@
 #include "ingest/pack.h"
 
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
 
+#include "common/file_util.h"
+#include "format/dataset_length_index.h"
 #include "ingest/dataset_dir.h"
 #include "ingest/input_reader.h"
 #include "ingest/shard_sink.h"
@@ -245,9 +248,16 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   m.counters = result.counters.ToMap();
   m.counters["task_index"] = options.task_index;
   m.counters["task_count"] = options.task_count;
-  Status written = WriteManifest(options.output_dir, m);
+  // The length index before the manifest: a dataset is complete when its manifest exists.
+  Result<LengthIndexInfo> length_index = BuildDatasetLengthIndex(options.output_dir, m);
+  Status written = length_index.status();
+  if (written.ok()) {
+    m.length_index = *length_index;
+    written = WriteManifest(options.output_dir, m);
+  }
   if (!written.ok()) {
     sink.RemoveFinishedShards();
+    std::remove(JoinPath(options.output_dir, kLengthIndexFileName).c_str());
     return written;
   }
   result.elapsed_s = elapsed();

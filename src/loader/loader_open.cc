@@ -44,7 +44,7 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan_owned,
                           Plan::Create(std::move(plan_datasets), PlanOptionsFor(options)));
   std::shared_ptr<const Plan> plan(std::move(plan_owned));
-  if (plan->steps_per_epoch(0) == 0) {
+  if (!plan->HasStep({0, 0})) {  // not steps_per_epoch: that would pack a whole bestfit epoch
     return InvalidArgument("loader: the plan yields no full batch of " +
                            std::to_string(options.batch_size) + " rows per rank (world size " +
                            std::to_string(options.world_size) + ")");

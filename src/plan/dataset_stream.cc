@@ -1,9 +1,10 @@
 #include "plan/dataset_stream.h"
 
 #include <algorithm>
-#include <unordered_set>
+#include <optional>
 
 #include "plan/best_fit.h"
+#include "plan/window_counts.h"
 
 namespace stoker::plan {
 namespace {
@@ -12,6 +13,8 @@ constexpr uint64_t kConcatWindowDocs = 4096;  // concat/pad windows only bound t
 constexpr size_t kLayoutCacheSize = 3;
 constexpr size_t kWindowCacheSize = 16;
 constexpr size_t kWindowPoolSize = 4;
+// Windows a lookup packs one by one before it counts the whole epoch instead (in parallel, cached).
+constexpr uint64_t kLazyWindows = 256;
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
@@ -46,25 +49,24 @@ struct DatasetStream::WindowPool {
 };
 
 DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
-                             const PlanOptions& options)
+                             const PlanOptions& options, uint64_t num_tokens,
+                             uint64_t nonempty_documents, std::function<std::string()> fingerprint)
     : index_(index),
       lengths_(std::move(lengths)),
       options_(options),
       window_docs_(options.pack == PackMode::kBestFit ? options.bestfit_window
                                                       : kConcatWindowDocs),
-      window_pool_(std::make_shared<WindowPool>()) {
-  for (uint64_t len : lengths_->document_lengths) {
-    num_tokens_ += len;
-    nonempty_documents_ += len > 0;
-  }
-}
+      num_tokens_(num_tokens),
+      nonempty_documents_(nonempty_documents),
+      fingerprint_(std::move(fingerprint)),
+      window_pool_(std::make_shared<WindowPool>()) {}
 
 uint64_t DatasetStream::EpochKey(uint64_t epoch) const {
   return DeriveKey(DeriveKey(Mix64(options_.seed), index_), epoch);
 }
 
 DocumentOrder DatasetStream::MakeOrder(uint64_t epoch) const {
-  return DocumentOrder(lengths_->document_lengths.size(), &lengths_->shard_first_document,
+  return DocumentOrder(lengths_->num_documents(), &lengths_->shard_first_document,
                        options_.shuffle, options_.block_shards, EpochKey(epoch));
 }
 
@@ -78,7 +80,7 @@ uint64_t DatasetStream::RowsInEpoch(uint64_t epoch) const {
   if (options_.pack != PackMode::kBestFit) return RowsLowerBound();  // exact for concat and pad
   std::shared_ptr<const Layout> layout = GetLayout(epoch);
   std::lock_guard lock(layout->mu);
-  ExtendLocked(*layout, UINT64_MAX);
+  CountAllLocked(*layout);
   return layout->prefix.back();
 }
 
@@ -143,13 +145,26 @@ std::shared_ptr<const DatasetStream::Window> DatasetStream::GetWindow(const Layo
 }
 
 uint64_t DatasetStream::WindowAmount(const Layout& layout, uint64_t window) const {
-  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const DatasetLengths& len = *lengths_;
   const uint64_t s = options_.seq_len;
-  const uint64_t end = std::min<uint64_t>(len.size(), (window + 1) * window_docs_);
+  const uint64_t end = std::min<uint64_t>(len.num_documents(), (window + 1) * window_docs_);
+  const uint64_t begin = std::min(end, window * window_docs_);
   uint64_t amount = 0;  // tokens (concat) or rows (bestfit, pad)
   std::vector<uint64_t> items;
-  for (uint64_t p = window * window_docs_; p < end; ++p) {
-    uint64_t l = len[layout.order.DocumentAt(p)];
+  // The shuffled documents lie anywhere in a mapped array of lengths: each is a cache and TLB
+  // miss, so they are looked up ahead of use and the misses overlap.
+  constexpr uint64_t kAhead = 32;
+  uint64_t ahead[kAhead];
+  for (uint64_t p = begin; p < std::min(end, begin + kAhead); ++p) {
+    ahead[p % kAhead] = layout.order.DocumentAt(p);
+    len.Prefetch(ahead[p % kAhead]);
+  }
+  for (uint64_t p = begin; p < end; ++p) {
+    uint64_t l = len.length(ahead[p % kAhead]);
+    if (p + kAhead < end) {
+      ahead[p % kAhead] = layout.order.DocumentAt(p + kAhead);
+      len.Prefetch(ahead[p % kAhead]);
+    }
     if (options_.pack == PackMode::kConcat) {
       amount += l;
     } else if (options_.pack == PackMode::kPad) {
@@ -167,14 +182,46 @@ uint64_t DatasetStream::WindowAmount(const Layout& layout, uint64_t window) cons
 }
 
 std::shared_ptr<const DatasetStream::Layout> DatasetStream::BuildLayout(uint64_t epoch) const {
-  const uint64_t n = lengths_->document_lengths.size();
+  const uint64_t n = lengths_->num_documents();
   return std::make_shared<Layout>(epoch, MakeOrder(epoch), CeilDiv(n, window_docs_));
 }
 
 void DatasetStream::ExtendLocked(const Layout& layout, uint64_t amount) const {
   std::vector<uint64_t>& prefix = layout.prefix;
-  while (prefix.size() - 1 < layout.num_windows && prefix.back() <= amount) {
+  const uint64_t lazy_end = std::min(layout.num_windows, prefix.size() - 1 + kLazyWindows);
+  while (prefix.size() - 1 < lazy_end && prefix.back() <= amount) {
     prefix.push_back(prefix.back() + WindowAmount(layout, prefix.size() - 1));
+  }
+  // Far into the epoch (a resume): every window, in parallel and from or into the cache, so that
+  // the next process that resumes there reads it.
+  if (prefix.back() <= amount) CountAllLocked(layout);
+}
+
+void DatasetStream::CountAllLocked(const Layout& layout) const {
+  std::vector<uint64_t>& prefix = layout.prefix;
+  const uint64_t n = layout.num_windows;
+  if (prefix.size() - 1 == n) return;
+  std::optional<std::string> dir;
+  if (n >= CacheMinWindows()) dir = CacheDirectory();
+  WindowCountsKey key;
+  if (dir) {
+    key = {fingerprint_(), index_, layout.epoch, n};
+    if (std::optional<std::vector<uint64_t>> counts = ReadWindowCounts(*dir, key)) {
+      prefix.assign(1, 0);
+      prefix.reserve(n + 1);
+      for (uint64_t c : *counts) prefix.push_back(prefix.back() + c);
+      return;
+    }
+  }
+  std::vector<uint64_t> amounts =
+      CountWindowsInParallel(prefix.size() - 1, n, CountingThreads(),
+                             [&](uint64_t w) { return WindowAmount(layout, w); });
+  prefix.reserve(n + 1);
+  for (uint64_t a : amounts) prefix.push_back(prefix.back() + a);
+  if (dir) {
+    std::vector<uint64_t> counts(n);
+    for (uint64_t w = 0; w < n; ++w) counts[w] = prefix[w + 1] - prefix[w];
+    WriteWindowCounts(*dir, key, counts);
   }
 }
 
@@ -214,9 +261,9 @@ std::shared_ptr<const DatasetStream::Window> DatasetStream::BuildWindow(const La
 }
 
 void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* out) const {
-  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const DatasetLengths& len = *lengths_;
   const uint64_t s = options_.seq_len;
-  uint64_t end = std::min<uint64_t>(len.size(), (window + 1) * window_docs_);
+  uint64_t end = std::min<uint64_t>(len.num_documents(), (window + 1) * window_docs_);
   // Sized once: windows are built by loader workers, and growing by doubling would leave each
   // worker's malloc arena holding the sum of the steps.
   out->docs.reserve(end - std::min(end, window * window_docs_));
@@ -226,12 +273,15 @@ void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* ou
   if (options_.pack == PackMode::kConcat) {
     out->token_prefix.reserve(out->docs.size() + 1);
     out->token_prefix.push_back(0);
-    for (uint64_t d : out->docs) out->token_prefix.push_back(out->token_prefix.back() + len[d]);
+    for (uint64_t d : out->docs) {
+      out->token_prefix.push_back(out->token_prefix.back() + len.length(d));
+    }
     return;
   }
   if (options_.pack == PackMode::kPad) {
     for (uint64_t d : out->docs) {
-      if (len[d] > 0) out->rows.push_back(Row{{RowPiece{index_, d, 0, std::min(len[d], s)}}});
+      const uint64_t l = len.length(d);
+      if (l > 0) out->rows.push_back(Row{{RowPiece{index_, d, 0, std::min(l, s)}}});
     }
     return;
   }
@@ -240,7 +290,7 @@ void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* ou
   std::vector<RowPiece> items;
   std::vector<uint64_t> item_lengths;
   for (uint64_t d : out->docs) {
-    uint64_t l = len[d];
+    uint64_t l = len.length(d);
     for (uint64_t off = 0; off + s <= l; off += s)
       rows.push_back(Row{{RowPiece{index_, d, off, s}}});
     if (l % s != 0) {
@@ -286,7 +336,7 @@ void DatasetStream::AppendRows(uint64_t epoch, uint64_t first, uint64_t count,
 
 void DatasetStream::AppendConcatRows(const Layout& layout, uint64_t first, uint64_t count,
                                      std::vector<Row>* out) const {
-  const std::vector<uint64_t>& len = lengths_->document_lengths;
+  const DatasetLengths& len = *lengths_;
   const uint64_t s = options_.seq_len;
   uint64_t t = first * s;
   uint64_t window_start;
@@ -309,85 +359,17 @@ void DatasetStream::AppendConcatRows(const Layout& layout, uint64_t first, uint6
         continue;
       }
       uint64_t d = win->docs[i];
-      uint64_t take = std::min(need, len[d] - off);
+      uint64_t take = std::min(need, len.length(d) - off);
       if (take > 0) row.pieces.push_back(RowPiece{index_, d, off, take});
       off += take;
       need -= take;
-      if (off == len[d]) {
+      if (off == len.length(d)) {
         ++i;
         off = 0;
       }
     }
     out->push_back(std::move(row));
   }
-}
-
-PackingStats DatasetStream::ComputePackingStats(uint64_t epoch) const {
-  const std::vector<uint64_t>& len = lengths_->document_lengths;
-  const uint64_t s = options_.seq_len;
-  PackingStats st;
-  st.rows = RowsInEpoch(epoch);
-  st.documents = nonempty_documents_;
-  st.empty_documents = len.size() - nonempty_documents_;
-  if (options_.pack == PackMode::kConcat) {
-    // A document is split when it crosses a multiple of seq_len in the concatenated stream.
-    DocumentOrder order = MakeOrder(epoch);
-    uint64_t start = 0;
-    for (uint64_t p = 0; p < order.size(); ++p) {
-      uint64_t l = len[order.DocumentAt(p)];
-      if (l > 0 && start / s != (start + l - 1) / s) ++st.documents_split;
-      start += l;
-    }
-    st.real_tokens = num_tokens_;
-  } else {
-    for (uint64_t l : len) {
-      if (options_.pack == PackMode::kPad) {
-        st.real_tokens += std::min(l, s);
-        st.truncated_tokens += l > s ? l - s : 0;
-      } else {
-        st.real_tokens += l;
-        st.documents_split += l > s;
-      }
-    }
-  }
-  st.padding_tokens = st.rows * s - st.real_tokens;
-  return st;
-}
-
-ShuffleStats DatasetStream::ComputeShuffleStats(uint64_t epoch) const {
-  constexpr uint64_t kWindow = 1000;
-  const std::vector<uint64_t>& len = lengths_->document_lengths;
-  const std::vector<uint64_t>& shards = lengths_->shard_first_document;
-  DocumentOrder order = MakeOrder(epoch);
-  ShuffleStats st;
-  double distance_sum = 0;
-  uint64_t pairs = 0, windows = 0, shard_sum = 0;
-  bool have_prev = false;
-  uint64_t prev = 0;
-  std::unordered_set<uint64_t> in_window;
-  for (uint64_t p = 0; p < order.size(); ++p) {
-    uint64_t d = order.DocumentAt(p);
-    if (len[d] == 0) continue;  // never read, so it does not count for locality
-    if (have_prev) {
-      distance_sum += static_cast<double>(d > prev ? d - prev : prev - d);
-      ++pairs;
-    }
-    have_prev = true;
-    prev = d;
-    in_window.insert(ShardOfDocument(shards, d));
-    if (++st.documents % kWindow == 0) {
-      shard_sum += in_window.size();
-      ++windows;
-      in_window.clear();
-    }
-  }
-  if (!in_window.empty()) {
-    shard_sum += in_window.size();
-    ++windows;
-  }
-  st.mean_source_distance = pairs ? distance_sum / pairs : 0;
-  st.mean_shards_per_window = windows ? static_cast<double>(shard_sum) / windows : 0;
-  return st;
 }
 
 }  // namespace stoker::plan

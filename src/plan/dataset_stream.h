@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,8 +21,11 @@ namespace stoker::plan {
 
 class DatasetStream {
  public:
+  // `num_tokens` and `nonempty_documents`: the dataset's totals (Plan::Create knows them).
+  // `fingerprint` gives the plan's fingerprint, the key of cached window counts (window_counts.h).
   DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
-                const PlanOptions& options);
+                const PlanOptions& options, uint64_t num_tokens, uint64_t nonempty_documents,
+                std::function<std::string()> fingerprint);
 
   const DatasetLengths& lengths() const { return *lengths_; }
   uint64_t num_tokens() const { return num_tokens_; }
@@ -51,8 +56,12 @@ class DatasetStream {
   std::shared_ptr<const Layout> BuildLayout(uint64_t epoch) const;
   // Tokens (concat) or rows (bestfit, pad) of `window` of the layout's order.
   uint64_t WindowAmount(const Layout& layout, uint64_t window) const;
-  // Extends layout.prefix until it passes `amount` or covers every window. Holds layout.mu.
+  // Extends layout.prefix until it passes `amount` or covers every window: window by window for
+  // the next few, else CountAllLocked. Holds layout.mu.
   void ExtendLocked(const Layout& layout, uint64_t amount) const;
+  // Extends layout.prefix over every window: from the cache file, else counted in parallel (and
+  // then cached). Holds layout.mu.
+  void CountAllLocked(const Layout& layout) const;
   // The window holding token (concat) or row `amount`; *window_start gets what precedes it.
   uint64_t FindWindow(const Layout& layout, uint64_t amount, uint64_t* window_start) const;
   // A window from the pool (or a new one), filled; back to the pool when its last user lets go.
@@ -67,6 +76,7 @@ class DatasetStream {
   uint64_t window_docs_;
   uint64_t num_tokens_ = 0;
   uint64_t nonempty_documents_ = 0;
+  std::function<std::string()> fingerprint_;
 
   mutable std::mutex mu_;
   // Most recently used first; small, so linear search.

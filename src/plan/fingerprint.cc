@@ -1,46 +1,30 @@
 #include "plan/fingerprint.h"
 
 #include <cstdio>
-#include <cstring>
 
-#include "plan/keyed_permutation.h"
+#include "format/length_hash.h"
 
 namespace stoker::plan {
-namespace {
 
-class Hasher {
- public:
-  void Add(uint64_t v) { h_ = Mix64(h_ ^ Mix64(v + ++n_)); }
-  void AddDouble(double d) {
-    uint64_t bits;
-    std::memcpy(&bits, &d, sizeof bits);
-    Add(bits);
-  }
-  uint64_t value() const { return h_; }
-
- private:
-  uint64_t h_ = 0x73746f6b65722d70ULL;  // "stoker-p"
-  uint64_t n_ = 0;
-};
-
-}  // namespace
+uint64_t HashLengths(const DatasetLengths& lengths) {
+  if (lengths.totals && lengths.totals->length_hash) return *lengths.totals->length_hash;
+  FingerprintHasher h;
+  const uint64_t n = lengths.num_documents();
+  for (uint64_t d = 0; d < n; ++d) h.Add(lengths.length(d));
+  return h.value();
+}
 
 std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
-                               const PlanOptions& options) {
-  Hasher h;
+                               const std::vector<uint64_t>& tokens, const PlanOptions& options) {
+  FingerprintHasher h;
   h.Add(PlanState::kVersion);
   h.Add(datasets.size());
-  for (const PlanDataset& ds : datasets) {
+  for (size_t i = 0; i < datasets.size(); ++i) {
+    const PlanDataset& ds = datasets[i];
     const DatasetLengths& l = *ds.lengths;
-    uint64_t tokens = 0;
-    Hasher lengths;
-    for (uint64_t len : l.document_lengths) {
-      tokens += len;
-      lengths.Add(len);
-    }
-    h.Add(l.document_lengths.size());
-    h.Add(tokens);
-    h.Add(lengths.value());
+    h.Add(l.num_documents());
+    h.Add(tokens[i]);
+    h.Add(HashLengths(l));
     h.Add(l.shard_first_document.size());
     for (uint64_t first : l.shard_first_document) h.Add(first);
     // Weights enter relative to their sum so "1:a 1:b" and "2:a 2:b" agree.

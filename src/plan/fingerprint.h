@@ -12,7 +12,12 @@ namespace stoker::plan {
 // boundaries, the weights, seq_len, seed, shuffle mode (and block_shards for block) and pack mode
 // (and bestfit_window for bestfit). World size, batch size, rank and remainder are left out so a
 // checkpoint can be restored on another world size or batch split.
+// `tokens[i]`: the token count of datasets[i]. O(1) per dataset whose lengths carry totals (a
+// length index), else one pass over its lengths.
 std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
-                               const PlanOptions& options);
+                               const std::vector<uint64_t>& tokens, const PlanOptions& options);
+
+// FingerprintHasher over the lengths: `lengths.totals->length_hash` when known, else computed.
+uint64_t HashLengths(const DatasetLengths& lengths);
 
 }  // namespace stoker::plan

@@ -5,15 +5,12 @@
 
 #include <cstdint>
 
+#include "format/length_hash.h"
+
 namespace stoker::plan {
 
-// SplitMix64's finaliser: a strong 64-bit mixer (bijective).
-inline uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+// SplitMix64's finaliser (shared with the fingerprint hash and the length index).
+using stoker::Mix64;
 
 // Derives a key from a parent key and a label (e.g. an epoch or a window index).
 inline uint64_t DeriveKey(uint64_t key, uint64_t label) { return Mix64(key ^ Mix64(label)); }

@@ -1,6 +1,7 @@
 #include "stoker/plan.h"
 
 #include <cmath>
+#include <mutex>
 #include <string>
 
 #include "plan/dataset_stream.h"
@@ -14,7 +15,20 @@ namespace {
 // than one global batch has none at all).
 constexpr uint64_t kMaxEmptyEpochsSkipped = 64;
 
-Status ValidateDataset(size_t index, const PlanDataset& ds) {
+// Tokens and non-empty documents of a dataset: from its totals, else one pass over the lengths.
+std::pair<uint64_t, uint64_t> CountTokens(const DatasetLengths& l) {
+  if (l.totals) return {l.totals->tokens, l.totals->nonempty_documents};
+  uint64_t tokens = 0, nonempty = 0;
+  const uint64_t n = l.num_documents();
+  for (uint64_t d = 0; d < n; ++d) {
+    const uint64_t len = l.length(d);
+    tokens += len;
+    nonempty += len > 0;
+  }
+  return {tokens, nonempty};
+}
+
+Status ValidateDataset(size_t index, const PlanDataset& ds, uint64_t tokens) {
   const std::string what = "dataset " + std::to_string(index);
   if (!ds.lengths) return InvalidArgument(what + ": no lengths given");
   const std::string name = what + " ('" + ds.lengths->name + "')";
@@ -22,7 +36,7 @@ Status ValidateDataset(size_t index, const PlanDataset& ds) {
     return InvalidArgument(name + ": weight must be a positive number");
   }
   const auto& shards = ds.lengths->shard_first_document;
-  const uint64_t n = ds.lengths->document_lengths.size();
+  const uint64_t n = ds.lengths->num_documents();
   if (!shards.empty()) {
     if (shards.size() < 2 || shards.front() != 0 || shards.back() != n) {
       return InvalidArgument(name + ": shard boundaries must run from 0 to the document count " +
@@ -34,8 +48,6 @@ Status ValidateDataset(size_t index, const PlanDataset& ds) {
       }
     }
   }
-  uint64_t tokens = 0;
-  for (uint64_t len : ds.lengths->document_lengths) tokens += len;
   if (tokens == 0) return InvalidArgument(name + ": has no tokens to plan");
   return Status::OK();
 }
@@ -48,7 +60,16 @@ struct Plan::Impl {
   std::vector<std::unique_ptr<plan::DatasetStream>> streams;
   std::unique_ptr<plan::Mixture> mixture;  // only with several datasets
   uint64_t mixture_epoch_rows = 0;
-  std::string fingerprint;
+  std::vector<uint64_t> tokens;  // per dataset
+  // Computed when first asked for: without a length index it hashes every length.
+  mutable std::once_flag fingerprint_once;
+  mutable std::string fingerprint;
+
+  const std::string& Fingerprint() const {
+    std::call_once(fingerprint_once,
+                   [this] { fingerprint = plan::ComputeFingerprint(datasets, tokens, options); });
+    return fingerprint;
+  }
 
   // Rows every epoch has at least, known without packing (exact except for bestfit).
   uint64_t RowsLowerBound() const {
@@ -76,22 +97,32 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
   if (options.bestfit_window > (uint64_t{1} << 31)) {
     return InvalidArgument("bestfit_window must be below 2^31 documents");
   }
+  auto impl = std::make_unique<Impl>();
+  std::vector<uint64_t> nonempty;
   for (size_t i = 0; i < datasets.size(); ++i) {
-    STOKER_RETURN_IF_ERROR(ValidateDataset(i, datasets[i]));
+    if (!datasets[i].lengths) {
+      return InvalidArgument("dataset " + std::to_string(i) + ": no lengths given");
+    }
+    auto [tokens, nonempty_documents] = CountTokens(*datasets[i].lengths);
+    impl->tokens.push_back(tokens);
+    nonempty.push_back(nonempty_documents);
+    STOKER_RETURN_IF_ERROR(ValidateDataset(i, datasets[i], tokens));
     if (datasets[i].lengths->shard_first_document.empty()) {
       // One shard: give the stream explicit boundaries so every mode can rely on them.
       auto copy = std::make_shared<DatasetLengths>(*datasets[i].lengths);
-      copy->shard_first_document = {0, copy->document_lengths.size()};
+      copy->shard_first_document = {0, copy->num_documents()};
       datasets[i].lengths = std::move(copy);
     }
   }
-  auto impl = std::make_unique<Impl>();
   impl->options = options;
-  impl->fingerprint = plan::ComputeFingerprint(datasets, options);
   std::vector<double> weights;
   for (size_t i = 0; i < datasets.size(); ++i) {
     impl->streams.push_back(std::make_unique<plan::DatasetStream>(static_cast<uint32_t>(i),
-                                                                  datasets[i].lengths, options));
+                                                                  datasets[i].lengths, options,
+                                                                  impl->tokens[i], nonempty[i],
+                                                                  [impl = impl.get()] {
+                                                                    return impl->Fingerprint();
+                                                                  }));
     weights.push_back(datasets[i].weight);
   }
   if (datasets.size() > 1) {
@@ -106,7 +137,7 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
 
 const PlanOptions& Plan::options() const { return impl_->options; }
 size_t Plan::num_datasets() const { return impl_->datasets.size(); }
-const std::string& Plan::fingerprint() const { return impl_->fingerprint; }
+const std::string& Plan::fingerprint() const { return impl_->Fingerprint(); }
 uint64_t Plan::global_batch_rows() const {
   return impl_->options.batch_size * impl_->options.world_size;
 }
@@ -227,7 +258,7 @@ PlanPosition Plan::Normalize(const PlanPosition& pos) const {
 PlanState Plan::MakeState(const PlanPosition& pos) const {
   PlanState s;
   s.position = pos;
-  s.fingerprint = impl_->fingerprint;
+  s.fingerprint = fingerprint();
   s.world_size = impl_->options.world_size;
   s.batch_size = impl_->options.batch_size;
   return s;
@@ -238,10 +269,10 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
     return FailedPrecondition("plan state version " + std::to_string(state.version) +
                               " is not supported");
   }
-  if (!force && state.fingerprint != impl_->fingerprint) {
+  if (!force && state.fingerprint != fingerprint()) {
     return FailedPrecondition(
         "the checkpoint was written for a different plan (fingerprint " + state.fingerprint +
-        ", this plan " + impl_->fingerprint +
+        ", this plan " + fingerprint() +
         "): the datasets, weights, seq_len, seed, shuffle or pack options differ");
   }
   uint64_t known = impl_->RowsLowerBound();

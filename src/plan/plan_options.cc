@@ -1,10 +1,17 @@
 // Option names, DatasetLengths from a TokenSource, and small value helpers of stoker/plan.h.
+#include <cstdio>
 #include <string>
+
+#include "format/megatron_source.h"
+#include "format/stoker_dataset.h"
 
 #include "stoker/plan.h"
 
 namespace stoker {
 namespace {
+
+// A stoker dataset without a length index and at least this many documents gets a note.
+constexpr uint64_t kLargeWithoutIndex = uint64_t{1} << 20;
 
 template <typename T, size_t N>
 Result<T> ParseName(std::string_view what, std::string_view name,
@@ -52,13 +59,40 @@ Result<DatasetLengths> DatasetLengths::FromTokenSource(const TokenSource& source
   DatasetLengths out;
   out.name = source.path();
   const uint64_t n = source.num_documents();
-  out.document_lengths.resize(n);
-  source.DocumentLengths(0, n, out.document_lengths.data());
   const uint64_t shards = source.num_shards();
   out.shard_first_document.resize(shards + 1);
   for (uint64_t s = 0; s <= shards; ++s) {
     out.shard_first_document[s] = source.shard_first_document(s);
   }
+  // Read in place where the lengths lie in a mapped array: no per-document private memory.
+  if (const auto* ds = dynamic_cast<const StokerDataset*>(&source);
+      ds != nullptr && ds->length_index() != nullptr) {
+    const std::shared_ptr<const LengthIndex>& index = ds->length_index();
+    const LengthIndexHeader& h = index->header();
+    out.mapped = {reinterpret_cast<const uint8_t*>(index->lengths()), h.num_documents,
+                  MappedLengths::Element::kUint32, index};
+    out.totals = LengthTotals{h.total_tokens, h.nonempty_documents, h.length_hash};
+    return out;
+  }
+  if (const auto* mg = dynamic_cast<const MegatronSource*>(&source); mg != nullptr) {
+    std::shared_ptr<const MappedFile> idx = mg->shared_idx_file();
+    out.mapped = {idx->data() + kMegatronHeaderBytes, n, MappedLengths::Element::kInt32, idx};
+    // Counted while the source validated every entry: no second pass here.
+    if (mg->nonempty_documents()) {
+      out.totals = LengthTotals{mg->num_tokens(), *mg->nonempty_documents(), std::nullopt};
+    }
+    return out;
+  }
+  if (const auto* ds = dynamic_cast<const StokerDataset*>(&source);
+      ds != nullptr && n >= kLargeWithoutIndex) {
+    std::fprintf(stderr,
+                 "stoker: note: %s has no length index; the plan copies its %llu lengths into "
+                 "memory (8 bytes each, in every process). `stoker index %s` writes one.\n",
+                 source.path().c_str(), static_cast<unsigned long long>(n),
+                 source.path().c_str());
+  }
+  out.document_lengths.resize(n);
+  source.DocumentLengths(0, n, out.document_lengths.data());
   return out;
 }
 

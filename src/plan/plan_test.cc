@@ -18,6 +18,20 @@ using testing::Coverage;
 using testing::MakeLengths;
 using testing::MakePlan;
 
+// Every property test runs twice: over lengths in a vector and over a memory-mapped length index.
+class PlanPropertyTest : public ::testing::TestWithParam<testing::LengthsBacking> {
+ protected:
+  void SetUp() override { testing::Backing() = GetParam(); }
+  void TearDown() override { testing::Backing() = testing::LengthsBacking::kInMemory; }
+};
+INSTANTIATE_TEST_SUITE_P(Lengths, PlanPropertyTest,
+                         ::testing::Values(testing::LengthsBacking::kInMemory,
+                                           testing::LengthsBacking::kMapped),
+                         [](const auto& info) {
+                           return info.param == testing::LengthsBacking::kMapped ? "Mapped"
+                                                                                 : "InMemory";
+                         });
+
 constexpr uint32_t kWorldSizes[] = {1, 2, 3, 4, 5, 7, 8, 11, 13, 16, 31, 32, 61, 64};
 
 struct Config {
@@ -81,7 +95,7 @@ EpochRun RunEpoch(const Plan& plan, uint64_t epoch, PlanPosition start) {
   return run;
 }
 
-TEST(PlanPropertyTest, ExactlyOnceEqualStepsAndRowsFit) {
+TEST_P(PlanPropertyTest, ExactlyOnceEqualStepsAndRowsFit) {
   for (const Config& c : RandomConfigs(600, 1)) {
     SCOPED_TRACE(c.Describe());
     auto lengths = MakeLengths(c.docs, 1 + c.seq_len / 2.0, 0.15, 1 + c.docs % 7, c.options.seed);
@@ -116,7 +130,7 @@ TEST(PlanPropertyTest, ExactlyOnceEqualStepsAndRowsFit) {
   }
 }
 
-TEST(PlanPropertyTest, PadRemainderRepeatsTheNextEpochsFirstRows) {
+TEST_P(PlanPropertyTest, PadRemainderRepeatsTheNextEpochsFirstRows) {
   PlanOptions o;
   o.seq_len = 16;
   o.world_size = 7;
@@ -143,7 +157,7 @@ TEST(PlanPropertyTest, PadRemainderRepeatsTheNextEpochsFirstRows) {
   EXPECT_EQ(k, next.size());
 }
 
-TEST(PlanPropertyTest, DatasetSmallerThanOneGlobalBatch) {
+TEST_P(PlanPropertyTest, DatasetSmallerThanOneGlobalBatch) {
   auto lengths = MakeLengths(3, 5, 0.0, 1, 9);
   PlanOptions o;
   o.seq_len = 64;
@@ -171,7 +185,7 @@ TEST(PlanPropertyTest, DatasetSmallerThanOneGlobalBatch) {
   EXPECT_EQ(cover.CheckExactlyOnce(0, *lengths), "");
 }
 
-TEST(PlanPropertyTest, EpochsDifferAndSameSeedGivesSamePlan) {
+TEST_P(PlanPropertyTest, EpochsDifferAndSameSeedGivesSamePlan) {
   for (ShuffleMode mode : {ShuffleMode::kGlobal, ShuffleMode::kBlock}) {
     for (PackMode pack : {PackMode::kConcat, PackMode::kBestFit, PackMode::kPad}) {
       auto lengths = MakeLengths(500, 20, 0.05, 20, 4);
@@ -199,7 +213,7 @@ TEST(PlanPropertyTest, EpochsDifferAndSameSeedGivesSamePlan) {
   }
 }
 
-TEST(PlanPropertyTest, NoShuffleKeepsSourceOrder) {
+TEST_P(PlanPropertyTest, NoShuffleKeepsSourceOrder) {
   auto lengths = MakeLengths(30, 10, 0.0, 1, 2);
   PlanOptions o;
   o.seq_len = 1000000;
@@ -209,7 +223,7 @@ TEST(PlanPropertyTest, NoShuffleKeepsSourceOrder) {
   for (uint64_t r = 0; r < 30; ++r) EXPECT_EQ(plan->GetRow(3, r)->pieces[0].document, r);
 }
 
-TEST(PlanPropertyTest, BestFitNeverTruncatesADocumentThatFits) {
+TEST_P(PlanPropertyTest, BestFitNeverTruncatesADocumentThatFits) {
   auto lengths = MakeLengths(3000, 300, 0.05, 4, 8);
   PlanOptions o;
   o.seq_len = 512;
@@ -222,7 +236,7 @@ TEST(PlanPropertyTest, BestFitNeverTruncatesADocumentThatFits) {
   for (const Row& row : rows) {
     for (const RowPiece& p : row.pieces) {
       ++pieces[p.document];
-      uint64_t len = lengths->document_lengths[p.document];
+      uint64_t len = lengths->length(p.document);
       if (len <= o.seq_len) {
         EXPECT_EQ(p.offset, 0u);
         EXPECT_EQ(p.length, len);
@@ -232,7 +246,7 @@ TEST(PlanPropertyTest, BestFitNeverTruncatesADocumentThatFits) {
     }
   }
   for (uint64_t d = 0; d < 3000; ++d) {
-    uint64_t len = lengths->document_lengths[d];
+    uint64_t len = lengths->length(d);
     EXPECT_EQ(pieces[d], static_cast<int>((len + o.seq_len - 1) / o.seq_len)) << d;
   }
   PackingStats st = plan->ComputePackingStats(0);
@@ -241,7 +255,7 @@ TEST(PlanPropertyTest, BestFitNeverTruncatesADocumentThatFits) {
   EXPECT_GE(st.real_token_share(), 0.95);
 }
 
-TEST(PlanPropertyTest, BestFitReachesNinetyNinePercentOnWebLikeLengths) {
+TEST_P(PlanPropertyTest, BestFitReachesNinetyNinePercentOnWebLikeLengths) {
   auto lengths = MakeLengths(20000, 400, 0.0, 1, 21);
   PlanOptions o;
   o.seq_len = 2048;
@@ -253,7 +267,7 @@ TEST(PlanPropertyTest, BestFitReachesNinetyNinePercentOnWebLikeLengths) {
   EXPECT_LT(pad->ComputePackingStats(0).real_token_share(), 0.5);
 }
 
-TEST(PlanPropertyTest, ConcatRowsAreFullExceptTheLast) {
+TEST_P(PlanPropertyTest, ConcatRowsAreFullExceptTheLast) {
   auto lengths = MakeLengths(777, 50, 0.2, 3, 6);
   PlanOptions o;
   o.seq_len = 128;
@@ -262,12 +276,12 @@ TEST(PlanPropertyTest, ConcatRowsAreFullExceptTheLast) {
   ASSERT_TRUE(plan->GetRows(0, 0, plan->rows_in_epoch(0), &rows).ok());
   for (size_t i = 0; i + 1 < rows.size(); ++i) ASSERT_EQ(rows[i].num_tokens(), 128u);
   uint64_t total = 0;
-  for (uint64_t l : lengths->document_lengths) total += l;
+  for (uint64_t d = 0; d < lengths->num_documents(); ++d) total += lengths->length(d);
   EXPECT_EQ(rows.back().num_tokens(), total - (rows.size() - 1) * 128);
   EXPECT_EQ(plan->GetRow(0, rows.size()).status().code(), StatusCode::kOutOfRange);
 }
 
-TEST(PlanPropertyTest, BlockShuffleStaysLocal) {
+TEST_P(PlanPropertyTest, BlockShuffleStaysLocal) {
   // 40 shards of ~500 documents; block shuffles groups of 2 shards, so a window of 1,000
   // documents lies in at most 2 groups (4 shards) while a global shuffle touches nearly all.
   auto lengths = MakeLengths(20000, 20, 0.0, 40, 12);
@@ -284,7 +298,7 @@ TEST(PlanPropertyTest, BlockShuffleStaysLocal) {
   EXPECT_EQ(b.documents, 20000u);
 }
 
-TEST(PlanPropertyTest, ConcurrentCallsAgreeWithSequentialOnes) {
+TEST_P(PlanPropertyTest, ConcurrentCallsAgreeWithSequentialOnes) {
   auto lengths = MakeLengths(20000, 30, 0.05, 10, 13);
   for (PackMode pack : {PackMode::kConcat, PackMode::kBestFit, PackMode::kPad}) {
     PlanOptions o;
@@ -317,7 +331,7 @@ TEST(PlanPropertyTest, ConcurrentCallsAgreeWithSequentialOnes) {
   }
 }
 
-TEST(PlanPropertyTest, LazyLayoutsAgreeWithCountedOnes) {
+TEST_P(PlanPropertyTest, LazyLayoutsAgreeWithCountedOnes) {
   // A plan that walks by Advance packs windows only as it goes; one that counts its steps first
   // packs the whole epoch. They must give the same stream, for every mode and remainder.
   auto lengths = MakeLengths(5000, 40, 0.1, 5, 31);

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -12,9 +14,43 @@
 #include <utility>
 #include <vector>
 
+#include "common/temp_dir.h"
+#include "format/length_index.h"
 #include "stoker/plan.h"
 
 namespace stoker::plan::testing {
+
+// The plan tests never write window counts into the user's cache directory: caching is off unless
+// a test turns it on for a directory of its own (window_counts_test.cc).
+inline const bool kCacheOffInTests = setenv("STOKER_CACHE_DIR", "off", 1) == 0;
+
+// Where MakeLengths's lengths live: in a vector, or in a length index file read through a memory
+// mapping (as StokerDataset gives them to the plan). The property tests run on both.
+enum class LengthsBacking { kInMemory, kMapped };
+inline LengthsBacking& Backing() {
+  static LengthsBacking backing = LengthsBacking::kInMemory;
+  return backing;
+}
+
+// The same lengths read in place from a length index file (with the totals of its header).
+inline std::shared_ptr<const DatasetLengths> AsMapped(const DatasetLengths& in) {
+  static std::unique_ptr<TempDir> dir = std::move(TempDir::Create()).value();
+  static int files = 0;
+  const std::string path = dir->Join("lengths-" + std::to_string(files++) + ".stkidx");
+  std::vector<uint64_t> shards = in.shard_first_document;
+  if (shards.empty()) shards = {0, in.document_lengths.size()};
+  EXPECT_TRUE(WriteLengthIndex(path, shards, in.document_lengths).ok());
+  auto index = LengthIndex::Open(path);
+  EXPECT_TRUE(index.ok()) << index.status().ToString();
+  const LengthIndexHeader& h = (*index)->header();
+  auto out = std::make_shared<DatasetLengths>();
+  out->name = in.name;
+  out->shard_first_document = in.shard_first_document;
+  out->mapped = {reinterpret_cast<const uint8_t*>((*index)->lengths()), h.num_documents,
+                 MappedLengths::Element::kUint32, *index};
+  out->totals = LengthTotals{h.total_tokens, h.nonempty_documents, h.length_hash};
+  return out;
+}
 
 // `n` documents with log-normal lengths (median `median`), about `zero_share` of them empty, cut
 // into `shards` shards of random sizes.
@@ -38,6 +74,7 @@ inline std::shared_ptr<const DatasetLengths> MakeLengths(uint64_t n, double medi
   for (uint64_t s = 1; s < shards; ++s) cuts.push_back(rng() % (n + 1));
   std::sort(cuts.begin(), cuts.end());
   out->shard_first_document = cuts;
+  if (Backing() == LengthsBacking::kMapped) return AsMapped(*out);
   return out;
 }
 
@@ -61,8 +98,8 @@ class Coverage {
   // gap, nothing else. Returns a description of the first problem, or "".
   std::string CheckExactlyOnce(uint32_t dataset, const DatasetLengths& lengths,
                                uint64_t limit = UINT64_MAX) const {
-    for (uint64_t d = 0; d < lengths.document_lengths.size(); ++d) {
-      uint64_t want = std::min(lengths.document_lengths[d], limit);
+    for (uint64_t d = 0; d < lengths.num_documents(); ++d) {
+      uint64_t want = std::min(lengths.length(d), limit);
       auto it = ranges_.find({dataset, d});
       std::vector<std::pair<uint64_t, uint64_t>> r;
       if (it != ranges_.end()) r = it->second;
@@ -81,7 +118,7 @@ class Coverage {
       }
     }
     for (const auto& [key, r] : ranges_) {
-      if (key.first == dataset && key.second >= lengths.document_lengths.size()) {
+      if (key.first == dataset && key.second >= lengths.num_documents()) {
         return "document " + std::to_string(key.second) + " does not exist";
       }
     }

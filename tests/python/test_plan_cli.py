@@ -214,3 +214,65 @@ def test_bad_files_name_the_file(data, tmp_path):
     assert p.returncode == 2 and str(state) in p.stderr
     p = run("0:" + data["one"], "--seq-len", 16, "--batch-size", 1, check=False)
     assert p.returncode == 2 and "weight" in p.stderr
+
+
+def _pack(tmp_path, name, n):
+    src = tmp_path / f"{name}.jsonl"
+    rng = np.random.default_rng(n)
+    src.write_text("".join(json.dumps({"text": "w" * int(k)}) + "\n"
+                           for k in rng.lognormal(np.log(40), 1.0, n).astype(int) + 1))
+    out = tmp_path / name
+    subprocess.run([CLI, "pack", str(src), "-o", str(out), "--shard-size", "4KiB",
+                    "--progress", "off"], check=True, capture_output=True, timeout=120)
+    return out
+
+
+def _cli(*args):
+    return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def test_stoker_index_then_plan_gives_identical_batches(tmp_path):
+    ds = _pack(tmp_path, "ds", 400)
+    manifest_path = ds / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["length_index"]["file"] == "lengths.stkidx"
+    assert len(manifest["shards"]) > 1
+    args = {pack: (ds, "--seq-len", 64, "--batch-size", 2, "--world-size", 3, "--rank", 1,
+                   "--pack", pack, "--shuffle", "block", "--steps", 6)
+            for pack in ["concat", "bestfit", "pad"]}
+    with_index = {pack: steps(*a) for pack, a in args.items()}
+    # The dataset as packed before the length index existed: lengths come from the shards.
+    del manifest["length_index"]
+    manifest_path.write_text(json.dumps(manifest))
+    (ds / "lengths.stkidx").unlink()
+    assert {pack: steps(*a) for pack, a in args.items()} == with_index
+    p = _cli("index", ds)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(manifest_path.read_text())["length_index"]["documents"] == 400
+    assert {pack: steps(*a) for pack, a in args.items()} == with_index
+    assert _cli("index", ds, "--check").returncode == 0
+
+
+def test_a_damaged_or_stale_length_index_is_one_clear_error(tmp_path):
+    ds, other = _pack(tmp_path, "ds", 300), _pack(tmp_path, "other", 301)
+    index = ds / "lengths.stkidx"
+    good = index.read_bytes()
+    # Another dataset's index under this name: the manifest's checksum and counts disagree.
+    index.write_bytes((other / "lengths.stkidx").read_bytes())
+    p = run(ds, "--seq-len", 64, "--batch-size", 1, check=False)
+    assert p.returncode == 2 and str(index) in p.stderr and "stale" in p.stderr
+    assert "stoker index" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    # A damaged header.
+    index.write_bytes(good[:40] + bytes([good[40] ^ 1]) + good[41:])
+    p = run(ds, "--seq-len", 64, "--batch-size", 1, check=False)
+    assert p.returncode == 2 and str(index) in p.stderr and "header checksum" in p.stderr
+    # A damaged length: the checksum at open, `stoker index --check` and verify all catch it.
+    index.write_bytes(good[:-3] + bytes([good[-3] ^ 1]) + good[-2:])
+    p = run(ds, "--seq-len", 64, "--batch-size", 1, check=False)
+    assert p.returncode == 2 and str(index) in p.stderr and "checksum mismatch" in p.stderr
+    for cmd in (("index", ds, "--check"), ("verify", ds)):
+        p = _cli(*cmd)
+        assert p.returncode == 1 and str(index) in p.stderr and "checksum" in p.stderr, p.stderr
+    # `stoker index` rebuilds it.
+    assert _cli("index", ds).returncode == 0
+    assert index.read_bytes() == good

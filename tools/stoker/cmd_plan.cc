@@ -218,7 +218,8 @@ int RunPlan(const PlanArgs& args) {
   Result<PlanPosition> start = StartPosition(args, **plan);
   if (!start.ok()) return ReportError("plan", start.status());
   PlanPosition pos = (*plan)->Normalize(*start);
-  if ((*plan)->steps_remaining(pos) == 0) {
+  // HasStep, not steps_remaining: counting a bestfit epoch would pack all of it.
+  if (!(*plan)->HasStep(pos)) {
     return ReportError(
         "plan", OutOfRange("epoch " + std::to_string(pos.epoch) +
                            " has no step: " + std::to_string((*plan)->rows_in_epoch(pos.epoch)) +
@@ -232,7 +233,7 @@ int RunPlan(const PlanArgs& args) {
     if (!batch.ok()) return ReportError("plan", batch.status());
     PrintBatch(*batch, args.json);
     pos = (*plan)->Normalize((*plan)->Advance(pos));
-    if ((*plan)->steps_remaining(pos) == 0) break;
+    if (!(*plan)->HasStep(pos)) break;
   }
   if (!args.state_file.empty()) {
     Status st = WriteFileAtomically(args.state_file, (*plan)->MakeState(pos).ToJson() + "\n");

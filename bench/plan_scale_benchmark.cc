@@ -1,0 +1,245 @@
+// The plan at scale (docs/plan.md, "Scale"): lengths-only datasets of many documents, planned as
+// one rank of a large job would. Prints figures; asserts nothing. bench/plan_scale.sh drives it.
+//
+//   plan_scale_benchmark make DIR DOCS [--megatron]
+//       writes DIR/lengths-DOCS.stkidx (a length index; log-normal lengths, mean ~820 tokens) and,
+//       with --megatron, DIR/megatron-DOCS.idx plus a sparse .bin of the right size.
+//   plan_scale_benchmark run [--pack concat|bestfit|pad] [--seq N] [--batch N] [--world N]
+//       [--rank N] [--count] FILE...
+//       plans FILE (several: a mixture, weights 3:2:1:...) and prints one JSON line: seconds to
+//       open, to the first batch (from the start), to count an epoch cold and from the cache, and
+//       the private (RssAnon) and shared (RssFile) resident memory after each.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format/length_index.h"
+#include "format/megatron_index.h"
+#include "stoker/plan.h"
+#include "stoker/token_source.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using stoker::DatasetLengths;
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+uint64_t StatusKb(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string key;
+  uint64_t kb = 0;
+  while (f >> key) {
+    if (key == field) {
+      f >> kb;
+      return kb;
+    }
+    f.ignore(1 << 20, '\n');
+  }
+  return 0;
+}
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "plan_scale_benchmark: %s\n", what.c_str());
+  std::exit(2);
+}
+
+// Log-normal lengths (median 400, sigma 1.2: mean ~820 tokens), a few empty.
+class LengthGen {
+ public:
+  uint64_t Next() {
+    uint64_t l = static_cast<uint64_t>(dist_(rng_));
+    return (rng_() & 1023) == 0 ? 0 : std::min<uint64_t>(l + 1, 1u << 20);
+  }
+
+ private:
+  std::mt19937_64 rng_{20260101};
+  std::lognormal_distribution<double> dist_{std::log(400.0), 1.2};
+};
+
+void Make(const std::string& dir, uint64_t docs, bool megatron) {
+  const std::string path = dir + "/lengths-" + std::to_string(docs) + ".stkidx";
+  constexpr uint64_t kShardDocs = 1 << 20;  // ~1 GB shards
+  std::vector<uint64_t> shards{0};
+  while (shards.back() < docs) shards.push_back(std::min(docs, shards.back() + kShardDocs));
+  auto writer = stoker::LengthIndexWriter::Create(path, shards);
+  if (!writer.ok()) Die(writer.status().ToString());
+  FILE* idx = nullptr;
+  const std::string prefix = dir + "/megatron-" + std::to_string(docs);
+  if (megatron) {
+    idx = std::fopen((prefix + ".idx").c_str(), "wb");
+    if (idx == nullptr) Die("cannot write " + prefix + ".idx");
+    std::fwrite(stoker::kMegatronMagic, 1, 9, idx);
+    const uint64_t version = 1, n = docs, d1 = docs + 1;
+    const uint8_t dtype = 8;  // uint16
+    std::fwrite(&version, 8, 1, idx);
+    std::fwrite(&dtype, 1, 1, idx);
+    std::fwrite(&n, 8, 1, idx);
+    std::fwrite(&d1, 8, 1, idx);
+  }
+  LengthGen gen;
+  std::vector<uint64_t> chunk(1 << 16);
+  std::vector<int32_t> sizes(chunk.size());
+  uint64_t tokens = 0;
+  for (uint64_t d = 0; d < docs; d += chunk.size()) {
+    const uint64_t n = std::min<uint64_t>(chunk.size(), docs - d);
+    for (uint64_t i = 0; i < n; ++i) {
+      chunk[i] = gen.Next();
+      sizes[i] = static_cast<int32_t>(chunk[i]);
+      tokens += chunk[i];
+    }
+    if (!(*writer)->Add(chunk.data(), n).ok()) Die("write " + path);
+    if (idx != nullptr) std::fwrite(sizes.data(), 4, n, idx);
+  }
+  if (!(*writer)->Finish().ok()) Die("finish " + path);
+  if (idx != nullptr) {
+    // Pointers are the prefix sums of the lengths (replayed from the same generator).
+    LengthGen again;
+    int64_t ptr = 0;
+    std::vector<int64_t> buf(chunk.size());
+    for (uint64_t d = 0; d < docs; d += buf.size()) {
+      const uint64_t n = std::min<uint64_t>(buf.size(), docs - d);
+      for (uint64_t i = 0; i < n; ++i) {
+        buf[i] = ptr;
+        ptr += 2 * static_cast<int64_t>(again.Next());
+      }
+      std::fwrite(buf.data(), 8, n, idx);
+    }
+    for (uint64_t d = 0; d <= docs; d += buf.size()) {
+      const uint64_t n = std::min<uint64_t>(buf.size(), docs + 1 - d);
+      for (uint64_t i = 0; i < n; ++i) buf[i] = static_cast<int64_t>(d + i);
+      std::fwrite(buf.data(), 8, n, idx);
+    }
+    std::fclose(idx);
+    const int fd = ::open((prefix + ".bin").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(2 * tokens)) != 0) Die("sparse .bin");
+    ::close(fd);
+  }
+  std::printf("{\"docs\": %llu, \"tokens\": %llu, \"index\": \"%s\"}\n",
+              static_cast<unsigned long long>(docs), static_cast<unsigned long long>(tokens),
+              path.c_str());
+}
+
+// A length index read in place, as StokerDataset gives it (checksum verified at open).
+std::shared_ptr<const DatasetLengths> OpenIndex(const std::string& path) {
+  auto index = stoker::LengthIndex::Open(path);
+  if (!index.ok()) Die(index.status().ToString());
+  if (!(*index)->VerifyChecksum().ok()) Die(path + ": checksum");
+  auto out = std::make_shared<DatasetLengths>();
+  const stoker::LengthIndexHeader& h = (*index)->header();
+  out->name = path;
+  out->mapped = {reinterpret_cast<const uint8_t*>((*index)->lengths()), h.num_documents,
+                 stoker::MappedLengths::Element::kUint32, *index};
+  out->totals = stoker::LengthTotals{h.total_tokens, h.nonempty_documents, h.length_hash};
+  for (uint64_t s = 0; s <= h.num_shards; ++s) {
+    out->shard_first_document.push_back((*index)->shard_first_document(s));
+  }
+  return out;
+}
+
+std::shared_ptr<const DatasetLengths> OpenAny(const std::string& path) {
+  if (path.size() > 7 && path.compare(path.size() - 7, 7, ".stkidx") == 0) return OpenIndex(path);
+  auto source = stoker::OpenTokenSource(path);
+  if (!source.ok()) Die(source.status().ToString());
+  auto lengths = DatasetLengths::FromTokenSource(**source);
+  if (!lengths.ok()) Die(lengths.status().ToString());
+  return std::make_shared<const DatasetLengths>(std::move(*lengths));
+}
+
+int Run(int argc, char** argv) {
+  stoker::PlanOptions o;
+  o.seq_len = 4096;
+  o.batch_size = 8;
+  o.world_size = 1024;
+  o.rank = 517;
+  bool count = false;
+  std::vector<std::string> files;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::strtoull(argv[++i], nullptr, 10) : 0; };
+    if (a == "--pack") {
+      auto p = stoker::ParsePackMode(i + 1 < argc ? argv[++i] : "");
+      if (!p.ok()) Die(p.status().ToString());
+      o.pack = *p;
+    } else if (a == "--seq") {
+      o.seq_len = next();
+    } else if (a == "--batch") {
+      o.batch_size = next();
+    } else if (a == "--world") {
+      o.world_size = static_cast<uint32_t>(next());
+    } else if (a == "--rank") {
+      o.rank = static_cast<uint32_t>(next());
+    } else if (a == "--count") {
+      count = true;
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (files.empty()) Die("run: no file");
+  const auto start = Clock::now();
+  std::vector<stoker::PlanDataset> datasets;
+  for (size_t k = 0; k < files.size(); ++k) {
+    datasets.push_back({OpenAny(files[k]), static_cast<double>(files.size() - k)});
+  }
+  const double open_s = Since(start);
+  auto plan = stoker::Plan::Create(datasets, o);
+  if (!plan.ok()) Die(plan.status().ToString());
+  auto batch = (*plan)->GetBatch(0, 0, o.rank);
+  if (!batch.ok()) Die(batch.status().ToString());
+  const double first_s = Since(start);
+  const uint64_t anon_first = StatusKb("RssAnon:"), file_first = StatusKb("RssFile:");
+  double cold_s = 0, cached_s = 0;
+  uint64_t steps = 0, anon_count = anon_first, file_count = file_first;
+  if (count) {
+    auto t = Clock::now();
+    steps = (*plan)->steps_per_epoch(0);
+    cold_s = Since(t);
+    anon_count = StatusKb("RssAnon:");
+    file_count = StatusKb("RssFile:");
+    // Another process's view: a new plan over the same files counts from the cache.
+    auto again = stoker::Plan::Create(datasets, o);
+    t = Clock::now();
+    if ((*again)->steps_per_epoch(0) != steps) Die("cached count differs");
+    cached_s = Since(t);
+  }
+  uint64_t docs = 0;
+  for (const auto& d : datasets) docs += d.lengths->num_documents();
+  std::printf(
+      "{\"pack\": \"%s\", \"datasets\": %zu, \"docs\": %llu, \"rank\": %u, \"open_s\": %.3f, "
+      "\"first_batch_s\": %.3f, \"rss_anon_mb\": %.1f, \"rss_file_mb\": %.1f, \"steps\": %llu, "
+      "\"count_cold_s\": %.3f, \"count_cached_s\": %.4f, \"rss_anon_after_count_mb\": %.1f, "
+      "\"rss_file_after_count_mb\": %.1f, \"fingerprint\": \"%s\"}\n",
+      std::string(stoker::PackModeName(o.pack)).c_str(), datasets.size(),
+      static_cast<unsigned long long>(docs), o.rank, open_s, first_s, anon_first / 1024.0,
+      file_first / 1024.0, static_cast<unsigned long long>(steps), cold_s, cached_s,
+      anon_count / 1024.0, file_count / 1024.0, (*plan)->fingerprint().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 4 && std::string(argv[1]) == "make") {
+    Make(argv[2], std::strtoull(argv[3], nullptr, 10),
+         argc >= 5 && std::string(argv[4]) == "--megatron");
+    return 0;
+  }
+  if (argc >= 3 && std::string(argv[1]) == "run") return Run(argc, argv);
+  std::fprintf(stderr,
+               "usage: plan_scale_benchmark make DIR DOCS [--megatron]\n"
+               "       plan_scale_benchmark run [--pack P] [--seq N] [--batch N] [--world N] "
+               "[--rank N] [--count] FILE...\n");
+  return 2;
+}

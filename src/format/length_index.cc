@@ -1,0 +1,274 @@
+#include "format/length_index.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "common/file_util.h"
+#include "format/megatron_index.h"
+
+namespace stoker {
+namespace {
+
+// Header field offsets (docs/dataset-format.md).
+constexpr uint64_t kVersionAt = 8, kHeaderBytesAt = 12, kDocumentsAt = 16, kShardsAt = 24,
+                   kTokensAt = 32, kNonemptyAt = 40, kMaxLengthAt = 48, kLengthHashAt = 56,
+                   kShardsOffsetAt = 64, kLengthsOffsetAt = 72, kFileBytesAt = 80,
+                   kArraysXxh3At = 88, kHeaderXxh3At = 120;
+constexpr size_t kWriteBuffer = 1 << 20;
+
+uint64_t Load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+void Store64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+
+Status WriteAll(int fd, const uint8_t* data, size_t size, uint64_t offset, const std::string& p) {
+  while (size > 0) {
+    ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("write " + p, errno);
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<LengthIndexHeader> ParseLengthIndexHeader(const uint8_t* data, uint64_t size,
+                                                 const std::string& file) {
+  if (size < kLengthIndexHeaderBytes) {
+    return CorruptionAt(file, size, "truncated: a length index header needs 128 bytes");
+  }
+  if (std::memcmp(data, kLengthIndexMagic, sizeof kLengthIndexMagic) != 0) {
+    return CorruptionAt(file, 0, "bad magic, expected \"STKLENS1\" (not a stoker length index)");
+  }
+  uint32_t version, header_bytes;
+  std::memcpy(&version, data + kVersionAt, 4);
+  std::memcpy(&header_bytes, data + kHeaderBytesAt, 4);
+  if (version != kLengthIndexVersion) {
+    return CorruptionAt(
+        file, kVersionAt,
+        "unsupported length index version " + std::to_string(version) + " (this stoker reads 1)");
+  }
+  if (Xxh3(data, kHeaderXxh3At) != Load64(data + kHeaderXxh3At)) {
+    return CorruptionAt(file, kHeaderXxh3At, "header checksum mismatch (damaged header)");
+  }
+  LengthIndexHeader h;
+  h.num_documents = Load64(data + kDocumentsAt);
+  h.num_shards = Load64(data + kShardsAt);
+  h.total_tokens = Load64(data + kTokensAt);
+  h.nonempty_documents = Load64(data + kNonemptyAt);
+  h.max_length = Load64(data + kMaxLengthAt);
+  h.length_hash = Load64(data + kLengthHashAt);
+  h.shards_offset = Load64(data + kShardsOffsetAt);
+  h.lengths_offset = Load64(data + kLengthsOffsetAt);
+  h.file_bytes = Load64(data + kFileBytesAt);
+  h.arrays_xxh3 = Load64(data + kArraysXxh3At);
+  // The counts are bounded first so that the offset arithmetic cannot overflow.
+  const bool layout_ok =
+      header_bytes == kLengthIndexHeaderBytes && h.num_shards < (uint64_t{1} << 40) &&
+      h.num_documents < (uint64_t{1} << 60) && h.shards_offset == kLengthIndexHeaderBytes &&
+      h.lengths_offset == h.shards_offset + 8 * (h.num_shards + 1) &&
+      h.file_bytes == h.lengths_offset + 4 * h.num_documents &&
+      h.nonempty_documents <= h.num_documents;
+  if (!layout_ok) {
+    return CorruptionAt(file, kShardsOffsetAt,
+                        "array offsets disagree with the counts (" +
+                            std::to_string(h.num_documents) + " documents, " +
+                            std::to_string(h.num_shards) + " shards)");
+  }
+  return h;
+}
+
+Result<std::shared_ptr<const LengthIndex>> LengthIndex::Open(const std::string& path) {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
+                          MappedFile::Open(path, MappedFile::Access::kRandom));
+  STOKER_ASSIGN_OR_RETURN(LengthIndexHeader h,
+                          ParseLengthIndexHeader(file->data(), file->size(), path));
+  if (file->size() != h.file_bytes) {
+    return CorruptionAt(path, file->size(),
+                        "the file is " + std::to_string(file->size()) + " bytes, its header says " +
+                            std::to_string(h.file_bytes) + " (truncated or overwritten)");
+  }
+  if (h.num_shards > 0 && shard_first(file->data(), h, h.num_shards) != h.num_documents) {
+    return CorruptionAt(
+        path, h.shards_offset + 8 * h.num_shards,
+        "the last shard boundary is not the document count " + std::to_string(h.num_documents));
+  }
+  return std::shared_ptr<const LengthIndex>(new LengthIndex(std::move(file), h));
+}
+
+uint64_t LengthIndex::shard_first(const uint8_t* data, const LengthIndexHeader& h, uint64_t s) {
+  return Load64(data + h.shards_offset + 8 * s);
+}
+
+uint64_t LengthIndex::shard_first_document(uint64_t s) const {
+  return shard_first(file_->data(), header_, s);
+}
+
+Status LengthIndex::VerifyChecksum() const {
+  const uint8_t* data = file_->data();
+  if (Xxh3(data + header_.shards_offset, header_.file_bytes - header_.shards_offset) !=
+      header_.arrays_xxh3) {
+    return CorruptionAt(path(), header_.shards_offset,
+                        "checksum mismatch: the arrays do not match the header's XXH3-64 " +
+                            Xxh3Hex(header_.arrays_xxh3) + " (damaged; `stoker index` rebuilds)");
+  }
+  return Status::OK();
+}
+
+Status LengthIndex::Verify() const {
+  STOKER_RETURN_IF_ERROR(VerifyChecksum());
+  uint64_t prev = 0;
+  for (uint64_t s = 0; s <= header_.num_shards; ++s) {
+    uint64_t first = shard_first_document(s);
+    if ((s == 0 && first != 0) || first < prev || first > header_.num_documents) {
+      return CorruptionAt(path(), header_.shards_offset + 8 * s,
+                          "shard boundary " + std::to_string(s) + " is " + std::to_string(first));
+    }
+    prev = first;
+  }
+  uint64_t tokens = 0, nonempty = 0, max_length = 0;
+  FingerprintHasher hash;
+  const uint32_t* len = lengths();
+  for (uint64_t d = 0; d < header_.num_documents; ++d) {
+    tokens += len[d];
+    nonempty += len[d] > 0;
+    max_length = std::max<uint64_t>(max_length, len[d]);
+    hash.Add(len[d]);
+  }
+  if (tokens != header_.total_tokens || nonempty != header_.nonempty_documents ||
+      max_length != header_.max_length || hash.value() != header_.length_hash) {
+    return CorruptionAt(path(), kTokensAt, "the totals in the header disagree with the lengths");
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<LengthIndexWriter>> LengthIndexWriter::Create(
+    const std::string& path, const std::vector<uint64_t>& shard_first_document) {
+  if (shard_first_document.empty() || shard_first_document.front() != 0) {
+    return InvalidArgument(path + ": shard boundaries must run from 0 to the document count");
+  }
+  for (size_t s = 1; s < shard_first_document.size(); ++s) {
+    if (shard_first_document[s] < shard_first_document[s - 1]) {
+      return InvalidArgument(path + ": shard boundaries decrease at shard " + std::to_string(s));
+    }
+  }
+  auto w = std::unique_ptr<LengthIndexWriter>(new LengthIndexWriter());
+  w->path_ = path;
+  w->tmp_path_ = path + ".tmp";
+  LengthIndexHeader& h = w->header_;
+  h.num_shards = shard_first_document.size() - 1;
+  h.num_documents = shard_first_document.back();
+  h.shards_offset = kLengthIndexHeaderBytes;
+  h.lengths_offset = h.shards_offset + 8 * (h.num_shards + 1);
+  h.file_bytes = h.lengths_offset + 4 * h.num_documents;
+  w->fd_ = ::open(w->tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (w->fd_ < 0) return ErrnoStatus("create " + w->tmp_path_, errno);
+  w->checksum_ = std::make_unique<Xxh3Hasher>();
+  w->shard_bytes_.resize(8 * shard_first_document.size());
+  for (size_t s = 0; s < shard_first_document.size(); ++s) {
+    Store64(w->shard_bytes_.data() + 8 * s, shard_first_document[s]);
+  }
+  w->checksum_->Update(w->shard_bytes_.data(), w->shard_bytes_.size());
+  STOKER_RETURN_IF_ERROR(WriteAll(w->fd_, w->shard_bytes_.data(), w->shard_bytes_.size(),
+                                  h.shards_offset, w->tmp_path_));
+  w->pending_.reserve(kWriteBuffer);
+  return w;
+}
+
+LengthIndexWriter::~LengthIndexWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!finished_) ::unlink(tmp_path_.c_str());
+}
+
+Status LengthIndexWriter::Add(const uint64_t* lengths, uint64_t count) {
+  if (count > header_.num_documents - added_) {
+    return InvalidArgument(path_ + ": more lengths than the " +
+                           std::to_string(header_.num_documents) + " documents");
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t l = lengths[i];
+    if (l > UINT32_MAX) {
+      return InvalidArgument(path_ + ": document " + std::to_string(added_ + i) + " has " +
+                             std::to_string(l) + " tokens, more than a length index holds");
+    }
+    header_.total_tokens += l;
+    header_.nonempty_documents += l > 0;
+    header_.max_length = std::max(header_.max_length, l);
+    length_hash_.Add(l);
+    const uint32_t v = static_cast<uint32_t>(l);
+    const size_t at = pending_.size();
+    pending_.resize(at + 4);
+    std::memcpy(pending_.data() + at, &v, 4);
+    if (pending_.size() >= kWriteBuffer) STOKER_RETURN_IF_ERROR(Flush());
+  }
+  added_ += count;
+  return Status::OK();
+}
+
+Status LengthIndexWriter::Flush() {
+  const uint64_t offset = header_.lengths_offset + 4 * added_lengths_written_;
+  checksum_->Update(pending_.data(), pending_.size());
+  STOKER_RETURN_IF_ERROR(WriteAll(fd_, pending_.data(), pending_.size(), offset, tmp_path_));
+  added_lengths_written_ += pending_.size() / 4;
+  pending_.clear();
+  return Status::OK();
+}
+
+Result<LengthIndexHeader> LengthIndexWriter::Finish() {
+  if (added_ != header_.num_documents) {
+    return FailedPrecondition(path_ + ": " + std::to_string(added_) + " lengths written of " +
+                              std::to_string(header_.num_documents));
+  }
+  STOKER_RETURN_IF_ERROR(Flush());
+  header_.length_hash = length_hash_.value();
+  header_.arrays_xxh3 = checksum_->Digest();
+  uint8_t head[kLengthIndexHeaderBytes] = {};
+  std::memcpy(head, kLengthIndexMagic, sizeof kLengthIndexMagic);
+  const uint32_t version = kLengthIndexVersion, header_bytes = kLengthIndexHeaderBytes;
+  std::memcpy(head + kVersionAt, &version, 4);
+  std::memcpy(head + kHeaderBytesAt, &header_bytes, 4);
+  Store64(head + kDocumentsAt, header_.num_documents);
+  Store64(head + kShardsAt, header_.num_shards);
+  Store64(head + kTokensAt, header_.total_tokens);
+  Store64(head + kNonemptyAt, header_.nonempty_documents);
+  Store64(head + kMaxLengthAt, header_.max_length);
+  Store64(head + kLengthHashAt, header_.length_hash);
+  Store64(head + kShardsOffsetAt, header_.shards_offset);
+  Store64(head + kLengthsOffsetAt, header_.lengths_offset);
+  Store64(head + kFileBytesAt, header_.file_bytes);
+  Store64(head + kArraysXxh3At, header_.arrays_xxh3);
+  Store64(head + kHeaderXxh3At, Xxh3(head, kHeaderXxh3At));
+  STOKER_RETURN_IF_ERROR(WriteAll(fd_, head, sizeof head, 0, tmp_path_));
+  if (::fsync(fd_) != 0) return ErrnoStatus("fsync " + tmp_path_, errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) return ErrnoStatus("close " + tmp_path_, errno);
+  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    return ErrnoStatus("rename " + tmp_path_ + " to " + path_, errno);
+  }
+  finished_ = true;
+  STOKER_RETURN_IF_ERROR(FsyncDirectory(DirName(path_)));
+  return header_;
+}
+
+Result<LengthIndexHeader> WriteLengthIndex(const std::string& path,
+                                           const std::vector<uint64_t>& shard_first_document,
+                                           const std::vector<uint64_t>& lengths) {
+  STOKER_ASSIGN_OR_RETURN(auto writer, LengthIndexWriter::Create(path, shard_first_document));
+  STOKER_RETURN_IF_ERROR(writer->Add(lengths.data(), lengths.size()));
+  return writer->Finish();
+}
+
+}  // namespace stoker

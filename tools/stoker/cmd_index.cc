@@ -1,0 +1,85 @@
+// `stoker index`: writes a stoker dataset's consolidated length index (for datasets packed before
+// it existed, or by other tools) and records it in the manifest; --check verifies an existing one.
+#include <cstdio>
+#include <string>
+
+#include "common/file_util.h"
+#include "common/human_size.h"
+#include "common/progress.h"
+#include "format/dataset_length_index.h"
+#include "format/manifest.h"
+#include "stoker/cli_common.h"
+#include "stoker/commands.h"
+
+namespace stoker::cli {
+namespace {
+
+struct IndexArgs {
+  std::string dir;
+  bool check = false;
+};
+
+int RunCheck(const std::string& dir, const Manifest& m) {
+  if (!m.length_index) {
+    std::fprintf(stderr, "stoker index: %s has no length index (`stoker index %s` writes one)\n",
+                 dir.c_str(), dir.c_str());
+    return kExitCheckFailed;
+  }
+  Result<std::shared_ptr<const LengthIndex>> index = OpenDatasetLengthIndex(dir, m);
+  Status st = index.ok() ? (*index)->Verify() : index.status();
+  if (!st.ok()) {
+    std::fprintf(stderr, "stoker index: problem: %s\n", st.message().c_str());
+    return kExitCheckFailed;
+  }
+  std::printf("index: ok: %s: %s documents, %s tokens\n", (*index)->path().c_str(),
+              FormatCount((*index)->num_documents()).c_str(),
+              FormatCount((*index)->header().total_tokens).c_str());
+  return kExitOk;
+}
+
+int RunIndex(const IndexArgs& args) {
+  if (!IsDirectory(args.dir) || !PathExists(JoinPath(args.dir, kManifestFileName))) {
+    // Megatron files need none: the plan maps their .idx `sizes` array in place. And stoker
+    // writes nothing beside files it did not write.
+    return ReportError(
+        "index",
+        InvalidArgument(args.dir + ": not a stoker dataset directory (no manifest.json); a "
+                                   "Megatron .idx needs no length index, the plan reads its "
+                                   "sizes array in place"));
+  }
+  Result<Manifest> m = ReadManifest(args.dir);
+  if (!m.ok()) return ReportError("index", m.status());
+  if (args.check) return RunCheck(args.dir, *m);
+  // The index file is renamed into place first and the manifest rewritten (atomically) after it:
+  // a process killed in between leaves a manifest that does not name the new file, which is
+  // therefore never read.
+  Result<LengthIndexInfo> info = BuildDatasetLengthIndex(args.dir, *m);
+  if (!info.ok()) return ReportError("index", info.status());
+  m->length_index = *info;
+  Status st = WriteManifest(args.dir, *m);
+  if (!st.ok()) return ReportError("index", st);
+  std::printf("index: wrote %s: %s documents, %s\n", JoinPath(args.dir, info->file).c_str(),
+              FormatCount(info->documents).c_str(), FormatSize(info->bytes).c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddIndexCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<IndexArgs>();
+  auto* sub = app.add_subcommand(
+      "index",
+      "Write a stoker dataset's length index (every document's length in one file the plan maps "
+      "and shares between processes) and record it in the manifest");
+  sub->footer(
+      "`stoker pack` and `stoker merge` write it; this adds it to datasets made before, or by "
+      "other tools. The file is written under a temporary name and renamed, then the manifest is "
+      "rewritten atomically.\n"
+      "Exit status: 0 written (or --check found no problem), 1 --check found a problem, 2 error.");
+  sub->add_option("DATASET", args->dir, "stoker dataset directory")->required();
+  sub->add_flag("--check", args->check,
+                "Verify the existing index (checksum, totals, shards) instead of writing one");
+  sub->callback([args, exit_code] { *exit_code = RunIndex(*args); });
+}
+
+}  // namespace stoker::cli
