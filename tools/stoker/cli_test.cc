@@ -52,14 +52,17 @@ std::string ParseError(const std::string& command, const std::string& flag,
   CLI::App app;
   int exit_code = 0;
   AddAllCommands(app, &exit_code);
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    sub->callback([] {});  // parse only: run nothing
-  }
+  // Parse only, run nothing: the app's parse-complete callback runs before any subcommand's, and
+  // throwing from it stops there. (Replacing the subcommands' callbacks would free the argument
+  // structs they own while the options still point into them.)
+  struct Parsed {};
+  app.parse_complete_callback([] { throw Parsed{}; });
   std::vector<std::string> args = {value, flag, command};  // CLI11 takes them reversed
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     return e.what();
+  } catch (const Parsed&) {
   }
   return "";
 }
