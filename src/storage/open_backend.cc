@@ -1,0 +1,34 @@
+#include "storage/open_backend.h"
+
+#include "storage/file_backend.h"
+#include "storage/storage_uri.h"
+
+namespace stoker::storage {
+
+Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
+                                                   const BackendOptions& options) {
+  STOKER_ASSIGN_OR_RETURN(StorageUri parsed, ParseStorageUri(uri));
+  std::unique_ptr<Backend> backend;
+  switch (parsed.kind) {
+    case UriKind::kFile:
+      backend = NewFileBackend();
+      break;
+    case UriKind::kS3: {
+      STOKER_ASSIGN_OR_RETURN(backend, NewS3Backend(options.s3));
+      break;
+    }
+    case UriKind::kHttp:
+      backend = NewHttpBackend(options.http);
+      break;
+  }
+  if (options.faults) backend = NewFaultBackend(std::move(backend), *options.faults, options.fault_counts);
+  if (options.metrics != nullptr) backend = NewMeteringBackend(std::move(backend), options.metrics);
+  if (options.retry) {
+    RetryOptions retry = *options.retry;
+    if (retry.metrics == nullptr) retry.metrics = options.metrics;
+    backend = NewRetryBackend(std::move(backend), retry);
+  }
+  return backend;
+}
+
+}  // namespace stoker::storage
