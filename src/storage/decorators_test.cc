@@ -140,7 +140,7 @@ TEST(MeteringBackendTest, CountsRequestsByKindAndBytes) {
   EXPECT_EQ(backend->Stat("b").status().code(), StatusCode::kNotFound);
   const StorageMetricsSnapshot s = metrics.Snapshot();
   EXPECT_EQ(s.requests[static_cast<int>(RequestKind::kPut)], 1u);
-  EXPECT_EQ(s.requests[static_cast<int>(RequestKind::kHead)], 2u);
+  EXPECT_EQ(s.requests[static_cast<int>(RequestKind::kHead)], 3u);  // Stat, Stat, OpenForRead
   EXPECT_EQ(s.requests[static_cast<int>(RequestKind::kList)], 1u);
   EXPECT_EQ(s.requests[static_cast<int>(RequestKind::kGet)], 1u);
   EXPECT_EQ(s.bytes_written, 5u);

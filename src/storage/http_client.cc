@@ -157,9 +157,31 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& request) const {
   return response;
 }
 
+namespace {
+
+const char* ReasonPhrase(long status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 408: return "Request Timeout";
+    case 416: return "Range Not Satisfiable";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "";
+  }
+}
+
+}  // namespace
+
 Status StatusForHttp(const std::string& what, long status, const std::string& detail) {
   std::string message = what + ": HTTP " + std::to_string(status);
-  if (!detail.empty()) message += " " + detail;
+  const std::string shown = detail.empty() ? ReasonPhrase(status) : detail;
+  if (!shown.empty()) message += " " + shown;
   if (status >= 500 || status == 429 || status == 408) return Unavailable(message);
   if (status == 404) return NotFound(message);
   if (status == 401 || status == 403) return FailedPrecondition(message);

@@ -71,7 +71,9 @@ class MeteringBackend final : public BackendWrapper {
     return Metered(metrics_, RequestKind::kList, [&] { return inner().List(prefix); });
   }
   Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& uri) const override {
-    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, inner().OpenForRead(uri));
+    // Opening a remote object asks for its size: a HEAD.
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source,
+                            Metered(metrics_, RequestKind::kHead, [&] { return inner().OpenForRead(uri); }));
     return std::unique_ptr<ByteSource>(new MeteredSource(std::move(source), metrics_));
   }
   Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {

@@ -22,6 +22,7 @@ Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
       break;
   }
   if (options.faults) backend = NewFaultBackend(std::move(backend), *options.faults, options.fault_counts);
+  if (options.concurrency) backend = NewConcurrencyBackend(std::move(backend), *options.concurrency);
   if (options.metrics != nullptr) backend = NewMeteringBackend(std::move(backend), options.metrics);
   if (options.retry) {
     RetryOptions retry = *options.retry;

@@ -95,6 +95,8 @@ Result<HttpResponse> S3Client::Send(const Call& call) const {
     const std::string message = XmlValue(body, "Message").value_or("");
     if (!message.empty()) detail += (detail.empty() ? "" : ": ") + message;
     if (response->status == 403) {
+      // A HEAD answer has no body to say why: name what to check.
+      if (detail.empty()) detail = "Forbidden (a wrong secret, or no permission on this object)";
       detail += " (" + config_.ToString() + "; check the key, the secret and the region)";
     }
     return StatusForHttp(Scrub(call.method + " " + uri), response->status, Scrub(detail));

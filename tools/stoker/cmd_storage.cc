@@ -1,6 +1,6 @@
 // `stoker storage cat|stat|ls|put URI`: the storage layer (src/storage/) from the command line,
 // for debugging access to a bucket or a server and for the end-to-end tests, which drive the S3
-// and HTTP backends through it. Hidden from the top-level help until the other commands take
+// and HTTP backends through it. Listed as a debugging tool until the other commands take
 // remote URIs.
 #include <cstdio>
 #include <memory>
@@ -161,8 +161,7 @@ void AddSharedOptions(CLI::App* sub, StorageArgs* args) {
 
 void AddStorageCommand(CLI::App& app, int* exit_code) {
   auto* storage = app.add_subcommand(
-      "storage", "Read, list and write objects through stoker's storage layer (debugging).");
-  storage->group("");  // hidden until pack/loader take remote URIs
+      "storage", "Debugging: read, list and write objects (local, s3://, http(s)://) through stoker's storage layer");
   storage->require_subcommand(1);
   storage->footer(
       "URIs: local paths, file:///abs/path, s3://bucket/key, http(s)://host/path (read-only).\n"
