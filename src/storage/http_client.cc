@@ -10,15 +10,27 @@ namespace stoker::storage {
 namespace {
 
 struct Transfer {
+  CURL* curl;
   const HttpRequest* request;
   HttpResponse* response;
   size_t read_offset = 0;  // of request->body, for uploads
   bool overflow = false;
 };
 
+constexpr size_t kMaxErrorBodyBytes = 64 << 10;
+
 size_t OnBody(char* data, size_t size, size_t nmemb, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t n = size * nmemb;
+  long status = 0;
+  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status >= 300) {
+    // An error answer (S3's XML, a proxy's page) is not the range asked for: keep its start in
+    // `body` for the message, whatever the caller's buffer size.
+    const size_t room = kMaxErrorBodyBytes - std::min(kMaxErrorBodyBytes, t->response->body.size());
+    t->response->body.append(data, std::min(n, room));
+    return n;
+  }
   if (n > t->request->max_body_bytes - t->response->body_bytes) {
     t->overflow = true;
     return 0;  // aborts the transfer
@@ -107,7 +119,7 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& request) const {
   if (curl == nullptr) return Internal(what + ": curl_easy_init failed");
   curl_easy_reset(curl);  // keeps the connection cache of this handle
   HttpResponse response;
-  Transfer transfer{&request, &response};
+  Transfer transfer{curl, &request, &response};
   struct curl_slist* headers = nullptr;
   for (const auto& [name, value] : request.headers) {
     headers = curl_slist_append(headers, (name + ": " + value).c_str());

@@ -1,7 +1,7 @@
 // HttpClient: blocking HTTP(S) requests through libcurl, with a pool of easy handles so that
 // connections (and TLS sessions) are reused across requests and threads. A response body goes
 // into a string or straight into the caller's buffer, never past `max_body_bytes`: a longer body
-// is an error, not a silent overrun. Transport failures (refused, reset, timeout, a body cut
+// is an error, not a silent overrun. The body of a non-2xx answer always goes to the string. Transport failures (refused, reset, timeout, a body cut
 // short) are kUnavailable; HTTP status codes are left to the caller (see StatusForHttp).
 // Thread-safe: any number of threads may call Perform at once.
 #pragma once
@@ -33,8 +33,10 @@ struct HttpRequest {
 struct HttpResponse {
   long status = 0;
   std::map<std::string, std::string> headers;  // lower-case names, of the final response
-  std::string body;                            // empty when the request had body_out
-  size_t body_bytes = 0;                       // bytes received, wherever they went
+  // The body; for a request with body_out, only a non-2xx answer's body (its first 64 KiB),
+  // which never goes to body_out.
+  std::string body;
+  size_t body_bytes = 0;                       // bytes of a 2xx body received, wherever they went
   // The value of header `name` (lower-case), or "".
   std::string Header(const std::string& name) const;
 };

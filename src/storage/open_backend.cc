@@ -14,7 +14,15 @@ Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
       backend = NewFileBackend();
       break;
     case UriKind::kS3: {
-      STOKER_ASSIGN_OR_RETURN(backend, NewS3Backend(options.s3));
+      S3Options s3 = options.s3;
+      // Writes retry inside the writer, with the same policy as reads.
+      if (options.retry) {
+        s3.write_retry = *options.retry;
+        if (s3.write_retry.metrics == nullptr) s3.write_retry.metrics = options.metrics;
+      } else {
+        s3.write_retry.max_attempts = 1;
+      }
+      STOKER_ASSIGN_OR_RETURN(backend, NewS3Backend(s3));
       break;
     }
     case UriKind::kHttp:

@@ -7,42 +7,26 @@
 #include <thread>
 
 namespace stoker::storage {
-namespace {
 
-class Backoff {
- public:
-  explicit Backoff(const RetryOptions& options)
-      : options_(options),
-        rng_(options.seed != 0 ? options.seed
-                               : static_cast<uint64_t>(
-                                     std::chrono::steady_clock::now().time_since_epoch().count())) {}
+Backoff::Backoff(const RetryOptions& options)
+    : options_(options),
+      rng_(options.seed != 0
+               ? options.seed
+               : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())) {
+  options_.max_attempts = std::max(options_.max_attempts, 1);
+}
 
-  // Runs `call` until it succeeds, fails with a code other than kUnavailable, or runs out of
-  // attempts.
-  template <typename F>
-  auto Run(F&& call) const -> decltype(call()) {
-    for (int attempt = 1;; ++attempt) {
-      auto result = call();
-      if (result.ok() || result.status().code() != StatusCode::kUnavailable) return result;
-      if (attempt >= options_.max_attempts) {
-        return result.status().WithContext("gave up after " + std::to_string(attempt) +
-                                           " attempts");
-      }
-      if (options_.metrics != nullptr) options_.metrics->AddRetry();
-      std::this_thread::sleep_for(std::chrono::milliseconds(BackoffDelayMs(options_, attempt, Draw())));
-    }
-  }
-
- private:
-  double Draw() const {
+void Backoff::Sleep(int attempt) const {
+  if (options_.metrics != nullptr) options_.metrics->AddRetry();
+  double draw;
+  {
     std::lock_guard<std::mutex> lock(mu_);
-    return std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+    draw = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
   }
+  std::this_thread::sleep_for(std::chrono::milliseconds(BackoffDelayMs(options_, attempt, draw)));
+}
 
-  RetryOptions options_;
-  mutable std::mutex mu_;
-  mutable std::mt19937_64 rng_;  // guarded by mu_
-};
+namespace {
 
 class RetrySource final : public ByteSource {
  public:

@@ -15,8 +15,10 @@ Result<StorageUri> ParseS3(const std::string& uri) {
 
 class S3Writer final : public Writer {
  public:
-  S3Writer(std::shared_ptr<const S3Client> client, StorageUri uri, size_t part_bytes)
-      : client_(std::move(client)), uri_(std::move(uri)), part_bytes_(part_bytes) {}
+  S3Writer(std::shared_ptr<const S3Client> client, StorageUri uri, size_t part_bytes,
+           std::shared_ptr<const Backoff> backoff)
+      : client_(std::move(client)), uri_(std::move(uri)), part_bytes_(part_bytes),
+        backoff_(std::move(backoff)) {}
   ~S3Writer() override {
     if (!closed_ && !upload_id_.empty()) {
       (void)client_->AbortMultipartUpload(uri_.bucket, uri_.key, upload_id_);
@@ -37,11 +39,12 @@ class S3Writer final : public Writer {
     if (closed_) return FailedPrecondition(Name() + ": closed twice");
     if (upload_id_.empty()) {
       closed_ = true;
-      return client_->PutObject(uri_.bucket, uri_.key, buffer_);
+      return backoff_->Run([&] { return client_->PutObject(uri_.bucket, uri_.key, buffer_); });
     }
     if (!buffer_.empty()) STOKER_RETURN_IF_ERROR(Fail(SendPart(buffer_)));
-    STOKER_RETURN_IF_ERROR(
-        Fail(client_->CompleteMultipartUpload(uri_.bucket, uri_.key, upload_id_, etags_)));
+    STOKER_RETURN_IF_ERROR(Fail(backoff_->Run([&] {
+      return client_->CompleteMultipartUpload(uri_.bucket, uri_.key, upload_id_, etags_);
+    })));
     closed_ = true;
     return Status::OK();
   }
@@ -51,11 +54,14 @@ class S3Writer final : public Writer {
 
   Status SendPart(std::string_view part) {
     if (upload_id_.empty()) {
-      STOKER_ASSIGN_OR_RETURN(upload_id_, client_->CreateMultipartUpload(uri_.bucket, uri_.key));
+      STOKER_ASSIGN_OR_RETURN(upload_id_, backoff_->Run([&] {
+        return client_->CreateMultipartUpload(uri_.bucket, uri_.key);
+      }));
     }
-    STOKER_ASSIGN_OR_RETURN(std::string etag,
-                            client_->UploadPart(uri_.bucket, uri_.key, upload_id_,
-                                                static_cast<int>(etags_.size()) + 1, part));
+    const int number = static_cast<int>(etags_.size()) + 1;
+    STOKER_ASSIGN_OR_RETURN(std::string etag, backoff_->Run([&] {
+      return client_->UploadPart(uri_.bucket, uri_.key, upload_id_, number, part);
+    }));
     etags_.push_back(std::move(etag));
     return Status::OK();
   }
@@ -71,6 +77,7 @@ class S3Writer final : public Writer {
   std::shared_ptr<const S3Client> client_;
   StorageUri uri_;
   size_t part_bytes_;
+  std::shared_ptr<const Backoff> backoff_;
   std::string buffer_;
   std::string upload_id_;
   std::vector<std::string> etags_;
@@ -80,7 +87,8 @@ class S3Writer final : public Writer {
 class S3Backend final : public Backend {
  public:
   S3Backend(std::shared_ptr<const S3Client> client, const S3Options& options)
-      : client_(std::move(client)), options_(options) {}
+      : client_(std::move(client)), options_(options),
+        write_backoff_(std::make_shared<const Backoff>(options.write_retry)) {}
 
   Result<ObjectInfo> Stat(const std::string& uri) const override {
     STOKER_ASSIGN_OR_RETURN(StorageUri s3, ParseS3(uri));
@@ -118,12 +126,13 @@ class S3Backend final : public Backend {
   Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
     STOKER_ASSIGN_OR_RETURN(StorageUri s3, ParseS3(uri));
     if (s3.key.empty()) return InvalidArgument(uri + ": an object to write needs a key (s3://bucket/key)");
-    return std::unique_ptr<Writer>(new S3Writer(client_, std::move(s3), options_.write_part_bytes));
+    return std::unique_ptr<Writer>(new S3Writer(client_, std::move(s3), options_.write_part_bytes, write_backoff_));
   }
 
  private:
   std::shared_ptr<const S3Client> client_;
   S3Options options_;
+  std::shared_ptr<const Backoff> write_backoff_;
 };
 
 }  // namespace

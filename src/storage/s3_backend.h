@@ -2,7 +2,8 @@
 // read_part_bytes; List pages through ListObjectsV2 (list_page_keys keys a request); a Writer
 // sends one PutObject for an object smaller than write_part_bytes, else a multipart upload of
 // write_part_bytes parts (S3's minimum part is 5 MiB), completed on Close and aborted if the
-// writer is destroyed first or a part fails. Thread-safe.
+// writer is destroyed first or a part fails for good; each write step is retried on its own
+// (write_retry). Thread-safe.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "storage/backend.h"
 #include "storage/ranged_source.h"
+#include "storage/retry_backend.h"
 #include "storage/s3_client.h"
 
 namespace stoker::storage {
@@ -20,6 +22,9 @@ struct S3Options {
   size_t read_part_bytes = kDefaultPartBytes;
   size_t write_part_bytes = kDefaultPartBytes;  // at least 5 MiB
   int list_page_keys = 1000;
+  // Retries of each write step (PutObject, CreateMultipartUpload, UploadPart of one part,
+  // CompleteMultipartUpload), which the retry decorator cannot repeat from outside a Writer.
+  RetryOptions write_retry;
 };
 
 // Finds credentials and region (aws_config.h); kFailedPrecondition without credentials,

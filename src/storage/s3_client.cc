@@ -88,9 +88,7 @@ Result<HttpResponse> S3Client::Send(const Call& call) const {
     return Status(response.status().code(), Scrub(uri + ": " + response.status().message()));
   }
   if (response->status < 200 || response->status >= 300) {
-    std::string body = call.body_out != nullptr
-                           ? std::string(call.body_out, std::min<size_t>(response->body_bytes, 4096))
-                           : response->body;
+    const std::string& body = response->body;
     std::string detail = XmlValue(body, "Code").value_or("");
     const std::string message = XmlValue(body, "Message").value_or("");
     if (!message.empty()) detail += (detail.empty() ? "" : ": ") + message;

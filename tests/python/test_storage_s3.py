@@ -192,3 +192,101 @@ def test_cpp_conformance_suite_passes_on_s3(stoker_cli, s3):
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert "[  PASSED  ] 6 tests" in proc.stdout, proc.stdout[-2000:]
+
+
+class FaultyProxy:
+    """An HTTP proxy in front of the S3 server that misbehaves on a fixed schedule: of every four
+    requests, the second gets 503 SlowDown, and the fourth is cut — a GET body truncated half-way
+    (with the full Content-Length promised), any other request's connection closed unanswered.
+    Signed requests pass unchanged (the Host header too), so signatures still verify."""
+
+    def __init__(self, upstream_port):
+        import http.client
+        import http.server
+        import threading
+
+        proxy = self
+        self.counts = {}
+        self.lock = threading.Lock()
+        self.n = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def handle_any(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
+                with proxy.lock:
+                    proxy.n += 1
+                    n = proxy.n
+                    proxy.counts[self.command] = proxy.counts.get(self.command, 0) + 1
+                if n % 4 == 2:
+                    err = (b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>SlowDown</Code>"
+                           b"<Message>Please reduce your request rate.</Message></Error>")
+                    self.send_response(503)
+                    self.send_header("Content-Length", str(len(err)))
+                    self.end_headers()
+                    if self.command != "HEAD":
+                        self.wfile.write(err)
+                    return
+                if n % 4 == 0 and self.command != "GET":
+                    self.close_connection = True
+                    return  # reset: no answer at all
+                conn = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=60)
+                conn.request(self.command, self.path, body=body or None,
+                             headers={k: v for k, v in self.headers.items()})
+                r = conn.getresponse()
+                data = r.read()
+                self.send_response(r.status)
+                for k, v in r.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                length = int(r.getheader("Content-Length", len(data)) or 0)
+                self.send_header("Content-Length", str(length if self.command == "HEAD" else len(data)))
+                self.end_headers()
+                if self.command == "HEAD":
+                    return
+                if n % 4 == 0 and len(data) > 1:
+                    self.wfile.write(data[: len(data) // 2])  # truncated, then closed
+                    self.close_connection = True
+                    return
+                self.wfile.write(data)
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_slowdown_resets_and_truncation_on_the_wire_are_retried(run_s3, s3, tmp_path):
+    proxy = FaultyProxy(int(s3["endpoint"].rsplit(":", 1)[1]))
+    try:
+        data = pattern(11 * MIB + 99, 11)
+        src = tmp_path / "wire.bin"
+        src.write_bytes(data)
+        uri = f"s3://{BUCKET}/wire/obj.bin"
+        endpoint = ["--s3-endpoint", f"http://127.0.0.1:{proxy.port}", "--retry-base-ms", 1,
+                    "--retries", 8, "--stats"]
+        put = run_s3("put", uri, src, "--write-part-size-mib", 5, *endpoint)
+        assert put.returncode == 0, put.stderr.decode()
+        # Three parts plus create and complete, some repeated after a 503 or a reset.
+        assert proxy.counts.get("PUT", 0) >= 3 and proxy.counts.get("POST", 0) >= 2
+        assert json.loads(put.stderr.decode().splitlines()[-1])["retries"] > 0
+        got = s3["client"].get_object(Bucket=BUCKET, Key="wire/obj.bin")["Body"].read()
+        assert got == data
+        before = dict(proxy.counts)
+        cat = run_s3("cat", uri, "--part-size-mib", 1, *endpoint)
+        assert cat.returncode == 0, cat.stderr.decode()
+        assert cat.stdout == data
+        assert json.loads(cat.stderr.decode().splitlines()[-1])["retries"] > 0
+        assert proxy.counts["GET"] - before.get("GET", 0) > 12  # 12 parts, some twice
+    finally:
+        proxy.close()
