@@ -22,7 +22,7 @@ Status FetchRange(const HttpClient& http, const std::string& url, uint64_t size,
   request.headers = {{"Range", "bytes=" + range}};
   request.body_out = out;
   request.max_body_bytes = n;
-  const std::string what = url + ": GET bytes " + range;
+  const std::string what = WithoutUserinfo(url) + ": GET bytes " + range;
   Result<HttpResponse> response = http.Perform(request);
   if (!response.ok()) {
     // A server ignoring Range sends the whole object: longer than asked, which the client
@@ -65,10 +65,13 @@ class HttpBackend final : public Backend {
     request.method = "HEAD";
     request.url = uri;
     STOKER_ASSIGN_OR_RETURN(HttpResponse r, http_->Perform(request));
-    if (r.status < 200 || r.status >= 300) return StatusForHttp("HEAD " + uri, r.status, "");
+    if (r.status < 200 || r.status >= 300) {
+      return StatusForHttp("HEAD " + WithoutUserinfo(uri), r.status, "");
+    }
     const std::string length = r.Header("content-length");
     if (length.empty() || length.find_first_not_of("0123456789") != std::string::npos) {
-      return IOError("HEAD " + uri + ": no Content-Length; stoker needs the size of the object");
+      return IOError("HEAD " + WithoutUserinfo(uri) +
+                     ": no Content-Length; stoker needs the size of the object");
     }
     return ObjectInfo{uri, std::stoull(length), UnquoteEtag(r.Header("etag"))};
   }
@@ -81,14 +84,14 @@ class HttpBackend final : public Backend {
     STOKER_ASSIGN_OR_RETURN(ObjectInfo info, Stat(uri));
     std::shared_ptr<const HttpClient> http = http_;
     const uint64_t size = info.size_bytes;
-    return NewRangedSource(uri, size, options_.part_bytes,
+    return NewRangedSource(WithoutUserinfo(uri), size, options_.part_bytes,
                            [http, uri, size](uint64_t offset, size_t n, char* out) {
                              return FetchRange(*http, uri, size, offset, n, out);
                            });
   }
 
   Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
-    return Unimplemented(uri + ": http:// and https:// are read-only in stoker");
+    return Unimplemented(WithoutUserinfo(uri) + ": http:// and https:// are read-only in stoker");
   }
 
  private:

@@ -113,8 +113,17 @@ void HttpClient::Release(void* handle) const {
   }
 }
 
+std::string WithoutUserinfo(const std::string& url) {
+  const size_t start = url.find("://");
+  if (start == std::string::npos) return url;
+  const size_t end = url.find_first_of("/?#", start + 3);
+  const size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+  if (at == std::string::npos || at < start) return url;
+  return url.substr(0, start + 3) + "<redacted>" + url.substr(at);
+}
+
 Result<HttpResponse> HttpClient::Perform(const HttpRequest& request) const {
-  const std::string what = request.method + " " + request.url;
+  const std::string what = request.method + " " + WithoutUserinfo(request.url);
   CURL* curl = static_cast<CURL*>(Acquire());
   if (curl == nullptr) return Internal(what + ": curl_easy_init failed");
   curl_easy_reset(curl);  // keeps the connection cache of this handle

@@ -68,6 +68,9 @@ class HttpClient {
   mutable std::vector<void*> pool_;  // CURL* handles, guarded by mu_
 };
 
+// `url` with any "user:password@" replaced by "<redacted>@", for messages.
+std::string WithoutUserinfo(const std::string& url);
+
 // The Status for a non-2xx response: 5xx, 429 and 408 are kUnavailable (retried), 404
 // kNotFound, 401/403 kFailedPrecondition (credentials), 416 kOutOfRange, others kIOError.
 // The message is "<what>: HTTP <status> <detail>".

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "storage/http_client.h"
 #include "storage/open_backend.h"
 
 namespace stoker::storage {
@@ -32,6 +33,12 @@ TEST(StorageUriTest, UriEncodeKeepsUnreservedAndOptionallySlash) {
   EXPECT_EQ(UriEncode("a b/c~d_e-f.g", true), "a%20b/c~d_e-f.g");
   EXPECT_EQ(UriEncode("a/b+c=", false), "a%2Fb%2Bc%3D");
   EXPECT_EQ(UriEncode("\xc3\xa9", false), "%C3%A9");
+}
+
+TEST(StorageUriTest, UserinfoNeverReachesAMessage) {
+  EXPECT_EQ(WithoutUserinfo("https://me:pw@host/a@b"), "https://<redacted>@host/a@b");
+  EXPECT_EQ(WithoutUserinfo("https://host/a@b"), "https://host/a@b");
+  EXPECT_EQ(WithoutUserinfo("http://host"), "http://host");
 }
 
 }  // namespace
