@@ -290,3 +290,26 @@ def test_slowdown_resets_and_truncation_on_the_wire_are_retried(run_s3, s3, tmp_
         assert proxy.counts["GET"] - before.get("GET", 0) > 12  # 12 parts, some twice
     finally:
         proxy.close()
+
+
+def test_credentials_and_region_from_a_profile(stoker_cli, s3, tmp_path):
+    s3["client"].put_object(Bucket=BUCKET, Key="profile.bin", Body=b"from a profile")
+    (tmp_path / "credentials").write_text(
+        f"[default]\naws_access_key_id = AKIDWRONG\naws_secret_access_key = wrong\n\n"
+        f"[train]\naws_access_key_id = {s3['key_id']}\n"
+        f"aws_secret_access_key = {s3['secret']}\n")
+    (tmp_path / "config").write_text(
+        f"[default]\nendpoint_url = {s3['endpoint']}\n\n"
+        f"[profile train]\nregion = us-east-1\nendpoint_url = {s3['endpoint']}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_PROFILE="train", AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "credentials"),
+               AWS_CONFIG_FILE=str(tmp_path / "config"))
+    proc = subprocess.run([stoker_cli, "storage", "cat", f"s3://{BUCKET}/profile.bin"], env=env,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout == b"from a profile"
+    env.pop("AWS_PROFILE")  # the default profile's key is refused, and says where it came from
+    proc = subprocess.run([stoker_cli, "storage", "cat", f"s3://{BUCKET}/profile.bin"], env=env,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 2
+    assert "profile default" in proc.stderr.decode() and s3["secret"] not in proc.stderr.decode()
