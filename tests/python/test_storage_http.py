@@ -47,7 +47,7 @@ def free_port():
 @pytest.fixture(scope="session")
 def nginx(tmp_path_factory):
     if not os.path.exists(NGINX):
-        pytest.skip("nginx is not installed (scripts/setup installs nginx-light)")
+        pytest.skip("nginx is not installed (scripts/setup installs it)")
     d = tmp_path_factory.mktemp("nginx")
     (d / "www").mkdir()
     data = os.urandom(3 * MIB + 123)
