@@ -77,8 +77,7 @@ Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path) {
     ::close(fd);
     return InvalidArgument(path + ": not a regular file");
   }
-  return std::unique_ptr<ByteSource>(
-      new FileSource(path, fd, static_cast<uint64_t>(st.st_size)));
+  return std::unique_ptr<ByteSource>(new FileSource(path, fd, static_cast<uint64_t>(st.st_size)));
 }
 
 std::unique_ptr<ByteSource> MemorySource(std::string uri, std::string bytes) {
