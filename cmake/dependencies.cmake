@@ -4,6 +4,8 @@ find_package(PkgConfig REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(ZLIB REQUIRED)
+find_package(CURL 7.68 REQUIRED)
+find_package(OpenSSL 1.1 REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 # libcrypto: the hashlib digests (md5, sha*, blake2) that MDS index files list.

@@ -8,7 +8,7 @@
 #include "common/file_util.h"
 #include "format/megatron_source.h"
 #include "ingest/input_plan.h"
-#include "records/byte_source.h"
+#include "storage/byte_source.h"
 #include "records/record_file_sink.h"
 #include "records/tar_reader.h"
 #include "records/tar_writer.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "records/byte_source.h"
+#include "storage/byte_source.h"
 #include "stoker/status.h"
 
 namespace stoker {

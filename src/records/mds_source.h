@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "records/byte_source.h"
+#include "storage/byte_source.h"
 #include "records/record_source.h"
 
 namespace stoker {

@@ -4,7 +4,7 @@
 
 #include "common/file_util.h"
 #include "records/brace_expand.h"
-#include "records/byte_source.h"
+#include "storage/byte_source.h"
 #include "records/mds_source.h"
 #include "records/tfrecord.h"
 #include "records/webdataset_source.h"

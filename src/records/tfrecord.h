@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "records/byte_source.h"
+#include "storage/byte_source.h"
 #include "records/byte_stream.h"
 #include "records/record_source.h"
 

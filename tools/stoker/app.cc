@@ -17,6 +17,7 @@ void AddAllCommands(CLI::App& app, int* exit_code) {
   AddDoctorCommand(app, exit_code);
   AddTokenizeCommand(app, exit_code);
   AddRecordsCommand(app, exit_code);
+  AddStorageCommand(app, exit_code);
 }
 
 }  // namespace stoker::cli

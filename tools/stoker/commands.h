@@ -16,5 +16,6 @@ void AddBenchCommand(CLI::App& app, int* exit_code);
 void AddDoctorCommand(CLI::App& app, int* exit_code);
 void AddTokenizeCommand(CLI::App& app, int* exit_code);
 void AddRecordsCommand(CLI::App& app, int* exit_code);
+void AddStorageCommand(CLI::App& app, int* exit_code);
 
 }  // namespace stoker::cli

@@ -1,4 +1,4 @@
-#include "records/byte_source.h"
+#include "storage/byte_source.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

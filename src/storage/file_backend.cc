@@ -1,0 +1,134 @@
+#include "storage/file_backend.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <filesystem>
+#include <system_error>
+
+#include "storage/storage_uri.h"
+
+namespace stoker::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<std::string> LocalPath(const std::string& uri) {
+  STOKER_ASSIGN_OR_RETURN(StorageUri parsed, ParseStorageUri(uri));
+  if (parsed.kind != UriKind::kFile) {
+    return InvalidArgument(uri + ": the file backend serves local paths and file:// URIs only");
+  }
+  return parsed.path;
+}
+
+class FileWriter final : public Writer {
+ public:
+  FileWriter(std::string path, std::string temp, int fd)
+      : path_(std::move(path)), temp_(std::move(temp)), fd_(fd) {}
+  ~FileWriter() override {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      ::unlink(temp_.c_str());
+    }
+  }
+
+  Status Append(std::string_view bytes) override {
+    if (fd_ < 0) return FailedPrecondition(path_ + ": append after close");
+    while (!bytes.empty()) {
+      const ssize_t put = ::write(fd_, bytes.data(), bytes.size());
+      if (put < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(temp_ + ": write failed", errno);
+      }
+      bytes.remove_prefix(static_cast<size_t>(put));
+    }
+    return Status::OK();
+  }
+
+  Status Close() override {
+    if (fd_ < 0) return FailedPrecondition(path_ + ": closed twice");
+    Status status;
+    if (::fsync(fd_) != 0) status = ErrnoStatus(temp_ + ": fsync failed", errno);
+    if (::close(fd_) != 0 && status.ok()) status = ErrnoStatus(temp_ + ": close failed", errno);
+    fd_ = -1;
+    if (status.ok() && ::rename(temp_.c_str(), path_.c_str()) != 0) {
+      status = ErrnoStatus(path_ + ": cannot rename " + temp_ + " into place", errno);
+    }
+    if (!status.ok()) ::unlink(temp_.c_str());
+    return status;
+  }
+
+ private:
+  std::string path_;
+  std::string temp_;
+  int fd_;
+};
+
+class FileBackend final : public Backend {
+ public:
+  Result<ObjectInfo> Stat(const std::string& uri) const override {
+    STOKER_ASSIGN_OR_RETURN(std::string path, LocalPath(uri));
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(uri + ": cannot stat", errno);
+    if (!S_ISREG(st.st_mode)) return InvalidArgument(uri + ": not a regular file");
+    return ObjectInfo{uri, static_cast<uint64_t>(st.st_size), ""};
+  }
+
+  Result<std::vector<ObjectInfo>> List(const std::string& prefix) const override {
+    STOKER_ASSIGN_OR_RETURN(std::string path, LocalPath(prefix));
+    const size_t slash = path.rfind('/');
+    const fs::path dir = slash == std::string::npos ? fs::path(".") : fs::path(path.substr(0, slash + 1));
+    std::vector<ObjectInfo> out;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return out;
+    // "./x" and "x" name the same file: compare against the walk's own spelling of the prefix.
+    const std::string base = slash == std::string::npos ? std::string("./") + path : path;
+    auto it = fs::recursive_directory_iterator(dir, ec);
+    if (ec) return IOError(prefix + ": cannot list: " + ec.message());
+    for (const fs::directory_entry& entry : it) {
+      std::error_code type_ec;
+      if (!entry.is_regular_file(type_ec)) continue;
+      std::string name = entry.path().string();
+      if (name.compare(0, base.size(), base) != 0) continue;
+      if (name.find(".stoker-tmp.") != std::string::npos) continue;  // a write in progress
+      const uint64_t size = entry.file_size(type_ec);
+      if (type_ec) continue;  // removed while listing
+      out.push_back({prefix + name.substr(base.size()), size, ""});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const ObjectInfo& a, const ObjectInfo& b) { return a.uri < b.uri; });
+    return out;
+  }
+
+  Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& uri) const override {
+    STOKER_ASSIGN_OR_RETURN(std::string path, LocalPath(uri));
+    return OpenFileSource(path);
+  }
+
+  Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
+    static std::atomic<uint64_t> counter{0};
+    STOKER_ASSIGN_OR_RETURN(std::string path, LocalPath(uri));
+    const fs::path parent = fs::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    if (ec) return IOError(uri + ": cannot create directory " + parent.string() + ": " + ec.message());
+    const std::string temp = path + ".stoker-tmp." + std::to_string(::getpid()) + "." +
+                             std::to_string(counter.fetch_add(1));
+    int fd;
+    do {
+      fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return ErrnoStatus(temp + ": cannot create", errno);
+    return std::unique_ptr<Writer>(new FileWriter(path, temp, fd));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> NewFileBackend() { return std::make_unique<FileBackend>(); }
+
+}  // namespace stoker::storage

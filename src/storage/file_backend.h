@@ -1,0 +1,16 @@
+// FileBackend: local files through the Backend interface. Names are plain paths or file:// URIs;
+// List(prefix) lists every regular file below the prefix's directory whose name starts with the
+// prefix (object-store semantics). Writers write "<path>.stoker-tmp.<pid>.<n>" beside the target,
+// fsync it and rename it over the target on Close, creating parent directories as needed.
+// Thread-safe.
+#pragma once
+
+#include <memory>
+
+#include "storage/backend.h"
+
+namespace stoker::storage {
+
+std::unique_ptr<Backend> NewFileBackend();
+
+}  // namespace stoker::storage

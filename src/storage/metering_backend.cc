@@ -1,0 +1,135 @@
+#include "storage/metering_backend.h"
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+namespace stoker::storage {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t MicrosSince(Clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+}
+
+// Times `call` and counts it as one request of `kind`.
+template <typename F>
+auto Metered(StorageMetrics* metrics, RequestKind kind, F&& call) {
+  const Clock::time_point start = Clock::now();
+  auto result = call();
+  metrics->AddRequest(kind, MicrosSince(start), !result.ok());
+  return result;
+}
+
+class MeteredSource final : public ByteSource {
+ public:
+  MeteredSource(std::unique_ptr<ByteSource> inner, StorageMetrics* metrics)
+      : inner_(std::move(inner)), metrics_(metrics) {}
+  const std::string& uri() const override { return inner_->uri(); }
+  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+  Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
+    Result<size_t> got =
+        Metered(metrics_, RequestKind::kGet, [&] { return inner_->ReadAt(offset, n, out); });
+    if (got.ok()) metrics_->AddBytesRead(*got);
+    return got;
+  }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  StorageMetrics* metrics_;
+};
+
+class MeteredWriter final : public Writer {
+ public:
+  MeteredWriter(std::unique_ptr<Writer> inner, StorageMetrics* metrics)
+      : inner_(std::move(inner)), metrics_(metrics) {}
+  Status Append(std::string_view bytes) override {
+    Status status = inner_->Append(bytes);
+    if (status.ok()) metrics_->AddBytesWritten(bytes.size());
+    return status;
+  }
+  Status Close() override {
+    return Metered(metrics_, RequestKind::kPut, [&] { return inner_->Close(); });
+  }
+
+ private:
+  std::unique_ptr<Writer> inner_;
+  StorageMetrics* metrics_;
+};
+
+class MeteringBackend final : public BackendWrapper {
+ public:
+  MeteringBackend(std::unique_ptr<Backend> inner, StorageMetrics* metrics)
+      : BackendWrapper(std::move(inner)), metrics_(metrics) {}
+
+  Result<ObjectInfo> Stat(const std::string& uri) const override {
+    return Metered(metrics_, RequestKind::kHead, [&] { return inner().Stat(uri); });
+  }
+  Result<std::vector<ObjectInfo>> List(const std::string& prefix) const override {
+    return Metered(metrics_, RequestKind::kList, [&] { return inner().List(prefix); });
+  }
+  Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& uri) const override {
+    // Opening a remote object asks for its size: a HEAD.
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source,
+                            Metered(metrics_, RequestKind::kHead, [&] { return inner().OpenForRead(uri); }));
+    return std::unique_ptr<ByteSource>(new MeteredSource(std::move(source), metrics_));
+  }
+  Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Writer> writer, inner().OpenForWrite(uri));
+    return std::unique_ptr<Writer>(new MeteredWriter(std::move(writer), metrics_));
+  }
+
+ private:
+  StorageMetrics* metrics_;
+};
+
+}  // namespace
+
+const char* RequestKindName(RequestKind kind) {
+  switch (kind) {
+    case RequestKind::kGet: return "GET";
+    case RequestKind::kHead: return "HEAD";
+    case RequestKind::kList: return "LIST";
+    case RequestKind::kPut: return "PUT";
+  }
+  return "?";
+}
+
+void StorageMetrics::AddRequest(RequestKind kind, uint64_t latency_us, bool failed) {
+  requests_[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
+  latency_us_.fetch_add(latency_us, std::memory_order_relaxed);
+  if (failed) failed_.fetch_add(1, std::memory_order_relaxed);
+}
+
+StorageMetricsSnapshot StorageMetrics::Snapshot() const {
+  StorageMetricsSnapshot s;
+  for (int i = 0; i < kRequestKinds; ++i) s.requests[i] = requests_[i].load(std::memory_order_relaxed);
+  s.failed_requests = failed_.load(std::memory_order_relaxed);
+  s.retries = retries_.load(std::memory_order_relaxed);
+  s.bytes_read = bytes_read_.load(std::memory_order_relaxed);
+  s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
+  s.latency_us = latency_us_.load(std::memory_order_relaxed);
+  return s;
+}
+
+std::string StorageMetricsSnapshot::ToJson() const {
+  nlohmann::ordered_json j;
+  for (int i = 0; i < kRequestKinds; ++i) {
+    j["requests"][RequestKindName(static_cast<RequestKind>(i))] = requests[i];
+  }
+  j["failed_requests"] = failed_requests;
+  j["retries"] = retries;
+  j["bytes_read"] = bytes_read;
+  j["bytes_written"] = bytes_written;
+  j["latency_us"] = latency_us;
+  return j.dump();
+}
+
+std::unique_ptr<Backend> NewMeteringBackend(std::unique_ptr<Backend> inner,
+                                            StorageMetrics* metrics) {
+  return std::make_unique<MeteringBackend>(std::move(inner), metrics);
+}
+
+}  // namespace stoker::storage

@@ -1,0 +1,43 @@
+#include "storage/open_backend.h"
+
+#include "storage/file_backend.h"
+#include "storage/storage_uri.h"
+
+namespace stoker::storage {
+
+Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
+                                                   const BackendOptions& options) {
+  STOKER_ASSIGN_OR_RETURN(StorageUri parsed, ParseStorageUri(uri));
+  std::unique_ptr<Backend> backend;
+  switch (parsed.kind) {
+    case UriKind::kFile:
+      backend = NewFileBackend();
+      break;
+    case UriKind::kS3: {
+      S3Options s3 = options.s3;
+      // Writes retry inside the writer, with the same policy as reads.
+      if (options.retry) {
+        s3.write_retry = *options.retry;
+        if (s3.write_retry.metrics == nullptr) s3.write_retry.metrics = options.metrics;
+      } else {
+        s3.write_retry.max_attempts = 1;
+      }
+      STOKER_ASSIGN_OR_RETURN(backend, NewS3Backend(s3));
+      break;
+    }
+    case UriKind::kHttp:
+      backend = NewHttpBackend(options.http);
+      break;
+  }
+  if (options.faults) backend = NewFaultBackend(std::move(backend), *options.faults, options.fault_counts);
+  if (options.concurrency) backend = NewConcurrencyBackend(std::move(backend), *options.concurrency);
+  if (options.metrics != nullptr) backend = NewMeteringBackend(std::move(backend), options.metrics);
+  if (options.retry) {
+    RetryOptions retry = *options.retry;
+    if (retry.metrics == nullptr) retry.metrics = options.metrics;
+    backend = NewRetryBackend(std::move(backend), retry);
+  }
+  return backend;
+}
+
+}  // namespace stoker::storage
