@@ -1,6 +1,7 @@
 // Walks every option of every subcommand: each number flag says what it wants, in words, for a
 // value that is not a number, a negative one and one too large for its type.
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,19 +31,26 @@ bool IsNumberType(const std::string& type_name) {
   return false;
 }
 
+// Every number flag of `app`'s subcommands, nested ones ("storage cat") included.
+void CollectNumberFlags(CLI::App* app, const std::string& path, std::vector<NumberFlag>* flags) {
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    const std::string command = path.empty() ? sub->get_name() : path + " " + sub->get_name();
+    for (const CLI::Option* opt : sub->get_options()) {
+      if (opt->get_type_size() == 0 || opt->get_lnames().empty()) continue;  // flags, positionals
+      const std::string type = opt->get_type_name();
+      if (!IsNumberType(type)) continue;
+      flags->push_back({command, "--" + opt->get_lnames()[0], type.substr(0, type.find(':'))});
+    }
+    CollectNumberFlags(sub, command, flags);
+  }
+}
+
 std::vector<NumberFlag> AllNumberFlags() {
   CLI::App app;
   int exit_code = 0;
   AddAllCommands(app, &exit_code);
   std::vector<NumberFlag> flags;
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    for (const CLI::Option* opt : sub->get_options()) {
-      if (opt->get_type_size() == 0 || opt->get_lnames().empty()) continue;  // flags, positionals
-      const std::string type = opt->get_type_name();
-      if (!IsNumberType(type)) continue;
-      flags.push_back({sub->get_name(), "--" + opt->get_lnames()[0], type.substr(0, type.find(':'))});
-    }
-  }
+  CollectNumberFlags(&app, "", &flags);
   return flags;
 }
 
@@ -57,7 +65,11 @@ std::string ParseError(const std::string& command, const std::string& flag,
   // structs they own while the options still point into them.)
   struct Parsed {};
   app.parse_complete_callback([] { throw Parsed{}; });
-  std::vector<std::string> args = {value, flag, command};  // CLI11 takes them reversed
+  std::vector<std::string> args = {value, flag};  // CLI11 takes them reversed
+  std::istringstream words(command);
+  std::vector<std::string> path;
+  for (std::string w; words >> w;) path.push_back(w);
+  args.insert(args.end(), path.rbegin(), path.rend());
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
@@ -73,8 +85,8 @@ TEST(CliNumberFlags, EverySubcommandHasNumberFlagsToWalk) {
   for (const NumberFlag& f : flags) {
     if (commands.empty() || commands.back() != f.command) commands.push_back(f.command);
   }
-  // pack, inspect, plan, bench and doctor all take numbers; the walk must find them.
-  for (const char* c : {"pack", "inspect", "plan", "bench", "doctor"}) {
+  // These all take numbers; the walk must find them, nested subcommands included.
+  for (const char* c : {"pack", "inspect", "plan", "bench", "doctor", "records", "storage cat"}) {
     EXPECT_NE(std::find(commands.begin(), commands.end(), c), commands.end()) << c;
   }
   EXPECT_GE(flags.size(), 30u);

@@ -10,6 +10,7 @@
 #include "records/record_source.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
+#include "stoker/number_flags.h"
 
 namespace stoker::cli {
 namespace {
@@ -112,7 +113,8 @@ void AddRecordsCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"auto", "webdataset", "wds", "tfrecord", "mds"}))
       ->capture_default_str();
   sub->add_flag("--dump", args->dump, "Print every record as a JSON line");
-  sub->add_option("--limit", args->limit, "Stop after this many records (0: all)");
+  sub->add_option("--limit", args->limit, "Stop after this many records (0: all)")
+      ->check(WholeNumber<uint64_t>());
   sub->callback([args, exit_code] { *exit_code = RunRecords(*args); });
 }
 

@@ -150,11 +150,22 @@ void AddSharedOptions(CLI::App* sub, StorageArgs* args) {
       ->check(WholeNumber<uint32_t>());
   sub->add_flag("--stats", args->stats,
                 "print request counts by kind, bytes, retries and latency as JSON on stderr");
-  // Fault injection, for tests of the retry path; not for users.
-  sub->add_option("--fault-fail-fraction", args->fault_fail)->check(RealNumber(0, Bound::kInclusive, 1))->group("");
-  sub->add_option("--fault-truncate-fraction", args->fault_truncate)->check(RealNumber(0, Bound::kInclusive, 1))->group("");
-  sub->add_option("--fault-seed", args->fault_seed)->check(WholeNumber<uint64_t>())->group("");
-  sub->add_option("--fault-latency-ms", args->fault_latency_ms)->check(WholeNumber<uint32_t>())->group("");
+  // Fault injection, for tests of the retry path. In a group of their own rather than hidden:
+  // CLI11 2.1 drops a hidden option's name from its error messages.
+  const std::string faults = "Fault injection (for testing retries)";
+  sub->add_option("--fault-fail-fraction", args->fault_fail, "fail this share of requests")
+      ->check(RealNumber(0, Bound::kInclusive, 1))
+      ->group(faults);
+  sub->add_option("--fault-truncate-fraction", args->fault_truncate,
+                  "truncate this share of bodies")
+      ->check(RealNumber(0, Bound::kInclusive, 1))
+      ->group(faults);
+  sub->add_option("--fault-seed", args->fault_seed, "seed of the fault draws")
+      ->check(WholeNumber<uint64_t>())
+      ->group(faults);
+  sub->add_option("--fault-latency-ms", args->fault_latency_ms, "added latency per request")
+      ->check(WholeNumber<uint32_t>())
+      ->group(faults);
 }
 
 }  // namespace
