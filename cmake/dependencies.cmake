@@ -6,6 +6,8 @@ find_package(CLI11 REQUIRED)
 find_package(ZLIB REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+# libcrypto: the hashlib digests (md5, sha*, blake2) that MDS index files list.
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 if(STOKER_BUILD_TESTS)
   find_package(GTest REQUIRED)

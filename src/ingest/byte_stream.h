@@ -1,41 +1,5 @@
-// ByteStream: sequential reads of a file's bytes, decompressing `.gz` (zlib) and `.zst` (zstd)
-// files on the fly. Used for JSONL and text inputs; only one descriptor is open per stream.
-// Not thread-safe: one user at a time.
+// ByteStream now lives in records/ (sequential, decompressing reads over a ByteSource); this
+// header keeps the ingest include path working.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <string_view>
-
-#include "stoker/status.h"
-
-namespace stoker {
-
-enum class Compression { kNone, kGzip, kZstd };
-
-// Compression implied by a file name: ".gz" -> kGzip, ".zst"/".zstd" -> kZstd, else kNone.
-Compression CompressionFromName(std::string_view path);
-// The name without its compression suffix ("a.jsonl.zst" -> "a.jsonl").
-std::string_view StripCompressionSuffix(std::string_view path);
-
-class ByteStream {
- public:
-  virtual ~ByteStream() = default;
-
-  // Reads up to `capacity` decompressed bytes into `buf`; returns 0 only at the end of the data.
-  // Errors name the file and, for corrupt or truncated compressed data, the compressed byte
-  // offset (kCorruption), or the OS error (kIOError).
-  virtual Result<size_t> Read(char* buf, size_t capacity) = 0;
-  // Expected decompressed size when cheaply known (plain files), else 0.
-  virtual uint64_t size_hint_bytes() const { return 0; }
-};
-
-// Opens `path`, decompressing according to CompressionFromName(path). kNotFound if missing.
-Result<std::unique_ptr<ByteStream>> OpenByteStream(const std::string& path);
-
-// Reads a whole (possibly compressed) file into *out (replacing its contents).
-Status ReadAllDecompressed(const std::string& path, std::string* out);
-
-}  // namespace stoker
+#include "records/byte_stream.h"

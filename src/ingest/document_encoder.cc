@@ -7,6 +7,7 @@ namespace stoker {
 namespace {
 
 std::string Where(const RawDocument& doc, const std::string& path) {
+  if (doc.record) return path + " " + doc.record_where;
   return doc.jsonl ? path + ":" + std::to_string(doc.line_number) : path;
 }
 
@@ -26,6 +27,7 @@ void PackCounters::Add(const PackCounters& o) {
   invalid_utf8_skipped_documents += o.invalid_utf8_skipped_documents;
   bad_lines_skipped += o.bad_lines_skipped;
   empty_documents_skipped += o.empty_documents_skipped;
+  corrupt_shards_skipped += o.corrupt_shards_skipped;
 }
 
 std::map<std::string, uint64_t> PackCounters::ToMap() const {
@@ -38,6 +40,7 @@ std::map<std::string, uint64_t> PackCounters::ToMap() const {
   put("invalid_utf8_skipped_documents", invalid_utf8_skipped_documents);
   put("bad_lines_skipped", bad_lines_skipped);
   put("empty_documents_skipped", empty_documents_skipped);
+  put("corrupt_shards_skipped", corrupt_shards_skipped);
   return m;
 }
 
@@ -46,6 +49,7 @@ DocumentEncoder::DocumentEncoder(const Tokenizer* tokenizer, DocumentEncoderOpti
 
 Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
                                EncodedDocuments* out) const {
+  if (doc.record && (doc.pretokenized || !doc.missing.empty())) return EncodeRecord(doc, path, out);
   PackCounters& c = out->counters;
   c.input_bytes += doc.data.size() + (doc.jsonl ? 1 : 0);  // + the newline
   // Invalid UTF-8 is handled on the raw bytes, before JSON parsing: a JSON parser rejects it,

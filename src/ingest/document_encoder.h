@@ -21,6 +21,14 @@ struct RawDocument {
   uint64_t line_number = 0;   // 1-based JSONL line; 0 for a whole-file document
   uint64_t offset_bytes = 0;  // where the line starts in the (decompressed) file
   bool jsonl = false;
+  // A record of a record shard: `data` is its text field, or `tokens` its token field
+  // (pretokenized), or `missing` says why it has neither (treated like a bad JSONL line).
+  bool record = false;
+  bool pretokenized = false;
+  std::vector<int32_t> tokens;
+  std::string record_where;  // "record <i> (key '...', byte offset N)" for errors
+  std::string missing;
+  bool corrupt_shard = false;  // the rest of a corrupt shard, skipped: `missing` says why
 };
 
 // What happened to the documents, as stored in the manifest's counters.
@@ -32,6 +40,7 @@ struct PackCounters {
   uint64_t invalid_utf8_skipped_documents = 0;   // --utf8 skip
   uint64_t bad_lines_skipped = 0;                // --bad-lines skip: bad JSON / missing field
   uint64_t empty_documents_skipped = 0;          // no text: nothing to learn, so not written
+  uint64_t corrupt_shards_skipped = 0;           // --bad-lines skip: record shards cut short
 
   void Add(const PackCounters& other);
   // Non-zero counters under their manifest names (documents is always present).
@@ -46,7 +55,7 @@ struct EncodedDocuments {
 };
 
 struct DocumentEncoderOptions {
-  std::string text_field = "text";
+  std::string text_field = "text";  // JSONL field, or record field (text or token ids)
   Utf8Policy utf8 = Utf8Policy::kReplace;
   bool skip_bad_lines = false;  // else a bad JSONL line is an error
 };
@@ -60,6 +69,10 @@ class DocumentEncoder {
   Status Encode(const RawDocument& doc, const std::string& path, EncodedDocuments* out) const;
 
  private:
+  // Records (record_document.cc): a missing field under the bad-lines policy, and token ids
+  // copied as they are (checked against the vocabulary) followed by EOS.
+  Status EncodeRecord(const RawDocument& doc, const std::string& path, EncodedDocuments* out) const;
+
   const Tokenizer* tokenizer_;
   DocumentEncoderOptions options_;
 };

@@ -39,7 +39,7 @@ Status WalkDirectory(const std::string& dir, std::vector<InputFile>* out) {
     if (ec) return IOError(entry.path().string() + ": cannot stat: " + ec.message());
     std::string path = entry.path().string();
     InputKind kind = InputKindFromName(path);
-    found.push_back({std::move(path), size, kind});
+    found.push_back({std::move(path), size, kind, {}});
   }
   if (ec) return IOError(dir + ": error while listing the directory: " + ec.message());
   std::sort(found.begin(), found.end(),
@@ -72,7 +72,7 @@ Result<std::vector<InputFile>> ExpandInputs(const std::vector<std::string>& inpu
     } else if (fs::is_regular_file(st)) {
       uint64_t size = fs::file_size(input, ec);
       if (ec) return IOError(input + ": cannot stat: " + ec.message());
-      files.push_back({input, size, InputKindFromName(input)});
+      files.push_back({input, size, InputKindFromName(input), {}});
     } else {
       return InvalidArgument(input + ": not a regular file or a directory");
     }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "records/record_source.h"
 #include "stoker/status.h"
 
 namespace stoker {
@@ -19,12 +20,14 @@ namespace stoker {
 enum class InputKind {
   kJsonl,  // one document per line (name ends .jsonl or .ndjson, before any .gz/.zst)
   kText,   // the whole (decompressed) file is one document
+  kRecords,  // a record shard (WebDataset, TFRecord, MDS): one document per record
 };
 
 struct InputFile {
   std::string path;
   uint64_t size_bytes = 0;  // on disk (compressed size for .gz/.zst)
   InputKind kind = InputKind::kText;
+  RecordShard shard;  // kRecords: the shard to open (its format, digests)
 };
 
 InputKind InputKindFromName(std::string_view path);

@@ -9,8 +9,16 @@ constexpr size_t kMaxDocumentsPerBatch = 4096;
 
 }  // namespace
 
-InputReader::InputReader(const std::vector<InputFile>* files, TaskSlice slice, uint64_t batch_bytes)
-    : files_(files), slice_(slice), batch_bytes_(batch_bytes), next_file_(slice.first) {}
+InputReader::InputReader(const std::vector<InputFile>* files, TaskSlice slice, uint64_t batch_bytes,
+                         std::string text_field, std::string key_field,
+                         bool skip_corrupt_shards)
+    : files_(files),
+      slice_(slice),
+      batch_bytes_(batch_bytes),
+      next_file_(slice.first),
+      text_field_(std::move(text_field)),
+      key_field_(std::move(key_field)),
+      skip_corrupt_shards_(skip_corrupt_shards) {}
 
 Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* disk_bytes_done) {
   batch->clear();
@@ -41,8 +49,40 @@ Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* d
       batch->push_back(std::move(doc));
       continue;
     }
+    if (records_) {
+      RawDocument doc;
+      Result<bool> next = records_->Next(&doc);
+      if (!next.ok() && next.status().code() == StatusCode::kCorruption && skip_corrupt_shards_) {
+        doc = RawDocument();
+        doc.record = true;
+        doc.corrupt_shard = true;
+        doc.missing = next.status().message();
+        next = false;  // the rest of this shard is skipped
+      } else if (!next.ok()) {
+        return next.status();
+      }
+      bool more = *next;
+      if (doc.corrupt_shard) {
+        doc.file_index = static_cast<uint32_t>(next_file_);
+        batch->push_back(std::move(doc));
+      }
+      if (!more) {
+        records_.reset();
+        *disk_bytes_done += (*files_)[next_file_].size_bytes;
+        ++next_file_;
+        continue;
+      }
+      doc.file_index = static_cast<uint32_t>(next_file_);
+      bytes += doc.data.size() + doc.tokens.size() * sizeof(int32_t);
+      batch->push_back(std::move(doc));
+      continue;
+    }
     if (next_file_ >= slice_.last) break;
     const InputFile& file = (*files_)[next_file_];
+    if (file.kind == InputKind::kRecords) {
+      STOKER_ASSIGN_OR_RETURN(records_, RecordDocumentReader::Open(file, text_field_, key_field_));
+      continue;
+    }
     if (file.kind == InputKind::kJsonl) {
       STOKER_ASSIGN_OR_RETURN(auto stream, OpenByteStream(file.path));
       lines_ = std::make_unique<LineReader>(std::move(stream));

@@ -56,7 +56,8 @@ class Pipeline {
  private:
   // 1. Read batches in order; 2. wait for room (bounded in-flight count); 3. queue them.
   void ReadLoop() {
-    InputReader input(&files_, slice_, options_.batch_bytes);
+    InputReader input(&files_, slice_, options_.batch_bytes, options_.encoder.text_field,
+                      options_.key_field, options_.encoder.skip_bad_lines);
     while (true) {
       WorkItem item;
       Result<bool> more = input.NextBatch(&item.docs, &item.disk_bytes_done);
@@ -183,7 +184,8 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   };
   STOKER_RETURN_IF_ERROR(ValidateOptions(options));
   STOKER_ASSIGN_OR_RETURN(TokenDType dtype, ChooseDType(tokenizer, options.dtype));
-  STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files, ExpandInputs(options.inputs));
+  STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files,
+                          ExpandPackInputs(options.inputs, options.input_format));
   if (files.empty()) {
     return InvalidArgument(
         "no input files: the inputs are empty directories (hidden files are "

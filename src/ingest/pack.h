@@ -17,6 +17,7 @@
 
 #include "format/manifest.h"
 #include "ingest/document_encoder.h"
+#include "ingest/record_inputs.h"
 #include "stoker/status.h"
 #include "text/tokenizer.h"
 
@@ -41,7 +42,9 @@ struct PackProgress {
 };
 
 struct PackOptions {
-  std::vector<std::string> inputs;  // files and directories, see ingest/input_plan.h
+  std::vector<std::string> inputs;  // files, directories, record shards: ingest/record_inputs.h
+  PackInputFormat input_format = PackInputFormat::kAuto;
+  std::string key_field;  // records: the field naming each record in errors (optional)
   std::string output_dir;
   DocumentEncoderOptions encoder;
   uint64_t shard_size_bytes = kDefaultShardSizeBytes;

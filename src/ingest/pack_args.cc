@@ -18,6 +18,8 @@ Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
   }
   STOKER_ASSIGN_OR_RETURN(o.output_dir, LocalPathFromUri(a.output));
   o.encoder.text_field = a.text_field;
+  o.key_field = a.key_field;
+  STOKER_ASSIGN_OR_RETURN(o.input_format, ParsePackInputFormat(a.input_format));
   STOKER_ASSIGN_OR_RETURN(o.encoder.utf8, ParseUtf8Policy(a.utf8));
   if (a.bad_lines != "fail" && a.bad_lines != "skip") {
     return InvalidArgument("bad lines policy must be 'fail' or 'skip', not '" + a.bad_lines + "'");

@@ -18,6 +18,8 @@ struct PackArgs {
   std::string output;
   std::string tokenizer = "bytes";     // bytes | PATH.model | PATH/tokenizer.json
   std::string text_field = "text";
+  std::string key_field;               // records: the field that names a record in errors
+  std::string input_format = "auto";   // auto | jsonl | text | webdataset | tfrecord | mds
   std::string shard_size = "128MiB";   // human size, e.g. 64MiB, 1GiB
   int threads = 0;                     // 0 = all cores
   std::optional<uint32_t> task_index;  // both or neither; default from Slurm/torchrun env

@@ -14,6 +14,7 @@ void AddAllCommands(CLI::App& app, int* exit_code) {
   AddPlanCommand(app, exit_code);
   AddBenchCommand(app, exit_code);
   AddDoctorCommand(app, exit_code);
+  AddRecordsCommand(app, exit_code);
 }
 
 }  // namespace stoker::cli

@@ -9,6 +9,7 @@
 #include "common/progress.h"
 #include "ingest/pack.h"
 #include "ingest/pack_args.h"
+#include "ingest/pack_records.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 #include "stoker/number_flags.h"
@@ -20,7 +21,23 @@ namespace {
 struct PackCliArgs {
   PackArgs pack;
   std::string progress = "auto";
+  std::string format = "stoker";  // stoker | webdataset | tfrecord
 };
+
+int RunPackWebDataset(const PackCliArgs& cli) {
+  const PackArgs& args = cli.pack;
+  Result<uint64_t> shard_size = ParseSize(args.shard_size);
+  if (!shard_size.ok()) return ReportError("pack", shard_size.status());
+  Result<RecordPackResult> r = PackWebDataset(args.inputs, args.output, *shard_size, args.overwrite);
+  if (!r.ok()) return ReportError("pack", r.status());
+  std::printf("pack: %llu file(s) -> %llu sample(s) in %llu WebDataset shard(s), %s, in %s "
+              "(%llu file(s) without an extension skipped)\n",
+              static_cast<unsigned long long>(r->files_read),
+              static_cast<unsigned long long>(r->records),
+              static_cast<unsigned long long>(r->output_files), FormatSize(r->output_bytes).c_str(),
+              r->output_dir.c_str(), static_cast<unsigned long long>(r->files_skipped));
+  return kExitOk;
+}
 
 ProgressReporter::Mode ProgressMode(const std::string& s) {
   if (s == "bar") return ProgressReporter::Mode::kTerminal;
@@ -30,6 +47,7 @@ ProgressReporter::Mode ProgressMode(const std::string& s) {
 }
 
 int RunPack(const PackCliArgs& cli) {
+  if (cli.format == "webdataset") return RunPackWebDataset(cli);
   const PackArgs& args = cli.pack;
   Result<PackOptions> options = PackOptionsFromArgs(args);
   if (!options.ok()) return ReportError("pack", options.status());
@@ -57,6 +75,16 @@ int RunPack(const PackCliArgs& cli) {
     reporter->Finish(result.ok());
   }
   if (!result.ok()) return ReportError("pack", result.status());
+  if (cli.format == "tfrecord") {
+    Result<RecordPackResult> tf =
+        ExportTfRecord(options->output_dir, result->manifest, options->shard_size_bytes);
+    if (!tf.ok()) return ReportError("pack", tf.status());
+    std::printf("pack: %llu document(s) also written as tf.train.Example in %llu TFRecord "
+                "file(s), %s, in %s\n",
+                static_cast<unsigned long long>(tf->records),
+                static_cast<unsigned long long>(tf->output_files),
+                FormatSize(tf->output_bytes).c_str(), tf->output_dir.c_str());
+  }
 
   const Manifest& m = result->manifest;
   const PackCounters& c = result->counters;
@@ -81,6 +109,10 @@ int RunPack(const PackCliArgs& cli) {
         static_cast<unsigned long long>(c.bad_lines_skipped),
         static_cast<unsigned long long>(c.empty_documents_skipped));
   }
+  if (c.corrupt_shards_skipped) {
+    std::printf("pack: %llu corrupt record shard(s) cut short at the corruption (--bad-lines skip)\n",
+                static_cast<unsigned long long>(c.corrupt_shards_skipped));
+  }
   return kExitOk;
 }
 
@@ -102,14 +134,30 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       "Many machines: each task packs a contiguous, byte-balanced slice of the inputs into its\n"
       "own DATASET (task defaults: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, else\n"
       "RANK/WORLD_SIZE); then `stoker merge PART... -o DATASET` joins them without copying.\n"
+      "Record shards (docs/formats.md): *.tar[.gz|.zst] (WebDataset), *.tfrecord[.gz] (TFRecord\n"
+      "of tf.train.Example), a directory with index.json (MosaicML MDS); one document per\n"
+      "record, from --text-field (text is tokenized, token ids are copied, EOS appended).\n"
       "Example: stoker pack data/sample/corpus.jsonl -o out/sample --tokenizer "
       "data/sample/sample.model");
-  sub->add_option("inputs", args->inputs, "JSONL / text files and directories")->required();
+  sub->add_option("inputs", args->inputs,
+                  "JSONL / text files and directories; WebDataset tars (brace lists like "
+                  "shard-{000000..000009}.tar), TFRecord files, MDS directories")
+      ->required();
   sub->add_option("-o,--output", args->output, "Dataset directory to write")->required();
   sub->add_option("--tokenizer", args->tokenizer,
                   "bytes | PATH.model (SentencePiece) | PATH/tokenizer.json (not yet supported)")
       ->capture_default_str();
-  sub->add_option("--text-field", args->text_field, "JSONL field holding the text")
+  sub->add_option("--text-field", args->text_field,
+                  "JSONL field holding the text; for record shards, the field holding the text "
+                  "or the token ids (copied without re-tokenizing)")
+      ->capture_default_str();
+  sub->add_option("--key-field", args->key_field,
+                  "Record shards: the field that names a record in messages (default: the "
+                  "format's key)");
+  sub->add_option("--input-format", args->input_format,
+                  "auto (record shards by name, else JSONL/text), jsonl, text, webdataset, "
+                  "tfrecord or mds")
+      ->check(CLI::IsMember({"auto", "jsonl", "text", "webdataset", "wds", "tfrecord", "mds"}))
       ->capture_default_str();
   sub->add_option("--shard-size", args->shard_size,
                   "Close a shard at this .bin size, e.g. 64MiB, 1GiB (a document is never split)")
@@ -125,7 +173,8 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"replace", "skip", "fail"}))
       ->capture_default_str();
   sub->add_option("--bad-lines", args->bad_lines,
-                  "JSONL lines that are not JSON objects with a string text field: fail or skip")
+                  "JSONL lines that are not JSON objects with a string text field, records "
+                  "without the field, and the rest of a corrupt record shard: fail or skip")
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str();
   sub->add_option("--dtype", args->dtype, "Token type: auto, uint16 or int32")
@@ -133,6 +182,12 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   sub->add_option("--progress", cli->progress, "auto (bar on a terminal), bar, plain or off")
       ->check(CLI::IsMember({"auto", "bar", "plain", "off"}))
+      ->capture_default_str();
+  sub->add_option("--format", cli->format,
+                  "stoker (token shards), tfrecord (token shards plus DATASET/tfrecord/*.tfrecord "
+                  "of tf.train.Example input_ids), or webdataset (the input files themselves, "
+                  "grouped by key into tar shards; no tokenization)")
+      ->check(CLI::IsMember({"stoker", "webdataset", "tfrecord"}))
       ->capture_default_str();
   sub->add_flag("--overwrite", args->overwrite, "Replace a dataset already in DATASET");
   sub->callback([cli, exit_code] { *exit_code = RunPack(*cli); });

@@ -13,5 +13,6 @@ void AddVerifyCommand(CLI::App& app, int* exit_code);
 void AddPlanCommand(CLI::App& app, int* exit_code);
 void AddBenchCommand(CLI::App& app, int* exit_code);
 void AddDoctorCommand(CLI::App& app, int* exit_code);
+void AddRecordsCommand(CLI::App& app, int* exit_code);
 
 }  // namespace stoker::cli

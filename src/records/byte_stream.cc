@@ -1,13 +1,10 @@
-#include "ingest/byte_stream.h"
+#include "records/byte_stream.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
-#include <cerrno>
+#include <cstring>
 #include <vector>
 
 namespace stoker {
@@ -15,47 +12,54 @@ namespace {
 
 constexpr size_t kInputChunkBytes = 256 * 1024;
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// The file descriptor and raw (compressed) reads shared by every stream kind.
+// Sequential raw (compressed) reads over a ByteSource, shared by every stream kind.
 class RawFile {
  public:
-  RawFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  ~RawFile() { ::close(fd_); }
-  const std::string& path() const { return path_; }
+  RawFile(std::shared_ptr<const ByteSource> source, uint64_t start)
+      : source_(std::move(source)), offset_(start) {}
+  const std::string& path() const { return source_->uri(); }
   uint64_t offset() const { return offset_; }
-  uint64_t size_bytes() const {
-    struct stat st;
-    return ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
-  }
+  uint64_t size_bytes() const { return source_->size_bytes(); }
 
   Result<size_t> Read(char* buf, size_t capacity) {
-    while (true) {
-      ssize_t n = ::read(fd_, buf, capacity);
-      if (n >= 0) {
-        offset_ += static_cast<uint64_t>(n);
-        return static_cast<size_t>(n);
-      }
-      if (errno != EINTR) return ErrnoStatus(path_ + ": read failed", errno);
-    }
+    STOKER_ASSIGN_OR_RETURN(size_t n, source_->ReadAt(offset_, capacity, buf));
+    offset_ += n;
+    return n;
   }
 
  private:
-  std::string path_;
-  int fd_;
-  uint64_t offset_ = 0;
+  std::shared_ptr<const ByteSource> source_;
+  uint64_t offset_;
 };
 
+// Small reads (a 512-byte tar header, a 12-byte TFRecord header) are served from a buffer
+// filled kInputChunkBytes at a time, so a reader of small records makes few system calls; a
+// read at least that large, or reaching the end of the file, goes straight to the file.
 class PlainStream final : public ByteStream {
  public:
   explicit PlainStream(std::unique_ptr<RawFile> file) : file_(std::move(file)) {}
-  Result<size_t> Read(char* buf, size_t capacity) override { return file_->Read(buf, capacity); }
+  Result<size_t> Read(char* buf, size_t capacity) override {
+    if (pos_ == end_) {
+      uint64_t size = file_->size_bytes(), offset = file_->offset();
+      uint64_t remaining = size > offset ? size - offset : 0;
+      if (capacity >= kInputChunkBytes || capacity >= remaining) return file_->Read(buf, capacity);
+      if (buf_.empty()) buf_.resize(static_cast<size_t>(std::min<uint64_t>(kInputChunkBytes, remaining)));
+      STOKER_ASSIGN_OR_RETURN(end_, file_->Read(buf_.data(), buf_.size()));
+      pos_ = 0;
+      if (end_ == 0) return size_t{0};
+    }
+    size_t n = std::min(capacity, end_ - pos_);
+    std::memcpy(buf, buf_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
   uint64_t size_hint_bytes() const override { return file_->size_bytes(); }
 
  private:
   std::unique_ptr<RawFile> file_;
+  std::vector<char> buf_;
+  size_t pos_ = 0;
+  size_t end_ = 0;
 };
 
 class GzipStream final : public ByteStream {
@@ -150,34 +154,59 @@ class ZstdStream final : public ByteStream {
 }  // namespace
 
 Compression CompressionFromName(std::string_view path) {
-  if (EndsWith(path, ".gz")) return Compression::kGzip;
-  if (EndsWith(path, ".zst") || EndsWith(path, ".zstd")) return Compression::kZstd;
+  if (path.ends_with(".gz")) return Compression::kGzip;
+  if (path.ends_with(".zst") || path.ends_with(".zstd")) return Compression::kZstd;
   return Compression::kNone;
 }
 
 std::string_view StripCompressionSuffix(std::string_view path) {
   for (std::string_view suffix : {".gz", ".zst", ".zstd"}) {
-    if (EndsWith(path, suffix)) return path.substr(0, path.size() - suffix.size());
+    if (path.ends_with(suffix)) return path.substr(0, path.size() - suffix.size());
   }
   return path;
 }
 
-Result<std::unique_ptr<ByteStream>> OpenByteStream(const std::string& path) {
-  int fd;
-  do {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return ErrnoStatus(path + ": cannot open", errno);
-  auto file = std::make_unique<RawFile>(path, fd);
-  switch (CompressionFromName(path)) {
+std::unique_ptr<ByteStream> OpenSourceStream(std::shared_ptr<const ByteSource> source,
+                                             Compression compression, uint64_t start) {
+  auto file = std::make_unique<RawFile>(std::move(source), start);
+  switch (compression) {
     case Compression::kGzip:
-      return std::unique_ptr<ByteStream>(new GzipStream(std::move(file)));
+      return std::make_unique<GzipStream>(std::move(file));
     case Compression::kZstd:
-      return std::unique_ptr<ByteStream>(new ZstdStream(std::move(file)));
+      return std::make_unique<ZstdStream>(std::move(file));
     case Compression::kNone:
       break;
   }
-  return std::unique_ptr<ByteStream>(new PlainStream(std::move(file)));
+  return std::make_unique<PlainStream>(std::move(file));
+}
+
+Result<std::unique_ptr<ByteStream>> OpenByteStream(const std::string& path) {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenFileSource(path));
+  return OpenSourceStream(std::move(source), CompressionFromName(path));
+}
+
+Compression SniffCompression(std::string_view head) {
+  auto byte = [&](size_t i) { return static_cast<uint8_t>(head[i]); };
+  if (head.size() >= 2 && byte(0) == 0x1f && byte(1) == 0x8b) return Compression::kGzip;
+  if (head.size() >= 4 && byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd) {
+    return Compression::kZstd;
+  }
+  // zlib: CM = 8 (deflate), CINFO <= 7, and (CMF * 256 + FLG) a multiple of 31.
+  if (head.size() >= 2 && (byte(0) & 0x0f) == 8 && (byte(0) >> 4) <= 7 &&
+      (byte(0) * 256 + byte(1)) % 31 == 0) {
+    return Compression::kGzip;
+  }
+  return Compression::kNone;
+}
+
+Result<size_t> ReadFully(ByteStream& stream, char* buf, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    STOKER_ASSIGN_OR_RETURN(size_t got, stream.Read(buf + done, n - done));
+    if (got == 0) break;
+    done += got;
+  }
+  return done;
 }
 
 Status ReadAllDecompressed(const std::string& path, std::string* out) {

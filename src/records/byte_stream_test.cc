@@ -1,36 +1,17 @@
-#include "ingest/byte_stream.h"
+#include "records/byte_stream.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include <fstream>
 
 #include "common/temp_dir.h"
-#include "ingest/line_reader.h"
+#include "records/test_util.h"
 
 namespace stoker {
 namespace {
 
-std::string Gzip(const std::string& data) {
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);  // +16: gzip wrapper
-  std::string out(deflateBound(&z, data.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
-std::string Zstd(const std::string& data) {
-  std::string out(ZSTD_compressBound(data.size()), '\0');
-  out.resize(ZSTD_compress(out.data(), out.size(), data.data(), data.size(), 3));
-  return out;
-}
+using testing_util::Gzip;
+using testing_util::Zstd;
 
 class ByteStreamTest : public ::testing::Test {
  protected:
@@ -105,27 +86,21 @@ TEST_F(ByteStreamTest, CompressionSuffixes) {
   EXPECT_EQ(StripCompressionSuffix("x.jsonl.zstd"), "x.jsonl");
 }
 
-TEST_F(ByteStreamTest, LineReaderNumbersLinesAndTracksOffsets) {
-  // A line longer than the reader's 1 MiB buffer, and a last line without '\n'.
-  std::string long_line(3 << 20, 'x');
-  std::string data = "a\n\n" + long_line + "\nlast";
-  auto stream = OpenByteStream(Write("l.jsonl.zst", Zstd(data)));
-  ASSERT_TRUE(stream.ok());
-  LineReader reader(std::move(*stream));
-  std::string line;
-  std::vector<std::pair<std::string, uint64_t>> seen;
-  while (true) {
-    auto more = reader.Next(&line);
-    ASSERT_TRUE(more.ok()) << more.status().ToString();
-    if (!*more) break;
-    seen.emplace_back(line.size() > 10 ? "long" : line, reader.line_offset_bytes());
-    EXPECT_EQ(reader.line_number(), seen.size());
-  }
-  ASSERT_EQ(seen.size(), 4u);
-  EXPECT_EQ(seen[0], (std::pair<std::string, uint64_t>{"a", 0}));
-  EXPECT_EQ(seen[1], (std::pair<std::string, uint64_t>{"", 2}));
-  EXPECT_EQ(seen[2], (std::pair<std::string, uint64_t>{"long", 3}));
-  EXPECT_EQ(seen[3], (std::pair<std::string, uint64_t>{"last", 4 + long_line.size()}));
+TEST_F(ByteStreamTest, SniffsCompressionFromTheFirstBytes) {
+  EXPECT_EQ(SniffCompression(Gzip("x")), Compression::kGzip);
+  EXPECT_EQ(SniffCompression(testing_util::Zlib("x")), Compression::kGzip);
+  EXPECT_EQ(SniffCompression(Zstd("x")), Compression::kZstd);
+  EXPECT_EQ(SniffCompression(std::string("\x05\0\0\0", 4)), Compression::kNone);
+  EXPECT_EQ(SniffCompression(""), Compression::kNone);
+}
+
+TEST_F(ByteStreamTest, SourceStreamStartsAtAnOffsetAndDecompresses) {
+  std::string z = Zstd("payload");
+  auto stream = OpenSourceStream(MemorySource("mem", "junk" + z), Compression::kZstd, 4);
+  std::string out(16, '\0');
+  auto n = ReadFully(*stream, out.data(), out.size());
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(out.substr(0, *n), "payload");
 }
 
 }  // namespace

@@ -1,0 +1,168 @@
+#include "ingest/pack_records.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+
+#include "common/file_util.h"
+#include "format/megatron_source.h"
+#include "ingest/input_plan.h"
+#include "records/byte_source.h"
+#include "records/record_file_sink.h"
+#include "records/tar_reader.h"
+#include "records/tar_writer.h"
+#include "records/tf_example.h"
+#include "records/tfrecord.h"
+#include "records/webdataset_source.h"
+
+namespace stoker {
+namespace {
+
+constexpr size_t kCopyChunkBytes = 1 << 20;
+
+// Appends the tar member `name` with the contents of the file at `path`.
+Status AppendMember(RecordFileSink& sink, const std::string& name, const std::string& path) {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> file, OpenFileSource(path));
+  uint64_t size = file->size_bytes();
+  STOKER_RETURN_IF_ERROR(sink.Append(TarMemberHeader(name, size)));
+  std::string buf(static_cast<size_t>(std::min<uint64_t>(size, kCopyChunkBytes)), '\0');
+  for (uint64_t off = 0; off < size;) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(size - off, buf.size()));
+    STOKER_RETURN_IF_ERROR(ReadExactlyAt(*file, off, n, buf.data(), "input file"));
+    STOKER_RETURN_IF_ERROR(sink.Append(std::string_view(buf.data(), n)));
+    off += n;
+  }
+  return sink.Append(TarPadding(size));
+}
+
+Status CloseTar(RecordFileSink& sink) {
+  if (sink.open_bytes() == 0) return Status::OK();
+  STOKER_RETURN_IF_ERROR(sink.Append(TarEnd(sink.open_bytes())));
+  return sink.Close();
+}
+
+RecordPackResult Summary(const RecordFileSink& sink, const std::string& dir) {
+  RecordPackResult r;
+  r.output_dir = dir;
+  for (const RecordFileInfo& f : sink.files()) {
+    ++r.output_files;
+    r.output_bytes += f.size_bytes;
+    r.records += f.records;
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
+                                        const std::string& output_dir, uint64_t shard_size_bytes,
+                                        bool overwrite) {
+  if (inputs.empty()) return InvalidArgument("no inputs given");
+  std::string manifest = JoinPath(output_dir, kRecordsManifestName);
+  if (PathExists(manifest)) {
+    if (!overwrite) {
+      return AlreadyExists(output_dir + " already holds shards (" + kRecordsManifestName +
+                           "); pass --overwrite to replace them");
+    }
+    if (::unlink(manifest.c_str()) != 0) return ErrnoStatus("remove " + manifest, errno);
+  }
+  // (member name, path) in pack's input order.
+  std::vector<std::pair<std::string, std::string>> members;
+  for (const std::string& input : inputs) {
+    STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files, ExpandInputs({input}));
+    bool dir = IsDirectory(input);
+    std::string base = input;
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    for (InputFile& f : files) {
+      std::string name = dir ? f.path.substr(base.size() + 1) : BaseName(f.path);
+      members.emplace_back(std::move(name), std::move(f.path));
+    }
+  }
+  RecordFileSink sink(output_dir, "shard", ".tar");
+  RecordPackResult result;
+  std::string key;  // of the sample being written
+  bool in_sample = false;
+  bool new_sample = false;
+  Status st;
+  for (const auto& [name, path] : members) {
+    std::string_view k, ext;
+    if (!SplitWebDatasetName(name, &k, &ext) || IsWebDatasetMetaName(name)) {
+      ++result.files_skipped;
+      continue;
+    }
+    if (IsUnsafeMemberName(name)) {
+      st = InvalidArgument(path + ": member name '" + name + "' is not a safe relative path");
+      break;
+    }
+    if (!in_sample || k != key) {
+      if (in_sample && sink.open_bytes() >= shard_size_bytes) st = CloseTar(sink);
+      if (!st.ok()) break;
+      key = std::string(k);
+      in_sample = true;
+      new_sample = true;
+    }
+    st = AppendMember(sink, name, path);
+    if (!st.ok()) break;
+    if (new_sample) sink.CountRecord();  // in the shard that the sample's first member opened
+    new_sample = false;
+    ++result.files_read;
+  }
+  if (st.ok()) st = CloseTar(sink);
+  if (st.ok()) {
+    nlohmann::json extra = {{"files_skipped", result.files_skipped}};
+    st = sink.Finish(kRecordsManifestName, "webdataset", extra.dump());
+  }
+  if (!st.ok()) {
+    sink.RemoveAll();
+    return st;
+  }
+  RecordPackResult summary = Summary(sink, output_dir);
+  summary.files_read = result.files_read;
+  summary.files_skipped = result.files_skipped;
+  return summary;
+}
+
+Result<RecordPackResult> ExportTfRecord(const std::string& dataset_dir, const Manifest& manifest,
+                                        uint64_t shard_size_bytes) {
+  std::string dir = JoinPath(dataset_dir, "tfrecord");
+  RecordFileSink sink(dir, "part", ".tfrecord");
+  std::vector<int32_t> tokens;
+  Field ids;
+  ids.name = "input_ids";
+  ids.type = FieldType::kInt;
+  std::vector<Field> fields;
+  Status st;
+  for (const ShardInfo& shard : manifest.shards) {
+    Result<std::unique_ptr<MegatronSource>> source =
+        MegatronSource::Open(JoinPath(dataset_dir, shard.prefix), MegatronIndex::Checks::kHeader);
+    if (!source.ok()) {
+      st = source.status();
+      break;
+    }
+    for (uint64_t d = 0; d < (*source)->num_documents() && st.ok(); ++d) {
+      uint64_t len = (*source)->document_length(d);
+      tokens.resize(len);
+      st = (*source)->Read(d, 0, len, tokens.data());
+      if (!st.ok()) break;
+      ids.ints.assign(tokens.begin(), tokens.end());
+      fields.assign(1, ids);
+      if (sink.open_bytes() >= shard_size_bytes) st = sink.Close();
+      if (st.ok()) st = sink.Append(FrameTfRecord(EncodeTfExample(fields)));
+      sink.CountRecord();
+    }
+    if (!st.ok()) break;
+  }
+  if (st.ok()) {
+    nlohmann::json extra = {{"feature", "input_ids"}, {"tokenizer", manifest.tokenizer.name},
+                            {"eos_id", manifest.tokenizer.eos_id}};
+    st = sink.Finish(kRecordsManifestName, "tfrecord", extra.dump());
+  }
+  if (!st.ok()) {
+    sink.RemoveAll();
+    return st;
+  }
+  return Summary(sink, dir);
+}
+
+}  // namespace stoker

@@ -1,0 +1,44 @@
+// The record-format outputs of `stoker pack --format`: webdataset (the original files of the
+// inputs, grouped by key into tar shards; no tokenization) and tfrecord (the packed documents'
+// token ids as tf.train.Example records, written next to the native token shards). Both write
+// every file atomically and a records.json manifest (files, bytes, records, XXH3) last.
+// Plain functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/manifest.h"
+#include "stoker/status.h"
+
+namespace stoker {
+
+inline constexpr char kRecordsManifestName[] = "records.json";
+
+struct RecordPackResult {
+  uint64_t files_read = 0;      // webdataset: input files stored
+  uint64_t files_skipped = 0;   // webdataset: files without an extension (no sample key)
+  uint64_t records = 0;         // samples (webdataset) or documents (tfrecord) written
+  uint64_t output_files = 0;
+  uint64_t output_bytes = 0;
+  std::string output_dir;
+};
+
+// Writes the files of `inputs` (files, and directories walked as pack walks them: sorted by
+// path, hidden names skipped) into `output_dir`/shard-NNNNNN.tar. A file's member name is its
+// path relative to the directory argument (its base name for a file argument); files with the
+// same key (name up to the first dot of the last component) form one sample and one shard
+// holds whole samples, closing once it reaches `shard_size_bytes`. kAlreadyExists if
+// `output_dir` holds records.json and `overwrite` is off; kInvalidArgument for an unsafe name.
+Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
+                                        const std::string& output_dir, uint64_t shard_size_bytes,
+                                        bool overwrite);
+
+// Writes the documents of the stoker dataset in `dataset_dir` (described by `manifest`) into
+// `dataset_dir`/tfrecord/part-NNNNNN.tfrecord, one Example {"input_ids": int64_list} per
+// document (EOS included, as packed), files closing at `shard_size_bytes`.
+Result<RecordPackResult> ExportTfRecord(const std::string& dataset_dir, const Manifest& manifest,
+                                        uint64_t shard_size_bytes);
+
+}  // namespace stoker

@@ -1,0 +1,42 @@
+// ByteSource: the bytes of one object (a local file today; an S3 or HTTP object once src/storage/
+// lands) seen as a size and positionless range reads. Every record reader reads through this
+// interface and never learns which backend serves the bytes. The storage module is meant to take
+// this header over unchanged (Backend::Open returning a ByteSource) and add its decorators.
+// Thread-safe: ReadAt may be called from any number of threads at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "stoker/status.h"
+
+namespace stoker {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+
+  // The name used in every error about these bytes (a path or a URI).
+  virtual const std::string& uri() const = 0;
+  // Size of the object in bytes, fixed when it was opened.
+  virtual uint64_t size_bytes() const = 0;
+  // Reads up to `n` bytes starting at `offset` into `out` and returns how many were read; fewer
+  // than `n` only when the object ends first (0 at or past the end). Errors name the uri and the
+  // offset (kIOError, or kUnavailable for a transient remote failure).
+  virtual Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const = 0;
+};
+
+// Opens a local regular file. kNotFound if it is missing, kInvalidArgument if it is not a file.
+Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path);
+
+// An in-memory object (tests, fuzzers, and data already in memory).
+std::unique_ptr<ByteSource> MemorySource(std::string uri, std::string bytes);
+
+// Reads exactly `n` bytes at `offset`; kCorruption naming the uri and offset if the object ends
+// first (`what` says what was being read, e.g. "tar header").
+Status ReadExactlyAt(const ByteSource& source, uint64_t offset, size_t n, char* out,
+                     const char* what);
+
+}  // namespace stoker

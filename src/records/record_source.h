@@ -1,0 +1,65 @@
+// RecordSource: records in order, each with a key and named fields, read from shards in one of
+// the ecosystem's formats (WebDataset tar, TFRecord, MosaicML MDS). This is the interface that
+// `stoker pack` reads today and that the streaming path will deal to ranks: a dataset expands to
+// an ordered list of shards (RecordShard), and each shard opens as its own RecordSource.
+// Shards are read through ByteSource, so remote backends plug in below without changes here.
+// A RecordSource is not thread-safe: one user at a time; distinct sources are independent.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "records/record.h"
+#include "stoker/status.h"
+
+namespace stoker {
+
+enum class RecordFormat { kAuto, kWebDataset, kTfRecord, kMds };
+
+// "auto", "webdataset", "tfrecord", "mds".
+std::string_view RecordFormatName(RecordFormat format);
+// Accepts those names and "wds"; kInvalidArgument otherwise.
+Result<RecordFormat> ParseRecordFormat(std::string_view name);
+
+// One shard of a record dataset.
+struct RecordShard {
+  std::string path;
+  RecordFormat format = RecordFormat::kAuto;
+  uint64_t size_bytes = 0;  // on disk
+  // MDS: the digests that index.json lists for this file (algorithm -> hex), checked on open.
+  std::vector<std::pair<std::string, std::string>> hashes;
+};
+
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+  // The next record, or std::nullopt at the end. Errors name the shard and the byte offset:
+  // kCorruption for malformed data, kIOError from the OS, kNotFound for a missing shard.
+  virtual Result<std::optional<Record>> Next() = 0;
+};
+
+// The format an input names: *.tar, *.tar.gz, *.tgz, *.tar.zst -> kWebDataset; *.tfrecord,
+// *.tfrecords, *.tfrec (optionally + .gz/.zst/.zlib) or a name with "-of-" sharding ->
+// kTfRecord; a directory holding index.json, or an index.json file -> kMds; else kAuto.
+RecordFormat DetectRecordFormat(const std::string& input);
+
+// Expands the inputs into shards, in order: brace patterns are expanded first
+// (shard-{000000..000009}.tar); a directory contributes its files of `format` in sorted order
+// (for MDS: the shards listed in its index.json, in index order); a file is one shard.
+// `format` kAuto detects each input's format (DetectRecordFormat) and fails naming an input it
+// cannot classify. kNotFound for a missing input.
+Result<std::vector<RecordShard>> ExpandRecordShards(const std::vector<std::string>& inputs,
+                                                    RecordFormat format);
+
+// Opens one shard (compression detected from the name and the first bytes).
+Result<std::unique_ptr<RecordSource>> OpenRecordShard(const RecordShard& shard);
+
+// All records of all shards of `inputs`, in order.
+Result<std::unique_ptr<RecordSource>> OpenRecordSource(const std::vector<std::string>& inputs,
+                                                       RecordFormat format = RecordFormat::kAuto);
+
+}  // namespace stoker
