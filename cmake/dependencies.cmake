@@ -9,6 +9,8 @@ pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 # libcrypto: the hashlib digests (md5, sha*, blake2) that MDS index files list.
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)      # BPE pre-tokenizer regexes
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)  # NFC for tokenizer.json
 if(STOKER_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

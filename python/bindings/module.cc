@@ -9,4 +9,5 @@ NB_MODULE(_stoker, m) {
   stoker::python::RegisterIngest(m);
   stoker::python::RegisterPlan(m);
   stoker::python::RegisterLoader(m);
+  stoker::python::RegisterText(m);
 }

@@ -41,5 +41,6 @@ void RegisterFormat(nanobind::module_& m);
 void RegisterIngest(nanobind::module_& m);
 void RegisterPlan(nanobind::module_& m);
 void RegisterLoader(nanobind::module_& m);
+void RegisterText(nanobind::module_& m);
 
 }  // namespace stoker::python

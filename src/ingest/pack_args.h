@@ -16,7 +16,7 @@ namespace stoker {
 struct PackArgs {
   std::vector<std::string> inputs;
   std::string output;
-  std::string tokenizer = "bytes";     // bytes | PATH.model | PATH/tokenizer.json
+  std::string tokenizer = "bytes";     // bytes | PATH.model | PATH/tokenizer.json | PATH.tiktoken
   std::string text_field = "text";
   std::string key_field;               // records: the field that names a record in errors
   std::string input_format = "auto";   // auto | jsonl | text | webdataset | tfrecord | mds
@@ -28,6 +28,7 @@ struct PackArgs {
   std::string bad_lines = "fail";      // fail | skip
   std::string dtype = "auto";          // auto | uint16 | int32
   bool overwrite = false;
+  TokenizerOptions tokenizer_options;  // --pattern, --special, --allow-special, --eos (BPE only)
 };
 
 // Validates `args` and fills PackOptions (without progress callback). kInvalidArgument names the

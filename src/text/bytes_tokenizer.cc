@@ -12,4 +12,14 @@ Status BytesTokenizer::Encode(std::string_view utf8, std::vector<int32_t>* ids) 
   return Status::OK();
 }
 
+Status BytesTokenizer::Decode(std::span<const int32_t> ids, std::string* out) const {
+  for (int32_t id : ids) {
+    if (id < 0 || id > kEosId) {
+      return OutOfRange("token id " + std::to_string(id) + " is outside the vocabulary [0, 257)");
+    }
+    if (id < kEosId) out->push_back(static_cast<char>(id));
+  }
+  return Status::OK();
+}
+
 }  // namespace stoker

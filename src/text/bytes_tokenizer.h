@@ -14,6 +14,7 @@ class BytesTokenizer final : public Tokenizer {
   BytesTokenizer();
 
   Status Encode(std::string_view utf8, std::vector<int32_t>* ids) const override;
+  Status Decode(std::span<const int32_t> ids, std::string* out) const override;
   uint64_t vocab_size() const override { return kVocabSize; }
   int32_t eos_id() const override { return kEosId; }
   const TokenizerIdentity& identity() const override { return identity_; }

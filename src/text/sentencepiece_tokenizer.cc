@@ -41,4 +41,20 @@ Status SentencePieceTokenizer::Encode(std::string_view utf8, std::vector<int32_t
   return Status::OK();
 }
 
+Status SentencePieceTokenizer::Decode(std::span<const int32_t> ids, std::string* out) const {
+  std::vector<int> pieces;
+  for (int32_t id : ids) {
+    if (id < 0 || static_cast<uint64_t>(id) >= vocab_size_) {
+      return OutOfRange("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                        std::to_string(vocab_size_) + ")");
+    }
+    pieces.push_back(id);
+  }
+  std::string text;
+  auto st = processor_->Decode(pieces, &text);
+  if (!st.ok()) return Internal("SentencePiece decode failed: " + std::string(st.message()));
+  *out += text;
+  return Status::OK();
+}
+
 }  // namespace stoker

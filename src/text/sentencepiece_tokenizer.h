@@ -24,6 +24,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   ~SentencePieceTokenizer() override;
 
   Status Encode(std::string_view utf8, std::vector<int32_t>* ids) const override;
+  Status Decode(std::span<const int32_t> ids, std::string* out) const override;
   uint64_t vocab_size() const override { return vocab_size_; }
   int32_t eos_id() const override { return eos_id_; }
   const TokenizerIdentity& identity() const override { return identity_; }

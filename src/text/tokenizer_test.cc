@@ -84,11 +84,11 @@ TEST(OpenTokenizerTest, GarbageModelIsInvalidArgument) {
   EXPECT_NE(t.status().message().find("not a valid SentencePiece model"), std::string::npos);
 }
 
-TEST(OpenTokenizerTest, TokenizerJsonIsUnimplemented) {
+TEST(OpenTokenizerTest, MissingTokenizerJsonNamesTheFile) {
   auto t = OpenTokenizer("some/dir/tokenizer.json");
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(t.status().message().find("byte-level BPE"), std::string::npos);
+  EXPECT_EQ(t.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(t.status().message().find("some/dir/tokenizer.json"), std::string::npos);
 }
 
 TEST(OpenTokenizerTest, UnknownSpecIsInvalidArgument) {

@@ -15,6 +15,7 @@ void AddAllCommands(CLI::App& app, int* exit_code) {
   AddBenchCommand(app, exit_code);
   AddDoctorCommand(app, exit_code);
   AddRecordsCommand(app, exit_code);
+  AddTokenizeCommand(app, exit_code);
 }
 
 }  // namespace stoker::cli

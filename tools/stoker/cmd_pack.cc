@@ -13,6 +13,7 @@
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 #include "stoker/number_flags.h"
+#include "stoker/tokenizer_flags.h"
 #include "text/tokenizer.h"
 
 namespace stoker::cli {
@@ -51,7 +52,7 @@ int RunPack(const PackCliArgs& cli) {
   const PackArgs& args = cli.pack;
   Result<PackOptions> options = PackOptionsFromArgs(args);
   if (!options.ok()) return ReportError("pack", options.status());
-  Result<std::unique_ptr<Tokenizer>> tokenizer = OpenTokenizer(args.tokenizer);
+  Result<std::unique_ptr<Tokenizer>> tokenizer = OpenTokenizer(args.tokenizer, args.tokenizer_options);
   if (!tokenizer.ok()) return ReportError("pack", tokenizer.status());
 
   std::unique_ptr<ProgressReporter> reporter;
@@ -145,8 +146,9 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       ->required();
   sub->add_option("-o,--output", args->output, "Dataset directory to write")->required();
   sub->add_option("--tokenizer", args->tokenizer,
-                  "bytes | PATH.model (SentencePiece) | PATH/tokenizer.json (not yet supported)")
+                  "bytes | PATH.model (SentencePiece) | PATH/tokenizer.json | PATH.tiktoken")
       ->capture_default_str();
+  AddBpeTokenizerFlags(sub, &args->tokenizer_options);
   sub->add_option("--text-field", args->text_field,
                   "JSONL field holding the text; for record shards, the field holding the text "
                   "or the token ids (copied without re-tokenizing)")

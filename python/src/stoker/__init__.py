@@ -2,15 +2,16 @@
 
 ``stoker.Loader`` iterates packed, deterministic, resumable batches as torch tensors (zero copy
 through DLPack) or NumPy arrays; ``stoker.pack``, ``stoker.inspect``, ``stoker.verify`` and
-``stoker.plan`` mirror the command line. See docs/python.md.
+``stoker.plan`` mirror the command line; ``stoker.Tokenizer`` encodes text as ``stoker pack`` does. See docs/python.md.
 """
 
 from ._loader import Loader
+from ._tokenizer import Tokenizer
 from ._tools import Plan, inspect, pack, plan, verify
 
 __version__ = "0.1.0"
 
-__all__ = ["Loader", "Plan", "inspect", "pack", "plan", "verify", "TorchIterableDataset"]
+__all__ = ["Loader", "Plan", "Tokenizer", "inspect", "pack", "plan", "verify", "TorchIterableDataset"]
 
 
 def __getattr__(name):

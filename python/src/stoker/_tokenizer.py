@@ -1,0 +1,64 @@
+"""stoker.Tokenizer: the tokenizers of ``stoker pack`` from Python."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Optional, Sequence
+
+from . import _stoker
+
+
+class Tokenizer:
+    """A tokenizer as ``stoker pack --tokenizer`` opens it: ``"bytes"``, a SentencePiece
+    ``.model``, a ``tokenizer.json`` (or a directory holding one) or a ``.tiktoken`` file (with
+    ``pattern``: r50k, p50k, cl100k, o200k or a regex).
+
+    ``allow_special``: special-token text in the input becomes the special id (tiktoken's
+    ``allowed_special="all"``); by default it is ordinary text (``encode_ordinary``).
+    ``special``: a tiktoken file's special tokens as ``"NAME=ID,..."``. ``eos``: the EOS token
+    by text or id. ``post_processor=False`` ignores a tokenizer.json's template (e.g. BOS).
+    Thread-safe: ``encode``, ``encode_batch`` and ``decode`` release the GIL.
+    """
+
+    def __init__(self, path: str | os.PathLike, pattern: Optional[str] = None, *,
+                 special: Optional[str] = None, allow_special: bool = False,
+                 eos: Optional[str | int] = None, post_processor: bool = True):
+        self._t = _stoker._open_tokenizer(
+            os.fspath(path), pattern or "", special or "", allow_special,
+            "" if eos is None else str(eos), post_processor,
+        )
+
+    @property
+    def vocab_size(self) -> int:
+        return self._t.vocab_size
+
+    @property
+    def eos_id(self) -> int:
+        return self._t.eos_id
+
+    @property
+    def kind(self) -> str:
+        return self._t.kind
+
+    @property
+    def name(self) -> str:
+        return self._t.name
+
+    def encode(self, text: str, *, numpy: bool = False):
+        """The ids of ``text`` (no EOS): a list, or an int32 NumPy array with ``numpy=True``."""
+        return self._t.encode(text, numpy)
+
+    def encode_batch(self, texts: Sequence[str], num_threads: int = 0, *, numpy: bool = False):
+        """The ids of each text, encoded on ``num_threads`` threads (0 = all cores)."""
+        return self._t.encode_batch(list(texts), num_threads, numpy)
+
+    def decode(self, ids: Iterable[int], errors: str = "strict") -> str:
+        """The text of ``ids``; ``errors`` as in ``bytes.decode`` for ids that split a
+        character."""
+        return self._t.decode_bytes([int(i) for i in ids]).decode("utf-8", errors)
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        return self._t.decode_bytes([int(i) for i in ids])
+
+    def __repr__(self) -> str:
+        return f"stoker.Tokenizer({self.name!r}, kind={self.kind!r}, vocab_size={self.vocab_size})"

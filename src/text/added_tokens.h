@@ -1,0 +1,38 @@
+// AddedTokens: finds added / special tokens (e.g. `<|endoftext|>`) in text, leftmost-longest as
+// the reference libraries' Aho-Corasick does, before the text is pre-tokenized.
+// Thread-safe after construction: Find is const.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stoker {
+
+class AddedTokens {
+ public:
+  struct Token {
+    std::string content;
+    int32_t id;
+  };
+  struct Match {
+    size_t pos;  // npos when none
+    size_t len;
+    int32_t id;
+  };
+
+  AddedTokens() = default;
+  explicit AddedTokens(std::vector<Token> tokens);
+
+  bool empty() const { return tokens_.empty(); }
+  // The leftmost match at or after `from`, the longest token there.
+  Match Find(std::string_view text, size_t from) const;
+
+ private:
+  std::vector<Token> tokens_;                 // sorted by (first byte, length descending)
+  std::array<uint32_t, 257> first_index_{};   // tokens_ starting with byte b: [b], [b+1])
+};
+
+}  // namespace stoker

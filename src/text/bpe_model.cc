@@ -1,0 +1,251 @@
+#include "text/bpe_model.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <queue>
+
+namespace stoker {
+namespace {
+
+constexpr uint32_t kNoRank = UINT32_MAX;
+
+uint64_t HashBytes(std::string_view s) { return XXH3_64bits(s.data(), s.size()); }
+
+uint64_t HashPair(uint64_t key) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdULL;
+  key ^= key >> 33;
+  return key;
+}
+
+uint64_t TableSize(size_t entries) {
+  uint64_t n = 16;
+  while (n < entries * 2) n <<= 1;
+  return n;
+}
+
+}  // namespace
+
+void BpeModel::BuildIndex() {
+  uint64_t n = TableSize(tokens_.size());
+  slots_.assign(n, -1);
+  slot_mask_ = n - 1;
+  for (size_t id = 0; id < tokens_.size(); ++id) {
+    const std::string& t = tokens_[id];
+    if (t.empty()) continue;
+    if (t.size() == 1) {
+      int32_t& b = byte_ids_[static_cast<uint8_t>(t[0])];
+      if (b < 0) b = static_cast<int32_t>(id);
+    }
+    uint64_t h = HashBytes(t) & slot_mask_;
+    while (slots_[h] >= 0) {
+      if (tokens_[slots_[h]] == t) break;  // a duplicate keeps the first (lowest) id
+      h = (h + 1) & slot_mask_;
+    }
+    if (slots_[h] < 0) slots_[h] = static_cast<int32_t>(id);
+  }
+}
+
+int32_t BpeModel::Find(std::string_view piece) const {
+  uint64_t h = HashBytes(piece) & slot_mask_;
+  while (true) {
+    int32_t id = slots_[h];
+    if (id < 0) return -1;
+    if (tokens_[id] == piece) return id;
+    h = (h + 1) & slot_mask_;
+  }
+}
+
+void BpeModel::InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged) {
+  uint64_t key = ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+                  static_cast<uint32_t>(right)) + 1;
+  uint64_t h = HashPair(key) & pair_mask_;
+  while (pairs_[h].key != 0) {
+    if (pairs_[h].key == key) {
+      if (rank < pairs_[h].rank) pairs_[h] = {key, rank, merged};  // the first merge line wins
+      return;
+    }
+    h = (h + 1) & pair_mask_;
+  }
+  pairs_[h] = {key, rank, merged};
+}
+
+bool BpeModel::FindPair(int32_t left, int32_t right, uint32_t* rank, int32_t* merged) const {
+  uint64_t key = ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+                  static_cast<uint32_t>(right)) + 1;
+  uint64_t h = HashPair(key) & pair_mask_;
+  while (true) {
+    const PairSlot& s = pairs_[h];
+    if (s.key == key) {
+      *rank = s.rank;
+      *merged = s.merged;
+      return true;
+    }
+    if (s.key == 0) return false;
+    h = (h + 1) & pair_mask_;
+  }
+}
+
+Result<BpeModel> BpeModel::Build(std::vector<std::string> tokens,
+                                 const std::vector<Merge>& merges) {
+  BpeModel m;
+  m.tokens_ = std::move(tokens);
+  m.BuildIndex();
+  uint64_t n = TableSize(merges.size());
+  m.pairs_.assign(n, PairSlot{});
+  m.pair_mask_ = n - 1;
+  const int64_t size = static_cast<int64_t>(m.tokens_.size());
+  for (const Merge& g : merges) {
+    if (g.left < 0 || g.right < 0 || g.merged < 0 || g.left >= size || g.right >= size ||
+        g.merged >= size) {
+      return InvalidArgument("merge " + std::to_string(g.rank) + " names an id out of range");
+    }
+    if (m.tokens_[g.merged] != m.tokens_[g.left] + m.tokens_[g.right]) {
+      return InvalidArgument("merge " + std::to_string(g.rank) +
+                             ": the merged token's bytes are not the pair's bytes");
+    }
+    m.InsertPair(g.left, g.right, g.rank, g.merged);
+  }
+  return m;
+}
+
+Result<BpeModel> BpeModel::BuildFromRanks(std::vector<std::string> tokens) {
+  BpeModel m;
+  m.tokens_ = std::move(tokens);
+  m.BuildIndex();
+  for (int b = 0; b < 256; ++b) {
+    if (m.byte_ids_[b] < 0) {
+      return InvalidArgument("the vocabulary has no token for the single byte " +
+                             std::to_string(b) + " (every byte must be a token)");
+    }
+  }
+  std::vector<Merge> merges;
+  merges.reserve(m.tokens_.size() * 4);
+  for (size_t id = 0; id < m.tokens_.size(); ++id) {
+    const std::string& t = m.tokens_[id];
+    if (t.size() < 2 || m.Find(t) != static_cast<int32_t>(id)) continue;
+    for (size_t k = 1; k < t.size(); ++k) {
+      int32_t l = m.Find(std::string_view(t).substr(0, k));
+      int32_t r = m.Find(std::string_view(t).substr(k));
+      if (l >= 0 && r >= 0) {
+        merges.push_back({l, r, static_cast<uint32_t>(id), static_cast<int32_t>(id)});
+      }
+    }
+  }
+  uint64_t n = TableSize(merges.size());
+  m.pairs_.assign(n, PairSlot{});
+  m.pair_mask_ = n - 1;
+  for (const Merge& g : merges) m.InsertPair(g.left, g.right, g.rank, g.merged);
+  return m;
+}
+
+void BpeModel::EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const {
+  if (piece.empty()) return;
+  thread_local std::vector<int32_t> syms;
+  syms.clear();
+  bool last_unk = false;
+  for (char c : piece) {
+    int32_t id = byte_ids_[static_cast<uint8_t>(c)];
+    if (id < 0) {
+      if (unk_id_ >= 0 && !(fuse_unk_ && last_unk)) syms.push_back(unk_id_);
+      last_unk = true;
+      continue;
+    }
+    last_unk = false;
+    syms.push_back(id);
+  }
+  if (syms.size() <= 1) {
+    ids->insert(ids->end(), syms.begin(), syms.end());
+  } else if (syms.size() <= kSmallPiece) {
+    MergeSmall(syms, ids);
+  } else {
+    MergeLarge(syms, ids);
+  }
+}
+
+// tiktoken's loop: a rank per adjacent pair; merge the lowest (leftmost on ties); update the two
+// neighbours. O(n^2) but n is small and everything is in one cache line or two.
+void BpeModel::MergeSmall(std::vector<int32_t>& syms, std::vector<int32_t>* ids) const {
+  size_t n = syms.size();
+  uint32_t ranks[kSmallPiece];
+  int32_t merged[kSmallPiece];
+  for (size_t i = 0; i + 1 < n; ++i) {
+    if (!FindPair(syms[i], syms[i + 1], &ranks[i], &merged[i])) ranks[i] = kNoRank;
+  }
+  while (n > 1) {
+    uint32_t best = kNoRank;
+    size_t at = 0;
+    for (size_t i = 0; i + 1 < n; ++i) {
+      if (ranks[i] < best) {
+        best = ranks[i];
+        at = i;
+      }
+    }
+    if (best == kNoRank) break;
+    syms[at] = merged[at];
+    for (size_t i = at + 1; i + 1 < n; ++i) {
+      syms[i] = syms[i + 1];
+      ranks[i] = ranks[i + 1];
+      merged[i] = merged[i + 1];
+    }
+    --n;
+    if (at + 1 < n && !FindPair(syms[at], syms[at + 1], &ranks[at], &merged[at])) {
+      ranks[at] = kNoRank;
+    }
+    if (at > 0 && !FindPair(syms[at - 1], syms[at], &ranks[at - 1], &merged[at - 1])) {
+      ranks[at - 1] = kNoRank;
+    }
+  }
+  ids->insert(ids->end(), syms.begin(), syms.begin() + static_cast<ptrdiff_t>(n));
+}
+
+// A doubly linked list of symbols and a min-heap of (rank, position) candidates. A popped
+// candidate is stale when its left symbol was merged away or its pair no longer yields the same
+// token; the order of valid pops is exactly the flat scan's (lowest rank, then leftmost).
+void BpeModel::MergeLarge(std::vector<int32_t>& syms, std::vector<int32_t>* ids) const {
+  struct Cand {
+    uint32_t rank;
+    uint32_t pos;
+    int32_t merged;
+    bool operator>(const Cand& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+  };
+  const uint32_t n = static_cast<uint32_t>(syms.size());
+  std::vector<uint32_t> next(n), prev(n);
+  std::vector<bool> alive(n, true);
+  std::vector<Cand> heap_storage;
+  heap_storage.reserve(n);
+  std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> heap(std::greater<Cand>(),
+                                                                         std::move(heap_storage));
+  for (uint32_t i = 0; i < n; ++i) {
+    next[i] = i + 1;
+    prev[i] = i == 0 ? UINT32_MAX : i - 1;
+  }
+  auto push = [&](uint32_t i) {
+    if (i == UINT32_MAX || next[i] >= n) return;
+    uint32_t rank;
+    int32_t m;
+    if (FindPair(syms[i], syms[next[i]], &rank, &m)) heap.push({rank, i, m});
+  };
+  for (uint32_t i = 0; i + 1 < n; ++i) push(i);
+  while (!heap.empty()) {
+    Cand c = heap.top();
+    heap.pop();
+    if (!alive[c.pos] || next[c.pos] >= n) continue;
+    uint32_t rank;
+    int32_t m;
+    if (!FindPair(syms[c.pos], syms[next[c.pos]], &rank, &m) || rank != c.rank || m != c.merged) {
+      continue;
+    }
+    uint32_t right = next[c.pos];
+    syms[c.pos] = m;
+    alive[right] = false;
+    next[c.pos] = next[right];
+    if (next[right] < n) prev[next[right]] = c.pos;
+    push(prev[c.pos]);
+    push(c.pos);
+  }
+  for (uint32_t i = 0; i < n; i = next[i]) ids->push_back(syms[i]);
+}
+
+}  // namespace stoker

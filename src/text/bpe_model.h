@@ -1,0 +1,76 @@
+// BpeModel: the byte-pair-encoding core shared by tiktoken files and tokenizer.json — a vocabulary
+// of byte strings and a table of mergeable pairs, and the merge of one pre-token into ids.
+//
+// Both formats reduce to the same rule: start from the piece's single bytes and repeatedly merge
+// the adjacent pair with the lowest rank (the leftmost one on a tie) until no pair is mergeable.
+// tiktoken ranks a pair by the id of the concatenated token; tokenizer.json by the merge's line.
+// Pieces up to kSmallPiece symbols use a flat scan (cache-friendly, like tiktoken); longer ones a
+// heap with lazy invalidation, O(n log n), so a 10 MB word without a space is not quadratic.
+// Thread-safe after construction: every method is const.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stoker/status.h"
+
+namespace stoker {
+
+class BpeModel {
+ public:
+  struct Merge {
+    int32_t left;
+    int32_t right;
+    uint32_t rank;    // lower merges first
+    int32_t merged;   // the id of left+right
+  };
+
+  // `tokens[id]` is the byte string of id (ids without bytes, e.g. added tokens, may be empty).
+  // `merges`: every mergeable pair. Fails if a merged id's bytes are not left's + right's.
+  static Result<BpeModel> Build(std::vector<std::string> tokens, const std::vector<Merge>& merges);
+  // tiktoken's ranks: every pair (a, b) whose concatenation is a token merges with that token's
+  // id as rank. Requires all 256 single bytes to be tokens.
+  static Result<BpeModel> BuildFromRanks(std::vector<std::string> tokens);
+
+  // Appends the ids of `piece` (raw bytes). A byte with no single-byte token appends `unk_id`
+  // (once per run of such bytes when `fuse_unk`) or nothing when unk_id < 0.
+  void EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const;
+  // The id whose bytes are exactly `piece`, or -1.
+  int32_t Find(std::string_view piece) const;
+
+  const std::string& token_bytes(int32_t id) const { return tokens_[static_cast<size_t>(id)]; }
+  size_t size() const { return tokens_.size(); }
+
+  void set_unk(int32_t unk_id, bool fuse_unk) {
+    unk_id_ = unk_id;
+    fuse_unk_ = fuse_unk;
+  }
+
+  static constexpr size_t kSmallPiece = 48;
+
+ private:
+  struct PairSlot {
+    uint64_t key = 0;  // (left << 32 | right) + 1; 0 = empty
+    uint32_t rank = 0;
+    int32_t merged = -1;
+  };
+
+  bool FindPair(int32_t left, int32_t right, uint32_t* rank, int32_t* merged) const;
+  void InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged);
+  void BuildIndex();
+  void MergeSmall(std::vector<int32_t>& syms, std::vector<int32_t>* ids) const;
+  void MergeLarge(std::vector<int32_t>& syms, std::vector<int32_t>* ids) const;
+
+  std::vector<std::string> tokens_;
+  std::vector<int32_t> byte_ids_ = std::vector<int32_t>(256, -1);
+  std::vector<int32_t> slots_;  // open addressing over tokens_ by bytes; -1 = empty
+  uint64_t slot_mask_ = 0;
+  std::vector<PairSlot> pairs_;
+  uint64_t pair_mask_ = 0;
+  int32_t unk_id_ = -1;
+  bool fuse_unk_ = false;
+};
+
+}  // namespace stoker

@@ -1,0 +1,111 @@
+#include "text/bpe_model.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace stoker {
+namespace {
+
+// A vocabulary of all 256 bytes plus the given multi-byte tokens, ranked by position.
+std::vector<std::string> Vocab(std::initializer_list<const char*> extra) {
+  std::vector<std::string> v;
+  for (int b = 0; b < 256; ++b) v.push_back(std::string(1, static_cast<char>(b)));
+  for (const char* e : extra) v.push_back(e);
+  return v;
+}
+
+std::vector<int32_t> Encode(const BpeModel& m, std::string_view s) {
+  std::vector<int32_t> ids;
+  m.EncodePiece(s, &ids);
+  return ids;
+}
+
+// The textbook loop, as tiktoken writes it: the reference for the small and the heap merges.
+std::vector<int32_t> NaiveRanks(const BpeModel& m, std::string_view s) {
+  std::vector<std::string> parts;
+  for (char c : s) parts.push_back(std::string(1, c));
+  while (parts.size() > 1) {
+    int32_t best = -1;
+    size_t at = 0;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      int32_t r = m.Find(parts[i] + parts[i + 1]);
+      if (r >= 0 && (best < 0 || r < best)) best = r, at = i;
+    }
+    if (best < 0) break;
+    parts[at] += parts[at + 1];
+    parts.erase(parts.begin() + static_cast<ptrdiff_t>(at) + 1);
+  }
+  std::vector<int32_t> ids;
+  for (const auto& p : parts) ids.push_back(m.Find(p));
+  return ids;
+}
+
+TEST(BpeModelTest, RanksMergeLowestFirstLeftmostOnTies) {
+  auto m = BpeModel::BuildFromRanks(Vocab({"ab", "bc", "abc", "aa"}));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(Encode(*m, "abc"), (std::vector<int32_t>{258}));      // ab, then ab+c
+  EXPECT_EQ(Encode(*m, "aaa"), (std::vector<int32_t>{259, 'a'}));  // leftmost pair first
+  EXPECT_EQ(Encode(*m, "xbc"), (std::vector<int32_t>{'x', 257}));
+  EXPECT_EQ(Encode(*m, ""), (std::vector<int32_t>{}));
+}
+
+TEST(BpeModelTest, MergeListRanksPairsNotTokens) {
+  // merges: (b,c)=0, (a,b)=1, (ab,c)=2: "abc" becomes a + bc although "abc" is a token.
+  auto v = Vocab({"bc", "ab", "abc"});
+  std::vector<BpeModel::Merge> merges = {{'b', 'c', 0, 256}, {'a', 'b', 1, 257}, {257, 'c', 2, 258}};
+  auto m = BpeModel::Build(v, merges);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(Encode(*m, "abc"), (std::vector<int32_t>{'a', 256}));
+  EXPECT_EQ(Encode(*m, "abd"), (std::vector<int32_t>{257, 'd'}));
+}
+
+TEST(BpeModelTest, MergeWhoseBytesDoNotConcatenateIsRejected) {
+  auto v = Vocab({"xy"});
+  auto m = BpeModel::Build(v, {{'a', 'b', 0, 256}});
+  EXPECT_FALSE(m.ok());
+}
+
+TEST(BpeModelTest, RanksNeedEverySingleByte) {
+  std::vector<std::string> v = {"a", "b", "ab"};
+  auto m = BpeModel::BuildFromRanks(v);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("single byte"), std::string::npos);
+}
+
+TEST(BpeModelTest, SmallAndHeapMergesEqualTheTextbookLoop) {
+  std::mt19937 rng(7);
+  std::vector<std::string> extra_store;
+  const char* alphabet = "abcd";
+  for (int i = 0; i < 300; ++i) {
+    std::string t;
+    int len = 2 + static_cast<int>(rng() % 5);
+    for (int k = 0; k < len; ++k) t += alphabet[rng() % 4];
+    extra_store.push_back(t);
+  }
+  std::vector<std::string> v = Vocab({});
+  for (auto& t : extra_store) v.push_back(t);
+  auto m = BpeModel::BuildFromRanks(v);
+  ASSERT_TRUE(m.ok());
+  for (int n : {2, 5, 17, 47, 48, 49, 100, 1000}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::string s;
+      for (int k = 0; k < n; ++k) s += alphabet[rng() % 4];
+      ASSERT_EQ(Encode(*m, s), NaiveRanks(*m, s)) << s;
+    }
+  }
+}
+
+TEST(BpeModelTest, UnknownBytesBecomeUnkOrVanish) {
+  std::vector<std::string> v = {"a", "b", "ab", "<unk>"};
+  auto m = BpeModel::Build(v, {{0, 1, 0, 2}});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(Encode(*m, "a\xff" "b"), (std::vector<int32_t>{2}));  // dropped: a and b merge
+  m->set_unk(3, true);
+  EXPECT_EQ(Encode(*m, "a\xff\xfe" "b"), (std::vector<int32_t>{0, 3, 1}));
+  m->set_unk(3, false);
+  EXPECT_EQ(Encode(*m, "\xff\xfe"), (std::vector<int32_t>{3, 3}));
+}
+
+}  // namespace
+}  // namespace stoker

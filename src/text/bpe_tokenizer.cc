@@ -1,0 +1,117 @@
+#include "text/bpe_tokenizer.h"
+
+#include <atomic>
+
+#include "text/unicode_nfc.h"
+#include "text/utf8.h"
+
+namespace stoker {
+
+namespace {
+
+// Never 0 (the id of an empty cache) and never reused, so a thread's cache cannot outlive its
+// tokenizer and be taken for another one at the same address.
+std::atomic<uint64_t> next_instance{1};
+
+}  // namespace
+
+BpeTokenizer::BpeTokenizer(Config config)
+    : c_(std::move(config)), instance_(next_instance.fetch_add(1)) {}
+
+void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
+                               std::vector<int32_t>* ids) const {
+  if (cache->Lookup(piece, ids)) return;
+  size_t start = ids->size();
+  int32_t id = c_.whole_piece_first ? c_.model.Find(piece) : -1;
+  if (id >= 0) {
+    ids->push_back(id);
+  } else {
+    c_.model.EncodePiece(piece, ids);
+  }
+  cache->Insert(piece, ids->data() + start, ids->size() - start);
+}
+
+Status BpeTokenizer::RunStages(std::string_view piece, size_t stage,
+                               std::vector<int32_t>* ids) const {
+  PieceCache* cache = PieceCache::ForThread(instance_);
+  if (stage == c_.stages.size()) {
+    EncodePiece(piece, cache, ids);
+    return Status::OK();
+  }
+  const Stage& s = c_.stages[stage];
+  if (!s.split) {  // byte-level add_prefix_space: every piece reaching it starts with a space
+    if (!piece.empty() && piece.front() == ' ') return RunStages(piece, stage + 1, ids);
+    std::string spaced;
+    spaced.reserve(piece.size() + 1);
+    spaced += ' ';
+    spaced += piece;
+    return RunStages(spaced, stage + 1, ids);
+  }
+  if (stage + 1 == c_.stages.size()) {  // the common case: no recursion per piece
+    return s.split->Split(piece, [&](std::string_view p) { EncodePiece(p, cache, ids); });
+  }
+  Status st;
+  STOKER_RETURN_IF_ERROR(s.split->Split(piece, [&](std::string_view p) {
+    if (st.ok()) st = RunStages(p, stage + 1, ids);
+  }));
+  return st;
+}
+
+Status BpeTokenizer::EncodeNormalized(std::string_view text, std::vector<int32_t>* ids) const {
+  size_t pos = 0;
+  while (!c_.added_normalized.empty()) {
+    AddedTokens::Match m = c_.added_normalized.Find(text, pos);
+    if (m.pos == std::string_view::npos) break;
+    if (m.pos > pos) STOKER_RETURN_IF_ERROR(RunStages(text.substr(pos, m.pos - pos), 0, ids));
+    ids->push_back(m.id);
+    pos = m.pos + m.len;
+  }
+  if (pos < text.size()) return RunStages(text.substr(pos), 0, ids);
+  return Status::OK();
+}
+
+Status BpeTokenizer::EncodeSegment(std::string_view segment, std::vector<int32_t>* ids) const {
+  if (segment.empty()) return Status::OK();
+  if (!c_.nfc) return EncodeNormalized(segment, ids);
+  std::string normalized;
+  STOKER_RETURN_IF_ERROR(NormalizeNfc(segment, &normalized));
+  return EncodeNormalized(normalized, ids);
+}
+
+Status BpeTokenizer::Encode(std::string_view utf8, std::vector<int32_t>* ids) const {
+  size_t bad = FindInvalidUtf8(utf8);
+  if (bad != std::string_view::npos) {
+    return InvalidArgument(c_.identity.name + ": text to encode is not valid UTF-8 at byte " +
+                           std::to_string(bad));
+  }
+  ids->insert(ids->end(), c_.prefix_ids.begin(), c_.prefix_ids.end());
+  size_t pos = 0;
+  while (!c_.added.empty()) {
+    AddedTokens::Match m = c_.added.Find(utf8, pos);
+    if (m.pos == std::string_view::npos) break;
+    STOKER_RETURN_IF_ERROR(EncodeSegment(utf8.substr(pos, m.pos - pos), ids));
+    ids->push_back(m.id);
+    pos = m.pos + m.len;
+  }
+  STOKER_RETURN_IF_ERROR(EncodeSegment(utf8.substr(pos), ids));
+  ids->insert(ids->end(), c_.suffix_ids.begin(), c_.suffix_ids.end());
+  return Status::OK();
+}
+
+Status BpeTokenizer::Decode(std::span<const int32_t> ids, std::string* out) const {
+  for (int32_t id : ids) {
+    if (id < 0 || static_cast<uint64_t>(id) >= c_.vocab_size) {
+      return OutOfRange("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                        std::to_string(c_.vocab_size) + ")");
+    }
+    size_t i = static_cast<size_t>(id);
+    if (i < c_.added_content.size() && !c_.added_content[i].empty()) {
+      *out += c_.added_content[i];
+    } else if (i < c_.model.size()) {
+      *out += c_.model.token_bytes(id);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace stoker

@@ -1,0 +1,65 @@
+// BpeTokenizer: byte-level BPE behind the Tokenizer interface, for tokenizer.json and tiktoken
+// files (the loaders in tokenizer_json.h and tiktoken_file.h fill its Config).
+//
+// Encode runs the reference pipeline: added tokens are cut out first (special ones only when
+// allowed), each remaining segment is normalized (NFC when asked), cut into pre-tokens by the
+// stages in order (a regex split, or the byte-level prefix space), and each pre-token is merged by
+// the BpeModel (through a per-thread PieceCache); the post-processor's ids go around the whole.
+// Thread-safe: Encode and Decode are const; per-thread state is thread_local.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "text/added_tokens.h"
+#include "text/bpe_model.h"
+#include "text/piece_cache.h"
+#include "text/regex_splitter.h"
+#include "text/tokenizer.h"
+
+namespace stoker {
+
+class BpeTokenizer final : public Tokenizer {
+ public:
+  struct Stage {
+    std::unique_ptr<RegexSplitter> split;  // a regex split, or (when null) the prefix space
+  };
+  struct Config {
+    BpeModel model;
+    std::vector<Stage> stages;
+    bool nfc = false;
+    bool whole_piece_first = false;  // tiktoken, and tokenizer.json's ignore_merges
+    // Added tokens, cut out before pre-tokenizing (special ones only when allowed): first those
+    // matched on the raw text, then, in each segment after normalization, the normalized ones.
+    AddedTokens added;
+    AddedTokens added_normalized;
+    std::vector<std::string> added_content;  // id -> content for decode, for added/special ids
+    std::vector<int32_t> prefix_ids;  // post-processor template around the document
+    std::vector<int32_t> suffix_ids;
+    int32_t eos_id = -1;
+    uint64_t vocab_size = 0;
+    TokenizerIdentity identity;
+  };
+
+  explicit BpeTokenizer(Config config);
+
+  Status Encode(std::string_view utf8, std::vector<int32_t>* ids) const override;
+  Status Decode(std::span<const int32_t> ids, std::string* out) const override;
+  uint64_t vocab_size() const override { return c_.vocab_size; }
+  int32_t eos_id() const override { return c_.eos_id; }
+  const TokenizerIdentity& identity() const override { return c_.identity; }
+
+ private:
+  Status EncodeSegment(std::string_view segment, std::vector<int32_t>* ids) const;
+  Status EncodeNormalized(std::string_view segment, std::vector<int32_t>* ids) const;
+  Status RunStages(std::string_view piece, size_t stage, std::vector<int32_t>* ids) const;
+  void EncodePiece(std::string_view piece, PieceCache* cache, std::vector<int32_t>* ids) const;
+
+  Config c_;
+  uint64_t instance_;  // names this tokenizer's per-thread piece caches
+};
+
+}  // namespace stoker

@@ -1,0 +1,249 @@
+// BpeTokenizer through its loaders, on small hand-made files: the pipeline pieces and every
+// bad-input error (each names the file and the line or JSON field).
+#include "text/bpe_tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "text/tiktoken_file.h"
+#include "text/tokenizer_json.h"
+
+namespace stoker {
+namespace {
+
+std::string TempFile(const std::string& name, const std::string& contents) {
+  auto path = std::filesystem::temp_directory_path() / ("stoker_bpe_" + name);
+  std::ofstream(path, std::ios::binary) << contents;
+  return path.string();
+}
+
+std::string Base64(std::string_view s) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < s.size(); i += 3) {
+    uint32_t v = static_cast<uint8_t>(s[i]) << 16;
+    if (i + 1 < s.size()) v |= static_cast<uint8_t>(s[i + 1]) << 8;
+    if (i + 2 < s.size()) v |= static_cast<uint8_t>(s[i + 2]);
+    out += k[(v >> 18) & 63];
+    out += k[(v >> 12) & 63];
+    out += i + 1 < s.size() ? k[(v >> 6) & 63] : '=';
+    out += i + 2 < s.size() ? k[v & 63] : '=';
+  }
+  return out;
+}
+
+// 256 bytes, then "he", "ll", "hell", "hello", " w".
+std::string SmallTiktoken() {
+  std::string f;
+  for (int b = 0; b < 256; ++b) f += Base64(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
+  int r = 256;
+  for (const char* t : {"he", "ll", "hell", "hello", " w"}) f += Base64(t) + " " + std::to_string(r++) + "\n";
+  return f;
+}
+
+TokenizerOptions Cl100kOptions() {
+  TokenizerOptions o;
+  o.pattern = "cl100k";
+  o.special = "<|endoftext|>=300";
+  return o;
+}
+
+TEST(TiktokenFileTest, EncodesDecodesAndKnowsItsIdentity) {
+  std::string path = TempFile("small.tiktoken", SmallTiktoken());
+  auto t = OpenTiktokenFile(path, Cl100kOptions());
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::vector<int32_t> ids;
+  ASSERT_TRUE((*t)->Encode("hello world<|endoftext|>", &ids).ok());
+  EXPECT_EQ(ids[0], 259);  // "hello" in one piece
+  EXPECT_EQ(ids[1], 260);  // " w"
+  EXPECT_EQ((*t)->vocab_size(), 301u);
+  EXPECT_EQ((*t)->eos_id(), 300);
+  EXPECT_EQ((*t)->identity().kind, "tiktoken");
+  EXPECT_EQ((*t)->identity().checksum.size(), 16u);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 300), 0);  // special text is ordinary text
+  std::string back;
+  ASSERT_TRUE((*t)->Decode(ids, &back).ok());
+  EXPECT_EQ(back, "hello world<|endoftext|>");
+
+  TokenizerOptions allow = Cl100kOptions();
+  allow.allow_special = true;
+  auto ta = OpenTiktokenFile(path, allow);
+  ASSERT_TRUE(ta.ok());
+  ids.clear();
+  ASSERT_TRUE((*ta)->Encode("hello<|endoftext|>", &ids).ok());
+  EXPECT_EQ(ids, (std::vector<int32_t>{259, 300}));
+  EXPECT_NE((*ta)->identity().name, (*t)->identity().name);
+  std::filesystem::remove(path);
+}
+
+TEST(TiktokenFileTest, SharedInstanceEncodesConcurrently) {
+  std::string path = TempFile("threads.tiktoken", SmallTiktoken());
+  auto t = OpenTiktokenFile(path, Cl100kOptions());
+  ASSERT_TRUE(t.ok());
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "hello world " + std::to_string(i) + std::string(60, 'l') + " ";
+  std::vector<int32_t> expected;
+  ASSERT_TRUE((*t)->Encode(text, &expected).ok());
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 20; ++k) {
+        std::vector<int32_t> ids;
+        if (!(*t)->Encode(text, &ids).ok() || ids != expected) ++mismatches[i];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches, std::vector<int>(4, 0));
+  std::filesystem::remove(path);
+}
+
+struct BadTiktoken {
+  const char* name;
+  std::string contents;
+  TokenizerOptions options;
+  const char* expect;
+};
+
+TEST(TiktokenFileTest, BadInputNamesFileAndLine) {
+  std::string good = SmallTiktoken();
+  TokenizerOptions regex_bad = Cl100kOptions();
+  regex_bad.pattern = "(unclosed";
+  TokenizerOptions no_pattern = Cl100kOptions();
+  no_pattern.pattern.clear();
+  TokenizerOptions collide = Cl100kOptions();
+  collide.special = "<|endoftext|>=257";
+  TokenizerOptions no_eos = Cl100kOptions();
+  no_eos.special = "<|x|>=300";
+  const BadTiktoken cases[] = {
+      {"b64", good + "!!notbase64 400\n", Cl100kOptions(), ":262: the token '!!notbase64'"},
+      {"dup", good + Base64("zz") + " 256\n", Cl100kOptions(), ":262: duplicate rank 256 (first on line 257)"},
+      {"norank", good + Base64("zz") + "\n", Cl100kOptions(), ":262: expected"},
+      {"badrank", good + Base64("zz") + " -4\n", Cl100kOptions(), ":262: the rank '-4'"},
+      {"big", good + Base64("zz") + " 4294967296\n", Cl100kOptions(), "does not fit a 32-bit"},
+      {"regex", good, regex_bad, "does not compile"},
+      {"nopattern", good, no_pattern, "needs --pattern"},
+      {"collide", good, collide, "collides with the rank on line 258"},
+      {"noeos", good, no_eos, "no end-of-text token"},
+      {"nobytes", Base64("ab") + " 0\n", Cl100kOptions(), "single byte"},
+  };
+  for (const auto& c : cases) {
+    std::string path = TempFile(std::string(c.name) + ".tiktoken", c.contents);
+    auto t = OpenTiktokenFile(path, c.options);
+    ASSERT_FALSE(t.ok()) << c.name;
+    EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument) << c.name;
+    EXPECT_NE(t.status().message().find(path), std::string::npos) << t.status().message();
+    EXPECT_NE(t.status().message().find(c.expect), std::string::npos) << t.status().message();
+    std::filesystem::remove(path);
+  }
+}
+
+// A byte-level tokenizer.json: "Ġ" is the space byte, "h e" "l l" "he ll" "hell o" merges.
+std::string SmallJson(const std::string& model_extra = "", const std::string& top_extra = "") {
+  std::string vocab;
+  int id = 0;
+  for (int b = 0; b < 256; ++b) {
+    char32_t cp = ByteLevelChar(static_cast<uint8_t>(b));
+    std::string u;
+    if (cp < 0x80) {
+      u = std::string(1, static_cast<char>(cp));
+      if (u == "\"" || u == "\\") u = "\\" + u;
+    } else {
+      u += static_cast<char>(0xC0 | (cp >> 6));
+      u += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    vocab += "\"" + u + "\": " + std::to_string(id++) + ", ";
+  }
+  vocab += R"("he": 256, "ll": 257, "hell": 258, "hello": 259, "<|endoftext|>": 260)";
+  return R"({"version": "1.0", "truncation": null, "normalizer": null,
+    "added_tokens": [{"id": 260, "content": "<|endoftext|>", "special": true, "normalized": false}],
+    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
+    "post_processor": null, )" + top_extra + R"(
+    "model": {"type": "BPE", "vocab": {)" + vocab + R"(}, )" + model_extra +
+         R"( "merges": ["h e", ["l", "l"], "he ll", "hell o"]}})";
+}
+
+TEST(TokenizerJsonTest, EncodesAHandMadeFile) {
+  auto t = ParseTokenizerJson(SmallJson(), "small.json", {});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::vector<int32_t> ids;
+  ASSERT_TRUE((*t)->Encode("hello<|endoftext|>", &ids).ok());
+  EXPECT_EQ(ids[0], 259);
+  EXPECT_EQ((*t)->eos_id(), 260);
+  EXPECT_EQ((*t)->vocab_size(), 261u);
+  TokenizerOptions allow;
+  allow.allow_special = true;
+  auto ta = ParseTokenizerJson(SmallJson(), "small.json", allow);
+  ASSERT_TRUE(ta.ok());
+  ids.clear();
+  ASSERT_TRUE((*ta)->Encode("hello<|endoftext|>", &ids).ok());
+  EXPECT_EQ(ids, (std::vector<int32_t>{259, 260}));
+}
+
+std::string Replace(std::string s, std::string_view from, std::string_view to) {
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+TEST(TokenizerJsonTest, BadInputNamesFileAndField) {
+  std::string good = SmallJson();
+  auto R = [&](std::string_view from, std::string_view to) { return Replace(good, from, to); };
+  struct Case {
+    std::string json;
+    const char* expect;
+  } cases[] = {
+      {good.substr(0, good.size() / 2), "not valid JSON at byte"},
+      {"[1, 2]", "top level"},
+      {SmallJson("\"dropout\": 0.1,"), "model.dropout"},
+      {SmallJson("\"byte_fallback\": true,"), "model.byte_fallback"},
+      {SmallJson("\"continuing_subword_prefix\": \"##\","), "model.continuing_subword_prefix"},
+      {R("\"BPE\"", "\"WordPiece\""), "model.type"},
+      {R("\"he ll\"", "\"he zz\""), "model.merges[2]: the token 'zz' is not in model.vocab"},
+      {R("\"hell o\"", "\"hello o\""), "model.merges[3]: the merged token"},
+      {R("\"normalizer\": null", "\"normalizer\": {\"type\": \"Lowercase\"}"), "normalizer.type"},
+      {R("\"post_processor\": null", "\"post_processor\": {\"type\": \"Weird\"}"), "post_processor.type"},
+      {R("{\"type\": \"ByteLevel\"", "{\"type\": \"Metaspace\""), "pre_tokenizer.type"},
+      {R("\"truncation\": null", "\"truncation\": {\"max_length\": 5}"), "truncation"},
+      {R("\"hello\": 259", "\"hello\": 4294967296"), "must fit int32"},
+      {R("\"special\": true", "\"special\": true, \"lstrip\": true"), "added_tokens[0].lstrip"},
+  };
+  for (const auto& c : cases) {
+    auto t = ParseTokenizerJson(c.json, "dir/tokenizer.json", {});
+    ASSERT_FALSE(t.ok()) << c.expect;
+    EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(t.status().message().find("dir/tokenizer.json: "), std::string::npos)
+        << t.status().message();
+    EXPECT_NE(t.status().message().find(c.expect), std::string::npos) << t.status().message();
+  }
+}
+
+TEST(TokenizerJsonTest, SplitStageBadRegexNamesTheField) {
+  std::string j = Replace(
+      SmallJson(), R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})",
+      R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "(x"},
+               "behavior": "Isolated", "invert": false},
+               {"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}]})");
+  auto t = ParseTokenizerJson(j, "t.json", {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("pre_tokenizer.pretokenizers[0].pattern.Regex"),
+            std::string::npos)
+      << t.status().message();
+}
+
+TEST(TokenizerJsonTest, InvalidUtf8IsRefused) {
+  auto t = ParseTokenizerJson(SmallJson(), "small.json", {});
+  ASSERT_TRUE(t.ok());
+  std::vector<int32_t> ids;
+  Status st = (*t)->Encode("ok\xff", &ids);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("byte 2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stoker

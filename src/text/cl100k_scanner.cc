@@ -1,0 +1,156 @@
+#include "text/cl100k_scanner.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <string>
+#include <vector>
+
+namespace stoker {
+namespace {
+
+void AppendUtf8(char32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Marks every code point that PCRE2 (UTF + UCP) matches with `pattern` as `cls`: one pass of the
+// pattern over a string of all code points (surrogates, not valid UTF-8, are left out).
+void MarkClass(const char* pattern, uint8_t cls, const std::string& all,
+               const std::vector<char32_t>& cp_at, std::vector<uint8_t>* table) {
+  int err = 0;
+  PCRE2_SIZE off = 0;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_UCP, &err, &off, nullptr);
+  if (!code) __builtin_trap();  // a fixed pattern: a programming error
+  pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+  pcre2_match_data* md = pcre2_match_data_create(1, nullptr);
+  size_t pos = 0;
+  while (pos < all.size() &&
+         pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(all.data()), all.size(), pos,
+                     PCRE2_NO_UTF_CHECK, md, nullptr) >= 0) {
+    PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
+    for (size_t b = ov[0]; b < ov[1]; ++b) {
+      if (cp_at[b] != U'\xFFFFFFFF') (*table)[cp_at[b]] = cls;
+    }
+    pos = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
+  }
+  pcre2_match_data_free(md);
+  pcre2_code_free(code);
+}
+
+const uint8_t* ClassTable() {
+  static const std::vector<uint8_t>* table = [] {
+    auto* t = new std::vector<uint8_t>(0x110000, Cl100kScanner::kOther);
+    std::string all;
+    std::vector<char32_t> cp_at;  // byte offset in `all` -> the code point starting there
+    all.reserve(0x110000 * 4);
+    cp_at.reserve(0x110000 * 4);
+    for (char32_t cp = 0; cp < 0x110000; ++cp) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+      size_t before = all.size();
+      AppendUtf8(cp, &all);
+      cp_at.push_back(cp);
+      for (size_t k = before + 1; k < all.size(); ++k) cp_at.push_back(U'\xFFFFFFFF');
+    }
+    MarkClass("\\p{L}+", Cl100kScanner::kLetter, all, cp_at, t);
+    MarkClass("\\p{N}+", Cl100kScanner::kNumber, all, cp_at, t);
+    MarkClass("[\\s\\x{85}]+", Cl100kScanner::kSpace, all, cp_at, t);
+    return t;
+  }();
+  return table->data();
+}
+
+}  // namespace
+
+Cl100kScanner::Cl100kScanner() : classes_(ClassTable()) {}
+
+Cl100kScanner::Class Cl100kScanner::ClassAt(std::string_view t, size_t p, size_t* len) const {
+  unsigned char c = static_cast<unsigned char>(t[p]);
+  char32_t cp;
+  if (c < 0x80) {
+    *len = 1;
+    cp = c;
+  } else if (c < 0xE0) {
+    *len = 2;
+    cp = ((c & 0x1F) << 6) | (t[p + 1] & 0x3F);
+  } else if (c < 0xF0) {
+    *len = 3;
+    cp = ((c & 0x0F) << 12) | ((t[p + 1] & 0x3F) << 6) | (t[p + 2] & 0x3F);
+  } else {
+    *len = 4;
+    cp = ((c & 0x07) << 18) | ((t[p + 1] & 0x3F) << 12) | ((t[p + 2] & 0x3F) << 6) |
+         (t[p + 3] & 0x3F);
+  }
+  return static_cast<Class>(classes_[cp]);
+}
+
+size_t Cl100kScanner::Match(std::string_view t, size_t i) const {
+  const size_t n = t.size();
+  auto run = [&](size_t p, Class cls) {
+    size_t len;
+    while (p < n && ClassAt(t, p, &len) == cls) p += len;
+    return p;
+  };
+  const char ch = t[i];
+  // '(?i:[sdmt]|ll|ve|re): caseless in Unicode, so U+017F (long s) is an 's' too.
+  if (ch == '\'' && i + 1 < n) {
+    char a = static_cast<char>(t[i + 1] | 0x20);
+    if (a == 's' || a == 'd' || a == 'm' || a == 't') return i + 2;
+    if (i + 2 < n && t[i + 1] == '\xC5' && t[i + 2] == '\xBF') return i + 3;
+    if (i + 2 < n) {
+      char b = static_cast<char>(t[i + 2] | 0x20);
+      if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) {
+        return i + 3;
+      }
+    }
+  }
+  size_t len0;
+  const Class c0 = ClassAt(t, i, &len0);
+  // [^\r\n\p{L}\p{N}]?+\p{L}++
+  if (c0 == kLetter) return run(i + len0, kLetter);
+  if (c0 != kNumber && ch != '\r' && ch != '\n' && i + len0 < n) {
+    size_t len1;
+    if (ClassAt(t, i + len0, &len1) == kLetter) return run(i + len0 + len1, kLetter);
+  }
+  // \p{N}{1,3}+
+  if (c0 == kNumber) {
+    size_t p = i + len0, len;
+    for (int k = 1; k < 3 && p < n && ClassAt(t, p, &len) == kNumber; ++k) p += len;
+    return p;
+  }
+  //  ?[^\s\p{L}\p{N}]++[\r\n]*+
+  size_t p = ch == ' ' ? i + 1 : i;
+  size_t len;
+  if (p < n && ClassAt(t, p, &len) == kOther) {
+    p = run(p + len, kOther);
+    while (p < n && (t[p] == '\r' || t[p] == '\n')) ++p;
+    return p;
+  }
+  // c0 is whitespace from here on.
+  size_t end = i, last_newline = std::string_view::npos, last_start = i;
+  while (end < n && ClassAt(t, end, &len) == kSpace) {
+    if (t[end] == '\r' || t[end] == '\n') last_newline = end;
+    last_start = end;
+    end += len;
+  }
+  if (end == n) return n;                                                  // \s++$
+  if (last_newline != std::string_view::npos) return last_newline + 1;     // \s*[\r\n]
+  if (last_start > i) return last_start;                                   // \s+(?!\S)
+  return i + len0;                                                         // \s
+}
+
+}  // namespace stoker

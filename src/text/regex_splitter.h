@@ -1,0 +1,73 @@
+// RegexSplitter: cuts text into pre-tokens with a PCRE2 pattern compiled with JIT (UTF + UCP).
+//
+// Two dialects, because the reference libraries differ: tiktoken (Rust `regex`/`fancy-regex`)
+// drops text between matches and reads `$` as the end of the text; tokenizers (Oniguruma, Ruby
+// syntax) keeps the text between matches as pre-tokens of their own ("Isolated") and reads `^`/`$`
+// as line anchors, and `X{n,m}+` as `(?:X{n,m})+` (not possessive). See regex_translate.h.
+// Thread-safe after Compile: each thread matches with its own match data and JIT stack.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "stoker/status.h"
+#include "text/cl100k_scanner.h"
+
+namespace stoker {
+
+class RegexSplitter {
+ public:
+  enum class Dialect { kTiktoken, kOniguruma };
+
+  // kInvalidArgument naming `origin` and the offset in the pattern if it does not compile.
+  // tiktoken's cl100k pattern runs on the identical hand-written Cl100kScanner unless
+  // `allow_scanner` is false (for the differential tests).
+  static Result<std::unique_ptr<RegexSplitter>> Compile(std::string_view pattern, Dialect dialect,
+                                                        std::string_view origin,
+                                                        bool allow_scanner = true);
+  ~RegexSplitter();
+  RegexSplitter(const RegexSplitter&) = delete;
+  RegexSplitter& operator=(const RegexSplitter&) = delete;
+
+  // Calls fn(piece) for each pre-token of `text` (valid UTF-8) in order; empty pieces are never
+  // passed. Returns an error only if the regex engine gives up (e.g. its stack limit).
+  template <typename Fn>
+  Status Split(std::string_view text, Fn&& fn) const {
+    if (scanner_) {
+      scanner_->Split(text, fn);
+      return Status::OK();
+    }
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t start, end;
+      STOKER_RETURN_IF_ERROR(Next(text, pos, &start, &end));
+      if (start == std::string_view::npos) {
+        if (keep_gaps_) fn(text.substr(pos));
+        break;
+      }
+      if (keep_gaps_ && start > pos) fn(text.substr(pos, start - pos));
+      if (end > start) fn(text.substr(start, end - start));
+      pos = end;
+    }
+    return Status::OK();
+  }
+
+  const std::string& pattern() const { return pattern_; }
+  bool uses_scanner() const { return scanner_ != nullptr; }
+
+ private:
+  RegexSplitter() = default;
+  // The next match at or after `pos`: [*start, *end), *end > pos; *start = npos if none. An empty
+  // match is skipped over by one character.
+  Status Next(std::string_view text, size_t pos, size_t* start, size_t* end) const;
+
+  struct Code;
+  std::unique_ptr<Code> code_;
+  std::unique_ptr<Cl100kScanner> scanner_;
+  std::string pattern_;
+  bool keep_gaps_ = false;
+};
+
+}  // namespace stoker

@@ -1,0 +1,180 @@
+#include "text/tiktoken_file.h"
+
+#include <charconv>
+
+#include "common/file_util.h"
+#include "common/hash.h"
+#include "text/cl100k_scanner.h"
+#include "text/bpe_options.h"
+
+namespace stoker {
+namespace {
+
+constexpr std::string_view kR50kPattern =
+    R"('(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s)";
+constexpr std::string_view kO200kPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+std::string_view StripBase(std::string_view name) {
+  constexpr std::string_view kSuffix = "_base";
+  if (name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix) {
+    name.remove_suffix(kSuffix.size());
+  }
+  return name;
+}
+
+// The special tokens tiktoken defines for each named encoding.
+std::vector<AddedTokens::Token> DefaultSpecials(std::string_view name) {
+  name = StripBase(name);
+  if (name == "r50k" || name == "p50k") return {{"<|endoftext|>", 50256}};
+  if (name == "cl100k") {
+    return {{"<|endoftext|>", 100257},
+            {"<|fim_prefix|>", 100258},
+            {"<|fim_middle|>", 100259},
+            {"<|fim_suffix|>", 100260},
+            {"<|endofprompt|>", 100276}};
+  }
+  if (name == "o200k") return {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}};
+  return {};
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+// Strict standard base64 with padding; false on any other character or a bad length.
+bool DecodeBase64(std::string_view in, std::string* out) {
+  out->clear();
+  if (in.empty() || in.size() % 4 != 0) return false;
+  size_t pad = 0;
+  if (in.back() == '=') ++pad;
+  if (in.size() >= 2 && in[in.size() - 2] == '=') ++pad;
+  for (size_t i = 0; i < in.size(); i += 4) {
+    uint32_t v = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      char c = in[i + k];
+      bool last_group = i + 4 == in.size();
+      int d = (c == '=' && last_group && k >= 4 - pad) ? 0 : Base64Value(c);
+      if (d < 0) return false;
+      v = (v << 6) | static_cast<uint32_t>(d);
+    }
+    out->push_back(static_cast<char>(v >> 16));
+    if (i + 4 < in.size() || pad < 2) out->push_back(static_cast<char>((v >> 8) & 0xFF));
+    if (i + 4 < in.size() || pad < 1) out->push_back(static_cast<char>(v & 0xFF));
+  }
+  return !out->empty();
+}
+
+}  // namespace
+
+std::string_view KnownTiktokenPattern(std::string_view name) {
+  name = StripBase(name);
+  if (name == "r50k" || name == "p50k") return kR50kPattern;
+  if (name == "cl100k") return kCl100kPattern;
+  if (name == "o200k") return kO200kPattern;
+  return {};
+}
+
+Result<std::unique_ptr<BpeTokenizer>> OpenTiktokenFile(const std::string& path,
+                                                       const TokenizerOptions& options) {
+  if (options.pattern.empty()) {
+    return InvalidArgument(path +
+                           ": a tiktoken file needs --pattern (r50k, p50k, cl100k, o200k or a "
+                           "regex)");
+  }
+  Result<std::string> bytes = ReadFileToString(path);
+  if (!bytes.ok()) return bytes.status().WithContext("tiktoken file");
+  std::vector<std::string> tokens;
+  std::vector<size_t> rank_line;  // rank -> line number (0 = unused)
+  std::string_view rest = *bytes;
+  std::string token;
+  for (size_t line_no = 1; !rest.empty(); ++line_no) {
+    size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    std::string where = path + ":" + std::to_string(line_no) + ": ";
+    size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) {
+      return InvalidArgument(where + "expected 'BASE64-TOKEN RANK', found no rank");
+    }
+    if (!DecodeBase64(line.substr(0, sp), &token)) {
+      return InvalidArgument(where + "the token '" + std::string(line.substr(0, sp)) +
+                             "' is not valid base64");
+    }
+    std::string_view rank_text = line.substr(sp + 1);
+    uint64_t rank = 0;
+    auto [p, ec] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
+    if (ec != std::errc() || p != rank_text.data() + rank_text.size()) {
+      return InvalidArgument(where + "the rank '" + std::string(rank_text) +
+                             "' is not a non-negative integer");
+    }
+    if (rank >= static_cast<uint64_t>(INT32_MAX)) {
+      return InvalidArgument(where + "rank " + std::to_string(rank) +
+                             " does not fit a 32-bit token id (the vocabulary is too big)");
+    }
+    if (rank >= tokens.size()) {
+      tokens.resize(rank + 1);
+      rank_line.resize(rank + 1, 0);
+    }
+    if (rank_line[rank] != 0) {
+      return InvalidArgument(where + "duplicate rank " + std::to_string(rank) +
+                             " (first on line " + std::to_string(rank_line[rank]) + ")");
+    }
+    tokens[rank] = token;
+    rank_line[rank] = line_no;
+  }
+  if (tokens.empty()) return InvalidArgument(path + ": no 'BASE64-TOKEN RANK' lines");
+
+  std::string_view pattern = KnownTiktokenPattern(options.pattern);
+  std::string pattern_name(StripBase(options.pattern));
+  if (pattern.empty()) {
+    pattern = options.pattern;
+    pattern_name = "regex:" + Xxh3Hex(Xxh3(pattern.data(), pattern.size())).substr(0, 8);
+  }
+  std::vector<AddedTokens::Token> specials = DefaultSpecials(options.pattern);
+  if (!options.special.empty()) {
+    STOKER_ASSIGN_OR_RETURN(specials, ParseSpecialTokens(options.special));
+  }
+  uint64_t vocab_size = tokens.size();
+  std::vector<std::string> added_content;
+  for (const auto& s : specials) {
+    if (static_cast<size_t>(s.id) < tokens.size() && rank_line[s.id] != 0) {
+      return InvalidArgument(path + ": special token " + s.content + "=" + std::to_string(s.id) +
+                             " collides with the rank on line " + std::to_string(rank_line[s.id]));
+    }
+    vocab_size = std::max<uint64_t>(vocab_size, static_cast<uint64_t>(s.id) + 1);
+    if (added_content.size() <= static_cast<size_t>(s.id)) added_content.resize(s.id + 1);
+    added_content[s.id] = s.content;
+  }
+
+  BpeTokenizer::Config c;
+  {
+    Result<BpeModel> model = BpeModel::BuildFromRanks(std::move(tokens));
+    if (!model.ok()) return InvalidArgument(path + ": " + model.status().message());
+    c.model = std::move(model).value();
+  }
+  STOKER_ASSIGN_OR_RETURN(auto split,
+                          RegexSplitter::Compile(pattern, RegexSplitter::Dialect::kTiktoken,
+                                                 path + " (--pattern)"));
+  c.stages.push_back({std::move(split)});
+  c.whole_piece_first = true;
+  STOKER_ASSIGN_OR_RETURN(c.eos_id, ResolveEos(options.eos, specials, vocab_size, path));
+  if (options.allow_special) c.added = AddedTokens(specials);
+  c.added_content = std::move(added_content);
+  c.vocab_size = vocab_size;
+  c.identity.kind = "tiktoken";
+  c.identity.name = BaseName(path) + " pattern=" + pattern_name +
+                    (options.special.empty() ? "" : " special=" + options.special) +
+                    (options.allow_special ? " allow-special" : "");
+  c.identity.checksum = Xxh3Hex(Xxh3(bytes->data(), bytes->size()));
+  return std::make_unique<BpeTokenizer>(std::move(c));
+}
+
+}  // namespace stoker

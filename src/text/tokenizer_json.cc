@@ -1,0 +1,298 @@
+#include "text/tokenizer_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <unordered_map>
+
+#include "common/file_util.h"
+#include "common/hash.h"
+#include "text/bpe_options.h"
+#include "text/tokenizer_json_pipeline.h"
+
+namespace stoker {
+namespace {
+
+using Json = nlohmann::json;
+
+// Inverse of ByteLevelChar over UTF-8: a vocabulary string's raw bytes, or false if it holds a
+// character outside the byte-level alphabet.
+class ByteLevelDecoder {
+ public:
+  ByteLevelDecoder() {
+    reverse_.fill(-1);
+    for (int b = 0; b < 256; ++b) reverse_[ByteLevelChar(static_cast<uint8_t>(b))] = b;
+  }
+  bool Decode(std::string_view s, std::string* out) const {
+    out->clear();
+    for (size_t i = 0; i < s.size();) {
+      unsigned char c = static_cast<unsigned char>(s[i]);
+      char32_t cp;
+      if (c < 0x80) {
+        cp = c;
+        i += 1;
+      } else if ((c & 0xE0) == 0xC0 && i + 1 < s.size()) {
+        cp = (static_cast<char32_t>(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
+        i += 2;
+      } else {
+        return false;  // every byte-level character is below U+0800
+      }
+      if (cp >= reverse_.size() || reverse_[cp] < 0) return false;
+      out->push_back(static_cast<char>(reverse_[cp]));
+    }
+    return true;
+  }
+
+ private:
+  std::array<int, 512> reverse_;
+};
+
+struct Fields {
+  std::string_view origin;
+  Status Fail(std::string_view field, std::string_view message) const {
+    return InvalidArgument(std::string(origin) + ": " + std::string(field) + ": " +
+                           std::string(message));
+  }
+};
+
+struct AddedFlags {
+  bool special;
+  bool normalized;
+};
+
+Status ParseAddedTokens(const Json& j, const Fields& f, std::vector<AddedTokens::Token>* all,
+                        std::vector<AddedFlags>* flags) {
+  if (j.is_null()) return Status::OK();
+  if (!j.is_array()) return f.Fail("added_tokens", "must be an array");
+  for (size_t i = 0; i < j.size(); ++i) {
+    const Json& t = j[i];
+    std::string at = "added_tokens[" + std::to_string(i) + "]";
+    if (!t.is_object() || !t.contains("id") || !t["id"].is_number_unsigned() ||
+        !t.contains("content") || !t["content"].is_string()) {
+      return f.Fail(at, "must be an object with an unsigned 'id' and a string 'content'");
+    }
+    for (const char* flag : {"single_word", "lstrip", "rstrip"}) {
+      if (t.contains(flag) && t[flag].is_boolean() && t[flag].get<bool>()) {
+        return f.Fail(at + "." + flag, "true is not supported");
+      }
+    }
+    uint64_t id = t["id"].get<uint64_t>();
+    if (id >= static_cast<uint64_t>(INT32_MAX)) {
+      return f.Fail(at + ".id", "does not fit a 32-bit token id (the vocabulary is too big)");
+    }
+    all->push_back({t["content"].get<std::string>(), static_cast<int32_t>(id)});
+    bool special = t.value("special", false);
+    flags->push_back({special, t.value("normalized", !special)});
+  }
+  return Status::OK();
+}
+
+// The "a b" / ["a", "b"] halves of merge i.
+Status MergeHalves(const Json& m, size_t i, const Fields& f, std::string* a, std::string* b) {
+  std::string at = "model.merges[" + std::to_string(i) + "]";
+  if (m.is_string()) {
+    const std::string& s = m.get_ref<const std::string&>();
+    size_t sp = s.find(' ');
+    if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos) {
+      return f.Fail(at, "'" + s + "' is not two tokens separated by one space");
+    }
+    *a = s.substr(0, sp);
+    *b = s.substr(sp + 1);
+    return Status::OK();
+  }
+  if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+    *a = m[0].get<std::string>();
+    *b = m[1].get<std::string>();
+    return Status::OK();
+  }
+  return f.Fail(at, "must be \"A B\" or [\"A\", \"B\"]");
+}
+
+Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c,
+                  uint64_t* model_size, std::unordered_map<std::string, int32_t>* vocab) {
+  if (!model.is_object()) return f.Fail("model", "must be an object");
+  std::string type = model.value("type", std::string("BPE"));
+  if (type != "BPE") {
+    return f.Fail("model.type", "'" + type + "' is not supported (only byte-level BPE)");
+  }
+  if (model.contains("dropout") && !model["dropout"].is_null() &&
+      !(model["dropout"].is_number() && model["dropout"].get<double>() == 0.0)) {
+    return f.Fail("model.dropout", "BPE dropout is not supported (it is random)");
+  }
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    if (model.contains(key) && !model[key].is_null() &&
+        !(model[key].is_string() && model[key].get<std::string>().empty())) {
+      return f.Fail(std::string("model.") + key, "is not supported with byte-level BPE");
+    }
+  }
+  if (model.value("byte_fallback", false)) {
+    return f.Fail("model.byte_fallback", "true is not supported with byte-level BPE");
+  }
+  if (!model.contains("vocab") || !model["vocab"].is_object()) {
+    return f.Fail("model.vocab", "must be an object of token -> id");
+  }
+  if (!model.contains("merges") || !model["merges"].is_array()) {
+    return f.Fail("model.merges", "must be an array");
+  }
+  ByteLevelDecoder bytes_of;
+  std::unordered_map<std::string, int32_t>& ids = *vocab;
+  std::vector<std::string> tokens;
+  std::vector<bool> seen;
+  std::string raw;
+  for (const auto& [text, v] : model["vocab"].items()) {
+    if (!v.is_number_unsigned() || v.get<uint64_t>() >= static_cast<uint64_t>(INT32_MAX)) {
+      return f.Fail("model.vocab[\"" + text + "\"]",
+                    "must be an id below 2^31-1 (the vocabulary must fit int32)");
+    }
+    size_t id = v.get<size_t>();
+    if (id >= tokens.size()) {
+      tokens.resize(id + 1);
+      seen.resize(id + 1, false);
+    }
+    if (seen[id]) return f.Fail("model.vocab[\"" + text + "\"]", "duplicate id " + std::to_string(id));
+    seen[id] = true;
+    if (bytes_of.Decode(text, &raw)) tokens[id] = raw;
+    ids[text] = static_cast<int32_t>(id);
+  }
+  std::vector<BpeModel::Merge> merges;
+  const Json& jm = model["merges"];
+  merges.reserve(jm.size());
+  std::string a, b;
+  for (size_t i = 0; i < jm.size(); ++i) {
+    STOKER_RETURN_IF_ERROR(MergeHalves(jm[i], i, f, &a, &b));
+    std::string at = "model.merges[" + std::to_string(i) + "]";
+    auto ia = ids.find(a), ib = ids.find(b), im = ids.find(a + b);
+    if (ia == ids.end()) return f.Fail(at, "the token '" + a + "' is not in model.vocab");
+    if (ib == ids.end()) return f.Fail(at, "the token '" + b + "' is not in model.vocab");
+    if (im == ids.end()) return f.Fail(at, "the merged token '" + a + b + "' is not in model.vocab");
+    if (tokens[ia->second].empty() || tokens[ib->second].empty()) {
+      return f.Fail(at, "the tokens are not byte-level (a character outside its alphabet)");
+    }
+    merges.push_back({ia->second, ib->second, static_cast<uint32_t>(i), im->second});
+  }
+  *model_size = tokens.size();
+  Result<BpeModel> m = BpeModel::Build(std::move(tokens), merges);
+  if (!m.ok()) return f.Fail("model.merges", m.status().message());
+  c->model = std::move(m).value();
+  c->whole_piece_first = model.value("ignore_merges", false);
+  if (model.contains("unk_token") && model["unk_token"].is_string()) {
+    auto u = ids.find(model["unk_token"].get<std::string>());
+    if (u != ids.end()) c->model.set_unk(u->second, model.value("fuse_unk", false));
+  }
+  return Status::OK();
+}
+
+// tokenizers ignores the ids written in added_tokens when it loads a file: a token whose text is
+// in the vocabulary takes that id, any other the next one after the vocabulary (counted as its
+// number of entries) and the added tokens so far. Do the same, or the ids would differ.
+void AssignAddedIds(const std::unordered_map<std::string, int32_t>& vocab,
+                    std::vector<AddedTokens::Token>* added) {
+  const int64_t count = static_cast<int64_t>(vocab.size());
+  std::unordered_map<std::string, int32_t> assigned;
+  int64_t max_id = -1;
+  for (AddedTokens::Token& t : *added) {
+    if (auto v = vocab.find(t.content); v != vocab.end()) {
+      t.id = v->second;
+    } else if (auto a = assigned.find(t.content); a != assigned.end()) {
+      t.id = a->second;
+    } else if (max_id < 0) {
+      t.id = static_cast<int32_t>(count);
+    } else {
+      t.id = static_cast<int32_t>(max_id >= count || count == 0 ? max_id + 1 : count);
+    }
+    assigned[t.content] = t.id;
+    max_id = std::max<int64_t>(max_id, t.id);
+  }
+}
+
+}  // namespace
+
+char32_t ByteLevelChar(uint8_t b) {
+  if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174) return b;
+  // The other bytes (0-32, 127-160, 173) take 256, 257, ... in byte order.
+  int n = 0;
+  for (int x = 0; x < b; ++x) {
+    if (!((x >= 33 && x <= 126) || (x >= 161 && x <= 172) || x >= 174)) ++n;
+  }
+  return static_cast<char32_t>(256 + n);
+}
+
+namespace {
+
+Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view json,
+                                               std::string_view origin,
+                                               const TokenizerOptions& options) {
+  Fields f{origin};
+  if (!j.is_object()) return f.Fail("top level", "must be an object");
+  if (j.contains("truncation") && !j["truncation"].is_null()) {
+    return f.Fail("truncation", "is set; stoker tokenizes whole documents (set it to null)");
+  }
+  BpeTokenizer::Config c;
+  uint64_t model_size = 0;
+  std::unordered_map<std::string, int32_t> vocab;
+  STOKER_RETURN_IF_ERROR(
+      ParseModel(j.contains("model") ? j["model"] : Json(), f, &c, &model_size, &vocab));
+  STOKER_RETURN_IF_ERROR(ParseNormalizer(j.value("normalizer", Json()), f.origin, &c));
+  STOKER_RETURN_IF_ERROR(ParsePreTokenizer(j.value("pre_tokenizer", Json()), f.origin, &c));
+
+  std::vector<AddedTokens::Token> added;
+  std::vector<AddedFlags> flags;
+  STOKER_RETURN_IF_ERROR(ParseAddedTokens(j.value("added_tokens", Json()), f, &added, &flags));
+  AssignAddedIds(vocab, &added);
+  uint64_t vocab_size = model_size;
+  std::vector<AddedTokens::Token> raw, normalized;
+  for (size_t i = 0; i < added.size(); ++i) {
+    vocab_size = std::max<uint64_t>(vocab_size, static_cast<uint64_t>(added[i].id) + 1);
+    if (c.added_content.size() <= static_cast<size_t>(added[i].id)) {
+      c.added_content.resize(added[i].id + 1);
+    }
+    c.added_content[added[i].id] = added[i].content;
+    if (flags[i].special && !options.allow_special) continue;
+    (flags[i].normalized ? normalized : raw).push_back(added[i]);
+  }
+  c.added = AddedTokens(std::move(raw));
+  c.added_normalized = AddedTokens(std::move(normalized));
+  c.vocab_size = vocab_size;
+  if (options.post_processor) {
+    STOKER_RETURN_IF_ERROR(ParsePostProcessor(j.value("post_processor", Json()), f.origin, &c));
+  }
+  Result<int32_t> eos = ResolveEos(options.eos, added, vocab_size, origin);
+  if (!eos.ok() && !options.eos.empty()) {  // --eos may name a vocabulary token too
+    std::string raw;
+    if (ByteLevelDecoder().Decode(options.eos, &raw) && c.model.Find(raw) >= 0) {
+      eos = c.model.Find(raw);
+    }
+  }
+  if (!eos.ok()) return eos.status();
+  c.eos_id = *eos;
+  c.identity.kind = "tokenizer.json";
+  c.identity.name = std::string(BaseName(origin)) + (options.allow_special ? " allow-special" : "") +
+                    (options.post_processor ? "" : " no-post-processor");
+  c.identity.checksum = Xxh3Hex(Xxh3(json.data(), json.size()));
+  return std::make_unique<BpeTokenizer>(std::move(c));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJson(std::string_view json,
+                                                         std::string_view origin,
+                                                         const TokenizerOptions& options) {
+  try {
+    Json j = Json::parse(json.begin(), json.end());
+    return FromJson(j, json, origin, options);
+  } catch (const Json::parse_error& e) {
+    return InvalidArgument(std::string(origin) + ": not valid JSON at byte " +
+                           std::to_string(e.byte) + ": " + e.what());
+  } catch (const Json::exception& e) {
+    return InvalidArgument(std::string(origin) + ": unexpected JSON value: " + e.what());
+  }
+}
+
+Result<std::unique_ptr<BpeTokenizer>> OpenTokenizerJson(const std::string& path,
+                                                        const TokenizerOptions& options) {
+  Result<std::string> bytes = ReadFileToString(path);
+  if (!bytes.ok()) return bytes.status().WithContext("tokenizer.json");
+  return ParseTokenizerJson(*bytes, path, options);
+}
+
+}  // namespace stoker
