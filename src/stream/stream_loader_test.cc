@@ -100,6 +100,21 @@ TEST_P(StreamLoaderPack, ResumeAtRandomStepsEqualsTheUninterruptedStream) {
   }
 }
 
+TEST_P(StreamLoaderPack, ManyShortEpochsWithManyWorkers) {
+  // Workers race into each next epoch: a later step of an epoch may be asked for first.
+  TempDir dir;
+  auto paths = WriteCorpus(dir, {20, 9, 14});
+  std::vector<std::string> ref;
+  for (int w : {1, 8}) {
+    auto l = OpenStreamLoader(SOpts(paths), Opts(w, GetParam()));
+    ASSERT_TRUE(l.ok()) << l.status().ToString();
+    std::vector<std::string> got = Take(**l, 120);
+    ASSERT_EQ(got.size(), 120u);
+    if (ref.empty()) ref = got;
+    EXPECT_EQ(got, ref) << "num_workers " << w;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Packs, StreamLoaderPack,
                          ::testing::Values(PackMode::kConcat, PackMode::kBestFit, PackMode::kPad));
 

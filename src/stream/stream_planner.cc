@@ -194,12 +194,12 @@ Result<const StreamPlanner::Entry*> StreamPlanner::EntryLocked(uint64_t epoch,
   auto found = entries_.find({epoch, step});
   if (found != entries_.end()) return &found->second;
   Generator& g = gens_[epoch];
-  if (!g.stream || step < g.next_step) {
-    if (step != 0) {
-      return FailedPrecondition("stream: step " + std::to_string(step) + " of epoch " +
-                                std::to_string(epoch) +
-                                " is behind the stream and no longer cached (restore a state)");
-    }
+  if (g.stream && step < g.next_step && step != 0) {
+    return FailedPrecondition("stream: step " + std::to_string(step) + " of epoch " +
+                              std::to_string(epoch) +
+                              " is behind the stream and no longer cached (restore a state)");
+  }
+  if (!g.stream || step < g.next_step) {  // an epoch's start: a fresh stream
     g.stream = std::make_unique<RankStream>(ctx_, epoch);
     g.next_step = 0;
   }
