@@ -12,6 +12,7 @@
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 #include "stoker/loader_flags.h"
+#include "stoker/number_flags.h"
 #include "stream/stream_planner.h"
 
 namespace stoker::cli {
@@ -108,9 +109,11 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--text-field", args->text_field, "--stream: the JSONL text field")
       ->capture_default_str();
   sub->add_option("--shuffle-buffer", args->shuffle_buffer, "--stream: documents buffered")
+      ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
   sub->add_option("--steps-per-epoch", args->steps_per_epoch,
                   "--stream: fix the epoch length (0 = pre-scan the input once)")
+      ->check(WholeNumber<uint64_t>(0))
       ->capture_default_str();
   sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
   sub->add_option("--report", args->report, "Write a self-contained HTML report to FILE.html")
