@@ -1,6 +1,7 @@
 #include "stream/stream_planner.h"
 
 #include <algorithm>
+#include <thread>
 #include <xxhash.h>
 
 #include "loader/loader_internal.h"
@@ -77,8 +78,12 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   p->ctx_ = ctx;
   p->batch_size_ = loader.batch_size;
   p->global_rows_ = loader.batch_size * loader.world_size;
-  p->retention_ = std::max<uint64_t>(256, 4 * (loader.prefetch_factor + 1) *
-                                              std::max(loader.num_workers, 1));
+  // Steps kept behind the newest: every step in flight is within one ring of it (the ring holds
+  // prefetch_factor * workers + 1 slots); twice that, and at least 32.
+  const uint64_t workers = loader.num_workers > 0
+                               ? static_cast<uint64_t>(loader.num_workers)
+                               : std::max<uint64_t>(1, std::thread::hardware_concurrency());
+  p->retention_ = std::max<uint64_t>(32, 2 * (loader.prefetch_factor * workers + 1));
   // The fingerprint: shards, tokenizer and every option that changes the row stream.
   std::string key;
   for (const StreamShard& s : ctx->shards) {
@@ -223,14 +228,15 @@ Result<const StreamPlanner::Entry*> StreamPlanner::EntryLocked(uint64_t epoch,
     {
       std::unique_lock<std::shared_mutex> lock(pieces_mu_);
       by_id_[it->second.id] = &it->second;
-      // Evict steps far behind the newest, and epochs before the previous one.
-      while (!entries_.empty()) {
-        auto old = entries_.begin();
-        const bool stale_epoch = old->first.first + 1 < epoch;
-        const bool stale_step = old->first.first == epoch && old->first.second + retention_ < step;
-        if (!stale_epoch && !stale_step) break;
-        by_id_.erase(old->second.id);
-        entries_.erase(old);
+      // Evict the steps generated long before this one (whatever their epoch).
+      const uint64_t newest = it->second.id;
+      for (auto old = entries_.begin(); old != entries_.end();) {
+        if (old->second.id + retention_ < newest) {
+          by_id_.erase(old->second.id);
+          old = entries_.erase(old);
+        } else {
+          ++old;
+        }
       }
     }
     last = &it->second;

@@ -96,7 +96,7 @@ class StreamPlanner final : public loader::BatchPlanner {
   mutable std::shared_mutex pieces_mu_;
   mutable std::unordered_map<uint64_t, const Entry*> by_id_;
   mutable uint64_t next_id_ = 1;
-  uint64_t retention_ = 256;  // steps kept per epoch behind the newest (> any ring size)
+  uint64_t retention_ = 32;  // steps kept per epoch behind the newest (> the ring)
 };
 
 // Opens a loader over the stream (the engine, ring, copier, monitor and stats of the indexed
