@@ -124,6 +124,28 @@ TEST(StreamPlanner, WorldOneEpochSeesEveryDocumentExceptTheLastPartialBatch) {
   EXPECT_EQ(cov.repeated_pieces, 0u);
 }
 
+TEST(StreamPlanner, GivenStepsPerEpochContinueIntoTheNextEpochsStream) {
+  // 60 documents, pad, 2 rows a step: 30 steps exist; 50 are asked for. Steps 30.. take the
+  // documents of the next epoch's stream (marked stream_epoch 1), and epoch 1 starts afresh.
+  TempDir dir;
+  std::vector<std::string> paths = WriteCorpus(dir, {35, 25});
+  StreamOptions so = SOpts(paths, 8);
+  so.steps_per_epoch = 50;
+  auto p = StreamPlanner::Create(so, Opts(1, 0, PackMode::kPad)).value();
+  EXPECT_EQ(p->steps_per_epoch(0), 50u);
+  Coverage cov;
+  uint64_t from_next = 0;
+  for (uint64_t s = 0; s < 50; ++s) {
+    const std::vector<PackedRow> rows = p->RowsAt({0, s * 2}).value();
+    for (const PackedRow& row : rows) from_next += row[0].stream_epoch == 1;
+    Cover(rows, &cov);
+  }
+  EXPECT_EQ(cov.tokens.size(), 60u);  // every document of epoch 0 once
+  EXPECT_EQ(from_next, 40u);          // and 40 rows from the next epoch's stream
+  const std::vector<PackedRow> next = p->RowsAt({1, 0}).value();
+  EXPECT_EQ(next[0][0].stream_epoch, 1u);
+}
+
 TEST(StreamPlanner, IdsAreTheTokenizersIdsOfEveryDocument) {
   // With pack=pad and rows longer than any document, each row is one whole document: the
   // multiset of rows must equal the multiset of (bytes tokenizer) encodings of the lines + EOS.
