@@ -80,17 +80,27 @@ Result<bool> ShardReader::NextLine(std::string* line, uint64_t* offset) {
   return true;
 }
 
-Status ShardReader::Encode(const std::string& text, uint64_t offset, StreamDoc* doc, bool* kept) {
+Status ShardReader::Encode(const std::string& text, uint64_t offset, uint64_t record, StreamDoc* doc,
+                           bool* kept) {
   const StreamShard& s = (*shards_)[shard_];
   RawDocument raw;
   raw.data = text;
   raw.jsonl = s.jsonl;
   raw.offset_bytes = offset;
-  raw.line_number = 0;
+  // The 1-based line when the shard starts the file (a byte range further in knows only offsets).
+  raw.line_number = s.begin == 0 ? record + 1 : 0;
   scratch_.tokens.clear();
   scratch_.lengths.clear();
   scratch_.counters = PackCounters();
-  STOKER_RETURN_IF_ERROR(encoder_.Encode(raw, s.path, &scratch_));
+  Status st = encoder_.Encode(raw, s.path, &scratch_);
+  if (!st.ok() && raw.jsonl && raw.line_number == 0) {
+    // No line number to give: name the file and the byte offset only.
+    std::string m = st.message();
+    const std::string unknown = s.path + ":0";
+    if (m.compare(0, unknown.size(), unknown) == 0) m.erase(s.path.size(), 2);
+    return Status(st.code(), m);
+  }
+  STOKER_RETURN_IF_ERROR(st);
   counters_.Add(scratch_.counters);
   *kept = !scratch_.lengths.empty();
   if (*kept) doc->tokens.assign(scratch_.tokens.begin(), scratch_.tokens.end());
@@ -113,7 +123,7 @@ Result<bool> ShardReader::Next(StreamDoc* doc) {
     }
     bool kept = false;
     doc->ref = {shard_, 0, 0};
-    STOKER_RETURN_IF_ERROR(Encode(text, 0, doc, &kept));
+    STOKER_RETURN_IF_ERROR(Encode(text, 0, 0, doc, &kept));
     return kept;
   }
   std::string line;
@@ -125,7 +135,7 @@ Result<bool> ShardReader::Next(StreamDoc* doc) {
     next_offset_ = offset + line.size() + 1;
     bool kept = false;
     doc->ref = {shard_, record, offset};
-    STOKER_RETURN_IF_ERROR(Encode(line, offset, doc, &kept));
+    STOKER_RETURN_IF_ERROR(Encode(line, offset, record, doc, &kept));
     if (kept) return true;
   }
   lines_.reset();
@@ -151,7 +161,7 @@ Status ShardReader::ReadRefs(const std::vector<DocRef>& refs, std::vector<Stream
         if (offset == want.offset) break;
       }
       bool kept = false;
-      STOKER_RETURN_IF_ERROR(Encode(line, offset, &doc, &kept));
+      STOKER_RETURN_IF_ERROR(Encode(line, offset, want.record, &doc, &kept));
       if (!kept) return Corruption((*shards_)[shard].path + ": record at byte offset " +
                                    std::to_string(want.offset) + " no longer yields a document");
     } else {

@@ -58,7 +58,8 @@ class ShardReader {
 
  private:
   Result<bool> NextLine(std::string* line, uint64_t* offset);
-  Status Encode(const std::string& text, uint64_t offset, StreamDoc* doc, bool* kept);
+  Status Encode(const std::string& text, uint64_t offset, uint64_t record, StreamDoc* doc,
+                bool* kept);
 
   const std::vector<StreamShard>* shards_;
   const Tokenizer* tokenizer_;

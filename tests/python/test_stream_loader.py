@@ -169,3 +169,19 @@ def test_torchrun_gloo_all_reduce_every_step(tmp_path, nproc):
     steps = json.loads(line.split("unique")[0].split("steps", 1)[1].strip())
     assert len(set(steps)) == 1 and steps[0] > 0
     assert line.endswith("unique True")
+
+
+def test_bench_stream_cli(tmp_path, run_stoker):
+    paths = write_corpus(tmp_path, [200, 50])
+    p = run_stoker("bench", "--stream", *paths, "--tokenizer", "bytes", "--shuffle-buffer", "100",
+                   "--seq-len", "64", "--batch-size", "2", "--pack", "bestfit", "--workers", "2",
+                   "--batches", "20", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["batches"] == 20 and r["tokens_per_s"] > 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"body": "no text"}\n' * 50)
+    p = run_stoker("bench", "--stream", bad, "--seq-len", "8", "--batch-size", "1",
+                   "--batches", "5")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "bad.jsonl" in p.stderr and "missing text field" in p.stderr
