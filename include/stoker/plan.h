@@ -166,6 +166,9 @@ struct PlanState {
   // Informational (not checked on restore): the writer's world size and batch size.
   uint32_t world_size = 0;
   uint64_t batch_size = 0;
+  // The streaming planner's own state (src/stream/: shard positions, shuffle-buffer references,
+  // RNG, packer leftover); empty for a Plan. Checked by the planner that reads it.
+  std::string stream;
 
   // One line of JSON; see docs/checkpoint-format.md.
   std::string ToJson() const;

@@ -50,10 +50,20 @@ void RegisterIngest(nb::module_& m) {
          std::string text_field, std::string shard_size, int threads,
          std::optional<uint32_t> task_index, std::optional<uint32_t> task_count, std::string utf8,
          std::string bad_lines, std::string dtype, bool overwrite) {
-        return PackToDict({std::move(inputs), std::move(output), std::move(tokenizer),
-                           std::move(text_field), std::move(shard_size), threads, task_index,
-                           task_count, std::move(utf8), std::move(bad_lines), std::move(dtype),
-                           overwrite});
+        PackArgs args;  // by name: PackArgs gained fields (key_field, input_format) since
+        args.inputs = std::move(inputs);
+        args.output = std::move(output);
+        args.tokenizer = std::move(tokenizer);
+        args.text_field = std::move(text_field);
+        args.shard_size = std::move(shard_size);
+        args.threads = threads;
+        args.task_index = task_index;
+        args.task_count = task_count;
+        args.utf8 = std::move(utf8);
+        args.bad_lines = std::move(bad_lines);
+        args.dtype = std::move(dtype);
+        args.overwrite = overwrite;
+        return PackToDict(args);
       },
       nb::arg("inputs"), nb::arg("output"), nb::arg("tokenizer"), nb::arg("text_field"),
       nb::arg("shard_size"), nb::arg("threads"), nb::arg("task_index").none(),

@@ -17,6 +17,7 @@
 
 #include "register.h"
 #include "stoker/loader.h"
+#include "stream/stream_planner.h"
 
 namespace nb = nanobind;
 
@@ -26,6 +27,7 @@ namespace {
 // Not thread-safe: one Python thread at a time (the Python Loader is not shared across threads).
 struct PyLoader {
   std::unique_ptr<Loader> loader;
+  std::shared_ptr<const stream::StreamPlanner> stream;  // set for stoker.Stream loaders
 
   ~PyLoader() { Close(); }
 
@@ -126,6 +128,32 @@ std::unique_ptr<PyLoader> OpenLoader(const std::vector<DatasetSpec>& specs,
     return Loader::Open(std::move(datasets), options, resume ? &*resume : nullptr);
   }();
   auto out = std::make_unique<PyLoader>();
+  out->loader = Unwrap(std::move(loader));
+  return out;
+}
+
+std::unique_ptr<PyLoader> OpenStream(const std::vector<std::string>& inputs,
+                                     const std::string& tokenizer, const std::string& text_field,
+                                     uint64_t shuffle_buffer, const std::string& utf8,
+                                     uint64_t bestfit_window, uint64_t steps_per_epoch,
+                                     uint64_t split_factor, const LoaderOptions& options,
+                                     const std::optional<std::string>& resume_json) {
+  stream::StreamOptions so;
+  so.inputs = inputs;
+  so.tokenizer = tokenizer;
+  so.text_field = text_field;
+  so.shuffle_buffer = shuffle_buffer;
+  so.utf8 = Unwrap(ParseUtf8Policy(utf8));
+  so.bestfit_window = bestfit_window;
+  so.steps_per_epoch = steps_per_epoch;
+  so.split_factor = split_factor;
+  std::optional<PlanState> resume;
+  if (resume_json) resume = Unwrap(PlanState::FromJson(*resume_json));
+  auto out = std::make_unique<PyLoader>();
+  Result<std::unique_ptr<Loader>> loader = [&] {
+    nb::gil_scoped_release release;
+    return stream::OpenStreamLoader(so, options, resume ? &*resume : nullptr, &out->stream);
+  }();
   out->loader = Unwrap(std::move(loader));
   return out;
 }
@@ -235,6 +263,10 @@ void RegisterLoader(nb::module_& m) {
             return out;
           },
           nb::arg("options"))
+      .def_static("open_stream", &OpenStream, nb::arg("inputs"), nb::arg("tokenizer"),
+                  nb::arg("text_field"), nb::arg("shuffle_buffer"), nb::arg("utf8"),
+                  nb::arg("bestfit_window"), nb::arg("steps_per_epoch"), nb::arg("split_factor"),
+                  nb::arg("options"), nb::arg("resume_json").none() = nb::none())
       .def("next", &NextBatch,
            "The next batch, or None once at the end of each epoch. Releases the GIL.")
       .def("state_json", [](PyLoader& self) { return self.get().State().ToJson(); })
@@ -250,11 +282,19 @@ void RegisterLoader(nb::module_& m) {
            },
            nb::arg("state_json"))
       .def("stats", [](PyLoader& self) { return StatsToDict(self.get().Stats()); })
-      .def_prop_ro("has_plan", [](PyLoader& self) { return self.get().plan() != nullptr; })
-      .def_prop_ro("fingerprint", [](PyLoader& self) { return PlanOf(self).fingerprint(); })
+      .def_prop_ro("has_plan",
+                   [](PyLoader& self) { return self.get().plan() != nullptr || self.stream; })
+      .def_prop_ro("fingerprint",
+                   [](PyLoader& self) {
+                     return self.stream ? self.stream->fingerprint() : PlanOf(self).fingerprint();
+                   })
       .def_prop_ro("num_workers", [](PyLoader& self) { return self.get().options().num_workers; })
       .def("steps_per_epoch",
            [](PyLoader& self, uint64_t epoch) {
+             if (self.stream) {
+               nb::gil_scoped_release release;
+               return self.stream->steps_per_epoch(epoch);
+             }
              const Plan& plan = PlanOf(self);
              nb::gil_scoped_release release;
              return plan.steps_per_epoch(epoch);
@@ -269,6 +309,7 @@ void RegisterLoader(nb::module_& m) {
            nb::arg("epoch"), nb::arg("rows_consumed"))
       .def("make_state_json",
            [](PyLoader& self, uint64_t epoch, uint64_t rows) {
+             if (self.stream) return self.stream->MakeState({epoch, rows}).ToJson();
              return PlanOf(self).MakeState({epoch, rows}).ToJson();
            },
            nb::arg("epoch"), nb::arg("rows_consumed"))

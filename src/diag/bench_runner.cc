@@ -37,7 +37,7 @@ Status Validate(const BenchConfig& c) {
   if (!c.batches && !(c.seconds > 0)) return InvalidArgument("--seconds must be positive");
   if (!(c.consumer_step_ms >= 0)) return InvalidArgument("--consumer-step-ms must be >= 0");
   if (!(c.sample_interval_s > 0)) return InvalidArgument("sample interval must be positive");
-  if (!c.synthetic && c.datasets.empty()) return InvalidArgument("no dataset given");
+  if (!c.synthetic && !c.open && c.datasets.empty()) return InvalidArgument("no dataset given");
   return Status::OK();
 }
 
@@ -87,9 +87,9 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   if (!monitored) options.monitor_warnings = false;
   if (config.monitor_sink) options.monitor_sink = config.monitor_sink;
   const Clock::time_point open_start = Clock::now();
-  Result<std::unique_ptr<Loader>> opened = config.synthetic
-                                               ? Loader::OpenSynthetic(options)
-                                               : Loader::Open(config.datasets, options);
+  Result<std::unique_ptr<Loader>> opened = config.synthetic ? Loader::OpenSynthetic(options)
+                                           : config.open    ? config.open(options)
+                                                            : Loader::Open(config.datasets, options);
   if (!opened.ok()) return opened.status();
   Loader& loader = **opened;
   r.open_s = SecondsSince(open_start);

@@ -21,6 +21,9 @@ struct BenchConfig {
   std::vector<LoaderDataset> datasets;  // ignored when synthetic
   LoaderOptions options;
   bool synthetic = false;
+  // Opens the loader instead of Loader::Open(datasets) when set (the streaming path, src/stream/,
+  // which diag does not depend on); `datasets` may then be empty.
+  std::function<Result<std::unique_ptr<Loader>>(const LoaderOptions&)> open;
   // How long to measure after the warm-up: a batch count, or else seconds.
   std::optional<uint64_t> batches;
   double seconds = 10;

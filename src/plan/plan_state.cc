@@ -26,6 +26,7 @@ std::string PlanState::ToJson() const {
   j["fingerprint"] = fingerprint;
   j["world_size"] = world_size;
   j["batch_size"] = batch_size;
+  if (!stream.empty()) j["stream"] = stream;
   return j.dump();
 }
 
@@ -47,6 +48,7 @@ Result<PlanState> PlanState::FromJson(std::string_view text) {
     s.fingerprint = j.at("fingerprint").get<std::string>();
     s.world_size = j.value("world_size", 0u);
     s.batch_size = j.value("batch_size", uint64_t{0});
+    s.stream = j.value("stream", std::string());
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("malformed plan state: ") + e.what());
   }

@@ -94,9 +94,10 @@ void AddBenchRunFlags(CLI::App* sub, BenchFlags* f) {
 Result<diag::BenchResult> RunBenchFromFlags(const LoaderFlags& lf, const LoaderOptions& options,
                                             const BenchFlags& bf, const char* label) {
   diag::BenchConfig c;
-  if (!bf.synthetic) {
+  if (!bf.synthetic && !bf.open) {
     STOKER_ASSIGN_OR_RETURN(c.datasets, diag::OpenDatasets(lf.datasets));
   }
+  c.open = bf.open;
   c.options = options;
   c.synthetic = bf.synthetic;
   c.batches = bf.batches;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +51,8 @@ struct BenchFlags {
   double consumer_step_ms = 0;
   bool synthetic = false;
   bool progress = true;
+  // Opens the loader instead of the DATASET arguments (bench --stream).
+  std::function<Result<std::unique_ptr<Loader>>(const LoaderOptions&)> open;
 };
 
 // Registers --batches / --seconds (mutually exclusive), --warmup-batches, --consumer-step-ms.

@@ -111,7 +111,10 @@ class Loader:
         device_buffers: int = 2,
         monitor_warnings: bool = True,
     ) -> None:
-        specs = normalize_datasets(datasets)
+        from ._stream import Stream
+
+        stream = datasets if isinstance(datasets, Stream) else None
+        specs = [] if stream is not None else normalize_datasets(datasets)
         rank, world_size = rank_and_world_size(rank, world_size)
         self._setup(device, output)
         self._options = _options(
@@ -125,7 +128,10 @@ class Loader:
             block_shards=block_shards, bestfit_window=bestfit_window,
             device_buffers=device_buffers, monitor_warnings=monitor_warnings)
         self._datasets = specs
-        self._impl = _stoker.Loader.open(specs, self._options)
+        if stream is not None:
+            self._impl = stream._open(_stoker, self._options)
+        else:
+            self._impl = _stoker.Loader.open(specs, self._options)
         self._synthetic_steps: Optional[int] = None
 
     @classmethod

@@ -1,0 +1,70 @@
+"""stoker.Stream: raw text read as a stream (JSONL, .gz, .zst, text files), for stoker.Loader."""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import Optional, Sequence, Union
+
+
+class Stream:
+    """Raw text inputs streamed through a shuffle buffer and tokenized online (docs/streaming.md).
+
+    ``paths`` are files, directories or glob patterns (expanded here, sorted). Give the object to
+    ``stoker.Loader`` in place of datasets; the loader options (seq_len, batch_size, num_workers,
+    pack, seed, rank/world_size, on_error, state_dict) mean what they mean for datasets.
+    ``steps_per_epoch`` fixes the epoch length; without it a pre-scan at open reads every shard
+    once. Plain value.
+    """
+
+    def __init__(
+        self,
+        paths: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]],
+        tokenizer: str = "bytes",
+        text_field: str = "text",
+        shuffle_buffer: int = 10_000,
+        *,
+        utf8: str = "replace",
+        bestfit_window: int = 256,
+        steps_per_epoch: Optional[int] = None,
+        split_factor: int = 8,
+    ) -> None:
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        inputs = []
+        for p in paths:
+            p = os.fspath(p)
+            if glob.has_magic(p):
+                matched = sorted(glob.glob(p))
+                if not matched:
+                    raise FileNotFoundError(f"stoker.Stream: no file matches {p!r}")
+                inputs.extend(matched)
+            else:
+                inputs.append(p)
+        if not inputs:
+            raise ValueError("stoker.Stream: no input given")
+        for name, v in (("shuffle_buffer", shuffle_buffer), ("bestfit_window", bestfit_window),
+                        ("split_factor", split_factor)):
+            if not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        if steps_per_epoch is not None and (not isinstance(steps_per_epoch, int)
+                                            or steps_per_epoch < 1):
+            raise ValueError(f"steps_per_epoch must be None or an integer >= 1, got "
+                             f"{steps_per_epoch!r}")
+        self.inputs = inputs
+        self.tokenizer = os.fspath(tokenizer)
+        self.text_field = text_field
+        self.shuffle_buffer = shuffle_buffer
+        self.utf8 = utf8
+        self.bestfit_window = bestfit_window
+        self.steps_per_epoch = steps_per_epoch or 0
+        self.split_factor = split_factor
+
+    def _open(self, core, options, resume_json=None):
+        return core.Loader.open_stream(
+            self.inputs, self.tokenizer, self.text_field, self.shuffle_buffer, self.utf8,
+            self.bestfit_window, self.steps_per_epoch, self.split_factor, options, resume_json)
+
+    def __repr__(self) -> str:
+        return (f"stoker.Stream({self.inputs!r}, tokenizer={self.tokenizer!r}, "
+                f"shuffle_buffer={self.shuffle_buffer})")

@@ -1,0 +1,79 @@
+// ShardReader: the documents of one StreamShard in order, each with its reference (shard, record,
+// byte offset) and its tokens (ingest's DocumentEncoder: JSONL field, --utf8 policy, tokenizer,
+// EOS — so the ids equal `stoker pack`'s). Also re-reads documents by reference, for resume.
+// Not thread-safe: one user at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ingest/document_encoder.h"
+#include "ingest/line_reader.h"
+#include "stream/shards.h"
+
+namespace stoker::stream {
+
+// Where a document lives: its shard, its index among the shard's records, and the byte offset of
+// its line in the (decompressed) file.
+struct DocRef {
+  uint32_t shard = 0;
+  uint64_t record = 0;
+  uint64_t offset = 0;
+  bool operator==(const DocRef&) const = default;
+};
+
+struct StreamDoc {
+  DocRef ref;
+  std::vector<int32_t> tokens;  // EOS included; never empty
+};
+
+struct ReaderOptions {
+  DocumentEncoderOptions encoder;  // skip_bad_lines = on_error "skip"
+  // A truncated or corrupt compressed shard: "skip" ends the shard early (counted) instead of
+  // failing with the error (which names the file and the compressed offset).
+  bool skip_corrupt_shards = false;
+};
+
+class ShardReader {
+ public:
+  ShardReader(const std::vector<StreamShard>* shards, const Tokenizer* tokenizer,
+              ReaderOptions options);
+
+  // Starts reading shard `shard` at record `record` whose line starts at byte `offset` (0, 0 =
+  // from the shard's beginning).
+  Status Open(uint32_t shard, uint64_t record, uint64_t offset);
+  // The next non-empty document, or false at the shard's end. Skipped documents are counted.
+  Result<bool> Next(StreamDoc* doc);
+  // Where the next document would be read from (for a checkpoint).
+  uint64_t next_record() const { return next_record_; }
+  uint64_t next_offset() const { return next_offset_; }
+
+  // Re-reads the documents `refs` (all of one shard, offsets increasing) in one pass.
+  Status ReadRefs(const std::vector<DocRef>& refs, std::vector<StreamDoc>* out);
+
+  const PackCounters& counters() const { return counters_; }
+  uint64_t corrupt_shards_skipped() const { return corrupt_shards_; }
+
+ private:
+  Result<bool> NextLine(std::string* line, uint64_t* offset);
+  Status Encode(const std::string& text, uint64_t offset, uint64_t record, StreamDoc* doc,
+                bool* kept);
+
+  const std::vector<StreamShard>* shards_;
+  const Tokenizer* tokenizer_;
+  ReaderOptions options_;
+  DocumentEncoder encoder_;
+  uint32_t shard_ = 0;
+  std::unique_ptr<LineReader> lines_;
+  uint64_t base_ = 0;       // file offset of the stream's byte 0
+  uint64_t next_record_ = 0, next_offset_ = 0;
+  bool whole_done_ = false;  // a whole-file document already returned
+  bool open_ = false;
+  PackCounters counters_;
+  uint64_t corrupt_shards_ = 0;
+  EncodedDocuments scratch_;
+};
+
+}  // namespace stoker::stream

@@ -1,0 +1,355 @@
+#include "stream/stream_planner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <xxhash.h>
+
+#include "loader/loader_internal.h"
+#include "plan/best_fit.h"
+
+namespace stoker::stream {
+namespace {
+
+// Serves the tokens of the planned pieces: document `doc` is a piece handle of the planner.
+class StreamTokenSource final : public TokenSource {
+ public:
+  explicit StreamTokenSource(const StreamPlanner* planner) : planner_(planner) {}
+  std::string_view format() const override { return "stream"; }
+  const std::string& path() const override { return name_; }
+  TokenDType dtype() const override { return TokenDType::kInt32; }
+  uint64_t num_documents() const override { return UINT64_MAX; }
+  uint64_t num_tokens() const override { return 0; }
+  uint64_t document_length(uint64_t doc) const override {
+    Tokens t = planner_->PieceTokens(doc);
+    return t ? t->size() : 0;
+  }
+  Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override {
+    return ReadT(doc, offset, count, out);
+  }
+  Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override {
+    return ReadT(doc, offset, count, out);
+  }
+
+ private:
+  template <typename T>
+  Status ReadT(uint64_t doc, uint64_t offset, uint64_t count, T* out) const {
+    Tokens t = planner_->PieceTokens(doc);
+    if (!t) return Internal("stream: piece " + std::to_string(doc) + " was evicted before use");
+    if (offset + count > t->size()) return OutOfRange("stream: read past a document's end");
+    std::copy(t->begin() + offset, t->begin() + offset + count, out);
+    return Status::OK();
+  }
+  const StreamPlanner* planner_;
+  std::string name_ = "stream";
+};
+
+}  // namespace
+
+Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions& options,
+                                                             const LoaderOptions& loader) {
+  if (options.inputs.empty()) return InvalidArgument("stream: no input given");
+  if (loader.batch_size * loader.seq_len >= (uint64_t{1} << kPieceBits)) {
+    return InvalidArgument("stream: batch_size * seq_len must be below 2^28");
+  }
+  std::shared_ptr<StreamPlanner> p(new StreamPlanner());
+  p->options_ = options;
+  auto ctx = std::make_shared<StreamContext>();
+  StreamConfig& c = ctx->config;
+  c.seq_len = loader.seq_len;
+  c.shuffle_buffer = options.shuffle_buffer;
+  c.seed = loader.seed;
+  c.world_size = loader.world_size;
+  c.rank = loader.rank;
+  c.pack = loader.pack;
+  c.bestfit_window = options.bestfit_window;
+  c.reader.encoder.text_field = options.text_field;
+  c.reader.encoder.utf8 = options.utf8;
+  c.reader.encoder.skip_bad_lines = loader.on_error == ErrorPolicy::kSkip;
+  c.reader.skip_corrupt_shards = loader.on_error == ErrorPolicy::kSkip;
+  ctx->tokenizer = options.tokenizer_instance;
+  if (!ctx->tokenizer) {
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tok,
+                            OpenTokenizer(options.tokenizer, options.tokenizer_options));
+    ctx->tokenizer = std::move(tok);
+  }
+  STOKER_ASSIGN_OR_RETURN(ctx->shards,
+                          MakeShards(options.inputs, uint64_t{loader.world_size} *
+                                                         std::max<uint64_t>(options.split_factor, 1)));
+  p->ctx_ = ctx;
+  p->batch_size_ = loader.batch_size;
+  p->global_rows_ = loader.batch_size * loader.world_size;
+  // Steps kept behind the newest: every step in flight is within one ring of it (the ring holds
+  // prefetch_factor * workers + 1 slots); twice that, and at least 32.
+  const uint64_t workers = loader.num_workers > 0
+                               ? static_cast<uint64_t>(loader.num_workers)
+                               : std::max<uint64_t>(1, std::thread::hardware_concurrency());
+  p->retention_ = std::max<uint64_t>(32, 2 * (loader.prefetch_factor * workers + 1));
+  // The fingerprint: shards, tokenizer and every option that changes the row stream.
+  std::string key;
+  for (const StreamShard& s : ctx->shards) {
+    key += s.path + '\0' + std::to_string(s.begin) + ',' + std::to_string(s.end) + ';';
+  }
+  key += ctx->tokenizer->identity().kind + ctx->tokenizer->identity().checksum;
+  for (uint64_t v : {c.seq_len, c.shuffle_buffer, c.seed, uint64_t{c.world_size},
+                     uint64_t(c.pack), c.bestfit_window, loader.batch_size,
+                     options.steps_per_epoch}) {
+    key += ',' + std::to_string(v);
+  }
+  key += options.text_field;
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx",
+           static_cast<unsigned long long>(XXH3_64bits(key.data(), key.size())));
+  p->fingerprint_ = std::string("stream-") + hex;
+  if (options.steps_per_epoch == 0) STOKER_RETURN_IF_ERROR(p->PreScan());
+  if (p->steps_per_epoch(0) == 0) {
+    return InvalidArgument("stream: the input yields no full batch of " +
+                           std::to_string(loader.batch_size) + " rows of " +
+                           std::to_string(loader.seq_len) + " tokens on every one of " +
+                           std::to_string(loader.world_size) + " ranks");
+  }
+  p->source_ = std::make_shared<StreamTokenSource>(p.get());
+  return p;
+}
+
+Status StreamPlanner::PreScan() {
+  // Shards are scanned in parallel (one reader per thread); each shard's lengths land in its own
+  // slot, so the result does not depend on the thread count.
+  const size_t n = ctx_->shards.size();
+  lengths_.assign(n, {});
+  std::vector<Status> status(n);
+  std::atomic<size_t> next{0};
+  auto scan = [&] {
+    ShardReader reader(&ctx_->shards, ctx_->tokenizer.get(), ctx_->config.reader);
+    StreamDoc doc;
+    for (size_t s = next++; s < n; s = next++) {
+      Status st = reader.Open(static_cast<uint32_t>(s), 0, 0);
+      while (st.ok()) {
+        Result<bool> got = reader.Next(&doc);
+        if (!got.ok()) st = got.status();
+        if (!got.ok() || !*got) break;
+        lengths_[s].push_back(static_cast<uint32_t>(doc.tokens.size()));
+      }
+      status[s] = st;
+    }
+  };
+  const size_t threads =
+      std::min<size_t>(n, std::max<unsigned>(1, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(scan);
+  scan();
+  for (std::thread& t : pool) t.join();
+  for (const Status& st : status) STOKER_RETURN_IF_ERROR(st);
+  return Status::OK();
+}
+
+uint64_t StreamPlanner::RowsOfRank(uint64_t epoch, uint32_t rank) const {
+  const StreamConfig& c = ctx_->config;
+  const uint64_t S = c.seq_len;
+  const std::vector<uint32_t> dealt = DealShards(ctx_->shards, c.seed, epoch, c.world_size)[rank];
+  uint64_t docs = 0, tokens = 0;
+  for (uint32_t s : dealt) {
+    docs += lengths_[s].size();
+    for (uint32_t n : lengths_[s]) tokens += n;
+  }
+  if (c.pack == PackMode::kPad) return docs;
+  if (c.pack == PackMode::kConcat) return tokens / S;
+  // Best fit: replay the shuffle buffer on the lengths alone (as RankStream::NextDoc draws).
+  const uint64_t cap = std::max<uint64_t>(c.shuffle_buffer, 1);
+  uint64_t rng = MixKey(c.seed, epoch, 0x10000 + rank);
+  std::vector<uint32_t> buffer, window;
+  uint64_t rows = 0;
+  auto pack_window = [&] {
+    std::vector<uint64_t> items;
+    for (uint32_t n : window) {
+      for (uint64_t off = 0; off < n; off += S) items.push_back(std::min<uint64_t>(S, n - off));
+    }
+    std::vector<uint32_t> bin;
+    const uint64_t bins = plan::BestFitDecreasing(items, S, &bin);
+    window.clear();
+    return bins;
+  };
+  auto emit = [&] {
+    const size_t j = cap == 1 ? 0 : SplitMix64(&rng) % buffer.size();
+    window.push_back(buffer[j]);
+    buffer[j] = buffer.back();
+    buffer.pop_back();
+    if (window.size() == std::max<uint64_t>(c.bestfit_window, 1)) rows += pack_window();
+  };
+  for (uint32_t s : dealt) {
+    for (uint32_t n : lengths_[s]) {
+      buffer.push_back(n);
+      if (buffer.size() == cap) emit();
+    }
+  }
+  while (!buffer.empty()) emit();
+  if (!window.empty()) rows += pack_window() - 1;  // completed by the next epoch's documents
+  return rows;
+}
+
+uint64_t StreamPlanner::steps_per_epoch(uint64_t epoch) const {
+  if (options_.steps_per_epoch > 0) return options_.steps_per_epoch;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = steps_cache_.find(epoch);
+  if (it != steps_cache_.end()) return it->second;
+  uint64_t rows = UINT64_MAX;
+  for (uint32_t r = 0; r < ctx_->config.world_size; ++r) rows = std::min(rows, RowsOfRank(epoch, r));
+  const uint64_t steps = rows / batch_size_;
+  steps_cache_[epoch] = steps;
+  return steps;
+}
+
+PlanPosition StreamPlanner::Normalize(const PlanPosition& pos) const {
+  PlanPosition p = pos;
+  for (int i = 0; i < 16 && StepOf(p) >= steps_per_epoch(p.epoch); ++i) p = {p.epoch + 1, 0};
+  return p;
+}
+
+PlanPosition StreamPlanner::Advance(const PlanPosition& pos) const {
+  const uint64_t step = StepOf(pos) + 1;
+  if (step >= steps_per_epoch(pos.epoch)) return Normalize({pos.epoch + 1, 0});
+  return {pos.epoch, step * global_rows_};
+}
+
+Result<const StreamPlanner::Entry*> StreamPlanner::EntryLocked(uint64_t epoch,
+                                                               uint64_t step) const {
+  auto found = entries_.find({epoch, step});
+  if (found != entries_.end()) return &found->second;
+  Generator& g = gens_[epoch];
+  if (g.stream && step < g.next_step && step != 0) {
+    return FailedPrecondition("stream: step " + std::to_string(step) + " of epoch " +
+                              std::to_string(epoch) +
+                              " is behind the stream and no longer cached (restore a state)");
+  }
+  if (!g.stream || step < g.next_step) {  // an epoch's start: a fresh stream
+    g.stream = std::make_unique<RankStream>(ctx_, epoch);
+    g.next_step = 0;
+  }
+  const Entry* last = nullptr;
+  while (g.next_step <= step) {
+    Entry e;
+    e.id = next_id_++;
+    e.state_before = g.stream->Snapshot().Encode();
+    for (uint64_t r = 0; r < batch_size_; ++r) {
+      STOKER_ASSIGN_OR_RETURN(PackedRow row, g.stream->NextRow());
+      Row plan_row;
+      for (const PackedPiece& piece : row) {
+        const uint64_t handle = (e.id << kPieceBits) | e.pieces.size();
+        e.pieces.push_back(piece.tokens);
+        plan_row.pieces.push_back({0, handle, piece.offset, piece.length});
+      }
+      e.rows.push_back(std::move(row));
+      e.plan_rows.push_back(std::move(plan_row));
+    }
+    auto [it, inserted] = entries_.insert_or_assign({epoch, g.next_step}, std::move(e));
+    {
+      std::unique_lock<std::shared_mutex> lock(pieces_mu_);
+      by_id_[it->second.id] = &it->second;
+      // Evict the steps generated long before this one (whatever their epoch).
+      const uint64_t newest = it->second.id;
+      for (auto old = entries_.begin(); old != entries_.end();) {
+        if (old->second.id + retention_ < newest) {
+          by_id_.erase(old->second.id);
+          old = entries_.erase(old);
+        } else {
+          ++old;
+        }
+      }
+    }
+    last = &it->second;
+    ++g.next_step;
+  }
+  while (!gens_.empty() && gens_.begin()->first + 1 < epoch) gens_.erase(gens_.begin());
+  return last;
+}
+
+Tokens StreamPlanner::PieceTokens(uint64_t doc) const {
+  std::shared_lock<std::shared_mutex> lock(pieces_mu_);
+  auto it = by_id_.find(doc >> kPieceBits);
+  if (it == by_id_.end()) return nullptr;
+  const uint64_t i = doc & ((uint64_t{1} << kPieceBits) - 1);
+  return i < it->second->pieces.size() ? it->second->pieces[i] : nullptr;
+}
+
+Status StreamPlanner::BatchAt(const PlanPosition& pos, Batch* out) const {
+  const uint64_t step = StepOf(pos);
+  if (pos.rows_consumed % global_rows_ != 0 || step >= steps_per_epoch(pos.epoch)) {
+    return OutOfRange("stream: no step at epoch " + std::to_string(pos.epoch) + " row " +
+                      std::to_string(pos.rows_consumed));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  STOKER_ASSIGN_OR_RETURN(const Entry* e, EntryLocked(pos.epoch, step));
+  out->position = pos;
+  out->step = step;
+  out->rank = ctx_->config.rank;
+  out->rows = e->plan_rows;
+  return Status::OK();
+}
+
+Result<std::vector<PackedRow>> StreamPlanner::RowsAt(const PlanPosition& pos) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  STOKER_ASSIGN_OR_RETURN(const Entry* e, EntryLocked(pos.epoch, StepOf(pos)));
+  return e->rows;
+}
+
+PlanState StreamPlanner::MakeState(const PlanPosition& pos) const {
+  PlanState s;
+  s.position = pos;
+  s.fingerprint = fingerprint_;
+  s.world_size = ctx_->config.world_size;
+  s.batch_size = batch_size_;
+  const uint64_t step = StepOf(pos);
+  if (step == 0) return s;  // an epoch's start: nothing to record
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<const Entry*> e = EntryLocked(pos.epoch, step);
+  if (e.ok()) s.stream = (*e)->state_before;
+  return s;
+}
+
+Result<PlanPosition> StreamPlanner::RestorePosition(const PlanState& state) const {
+  if (state.fingerprint != fingerprint_) {
+    return FailedPrecondition("stream: the state belongs to another stream (fingerprint " +
+                              state.fingerprint + ", this stream " + fingerprint_ +
+                              "; inputs, tokenizer, seed, seq_len, pack, shuffle_buffer, "
+                              "batch_size and world_size must match)");
+  }
+  const PlanPosition pos = state.position;
+  const uint64_t step = StepOf(pos);
+  if (pos.rows_consumed % global_rows_ != 0) {
+    return InvalidArgument("stream: the state is not at a step boundary");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  {
+    std::unique_lock<std::shared_mutex> plock(pieces_mu_);
+    entries_.clear();
+    by_id_.clear();
+  }
+  gens_.clear();
+  Generator& g = gens_[pos.epoch];
+  g.stream = std::make_unique<RankStream>(ctx_, pos.epoch);
+  g.next_step = step;
+  if (step > 0) {
+    if (state.stream.empty()) return InvalidArgument("stream: the state has no stream section");
+    STOKER_ASSIGN_OR_RETURN(RankSnapshot snap, RankSnapshot::Decode(state.stream));
+    STOKER_RETURN_IF_ERROR(g.stream->Restore(snap));
+  }
+  return pos;
+}
+
+Result<std::unique_ptr<Loader>> OpenStreamLoader(const StreamOptions& options,
+                                                 const LoaderOptions& loader,
+                                                 const PlanState* resume,
+                                                 std::shared_ptr<const StreamPlanner>* out) {
+  STOKER_RETURN_IF_ERROR(loader::ValidateOptions(loader));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<StreamPlanner> planner,
+                          StreamPlanner::Create(options, loader));
+  PlanPosition start;
+  if (resume != nullptr) {
+    STOKER_ASSIGN_OR_RETURN(start, planner->RestorePosition(*resume));
+  }
+  std::vector<std::shared_ptr<const TokenSource>> sources{planner->token_source()};
+  if (out != nullptr) *out = planner;
+  return loader::OpenLoaderWithPlanner(planner, std::move(sources), loader, start);
+}
+
+}  // namespace stoker::stream
