@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "records/byte_source.h"
+#include "storage/byte_source.h"
 #include "records/byte_stream.h"
 
 namespace stoker::stream {
