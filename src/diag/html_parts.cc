@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/escape.h"
 #include "diag/bench_report.h"
 
 namespace stoker::diag {
@@ -38,19 +39,7 @@ std::string YLabel(double y, const AxisTicks& ticks, AxisFormat f) {
 
 }  // namespace
 
-std::string HtmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string HtmlEscape(const std::string& s) { return EscapeMarkup(s); }
 
 AxisTicks RoundTicks(double max_value, int target) {
   AxisTicks t;

@@ -1,5 +1,6 @@
 #include "storage/s3_xml.h"
 
+#include "common/escape.h"
 #include "storage/backend.h"
 
 #include <charconv>
@@ -82,19 +83,7 @@ std::string XmlDecode(std::string_view text) {
   return out;
 }
 
-std::string XmlEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string XmlEscape(std::string_view text) { return EscapeMarkup(text); }
 
 std::optional<S3ListPage> ParseListObjectsV2(std::string_view xml) {
   S3ListPage page;

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "text/regex_splitter.h"
+#include "text/utf8.h"
 
 namespace stoker {
 namespace {
@@ -15,24 +16,6 @@ std::vector<std::string> Pieces(const RegexSplitter& s, std::string_view text) {
   std::vector<std::string> out;
   EXPECT_TRUE(s.Split(text, [&](std::string_view p) { out.emplace_back(p); }).ok());
   return out;
-}
-
-void AppendUtf8(char32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 TEST(Cl100kScannerTest, UsedOnlyForTheExactTiktokenPattern) {

@@ -27,4 +27,8 @@ size_t FindInvalidUtf8(std::string_view text);
 // Returns the number of replacements made (0 when `text` was valid).
 size_t AppendReplacingInvalidUtf8(std::string_view text, std::string* out);
 
+// Appends the UTF-8 encoding of code point `cp` (at most U+10FFFF; surrogates are encoded as
+// they are, for tests that need them) to *out.
+void AppendUtf8(char32_t cp, std::string* out);
+
 }  // namespace stoker
