@@ -29,6 +29,7 @@ def cli_cases(d):
         ("merge", "gs://bucket/part", "-o", str(d / "merged")),
         ("merge", str(d / "part"), "-o", "s3://bucket/merged"),
         ("inspect", "s3://bucket/ds"),
+        ("index", "s3://bucket/ds"),
         ("verify", "http://host/ds"),
         ("plan", "s3://bucket/ds", *loader),
         ("plan", "0.5:s3://bucket/ds", *loader),

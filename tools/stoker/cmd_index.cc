@@ -76,7 +76,9 @@ void AddIndexCommand(CLI::App& app, int* exit_code) {
       "other tools. The file is written under a temporary name and renamed, then the manifest is "
       "rewritten atomically.\n"
       "Exit status: 0 written (or --check found no problem), 1 --check found a problem, 2 error.");
-  sub->add_option("DATASET", args->dir, "stoker dataset directory")->required();
+  sub->add_option("DATASET", args->dir, "stoker dataset directory")
+      ->required()
+      ->transform(LocalFile());
   sub->add_flag("--check", args->check,
                 "Verify the existing index (checksum, totals, shards) instead of writing one");
   sub->callback([args, exit_code] { *exit_code = RunIndex(*args); });
