@@ -29,7 +29,7 @@ uint64_t TableSize(size_t entries) {
 
 void BpeModel::BuildIndex() {
   uint64_t n = TableSize(tokens_.size());
-  slots_.assign(n, -1);
+  slots_.assign(n, kEmptySlot);
   slot_mask_ = n - 1;
   for (size_t id = 0; id < tokens_.size(); ++id) {
     const std::string& t = tokens_[id];
@@ -38,22 +38,25 @@ void BpeModel::BuildIndex() {
       int32_t& b = byte_ids_[static_cast<uint8_t>(t[0])];
       if (b < 0) b = static_cast<int32_t>(id);
     }
-    uint64_t h = HashBytes(t) & slot_mask_;
-    while (slots_[h] >= 0) {
-      if (tokens_[slots_[h]] == t) break;  // a duplicate keeps the first (lowest) id
-      h = (h + 1) & slot_mask_;
-    }
-    if (slots_[h] < 0) slots_[h] = static_cast<int32_t>(id);
+    if (Find(t) >= 0) continue;  // a duplicate keeps the first (lowest) id
+    uint64_t h = HashBytes(t);
+    uint64_t at = h & slot_mask_;
+    while (slots_[at] != kEmptySlot) at = (at + 1) & slot_mask_;
+    slots_[at] = (h & kTagMask) | static_cast<uint32_t>(id);
   }
 }
 
+// The slot holds the hash's high 32 bits beside the id, so a probe past another token (or a
+// piece that is not a token at all) is decided without reading that token's bytes.
 int32_t BpeModel::Find(std::string_view piece) const {
-  uint64_t h = HashBytes(piece) & slot_mask_;
-  while (true) {
-    int32_t id = slots_[h];
-    if (id < 0) return -1;
-    if (tokens_[id] == piece) return id;
-    h = (h + 1) & slot_mask_;
+  uint64_t h = HashBytes(piece);
+  for (uint64_t at = h & slot_mask_;; at = (at + 1) & slot_mask_) {
+    uint64_t slot = slots_[at];
+    if (slot == kEmptySlot) return -1;
+    if ((slot & kTagMask) == (h & kTagMask)) {
+      int32_t id = static_cast<int32_t>(static_cast<uint32_t>(slot));
+      if (tokens_[static_cast<size_t>(id)] == piece) return id;
+    }
   }
 }
 
@@ -127,8 +130,8 @@ Result<BpeModel> BpeModel::BuildFromRanks(std::vector<std::string> tokens) {
     if (t.size() < 2 || m.Find(t) != static_cast<int32_t>(id)) continue;
     for (size_t k = 1; k < t.size(); ++k) {
       int32_t l = m.Find(std::string_view(t).substr(0, k));
-      int32_t r = m.Find(std::string_view(t).substr(k));
-      if (l >= 0 && r >= 0) {
+      int32_t r = l >= 0 ? m.Find(std::string_view(t).substr(k)) : -1;
+      if (r >= 0) {
         merges.push_back({l, r, static_cast<uint32_t>(id), static_cast<int32_t>(id)});
       }
     }

@@ -65,7 +65,10 @@ class BpeModel {
 
   std::vector<std::string> tokens_;
   std::vector<int32_t> byte_ids_ = std::vector<int32_t>(256, -1);
-  std::vector<int32_t> slots_;  // open addressing over tokens_ by bytes; -1 = empty
+  static constexpr uint64_t kEmptySlot = ~0ull;
+  static constexpr uint64_t kTagMask = 0xFFFFFFFF00000000ull;
+  // Open addressing over tokens_ by their bytes: (hash & kTagMask) | id, or kEmptySlot.
+  std::vector<uint64_t> slots_;
   uint64_t slot_mask_ = 0;
   std::vector<PairSlot> pairs_;
   uint64_t pair_mask_ = 0;

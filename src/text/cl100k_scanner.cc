@@ -11,10 +11,19 @@
 namespace stoker {
 namespace {
 
+// The code point of the UTF-8 sequence at `p` of valid `t`; *len its length.
+char32_t DecodeAt(std::string_view t, size_t p, size_t* len) {
+  unsigned char c = static_cast<unsigned char>(t[p]);
+  auto cont = [&](size_t k) { return static_cast<char32_t>(t[p + k] & 0x3F); };
+  if (c < 0x80) return *len = 1, c;
+  if (c < 0xE0) return *len = 2, ((c & 0x1Fu) << 6) | cont(1);
+  if (c < 0xF0) return *len = 3, ((c & 0x0Fu) << 12) | (cont(1) << 6) | cont(2);
+  return *len = 4, ((c & 0x07u) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3);
+}
+
 // Marks every code point that PCRE2 (UTF + UCP) matches with `pattern` as `cls`: one pass of the
-// pattern over a string of all code points (surrogates, not valid UTF-8, are left out).
-void MarkClass(const char* pattern, uint8_t cls, const std::string& all,
-               const std::vector<char32_t>& cp_at, std::vector<uint8_t>* table) {
+// pattern over `all`, a string of every code point (surrogates, not valid UTF-8, are left out).
+void MarkClass(const char* pattern, uint8_t cls, std::string_view all, uint8_t* table) {
   int err = 0;
   PCRE2_SIZE off = 0;
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
@@ -27,9 +36,7 @@ void MarkClass(const char* pattern, uint8_t cls, const std::string& all,
          pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(all.data()), all.size(), pos,
                      PCRE2_NO_UTF_CHECK, md, nullptr) >= 0) {
     PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
-    for (size_t b = ov[0]; b < ov[1]; ++b) {
-      if (cp_at[b] != U'\xFFFFFFFF') (*table)[cp_at[b]] = cls;
-    }
+    for (size_t b = ov[0], len; b < ov[1]; b += len) table[DecodeAt(all, b, &len)] = cls;
     pos = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
   }
   pcre2_match_data_free(md);
@@ -40,19 +47,13 @@ const uint8_t* ClassTable() {
   static const std::vector<uint8_t>* table = [] {
     auto* t = new std::vector<uint8_t>(0x110000, Cl100kScanner::kOther);
     std::string all;
-    std::vector<char32_t> cp_at;  // byte offset in `all` -> the code point starting there
     all.reserve(0x110000 * 4);
-    cp_at.reserve(0x110000 * 4);
     for (char32_t cp = 0; cp < 0x110000; ++cp) {
-      if (cp >= 0xD800 && cp <= 0xDFFF) continue;
-      size_t before = all.size();
-      AppendUtf8(cp, &all);
-      cp_at.push_back(cp);
-      for (size_t k = before + 1; k < all.size(); ++k) cp_at.push_back(U'\xFFFFFFFF');
+      if (cp < 0xD800 || cp > 0xDFFF) AppendUtf8(cp, &all);
     }
-    MarkClass("\\p{L}+", Cl100kScanner::kLetter, all, cp_at, t);
-    MarkClass("\\p{N}+", Cl100kScanner::kNumber, all, cp_at, t);
-    MarkClass("[\\s\\x{85}]+", Cl100kScanner::kSpace, all, cp_at, t);
+    MarkClass("\\p{L}+", Cl100kScanner::kLetter, all, t->data());
+    MarkClass("\\p{N}+", Cl100kScanner::kNumber, all, t->data());
+    MarkClass("[\\s\\x{85}]+", Cl100kScanner::kSpace, all, t->data());
     return t;
   }();
   return table->data();
@@ -63,23 +64,7 @@ const uint8_t* ClassTable() {
 Cl100kScanner::Cl100kScanner() : classes_(ClassTable()) {}
 
 Cl100kScanner::Class Cl100kScanner::ClassAt(std::string_view t, size_t p, size_t* len) const {
-  unsigned char c = static_cast<unsigned char>(t[p]);
-  char32_t cp;
-  if (c < 0x80) {
-    *len = 1;
-    cp = c;
-  } else if (c < 0xE0) {
-    *len = 2;
-    cp = ((c & 0x1F) << 6) | (t[p + 1] & 0x3F);
-  } else if (c < 0xF0) {
-    *len = 3;
-    cp = ((c & 0x0F) << 12) | ((t[p + 1] & 0x3F) << 6) | (t[p + 2] & 0x3F);
-  } else {
-    *len = 4;
-    cp = ((c & 0x07) << 18) | ((t[p + 1] & 0x3F) << 12) | ((t[p + 2] & 0x3F) << 6) |
-         (t[p + 3] & 0x3F);
-  }
-  return static_cast<Class>(classes_[cp]);
+  return static_cast<Class>(classes_[DecodeAt(t, p, len)]);
 }
 
 size_t Cl100kScanner::Match(std::string_view t, size_t i) const {
