@@ -1,19 +1,25 @@
 // stoker.Tokenizer: the tokenizers of `stoker pack` (bytes, SentencePiece, tokenizer.json,
 // tiktoken) from Python. encode/encode_batch/decode release the GIL; encode_batch encodes on
-// num_threads threads sharing the one (thread-safe) tokenizer.
+// num_threads threads (the caller and the process's WorkerPool) sharing the one tokenizer.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "register.h"
 #include "text/tokenizer.h"
+#include "text/worker_pool.h"
 
 namespace nb = nanobind;
 
@@ -24,7 +30,7 @@ struct PyTokenizer {
   std::unique_ptr<Tokenizer> tokenizer;
 };
 
-nb::object IdsToPython(std::vector<int32_t> ids, bool numpy) {
+nb::object IdsToPython(std::span<const int32_t> ids, bool numpy) {
   if (!numpy) {
     PyObject* list = PyList_New(static_cast<Py_ssize_t>(ids.size()));
     if (!list) throw nb::python_error();
@@ -33,7 +39,7 @@ nb::object IdsToPython(std::vector<int32_t> ids, bool numpy) {
     }
     return nb::steal(list);
   }
-  auto* owned = new std::vector<int32_t>(std::move(ids));
+  auto* owned = new std::vector<int32_t>(ids.begin(), ids.end());
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<int32_t>*>(p); });
   size_t shape[1] = {owned->size()};
   return nb::ndarray<nb::numpy, int32_t>(owned->data(), 1, shape, owner).cast();
@@ -57,35 +63,125 @@ nb::object Encode(const PyTokenizer& t, const std::string& text, bool numpy) {
     st = t.tokenizer->Encode(text, &ids);
   }
   ThrowIfError(st);
-  return IdsToPython(std::move(ids), numpy);
+  return IdsToPython(ids, numpy);
 }
 
-nb::list EncodeBatch(const PyTokenizer& t, const std::vector<std::string>& texts,
-                     int num_threads, bool numpy) {
-  std::vector<std::vector<int32_t>> out(texts.size());
-  std::vector<Status> errors(texts.size());
+// A run of consecutive texts encoded together: their ids end to end, and where each one ends.
+struct Chunk {
+  size_t first = 0, last = 0;  // texts [first, last)
+  std::vector<int32_t> ids;
+  std::vector<size_t> ends;
+  Status status;
+  size_t failed = 0;  // the text that failed, when !status.ok()
+  bool done = false;  // guarded by EncodeBatch's mutex
+};
+
+constexpr size_t kChunkBytes = 64 << 10;  // about 1 ms of BPE work: many chunks per thread
+
+// encode_batch: the texts' UTF-8 is borrowed from the str objects (no copy). The texts are cut
+// into chunks that the threads take in turn: the calling thread and num_threads - 1 threads of
+// the process's WorkerPool (whose piece caches stay warm across calls). Between its chunks the
+// calling thread turns finished chunks, in order, into Python objects under the GIL, so that
+// work (serial by nature) overlaps the other threads' encoding instead of following it.
+nb::list EncodeBatch(const PyTokenizer& t, nb::list texts, int num_threads, bool numpy) {
+  const size_t count = texts.size();
+  std::vector<nb::object> keep(count);  // the strs stay alive while their bytes are read
+  std::vector<std::string_view> utf8(count);
+  std::vector<Chunk> chunks;
+  size_t chunk_bytes = kChunkBytes;
+  for (size_t i = 0; i < count; ++i) {
+    keep[i] = texts[i];
+    if (!PyUnicode_Check(keep[i].ptr())) {
+      throw nb::type_error(("encode_batch: text " + std::to_string(i) + " is not a str").c_str());
+    }
+    Py_ssize_t size = 0;
+    const char* data = PyUnicode_AsUTF8AndSize(keep[i].ptr(), &size);
+    if (!data) throw nb::python_error();
+    utf8[i] = std::string_view(data, static_cast<size_t>(size));
+    if (chunk_bytes >= kChunkBytes) {
+      chunks.emplace_back();
+      chunks.back().first = i;
+      chunk_bytes = 0;
+    }
+    chunks.back().last = i + 1;
+    chunk_bytes += utf8[i].size() + 64;  // + a little per text, so tiny texts still make chunks
+  }
+  int n = num_threads > 0 ? num_threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  n = static_cast<int>(std::min<size_t>(static_cast<size_t>(n), std::max<size_t>(1, chunks.size())));
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::atomic<size_t> next{0};
+  auto encode = [&](Chunk& c) {
+    for (size_t i = c.first; i < c.last && c.status.ok(); ++i) {
+      c.status = t.tokenizer->Encode(utf8[i], &c.ids);
+      c.failed = i;
+      c.ends.push_back(c.ids.size());
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    c.done = true;
+    cv.notify_all();
+  };
+  auto work = [&] {
+    for (size_t c; (c = next.fetch_add(1)) < chunks.size();) encode(chunks[c]);
+  };
+
+  PyObject* result = PyList_New(static_cast<Py_ssize_t>(count));
+  if (!result) throw nb::python_error();
+  nb::list out = nb::steal<nb::list>(result);
+  Status error;
+  auto convert = [&](const Chunk& c) {  // under the GIL
+    if (!c.status.ok()) {
+      if (error.ok()) error = c.status.WithContext("text " + std::to_string(c.failed));
+      return;
+    }
+    size_t start = 0;
+    for (size_t i = c.first; i < c.last; ++i) {
+      size_t end = c.ends[i - c.first];
+      std::span<const int32_t> ids(c.ids.data() + start, end - start);
+      PyList_SET_ITEM(result, static_cast<Py_ssize_t>(i), IdsToPython(ids, numpy).release().ptr());
+      start = end;
+    }
+  };
   {
     nb::gil_scoped_release release;
-    int n = num_threads > 0 ? num_threads
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    n = static_cast<int>(std::min<size_t>(static_cast<size_t>(n), std::max<size_t>(1, texts.size())));
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < texts.size();) {
-        errors[i] = t.tokenizer->Encode(texts[i], &out[i]);
+    std::optional<WorkerPool::Group> helpers;
+    if (n > 1) helpers.emplace(WorkerPool::Shared().Start(static_cast<size_t>(n - 1), work));
+    struct StopOnExit {  // an exception while converting: the helpers take no new chunks
+      std::atomic<size_t>& next;
+      size_t end;
+      ~StopOnExit() { next.store(end); }
+    } stop{next, chunks.size()};
+    for (size_t converted = 0; converted < chunks.size();) {
+      bool ready;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        ready = chunks[converted].done;
       }
-    };
-    std::vector<std::thread> threads;
-    for (int k = 1; k < n; ++k) threads.emplace_back(work);
-    work();
-    for (auto& th : threads) th.join();
+      if (ready) {
+        nb::gil_scoped_acquire gil;
+        for (; converted < chunks.size(); ++converted) {
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            if (!chunks[converted].done) break;
+          }
+          convert(chunks[converted]);
+          std::vector<int32_t>().swap(chunks[converted].ids);
+        }
+        continue;
+      }
+      size_t c = next.fetch_add(1);
+      if (c < chunks.size()) {
+        encode(chunks[c]);
+        continue;
+      }
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return chunks[converted].done; });
+    }
   }
-  for (size_t i = 0; i < errors.size(); ++i) {
-    if (!errors[i].ok()) ThrowIfError(errors[i].WithContext("text " + std::to_string(i)));
-  }
-  nb::list result;
-  for (auto& ids : out) result.append(IdsToPython(std::move(ids), numpy));
-  return result;
+  ThrowIfError(error);
+  return out;
 }
 
 nb::bytes Decode(const PyTokenizer& t, const std::vector<int32_t>& ids) {
