@@ -19,7 +19,8 @@ namespace {
 
 Result<PackResult> RunPack(const PackArgs& args) {
   STOKER_ASSIGN_OR_RETURN(PackOptions options, PackOptionsFromArgs(args));
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, OpenTokenizer(args.tokenizer));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
+                          OpenTokenizer(args.tokenizer, args.tokenizer_options));
   return Pack(options, *tokenizer);
 }
 
@@ -49,7 +50,8 @@ void RegisterIngest(nb::module_& m) {
       [](std::vector<std::string> inputs, std::string output, std::string tokenizer,
          std::string text_field, std::string shard_size, int threads,
          std::optional<uint32_t> task_index, std::optional<uint32_t> task_count, std::string utf8,
-         std::string bad_lines, std::string dtype, bool overwrite) {
+         std::string bad_lines, std::string dtype, bool overwrite, std::string pattern,
+         std::string special, bool allow_special, std::string eos, bool post_processor) {
         PackArgs args;  // by name: PackArgs gained fields (key_field, input_format) since
         args.inputs = std::move(inputs);
         args.output = std::move(output);
@@ -63,12 +65,14 @@ void RegisterIngest(nb::module_& m) {
         args.bad_lines = std::move(bad_lines);
         args.dtype = std::move(dtype);
         args.overwrite = overwrite;
+        args.tokenizer_options = {pattern, special, allow_special, eos, post_processor};
         return PackToDict(args);
       },
       nb::arg("inputs"), nb::arg("output"), nb::arg("tokenizer"), nb::arg("text_field"),
       nb::arg("shard_size"), nb::arg("threads"), nb::arg("task_index").none(),
       nb::arg("task_count").none(), nb::arg("utf8"), nb::arg("bad_lines"), nb::arg("dtype"),
-      nb::arg("overwrite"),
+      nb::arg("overwrite"), nb::arg("pattern") = "", nb::arg("special") = "",
+      nb::arg("allow_special") = false, nb::arg("eos") = "", nb::arg("post_processor") = true,
       "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
 }
 

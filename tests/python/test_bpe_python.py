@@ -57,3 +57,56 @@ def test_errors_are_python_exceptions(tmp_path):
 def test_encode_batch_releases_the_gil(tok):
     texts = corpus_texts() * 3
     assert progresses(lambda: tok.encode_batch(texts, num_threads=1))
+
+
+def test_encode_batch_chunks_small_and_empty_texts_and_repeats(tok):
+    # Thousands of tiny texts (many per chunk), empty ones, and one large one, several calls in a
+    # row (the pool's threads are reused): always the reference's ids in input order.
+    enc = cl100k_reference()
+    texts = [t for t in random_texts(seed=11, count=3000)] + ["", "x" * 200_000, ""] + EDGE_CASES
+    want = enc.encode_ordinary_batch(texts)
+    for threads in (1, 2, 3, 2):
+        assert tok.encode_batch(texts, num_threads=threads) == want
+    assert tok.encode_batch([], num_threads=2) == []
+    assert tok.encode_batch((t for t in ["a b", "c"]), num_threads=2) == [[64, 293], [66]]
+
+
+def test_encode_batch_bad_items(tok):
+    with pytest.raises(TypeError, match="text 1 is not a str"):
+        tok.encode_batch(["ok", b"bytes"], num_threads=2)
+    with pytest.raises(UnicodeEncodeError):
+        tok.encode_batch(["ok", "lone \ud800 surrogate"], num_threads=2)
+
+
+def test_pack_from_python_with_bpe_options(tmp_path):
+    from test_pack import read_dataset, write_jsonl
+
+    enc = cl100k_reference()
+    texts = corpus_texts()[:60] + ["a special <|endoftext|> in text", "digits 1234567 and CRLF\r\n"]
+    src = tmp_path / "in.jsonl"
+    write_jsonl(src, texts)
+    cl100k = str(cl100k_path())
+    r = stoker.pack(src, tmp_path / "plain", tokenizer=cl100k, pattern="cl100k", threads=2)
+    manifest, docs = read_dataset(tmp_path / "plain")
+    assert docs == [enc.encode_ordinary(t) + [100257] for t in texts]
+    assert r["manifest"]["tokenizer"]["eos_id"] == 100257
+
+    stoker.pack(src, tmp_path / "special", tokenizer=cl100k, pattern="cl100k",
+                allow_special=True, eos="<|endofprompt|>")
+    manifest, docs = read_dataset(tmp_path / "special")
+    assert docs == [enc.encode(t, allowed_special="all") + [100276] for t in texts]
+    assert manifest["tokenizer"]["eos_id"] == 100276
+
+    # A regex pattern with a special set of its own: tiktoken built with the same.
+    import tiktoken
+
+    pat = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+    ref = tiktoken.Encoding("custom", pat_str=pat, mergeable_ranks=enc._mergeable_ranks,
+                            special_tokens={"<|stop|>": 100300})
+    stoker.pack(src, tmp_path / "regex", tokenizer=cl100k, pattern=pat,
+                special="<|stop|>=100300", eos=100300)
+    manifest, docs = read_dataset(tmp_path / "regex")
+    assert docs == [ref.encode_ordinary(t) + [100300] for t in texts]
+
+    with pytest.raises(ValueError, match="pattern"):
+        stoker.pack(src, tmp_path / "nopattern", tokenizer=cl100k)

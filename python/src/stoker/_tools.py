@@ -24,6 +24,11 @@ def pack(
     bad_lines: str = "fail",
     dtype: str = "auto",
     overwrite: bool = False,
+    pattern: Optional[str] = None,
+    special: Optional[str] = None,
+    allow_special: bool = False,
+    eos: Optional[Union[str, int]] = None,
+    post_processor: bool = True,
 ) -> Dict[str, Any]:
     """Tokenizes raw text (JSONL, .gz/.zst, text files, directories) into a stoker dataset.
 
@@ -31,12 +36,19 @@ def pack(
     manifest and the run's counters. Raises FileNotFoundError for a missing input,
     FileExistsError when a dataset is already there (unless overwrite), ValueError for bad options
     or input, OSError for read/write failures.
+
+    Byte-level BPE tokenizers (``tokenizer.json``, ``.tiktoken``) take the options of
+    ``stoker.Tokenizer`` and ``stoker pack``: ``pattern`` (tiktoken files: r50k, p50k, cl100k,
+    o200k or a regex), ``special`` ("NAME=ID,..."), ``allow_special``, ``eos`` (token text or id)
+    and ``post_processor``.
     """
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     result = _stoker.pack(
         [os.fspath(p) for p in inputs], os.fspath(output), tokenizer, text_field, str(shard_size),
-        threads, task_index, task_count, utf8, bad_lines, dtype, overwrite)
+        threads, task_index, task_count, utf8, bad_lines, dtype, overwrite,
+        pattern=pattern or "", special=special or "", allow_special=allow_special,
+        eos="" if eos is None else str(eos), post_processor=post_processor)
     result["manifest"] = json.loads(result.pop("manifest_json"))
     return result
 
