@@ -157,59 +157,16 @@ def train_llama3_style(path: Path, vocab_size=3000):
     return path
 
 
-def bytes_to_unicode():
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAC + 1)) + list(range(0xAE, 256))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
+def cl100k_as_tokenizer_json(path: Path, pattern=None):
+    """cl100k converted to a tokenizer.json by transformers' own TikTokenConverter (its default
+    pattern; the special tokens in tiktoken's id order), saved at `path`. `pattern` replaces the
+    converter's Split regex (tiktoken's possessive one shows how Oniguruma reads it)."""
+    from transformers.convert_slow_tokenizer import TikTokenConverter
 
-
-def cl100k_as_tokenizer_json(path: Path):
-    """cl100k as a tokenizer.json, built with `tokenizers` the way transformers' TikTokenConverter
-    builds it (vocab and merges from the ranks, Split(pattern) + ByteLevel(use_regex=False),
-    ignore_merges) — transformers itself is not installed for this one function."""
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors
-    from tiktoken.load import load_tiktoken_bpe
-
-    enc = cl100k_reference()
-    ranks = load_tiktoken_bpe(str(cl100k_path()))
-    byte_encoder = bytes_to_unicode()
-
-    def s(b: bytes) -> str:
-        return "".join(byte_encoder[x] for x in b)
-
-    vocab, merges = {}, []
-    for token, rank in ranks.items():
-        vocab[s(token)] = rank
-        if len(token) == 1:
-            continue
-        local = []
-        for i in range(1, len(token)):
-            left, right = token[:i], token[i:]
-            if left in ranks and right in ranks:
-                local.append((left, right, rank))
-        local.sort(key=lambda m: (ranks[m[0]], ranks[m[1]]))
-        merges.extend(local)
-    merges.sort(key=lambda m: m[2])
-    merges = [(s(a), s(b)) for a, b, _ in merges]
-    # The special tokens go into the vocabulary with tiktoken's ids; add_special_tokens then
-    # finds them there (it would number tokens it does not find after the vocabulary).
-    vocab.update(enc._special_tokens)
-    t = Tokenizer(models.BPE(vocab, merges, fuse_unk=False, ignore_merges=True))
-    t.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(enc._pat_str), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
-    t.decoder = decoders.ByteLevel()
-    t.post_processor = processors.ByteLevel(trim_offsets=False)
-    t.add_special_tokens([
-        AddedToken(name, special=True, normalized=False)
-        for name, _ in sorted(enc._special_tokens.items(), key=lambda kv: kv[1])
-    ])
-    t.save(str(path))
+    specials = [name for name, _ in sorted(cl100k_reference()._special_tokens.items(),
+                                           key=lambda kv: kv[1])]
+    kwargs = {} if pattern is None else {"pattern": pattern}
+    converted = TikTokenConverter(vocab_file=str(cl100k_path()), extra_special_tokens=specials,
+                                  **kwargs).converted()
+    converted.save(str(path))
     return path

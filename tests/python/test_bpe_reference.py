@@ -122,19 +122,61 @@ def test_llama3_post_processor_can_be_ignored(stoker_cli, trained):
     assert with_bos == [t.token_to_id("<|begin_of_text|>")] + want
 
 
-def test_cl100k_json_and_tiktoken_agree_except_long_digit_runs(stoker_cli, trained):
-    r"""The converted tokenizer.json and the tiktoken file tokenize the corpus alike, except where
-    the references themselves differ: Oniguruma (tokenizers) reads cl100k's `\p{N}{1,3}+` as
-    `(?:\p{N}{1,3})+`, so a run of 4+ digits is one pre-token there and not in tiktoken."""
+DIGIT_RUNS = [
+    "1234", "12345", "123456789012", "x 12345 y", "v1.2345.67890", "0000000\n99999",
+    "\uff11\uff12\uff13\uff14\uff15 full width", "\u0661\u0662\u0663\u0664\u0665 arabic-indic",
+    "\u00b2\u00b3\u00b9\u00bc\u2160\u2161 other N",
+]
+
+
+def test_both_routes_give_the_same_ids(stoker_cli, trained, texts):
+    """cl100k as the tiktoken file and as the tokenizer.json that transformers' TikTokenConverter
+    makes of it: stoker on either route, tiktoken and tokenizers all give the same ids."""
+    docs = texts + DIGIT_RUNS
+    want = cl100k_reference().encode_ordinary_batch(docs)
+    assert first_mismatch(docs, hf_ids(trained["cl100k_json"], docs, False), want) is None
+    via_tiktoken = stoker_encode_many(stoker_cli, cl100k_path(), docs, "--pattern", "cl100k")
+    via_json = stoker_encode_many(stoker_cli, trained["cl100k_json"], docs)
+    assert first_mismatch(docs, via_tiktoken, want) is None
+    assert first_mismatch(docs, via_json, want) is None
+
+
+def test_both_routes_with_special_tokens_differ_only_in_the_special_ids(stoker_cli, trained,
+                                                                       texts):
+    """The converter numbers the special tokens after the ranks, as tokenizers numbers tokens it
+    adds (<|endoftext|> 100256 ... <|endofprompt|> 100260), where tiktoken has 100257 ... 100276.
+    With special tokens allowed each route gives its own reference's ids, and the two are the
+    same once each special id is mapped by its text."""
+    enc = cl100k_reference()
+    hf = tokenizers.Tokenizer.from_file(str(trained["cl100k_json"]))
+    to_tiktoken = {hf.token_to_id(name): i for name, i in enc._special_tokens.items()}
+    assert sorted(to_tiktoken) == list(range(100256, 100261))
+    docs = texts + DIGIT_RUNS
+    via_tiktoken = stoker_encode_many(stoker_cli, cl100k_path(), docs, "--pattern", "cl100k",
+                                      "--allow-special")
+    via_json = stoker_encode_many(stoker_cli, trained["cl100k_json"], docs, "--allow-special")
+    assert via_tiktoken == [enc.encode(t, allowed_special="all") for t in docs]
+    assert via_json == hf_ids(trained["cl100k_json"], docs, True)
+    assert [[to_tiktoken.get(i, i) for i in ids] for ids in via_json] == via_tiktoken
+    assert any(100256 in ids for ids in via_json)
+
+
+def test_tiktoken_pattern_written_into_a_tokenizer_json(stoker_cli, tmp_path):
+    r"""tiktoken's own cl100k regex (possessive `\p{N}{1,3}+`) in a tokenizer.json: tokenizers'
+    Oniguruma reads `X{n,m}+` as `(?:X{n,m})+` (Ruby syntax), so a run of 4+ digits is one
+    pre-token there. stoker gives tokenizers' ids for the file; they differ from tiktoken's
+    exactly on the documents with such runs."""
     import re
 
-    docs = corpus_texts() + EDGE_CASES
-    a = stoker_encode_many(stoker_cli, trained["cl100k_json"], docs)
-    b = stoker_encode_many(stoker_cli, cl100k_path(), docs, "--pattern", "cl100k")
-    long_digits = re.compile(r"[0-9\uff10-\uff19\u0660-\u0669]{4}")
-    differ = [d for d, x, y in zip(docs, a, b) if x != y]
-    assert all(long_digits.search(d) for d in differ), differ[:3]
-    assert len(differ) < len(docs) // 4
+    path = cl100k_as_tokenizer_json(tmp_path / "possessive.json", cl100k_reference()._pat_str)
+    docs = corpus_texts() + EDGE_CASES + DIGIT_RUNS
+    got = stoker_encode_many(stoker_cli, path, docs)
+    assert first_mismatch(docs, got, hf_ids(path, docs, False)) is None
+    tiktoken_ids = cl100k_reference().encode_ordinary_batch(docs)
+    differ = [d for d, x, y in zip(docs, got, tiktoken_ids) if x != y]
+    long_digits = re.compile(r"\d{4}|[\u00b2\u00b3\u00b9\u00bc\u2160\u2161]{4}")
+    assert differ and all(long_digits.search(d) for d in differ), differ[:3]
+    assert "123456789012" in differ  # 123|456|789|012 in tiktoken
 
 
 def test_long_documents_without_spaces(stoker_cli, trained):
