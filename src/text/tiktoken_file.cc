@@ -99,24 +99,24 @@ Result<std::unique_ptr<BpeTokenizer>> OpenTiktokenFile(const std::string& path,
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    std::string where = path + ":" + std::to_string(line_no) + ": ";
+    auto where = [&] { return path + ":" + std::to_string(line_no) + ": "; };  // errors only
     size_t sp = line.find(' ');
     if (sp == std::string_view::npos) {
-      return InvalidArgument(where + "expected 'BASE64-TOKEN RANK', found no rank");
+      return InvalidArgument(where() + "expected 'BASE64-TOKEN RANK', found no rank");
     }
     if (!DecodeBase64(line.substr(0, sp), &token)) {
-      return InvalidArgument(where + "the token '" + std::string(line.substr(0, sp)) +
+      return InvalidArgument(where() + "the token '" + std::string(line.substr(0, sp)) +
                              "' is not valid base64");
     }
     std::string_view rank_text = line.substr(sp + 1);
     uint64_t rank = 0;
     auto [p, ec] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
     if (ec != std::errc() || p != rank_text.data() + rank_text.size()) {
-      return InvalidArgument(where + "the rank '" + std::string(rank_text) +
+      return InvalidArgument(where() + "the rank '" + std::string(rank_text) +
                              "' is not a non-negative integer");
     }
     if (rank >= static_cast<uint64_t>(INT32_MAX)) {
-      return InvalidArgument(where + "rank " + std::to_string(rank) +
+      return InvalidArgument(where() + "rank " + std::to_string(rank) +
                              " does not fit a 32-bit token id (the vocabulary is too big)");
     }
     if (rank >= tokens.size()) {
@@ -124,7 +124,7 @@ Result<std::unique_ptr<BpeTokenizer>> OpenTiktokenFile(const std::string& path,
       rank_line.resize(rank + 1, 0);
     }
     if (rank_line[rank] != 0) {
-      return InvalidArgument(where + "duplicate rank " + std::to_string(rank) +
+      return InvalidArgument(where() + "duplicate rank " + std::to_string(rank) +
                              " (first on line " + std::to_string(rank_line[rank]) + ")");
     }
     tokens[rank] = token;
