@@ -7,9 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
+#include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -69,26 +68,26 @@ nb::object Encode(const PyTokenizer& t, const std::string& text, bool numpy) {
 // A run of consecutive texts encoded together: their ids end to end, and where each one ends.
 struct Chunk {
   size_t first = 0, last = 0;  // texts [first, last)
+  size_t bytes = 0;
   std::vector<int32_t> ids;
   std::vector<size_t> ends;
   Status status;
   size_t failed = 0;  // the text that failed, when !status.ok()
-  bool done = false;  // guarded by EncodeBatch's mutex
 };
 
 constexpr size_t kChunkBytes = 64 << 10;  // about 1 ms of BPE work: many chunks per thread
 
 // encode_batch: the texts' UTF-8 is borrowed from the str objects (no copy). The texts are cut
-// into chunks that the threads take in turn: the calling thread and num_threads - 1 threads of
-// the process's WorkerPool (whose piece caches stay warm across calls). Between its chunks the
-// calling thread turns finished chunks, in order, into Python objects under the GIL, so that
-// work (serial by nature) overlaps the other threads' encoding instead of following it.
+// into chunks that the threads take in turn, largest first (so no thread is left with a big one
+// at the end): the calling thread and num_threads - 1 threads of the process's WorkerPool (whose
+// piece caches stay warm across calls). Each thread turns the chunk it encoded into Python
+// objects under the GIL, as tiktoken's batch does: that work (serial by nature) overlaps the
+// other threads' encoding instead of following it.
 nb::list EncodeBatch(const PyTokenizer& t, nb::list texts, int num_threads, bool numpy) {
   const size_t count = texts.size();
   std::vector<nb::object> keep(count);  // the strs stay alive while their bytes are read
   std::vector<std::string_view> utf8(count);
   std::vector<Chunk> chunks;
-  size_t chunk_bytes = kChunkBytes;
   for (size_t i = 0; i < count; ++i) {
     keep[i] = texts[i];
     if (!PyUnicode_Check(keep[i].ptr())) {
@@ -98,42 +97,34 @@ nb::list EncodeBatch(const PyTokenizer& t, nb::list texts, int num_threads, bool
     const char* data = PyUnicode_AsUTF8AndSize(keep[i].ptr(), &size);
     if (!data) throw nb::python_error();
     utf8[i] = std::string_view(data, static_cast<size_t>(size));
-    if (chunk_bytes >= kChunkBytes) {
+    if (chunks.empty() || chunks.back().bytes >= kChunkBytes) {
       chunks.emplace_back();
       chunks.back().first = i;
-      chunk_bytes = 0;
     }
     chunks.back().last = i + 1;
-    chunk_bytes += utf8[i].size() + 64;  // + a little per text, so tiny texts still make chunks
+    chunks.back().bytes += utf8[i].size() + 64;  // + a little per text: tiny texts make chunks
   }
+  std::vector<size_t> order(chunks.size());  // the order chunks are encoded in
+  for (size_t c = 0; c < order.size(); ++c) order[c] = c;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return chunks[a].bytes > chunks[b].bytes; });
   int n = num_threads > 0 ? num_threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   n = static_cast<int>(std::min<size_t>(static_cast<size_t>(n), std::max<size_t>(1, chunks.size())));
 
-  std::mutex mu;
-  std::condition_variable cv;
-  std::atomic<size_t> next{0};
-  auto encode = [&](Chunk& c) {
-    for (size_t i = c.first; i < c.last && c.status.ok(); ++i) {
-      c.status = t.tokenizer->Encode(utf8[i], &c.ids);
-      c.failed = i;
-      c.ends.push_back(c.ids.size());
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    c.done = true;
-    cv.notify_all();
-  };
-  auto work = [&] {
-    for (size_t c; (c = next.fetch_add(1)) < chunks.size();) encode(chunks[c]);
-  };
-
   PyObject* result = PyList_New(static_cast<Py_ssize_t>(count));
   if (!result) throw nb::python_error();
   nb::list out = nb::steal<nb::list>(result);
-  Status error;
-  auto convert = [&](const Chunk& c) {  // under the GIL
+  std::atomic<size_t> next{0};  // into order
+  Status error;                 // guarded by the GIL, like the two below
+  size_t error_text = count;
+  std::exception_ptr failure;   // a Python error while converting
+  auto convert = [&](Chunk& c) {
     if (!c.status.ok()) {
-      if (error.ok()) error = c.status.WithContext("text " + std::to_string(c.failed));
+      if (c.failed < error_text) {
+        error_text = c.failed;
+        error = c.status.WithContext("text " + std::to_string(c.failed));
+      }
       return;
     }
     size_t start = 0;
@@ -144,42 +135,32 @@ nb::list EncodeBatch(const PyTokenizer& t, nb::list texts, int num_threads, bool
       start = end;
     }
   };
+  auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < order.size();) {
+      Chunk& c = chunks[order[k]];
+      for (size_t i = c.first; i < c.last && c.status.ok(); ++i) {
+        c.status = t.tokenizer->Encode(utf8[i], &c.ids);
+        c.failed = i;
+        c.ends.push_back(c.ids.size());
+      }
+      nb::gil_scoped_acquire gil;
+      if (failure) return;
+      try {
+        convert(c);
+      } catch (...) {
+        failure = std::current_exception();
+        next.store(order.size());
+      }
+      std::vector<int32_t>().swap(c.ids);
+    }
+  };
   {
     nb::gil_scoped_release release;
     std::optional<WorkerPool::Group> helpers;
     if (n > 1) helpers.emplace(WorkerPool::Shared().Start(static_cast<size_t>(n - 1), work));
-    struct StopOnExit {  // an exception while converting: the helpers take no new chunks
-      std::atomic<size_t>& next;
-      size_t end;
-      ~StopOnExit() { next.store(end); }
-    } stop{next, chunks.size()};
-    for (size_t converted = 0; converted < chunks.size();) {
-      bool ready;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        ready = chunks[converted].done;
-      }
-      if (ready) {
-        nb::gil_scoped_acquire gil;
-        for (; converted < chunks.size(); ++converted) {
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            if (!chunks[converted].done) break;
-          }
-          convert(chunks[converted]);
-          std::vector<int32_t>().swap(chunks[converted].ids);
-        }
-        continue;
-      }
-      size_t c = next.fetch_add(1);
-      if (c < chunks.size()) {
-        encode(chunks[c]);
-        continue;
-      }
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return chunks[converted].done; });
-    }
-  }
+    work();
+  }  // the helpers are waited for here, without the GIL (they take it to convert)
+  if (failure) std::rethrow_exception(failure);
   ThrowIfError(error);
   return out;
 }
