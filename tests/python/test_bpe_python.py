@@ -110,3 +110,26 @@ def test_pack_from_python_with_bpe_options(tmp_path):
 
     with pytest.raises(ValueError, match="pattern"):
         stoker.pack(src, tmp_path / "nopattern", tokenizer=cl100k)
+
+
+def test_encode_batch_from_several_python_threads_at_once(tok):
+    import threading
+
+    texts = corpus_texts()[:200]
+    want = cl100k_reference().encode_ordinary_batch(texts)
+    results, errors = [], []
+
+    def call():
+        try:
+            for _ in range(3):
+                results.append(tok.encode_batch(texts, num_threads=2, numpy=True))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 12
+    assert all([a.tolist() for a in r] == want for r in results)
