@@ -49,7 +49,9 @@ class Tokenizer:
         return self._t.encode(text, numpy)
 
     def encode_batch(self, texts: Sequence[str], num_threads: int = 0, *, numpy: bool = False):
-        """The ids of each text, encoded on ``num_threads`` threads (0 = all cores)."""
+        """The ids of each text, encoded on ``num_threads`` threads (0 = all cores): the calling
+        thread and threads of a pool that lives across calls. The GIL is released while encoding
+        and taken by each thread only to build the Python objects of what it encoded."""
         return self._t.encode_batch(list(texts), num_threads, numpy)
 
     def decode(self, ids: Iterable[int], errors: str = "strict") -> str:
