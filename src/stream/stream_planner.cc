@@ -67,6 +67,11 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   c.reader.encoder.utf8 = options.utf8;
   c.reader.encoder.skip_bad_lines = loader.on_error == ErrorPolicy::kSkip;
   c.reader.skip_corrupt_shards = loader.on_error == ErrorPolicy::kSkip;
+  int threads = options.encode_threads > 0 ? options.encode_threads : loader.num_workers;
+  if (threads <= 0) {
+    threads = static_cast<int>(std::max<unsigned>(1, std::thread::hardware_concurrency()));
+  }
+  ctx->pool = std::make_shared<EncodePool>(threads);
   ctx->tokenizer = options.tokenizer_instance;
   if (!ctx->tokenizer) {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tok,
