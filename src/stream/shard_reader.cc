@@ -191,6 +191,7 @@ Result<bool> ShardReader::Next(StreamDoc* doc) {
     if (!kept) continue;
     doc->ref = item.ref;
     doc->tokens.assign(scratch_.tokens.begin(), scratch_.tokens.end());
+    doc->bytes = item.raw.data.size() + item.raw.tokens.size() * sizeof(int32_t);
     return true;
   }
 }

@@ -30,6 +30,7 @@ struct DocRef {
 struct StreamDoc {
   DocRef ref;
   std::vector<int32_t> tokens;  // EOS included; never empty
+  uint64_t bytes = 0;           // the record's text (or token field) as read
 };
 
 // One record as read, before encoding.

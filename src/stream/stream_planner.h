@@ -20,6 +20,7 @@
 
 #include "loader/batch_planner.h"
 #include "stoker/loader.h"
+#include "stream/prescan.h"
 #include "stream/rank_stream.h"
 
 namespace stoker::stream {
@@ -40,6 +41,9 @@ struct StreamOptions {
   // Threads that decode and tokenize (one pool per planner); 0: the loader's num_workers (itself
   // 0: the hardware's). Only the speed depends on it, never the batches.
   int encode_threads = 0;
+  // The cached pre-scan (`stoker index --stream`, prescan.h): "auto" = DefaultScanCacheDir(),
+  // "off" = none, else a directory. Scans beside the data (<file>.stoker-scan) are read too.
+  std::string scan_cache_dir = "auto";
 };
 
 class StreamPlanner final : public loader::BatchPlanner {
