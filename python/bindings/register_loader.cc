@@ -139,7 +139,8 @@ std::unique_ptr<PyLoader> OpenStream(const std::vector<std::string>& inputs,
                                      uint64_t split_factor, const LoaderOptions& options,
                                      const std::optional<std::string>& resume_json,
                                      const std::string& pattern, const std::string& special,
-                                     bool allow_special, const std::string& eos) {
+                                     bool allow_special, const std::string& eos,
+                                     const std::string& scan_cache) {
   stream::StreamOptions so;
   so.inputs = inputs;
   so.tokenizer = tokenizer;
@@ -147,6 +148,7 @@ std::unique_ptr<PyLoader> OpenStream(const std::vector<std::string>& inputs,
   so.tokenizer_options.special = special;
   so.tokenizer_options.allow_special = allow_special;
   so.tokenizer_options.eos = eos;
+  so.scan_cache_dir = scan_cache;
   so.text_field = text_field;
   so.shuffle_buffer = shuffle_buffer;
   so.utf8 = Unwrap(ParseUtf8Policy(utf8));
@@ -274,7 +276,8 @@ void RegisterLoader(nb::module_& m) {
                   nb::arg("bestfit_window"), nb::arg("steps_per_epoch"), nb::arg("split_factor"),
                   nb::arg("options"), nb::arg("resume_json").none() = nb::none(),
                   nb::arg("pattern") = "", nb::arg("special") = "",
-                  nb::arg("allow_special") = false, nb::arg("eos") = "")
+                  nb::arg("allow_special") = false, nb::arg("eos") = "",
+                  nb::arg("scan_cache") = "auto")
       .def("next", &NextBatch,
            "The next batch, or None once at the end of each epoch. Releases the GIL.")
       .def("state_json", [](PyLoader& self) { return self.get().State().ToJson(); })

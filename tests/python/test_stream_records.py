@@ -124,3 +124,27 @@ def test_record_without_the_text_field_names_shard_and_record_or_is_skipped(tmp_
     with pytest.raises(ValueError, match=r"shard-0000\.tar record 0 \(key 'sample000000'.*txt"):
         documents(loader(good + bad, text_field="txt"))
     assert sum(documents(loader(good + bad, text_field="txt", on_error="skip")).values()) == 40
+
+
+def test_stoker_index_stream_writes_scans_the_stream_uses(tmp_path, run_stoker):
+    (tmp_path / "data").mkdir()
+    shards = write_tfrecord(tmp_path / "data", TEXTS)
+    jsonl = write_jsonl(tmp_path / "data" / "more.jsonl", TEXTS[:50])
+    cache = tmp_path / "cache"
+    p = run_stoker("index", "--stream", *shards, jsonl, "--cache-dir", cache)
+    assert p.returncode == 0, p.stderr
+    assert len(list(cache.glob("*.stoker-scan"))) == len(shards) + 1
+    assert sorted(x.name for x in (tmp_path / "data").iterdir()) == sorted(
+        x.name for x in shards + [jsonl])  # nothing written beside the data
+    inputs = [str(x) for x in shards + [jsonl]]
+
+    def steps(scan_cache):
+        s = stoker.Stream(inputs, scan_cache=scan_cache, shuffle_buffer=16)
+        return len(stoker.Loader(s, seq_len=64, batch_size=2, pack="bestfit", output="numpy",
+                                 rank=0, world_size=1))
+    assert steps(str(cache)) == steps("off") > 0
+    p = run_stoker("index", "--stream", jsonl, "--beside")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "data" / ".more.jsonl.stoker-scan").exists()
+    p = run_stoker("index", str(jsonl), str(jsonl))
+    assert p.returncode == 2 and "one DATASET" in p.stderr

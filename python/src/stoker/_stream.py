@@ -18,7 +18,9 @@ class Stream:
     once. ``tokenizer``: "bytes", a SentencePiece ``.model``, a ``tokenizer.json`` or a
     ``.tiktoken`` file (then ``pattern`` names its split: r50k, p50k, cl100k, o200k or a regex;
     ``special``, ``allow_special``, ``eos`` as for ``stoker.Tokenizer``). ``text_field`` is the
-    JSONL field or the record shards' field holding the text. Plain value.
+    JSONL field or the record shards' field holding the text. ``scan_cache``: where the pre-scans
+    written by ``stoker index --stream`` are looked up ("auto": the default cache directory,
+    "off", or a directory; scans beside the data are read too). Plain value.
     """
 
     def __init__(
@@ -36,6 +38,7 @@ class Stream:
         special: Optional[str] = None,
         allow_special: bool = False,
         eos: Optional[Union[str, int]] = None,
+        scan_cache: Union[str, os.PathLike] = "auto",
     ) -> None:
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -69,12 +72,13 @@ class Stream:
         self.split_factor = split_factor
         self.tokenizer_options = (pattern or "", special or "", bool(allow_special),
                                   "" if eos is None else str(eos))
+        self.scan_cache = os.fspath(scan_cache)
 
     def _open(self, core, options, resume_json=None):
         return core.Loader.open_stream(
             self.inputs, self.tokenizer, self.text_field, self.shuffle_buffer, self.utf8,
             self.bestfit_window, self.steps_per_epoch, self.split_factor, options, resume_json,
-            *self.tokenizer_options)
+            *self.tokenizer_options, self.scan_cache)
 
     def __repr__(self) -> str:
         return (f"stoker.Stream({self.inputs!r}, tokenizer={self.tokenizer!r}, "
