@@ -12,8 +12,8 @@ pattern cl100k):
     batches of 8 x 2048) with 1 and 2 workers; tokens/s, tokens per CPU second, time to first
     batch (--steps-per-epoch set, so no pre-scan; a run with the pre-scan gives its open time);
   - pretokenized: `stoker pack` of the same files, then `stoker bench` with 1 and 2 workers.
-Memory: peak RSS of the stream with a buffer of 10,000 and of 100,000 documents (bytes
-tokenizer, so the 100,000 fill in seconds). Peers, one process each, SentencePiece, concat to
+Memory: peak RSS of the stream with a buffer of 10,000 and of 100,000 documents (160,000 short
+documents, bytes tokenizer, so the 100,000 fill in seconds). Peers, one process each, SentencePiece, concat to
 2048-token rows in batches of 8: webdataset `.shuffle(10000)` over the tars, HF
 `datasets.load_dataset("json", streaming=True).shuffle(buffer_size=10000)` over the JSONL.
 
@@ -125,6 +125,13 @@ def main():
               "(per CPU s) | first batch s |")
         print("|---|---|---:|---:|---:|---:|---:|")
         sample = random.Random(0).sample(docs, 3000)
+        import sentencepiece
+        sp = sentencepiece.SentencePieceProcessor(model_file=str(SPM))
+        start, n = time.process_time(), 0
+        for t in sample:
+            n += len(sp.encode(t)) + 1
+        print(f"| SentencePiece | encode only, python sentencepiece (the peers') | 1 | | "
+              f"{n / (time.process_time() - start) / 1e3:.0f} k | | |")
         for name, (spec, pattern) in toks.items():
             enc = encode_only(sample, spec, pattern)
             print(f"| {name} | encode only | 1 | | {enc / 1e3:.0f} k | 100% | |")
@@ -154,18 +161,27 @@ def main():
         print(f"\nSentencePiece stream with the pre-scan (2 workers): open {r['open_s']:.2f} s, "
               f"first batch {r['time_to_first_batch_s']:.2f} s")
 
-        print("\n| shuffle buffer (documents) | peak RSS (bytes tokenizer, 2 workers) |")
+        # Memory: a corpus of 160,000 short documents (sentences), so that 100,000 fill the buffer.
+        short = d / "short.jsonl"
+        with open(short, "w") as f:
+            n = 0
+            while n < 160_000:
+                for t in docs:
+                    for sent in t.split(". "):
+                        if len(sent) > 20 and n < 160_000:
+                            f.write(json.dumps({"text": sent}) + "\n")
+                            n += 1
+        print("\n| shuffle buffer (documents) | peak RSS (160,000 sentences, bytes tokenizer, "
+              "2 workers) |")
         print("|---:|---:|")
         for buf in (10_000, 100_000):
-            r = run_bench("--stream", *zst, "--tokenizer", "bytes", "--seq-len", SEQ,
+            r = run_bench("--stream", short, "--tokenizer", "bytes", "--seq-len", SEQ,
                           "--batch-size", BATCH, "--pack", "bestfit", "--shuffle-buffer", buf,
                           "--workers", 2, "--steps-per-epoch", 10**6, "--batches", 50)
             print(f"| {buf:,} | {r['peak_rss_bytes'] / 2**20:.0f} MiB |")
 
         if args.no_peers:
             return
-        import sentencepiece
-        sp = sentencepiece.SentencePieceProcessor(model_file=str(SPM))
         print("\n| peer (SentencePiece, 1 process, buffer 10,000) | tokens/s | tokens per CPU s "
               "| first batch s |")
         print("|---|---:|---:|---:|")
