@@ -32,8 +32,8 @@ class EncodePool {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool stop_ = false;
+  std::deque<std::function<void()>> tasks_ STOKER_GUARDED_BY(mu_);
+  bool stop_ STOKER_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 
