@@ -80,7 +80,8 @@ Result<RankSnapshot> RankSnapshot::Decode(std::string_view text) {
 }
 
 RankStream::RankStream(std::shared_ptr<const StreamContext> ctx, uint64_t epoch)
-    : ctx_(std::move(ctx)), reader_(&ctx_->shards, ctx_->tokenizer.get(), ctx_->config.reader) {
+    : ctx_(std::move(ctx)),
+      docs_(&ctx_->shards, ctx_->tokenizer.get(), ctx_->config.reader, ctx_->pool.get()) {
   StartStreamEpoch(epoch);
 }
 
@@ -88,30 +89,19 @@ void RankStream::StartStreamEpoch(uint64_t e) {
   const StreamConfig& c = ctx_->config;
   stream_epoch_ = e;
   dealt_ = DealShards(ctx_->shards, c.seed, e, c.world_size)[c.rank];
-  shard_pos_ = 0;
-  reader_open_ = false;
+  docs_.Reset(&dealt_, {});
   input_done_ = false;
   rng_ = MixKey(c.seed, e, 0x10000 + c.rank);
 }
 
 Result<bool> RankStream::ReadOne(Doc* out) {
-  StreamDoc d;
-  for (;;) {
-    if (!reader_open_) {
-      if (shard_pos_ >= dealt_.size()) return false;
-      STOKER_RETURN_IF_ERROR(reader_.Open(dealt_[shard_pos_], 0, 0));
-      reader_open_ = true;
-    }
-    STOKER_ASSIGN_OR_RETURN(bool got, reader_.Next(&d));
-    if (got) {
-      out->ref = d.ref;
-      out->stream_epoch = stream_epoch_;
-      out->tokens = std::make_shared<const std::vector<int32_t>>(std::move(d.tokens));
-      return true;
-    }
-    reader_open_ = false;
-    ++shard_pos_;
-  }
+  PipelineDoc d;
+  STOKER_ASSIGN_OR_RETURN(bool got, docs_.Next(&d));
+  if (!got) return false;
+  out->ref = d.ref;
+  out->stream_epoch = stream_epoch_;
+  out->tokens = std::move(d.tokens);
+  return true;
 }
 
 Result<RankStream::Doc> RankStream::NextDoc() {
@@ -215,12 +205,13 @@ Result<PackedRow> RankStream::NextRow() {
 
 RankSnapshot RankStream::Snapshot() const {
   RankSnapshot s;
+  const StreamPosition& pos = docs_.position();
   s.stream_epoch = stream_epoch_;
-  s.shard_pos = shard_pos_;
-  s.reader_open = reader_open_;
-  if (reader_open_) {
-    s.next_record = reader_.next_record();
-    s.next_offset = reader_.next_offset();
+  s.shard_pos = pos.shard_pos;
+  s.reader_open = pos.reader_open;
+  if (pos.reader_open) {
+    s.next_record = pos.next_record;
+    s.next_offset = pos.next_offset;
   }
   s.rng = rng_;
   s.cursor = cursor_;
@@ -247,7 +238,7 @@ Status RankStream::Reread(const std::vector<DocRef>& refs, const std::vector<uin
   ShardReader reader(&ctx_->shards, ctx_->tokenizer.get(), ctx_->config.reader);
   for (auto& [shard, idx] : by_shard) {
     std::sort(idx.begin(), idx.end(),
-              [&](size_t a, size_t b) { return refs[a].offset < refs[b].offset; });
+              [&](size_t a, size_t b) { return refs[a].record < refs[b].record; });
     std::vector<DocRef> want;
     for (size_t i : idx) want.push_back(refs[i]);
     std::vector<StreamDoc> docs;
@@ -264,14 +255,13 @@ Status RankStream::Reread(const std::vector<DocRef>& refs, const std::vector<uin
 
 Status RankStream::Restore(const RankSnapshot& snap) {
   StartStreamEpoch(snap.stream_epoch);
-  shard_pos_ = snap.shard_pos;
-  if (shard_pos_ > dealt_.size()) return InvalidArgument("stream state: shard position past the end");
-  input_done_ = false;
-  reader_open_ = snap.reader_open;
-  if (reader_open_) {
-    if (shard_pos_ >= dealt_.size()) return InvalidArgument("stream state: open reader past the end");
-    STOKER_RETURN_IF_ERROR(reader_.Open(dealt_[shard_pos_], snap.next_record, snap.next_offset));
+  if (snap.shard_pos > dealt_.size()) {
+    return InvalidArgument("stream state: shard position past the end");
   }
+  if (snap.reader_open && snap.shard_pos >= dealt_.size()) {
+    return InvalidArgument("stream state: open reader past the end");
+  }
+  docs_.Reset(&dealt_, {snap.shard_pos, snap.reader_open, snap.next_record, snap.next_offset});
   rng_ = snap.rng;
   // Every buffered document came from the current stream epoch.
   std::vector<uint64_t> epochs(snap.buffer.size(), snap.stream_epoch);

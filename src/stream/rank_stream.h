@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "stoker/plan.h"
-#include "stream/shard_reader.h"
+#include "stream/doc_pipeline.h"
+#include "stream/encode_pool.h"
 #include "text/tokenizer.h"
 
 namespace stoker::stream {
@@ -32,9 +33,9 @@ struct StreamContext {
   StreamConfig config;
   std::vector<StreamShard> shards;
   std::shared_ptr<const Tokenizer> tokenizer;
+  // Decodes and tokenizes for every RankStream (thread-safe); null: on the caller's thread.
+  std::shared_ptr<EncodePool> pool;
 };
-
-using Tokens = std::shared_ptr<const std::vector<int32_t>>;
 
 struct PackedPiece {
   DocRef ref;
@@ -70,7 +71,7 @@ class RankStream {
   // Replaces the state (re-reads the referenced documents).
   Status Restore(const RankSnapshot& snap);
 
-  const PackCounters& counters() const { return reader_.counters(); }
+  const PackCounters& counters() const { return docs_.counters(); }
 
  private:
   struct Doc {
@@ -87,11 +88,9 @@ class RankStream {
                 std::vector<Doc>* out);
 
   std::shared_ptr<const StreamContext> ctx_;
-  ShardReader reader_;
   uint64_t stream_epoch_ = 0;
   std::vector<uint32_t> dealt_;
-  uint64_t shard_pos_ = 0;
-  bool reader_open_ = false;
+  DocPipeline docs_;  // after dealt_: reads it
   bool input_done_ = false;
   uint64_t rng_ = 0;
   std::vector<Doc> buffer_;

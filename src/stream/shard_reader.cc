@@ -35,6 +35,16 @@ ShardReader::ShardReader(const std::vector<StreamShard>* shards, const Tokenizer
     : shards_(shards), tokenizer_(tokenizer), options_(options),
       encoder_(tokenizer, options.encoder) {}
 
+Status ShardReader::CorruptOrFail(const Status& st) {
+  if (!options_.skip_corrupt_shards) return st;
+  ++corrupt_shards_;
+  ++counters_.corrupt_shards_skipped;
+  lines_.reset();
+  records_.reset();
+  open_ = false;
+  return Status::OK();
+}
+
 Status ShardReader::Open(uint32_t shard, uint64_t record, uint64_t offset) {
   const StreamShard& s = (*shards_)[shard];
   shard_ = shard;
@@ -42,6 +52,30 @@ Status ShardReader::Open(uint32_t shard, uint64_t record, uint64_t offset) {
   whole_done_ = record > 0;
   next_record_ = record;
   lines_.reset();
+  records_.reset();
+  if (s.records) {
+    next_offset_ = 0;
+    InputFile f;
+    f.path = s.path;
+    f.size_bytes = s.end;
+    f.kind = InputKind::kRecords;
+    f.shard = s.record;
+    Result<std::unique_ptr<RecordDocumentReader>> r =
+        RecordDocumentReader::Open(f, options_.encoder.text_field, "");
+    if (!r.ok()) return CorruptOrFail(r.status());
+    records_ = std::move(*r);
+    // Resume inside the shard: its records before `record` are read and dropped.
+    RawDocument skip;
+    for (uint64_t i = 0; i < record; ++i) {
+      Result<bool> got = records_->Next(&skip);
+      if (!got.ok()) return CorruptOrFail(got.status());
+      if (!*got) {
+        return Corruption(s.path + ": ends before record " + std::to_string(record) +
+                          " (the file changed since the checkpoint?)");
+      }
+    }
+    return Status::OK();
+  }
   if (!s.jsonl) {
     next_offset_ = 0;
     return Status::OK();
@@ -52,14 +86,15 @@ Status ShardReader::Open(uint32_t shard, uint64_t record, uint64_t offset) {
   // straddles its beginning (an empty one if byte begin - 1 is '\n').
   const bool skip_partial = fresh && s.begin > 0;
   if (skip_partial) start -= 1;
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> bs, OpenAt(s, start));
-  lines_ = std::make_unique<LineReader>(std::move(bs));
+  Result<std::unique_ptr<ByteStream>> bs = OpenAt(s, start);
+  if (!bs.ok()) return CorruptOrFail(bs.status());
+  lines_ = std::make_unique<LineReader>(std::move(*bs));
   base_ = start;
   next_offset_ = start;
   if (skip_partial) {
     std::string partial;
-    STOKER_ASSIGN_OR_RETURN(bool got, lines_->Next(&partial));
-    (void)got;
+    Result<bool> got = lines_->Next(&partial);
+    if (!got.ok()) return CorruptOrFail(got.status());
     next_offset_ = s.begin + partial.size();  // provisional; NextLine sets the real value
   }
   return Status::OK();
@@ -69,9 +104,7 @@ Result<bool> ShardReader::NextLine(std::string* line, uint64_t* offset) {
   const StreamShard& s = (*shards_)[shard_];
   Result<bool> got = lines_->Next(line);
   if (!got.ok()) {
-    if (!options_.skip_corrupt_shards) return got.status();
-    ++corrupt_shards_;
-    lines_.reset();
+    STOKER_RETURN_IF_ERROR(CorruptOrFail(got.status()));
     return false;
   }
   if (!*got) return false;
@@ -80,20 +113,13 @@ Result<bool> ShardReader::NextLine(std::string* line, uint64_t* offset) {
   return true;
 }
 
-Status ShardReader::Encode(const std::string& text, uint64_t offset, uint64_t record, StreamDoc* doc,
-                           bool* kept) {
-  const StreamShard& s = (*shards_)[shard_];
-  RawDocument raw;
-  raw.data = text;
-  raw.jsonl = s.jsonl;
-  raw.offset_bytes = offset;
-  // The 1-based line when the shard starts the file (a byte range further in knows only offsets).
-  raw.line_number = s.begin == 0 ? record + 1 : 0;
-  scratch_.tokens.clear();
-  scratch_.lengths.clear();
-  scratch_.counters = PackCounters();
-  Status st = encoder_.Encode(raw, s.path, &scratch_);
-  if (!st.ok() && raw.jsonl && raw.line_number == 0) {
+Status ShardReader::EncodeItem(const RawItem& item, EncodedDocuments* scratch, bool* kept) const {
+  const StreamShard& s = (*shards_)[item.ref.shard];
+  scratch->tokens.clear();
+  scratch->lengths.clear();
+  scratch->counters = PackCounters();
+  Status st = encoder_.Encode(item.raw, s.path, scratch);
+  if (!st.ok() && item.raw.jsonl && item.raw.line_number == 0) {
     // No line number to give: name the file and the byte offset only.
     std::string m = st.message();
     const std::string unknown = s.path + ":0";
@@ -101,80 +127,129 @@ Status ShardReader::Encode(const std::string& text, uint64_t offset, uint64_t re
     return Status(st.code(), m);
   }
   STOKER_RETURN_IF_ERROR(st);
-  counters_.Add(scratch_.counters);
-  *kept = !scratch_.lengths.empty();
-  if (*kept) doc->tokens.assign(scratch_.tokens.begin(), scratch_.tokens.end());
+  *kept = !scratch->lengths.empty();
   return Status::OK();
 }
 
-Result<bool> ShardReader::Next(StreamDoc* doc) {
+Result<bool> ShardReader::NextRaw(RawItem* item) {
   if (!open_) return false;
   const StreamShard& s = (*shards_)[shard_];
+  RawDocument& raw = item->raw;
+  if (s.records) {
+    if (!records_) return false;
+    Result<bool> got = records_->Next(&raw);
+    if (!got.ok()) {
+      STOKER_RETURN_IF_ERROR(CorruptOrFail(got.status()));
+      return false;
+    }
+    if (!*got) {
+      records_.reset();
+      return false;
+    }
+    item->ref = {shard_, next_record_++, 0};
+    return true;
+  }
   if (!s.jsonl) {
     if (whole_done_) return false;
     whole_done_ = true;
     next_record_ = 1;
-    std::string text;
-    Status st = ReadAllDecompressed(s.path, &text);
+    raw = RawDocument();
+    Status st = ReadAllDecompressed(s.path, &raw.data);
     if (!st.ok()) {
-      if (!options_.skip_corrupt_shards) return st;
-      ++corrupt_shards_;
+      STOKER_RETURN_IF_ERROR(CorruptOrFail(st));
       return false;
     }
-    bool kept = false;
-    doc->ref = {shard_, 0, 0};
-    STOKER_RETURN_IF_ERROR(Encode(text, 0, 0, doc, &kept));
-    return kept;
+    item->ref = {shard_, 0, 0};
+    return true;
   }
-  std::string line;
-  while (lines_) {
-    uint64_t offset = 0;
-    STOKER_ASSIGN_OR_RETURN(bool got, NextLine(&line, &offset));
-    if (!got) break;
-    const uint64_t record = next_record_++;
-    next_offset_ = offset + line.size() + 1;
-    bool kept = false;
-    doc->ref = {shard_, record, offset};
-    STOKER_RETURN_IF_ERROR(Encode(line, offset, record, doc, &kept));
-    if (kept) return true;
+  if (!lines_) return false;
+  uint64_t offset = 0;
+  raw.record = false;
+  raw.jsonl = true;
+  STOKER_ASSIGN_OR_RETURN(bool got, NextLine(&raw.data, &offset));
+  if (!got) {
+    lines_.reset();
+    return false;
   }
-  lines_.reset();
-  return false;
+  const uint64_t record = next_record_++;
+  next_offset_ = offset + raw.data.size() + 1;
+  raw.offset_bytes = offset;
+  // The 1-based line when the shard starts the file (a byte range further in knows only offsets).
+  raw.line_number = s.begin == 0 ? record + 1 : 0;
+  item->ref = {shard_, record, offset};
+  return true;
+}
+
+Result<bool> ShardReader::Next(StreamDoc* doc) {
+  RawItem item;
+  for (;;) {
+    STOKER_ASSIGN_OR_RETURN(bool got, NextRaw(&item));
+    if (!got) return false;
+    bool kept = false;
+    STOKER_RETURN_IF_ERROR(EncodeItem(item, &scratch_, &kept));
+    counters_.Add(scratch_.counters);
+    if (!kept) continue;
+    doc->ref = item.ref;
+    doc->tokens.assign(scratch_.tokens.begin(), scratch_.tokens.end());
+    doc->bytes = item.raw.data.size() + item.raw.tokens.size() * sizeof(int32_t);
+    return true;
+  }
 }
 
 Status ShardReader::ReadRefs(const std::vector<DocRef>& refs, std::vector<StreamDoc>* out) {
   if (refs.empty()) return Status::OK();
   const uint32_t shard = refs.front().shard;
-  STOKER_RETURN_IF_ERROR(Open(shard, refs.front().record, refs.front().offset));
-  for (const DocRef& want : refs) {
-    StreamDoc doc;
-    if ((*shards_)[shard].jsonl) {
-      // Records between wanted ones are read and dropped (their tokens are not needed).
-      std::string line;
-      uint64_t offset = 0;
-      for (;;) {
-        STOKER_ASSIGN_OR_RETURN(bool got, NextLine(&line, &offset));
-        if (!got || offset > want.offset) {
-          return Corruption((*shards_)[shard].path + ": no record at byte offset " +
-                            std::to_string(want.offset) + " (the file changed since the checkpoint?)");
-        }
-        if (offset == want.offset) break;
-      }
-      bool kept = false;
-      STOKER_RETURN_IF_ERROR(Encode(line, offset, want.record, &doc, &kept));
-      if (!kept) return Corruption((*shards_)[shard].path + ": record at byte offset " +
-                                   std::to_string(want.offset) + " no longer yields a document");
-    } else {
-      whole_done_ = false;
-      STOKER_ASSIGN_OR_RETURN(bool got, Next(&doc));
-      if (!got) return Corruption((*shards_)[shard].path + ": no longer yields a document");
+  const StreamShard& s = (*shards_)[shard];
+  // A whole-file document is read from the start; the others from the first wanted record.
+  const bool whole = !s.jsonl && !s.records;
+  const ReaderOptions saved = options_;
+  options_.skip_corrupt_shards = false;  // a referenced document must be there
+  Status st = whole ? Open(shard, 0, 0)
+                    : Open(shard, refs.front().record, refs.front().offset);
+  RawItem item;
+  for (size_t i = 0; st.ok() && i < refs.size(); ++i) {
+    const DocRef& want = refs[i];
+    if (i > 0 && want == refs[i - 1]) {  // the same document twice (from two epochs' streams)
+      out->push_back(out->back());
+      continue;
     }
+    // Records between wanted ones are read and dropped (their tokens are not needed).
+    bool found = false;
+    for (;;) {
+      Result<bool> got = NextRaw(&item);
+      if (!got.ok()) {
+        st = got.status();
+        break;
+      }
+      if (!*got || item.ref.record > want.record) break;
+      if (item.ref.record == want.record && (whole || item.ref.offset == want.offset)) {
+        found = true;
+        break;
+      }
+    }
+    if (!st.ok()) break;
+    const std::string at = s.records ? "record " + std::to_string(want.record)
+                                     : "byte offset " + std::to_string(want.offset);
+    if (!found) {
+      st = Corruption(s.path + ": no record at " + at + " (the file changed since the checkpoint?)");
+      break;
+    }
+    bool kept = false;
+    st = EncodeItem(item, &scratch_, &kept);
+    if (st.ok() && !kept) {
+      st = Corruption(s.path + ": record at " + at + " no longer yields a document");
+    }
+    if (!st.ok()) break;
+    StreamDoc doc;
     doc.ref = want;
+    doc.tokens.assign(scratch_.tokens.begin(), scratch_.tokens.end());
     out->push_back(std::move(doc));
   }
+  options_ = saved;
   open_ = false;
   lines_.reset();
-  return Status::OK();
+  records_.reset();
+  return st;
 }
 
 }  // namespace stoker::stream

@@ -1,7 +1,9 @@
 // ShardReader: the documents of one StreamShard in order, each with its reference (shard, record,
-// byte offset) and its tokens (ingest's DocumentEncoder: JSONL field, --utf8 policy, tokenizer,
-// EOS — so the ids equal `stoker pack`'s). Also re-reads documents by reference, for resume.
-// Not thread-safe: one user at a time.
+// byte offset) and its tokens (ingest's DocumentEncoder: JSONL field or record field, --utf8
+// policy, tokenizer, EOS — so the ids equal `stoker pack`'s). Reading (NextRaw) and encoding
+// (EncodeItem) are separate steps so that DocPipeline can encode on many threads while one
+// reads. Also re-reads documents by reference, for resume.
+// Not thread-safe: one user at a time, except EncodeItem (const, thread-safe).
 #pragma once
 
 #include <cstdint>
@@ -11,12 +13,13 @@
 
 #include "ingest/document_encoder.h"
 #include "ingest/line_reader.h"
+#include "ingest/record_inputs.h"
 #include "stream/shards.h"
 
 namespace stoker::stream {
 
 // Where a document lives: its shard, its index among the shard's records, and the byte offset of
-// its line in the (decompressed) file.
+// its line in the (decompressed) file (0 for whole-file documents and record shards).
 struct DocRef {
   uint32_t shard = 0;
   uint64_t record = 0;
@@ -27,6 +30,13 @@ struct DocRef {
 struct StreamDoc {
   DocRef ref;
   std::vector<int32_t> tokens;  // EOS included; never empty
+  uint64_t bytes = 0;           // the record's text (or token field) as read
+};
+
+// One record as read, before encoding.
+struct RawItem {
+  DocRef ref;
+  RawDocument raw;
 };
 
 struct ReaderOptions {
@@ -46,11 +56,18 @@ class ShardReader {
   Status Open(uint32_t shard, uint64_t record, uint64_t offset);
   // The next non-empty document, or false at the shard's end. Skipped documents are counted.
   Result<bool> Next(StreamDoc* doc);
+  // The next record, not yet encoded, or false at the shard's end (or, under
+  // skip_corrupt_shards, at a corrupt or vanished part of it: counted). Sets next_record/offset.
+  Result<bool> NextRaw(RawItem* item);
+  // Encodes `item` into *scratch (cleared first). *kept: it yields a document (else it was
+  // skipped, counted in scratch->counters). Errors name the file and the line or byte offset.
+  // Thread-safe: reads only the shard list and the (const) encoder.
+  Status EncodeItem(const RawItem& item, EncodedDocuments* scratch, bool* kept) const;
   // Where the next document would be read from (for a checkpoint).
   uint64_t next_record() const { return next_record_; }
   uint64_t next_offset() const { return next_offset_; }
 
-  // Re-reads the documents `refs` (all of one shard, offsets increasing) in one pass.
+  // Re-reads the documents `refs` (all of one shard, records increasing) in one pass.
   Status ReadRefs(const std::vector<DocRef>& refs, std::vector<StreamDoc>* out);
 
   const PackCounters& counters() const { return counters_; }
@@ -58,8 +75,7 @@ class ShardReader {
 
  private:
   Result<bool> NextLine(std::string* line, uint64_t* offset);
-  Status Encode(const std::string& text, uint64_t offset, uint64_t record, StreamDoc* doc,
-                bool* kept);
+  Status CorruptOrFail(const Status& st);  // skip_corrupt_shards: count and end the shard
 
   const std::vector<StreamShard>* shards_;
   const Tokenizer* tokenizer_;
@@ -67,6 +83,7 @@ class ShardReader {
   DocumentEncoder encoder_;
   uint32_t shard_ = 0;
   std::unique_ptr<LineReader> lines_;
+  std::unique_ptr<RecordDocumentReader> records_;
   uint64_t base_ = 0;       // file offset of the stream's byte 0
   uint64_t next_record_ = 0, next_offset_ = 0;
   bool whole_done_ = false;  // a whole-file document already returned

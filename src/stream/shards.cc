@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ingest/input_plan.h"
+#include "ingest/record_inputs.h"
 #include "records/byte_stream.h"
 
 namespace stoker::stream {
@@ -26,13 +26,11 @@ uint64_t MixKey(uint64_t a, uint64_t b, uint64_t c) {
 
 Result<std::vector<StreamShard>> MakeShards(const std::vector<std::string>& inputs,
                                             uint64_t min_shards) {
-  STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files, ExpandInputs(inputs));
+  STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files,
+                          ExpandPackInputs(inputs, PackInputFormat::kAuto));
   if (files.empty()) return InvalidArgument("stream: no input file");
   uint64_t splittable_bytes = 0;
   for (const InputFile& f : files) {
-    if (f.kind == InputKind::kRecords) {
-      return Unimplemented(f.path + ": record shards (tar, TFRecord, MDS) are not streamed yet");
-    }
     if (f.kind == InputKind::kJsonl && CompressionFromName(f.path) == Compression::kNone) {
       splittable_bytes += f.size_bytes;
     }
@@ -45,6 +43,8 @@ Result<std::vector<StreamShard>> MakeShards(const std::vector<std::string>& inpu
     s.path = f.path;
     s.file = i;
     s.jsonl = f.kind == InputKind::kJsonl;
+    s.records = f.kind == InputKind::kRecords;
+    if (s.records) s.record = f.shard;
     s.compressed = CompressionFromName(f.path) != Compression::kNone;
     s.end = f.size_bytes;
     if (!split || !s.jsonl || s.compressed || f.size_bytes == 0) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "records/record_source.h"
 #include "stoker/status.h"
 
 namespace stoker::stream {
@@ -20,15 +21,18 @@ struct StreamShard {
   std::string path;
   uint32_t file = 0;        // index of the input file
   bool jsonl = true;        // else the whole (decompressed) file is one document
+  bool records = false;     // a record shard (records::RecordSource): one document per record
+  RecordShard record;       // records: the shard to open (format, digests)
   bool compressed = false;  // .gz / .zst: read from the file's start
   uint64_t begin = 0;       // byte range of the (uncompressed) file; whole files: [0, size)
   uint64_t end = 0;
   uint64_t size_bytes() const { return end - begin; }
 };
 
-// Expands files and directories (ingest's order and rules) into shards, splitting uncompressed
-// JSONL files into equal byte ranges when there are fewer than `min_shards` files. Record shards
-// (tar, TFRecord, MDS) are not streamed yet: kUnimplemented naming the file.
+// Expands files and directories (pack's order and rules, ExpandPackInputs "auto": record shards by
+// name — WebDataset, TFRecord, MDS and whatever OpenRecordShard reads — else JSONL/text) into
+// shards, splitting uncompressed JSONL files into equal byte ranges when there are fewer than
+// `min_shards` files. Record shards and compressed files are never split.
 Result<std::vector<StreamShard>> MakeShards(const std::vector<std::string>& inputs,
                                             uint64_t min_shards);
 

@@ -77,6 +77,24 @@ TEST_P(StreamLoaderPack, SameBatchesForAnyNumWorkers) {
   }
 }
 
+TEST_P(StreamLoaderPack, SameBatchesForAnyNumWorkersOnABiggerInput) {
+  // Thousands of documents: many chunks in flight on the tokenizing pool at once, a buffer of
+  // 1,000 and a pool of 1, 2 and 8 threads (num_workers): the same batches, bytewise.
+  TempDir dir;
+  auto paths = WriteCorpus(dir, {3000, 400, 0, 2500, 1100});
+  StreamOptions so = SOpts(paths);
+  so.shuffle_buffer = 1000;
+  std::vector<std::string> ref;
+  for (int w : {1, 2, 8}) {
+    auto l = OpenStreamLoader(so, Opts(w, GetParam()));
+    ASSERT_TRUE(l.ok()) << l.status().ToString();
+    std::vector<std::string> got = Take(**l, 400);
+    ASSERT_EQ(got.size(), 400u);
+    if (ref.empty()) ref = got;
+    EXPECT_EQ(got, ref) << "num_workers " << w;
+  }
+}
+
 TEST_P(StreamLoaderPack, ResumeAtRandomStepsEqualsTheUninterruptedStream) {
   TempDir dir;
   auto paths = WriteCorpus(dir, {200, 30, 150});

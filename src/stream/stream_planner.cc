@@ -1,7 +1,6 @@
 #include "stream/stream_planner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <thread>
 #include <xxhash.h>
 
@@ -67,6 +66,11 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   c.reader.encoder.utf8 = options.utf8;
   c.reader.encoder.skip_bad_lines = loader.on_error == ErrorPolicy::kSkip;
   c.reader.skip_corrupt_shards = loader.on_error == ErrorPolicy::kSkip;
+  int threads = options.encode_threads > 0 ? options.encode_threads : loader.num_workers;
+  if (threads <= 0) {
+    threads = static_cast<int>(std::max<unsigned>(1, std::thread::hardware_concurrency()));
+  }
+  ctx->pool = std::make_shared<EncodePool>(threads);
   ctx->tokenizer = options.tokenizer_instance;
   if (!ctx->tokenizer) {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tok,
@@ -113,33 +117,11 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
 }
 
 Status StreamPlanner::PreScan() {
-  // Shards are scanned in parallel (one reader per thread); each shard's lengths land in its own
-  // slot, so the result does not depend on the thread count.
-  const size_t n = ctx_->shards.size();
-  lengths_.assign(n, {});
-  std::vector<Status> status(n);
-  std::atomic<size_t> next{0};
-  auto scan = [&] {
-    ShardReader reader(&ctx_->shards, ctx_->tokenizer.get(), ctx_->config.reader);
-    StreamDoc doc;
-    for (size_t s = next++; s < n; s = next++) {
-      Status st = reader.Open(static_cast<uint32_t>(s), 0, 0);
-      while (st.ok()) {
-        Result<bool> got = reader.Next(&doc);
-        if (!got.ok()) st = got.status();
-        if (!got.ok() || !*got) break;
-        lengths_[s].push_back(static_cast<uint32_t>(doc.tokens.size()));
-      }
-      status[s] = st;
-    }
-  };
-  const size_t threads =
-      std::min<size_t>(n, std::max<unsigned>(1, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(scan);
-  scan();
-  for (std::thread& t : pool) t.join();
-  for (const Status& st : status) STOKER_RETURN_IF_ERROR(st);
+  PrescanOptions po;
+  po.cache_dir = options_.scan_cache_dir == "auto"  ? DefaultScanCacheDir()
+                 : options_.scan_cache_dir == "off" ? std::string()
+                                                    : options_.scan_cache_dir;
+  STOKER_ASSIGN_OR_RETURN(lengths_, PrescanShards(*ctx_, po));
   return Status::OK();
 }
 

@@ -1,8 +1,9 @@
 // StreamPlanner: the streaming path's planner for the loader's engine (loader::BatchPlanner). It
 // produces one rank's rows in a fixed order from (seed, epoch, rank) and its checkpoint: shards
 // dealt per epoch (shards.h), a shuffle buffer, online tokenization and packing (rank_stream.h).
-// Rows are generated in step order under a lock (so the batches are the same for any num_workers)
-// and their tokens are served to the workers by StreamTokenSource, which the engine reads like any
+// Rows are generated in step order under a lock (so the batches are the same for any num_workers);
+// the documents behind them are decoded and tokenized ahead on a pool of num_workers threads
+// (DocPipeline, in read order). Their tokens are served to the workers by StreamTokenSource, which the engine reads like any
 // TokenSource. Steps per epoch are equal on every rank: steps_per_epoch if given, else a pre-scan
 // counts every shard's document lengths once and each epoch takes the smallest rank's row count.
 // Thread-safe: every method may be called from many threads at once (one internal lock).
@@ -19,6 +20,7 @@
 
 #include "loader/batch_planner.h"
 #include "stoker/loader.h"
+#include "stream/prescan.h"
 #include "stream/rank_stream.h"
 
 namespace stoker::stream {
@@ -36,6 +38,12 @@ struct StreamOptions {
   // Files are split into byte ranges until there are world_size * split_factor shards. Not tied
   // to num_workers, so that the batches do not depend on it.
   uint64_t split_factor = 8;
+  // Threads that decode and tokenize (one pool per planner); 0: the loader's num_workers (itself
+  // 0: the hardware's). Only the speed depends on it, never the batches.
+  int encode_threads = 0;
+  // The cached pre-scan (`stoker index --stream`, prescan.h): "auto" = DefaultScanCacheDir(),
+  // "off" = none, else a directory. Scans beside the data (<file>.stoker-scan) are read too.
+  std::string scan_cache_dir = "auto";
 };
 
 class StreamPlanner final : public loader::BatchPlanner {

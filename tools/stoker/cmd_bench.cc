@@ -14,6 +14,7 @@
 #include "stoker/loader_flags.h"
 #include "stoker/number_flags.h"
 #include "stream/stream_planner.h"
+#include "stoker/tokenizer_flags.h"
 
 namespace stoker::cli {
 namespace {
@@ -26,6 +27,7 @@ struct BenchArgs {
   // --stream: the DATASET arguments are raw text inputs read by the streaming path.
   bool stream = false;
   std::string tokenizer = "bytes";
+  TokenizerOptions tokenizer_options;  // --pattern, --special, --eos ... (BPE)
   std::string text_field = "text";
   uint64_t shuffle_buffer = 10000;
   uint64_t steps_per_epoch = 0;
@@ -44,6 +46,7 @@ int RunBenchCommand(BenchArgs& a) {
     stream::StreamOptions so;
     so.inputs = a.loader.datasets;
     so.tokenizer = a.tokenizer;
+    so.tokenizer_options = a.tokenizer_options;
     so.text_field = a.text_field;
     so.shuffle_buffer = a.shuffle_buffer;
     so.steps_per_epoch = a.steps_per_epoch;
@@ -106,7 +109,9 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
                 "the streaming path: shuffle buffer, online tokenization (docs/streaming.md)");
   sub->add_option("--tokenizer", args->tokenizer, "--stream: the tokenizer (as for pack)")
       ->capture_default_str();
-  sub->add_option("--text-field", args->text_field, "--stream: the JSONL text field")
+  AddBpeTokenizerFlags(sub, &args->tokenizer_options);
+  sub->add_option("--text-field", args->text_field,
+                  "--stream: the JSONL field, or the record shards' field, holding the text")
       ->capture_default_str();
   sub->add_option("--shuffle-buffer", args->shuffle_buffer, "--stream: documents buffered")
       ->check(WholeNumber<uint64_t>(1))

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "stoker/cmd_index_stream.h"
 #include "common/file_util.h"
 #include "common/human_size.h"
 #include "common/progress.h"
@@ -67,6 +68,7 @@ int RunIndex(const IndexArgs& args) {
 
 void AddIndexCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<IndexArgs>();
+  auto stream_args = std::make_shared<StreamIndexArgs>();
   auto* sub = app.add_subcommand(
       "index",
       "Write a stoker dataset's length index (every document's length in one file the plan maps "
@@ -81,7 +83,19 @@ void AddIndexCommand(CLI::App& app, int* exit_code) {
       ->transform(LocalFile());
   sub->add_flag("--check", args->check,
                 "Verify the existing index (checksum, totals, shards) instead of writing one");
-  sub->callback([args, exit_code] { *exit_code = RunIndex(*args); });
+  AddStreamIndexFlags(sub, stream_args.get());  // --stream INPUT...: cmd_index_stream.cc
+  sub->callback([args, stream_args, sub, exit_code] {
+    std::vector<std::string> more = sub->remaining();
+    if (stream_args->stream) {
+      more.insert(more.begin(), args->dir);
+      *exit_code = RunStreamIndex(more, *stream_args);
+    } else if (!more.empty()) {
+      *exit_code = ReportError("index", InvalidArgument("unexpected argument " + more[0] +
+                                                        " (one DATASET, or --stream INPUT...)"));
+    } else {
+      *exit_code = RunIndex(*args);
+    }
+  });
 }
 
 }  // namespace stoker::cli

@@ -1,4 +1,5 @@
-"""stoker.Stream: raw text read as a stream (JSONL, .gz, .zst, text files), for stoker.Loader."""
+"""stoker.Stream: raw text read as a stream (JSONL, .gz, .zst, text files, record shards:
+WebDataset, TFRecord, MDS), for stoker.Loader."""
 
 from __future__ import annotations
 
@@ -14,7 +15,12 @@ class Stream:
     ``stoker.Loader`` in place of datasets; the loader options (seq_len, batch_size, num_workers,
     pack, seed, rank/world_size, on_error, state_dict) mean what they mean for datasets.
     ``steps_per_epoch`` fixes the epoch length; without it a pre-scan at open reads every shard
-    once. Plain value.
+    once. ``tokenizer``: "bytes", a SentencePiece ``.model``, a ``tokenizer.json`` or a
+    ``.tiktoken`` file (then ``pattern`` names its split: r50k, p50k, cl100k, o200k or a regex;
+    ``special``, ``allow_special``, ``eos`` as for ``stoker.Tokenizer``). ``text_field`` is the
+    JSONL field or the record shards' field holding the text. ``scan_cache``: where the pre-scans
+    written by ``stoker index --stream`` are looked up ("auto": the default cache directory,
+    "off", or a directory; scans beside the data are read too). Plain value.
     """
 
     def __init__(
@@ -28,6 +34,11 @@ class Stream:
         bestfit_window: int = 256,
         steps_per_epoch: Optional[int] = None,
         split_factor: int = 8,
+        pattern: Optional[str] = None,
+        special: Optional[str] = None,
+        allow_special: bool = False,
+        eos: Optional[Union[str, int]] = None,
+        scan_cache: Union[str, os.PathLike] = "auto",
     ) -> None:
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -59,11 +70,15 @@ class Stream:
         self.bestfit_window = bestfit_window
         self.steps_per_epoch = steps_per_epoch or 0
         self.split_factor = split_factor
+        self.tokenizer_options = (pattern or "", special or "", bool(allow_special),
+                                  "" if eos is None else str(eos))
+        self.scan_cache = os.fspath(scan_cache)
 
     def _open(self, core, options, resume_json=None):
         return core.Loader.open_stream(
             self.inputs, self.tokenizer, self.text_field, self.shuffle_buffer, self.utf8,
-            self.bestfit_window, self.steps_per_epoch, self.split_factor, options, resume_json)
+            self.bestfit_window, self.steps_per_epoch, self.split_factor, options, resume_json,
+            *self.tokenizer_options, self.scan_cache)
 
     def __repr__(self) -> str:
         return (f"stoker.Stream({self.inputs!r}, tokenizer={self.tokenizer!r}, "

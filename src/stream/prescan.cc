@@ -1,0 +1,238 @@
+#include "stream/prescan.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <thread>
+#include <nlohmann/json.hpp>
+#include <xxhash.h>
+
+#include "common/file_util.h"
+#include "plan/window_counts.h"
+
+namespace stoker::stream {
+namespace {
+
+constexpr char kMagic[] = "STKSCAN1\n";
+constexpr size_t kMagicSize = sizeof(kMagic) - 1;
+
+// One file's documents in order: where each starts (JSONL: byte offset; else 0), its tokens and
+// its bytes.
+struct FileScan {
+  std::vector<uint64_t> offsets;
+  std::vector<uint32_t> tokens;
+  std::vector<uint32_t> bytes;
+};
+
+struct FileStat {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+};
+
+Result<FileStat> Stat(const std::string& path) {
+  std::error_code ec;
+  FileStat st;
+  st.size = std::filesystem::file_size(path, ec);
+  if (ec) return NotFound(path + ": " + ec.message());
+  const auto t = std::filesystem::last_write_time(path, ec);
+  if (ec) return NotFound(path + ": " + ec.message());
+  st.mtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  return st;
+}
+
+// Everything besides the file that changes its documents' lengths.
+std::string ScanIdentity(const StreamContext& ctx) {
+  const TokenizerIdentity& id = ctx.tokenizer->identity();
+  const ReaderOptions& r = ctx.config.reader;
+  return id.kind + "|" + id.name + "|" + id.checksum + "|field=" + r.encoder.text_field +
+         "|utf8=" + std::string(Utf8PolicyName(r.encoder.utf8)) +
+         "|skip=" + (r.encoder.skip_bad_lines ? "1" : "0") + (r.skip_corrupt_shards ? "1" : "0");
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+std::string CachePath(const std::string& data, const std::string& dir) {
+  const std::string abs = AbsolutePath(data);
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx",
+           static_cast<unsigned long long>(XXH3_64bits(abs.data(), abs.size())));
+  return JoinPath(dir, std::string(hex) + ".stoker-scan");
+}
+
+// Hidden, so that a directory input (whose walk skips names starting with '.') never reads it
+// as a document.
+std::string BesidePath(const std::string& data) {
+  const std::filesystem::path p(data);
+  return (p.parent_path() / ("." + p.filename().string() + ".stoker-scan")).string();
+}
+
+// The scan in `file` if it is one of `data` as it is now, read with `identity`; else nullopt
+// (missing, stale or unreadable files are not errors: the data is read instead).
+std::optional<FileScan> ReadScan(const std::string& file, const std::string& data,
+                                 const FileStat& st, const std::string& identity) {
+  Result<std::string> bytes = ReadFileToString(file);
+  if (!bytes.ok() || bytes->compare(0, kMagicSize, kMagic) != 0) return std::nullopt;
+  const size_t eol = bytes->find('\n', kMagicSize);
+  if (eol == std::string::npos) return std::nullopt;
+  nlohmann::json h = nlohmann::json::parse(bytes->begin() + kMagicSize, bytes->begin() + eol,
+                                           nullptr, /*allow_exceptions=*/false);
+  if (!h.is_object() || h.value("version", 0) != 1 || h.value("path", "") != AbsolutePath(data) ||
+      h.value("size_bytes", uint64_t{0}) != st.size || h.value("mtime_ns", int64_t{0}) != st.mtime_ns ||
+      h.value("identity", "") != identity) {
+    return std::nullopt;
+  }
+  const uint64_t n = h.value("documents", uint64_t{0});
+  if (bytes->size() - eol - 1 != n * 16) return std::nullopt;
+  FileScan scan;
+  const char* p = bytes->data() + eol + 1;
+  for (uint64_t i = 0; i < n; ++i, p += 16) {
+    uint64_t off;
+    uint32_t tok, b;
+    std::memcpy(&off, p, 8);
+    std::memcpy(&tok, p + 8, 4);
+    std::memcpy(&b, p + 12, 4);
+    scan.offsets.push_back(off);
+    scan.tokens.push_back(tok);
+    scan.bytes.push_back(b);
+  }
+  return scan;
+}
+
+Status WriteScan(const std::string& file, const std::string& data, const FileStat& st,
+                 const std::string& identity, const FileScan& scan) {
+  uint64_t tokens = 0, bytes = 0;
+  for (size_t i = 0; i < scan.tokens.size(); ++i) {
+    tokens += scan.tokens[i];
+    bytes += scan.bytes[i];
+  }
+  nlohmann::json h = {{"version", 1},          {"path", AbsolutePath(data)},
+                      {"size_bytes", st.size}, {"mtime_ns", st.mtime_ns},
+                      {"identity", identity},  {"documents", scan.tokens.size()},
+                      {"tokens", tokens},      {"bytes", bytes}};
+  std::string out = kMagic + h.dump() + "\n";
+  for (size_t i = 0; i < scan.tokens.size(); ++i) {
+    char rec[16];
+    std::memcpy(rec, &scan.offsets[i], 8);
+    std::memcpy(rec + 8, &scan.tokens[i], 4);
+    std::memcpy(rec + 12, &scan.bytes[i], 4);
+    out.append(rec, 16);
+  }
+  STOKER_RETURN_IF_ERROR(MakeDirectories(DirName(file)));
+  return WriteFileAtomically(file, out);
+}
+
+// The lengths of shard `s` from its file's scan: the documents whose line starts in its range.
+std::vector<uint32_t> ShardLengths(const StreamShard& s, uint64_t file_size, const FileScan& f) {
+  std::vector<uint32_t> out;
+  const bool whole = s.begin == 0 && s.end >= file_size;
+  for (size_t i = 0; i < f.tokens.size(); ++i) {
+    if (whole || (f.offsets[i] >= s.begin && f.offsets[i] < s.end)) out.push_back(f.tokens[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string DefaultScanCacheDir() {
+  std::optional<std::string> dir = plan::CacheDirectory();
+  return dir ? JoinPath(*dir, "stream-scan") : std::string();
+}
+
+Result<std::vector<std::vector<uint32_t>>> PrescanShards(const StreamContext& ctx,
+                                                         const PrescanOptions& options,
+                                                         PrescanSummary* summary) {
+  PrescanSummary local;
+  PrescanSummary& sum = summary ? *summary : local;
+  const std::vector<StreamShard>& shards = ctx.shards;
+  const size_t n = shards.size();
+  const std::string identity = ScanIdentity(ctx);
+  std::map<uint32_t, std::vector<size_t>> by_file;  // input file -> its shards, in order
+  for (size_t s = 0; s < n; ++s) by_file[shards[s].file].push_back(s);
+
+  std::vector<std::vector<uint32_t>> lengths(n);
+  std::vector<char> cached(n, 0);
+  std::map<uint32_t, FileStat> stats;
+  for (const auto& [file, idx] : by_file) {
+    const std::string& path = shards[idx[0]].path;
+    ++sum.files;
+    Result<FileStat> st = Stat(path);
+    if (!st.ok()) continue;  // the read below reports it
+    stats[file] = *st;
+    if (options.write) continue;  // writing: read the data again, whatever is cached
+    std::optional<FileScan> scan;
+    if (options.read_beside) scan = ReadScan(BesidePath(path), path, *st, identity);
+    if (!scan && !options.cache_dir.empty()) {
+      scan = ReadScan(CachePath(path, options.cache_dir), path, *st, identity);
+    }
+    if (!scan) continue;
+    ++sum.files_from_cache;
+    for (size_t s : idx) {
+      lengths[s] = ShardLengths(shards[s], st->size, *scan);
+      cached[s] = 1;
+    }
+  }
+
+  // The rest is read: shards in parallel, one reader per thread, each into its own slot (so the
+  // result does not depend on the thread count).
+  std::vector<FileScan> scans(n);
+  std::vector<Status> status(n);
+  std::atomic<size_t> next{0};
+  auto scan = [&] {
+    ShardReader reader(&shards, ctx.tokenizer.get(), ctx.config.reader);
+    StreamDoc doc;
+    for (size_t s = next++; s < n; s = next++) {
+      if (cached[s]) continue;
+      Status st = reader.Open(static_cast<uint32_t>(s), 0, 0);
+      while (st.ok()) {
+        Result<bool> got = reader.Next(&doc);
+        if (!got.ok()) st = got.status();
+        if (!got.ok() || !*got) break;
+        lengths[s].push_back(static_cast<uint32_t>(doc.tokens.size()));
+        scans[s].offsets.push_back(doc.ref.offset);
+        scans[s].tokens.push_back(static_cast<uint32_t>(doc.tokens.size()));
+        scans[s].bytes.push_back(static_cast<uint32_t>(std::min<uint64_t>(doc.bytes, UINT32_MAX)));
+      }
+      status[s] = st;
+    }
+  };
+  const unsigned hw = std::max<unsigned>(1, std::thread::hardware_concurrency());
+  const size_t threads = std::min<size_t>(n, options.threads > 0 ? options.threads : hw);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(scan);
+  scan();
+  for (std::thread& t : pool) t.join();
+  for (const Status& st : status) STOKER_RETURN_IF_ERROR(st);
+
+  for (const auto& [file, idx] : by_file) {
+    for (size_t s : idx) {
+      sum.documents += lengths[s].size();
+      for (uint32_t len : lengths[s]) sum.tokens += len;
+      for (uint32_t b : scans[s].bytes) sum.bytes += b;
+    }
+    if (!options.write || cached[idx[0]] || !stats.count(file)) continue;
+    FileScan whole;
+    for (size_t s : idx) {
+      const FileScan& part = scans[s];
+      whole.offsets.insert(whole.offsets.end(), part.offsets.begin(), part.offsets.end());
+      whole.tokens.insert(whole.tokens.end(), part.tokens.begin(), part.tokens.end());
+      whole.bytes.insert(whole.bytes.end(), part.bytes.begin(), part.bytes.end());
+    }
+    const std::string& path = shards[idx[0]].path;
+    if (!options.write_beside && options.cache_dir.empty()) {
+      return InvalidArgument("stream pre-scan: no cache directory to write to (caching is off)");
+    }
+    const std::string out =
+        options.write_beside ? BesidePath(path) : CachePath(path, options.cache_dir);
+    STOKER_RETURN_IF_ERROR(WriteScan(out, path, stats[file], identity, whole));
+    sum.written.push_back(out);
+  }
+  return lengths;
+}
+
+}  // namespace stoker::stream
