@@ -1,0 +1,35 @@
+// FetchVerified: copies one object from a backend into a temporary file of the cache and checks
+// it: the size the backend reports against the expected size, then the XXH3-64 of the bytes
+// against the expected checksum. A mismatch or a failed transfer is fetched again, a bounded
+// number of times. Free function; thread-safe for distinct files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "storage/backend.h"
+#include "stoker/status.h"
+
+namespace stoker::cache {
+
+struct FetchTarget {
+  std::string uri;
+  uint64_t size_bytes = 0;   // expected; the backend must report exactly this
+  std::string xxh3;          // expected XXH3-64 hex; empty: size only
+  int fd = -1;               // the temporary file, open for writing
+  std::string temp_path;     // its name, for errors
+};
+
+struct FetchCounts {
+  uint64_t bytes_fetched = 0;  // every attempt's bytes
+  uint64_t refetches = 0;
+};
+
+// Fetches `target` in reads of `chunk_bytes`, up to 1 + `max_refetch` times. Returns the XXH3-64
+// hex of the bytes written. kCorruption naming the uri (expected and actual checksum or size, and
+// the number of attempts) when every attempt mismatched; the last transfer error (e.g.
+// kUnavailable) when the last attempt failed to read. kNotFound is not retried.
+Result<std::string> FetchVerified(const storage::Backend& backend, const FetchTarget& target,
+                                  uint64_t chunk_bytes, int max_refetch, FetchCounts* counts);
+
+}  // namespace stoker::cache
