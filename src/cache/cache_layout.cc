@@ -82,6 +82,15 @@ bool IsObjectKey(std::string_view name) {
 
 Result<CacheLayout> CacheLayout::Open(const std::string& dir, bool create) {
   if (dir.empty()) return InvalidArgument("cache directory: empty path");
+  if (PathExists(dir) && !IsDirectory(dir)) {
+    return FailedPrecondition(dir + ": not a directory (cache directory)");
+  }
+  if (!create && !PathExists(dir)) return NotFound(dir + ": no such cache directory");
+  STOKER_RETURN_IF_ERROR(MakeDirectories(dir));
+  // Processes starting together on one new directory: one of them sets it up, under a lock on
+  // the directory itself (a lock file inside would look foreign to the others).
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
+                          FileLock::Acquire(dir, LockMode::kExclusive));
   CacheLayout layout(dir);
   const std::string marker = JoinPath(dir, kMarkerFileName);
   if (PathExists(marker)) {
@@ -89,18 +98,14 @@ Result<CacheLayout> CacheLayout::Open(const std::string& dir, bool create) {
     for (std::string_view d : kDirs) STOKER_RETURN_IF_ERROR(MakeDirectories(JoinPath(dir, d)));
     return layout;
   }
-  if (PathExists(dir)) {
-    if (!IsDirectory(dir)) return FailedPrecondition(dir + ": not a directory (cache directory)");
-    STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
-    if (!names.empty()) {
-      return FailedPrecondition(dir + ": not a stoker cache (no " + std::string(kMarkerFileName) +
-                                ") and not empty (holds '" + names.front() +
-                                "'); the cache never deletes what it did not write: give it an "
-                                "empty or new directory");
-    }
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
+  if (!names.empty()) {
+    return FailedPrecondition(dir + ": not a stoker cache (no " + std::string(kMarkerFileName) +
+                              ") and not empty (holds '" + names.front() +
+                              "'); the cache never deletes what it did not write: give it an "
+                              "empty or new directory");
   }
-  if (!create) return NotFound(dir + ": no stoker cache here");
-  STOKER_RETURN_IF_ERROR(MakeDirectories(dir));
+  if (!create) return NotFound(dir + ": no stoker cache here (empty directory)");
   for (std::string_view d : kDirs) STOKER_RETURN_IF_ERROR(MakeDirectories(JoinPath(dir, d)));
   nlohmann::json j = {{"format", "stoker-cache"}, {"version", 1}};
   STOKER_RETURN_IF_ERROR(WriteFileAtomically(marker, j.dump(2) + "\n"));

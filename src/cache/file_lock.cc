@@ -10,7 +10,8 @@ namespace stoker::cache {
 
 Result<std::unique_ptr<FileLock>> FileLock::Lock(const std::string& path, LockMode mode,
                                                  bool wait) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EISDIR) fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(path + ": cannot open lock file", errno);
   const int op = (mode == LockMode::kShared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB);
   int rc;

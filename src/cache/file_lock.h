@@ -17,6 +17,7 @@ enum class LockMode { kShared, kExclusive };
 class FileLock {
  public:
   // Opens (creating if needed) `path` and locks it, waiting for a conflicting holder to let go.
+  // `path` may be a directory (locked, not created).
   static Result<std::unique_ptr<FileLock>> Acquire(const std::string& path, LockMode mode);
   // Like Acquire without waiting: null (not an error) when another holder conflicts.
   static Result<std::unique_ptr<FileLock>> TryAcquire(const std::string& path, LockMode mode);
