@@ -56,7 +56,7 @@ Result<ClearReport> ClearCache(const std::string& dir) {
   // Meta files whose data is gone (a process died between writing one and renaming the other).
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> metas, ListDirectory(layout.dir() + "/meta"));
   for (const std::string& name : metas) {
-    std::string key = name;  // "<key>.json" or WriteFileAtomically's "<key>.json.tmp"
+    std::string key = name;  // "<key>.json" or ReplaceFile's "<key>.json.tmp"
     for (std::string_view suffix : {".tmp", ".json"}) {
       if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(),
                                                     suffix) == 0) {

@@ -1,5 +1,6 @@
 #include "cache/cache_layout.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,7 +38,7 @@ std::string_view TempKey(std::string_view name) {
 bool IsOwnEntry(std::string_view sub, std::string_view name) {
   if (sub == "data") return IsObjectKey(name);
   if (sub == "meta") {
-    if (EndsWith(name, ".json.tmp")) name.remove_suffix(4);  // WriteFileAtomically's temp
+    if (EndsWith(name, ".json.tmp")) name.remove_suffix(4);  // ReplaceFile's temp
     return EndsWith(name, ".json") && IsObjectKey(name.substr(0, name.size() - 5));
   }
   if (sub == "locks") return EndsWith(name, ".lock") && IsObjectKey(name.substr(0, name.size() - 5));
@@ -209,9 +210,27 @@ Status CacheLayout::RemoveObject(std::string_view key) const {
   return Status::OK();
 }
 
+Status ReplaceFile(const std::string& path, std::string_view contents) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create " + tmp, errno);
+  Status s;
+  for (size_t done = 0; s.ok() && done < contents.size();) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno != EINTR) s = ErrnoStatus("write " + tmp, errno);
+    if (n > 0) done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0 && s.ok()) s = ErrnoStatus("close " + tmp, errno);
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    s = ErrnoStatus("rename " + tmp + " to " + path, errno);
+  }
+  if (!s.ok()) ::unlink(tmp.c_str());
+  return s;
+}
+
 Status WriteMeta(const std::string& path, const ObjectMeta& meta) {
   nlohmann::json j = {{"uri", meta.uri}, {"size_bytes", meta.size_bytes}, {"xxh3", meta.xxh3}};
-  return WriteFileAtomically(path, j.dump() + "\n");
+  return ReplaceFile(path, j.dump() + "\n");
 }
 
 Result<ObjectMeta> ReadMeta(const std::string& path) {

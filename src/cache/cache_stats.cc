@@ -55,7 +55,7 @@ Status AddToStatsFile(const CacheLayout& layout, const CacheStats& delta, uint64
   nlohmann::json j = nlohmann::json::object();
   for (const Field& f : kCounters) j[f.name] = stats.*f.member;
   j["budget_bytes"] = budget_bytes;
-  return WriteFileAtomically(layout.stats_path(), j.dump(2) + "\n");
+  return ReplaceFile(layout.stats_path(), j.dump(2) + "\n");
 }
 
 Result<CacheStats> ReadStatsFile(const CacheLayout& layout) {
