@@ -37,10 +37,11 @@ Result<std::shared_ptr<ShardCache>> ShardCache::Open(const CacheOptions& options
         .WithContext("cache " + options.dir);
   }
   if (options.download_threads < 0 || options.download_threads > 256 || options.max_refetch < 0 ||
-      options.chunk_bytes == 0 || options.poll_ms == 0) {
+      options.part_threads < 1 || options.part_threads > 64 || options.chunk_bytes == 0 ||
+      options.poll_ms == 0) {
     return InvalidArgument("cache " + options.dir +
-                           ": download_threads must be 0..256, max_refetch >= 0, chunk_bytes and "
-                           "poll_ms > 0");
+                           ": download_threads must be 0..256, part_threads 1..64, max_refetch "
+                           ">= 0, chunk_bytes and poll_ms > 0");
   }
   STOKER_ASSIGN_OR_RETURN(CacheLayout layout, CacheLayout::Open(options.dir, /*create=*/true));
   // Downloads whose process died: their lock went with the process, their temp file did not.

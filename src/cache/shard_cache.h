@@ -35,7 +35,8 @@ struct CacheOptions {
   uint64_t budget_bytes = 0;       // data plus downloads in progress never exceed it
   int download_threads = 4;        // look-ahead downloads at once (0: download only on Acquire)
   int max_refetch = 3;             // downloads repeated after a mismatch before giving up
-  uint64_t chunk_bytes = 8 << 20;  // bytes per backend read
+  uint64_t chunk_bytes = 8 << 20;  // bytes per backend read (one ranged GET)
+  int part_threads = 4;            // reads of one object in flight at once
   uint64_t largest_object_bytes = 0;  // when known: Open refuses a budget smaller than this
   bool fsync = true;               // fsync each object before it is renamed into place
   uint32_t poll_ms = 20;           // how often a waiter looks for space freed by other processes

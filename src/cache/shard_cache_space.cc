@@ -96,7 +96,7 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
   FetchCounts counts;
   Result<std::string> xxh3 =
       FetchVerified(*source_, {request.uri, size, request.checksum, space.fd, space.path},
-                    options_.chunk_bytes, options_.max_refetch, &counts);
+                    {options_.chunk_bytes, options_.part_threads, options_.max_refetch}, &counts);
   Count(&CacheStats::bytes_downloaded, counts.bytes_fetched);
   Count(&CacheStats::refetches, counts.refetches);
   if (!xxh3.ok()) return xxh3.status();

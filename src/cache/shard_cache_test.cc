@@ -153,6 +153,22 @@ TEST_F(ShardCacheTest, CorruptDownloadGivesUpAfterMaxRefetchNamingTheObject) {
   EXPECT_TRUE(ListDirectory(dir_->Join("cache/tmp")).value().empty());
 }
 
+TEST_F(ShardCacheTest, PartsReadInParallelAreCheckedAndRefetched) {
+  CacheOptions options = Options(Budget(4));
+  options.chunk_bytes = 1000;  // 11 parts per object, 4 in flight
+  options.part_threads = 4;
+  auto cache = OpenCache(options);
+  backend_->CorruptReads(3);  // some parts of the first download are corrupt
+  Result<CachedFile> file = cache->Acquire(Request(7));
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ExpectContent(*file);
+  EXPECT_EQ(cache->Stats().refetches, 1u);
+  EXPECT_EQ(backend_->opens(Uri(7)), 2);
+  Result<CachedFile> sized_only = cache->Acquire({Uri(6), bytes_[Uri(6)].size(), ""});
+  ASSERT_TRUE(sized_only.ok());
+  ExpectContent(*sized_only);
+}
+
 TEST_F(ShardCacheTest, WrongSizeAtTheSourceIsCorruption) {
   auto cache = OpenCache(Options(Budget(4)));
   Result<CachedFile> file = cache->Acquire({Uri(0), bytes_[Uri(0)].size() + 1, ""});
