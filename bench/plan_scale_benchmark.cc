@@ -215,7 +215,10 @@ int Run(int argc, char** argv) {
       std::string(stoker::PackModeName(o.pack)).c_str(), datasets.size(),
       static_cast<unsigned long long>(docs), o.rank, open_s, first_s, anon_first / 1024.0,
       file_first / 1024.0, static_cast<unsigned long long>(steps), cold_s, cached_s,
-      anon_count / 1024.0, file_count / 1024.0, (*plan)->fingerprint().c_str());
+      anon_count / 1024.0, file_count / 1024.0,
+      // Only where counting needed it anyway (its cache key): the loader asks for it at its
+      // first batch (checkpoints), which for a Megatron input is one more pass unless cached.
+      count ? (*plan)->fingerprint().c_str() : "");
   return 0;
 }
 

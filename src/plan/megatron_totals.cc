@@ -1,6 +1,9 @@
 #include "plan/megatron_totals.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -8,14 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "common/file_util.h"
 #include "common/hash.h"
+#include "format/length_hash.h"
 #include "plan/window_counts.h"
 
 namespace stoker::plan {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'K', 'M', 'G', 'T', 'T', '1'};
-constexpr uint64_t kChunkDocs = uint64_t{1} << 20;  // documents a thread sums at a time
 
 struct Identity {
   std::string head;  // magic, then the file's identity: the cache file must begin with it
@@ -37,39 +41,55 @@ Result<Identity> IdentityOf(const std::string& path) {
   return id;
 }
 
-// One pass, in parallel over chunks of documents.
+// One pass: the sums and the fingerprint's hash of the lengths (a chain of mixes, hence one
+// thread; the fingerprint must stay the function of the lengths that checkpoints hold).
 Result<LengthTotals> Count(const MegatronSource& source) {
   const MegatronIndex& index = source.index();
   const uint64_t n = index.num_sequences();
-  const uint64_t chunks = (n + kChunkDocs - 1) / kChunkDocs;
-  std::vector<uint64_t> nonempty(chunks), negative(chunks, UINT64_MAX);
-  std::vector<uint64_t> tokens = CountWindowsInParallel(0, chunks, CountingThreads(), [&](uint64_t c) {
-    const uint64_t end = std::min(n, (c + 1) * kChunkDocs);
-    uint64_t sum = 0, nonzero = 0, bad = 0;
-    for (uint64_t d = c * kChunkDocs; d < end; ++d) {
-      const int32_t len = index.sequence_length(d);
-      sum += static_cast<uint32_t>(len);
-      nonzero += len != 0;
-      bad += len < 0;
-    }
-    if (bad > 0) {
-      for (uint64_t d = c * kChunkDocs; d < end && negative[c] == UINT64_MAX; ++d) {
-        if (index.sequence_length(d) < 0) negative[c] = d;
-      }
-    }
-    nonempty[c] = nonzero;
-    return sum;
-  });
   LengthTotals t;
-  for (uint64_t c = 0; c < chunks; ++c) {
-    if (negative[c] != UINT64_MAX) {
-      return CorruptionAt(source.idx_file().path(), kMegatronHeaderBytes + 4 * negative[c],
-                          "sequence " + std::to_string(negative[c]) + " has negative length " +
-                              std::to_string(index.sequence_length(negative[c])));
+  FingerprintHasher hash;
+  for (uint64_t d = 0; d < n; ++d) {
+    const int32_t len = index.sequence_length(d);
+    if (len < 0) {
+      return CorruptionAt(source.idx_file().path(), kMegatronHeaderBytes + 4 * d,
+                          "sequence " + std::to_string(d) + " has negative length " +
+                              std::to_string(len));
     }
-    t.tokens += tokens[c];
-    t.nonempty_documents += nonempty[c];
+    t.tokens += static_cast<uint64_t>(len);
+    t.nonempty_documents += len != 0;
+    hash.Add(static_cast<uint64_t>(len));
   }
+  t.length_hash = hash.value();
+  return t;
+}
+
+// Holds an exclusive lock on `path` (created if missing) while alive: the ranks of a machine
+// opening the same new .idx together count it once; the others wait, then read the cache.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+std::optional<LengthTotals> ReadCached(const std::string& dir, const Identity& id) {
+  std::optional<std::string> body = ReadCacheFile(dir, id.name, id.head, 24);
+  if (!body) return std::nullopt;
+  LengthTotals t;
+  uint64_t hash;
+  std::memcpy(&t.tokens, body->data(), 8);
+  std::memcpy(&t.nonempty_documents, body->data() + 8, 8);
+  std::memcpy(&hash, body->data() + 16, 8);
+  t.length_hash = hash;
   return t;
 }
 
@@ -78,21 +98,17 @@ Result<LengthTotals> Count(const MegatronSource& source) {
 Result<LengthTotals> MegatronTotals(const MegatronSource& source) {
   std::optional<std::string> dir = CacheDirectory();
   Result<Identity> id = IdentityOf(source.idx_file().path());
-  if (dir && id.ok()) {
-    if (std::optional<std::string> body = ReadCacheFile(*dir, id->name, id->head, 16)) {
-      LengthTotals t;
-      std::memcpy(&t.tokens, body->data(), 8);
-      std::memcpy(&t.nonempty_documents, body->data() + 8, 8);
-      return t;
-    }
-  }
+  if (!dir || !id.ok()) return Count(source);
+  if (std::optional<LengthTotals> t = ReadCached(*dir, *id)) return *t;
+  if (!MakeDirectories(*dir).ok()) return Count(source);
+  FileLock lock(JoinPath(*dir, id->name + ".lock"));
+  if (std::optional<LengthTotals> t = ReadCached(*dir, *id)) return *t;  // counted while we waited
   STOKER_ASSIGN_OR_RETURN(LengthTotals t, Count(source));
-  if (dir && id.ok()) {
-    std::string bytes = id->head;
-    bytes.append(reinterpret_cast<const char*>(&t.tokens), 8);
-    bytes.append(reinterpret_cast<const char*>(&t.nonempty_documents), 8);
-    WriteCacheFile(*dir, id->name, std::move(bytes));
+  std::string bytes = id->head;
+  for (uint64_t v : {t.tokens, t.nonempty_documents, *t.length_hash}) {
+    bytes.append(reinterpret_cast<const char*>(&v), 8);
   }
+  WriteCacheFile(*dir, id->name, std::move(bytes));
   return t;
 }
 
