@@ -19,7 +19,7 @@ namespace stoker {
 
 class ChunkVerifier {
  public:
-  // `num_chunks` chunks of 2^`chunk_shift` elements; `verify(c)` checks chunk c (OK, or an error
+  // `num_elements` in chunks of 2^`chunk_shift`; `verify(c)` checks chunk c (OK, or an error
   // that names the file and the chunk) and must be thread-safe.
   ChunkVerifier(uint64_t num_elements, uint32_t chunk_shift,
                 std::function<Status(uint64_t chunk)> verify);

@@ -229,7 +229,9 @@ TEST_F(MegatronSourceTest, ABadEntryFarIntoTheIndexIsReportedWhenRead) {
   for (int32_t l : lengths) tokens += l;
   const std::string bin(2 * tokens, '\x01');
   const uint64_t pointers = 34 + 4 * kDocs;
-  auto put64 = [](std::string* idx, uint64_t at, int64_t v) { std::memcpy(idx->data() + at, &v, 8); };
+  auto put64 = [](std::string* idx, uint64_t at, int64_t v) {
+    std::memcpy(idx->data() + at, &v, 8);
+  };
   auto get64 = [](const std::string& idx, uint64_t at) {
     int64_t v;
     std::memcpy(&v, idx.data() + at, 8);

@@ -2,10 +2,12 @@
 // and the private memory the plan needs per document.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/file_util.h"
@@ -142,6 +144,41 @@ TEST(PlanMappedTest, ADamagedChunkIsTheErrorOfTheBatchesNeverADifferentPlan) {
   EXPECT_FALSE(std::filesystem::is_empty((*dir)->Join("cache")));
   ASSERT_EQ(setenv("STOKER_CACHE_DIR", "off", 1), 0);
   ASSERT_EQ(unsetenv("STOKER_PLAN_CACHE_MIN_WINDOWS"), 0);
+}
+
+// Many threads reading the lengths of one index at once (as loader workers and the parallel
+// bestfit count do): every chunk ends up verified, the damaged one is reported (TSan runs this).
+TEST(PlanMappedTest, ConcurrentReadersShareTheChunkChecks) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  const std::string path = (*dir)->Join("c.stkidx");
+  std::vector<uint64_t> lengths(20'000);
+  for (size_t d = 0; d < lengths.size(); ++d) lengths[d] = d % 101;
+  ASSERT_TRUE(WriteLengthIndex(path, {0, lengths.size()}, lengths).ok());
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(128 + 16 + 4 * 17'000);  // chunk 16
+    f.put('\x01');
+  }
+  auto index = LengthIndex::Open(path);
+  ASSERT_TRUE(index.ok());
+  const DatasetLengths mapped = LengthsFromIndex(*index, path);
+  std::vector<std::thread> threads;
+  std::atomic<uint64_t> sum{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t local = 0;
+      for (uint64_t i = 0; i < lengths.size(); ++i) {
+        local += mapped.length((i * 7919 + t) % lengths.size());
+      }
+      sum += local;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_GT(sum.load(), 0u);
+  EXPECT_EQ((*index)->chunk_verifier()->chunks_verified(), 20u);
+  EXPECT_EQ(mapped.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(mapped.status().message().find("length chunk 16"), std::string::npos);
 }
 
 // A Megatron input opens in O(1); its totals are counted once (in parallel) and then read from
