@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stoker/chunk_verifier.h"
 #include "stoker/status.h"
 #include "stoker/token_source.h"
 
@@ -56,6 +57,9 @@ struct MappedLengths {
   uint64_t count = 0;
   Element element = Element::kUint32;
   std::shared_ptr<const void> owner;  // keeps `data` mapped
+  // When set (a length index), each chunk of `data` is verified before its first length is used;
+  // DatasetLengths::status() reports a chunk that failed. Owned by `owner`.
+  const ChunkVerifier* verifier = nullptr;
 };
 
 // What the plan would otherwise derive by reading every length (a length index's header holds it).
@@ -86,10 +90,17 @@ struct DatasetLengths {
   // Tokens of document `doc` (< num_documents()).
   uint64_t length(uint64_t doc) const {
     if (mapped.data == nullptr) return document_lengths[doc];
+    if (mapped.verifier != nullptr) mapped.verifier->Touch(doc);
     uint32_t v;
     std::memcpy(&v, mapped.data + 4 * doc, 4);
     if (mapped.element == MappedLengths::Element::kInt32 && v > INT32_MAX) return 0;
     return v;
+  }
+
+  // OK, or the first damaged chunk of mapped lengths read so far (kCorruption naming the file and
+  // the chunk): the plan turns it into the error of every batch from then on.
+  Status status() const {
+    return mapped.verifier != nullptr ? mapped.verifier->status() : Status::OK();
   }
 
   // Starts fetching the length of `doc` into the cache (a hint; never faults).

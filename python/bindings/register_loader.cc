@@ -15,9 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "loader/provenance.h"
 #include "register.h"
 #include "stoker/loader.h"
 #include "stream/stream_planner.h"
+#include "stream/stream_provenance.h"
 
 namespace nb = nanobind;
 
@@ -28,6 +30,7 @@ namespace {
 struct PyLoader {
   std::unique_ptr<Loader> loader;
   std::shared_ptr<const stream::StreamPlanner> stream;  // set for stoker.Stream loaders
+  std::optional<loader::ProvenanceMap> provenance;      // indexed loaders opened with provenance
 
   ~PyLoader() { Close(); }
 
@@ -118,18 +121,53 @@ nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
 
 std::unique_ptr<PyLoader> OpenLoader(const std::vector<DatasetSpec>& specs,
                                      const LoaderOptions& options,
-                                     const std::optional<std::string>& resume_json) {
+                                     const std::optional<std::string>& resume_json,
+                                     bool provenance) {
   std::vector<LoaderDataset> datasets;
   for (const auto& [path, weight] : specs) datasets.push_back({path, nullptr, weight});
   std::optional<PlanState> resume;
   if (resume_json) resume = Unwrap(PlanState::FromJson(*resume_json));
-  Result<std::unique_ptr<Loader>> loader = [&] {
+  auto out = std::make_unique<PyLoader>();
+  Result<std::unique_ptr<Loader>> loader = [&]() -> Result<std::unique_ptr<Loader>> {
     nb::gil_scoped_release release;
+    if (provenance) {
+      // Opened here so the provenance map sees the sources the loader reads (shard names).
+      std::vector<loader::ProvenanceDataset> map;
+      for (LoaderDataset& d : datasets) {
+        Result<std::unique_ptr<TokenSource>> opened = OpenTokenSource(d.path);
+        if (!opened.ok()) return opened.status().WithContext("loader: opening " + d.path);
+        d.source = std::move(opened).value();
+        map.push_back(loader::ProvenanceDataset::FromSource(*d.source, d.path));
+      }
+      out->provenance.emplace(std::move(map));
+    }
     return Loader::Open(std::move(datasets), options, resume ? &*resume : nullptr);
   }();
-  auto out = std::make_unique<PyLoader>();
   out->loader = Unwrap(std::move(loader));
   return out;
+}
+
+// The provenance of the step that starts at (epoch, rows_consumed) (normalized, as the loader
+// would take it), as JSON (loader::StepProvenance::ToJson).
+std::string ProvenanceJson(PyLoader& self, uint64_t epoch, uint64_t rows_consumed) {
+  Loader& loader = self.get();
+  const uint32_t rank = loader.options().rank;
+  Result<loader::StepProvenance> p = [&]() -> Result<loader::StepProvenance> {
+    nb::gil_scoped_release release;
+    if (self.stream) {
+      const PlanPosition pos = self.stream->Normalize({epoch, rows_consumed});
+      return stream::ExplainStreamStep(*self.stream, pos, rank,
+                                       loader.options().batch_size * loader.options().world_size);
+    }
+    const Plan* plan = loader.plan();
+    if (plan == nullptr || !self.provenance) {
+      return FailedPrecondition("provenance: open the loader with provenance=True");
+    }
+    STOKER_ASSIGN_OR_RETURN(Batch batch, plan->GetBatchAt(plan->Normalize({epoch, rows_consumed}),
+                                                          rank));
+    return self.provenance->Explain(batch);
+  }();
+  return Unwrap(std::move(p)).ToJson();
 }
 
 std::unique_ptr<PyLoader> OpenStream(const std::vector<std::string>& inputs,
@@ -258,7 +296,7 @@ void RegisterLoader(nb::module_& m) {
 
   nb::class_<PyLoader>(m, "Loader", "The C++ loader. Not thread-safe: one consumer at a time.")
       .def_static("open", &OpenLoader, nb::arg("datasets"), nb::arg("options"),
-                  nb::arg("resume_json").none() = nb::none())
+                  nb::arg("resume_json").none() = nb::none(), nb::arg("provenance") = false)
       .def_static(
           "open_synthetic",
           [](const LoaderOptions& options) {
@@ -281,6 +319,8 @@ void RegisterLoader(nb::module_& m) {
       .def("next", &NextBatch,
            "The next batch, or None once at the end of each epoch. Releases the GIL.")
       .def("state_json", [](PyLoader& self) { return self.get().State().ToJson(); })
+      .def("provenance_json", &ProvenanceJson, nb::arg("epoch"), nb::arg("rows_consumed"),
+           "The provenance of the step starting there, as JSON. Releases the GIL.")
       .def("restore",
            [](PyLoader& self, const std::string& json) {
              PlanState state = Unwrap(PlanState::FromJson(json));

@@ -19,8 +19,9 @@ namespace stoker {
 Result<LengthIndexInfo> BuildDatasetLengthIndex(const std::string& dir, const Manifest& manifest);
 
 // Opens the length index `manifest` records and checks it against the manifest in O(shards) (file
-// size, recorded checksum, document count, token total, every shard boundary), then hashes its
-// arrays against the checksum (one pass at memory bandwidth). kCorruption naming the
+// size, recorded checksum, document count, token total, every shard boundary). The lengths of a
+// version-2 index are verified chunk by chunk when first read (LengthIndex::chunk_verifier); a
+// version-1 index is hashed whole here (one pass at memory bandwidth). kCorruption naming the
 // index file (and saying `stoker index DIR` rebuilds it) when it is stale or damaged.
 Result<std::shared_ptr<const LengthIndex>> OpenDatasetLengthIndex(const std::string& dir,
                                                                   const Manifest& manifest);

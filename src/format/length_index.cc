@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <xxhash.h>
+
 #include "common/file_util.h"
 #include "format/megatron_index.h"
 
@@ -18,8 +20,10 @@ namespace {
 constexpr uint64_t kVersionAt = 8, kHeaderBytesAt = 12, kDocumentsAt = 16, kShardsAt = 24,
                    kTokensAt = 32, kNonemptyAt = 40, kMaxLengthAt = 48, kLengthHashAt = 56,
                    kShardsOffsetAt = 64, kLengthsOffsetAt = 72, kFileBytesAt = 80,
-                   kArraysXxh3At = 88, kHeaderXxh3At = 120;
+                   kArraysXxh3At = 88, kChunksOffsetAt = 96, kShardsXxh3At = 104,
+                   kChunkShiftAt = 112, kHeaderXxh3At = 120;
 constexpr size_t kWriteBuffer = 1 << 20;
+static_assert(kWriteBuffer % (4 << kLengthChunkShift) == 0, "flushes end on chunk boundaries");
 
 uint64_t Load64(const uint8_t* p) {
   uint64_t v;
@@ -27,6 +31,11 @@ uint64_t Load64(const uint8_t* p) {
   return v;
 }
 void Store64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+
+// A chunk's checksum: seeded with its number, so chunks that trade places do not match.
+uint64_t ChunkXxh3(const uint8_t* data, size_t size, uint64_t chunk) {
+  return XXH3_64bits_withSeed(data, size, chunk);
+}
 
 Status WriteAll(int fd, const uint8_t* data, size_t size, uint64_t offset, const std::string& p) {
   while (size > 0) {
@@ -55,15 +64,16 @@ Result<LengthIndexHeader> ParseLengthIndexHeader(const uint8_t* data, uint64_t s
   uint32_t version, header_bytes;
   std::memcpy(&version, data + kVersionAt, 4);
   std::memcpy(&header_bytes, data + kHeaderBytesAt, 4);
-  if (version != kLengthIndexVersion) {
-    return CorruptionAt(
-        file, kVersionAt,
-        "unsupported length index version " + std::to_string(version) + " (this stoker reads 1)");
+  if (version != 1 && version != kLengthIndexVersion) {
+    return CorruptionAt(file, kVersionAt,
+                        "unsupported length index version " + std::to_string(version) +
+                            " (this stoker reads 1 and 2; `stoker index DATASET` rewrites it)");
   }
   if (Xxh3(data, kHeaderXxh3At) != Load64(data + kHeaderXxh3At)) {
     return CorruptionAt(file, kHeaderXxh3At, "header checksum mismatch (damaged header)");
   }
   LengthIndexHeader h;
+  h.version = version;
   h.num_documents = Load64(data + kDocumentsAt);
   h.num_shards = Load64(data + kShardsAt);
   h.total_tokens = Load64(data + kTokensAt);
@@ -74,12 +84,21 @@ Result<LengthIndexHeader> ParseLengthIndexHeader(const uint8_t* data, uint64_t s
   h.lengths_offset = Load64(data + kLengthsOffsetAt);
   h.file_bytes = Load64(data + kFileBytesAt);
   h.arrays_xxh3 = Load64(data + kArraysXxh3At);
+  if (version >= 2) {
+    h.chunks_offset = Load64(data + kChunksOffsetAt);
+    h.shards_xxh3 = Load64(data + kShardsXxh3At);
+    std::memcpy(&h.chunk_shift, data + kChunkShiftAt, 4);
+  }
   // The counts are bounded first so that the offset arithmetic cannot overflow.
+  const uint64_t lengths_end = h.lengths_offset + 4 * h.num_documents;
+  const bool chunks_ok =
+      version == 1 ? h.file_bytes == lengths_end
+                   : h.chunk_shift == kLengthChunkShift && h.chunks_offset == lengths_end &&
+                         h.file_bytes == h.chunks_offset + 8 * h.num_chunks();
   const bool layout_ok =
       header_bytes == kLengthIndexHeaderBytes && h.num_shards < (uint64_t{1} << 40) &&
       h.num_documents < (uint64_t{1} << 60) && h.shards_offset == kLengthIndexHeaderBytes &&
-      h.lengths_offset == h.shards_offset + 8 * (h.num_shards + 1) &&
-      h.file_bytes == h.lengths_offset + 4 * h.num_documents &&
+      h.lengths_offset == h.shards_offset + 8 * (h.num_shards + 1) && chunks_ok &&
       h.nonempty_documents <= h.num_documents;
   if (!layout_ok) {
     return CorruptionAt(file, kShardsOffsetAt,
@@ -100,12 +119,45 @@ Result<std::shared_ptr<const LengthIndex>> LengthIndex::Open(const std::string& 
                         "the file is " + std::to_string(file->size()) + " bytes, its header says " +
                             std::to_string(h.file_bytes) + " (truncated or overwritten)");
   }
+  if (h.version >= 2 &&
+      Xxh3(file->data() + h.shards_offset, h.lengths_offset - h.shards_offset) != h.shards_xxh3) {
+    return CorruptionAt(path, h.shards_offset, "shard array checksum mismatch (damaged)");
+  }
   if (h.num_shards > 0 && shard_first(file->data(), h, h.num_shards) != h.num_documents) {
     return CorruptionAt(
         path, h.shards_offset + 8 * h.num_shards,
         "the last shard boundary is not the document count " + std::to_string(h.num_documents));
   }
-  return std::shared_ptr<const LengthIndex>(new LengthIndex(std::move(file), h));
+  auto index = std::shared_ptr<LengthIndex>(new LengthIndex(std::move(file), h));
+  if (h.version >= 2) {
+    // The verifier lives inside the index it checks, so the raw pointer cannot dangle.
+    const LengthIndex* self = index.get();
+    index->chunks_ = std::make_unique<ChunkVerifier>(
+        h.num_documents, h.chunk_shift, [self](uint64_t c) { return self->VerifyChunk(c); });
+  }
+  return std::shared_ptr<const LengthIndex>(std::move(index));
+}
+
+uint64_t LengthIndexHeader::num_chunks() const {
+  if (chunk_shift == 0) return 0;
+  return (num_documents + (uint64_t{1} << chunk_shift) - 1) >> chunk_shift;
+}
+
+Status LengthIndex::VerifyChunk(uint64_t c) const {
+  const uint64_t first = c << header_.chunk_shift;
+  const uint64_t count =
+      std::min<uint64_t>(uint64_t{1} << header_.chunk_shift, header_.num_documents - first);
+  const uint8_t* data = file_->data();
+  const uint64_t at = header_.lengths_offset + 4 * first;
+  if (ChunkXxh3(data + at, 4 * count, c) != Load64(data + header_.chunks_offset + 8 * c)) {
+    return CorruptionAt(path(), at,
+                        "length chunk " + std::to_string(c) + " (documents " +
+                            std::to_string(first) + " to " + std::to_string(first + count - 1) +
+                            ") does not match its checksum at byte " +
+                            std::to_string(header_.chunks_offset + 8 * c) +
+                            " (damaged; `stoker index DATASET` rebuilds it)");
+  }
+  return Status::OK();
 }
 
 uint64_t LengthIndex::shard_first(const uint8_t* data, const LengthIndexHeader& h, uint64_t s) {
@@ -129,6 +181,7 @@ Status LengthIndex::VerifyChecksum() const {
 
 Status LengthIndex::Verify() const {
   STOKER_RETURN_IF_ERROR(VerifyChecksum());
+  for (uint64_t c = 0; c < header_.num_chunks(); ++c) STOKER_RETURN_IF_ERROR(VerifyChunk(c));
   uint64_t prev = 0;
   for (uint64_t s = 0; s <= header_.num_shards; ++s) {
     uint64_t first = shard_first_document(s);
@@ -172,7 +225,9 @@ Result<std::unique_ptr<LengthIndexWriter>> LengthIndexWriter::Create(
   h.num_documents = shard_first_document.back();
   h.shards_offset = kLengthIndexHeaderBytes;
   h.lengths_offset = h.shards_offset + 8 * (h.num_shards + 1);
-  h.file_bytes = h.lengths_offset + 4 * h.num_documents;
+  h.chunks_offset = h.lengths_offset + 4 * h.num_documents;
+  h.chunk_shift = kLengthChunkShift;
+  h.file_bytes = h.chunks_offset + 8 * h.num_chunks();
   w->fd_ = ::open(w->tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (w->fd_ < 0) return ErrnoStatus("create " + w->tmp_path_, errno);
   w->checksum_ = std::make_unique<Xxh3Hasher>();
@@ -181,6 +236,7 @@ Result<std::unique_ptr<LengthIndexWriter>> LengthIndexWriter::Create(
     Store64(w->shard_bytes_.data() + 8 * s, shard_first_document[s]);
   }
   w->checksum_->Update(w->shard_bytes_.data(), w->shard_bytes_.size());
+  h.shards_xxh3 = Xxh3(w->shard_bytes_.data(), w->shard_bytes_.size());
   STOKER_RETURN_IF_ERROR(WriteAll(w->fd_, w->shard_bytes_.data(), w->shard_bytes_.size(),
                                   h.shards_offset, w->tmp_path_));
   w->pending_.reserve(kWriteBuffer);
@@ -220,6 +276,12 @@ Status LengthIndexWriter::Add(const uint64_t* lengths, uint64_t count) {
 Status LengthIndexWriter::Flush() {
   const uint64_t offset = header_.lengths_offset + 4 * added_lengths_written_;
   checksum_->Update(pending_.data(), pending_.size());
+  // Every flush but the last is a whole number of chunks (kWriteBuffer is), so chunks start here.
+  const uint64_t chunk_bytes = 4 << header_.chunk_shift;
+  for (uint64_t at = 0; at < pending_.size(); at += chunk_bytes) {
+    const uint64_t n = std::min<uint64_t>(chunk_bytes, pending_.size() - at);
+    chunk_xxh3_.push_back(ChunkXxh3(pending_.data() + at, n, chunk_xxh3_.size()));
+  }
   STOKER_RETURN_IF_ERROR(WriteAll(fd_, pending_.data(), pending_.size(), offset, tmp_path_));
   added_lengths_written_ += pending_.size() / 4;
   pending_.clear();
@@ -232,6 +294,11 @@ Result<LengthIndexHeader> LengthIndexWriter::Finish() {
                               std::to_string(header_.num_documents));
   }
   STOKER_RETURN_IF_ERROR(Flush());
+  std::vector<uint8_t> table(8 * chunk_xxh3_.size());
+  for (size_t c = 0; c < chunk_xxh3_.size(); ++c) Store64(table.data() + 8 * c, chunk_xxh3_[c]);
+  checksum_->Update(table.data(), table.size());
+  STOKER_RETURN_IF_ERROR(
+      WriteAll(fd_, table.data(), table.size(), header_.chunks_offset, tmp_path_));
   header_.length_hash = length_hash_.value();
   header_.arrays_xxh3 = checksum_->Digest();
   uint8_t head[kLengthIndexHeaderBytes] = {};
@@ -249,6 +316,9 @@ Result<LengthIndexHeader> LengthIndexWriter::Finish() {
   Store64(head + kLengthsOffsetAt, header_.lengths_offset);
   Store64(head + kFileBytesAt, header_.file_bytes);
   Store64(head + kArraysXxh3At, header_.arrays_xxh3);
+  Store64(head + kChunksOffsetAt, header_.chunks_offset);
+  Store64(head + kShardsXxh3At, header_.shards_xxh3);
+  std::memcpy(head + kChunkShiftAt, &header_.chunk_shift, 4);
   Store64(head + kHeaderXxh3At, Xxh3(head, kHeaderXxh3At));
   STOKER_RETURN_IF_ERROR(WriteAll(fd_, head, sizeof head, 0, tmp_path_));
   if (::fsync(fd_) != 0) return ErrnoStatus("fsync " + tmp_path_, errno);

@@ -5,8 +5,12 @@
 // where each array lies, so a reader of a remote file needs one request for the header and one per
 // byte range it wants.
 //
-// Open runs the O(1) checks (magic, version, header checksum, offsets against the file size);
-// VerifyChecksum hashes the arrays (XXH3-64 against the header), Verify also recomputes the totals.
+// Open runs the O(1) checks (magic, version, header checksum, offsets against the file size, the
+// shard array's checksum). The lengths are checked lazily: a version-2 file holds an XXH3-64 per
+// chunk of 1,024 lengths, and chunk_verifier() verifies a chunk the first time one of its lengths
+// is read (a version-1 file, written before chunks existed, has none: OpenDatasetLengthIndex
+// hashes it whole instead). VerifyChecksum hashes the whole file against the header, Verify also checks
+// every chunk and recomputes the totals.
 // Thread-safe: immutable after Open. LengthIndexWriter: one user at a time.
 #pragma once
 
@@ -19,17 +23,20 @@
 #include "common/hash.h"
 #include "common/mapped_file.h"
 #include "format/length_hash.h"
+#include "stoker/chunk_verifier.h"
 #include "stoker/status.h"
 
 namespace stoker {
 
 inline constexpr char kLengthIndexMagic[8] = {'S', 'T', 'K', 'L', 'E', 'N', 'S', '1'};
-inline constexpr uint32_t kLengthIndexVersion = 1;
+inline constexpr uint32_t kLengthIndexVersion = 2;  // 1: no chunk checksums (still read)
+inline constexpr uint32_t kLengthChunkShift = 10;   // 1,024 lengths (one 4 KiB page) per chunk
 inline constexpr uint64_t kLengthIndexHeaderBytes = 128;
 // The file name `stoker pack`, `stoker merge` and `stoker index` give it in a dataset directory.
 inline constexpr std::string_view kLengthIndexFileName = "lengths.stkidx";
 
 struct LengthIndexHeader {
+  uint32_t version = kLengthIndexVersion;
   uint64_t num_documents = 0;
   uint64_t num_shards = 0;
   uint64_t total_tokens = 0;
@@ -39,19 +46,25 @@ struct LengthIndexHeader {
   uint64_t length_hash = 0;
   uint64_t shards_offset = 0;   // (num_shards + 1) little-endian uint64: first document per shard
   uint64_t lengths_offset = 0;  // num_documents little-endian uint32
+  // Version 2: the chunk table, one XXH3-64 (seeded with the chunk's number) per chunk of
+  // 2^chunk_shift lengths; 0 in version 1.
+  uint64_t chunks_offset = 0;
+  uint32_t chunk_shift = 0;
+  uint64_t shards_xxh3 = 0;  // version 2: XXH3-64 of the shard array
   uint64_t file_bytes = 0;
   uint64_t arrays_xxh3 = 0;  // XXH3-64 of bytes [shards_offset, file_bytes)
+  uint64_t num_chunks() const;
 };
 
 // Parses and checks the first `size` (>= 128) bytes of a length index named `file` (for errors):
-// magic, version, the header's own checksum, and offsets that agree with the counts. kCorruption
-// naming the file and the byte offset of the bad field.
+// magic, version (1 or 2), the header's own checksum, and offsets that agree with the counts.
+// kCorruption naming the file and the byte offset of the bad field.
 Result<LengthIndexHeader> ParseLengthIndexHeader(const uint8_t* data, uint64_t size,
                                                  const std::string& file);
 
 class LengthIndex {
  public:
-  // Maps `path` and checks its header and size (O(1)).
+  // Maps `path` and checks its header, its size and its shard array (O(shards)).
   static Result<std::shared_ptr<const LengthIndex>> Open(const std::string& path);
 
   const std::string& path() const { return file_->path(); }
@@ -63,10 +76,16 @@ class LengthIndex {
   }
   // Precondition: s <= num_shards.
   uint64_t shard_first_document(uint64_t s) const;
-  // Recomputes the arrays' XXH3-64 (O(N) at memory bandwidth); kCorruption naming the file if it
-  // is not the header's.
+  // Version 2: verifies a chunk of lengths against its checksum the first time it is touched
+  // (kCorruption naming the file, the chunk and its documents). nullptr for version 1.
+  const ChunkVerifier* chunk_verifier() const { return chunks_.get(); }
+  // Checks chunk `c` against the chunk table now (version 2; precondition: c < num_chunks()).
+  Status VerifyChunk(uint64_t c) const;
+  // Recomputes the XXH3-64 of the arrays (O(N) at memory bandwidth); kCorruption naming the file
+  // if it is not the header's.
   Status VerifyChecksum() const;
-  // VerifyChecksum, then the shard boundaries and the header's totals recomputed from the lengths.
+  // VerifyChecksum, every chunk, then the shard boundaries and the header's totals recomputed from
+  // the lengths.
   Status Verify() const;
 
  private:
@@ -75,6 +94,7 @@ class LengthIndex {
       : file_(std::move(file)), header_(header) {}
   std::unique_ptr<MappedFile> file_;
   LengthIndexHeader header_;
+  std::unique_ptr<ChunkVerifier> chunks_;
 };
 
 // Writes a length index: the shard boundaries up front, then the lengths in document order, then
@@ -107,6 +127,7 @@ class LengthIndexWriter {
   uint64_t added_lengths_written_ = 0;  // of those, written to the file
   std::vector<uint8_t> pending_;        // bytes not yet written
   std::vector<uint8_t> shard_bytes_;
+  std::vector<uint64_t> chunk_xxh3_;  // one per chunk of lengths written so far
   FingerprintHasher length_hash_;
   std::unique_ptr<Xxh3Hasher> checksum_;
 };

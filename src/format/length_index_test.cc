@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -71,7 +72,9 @@ TEST_F(LengthIndexTest, RoundTripsLengthsShardsAndTotals) {
   EXPECT_EQ(got.total_tokens, 4000000009ULL);
   EXPECT_EQ(got.nonempty_documents, 4u);
   EXPECT_EQ(got.max_length, 4000000000ULL);
-  EXPECT_EQ(got.file_bytes, 128u + 8 * 4 + 4 * 5);
+  EXPECT_EQ(got.version, 2u);
+  EXPECT_EQ(got.chunks_offset, 128u + 8 * 4 + 4 * 5);
+  EXPECT_EQ(got.file_bytes, 128u + 8 * 4 + 4 * 5 + 8);  // one chunk checksum
   FingerprintHasher hash;
   for (uint64_t l : lengths) hash.Add(l);
   EXPECT_EQ(got.length_hash, hash.value());
@@ -174,20 +177,119 @@ TEST_F(LengthIndexTest, AStaleOrForeignIndexIsAnErrorNamingTheFile) {
   ma.length_index->xxh3 = Xxh3Hex(h->arrays_xxh3);
   ASSERT_TRUE(WriteManifest(a, ma).ok());
   expect_refused("but the shards hold 3 documents");
-  // A damaged length: the checksum at open catches it.
+  // A damaged length: the dataset opens (O(shards)), the chunk's checksum catches it when the
+  // length is first read, and the dataset's own lengths then come from the shards.
   auto rebuilt_a = BuildDatasetLengthIndex(a, ma);
   ASSERT_TRUE(rebuilt_a.ok());
   ma.length_index = *rebuilt_a;
   ASSERT_TRUE(WriteManifest(a, ma).ok());
   ASSERT_TRUE(StokerDataset::Open(a).ok());
-  FlipByte(index_a, rebuilt_a->bytes - 2);
-  expect_refused("checksum mismatch");
+  FlipByte(index_a, 128 + 8 * 3 + 4 * 2);  // document 2's length
+  auto damaged = StokerDataset::Open(a);
+  ASSERT_TRUE(damaged.ok()) << damaged.status().ToString();
+  const ChunkVerifier* chunks = (*damaged)->length_index()->chunk_verifier();
+  ASSERT_NE(chunks, nullptr);
+  EXPECT_TRUE(chunks->status().ok()) << "nothing read yet";
+  std::vector<uint64_t> lengths(3);
+  (*damaged)->DocumentLengths(0, 3, lengths.data());
+  EXPECT_EQ(lengths, (std::vector<uint64_t>{3, 1, 4}));
+  EXPECT_EQ(chunks->status().code(), StatusCode::kCorruption);
+  EXPECT_THAT(chunks->status().message(), HasSubstr(index_a));
+  EXPECT_THAT(chunks->status().message(), HasSubstr("length chunk 0 (documents 0 to 2)"));
+  EXPECT_THAT(chunks->status().message(), HasSubstr("stoker index"));
   // `stoker index` (the same builder) repairs it.
   auto rebuilt = BuildDatasetLengthIndex(a, ma);
   ASSERT_TRUE(rebuilt.ok());
   ma.length_index = *rebuilt;
   ASSERT_TRUE(WriteManifest(a, ma).ok());
   EXPECT_TRUE(StokerDataset::Open(a).ok());
+}
+
+// The layout the previous code wrote (version 1: no chunk table), made from a version-2 file.
+void RewriteAsVersionOne(const std::string& path) {
+  auto text = ReadFileToString(path);
+  ASSERT_TRUE(text.ok());
+  auto h = ParseLengthIndexHeader(reinterpret_cast<const uint8_t*>(text->data()), text->size(),
+                                  path);
+  ASSERT_TRUE(h.ok());
+  std::string out = text->substr(0, h->chunks_offset);
+  auto put = [&](uint64_t at, uint64_t v) { std::memcpy(out.data() + at, &v, 8); };
+  const uint32_t version = 1;
+  std::memcpy(out.data() + 8, &version, 4);
+  put(80, h->chunks_offset);  // file bytes
+  put(88, Xxh3(out.data() + 128, out.size() - 128));
+  for (uint64_t at = 96; at < 120; at += 8) put(at, 0);
+  put(120, Xxh3(out.data(), 120));
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << out;
+}
+
+TEST_F(LengthIndexTest, ADamagedChunkIsAnErrorWhenFirstReadNamingTheFileAndChunk) {
+  std::vector<uint64_t> lengths(5000);
+  for (size_t d = 0; d < lengths.size(); ++d) lengths[d] = d % 97;
+  ASSERT_TRUE(WriteLengthIndex(Path("a.stkidx"), {0, 5000}, lengths).ok());
+  const uint64_t lengths_at = 128 + 16;
+  FlipByte(Path("a.stkidx"), lengths_at + 4 * 3500);  // in chunk 3: documents 3072 to 4095
+  auto index = LengthIndex::Open(Path("a.stkidx"));
+  ASSERT_TRUE(index.ok()) << "opening reads no lengths";
+  const ChunkVerifier& chunks = *(*index)->chunk_verifier();
+  EXPECT_EQ(chunks.num_chunks(), 5u);
+  EXPECT_EQ(chunks.chunks_verified(), 0u);
+  for (uint64_t d : {0, 1023, 1024, 3071, 4096, 4999}) chunks.Touch(d);
+  EXPECT_EQ(chunks.chunks_verified(), 4u);
+  EXPECT_TRUE(chunks.status().ok()) << "chunks 0, 1, 2 and 4 are sound";
+  chunks.Touch(3072);
+  Status st = chunks.status();
+  EXPECT_EQ(st.code(), StatusCode::kCorruption);
+  EXPECT_THAT(st.message(), HasSubstr(Path("a.stkidx")));
+  EXPECT_THAT(st.message(), HasSubstr("length chunk 3 (documents 3072 to 4095)"));
+  EXPECT_EQ((*index)->Verify().code(), StatusCode::kCorruption);
+  EXPECT_EQ(chunks.VerifyAll().code(), StatusCode::kCorruption);
+
+  // A damaged checksum in the chunk table is the same error for its chunk, never a pass.
+  ASSERT_TRUE(WriteLengthIndex(Path("b.stkidx"), {0, 5000}, lengths).ok());
+  FlipByte(Path("b.stkidx"), lengths_at + 4 * 5000 + 8 * 4 + 1);
+  auto b = LengthIndex::Open(Path("b.stkidx"));
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE((*b)->chunk_verifier()->VerifyAll().message().find("length chunk 4") !=
+              std::string::npos);
+  // The shard array is checked at open (O(shards)).
+  ASSERT_TRUE(WriteLengthIndex(Path("c.stkidx"), {0, 10, 5000}, lengths).ok());
+  FlipByte(Path("c.stkidx"), 128 + 8);
+  EXPECT_THAT(LengthIndex::Open(Path("c.stkidx")).status().message(),
+              HasSubstr("shard array checksum"));
+}
+
+TEST_F(LengthIndexTest, AVersionOneIndexIsStillReadAndHashedWholeAtOpen) {
+  Manifest m = WriteDataset(dir_->path(), {{3, 1}, {4, 0, 2}});
+  const std::string path = dir_->Join(std::string(kLengthIndexFileName));
+  RewriteAsVersionOne(path);
+  auto h = ParseLengthIndexHeader(
+      reinterpret_cast<const uint8_t*>(ReadFileToString(path)->data()), 128, path);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  m.length_index->bytes = h->file_bytes;
+  m.length_index->xxh3 = Xxh3Hex(h->arrays_xxh3);
+  ASSERT_TRUE(WriteManifest(dir_->path(), m).ok());
+  auto ds = StokerDataset::Open(dir_->path());
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  const LengthIndex& index = *(*ds)->length_index();
+  EXPECT_EQ(index.header().version, 1u);
+  EXPECT_EQ(index.chunk_verifier(), nullptr);
+  EXPECT_TRUE(index.Verify().ok());
+  for (uint64_t d = 0; d < 5; ++d) EXPECT_EQ(index.lengths()[d], (*ds)->document_length(d));
+  // Without chunk checksums a damaged length is caught by the whole-file hash at open.
+  FlipByte(path, 128 + 8 * 3 + 4);
+  auto damaged = StokerDataset::Open(dir_->path());
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_THAT(damaged.status().message(), HasSubstr("checksum mismatch"));
+  EXPECT_THAT(damaged.status().message(), HasSubstr("stoker index"));
+  // `stoker index` (the same builder) rewrites it as version 2.
+  auto rebuilt = BuildDatasetLengthIndex(dir_->path(), m);
+  ASSERT_TRUE(rebuilt.ok());
+  m.length_index = *rebuilt;
+  ASSERT_TRUE(WriteManifest(dir_->path(), m).ok());
+  auto again = StokerDataset::Open(dir_->path());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->length_index()->header().version, 2u);
 }
 
 }  // namespace

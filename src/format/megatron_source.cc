@@ -49,13 +49,55 @@ Status MegatronSource::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T
   // Context is added only on failure: this runs for every piece the loader reads.
   Status range = CheckReadRange(doc, n, static_cast<uint64_t>(len), offset, count);
   if (!range.ok()) return range.WithContext(prefix_);
-  int64_t ptr = index_.sequence_pointer(doc);
-  if (ptr < 0) {
-    return CorruptionAt(idx_->path(), index_.pointers_offset() + 8 * doc,
-                        "negative sequence pointer " + std::to_string(ptr));
-  }
+  STOKER_RETURN_IF_ERROR(CheckSequence(doc));
+  const int64_t ptr = index_.sequence_pointer(doc);
   uint64_t pos = static_cast<uint64_t>(ptr) + offset * TokenDTypeSize(index_.dtype());
   return ReadTokensAt(bin_->data(), bin_->size(), bin_->path(), pos, index_.dtype(), count, 1, out);
+}
+
+// The checks ValidateFull makes for one sequence, against its neighbours: O(1) per read, so that
+// opening a large .idx needs no pass over it and a bad entry is still reported when read.
+Status MegatronSource::CheckSequence(uint64_t doc) const {
+  const uint64_t item = TokenDTypeSize(index_.dtype());
+  auto span = [&](uint64_t i) {
+    return std::to_string(index_.sequence_length(i)) + " tokens at byte " +
+           std::to_string(index_.sequence_pointer(i));
+  };
+  const int64_t ptr = index_.sequence_pointer(doc);
+  const uint64_t at = index_.pointers_offset() + 8 * doc;
+  if (ptr < 0) {
+    return CorruptionAt(idx_->path(), at,
+                        "sequence " + std::to_string(doc) + ": negative sequence pointer " +
+                            std::to_string(ptr));
+  }
+  const uint64_t end = static_cast<uint64_t>(ptr) +
+                       static_cast<uint64_t>(index_.sequence_length(doc)) * item;
+  if (end > bin_->size()) {
+    return CorruptionAt(idx_->path(), at,
+                        "sequence " + std::to_string(doc) + " (" + span(doc) + ") ends at byte " +
+                            std::to_string(end) + ", past the end of " + bin_->path() + " (" +
+                            std::to_string(bin_->size()) + " bytes)");
+  }
+  auto overlap = [&](uint64_t a) {  // sequences a and a + 1 overlap or are out of order
+    return CorruptionAt(idx_->path(), index_.pointers_offset() + 8 * (a + 1),
+                        "sequence " + std::to_string(a + 1) + " (" + span(a + 1) +
+                            ") starts before the end of sequence " + std::to_string(a) + " (" +
+                            span(a) + "): offsets are not monotonic");
+  };
+  if (doc > 0) {
+    const int64_t prev = index_.sequence_pointer(doc - 1);
+    const int32_t prev_len = index_.sequence_length(doc - 1);
+    if (prev < 0 || prev_len < 0 ||
+        static_cast<uint64_t>(prev) + static_cast<uint64_t>(prev_len) * item >
+            static_cast<uint64_t>(ptr)) {
+      return overlap(doc - 1);
+    }
+  }
+  if (doc + 1 < index_.num_sequences()) {
+    const int64_t next = index_.sequence_pointer(doc + 1);
+    if (next < 0 || end > static_cast<uint64_t>(next)) return overlap(doc);
+  }
+  return Status::OK();
 }
 
 void MegatronSource::PrefetchIndex(uint64_t doc) const {

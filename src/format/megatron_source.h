@@ -18,9 +18,12 @@ namespace stoker {
 class MegatronSource : public TokenSource {
  public:
   // Opens `prefix`.bin / `prefix`.idx. With Checks::kFull every index entry is validated (O(N));
-  // with kHeader only O(1) checks run (used for the shards of a stoker dataset, whose manifest is
-  // checked instead; `stoker verify` runs the full checks) and num_tokens() is taken from the .bin
-  // size. Reads are bounds-checked against the .bin either way.
+  // with kHeader only O(1) checks run (the header and the section sizes against the file size:
+  // how OpenTokenSource opens a Megatron input and a stoker dataset its shards; `stoker verify`
+  // runs the full checks) and num_tokens() is taken from the .bin size. Either way a read checks
+  // its own sequence first (length and pointer non-negative, inside the .bin, not overlapping its
+  // neighbours: what kFull checks for every sequence), so a bad entry is kCorruption naming the
+  // .idx, the sequence and the byte offset when it is read.
   static Result<std::unique_ptr<MegatronSource>> Open(const std::string& prefix,
                                                       MegatronIndex::Checks checks);
 
@@ -54,6 +57,8 @@ class MegatronSource : public TokenSource {
                  std::unique_ptr<MappedFile> idx, MegatronIndex index, uint64_t num_tokens);
   template <typename T>
   Status ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* out) const;
+  // Precondition: doc < num_sequences() and its length is non-negative.
+  Status CheckSequence(uint64_t doc) const;
 
   std::string prefix_;
   std::unique_ptr<MappedFile> bin_;

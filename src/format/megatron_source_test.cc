@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 #include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "format/megatron_writer.h"
 #include "format/test_files.h"
+#include "format/verify.h"
+#include "stoker/token_source.h"
 
 namespace stoker {
 namespace {
@@ -212,6 +215,86 @@ TEST_F(MegatronSourceTest, HugeCountsDoNotOverflow) {
   std::memcpy(idx.data() + 18, &huge, 8);
   Write(idx, ArrayBytes<uint16_t>({1}));
   ExpectCorrupt(".idx", {"at byte 18", "sequence count"});
+}
+
+// OpenTokenSource checks a Megatron input in O(1) (header and section sizes); an entry far into
+// the file that is wrong is kCorruption naming the .idx, the sequence and the byte when it is
+// read, and `stoker verify` (Verify, a full pass) reports it too.
+TEST_F(MegatronSourceTest, ABadEntryFarIntoTheIndexIsReportedWhenRead) {
+  constexpr int kDocs = 10000;
+  std::vector<int32_t> lengths(kDocs);
+  for (int i = 0; i < kDocs; ++i) lengths[i] = 1 + i % 7;
+  const std::string good = IdxBytesFor(8, 2, lengths);
+  uint64_t tokens = 0;
+  for (int32_t l : lengths) tokens += l;
+  const std::string bin(2 * tokens, '\x01');
+  const uint64_t pointers = 34 + 4 * kDocs;
+  auto put64 = [](std::string* idx, uint64_t at, int64_t v) {
+    std::memcpy(idx->data() + at, &v, 8);
+  };
+  auto get64 = [](const std::string& idx, uint64_t at) {
+    int64_t v;
+    std::memcpy(&v, idx.data() + at, 8);
+    return v;
+  };
+  struct Case {
+    std::string what;
+    std::string idx;
+    uint64_t bad_doc;
+    std::vector<std::string> needles;
+  };
+  std::vector<Case> cases;
+  {  // sequence 9000 starts inside sequence 8999
+    std::string idx = good;
+    put64(&idx, pointers + 8 * 9000, get64(idx, pointers + 8 * 8999));
+    cases.push_back({"overlap", idx, 9000,
+                     {"sequence 9000", "before the end of sequence 8999", "not monotonic",
+                      "at byte " + std::to_string(pointers + 8 * 9000)}});
+  }
+  {  // sequence 5000 points past the .bin
+    std::string idx = good;
+    put64(&idx, pointers + 8 * 5000, static_cast<int64_t>(bin.size()));
+    cases.push_back({"past the end", idx, 5000,
+                     {"sequence 5000", "past the end of", ".bin",
+                      "at byte " + std::to_string(pointers + 8 * 5000)}});
+  }
+  {  // sequence 7000's size runs into sequence 7001
+    std::string idx = good;
+    const int32_t big = 1000;
+    std::memcpy(idx.data() + 34 + 4 * 7000, &big, 4);
+    cases.push_back({"size", idx, 7000, {"sequence 7001", "before the end of sequence 7000"}});
+  }
+  for (const Case& c : cases) {
+    Write(c.idx, bin);
+    auto source = OpenTokenSource(prefix_ + ".idx");
+    ASSERT_TRUE(source.ok()) << c.what << ": " << source.status().ToString();
+    std::vector<int32_t> out(8);
+    EXPECT_TRUE((*source)->Read(0, 0, 1, out.data()).ok()) << c.what;
+    EXPECT_TRUE((*source)->Read(kDocs - 1, 0, 1, out.data()).ok()) << c.what;
+    Status st = (*source)->Read(c.bad_doc, 0, 1, out.data());
+    ASSERT_EQ(st.code(), StatusCode::kCorruption) << c.what;
+    std::vector<std::string> needles = c.needles;
+    needles.push_back(prefix_ + ".idx");
+    for (const std::string& n : needles) {
+      EXPECT_NE(st.message().find(n), std::string::npos)
+          << c.what << ": '" << n << "' not in: " << st.message();
+    }
+    auto report = Verify(prefix_, nullptr);
+    ASSERT_TRUE(report.ok());
+    ASSERT_FALSE(report->problems.empty()) << c.what << ": verify found nothing";
+    EXPECT_NE(report->problems[0].find(prefix_ + ".idx"), std::string::npos)
+        << report->problems[0];
+  }
+  // The document index array is not read by a read; `stoker verify` checks it.
+  std::string idx = good;
+  put64(&idx, 34 + 12 * kDocs + 8 * 6000, 3);
+  Write(idx, bin);
+  ASSERT_TRUE(OpenTokenSource(prefix_).ok());
+  auto report = Verify(prefix_, nullptr);
+  ASSERT_TRUE(report.ok());
+  ASSERT_FALSE(report->problems.empty());
+  EXPECT_NE(report->problems[0].find("document index 6000 is 3"), std::string::npos)
+      << report->problems[0];
 }
 
 TEST_F(MegatronSourceTest, MissingBinIsNotFound) {

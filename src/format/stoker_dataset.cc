@@ -127,7 +127,15 @@ uint64_t StokerDataset::document_length(uint64_t doc) const {
 }
 
 void StokerDataset::DocumentLengths(uint64_t first, uint64_t count, uint64_t* out) const {
-  if (length_index_ != nullptr) {
+  const ChunkVerifier* chunks = length_index_ ? length_index_->chunk_verifier() : nullptr;
+  if (chunks != nullptr && first < num_documents()) {
+    const uint64_t last = std::min(first + count, num_documents()) - 1;
+    for (uint64_t c = first >> chunks->chunk_shift(); c <= last >> chunks->chunk_shift(); ++c) {
+      chunks->Touch(c << chunks->chunk_shift());
+    }
+  }
+  // A damaged length index is not used: the shards' own .idx files answer instead.
+  if (length_index_ != nullptr && (chunks == nullptr || chunks->status().ok())) {
     const uint32_t* len = length_index_->lengths();
     for (uint64_t d = first; d < first + count; ++d, ++out) *out = d < num_documents() ? len[d] : 0;
     return;

@@ -186,6 +186,14 @@ class Checker {
     report_->files += src.format() == "megatron" ? 2 : 1;
     const uint64_t item = TokenDTypeSize(src.dtype());
     SetTotals(src.num_documents(), src.num_tokens() * item);
+    // Opening checked the header only; the whole index is checked here (reads check their own
+    // entries too, but not the document index array).
+    if (const auto* mg = dynamic_cast<const MegatronSource*>(&src); mg != nullptr) {
+      if (Status st = mg->index().ValidateFull(); !st.ok()) {
+        Problem(st.message());
+        return;
+      }
+    }
     const uint64_t chunk = kBlockBytes / 8;
     std::vector<int64_t> ids(chunk);
     size_t problems = 0;

@@ -218,7 +218,8 @@ void DatasetStream::CountAllLocked(const Layout& layout) const {
                              [&](uint64_t w) { return WindowAmount(layout, w); });
   prefix.reserve(n + 1);
   for (uint64_t a : amounts) prefix.push_back(prefix.back() + a);
-  if (dir) {
+  // Counts from a damaged chunk of lengths are never shared (the plan reports the damage).
+  if (dir && lengths_->status().ok()) {
     std::vector<uint64_t> counts(n);
     for (uint64_t w = 0; w < n; ++w) counts[w] = prefix[w + 1] - prefix[w];
     WriteWindowCounts(*dir, key, counts);

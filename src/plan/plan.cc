@@ -71,6 +71,13 @@ struct Plan::Impl {
     return fingerprint;
   }
 
+  // OK, or the first damaged chunk of mapped lengths read so far (any dataset): once a length
+  // failed its checksum, no row computed from it may be given out.
+  Status LengthsStatus() const {
+    for (const PlanDataset& d : datasets) STOKER_RETURN_IF_ERROR(d.lengths->status());
+    return Status::OK();
+  }
+
   // Rows every epoch has at least, known without packing (exact except for bestfit).
   uint64_t RowsLowerBound() const {
     return mixture ? mixture_epoch_rows : streams[0]->RowsLowerBound();
@@ -161,20 +168,21 @@ Status Plan::GetRows(uint64_t epoch, uint64_t first, uint64_t count, std::vector
   uint64_t known = impl_->RowsLowerBound();
   uint64_t rows = first <= known && count <= known - first ? known : rows_in_epoch(epoch);
   if (first > rows || count > rows - first) {
+    STOKER_RETURN_IF_ERROR(impl_->LengthsStatus());
     return OutOfRange("rows [" + std::to_string(first) + ", " + std::to_string(first + count) +
                       ") are past the end of epoch " + std::to_string(epoch) + " (" +
                       std::to_string(rows) + " rows)");
   }
   if (!impl_->mixture) {
     impl_->streams[0]->AppendRows(epoch, first, count, out);
-    return Status::OK();
+    return impl_->LengthsStatus();
   }
   impl_->mixture->Walk(epoch * impl_->mixture_epoch_rows + first, count,
                        [&](uint32_t k, uint64_t j) {
                          auto [dataset_epoch, row] = impl_->streams[k]->Locate(j);
                          impl_->streams[k]->AppendRows(dataset_epoch, row, 1, out);
                        });
-  return Status::OK();
+  return impl_->LengthsStatus();
 }
 
 Result<Row> Plan::GetRow(uint64_t epoch, uint64_t row) const {
@@ -185,6 +193,7 @@ Result<Row> Plan::GetRow(uint64_t epoch, uint64_t row) const {
 
 Result<Batch> Plan::GetBatch(uint64_t epoch, uint64_t step, uint32_t rank) const {
   if (!HasStep({epoch, step * global_batch_rows()})) {
+    STOKER_RETURN_IF_ERROR(impl_->LengthsStatus());
     return OutOfRange("step " + std::to_string(step) + " is past the end of epoch " +
                       std::to_string(epoch) + " (" + std::to_string(steps_per_epoch(epoch)) +
                       " steps)");
@@ -199,6 +208,7 @@ Result<Batch> Plan::GetBatchAt(const PlanPosition& pos, uint32_t rank) const {
                            std::to_string(o.world_size));
   }
   if (!HasStep(pos)) {
+    STOKER_RETURN_IF_ERROR(impl_->LengthsStatus());
     return OutOfRange("no step left in epoch " + std::to_string(pos.epoch) + " after row " +
                       std::to_string(pos.rows_consumed) + " (" +
                       std::to_string(rows_in_epoch(pos.epoch)) + " rows, global batch " +

@@ -2,12 +2,19 @@
 // and the private memory the plan needs per document.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "common/file_util.h"
 #include "common/temp_dir.h"
+#include "format/test_files.h"
 #include "format/length_index.h"
+#include "plan/mapped_lengths.h"
 #include "plan/plan_test_util.h"
 #include "stoker/plan.h"
 
@@ -78,6 +85,182 @@ TEST(PlanMappedTest, FingerprintIsUnchanged) {
   EXPECT_EQ(mapped->fingerprint(), "9e57c97c33872640");
 }
 
+// A damaged chunk of a length index: opening reads nothing, the first batch that reads the chunk
+// is one error naming the file and the chunk (and every later one too), and no bestfit count
+// computed from it is cached for other processes.
+TEST(PlanMappedTest, ADamagedChunkIsTheErrorOfTheBatchesNeverADifferentPlan) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  ASSERT_EQ(setenv("STOKER_CACHE_DIR", (*dir)->Join("cache").c_str(), 1), 0);
+  ASSERT_EQ(setenv("STOKER_PLAN_CACHE_MIN_WINDOWS", "1", 1), 0);
+  const std::string path = (*dir)->Join("d.stkidx");
+  auto source = MakeLengths(50'000, 300, 0.01, 3, 9);
+  ASSERT_TRUE(WriteLengthIndex(path, source->shard_first_document, source->document_lengths).ok());
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(128 + 8 * 4 + 4 * 40'000 + 1);  // document 40,000: chunk 39
+    f.put('\x7f');
+  }
+  for (PackMode pack : {PackMode::kConcat, PackMode::kBestFit}) {
+    auto index = LengthIndex::Open(path);
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+    auto lengths = std::make_shared<DatasetLengths>(LengthsFromIndex(*index, path));
+    PlanOptions o;
+    o.seq_len = 512;
+    o.batch_size = 4;
+    o.world_size = 2;
+    o.pack = pack;
+    auto plan = MakePlan({{lengths, 1.0}}, o);
+    ASSERT_TRUE(plan);
+    EXPECT_TRUE(lengths->status().ok()) << "Create reads no length";
+    // Global shuffle: the first window's 4,096 documents fall in every chunk of 49.
+    for (uint64_t step : {0, 1, 5}) {
+      auto batch = plan->GetBatch(0, step, 1);
+      ASSERT_FALSE(batch.ok()) << PackModeName(pack) << " step " << step;
+      EXPECT_EQ(batch.status().code(), StatusCode::kCorruption);
+      EXPECT_NE(batch.status().message().find(path), std::string::npos);
+      EXPECT_NE(batch.status().message().find("length chunk 39 (documents 39936 to 40959)"),
+                std::string::npos)
+          << batch.status().message();
+    }
+    if (pack == PackMode::kBestFit) {
+      plan->steps_per_epoch(0);
+      EXPECT_TRUE(!std::filesystem::exists((*dir)->Join("cache")) ||
+                  std::filesystem::is_empty((*dir)->Join("cache")))
+          << "counts from a damaged chunk were cached";
+    }
+  }
+  // The same count over a sound index is cached (so the check above is not vacuous).
+  ASSERT_TRUE(WriteLengthIndex(path, source->shard_first_document, source->document_lengths).ok());
+  auto index = LengthIndex::Open(path);
+  ASSERT_TRUE(index.ok());
+  PlanOptions o;
+  o.seq_len = 512;
+  o.pack = PackMode::kBestFit;
+  auto plan = MakePlan(
+      {{std::make_shared<DatasetLengths>(LengthsFromIndex(*index, path)), 1.0}}, o);
+  ASSERT_TRUE(plan);
+  EXPECT_GT(plan->steps_per_epoch(0), 0u);
+  EXPECT_FALSE(std::filesystem::is_empty((*dir)->Join("cache")));
+  ASSERT_EQ(setenv("STOKER_CACHE_DIR", "off", 1), 0);
+  ASSERT_EQ(unsetenv("STOKER_PLAN_CACHE_MIN_WINDOWS"), 0);
+}
+
+// Many threads reading the lengths of one index at once (as loader workers and the parallel
+// bestfit count do): every chunk ends up verified, the damaged one is reported (TSan runs this).
+TEST(PlanMappedTest, ConcurrentReadersShareTheChunkChecks) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  const std::string path = (*dir)->Join("c.stkidx");
+  std::vector<uint64_t> lengths(20'000);
+  for (size_t d = 0; d < lengths.size(); ++d) lengths[d] = d % 101;
+  ASSERT_TRUE(WriteLengthIndex(path, {0, lengths.size()}, lengths).ok());
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(128 + 16 + 4 * 17'000);  // chunk 16
+    f.put('\x01');
+  }
+  auto index = LengthIndex::Open(path);
+  ASSERT_TRUE(index.ok());
+  const DatasetLengths mapped = LengthsFromIndex(*index, path);
+  std::vector<std::thread> threads;
+  std::atomic<uint64_t> sum{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t local = 0;
+      for (uint64_t i = 0; i < lengths.size(); ++i) {
+        local += mapped.length((i * 7919 + t) % lengths.size());
+      }
+      sum += local;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_GT(sum.load(), 0u);
+  EXPECT_EQ((*index)->chunk_verifier()->chunks_verified(), 20u);
+  EXPECT_EQ(mapped.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(mapped.status().message().find("length chunk 16"), std::string::npos);
+}
+
+// A Megatron input opens in O(1); its totals are counted once (in parallel) and then read from
+// the cache by the next process; the plan over its mapped sizes equals the plan over the same
+// lengths in memory; a negative size is one error naming the .idx and the byte.
+TEST(PlanMappedTest, MegatronTotalsAreCountedOnceThenCached) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  const std::string cache = (*dir)->Join("cache");
+  ASSERT_EQ(setenv("STOKER_CACHE_DIR", cache.c_str(), 1), 0);
+  auto memory = MakeLengths(2'600'000, 20, 0.05, 1, 21);
+  std::vector<int32_t> sizes(memory->document_lengths.begin(), memory->document_lengths.end());
+  uint64_t tokens = 0, nonempty = 0;
+  for (uint64_t l : memory->document_lengths) {
+    tokens += l;
+    nonempty += l > 0;
+  }
+  const std::string prefix = (*dir)->Join("m");
+  std::string idx = stoker::testing::IdxBytesFor(8, 2, sizes);
+  ASSERT_TRUE(WriteFileAtomically(prefix + ".idx", idx).ok());
+  ASSERT_TRUE(WriteFileAtomically(prefix + ".bin", "").ok());
+  std::filesystem::resize_file(prefix + ".bin", 2 * tokens);  // sparse: only lengths are read
+  auto totals_files = [&] {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(cache)) {
+      if (e.path().extension() == ".totals") out.push_back(e.path());
+    }
+    return out;
+  };
+  PlanOptions o;
+  o.seq_len = 256;
+  o.batch_size = 2;
+  o.world_size = 3;
+  o.pack = PackMode::kBestFit;
+  auto in_memory = MakePlan({{memory, 1.0}}, o);
+  ASSERT_TRUE(in_memory);
+  for (int run = 0; run < 3; ++run) {
+    if (run == 2) {  // a damaged cache file is recounted, never used
+      for (const std::string& file : totals_files()) {
+        std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(48);
+        f.put('\x55');
+      }
+    }
+    auto source = OpenTokenSource(prefix);
+    ASSERT_TRUE(source.ok()) << source.status().ToString();
+    auto lengths = DatasetLengths::FromTokenSource(**source);
+    ASSERT_TRUE(lengths.ok()) << lengths.status().ToString();
+    ASSERT_TRUE(lengths->totals.has_value());
+    EXPECT_EQ(lengths->totals->tokens, tokens);
+    EXPECT_EQ(lengths->totals->nonempty_documents, nonempty);
+    EXPECT_EQ(totals_files().size(), 1u) << "one totals file";
+    EXPECT_TRUE(lengths->totals->length_hash.has_value()) << "the fingerprint needs no pass";
+    auto mapped = MakePlan({{std::make_shared<DatasetLengths>(std::move(*lengths)), 1.0}}, o);
+    ASSERT_TRUE(mapped);
+    EXPECT_EQ(mapped->fingerprint(), in_memory->fingerprint()) << "run " << run;
+    if (run == 0) {
+      for (uint64_t step : {0, 7, 300}) {
+        auto a = mapped->GetBatch(0, step, 2), b = in_memory->GetBatch(0, step, 2);
+        ASSERT_TRUE(a.ok() && b.ok());
+        EXPECT_TRUE(a->rows == b->rows) << "step " << step;
+      }
+    }
+  }
+  // A negative size far into the array: the totals pass names it (the plan would read it as 0).
+  const int32_t negative = -5;
+  std::memcpy(idx.data() + 34 + 4 * 2'500'000, &negative, 4);
+  ASSERT_TRUE(WriteFileAtomically(prefix + ".idx", idx).ok());
+  auto source = OpenTokenSource(prefix);
+  ASSERT_TRUE(source.ok());
+  auto lengths = DatasetLengths::FromTokenSource(**source);
+  ASSERT_FALSE(lengths.ok());
+  EXPECT_EQ(lengths.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(lengths.status().message().find(prefix + ".idx"), std::string::npos);
+  EXPECT_NE(lengths.status().message().find("sequence 2500000 has negative length -5"),
+            std::string::npos)
+      << lengths.status().message();
+  EXPECT_NE(lengths.status().message().find("at byte " + std::to_string(34 + 4 * 2'500'000)),
+            std::string::npos);
+  ASSERT_EQ(setenv("STOKER_CACHE_DIR", "off", 1), 0);
+}
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define STOKER_SANITIZED 1
 #elif defined(__has_feature)
@@ -133,14 +316,7 @@ TEST(PlanMappedTest, PrivateMemoryStaysFarBelowEightBytesPerDocument) {
   for (PackMode pack : {PackMode::kConcat, PackMode::kBestFit, PackMode::kPad}) {
     auto index = LengthIndex::Open(path);
     ASSERT_TRUE(index.ok());
-    auto lengths = std::make_shared<DatasetLengths>();
-    const LengthIndexHeader& h = (*index)->header();
-    lengths->mapped = {reinterpret_cast<const uint8_t*>((*index)->lengths()), h.num_documents,
-                       MappedLengths::Element::kUint32, *index};
-    lengths->totals = LengthTotals{h.total_tokens, h.nonempty_documents, h.length_hash};
-    for (uint64_t s = 0; s <= h.num_shards; ++s) {
-      lengths->shard_first_document.push_back((*index)->shard_first_document(s));
-    }
+    auto lengths = std::make_shared<DatasetLengths>(LengthsFromIndex(*index, path));
     PlanOptions o;
     o.seq_len = 1024;
     o.batch_size = 8;

@@ -4,6 +4,8 @@
 
 #include "format/megatron_source.h"
 #include "format/stoker_dataset.h"
+#include "plan/mapped_lengths.h"
+#include "plan/megatron_totals.h"
 
 #include "stoker/plan.h"
 
@@ -67,19 +69,19 @@ Result<DatasetLengths> DatasetLengths::FromTokenSource(const TokenSource& source
   // Read in place where the lengths lie in a mapped array: no per-document private memory.
   if (const auto* ds = dynamic_cast<const StokerDataset*>(&source);
       ds != nullptr && ds->length_index() != nullptr) {
-    const std::shared_ptr<const LengthIndex>& index = ds->length_index();
-    const LengthIndexHeader& h = index->header();
-    out.mapped = {reinterpret_cast<const uint8_t*>(index->lengths()), h.num_documents,
-                  MappedLengths::Element::kUint32, index};
-    out.totals = LengthTotals{h.total_tokens, h.nonempty_documents, h.length_hash};
-    return out;
+    DatasetLengths mapped = plan::LengthsFromIndex(ds->length_index(), source.path());
+    // The source's boundaries, which the dataset checked against the index at open.
+    mapped.shard_first_document = std::move(out.shard_first_document);
+    return mapped;
   }
   if (const auto* mg = dynamic_cast<const MegatronSource*>(&source); mg != nullptr) {
     std::shared_ptr<const MappedFile> idx = mg->shared_idx_file();
     out.mapped = {idx->data() + kMegatronHeaderBytes, n, MappedLengths::Element::kInt32, idx};
-    // Counted while the source validated every entry: no second pass here.
+    // Counted while the source validated every entry, else from the cache (or counted once).
     if (mg->nonempty_documents()) {
       out.totals = LengthTotals{mg->num_tokens(), *mg->nonempty_documents(), std::nullopt};
+    } else {
+      STOKER_ASSIGN_OR_RETURN(out.totals, plan::MegatronTotals(*mg));
     }
     return out;
   }

@@ -16,6 +16,7 @@
 
 #include "common/temp_dir.h"
 #include "format/length_index.h"
+#include "plan/mapped_lengths.h"
 #include "stoker/plan.h"
 
 namespace stoker::plan::testing {
@@ -42,13 +43,8 @@ inline std::shared_ptr<const DatasetLengths> AsMapped(const DatasetLengths& in) 
   EXPECT_TRUE(WriteLengthIndex(path, shards, in.document_lengths).ok());
   auto index = LengthIndex::Open(path);
   EXPECT_TRUE(index.ok()) << index.status().ToString();
-  const LengthIndexHeader& h = (*index)->header();
-  auto out = std::make_shared<DatasetLengths>();
-  out->name = in.name;
+  auto out = std::make_shared<DatasetLengths>(LengthsFromIndex(*index, in.name));
   out->shard_first_document = in.shard_first_document;
-  out->mapped = {reinterpret_cast<const uint8_t*>((*index)->lengths()), h.num_documents,
-                 MappedLengths::Element::kUint32, *index};
-  out->totals = LengthTotals{h.total_tokens, h.nonempty_documents, h.length_hash};
   return out;
 }
 

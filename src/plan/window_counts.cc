@@ -87,31 +87,24 @@ std::string WindowCountsKey::FileName() const {
          "-w" + std::to_string(num_windows) + ".counts";
 }
 
-std::optional<std::vector<uint64_t>> ReadWindowCounts(const std::string& dir,
-                                                      const WindowCountsKey& key) {
-  Result<std::string> text = ReadFileToString(JoinPath(dir, key.FileName()));
+std::optional<std::string> ReadCacheFile(const std::string& dir, const std::string& name,
+                                         const std::string& head, uint64_t body_bytes) {
+  Result<std::string> text = ReadFileToString(JoinPath(dir, name));
   if (!text.ok()) return std::nullopt;
-  const std::string want_head = Serialize(key, {});
-  const uint64_t body = want_head.size() + 8 * key.num_windows;
-  if (text->size() != body + 8 || text->compare(0, want_head.size(), want_head) != 0) {
-    return std::nullopt;
-  }
+  const uint64_t body = head.size() + body_bytes;
+  if (text->size() != body + 8 || text->compare(0, head.size(), head) != 0) return std::nullopt;
   uint64_t checksum;
   std::memcpy(&checksum, text->data() + body, 8);
   if (Xxh3(text->data(), body) != checksum) return std::nullopt;
-  std::vector<uint64_t> counts(key.num_windows);
-  std::memcpy(counts.data(), text->data() + want_head.size(), 8 * key.num_windows);
-  return counts;
+  return text->substr(head.size(), body_bytes);
 }
 
-void WriteWindowCounts(const std::string& dir, const WindowCountsKey& key,
-                       const std::vector<uint64_t>& counts) {
+void WriteCacheFile(const std::string& dir, const std::string& name, std::string bytes) {
   if (!MakeDirectories(dir).ok()) return;
-  std::string bytes = Serialize(key, counts);
   const uint64_t checksum = Xxh3(bytes.data(), bytes.size());
   bytes.append(reinterpret_cast<const char*>(&checksum), 8);
-  const std::string path = JoinPath(dir, key.FileName());
-  // A name of its own per process: the ranks of a node may all write the same counts at once.
+  const std::string path = JoinPath(dir, name);
+  // A name of its own per process: the ranks of a node may all write the same file at once.
   const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
                           std::to_string(reinterpret_cast<uintptr_t>(&bytes) & 0xffff);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -125,6 +118,21 @@ void WriteWindowCounts(const std::string& dir, const WindowCountsKey& key,
   const bool ok = done == bytes.size() && ::fsync(fd) == 0;
   ::close(fd);
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
+std::optional<std::vector<uint64_t>> ReadWindowCounts(const std::string& dir,
+                                                      const WindowCountsKey& key) {
+  std::optional<std::string> body =
+      ReadCacheFile(dir, key.FileName(), Serialize(key, {}), 8 * key.num_windows);
+  if (!body) return std::nullopt;
+  std::vector<uint64_t> counts(key.num_windows);
+  std::memcpy(counts.data(), body->data(), body->size());
+  return counts;
+}
+
+void WriteWindowCounts(const std::string& dir, const WindowCountsKey& key,
+                       const std::vector<uint64_t>& counts) {
+  WriteCacheFile(dir, key.FileName(), Serialize(key, counts));
 }
 
 }  // namespace stoker::plan

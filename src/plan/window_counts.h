@@ -34,6 +34,14 @@ std::optional<std::string> CacheDirectory();
 // $STOKER_PLAN_CACHE_MIN_WINDOWS, else 256 (a million documents at the default window).
 uint64_t CacheMinWindows();
 
+// A cache file `name` in `dir` that begins with `head` and holds `body_bytes` more, then an XXH3-64
+// of both: its body, or nullopt if it is missing, of another size or head, or fails its checksum.
+std::optional<std::string> ReadCacheFile(const std::string& dir, const std::string& name,
+                                         const std::string& head, uint64_t body_bytes);
+// Writes `bytes` and their XXH3-64 as `name` in `dir`, under a name of this process's and then
+// renamed. Best effort: a cache that cannot be written is not an error.
+void WriteCacheFile(const std::string& dir, const std::string& name, std::string bytes);
+
 struct WindowCountsKey {
   std::string fingerprint;  // the plan's
   uint32_t dataset = 0;

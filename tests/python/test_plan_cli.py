@@ -266,10 +266,14 @@ def test_a_damaged_or_stale_length_index_is_one_clear_error(tmp_path):
     index.write_bytes(good[:40] + bytes([good[40] ^ 1]) + good[41:])
     p = run(ds, "--seq-len", 64, "--batch-size", 1, check=False)
     assert p.returncode == 2 and str(index) in p.stderr and "header checksum" in p.stderr
-    # A damaged length: the checksum at open, `stoker index --check` and verify all catch it.
-    index.write_bytes(good[:-3] + bytes([good[-3] ^ 1]) + good[-2:])
+    # A damaged length: its chunk's checksum when the plan first reads it, `stoker index --check`
+    # and verify all catch it.
+    at = int.from_bytes(good[72:80], "little") + 4 * 5  # document 5's length
+    index.write_bytes(good[:at] + bytes([good[at] ^ 1]) + good[at + 1:])
     p = run(ds, "--seq-len", 64, "--batch-size", 1, check=False)
-    assert p.returncode == 2 and str(index) in p.stderr and "checksum mismatch" in p.stderr
+    assert p.returncode == 2 and str(index) in p.stderr, p.stderr
+    assert "length chunk 0 (documents 0 to 299) does not match its checksum" in p.stderr
+    assert "stoker index" in p.stderr and len(p.stderr.strip().splitlines()) == 1
     for cmd in (("index", ds, "--check"), ("verify", ds)):
         p = _cli(*cmd)
         assert p.returncode == 1 and str(index) in p.stderr and "checksum" in p.stderr, p.stderr

@@ -12,6 +12,7 @@ void AddAllCommands(CLI::App& app, int* exit_code) {
   AddInspectCommand(app, exit_code);
   AddVerifyCommand(app, exit_code);
   AddPlanCommand(app, exit_code);
+  AddExplainCommand(app, exit_code);
   AddIndexCommand(app, exit_code);
   AddBenchCommand(app, exit_code);
   AddDoctorCommand(app, exit_code);

@@ -13,24 +13,15 @@
 #include "stoker/commands.h"
 #include "stoker/number_flags.h"
 #include "stoker/plan.h"
+#include "stoker/plan_flags.h"
 #include "stoker/token_source.h"
 
 namespace stoker::cli {
 namespace {
 
 struct PlanArgs {
-  std::vector<std::string> datasets;
-  uint64_t seq_len = 0;
-  uint64_t batch_size = 0;
-  std::optional<uint32_t> world_size;
-  std::optional<uint32_t> rank;
-  uint64_t seed = 0;
+  PlanFlags plan;
   uint64_t epoch = 0;
-  std::string shuffle = "global";
-  std::string pack = "concat";
-  std::string remainder = "drop_last";
-  uint64_t block_shards = 4;
-  uint64_t bestfit_window = 4096;
   uint64_t start_step = 0;
   std::optional<uint64_t> steps;
   std::string state_file;
@@ -38,42 +29,6 @@ struct PlanArgs {
   bool json = false;
   bool stats = false;
 };
-
-// "[WEIGHT:]PATH" -> weight and path. A prefix that is not a positive number is part of the path.
-Result<PlanDataset> OpenDataset(const std::string& arg) {
-  double weight = 1.0;
-  std::string path = arg;
-  size_t colon = arg.find(':');
-  if (colon != std::string::npos && colon > 0) {
-    std::string prefix = arg.substr(0, colon);
-    char* end = nullptr;
-    double w = std::strtod(prefix.c_str(), &end);
-    if (end == prefix.c_str() + prefix.size()) {
-      if (!(w > 0)) return InvalidArgument("weight '" + prefix + "' of '" + arg + "' must be > 0");
-      weight = w;
-      path = arg.substr(colon + 1);
-    }
-  }
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TokenSource> source, OpenTokenSource(path));
-  STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*source));
-  return PlanDataset{std::make_shared<const DatasetLengths>(std::move(lengths)), weight};
-}
-
-Result<PlanOptions> BuildOptions(const PlanArgs& a) {
-  PlanOptions o;
-  o.seq_len = a.seq_len;
-  o.batch_size = a.batch_size;
-  STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(a.rank, a.world_size));
-  o.rank = rw.rank;
-  o.world_size = rw.world_size;
-  o.seed = a.seed;
-  STOKER_ASSIGN_OR_RETURN(o.shuffle, ParseShuffleMode(a.shuffle));
-  STOKER_ASSIGN_OR_RETURN(o.pack, ParsePackMode(a.pack));
-  STOKER_ASSIGN_OR_RETURN(o.remainder, ParseRemainderPolicy(a.remainder));
-  o.block_shards = a.block_shards;
-  o.bestfit_window = a.bestfit_window;
-  return o;
-}
 
 Result<PlanPosition> StartPosition(const PlanArgs& a, const Plan& plan) {
   if (!a.state_file.empty() && PathExists(a.state_file)) {
@@ -201,11 +156,11 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint
 }
 
 int RunPlan(const PlanArgs& args) {
-  Result<PlanOptions> options = BuildOptions(args);
+  Result<PlanOptions> options = BuildPlanOptions(args.plan);
   if (!options.ok()) return ReportError("plan", options.status());
   std::vector<PlanDataset> datasets;
-  for (const std::string& arg : args.datasets) {
-    Result<PlanDataset> ds = OpenDataset(arg);
+  for (const std::string& arg : args.plan.datasets) {
+    Result<PlanDataset> ds = OpenPlanDataset(arg);
     if (!ds.ok()) return ReportError("plan", ds.status());
     datasets.push_back(*ds);
   }
@@ -256,40 +211,9 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
       "print steps 0-2, then 3-5. The state holds no world size: resume on another one works.\n"
       "RANK and WORLD_SIZE from the environment are the defaults of --rank and --world-size.\n"
       "Example: stoker plan 2:web 1:code --seq-len 2048 --batch-size 8 --pack bestfit --json");
-  sub->add_option("datasets", args->datasets,
-                  "[WEIGHT:]DATASET (any format `stoker inspect` reads)")
-      ->required();
-  sub->add_option("--seq-len", args->seq_len, "Tokens per row")
-      ->required()
-      ->check(WholeNumber<uint64_t>(1));
-  sub->add_option("--batch-size", args->batch_size, "Rows per rank per step")
-      ->required()
-      ->check(WholeNumber<uint64_t>(1));
-  sub->add_option("--world-size", args->world_size, "Ranks (default: $WORLD_SIZE, else 1)")
-      ->check(WholeNumber<uint32_t>(1));
-  sub->add_option("--rank", args->rank, "This rank (default: $RANK, else 0)")
-      ->check(WholeNumber<uint32_t>());
-  sub->add_option("--seed", args->seed, "Shuffle seed")
-      ->check(WholeNumber<uint64_t>())
-      ->capture_default_str();
+  AddPlanFlags(sub, &args->plan);
   sub->add_option("--epoch", args->epoch, "Epoch to print (ignored when --state FILE exists)")
       ->check(WholeNumber<uint64_t>())
-      ->capture_default_str();
-  sub->add_option("--shuffle", args->shuffle, "global | block | none")
-      ->check(CLI::IsMember({"global", "block", "none"}))
-      ->capture_default_str();
-  sub->add_option("--block-shards", args->block_shards,
-                  "Shards shuffled together (--shuffle block)")
-      ->check(WholeNumber<uint64_t>(1))
-      ->capture_default_str();
-  sub->add_option("--pack", args->pack, "concat | bestfit | pad")
-      ->check(CLI::IsMember({"concat", "bestfit", "pad"}))
-      ->capture_default_str();
-  sub->add_option("--bestfit-window", args->bestfit_window, "Documents packed together (bestfit)")
-      ->check(WholeNumber<uint64_t>(1))
-      ->capture_default_str();
-  sub->add_option("--remainder", args->remainder, "drop_last | pad (the last incomplete batch)")
-      ->check(CLI::IsMember({"drop_last", "pad"}))
       ->capture_default_str();
   sub->add_option("--start-step", args->start_step, "First step to print")
       ->check(WholeNumber<uint64_t>())

@@ -18,5 +18,6 @@ void AddTokenizeCommand(CLI::App& app, int* exit_code);
 void AddRecordsCommand(CLI::App& app, int* exit_code);
 void AddStorageCommand(CLI::App& app, int* exit_code);
 void AddCacheCommand(CLI::App& app, int* exit_code);
+void AddExplainCommand(CLI::App& app, int* exit_code);
 
 }  // namespace stoker::cli

@@ -78,6 +78,14 @@ class Loader:
     asked). The arrays point into the loader's ring without a copy; the ring slot is reused once
     every array of the batch is freed, so hold at most a few batches at a time.
 
+    With ``provenance=True`` each batch also has ``batch["provenance"]``: a list with one entry
+    per row, each a list of the row's pieces in order, each piece a dict with ``dataset`` (index
+    among the datasets), ``source`` (its path; a stream: the input file), ``shard``,
+    ``shard_path``, ``record`` (index within the shard), ``document`` (index within the dataset),
+    ``key`` (the record's key, or None where the format has none), ``byte_offset`` (streams: the
+    record's byte offset), ``offset`` and ``length`` (the tokens ``[offset, offset + length)`` of
+    the document) and ``row_offset`` (where in the row they start). See docs/provenance.md.
+
     Not thread-safe: iterate from one thread. Every blocking call releases the GIL.
     """
 
@@ -110,6 +118,7 @@ class Loader:
         bestfit_window: int = 4096,
         device_buffers: int = 2,
         monitor_warnings: bool = True,
+        provenance: bool = False,
     ) -> None:
         from ._stream import Stream
 
@@ -128,10 +137,11 @@ class Loader:
             block_shards=block_shards, bestfit_window=bestfit_window,
             device_buffers=device_buffers, monitor_warnings=monitor_warnings)
         self._datasets = specs
+        self._provenance = bool(provenance)
         if stream is not None:
             self._impl = stream._open(_stoker, self._options)
         else:
-            self._impl = _stoker.Loader.open(specs, self._options)
+            self._impl = _stoker.Loader.open(specs, self._options, provenance=self._provenance)
         self._synthetic_steps: Optional[int] = None
 
     @classmethod
@@ -156,6 +166,7 @@ class Loader:
             seq_len=seq_len, batch_size=batch_size, num_workers=1, prefetch_factor=1,
             pin_memory=pin_memory, seed=seed, device=self._device, token_dtype=token_dtype)
         self._datasets = []
+        self._provenance = False
         self._impl = _stoker.Loader.open_synthetic(self._options)
         if steps is not None and (not isinstance(steps, int) or steps < 0):
             raise ValueError(f"steps must be None or an integer >= 0, got {steps!r}")
@@ -191,6 +202,8 @@ class Loader:
             if impl.next() is not None:
                 raise RuntimeError("stoker: expected the end of an epoch")
         while True:
+            # The step the next batch starts at, for its provenance.
+            position = self._position() if self._provenance else None
             try:
                 batch = impl.next()
             except ValueError as e:
@@ -202,7 +215,10 @@ class Loader:
                 self._end_pending = False
                 return
             self._end_pending = batch.ends_epoch
-            yield self._convert(batch)
+            out = self._convert(batch)
+            if position is not None:
+                out["provenance"] = self._explain(position, batch)
+            yield out
 
     def _convert(self, batch: "_stoker.Batch") -> Batch:
         if self._device < 0:
@@ -215,6 +231,13 @@ class Loader:
         # Built without the CUDA copier: copy from the ring here.
         device = torch.device("cuda", self._device)
         return {k: v.to(device, non_blocking=True) for k, v in batch.arrays("torch").items()}
+
+    def _explain(self, position: tuple[int, int], batch: "_stoker.Batch") -> list:
+        step = json.loads(self._impl.provenance_json(*position))
+        if (step["epoch"], step["step"]) != (batch.epoch, batch.step):
+            raise RuntimeError(f"stoker: provenance of epoch {step['epoch']} step {step['step']} "
+                               f"does not belong to batch {batch.epoch}/{batch.step}")
+        return [row["pieces"] for row in step["rows"]]
 
     def __len__(self) -> int:
         """Steps in the epoch the next iteration runs (identical on every rank)."""

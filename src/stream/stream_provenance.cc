@@ -1,0 +1,38 @@
+#include "stream/stream_provenance.h"
+
+namespace stoker::stream {
+
+Result<loader::StepProvenance> ExplainStreamStep(const StreamPlanner& planner,
+                                                 const PlanPosition& pos, uint32_t rank,
+                                                 uint64_t global_batch_rows) {
+  STOKER_ASSIGN_OR_RETURN(std::vector<PackedRow> rows, planner.RowsAt(pos));
+  loader::StepProvenance out;
+  out.position = pos;
+  out.step = global_batch_rows > 0 ? pos.rows_consumed / global_batch_rows : 0;
+  out.rank = rank;
+  const std::vector<StreamShard>& shards = planner.shards();
+  for (const PackedRow& row : rows) {
+    loader::RowProvenance r;
+    uint64_t at = 0;
+    for (const PackedPiece& piece : row) {
+      loader::PieceProvenance p;
+      if (piece.ref.shard < shards.size()) {
+        p.source = shards[piece.ref.shard].path;
+        p.shard_path = shards[piece.ref.shard].path;
+      }
+      p.shard = piece.ref.shard;
+      p.record = piece.ref.record;
+      p.document = piece.ref.record;
+      p.byte_offset = piece.ref.offset;
+      p.offset = piece.offset;
+      p.length = piece.length;
+      p.row_offset = at;
+      at += piece.length;
+      r.pieces.push_back(std::move(p));
+    }
+    out.rows.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace stoker::stream

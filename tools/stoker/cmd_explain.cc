@@ -1,0 +1,153 @@
+// `stoker explain`: which documents fill each row of one step of one rank (provenance: dataset,
+// shard, record within the shard, token range), for the indexed plan or, with --stream, the
+// streaming path (docs/provenance.md).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loader/provenance.h"
+#include "stoker/cli_common.h"
+#include "stoker/commands.h"
+#include "stoker/number_flags.h"
+#include "stoker/plan_flags.h"
+#include "stream/stream_provenance.h"
+
+namespace stoker::cli {
+namespace {
+
+struct ExplainArgs {
+  PlanFlags plan;
+  uint64_t step = 0;
+  uint64_t epoch = 0;
+  bool json = false;
+  bool stream = false;
+  std::string tokenizer = "bytes";
+  std::string text_field = "text";
+  uint64_t shuffle_buffer = stream::StreamOptions{}.shuffle_buffer;
+  uint64_t steps_per_epoch = 0;
+  bool bestfit_window_given = false;
+};
+
+Result<loader::StepProvenance> ExplainIndexed(const ExplainArgs& a, const PlanOptions& o) {
+  std::vector<PlanDataset> datasets;
+  std::vector<loader::ProvenanceDataset> sources;
+  for (const std::string& arg : a.plan.datasets) {
+    std::shared_ptr<const TokenSource> source;
+    STOKER_ASSIGN_OR_RETURN(PlanDataset ds, OpenPlanDataset(arg, &source));
+    datasets.push_back(std::move(ds));
+    sources.push_back(loader::ProvenanceDataset::FromSource(*source));
+  }
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::Create(std::move(datasets), o));
+  const PlanPosition pos{a.epoch, a.step * plan->global_batch_rows()};
+  if (!plan->HasStep(pos)) {
+    return OutOfRange("step " + std::to_string(a.step) + " is past the end of epoch " +
+                      std::to_string(a.epoch) + " (" +
+                      std::to_string(plan->steps_per_epoch(a.epoch)) + " steps)");
+  }
+  STOKER_ASSIGN_OR_RETURN(Batch batch, plan->GetBatchAt(pos, o.rank));
+  return loader::ProvenanceMap(std::move(sources)).Explain(batch);
+}
+
+Result<loader::StepProvenance> ExplainStream(const ExplainArgs& a, const PlanOptions& o) {
+  stream::StreamOptions so;
+  so.inputs = a.plan.datasets;
+  so.tokenizer = a.tokenizer;
+  so.text_field = a.text_field;
+  so.shuffle_buffer = a.shuffle_buffer;
+  so.steps_per_epoch = a.steps_per_epoch;
+  if (a.bestfit_window_given) so.bestfit_window = a.plan.bestfit_window;
+  LoaderOptions lo;
+  lo.seq_len = o.seq_len;
+  lo.batch_size = o.batch_size;
+  lo.seed = o.seed;
+  lo.world_size = o.world_size;
+  lo.rank = o.rank;
+  lo.pack = o.pack;
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<stream::StreamPlanner> planner,
+                          stream::StreamPlanner::Create(so, lo));
+  const uint64_t steps = planner->steps_per_epoch(a.epoch);
+  if (a.step >= steps) {
+    return OutOfRange("step " + std::to_string(a.step) + " is past the end of epoch " +
+                      std::to_string(a.epoch) + " (" + std::to_string(steps) + " steps)");
+  }
+  const uint64_t global = o.batch_size * o.world_size;
+  return stream::ExplainStreamStep(*planner, {a.epoch, a.step * global}, o.rank, global);
+}
+
+void Print(const loader::StepProvenance& p) {
+  std::printf("epoch %llu step %llu rank %u: %zu rows\n",
+              static_cast<unsigned long long>(p.position.epoch),
+              static_cast<unsigned long long>(p.step), p.rank, p.rows.size());
+  for (size_t r = 0; r < p.rows.size(); ++r) {
+    std::printf("  row %zu%s:\n", r, p.rows[r].repeated ? " (repeated from the next epoch)" : "");
+    for (const loader::PieceProvenance& x : p.rows[r].pieces) {
+      std::string where = x.byte_offset ? "record " + std::to_string(x.record) + " at byte " +
+                                              std::to_string(*x.byte_offset)
+                                        : "record " + std::to_string(x.record) + ", document " +
+                                              std::to_string(x.document);
+      std::printf("    [%llu, %llu) %s: shard %llu %s, %s, tokens [%llu, %llu)%s\n",
+                  static_cast<unsigned long long>(x.row_offset),
+                  static_cast<unsigned long long>(x.row_offset + x.length), x.source.c_str(),
+                  static_cast<unsigned long long>(x.shard), x.shard_path.c_str(), where.c_str(),
+                  static_cast<unsigned long long>(x.offset),
+                  static_cast<unsigned long long>(x.offset + x.length),
+                  x.key ? (" key " + *x.key).c_str() : "");
+    }
+  }
+}
+
+int RunExplain(const ExplainArgs& a) {
+  Result<PlanOptions> o = BuildPlanOptions(a.plan);
+  if (!o.ok()) return ReportError("explain", o.status());
+  Result<loader::StepProvenance> p = a.stream ? ExplainStream(a, *o) : ExplainIndexed(a, *o);
+  if (!p.ok()) return ReportError("explain", p.status());
+  if (a.json) {
+    std::printf("%s\n", p->ToJson().c_str());
+  } else {
+    Print(*p);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddExplainCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ExplainArgs>();
+  auto* sub = app.add_subcommand(
+      "explain", "Which documents fill each row of one step of one rank (provenance)");
+  sub->footer(
+      "Takes the same plan flags as `stoker plan` and prints, for each row of the step, its\n"
+      "pieces: where in the row, the dataset, the shard, the record within the shard (and its\n"
+      "document index in the dataset), and the token range taken from the document.\n"
+      "--stream: the DATASET arguments are raw text read by the streaming path (as for\n"
+      "`stoker bench --stream`); pieces then name the input file, the record and its byte offset.\n"
+      "Example: stoker explain web --seq-len 2048 --batch-size 8 --world-size 64 --rank 3 "
+      "--step 81234");
+  AddPlanFlags(sub, &args->plan);
+  sub->add_option("--step", args->step, "The step to explain (counted from the epoch's start)")
+      ->required()
+      ->check(WholeNumber<uint64_t>());
+  sub->add_option("--epoch", args->epoch, "Its epoch")
+      ->check(WholeNumber<uint64_t>())
+      ->capture_default_str();
+  sub->add_flag("--json", args->json, "One JSON object");
+  sub->add_flag("--stream", args->stream, "Read the DATASET arguments through the streaming path");
+  sub->add_option("--tokenizer", args->tokenizer, "--stream: the tokenizer (as for pack)")
+      ->capture_default_str();
+  sub->add_option("--text-field", args->text_field, "--stream: the JSONL text field")
+      ->capture_default_str();
+  sub->add_option("--shuffle-buffer", args->shuffle_buffer, "--stream: documents buffered")
+      ->check(WholeNumber<uint64_t>(1))
+      ->capture_default_str();
+  sub->add_option("--steps-per-epoch", args->steps_per_epoch,
+                  "--stream: fix the epoch length (0 = pre-scan the input once)")
+      ->check(WholeNumber<uint64_t>(0))
+      ->capture_default_str();
+  sub->callback([sub, args, exit_code] {
+    args->bestfit_window_given = sub->count("--bestfit-window") > 0;
+    *exit_code = RunExplain(*args);
+  });
+}
+
+}  // namespace stoker::cli

@@ -1,0 +1,81 @@
+#include "stoker/plan_flags.h"
+
+#include <cstdlib>
+#include <memory>
+
+#include "stoker/cli_common.h"
+#include "stoker/number_flags.h"
+
+namespace stoker::cli {
+
+void AddPlanFlags(CLI::App* sub, PlanFlags* f) {
+  sub->add_option("datasets", f->datasets, "[WEIGHT:]DATASET (any format `stoker inspect` reads)")
+      ->required();
+  sub->add_option("--seq-len", f->seq_len, "Tokens per row")
+      ->required()
+      ->check(WholeNumber<uint64_t>(1));
+  sub->add_option("--batch-size", f->batch_size, "Rows per rank per step")
+      ->required()
+      ->check(WholeNumber<uint64_t>(1));
+  sub->add_option("--world-size", f->world_size, "Ranks (default: $WORLD_SIZE, else 1)")
+      ->check(WholeNumber<uint32_t>(1));
+  sub->add_option("--rank", f->rank, "This rank (default: $RANK, else 0)")
+      ->check(WholeNumber<uint32_t>());
+  sub->add_option("--seed", f->seed, "Shuffle seed")
+      ->check(WholeNumber<uint64_t>())
+      ->capture_default_str();
+  sub->add_option("--shuffle", f->shuffle, "global | block | none")
+      ->check(CLI::IsMember({"global", "block", "none"}))
+      ->capture_default_str();
+  sub->add_option("--block-shards", f->block_shards, "Shards shuffled together (--shuffle block)")
+      ->check(WholeNumber<uint64_t>(1))
+      ->capture_default_str();
+  sub->add_option("--pack", f->pack, "concat | bestfit | pad")
+      ->check(CLI::IsMember({"concat", "bestfit", "pad"}))
+      ->capture_default_str();
+  sub->add_option("--bestfit-window", f->bestfit_window, "Documents packed together (bestfit)")
+      ->check(WholeNumber<uint64_t>(1))
+      ->capture_default_str();
+  sub->add_option("--remainder", f->remainder, "drop_last | pad (the last incomplete batch)")
+      ->check(CLI::IsMember({"drop_last", "pad"}))
+      ->capture_default_str();
+}
+
+Result<PlanDataset> OpenPlanDataset(const std::string& arg,
+                                    std::shared_ptr<const TokenSource>* source_out) {
+  double weight = 1.0;
+  std::string path = arg;
+  size_t colon = arg.find(':');
+  if (colon != std::string::npos && colon > 0) {
+    std::string prefix = arg.substr(0, colon);
+    char* end = nullptr;
+    double w = std::strtod(prefix.c_str(), &end);
+    if (end == prefix.c_str() + prefix.size()) {
+      if (!(w > 0)) return InvalidArgument("weight '" + prefix + "' of '" + arg + "' must be > 0");
+      weight = w;
+      path = arg.substr(colon + 1);
+    }
+  }
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TokenSource> source, OpenTokenSource(path));
+  STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*source));
+  if (source_out != nullptr) *source_out = std::move(source);
+  return PlanDataset{std::make_shared<const DatasetLengths>(std::move(lengths)), weight};
+}
+
+Result<PlanOptions> BuildPlanOptions(const PlanFlags& a) {
+  PlanOptions o;
+  o.seq_len = a.seq_len;
+  o.batch_size = a.batch_size;
+  STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(a.rank, a.world_size));
+  o.rank = rw.rank;
+  o.world_size = rw.world_size;
+  o.seed = a.seed;
+  STOKER_ASSIGN_OR_RETURN(o.shuffle, ParseShuffleMode(a.shuffle));
+  STOKER_ASSIGN_OR_RETURN(o.pack, ParsePackMode(a.pack));
+  STOKER_ASSIGN_OR_RETURN(o.remainder, ParseRemainderPolicy(a.remainder));
+  o.block_shards = a.block_shards;
+  o.bestfit_window = a.bestfit_window;
+  return o;
+}
+
+}  // namespace stoker::cli
