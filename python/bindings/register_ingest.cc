@@ -49,7 +49,8 @@ void RegisterIngest(nb::module_& m) {
       [](std::vector<std::string> inputs, std::string output, std::string tokenizer,
          std::string text_field, std::string shard_size, int threads,
          std::optional<uint32_t> task_index, std::optional<uint32_t> task_count, std::string utf8,
-         std::string bad_lines, std::string dtype, bool overwrite) {
+         std::string bad_lines, std::string dtype, bool overwrite, std::string input_format,
+         std::string key_field) {
         PackArgs args;  // by name: PackArgs gained fields (key_field, input_format) since
         args.inputs = std::move(inputs);
         args.output = std::move(output);
@@ -63,12 +64,14 @@ void RegisterIngest(nb::module_& m) {
         args.bad_lines = std::move(bad_lines);
         args.dtype = std::move(dtype);
         args.overwrite = overwrite;
+        args.input_format = std::move(input_format);
+        args.key_field = std::move(key_field);
         return PackToDict(args);
       },
       nb::arg("inputs"), nb::arg("output"), nb::arg("tokenizer"), nb::arg("text_field"),
       nb::arg("shard_size"), nb::arg("threads"), nb::arg("task_index").none(),
       nb::arg("task_count").none(), nb::arg("utf8"), nb::arg("bad_lines"), nb::arg("dtype"),
-      nb::arg("overwrite"),
+      nb::arg("overwrite"), nb::arg("input_format") = "auto", nb::arg("key_field") = "",
       "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
 }
 
