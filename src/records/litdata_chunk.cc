@@ -174,8 +174,7 @@ Result<LitDataConfig> ParseLitDataConfig(std::string_view index_json, const std:
 Result<std::vector<std::pair<uint32_t, uint32_t>>> ParseLitDataChunk(std::string_view chunk,
                                                                      const std::string& where) {
   if (chunk.size() >= 8 && chunk.substr(0, 8) == kFramedMagic) {
-    return Unimplemented(where + ": litdata framed-zstd chunks (compression_level 'batch') are "
-                                 "not read; write with compression_level='chunk' or 'sample'");
+    return Unimplemented(where + ": a framed zstd chunk (LitDataSource unframes these first)");
   }
   if (chunk.size() < 4) return Corruption(where + ": chunk shorter than its 4-byte item count");
   uint64_t n = LoadU32(chunk, 0);

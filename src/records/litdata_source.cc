@@ -1,5 +1,6 @@
 #include "records/litdata_source.h"
 
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
@@ -27,6 +28,58 @@ Status Unzstd(std::string data, const std::string& where, std::string* out) {
   auto stream = OpenSourceStream(MemorySource(where, std::move(data)), Compression::kZstd);
   out->clear();
   return ReadAllFrom(*stream, where, out);
+}
+
+uint32_t U32At(std::string_view s, size_t at) {
+  uint32_t v;
+  std::memcpy(&v, s.data() + at, 4);
+  return v;
+}
+
+// litdata's framed zstd chunk (compression_level "batch"), rebuilt as the classic chunk: a
+// 24-byte prefix <8sHHIII> (magic LDFZ01, version 1, flags, n items, items per frame, frames),
+// u32 offsets[n+1] counted from the first item, a 24-byte entry <IIQII> per frame (first item,
+// items, compressed offset, compressed length, uncompressed length), then the zstd frames.
+Status UnframeChunk(std::string_view framed, const std::string& uri, std::string* out) {
+  if (framed.size() < 24) return Corruption(uri + ": framed zstd chunk shorter than its prefix");
+  uint16_t version;
+  std::memcpy(&version, framed.data() + 8, 2);
+  uint64_t n = U32At(framed, 12), frames = U32At(framed, 20);
+  if (version != 1) return Unimplemented(uri + ": framed zstd chunk version " + std::to_string(version));
+  uint64_t table = 24 + 4 * (n + 1);
+  if (table + 24 * frames > framed.size()) {
+    return Corruption(uri + ": framed zstd chunk tables (" + std::to_string(n) + " items, " +
+                      std::to_string(frames) + " frames) run past the end at byte offset 24");
+  }
+  uint64_t header = 4 + 4 * (n + 1);
+  out->assign(4, '\0');
+  std::memcpy(out->data(), framed.data() + 12, 4);
+  for (uint64_t i = 0; i <= n; ++i) {
+    uint64_t absolute = header + U32At(framed, 24 + 4 * i);
+    if (absolute > kMaxChunkBytes) return Corruption(uri + ": framed item offset past 4 GiB");
+    uint32_t v = static_cast<uint32_t>(absolute);
+    out->append(reinterpret_cast<const char*>(&v), 4);
+  }
+  for (uint64_t f = 0; f < frames; ++f) {
+    size_t entry = table + 24 * f;
+    uint64_t offset;
+    std::memcpy(&offset, framed.data() + entry + 8, 8);
+    uint64_t length = U32At(framed, entry + 16), raw = U32At(framed, entry + 20);
+    if (offset > framed.size() || length > framed.size() - offset) {
+      return Corruption(uri + ": zstd frame " + std::to_string(f) + " at byte offset " +
+                        std::to_string(offset) + " runs past the end");
+    }
+    std::string inflated;
+    STOKER_RETURN_IF_ERROR(Unzstd(std::string(framed.substr(offset, length)), uri, &inflated));
+    if (inflated.size() != raw) {
+      return Corruption(uri + ": zstd frame " + std::to_string(f) + " at byte offset " +
+                        std::to_string(offset) + " inflates to " + std::to_string(inflated.size()) +
+                        " bytes, not " + std::to_string(raw));
+    }
+    out->append(inflated);
+    if (out->size() > kMaxChunkBytes) return Corruption(uri + ": decompresses past 4 GiB");
+  }
+  return Status::OK();
 }
 
 class LitDataChunk final : public RecordSource {
@@ -141,6 +194,10 @@ Result<std::unique_ptr<RecordSource>> OpenLitDataShard(const RecordShard& shard,
     }
     std::string raw = std::move(data);
     STOKER_RETURN_IF_ERROR(Unzstd(std::move(raw), uri, &data));
+  }
+  if (data.starts_with(std::string_view("LDFZ01\0\0", 8))) {
+    std::string framed = std::move(data);
+    STOKER_RETURN_IF_ERROR(UnframeChunk(framed, uri, &data));
   }
   std::string_view arrow_file;
   STOKER_ASSIGN_OR_RETURN(bool arrow_rows, FindLitDataArrowRows(data, &arrow_file, uri));

@@ -112,11 +112,11 @@ TEST_F(LitDataTest, DamagedChunksAreCorruptionNamingTheChunk) {
   auto rows = testing_util::ReadAllRecords(**bad_leaf);
   ASSERT_EQ(rows.status().code(), StatusCode::kCorruption);
   EXPECT_NE(rows.status().message().find("leaf 'text'"), std::string::npos) << rows.status().message();
-  // Truncated offset table; encrypted and framed chunks are refused by name.
+  // Truncated offset table and framed prefix; encrypted datasets are refused by name.
   testing_util::WriteBytes(dir_->Join("chunk-0-0.bin"), U32(5) + U32(0));
   EXPECT_EQ(OpenRecordShard(shard).status().code(), StatusCode::kCorruption);
   testing_util::WriteBytes(dir_->Join("chunk-0-0.bin"), std::string("LDFZ01\0\0", 8) + U32(0));
-  EXPECT_EQ(OpenRecordShard(shard).status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(OpenRecordShard(shard).status().code(), StatusCode::kCorruption);  // framed, short
   std::string encrypted = kTreeIndex;
   encrypted.replace(encrypted.find("\"encryption\": null"), 18, "\"encryption\": {\"algorithm\": \"fernet\"}");
   testing_util::WriteBytes(dir_->Join("index.json"), encrypted);

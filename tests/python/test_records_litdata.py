@@ -1,7 +1,7 @@
 """LitData optimized chunks: on datasets that litdata 0.2.76's own writer made (BinaryWriter, and
 optimize() for TokensLoader), our reader yields exactly the items that litdata's StreamingDataset
-yields: PyTreeLoader dicts of int/str/NumPy token leaves (classic chunks, chunks compressed whole
-and per sample), flat dicts that litdata stores as an Arrow row footer, unicode and empty text;
+yields: PyTreeLoader dicts of int/str/NumPy token leaves (classic chunks, chunks compressed whole,
+per sample and in frames), flat dicts that litdata stores as an Arrow row footer, unicode and empty text;
 TokensLoader items cut into litdata's blocks. Damaged chunks name the file; pack from LitData text
 equals pack from JSONL, and token leaves are copied."""
 import json
@@ -60,10 +60,15 @@ def tree(i):
     {"chunk_bytes": 400},
     {"chunk_bytes": 400, "compression": "zstd", "compression_level": "chunk"},
     {"chunk_bytes": 400, "compression": "zstd", "compression_level": "sample"},
+    {"chunk_bytes": 400, "compression": "zstd"},  # litdata's default: framed ("batch")
+    {"chunk_bytes": 4000, "compression": "zstd:9", "compression_level": "batch",
+     "compression_batch_size": 3},
     {"chunk_size": 7},
 ])
 def test_pytree_items_equal_streaming_dataset(tmp_path, kw):
     write(tmp_path / "ld", [tree(i) for i in range(40)], **kw)
+    if kw.get("compression") and kw.get("compression_level", "batch") == "batch":
+        assert next((tmp_path / "ld").glob("chunk-*.bin")).read_bytes().startswith(b"LDFZ01")
     expected = [as_ours(x) for x in reference(tmp_path / "ld")]
     assert ours(tmp_path / "ld") == expected
     assert len(expected) == 40
