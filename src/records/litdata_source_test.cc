@@ -97,7 +97,7 @@ TEST_F(LitDataTest, DamagedChunksAreCorruptionNamingTheChunk) {
   uint32_t big = 1000;
   std::memcpy(past_end.data() + 8, &big, 4);  // item 0 ends past the chunk
   testing_util::WriteBytes(dir_->Join("chunk-0-0.bin"), past_end);
-  RecordShard shard{dir_->Join("chunk-0-0.bin"), RecordFormat::kLitData, 0, -1, {}};
+  RecordShard shard{dir_->Join("chunk-0-0.bin"), RecordFormat::kLitData, 0, {}, -1};
   auto source = OpenRecordShard(shard);
   ASSERT_EQ(source.status().code(), StatusCode::kCorruption);
   EXPECT_NE(source.status().message().find("chunk-0-0.bin"), std::string::npos);

@@ -32,10 +32,10 @@ struct RecordShard {
   std::string path;
   RecordFormat format = RecordFormat::kAuto;
   uint64_t size_bytes = 0;  // on disk (Parquet: the row group's compressed bytes)
-  // Parquet: the row group this shard is (row groups give the shards); -1 for the whole file.
-  int64_t part = -1;
   // MDS: the digests that index.json lists for this file (algorithm -> hex), checked on open.
   std::vector<std::pair<std::string, std::string>> hashes;
+  // Parquet: the row group this shard is (row groups give the shards); -1 for the whole file.
+  int64_t part = -1;
 };
 
 class RecordSource {

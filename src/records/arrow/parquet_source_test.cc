@@ -160,14 +160,14 @@ TEST_F(ArrowSourcesTest, DamagedPagesAndStreamsAreErrorsNotCrashes) {
   for (size_t at = 4; at + 200 < bytes.size(); at += 7) {
     std::string bad = bytes;
     bad[at] = static_cast<char>(bad[at] ^ 0x5a);
-    RecordShard shard{path, RecordFormat::kParquet, 0, 0, {}};
+    RecordShard shard{path, RecordFormat::kParquet, 0, {}, 0};
     auto source = OpenParquetShard(shard, MemorySource("m.parquet", bad));
     if (!source.ok()) continue;
     (void)testing_util::ReadAllRecords(**source);
   }
   std::string ipc = *ReadFileToString(WriteIpcStream("s.arrow"));
   for (size_t cut : {size_t{3}, size_t{9}, ipc.size() / 2, ipc.size() - 3}) {
-    RecordShard shard{"s.arrow", RecordFormat::kArrow, 0, -1, {}};
+    RecordShard shard{"s.arrow", RecordFormat::kArrow, 0, {}, -1};
     auto source = OpenArrowIpcShard(shard, MemorySource("s.arrow", ipc.substr(0, cut)));
     if (!source.ok()) {
       EXPECT_NE(source.status().message().find("s.arrow"), std::string::npos);
