@@ -83,9 +83,15 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def import_streaming():
     """The mosaicml-streaming package (installed with --no-deps, see scripts/requirements-dev-nodeps.txt)."""
-    try:
-        import transformers  # noqa: F401
-    except ImportError:
-        sys.meta_path.insert(0, _StubFinder())
+    missing = []
+    for root in _StubFinder.roots:  # stub only what is not installed (transformers may be)
+        try:
+            __import__(root)
+        except ImportError:
+            missing.append(root)
+    if missing:
+        finder = _StubFinder()
+        finder.roots = tuple(missing)
+        sys.meta_path.insert(0, finder)
     import streaming
     return streaming
