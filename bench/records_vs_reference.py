@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Record readers side by side in one run: stoker's native WebDataset, TFRecord and MDS readers
+"""Record readers side by side in one run: stoker's WebDataset, TFRecord, MDS, LitData, Parquet and
+Hugging Face Arrow readers
 (`stoker records`, one thread, reading every field's bytes) against each format's reference
 Python reader on the same files (one thread, touching every field), plus `stoker pack` from each
 format against `stoker pack` from the same texts as JSONL.
 
   reference readers: webdataset 1.0.2 WebDataset(...) iteration; tfrecord 1.14.6
-  tfrecord_iterator + example_pb2 parsing; mosaicml-streaming 0.13.0 StreamingDataset[i].
+  tfrecord_iterator + example_pb2 parsing; mosaicml-streaming 0.13.0 StreamingDataset[i];
+  litdata 0.2.76 StreamingDataset[i]; pyarrow 26.0.1 ParquetFile.iter_batches + to_pylist;
+  datasets 5.2.0 load_from_disk iteration. (stoker's Parquet/Arrow readers are Arrow C++ itself,
+  from the same pyarrow wheel, turning every row into a record.)
 
 Prints MB/s (of shard bytes on disk) and samples/s per thread, and the ratios.
 
@@ -82,6 +86,20 @@ def write_all(root, docs):
                              compression="zstd", size_limit=1 << 24) as w:
         for i, t in enumerate(docs):
             w.write({"text": t, "id": i})
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from litdata.streaming.writer import BinaryWriter
+    pq.write_table(pa.table({"text": docs, "id": list(range(len(docs)))}), root / "t.parquet",
+                   row_group_size=len(docs) // 8 + 1)  # pyarrow's default snappy
+    datasets.Dataset.from_dict({"text": docs, "id": list(range(len(docs)))}).save_to_disk(
+        str(root / "hf"), max_shard_size="16MB")
+    w = BinaryWriter(str(root / "ld"), chunk_bytes="16MB", compression="zstd",
+                     compression_level="chunk")
+    for i, t in enumerate(docs):
+        w[i] = {"text": t, "id": np.int64(i).reshape(1)}  # a NumPy leaf keeps classic chunks
+    w.done()
+    w.merge()
     (root / "docs.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in docs),
                                      encoding="utf-8")
 
@@ -129,10 +147,42 @@ def main():
                 n += len(ds[i]["text"]) > -1
             return n
 
+        def ref_parquet():
+            import pyarrow.parquet as pq
+            n = 0
+            for batch in pq.ParquetFile(root / "t.parquet").iter_batches(batch_size=1024):
+                for row in batch.to_pylist():
+                    n += len(row["text"]) > -1
+            return n
+
+        def ref_hf():
+            import datasets
+            n = 0
+            for row in datasets.load_from_disk(str(root / "hf")):
+                n += len(row["text"]) > -1
+            return n
+
+        def ref_litdata():
+            from litdata import StreamingDataset
+            copy = root / "ld-ref"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(root / "ld", copy)
+            ds = StreamingDataset(str(copy))
+            n = 0
+            for i in range(len(ds)):
+                n += len(ds[i]["text"]) > -1
+            return n
+
+        hf_files = sorted(str(p) for p in (root / "hf").glob("*.arrow"))
+        ld_files = sorted(str(p) for p in (root / "ld").glob("*.bin"))
         rows = []
         for name, files, ref in [("webdataset", wds_shards, ref_wds), ("tfrecord", tf_files, ref_tf),
-                                 ("mds (zstd)", mds_files, ref_mds)]:
-            inputs = [str(root / "mds")] if name.startswith("mds") else files
+                                 ("mds (zstd)", mds_files, ref_mds),
+                                 ("litdata (zstd)", ld_files, ref_litdata),
+                                 ("parquet (snappy)", [str(root / "t.parquet")], ref_parquet),
+                                 ("hf save_to_disk", hf_files, ref_hf)]:
+            inputs = {"mds (zstd)": [str(root / "mds")], "litdata (zstd)": [str(root / "ld")],
+                      "hf save_to_disk": [str(root / "hf")]}.get(name, files)
             mb = disk_bytes(files) / 1e6
             s_ours, n_ours = best_of(args.repeat, ours(inputs))
             s_ref, n_ref = best_of(args.repeat, ref)
@@ -147,7 +197,10 @@ def main():
         # pack (bytes tokenizer, one thread) from each format vs from JSONL.
         prow = []
         for name, inputs in [("jsonl", [str(root / "docs.jsonl")]), ("webdataset", wds_shards),
-                             ("tfrecord", tf_files), ("mds (zstd)", [str(root / "mds")])]:
+                             ("tfrecord", tf_files), ("mds (zstd)", [str(root / "mds")]),
+                             ("litdata (zstd)", [str(root / "ld")]),
+                             ("parquet (snappy)", [str(root / "t.parquet")]),
+                             ("hf save_to_disk", [str(root / "hf")])]:
             field = ["--text-field", "txt"] if name == "webdataset" else []
 
             def run_pack():

@@ -86,7 +86,9 @@ class TokenSource {
 //  - a Megatron prefix P (P.bin + P.idx exist), or P.bin / P.idx named directly;
 //  - a `.npy` file (v1-v3; 1-D = one document, 2-D [N, L] = N documents of L tokens);
 //  - a `.bin` with an llm.c header (magic 20240520 or 20240801): one document;
-//  - any other `.bin`: nanoGPT raw uint16 tokens, one document.
+//  - any other `.bin`: nanoGPT raw uint16 tokens, one document;
+//  - the token column of a record dataset (MDS or LitData index directory, save_to_disk
+//    directory, .parquet, .arrow): one document per record, read into memory.
 // Errors name the file and, for malformed data, the byte offset.
 Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& path);
 

@@ -51,7 +51,8 @@ void RegisterIngest(nb::module_& m) {
          std::string text_field, std::string shard_size, int threads,
          std::optional<uint32_t> task_index, std::optional<uint32_t> task_count, std::string utf8,
          std::string bad_lines, std::string dtype, bool overwrite, std::string pattern,
-         std::string special, bool allow_special, std::string eos, bool post_processor) {
+         std::string special, bool allow_special, std::string eos, bool post_processor,
+         std::string input_format, std::string key_field) {
         PackArgs args;  // by name: PackArgs gained fields (key_field, input_format) since
         args.inputs = std::move(inputs);
         args.output = std::move(output);
@@ -66,6 +67,8 @@ void RegisterIngest(nb::module_& m) {
         args.dtype = std::move(dtype);
         args.overwrite = overwrite;
         args.tokenizer_options = {pattern, special, allow_special, eos, post_processor};
+        args.input_format = std::move(input_format);
+        args.key_field = std::move(key_field);
         return PackToDict(args);
       },
       nb::arg("inputs"), nb::arg("output"), nb::arg("tokenizer"), nb::arg("text_field"),
@@ -73,6 +76,7 @@ void RegisterIngest(nb::module_& m) {
       nb::arg("task_count").none(), nb::arg("utf8"), nb::arg("bad_lines"), nb::arg("dtype"),
       nb::arg("overwrite"), nb::arg("pattern") = "", nb::arg("special") = "",
       nb::arg("allow_special") = false, nb::arg("eos") = "", nb::arg("post_processor") = true,
+      nb::arg("input_format") = "auto", nb::arg("key_field") = "",
       "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
 }
 

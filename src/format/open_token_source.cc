@@ -7,6 +7,7 @@
 #include "format/array_source.h"
 #include "format/manifest.h"
 #include "format/megatron_source.h"
+#include "format/record_token_source.h"
 #include "format/stoker_dataset.h"
 #include "stoker/token_source.h"
 
@@ -41,6 +42,7 @@ Result<std::unique_ptr<TokenSource>> Up(Result<std::unique_ptr<T>> r) {
 
 Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& uri) {
   STOKER_ASSIGN_OR_RETURN(const std::string path, LocalPathFromUri(uri));
+  if (IsRecordTokenDataset(path)) return Up(RecordTokenSource::Open(path));  // MDS, Parquet...
   if (IsDirectory(path)) {
     if (!PathExists(JoinPath(path, kManifestFileName))) {
       return NotFound(path + ": a directory without " + std::string(kManifestFileName) +

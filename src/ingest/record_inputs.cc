@@ -16,6 +16,12 @@ RecordFormat ToRecordFormat(PackInputFormat f) {
       return RecordFormat::kTfRecord;
     case PackInputFormat::kMds:
       return RecordFormat::kMds;
+    case PackInputFormat::kLitData:
+      return RecordFormat::kLitData;
+    case PackInputFormat::kParquet:
+      return RecordFormat::kParquet;
+    case PackInputFormat::kArrow:
+      return RecordFormat::kArrow;
     default:
       return RecordFormat::kAuto;
   }
@@ -47,9 +53,12 @@ Result<PackInputFormat> ParsePackInputFormat(std::string_view name) {
   if (name == "webdataset" || name == "wds") return PackInputFormat::kWebDataset;
   if (name == "tfrecord") return PackInputFormat::kTfRecord;
   if (name == "mds") return PackInputFormat::kMds;
+  if (name == "litdata") return PackInputFormat::kLitData;
+  if (name == "parquet") return PackInputFormat::kParquet;
+  if (name == "arrow" || name == "hf") return PackInputFormat::kArrow;
   return InvalidArgument(
-      "--input-format must be auto, jsonl, text, webdataset, tfrecord or mds, not '" +
-      std::string(name) + "'");
+      "--input-format must be auto, jsonl, text, webdataset, tfrecord, mds, litdata, parquet or "
+      "arrow, not '" + std::string(name) + "'");
 }
 
 Result<std::vector<InputFile>> ExpandPackInputs(const std::vector<std::string>& inputs,

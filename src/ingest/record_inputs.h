@@ -1,4 +1,5 @@
-// The records input path of `stoker pack`: record shards (WebDataset, TFRecord, MDS) in the
+// The records input path of `stoker pack`: record shards (WebDataset, TFRecord, MDS, LitData,
+// Parquet, Arrow / Hugging Face save_to_disk) in the
 // input list beside JSONL and text files, and the reader that turns one shard's records into
 // documents — the text field to tokenize, or a token field to copy.
 // ExpandPackInputs is thread-safe; a RecordDocumentReader is not (one user: the pack reader).
@@ -16,7 +17,7 @@ namespace stoker {
 
 // How pack reads its inputs: "auto" (record shards by name, see DetectRecordFormat, everything
 // else as JSONL/text), "jsonl" / "text" (the JSONL/text path only), or a record format name.
-enum class PackInputFormat { kAuto, kPlain, kWebDataset, kTfRecord, kMds };
+enum class PackInputFormat { kAuto, kPlain, kWebDataset, kTfRecord, kMds, kLitData, kParquet, kArrow };
 Result<PackInputFormat> ParsePackInputFormat(std::string_view name);
 
 // The ordered input list: each argument expands to its record shards (InputKind::kRecords) or,

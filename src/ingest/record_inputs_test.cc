@@ -117,7 +117,7 @@ TEST_F(RecordInputsTest, TokenIdsOutsideTheVocabularyAreAnError) {
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("token 70000 at position 1"), std::string::npos)
       << r.status().message();
-  EXPECT_EQ(ParsePackInputFormat("parquet").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParsePackInputFormat("csv").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(RecordInputsTest, WebDatasetWriterGroupsFilesByKeyIntoShards) {

@@ -3,9 +3,12 @@
 #include <algorithm>
 
 #include "common/file_util.h"
+#include "records/arrow_sources.h"
 #include "records/brace_expand.h"
-#include "storage/byte_source.h"
+#include "records/hf_dataset.h"
+#include "records/litdata_source.h"
 #include "records/mds_source.h"
+#include "storage/byte_source.h"
 #include "records/tfrecord.h"
 #include "records/webdataset_source.h"
 
@@ -35,8 +38,52 @@ bool IsTfRecordName(std::string_view name) {
          name.substr(of + 4).find_first_not_of("0123456789") == std::string_view::npos;
 }
 
+bool IsParquetName(std::string_view name) { return name.ends_with(".parquet"); }
+bool IsArrowName(std::string_view name) { return name.ends_with(".arrow"); }
+
 bool MatchesFormat(std::string_view name, RecordFormat format) {
-  return format == RecordFormat::kWebDataset ? IsTarName(name) : IsTfRecordName(name);
+  switch (format) {
+    case RecordFormat::kWebDataset:
+      return IsTarName(name);
+    case RecordFormat::kParquet:
+      return IsParquetName(name);
+    case RecordFormat::kArrow:
+      return IsArrowName(name);
+    default:
+      return IsTfRecordName(name);
+  }
+}
+
+// An index.json is LitData's when it lists "chunks" (MDS lists "shards").
+bool IsLitDataIndex(const std::string& index_path) {
+  Result<std::string> text = ReadFileToString(index_path);
+  return text.ok() && text->find("\"chunks\"") != std::string::npos &&
+         text->find("\"shards\"") == std::string::npos;
+}
+
+// The shards of one file or dataset directory of a format that lists its own shards, or
+// std::nullopt for a format whose files are walked and taken whole.
+Result<std::optional<std::vector<RecordShard>>> ListedShards(const std::string& path,
+                                                            RecordFormat f) {
+  using Listed = std::optional<std::vector<RecordShard>>;
+  if (f == RecordFormat::kMds || f == RecordFormat::kLitData) {
+    std::string index = IsDirectory(path) ? JoinPath(path, "index.json") : path;
+    if (f == RecordFormat::kMds) {
+      STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> s, ListMdsShards(index));
+      return Listed(std::move(s));
+    }
+    STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> s, ListLitDataShards(index));
+    return Listed(std::move(s));
+  }
+  if (f == RecordFormat::kArrow && IsHfDatasetDir(path)) {
+    STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> s, ListHfDatasetShards(path));
+    return Listed(std::move(s));
+  }
+  if (f == RecordFormat::kParquet && !IsDirectory(path)) {
+    STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> s, ListParquetShards(path));
+    return Listed(std::move(s));
+  }
+  return Listed();
 }
 
 Result<RecordShard> FileShard(const std::string& path, RecordFormat format) {
@@ -98,6 +145,12 @@ std::string_view RecordFormatName(RecordFormat format) {
       return "tfrecord";
     case RecordFormat::kMds:
       return "mds";
+    case RecordFormat::kLitData:
+      return "litdata";
+    case RecordFormat::kParquet:
+      return "parquet";
+    case RecordFormat::kArrow:
+      return "arrow";
   }
   return "?";
 }
@@ -107,16 +160,23 @@ Result<RecordFormat> ParseRecordFormat(std::string_view name) {
   if (name == "webdataset" || name == "wds") return RecordFormat::kWebDataset;
   if (name == "tfrecord") return RecordFormat::kTfRecord;
   if (name == "mds") return RecordFormat::kMds;
+  if (name == "litdata") return RecordFormat::kLitData;
+  if (name == "parquet") return RecordFormat::kParquet;
+  if (name == "arrow" || name == "hf") return RecordFormat::kArrow;
   return InvalidArgument("unknown record format '" + std::string(name) +
-                         "' (expected auto, webdataset, tfrecord or mds)");
+                         "' (expected auto, webdataset, tfrecord, mds, litdata, parquet or arrow)");
 }
 
 RecordFormat DetectRecordFormat(const std::string& input) {
   if (IsDirectory(input)) {
-    return PathExists(JoinPath(input, "index.json")) ? RecordFormat::kMds : RecordFormat::kAuto;
+    std::string index = JoinPath(input, "index.json");
+    if (PathExists(index)) return IsLitDataIndex(index) ? RecordFormat::kLitData : RecordFormat::kMds;
+    return IsHfDatasetDir(input) ? RecordFormat::kArrow : RecordFormat::kAuto;
   }
   std::string base = BaseName(input);
-  if (base == "index.json") return RecordFormat::kMds;
+  if (base == "index.json") return IsLitDataIndex(input) ? RecordFormat::kLitData : RecordFormat::kMds;
+  if (IsParquetName(base)) return RecordFormat::kParquet;
+  if (IsArrowName(base)) return RecordFormat::kArrow;
   if (IsTarName(base)) return RecordFormat::kWebDataset;
   if (IsTfRecordName(base)) return RecordFormat::kTfRecord;
   return RecordFormat::kAuto;
@@ -136,19 +196,26 @@ Result<std::vector<RecordShard>> ExpandRecordShards(const std::vector<std::strin
       if (f == RecordFormat::kAuto) {
         return InvalidArgument(path +
                                ": cannot tell its record format from the name (use "
-                               "--input-format webdataset|tfrecord|mds)");
+                               "--input-format webdataset|tfrecord|mds|litdata|parquet|arrow)");
       }
-      if (f == RecordFormat::kMds) {
-        std::string index = IsDirectory(path) ? JoinPath(path, "index.json") : path;
-        STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> listed, ListMdsShards(index));
-        for (RecordShard& s : listed) shards.push_back(std::move(s));
+      STOKER_ASSIGN_OR_RETURN(std::optional<std::vector<RecordShard>> listed,
+                              ListedShards(path, f));
+      if (listed) {
+        for (RecordShard& s : *listed) shards.push_back(std::move(s));
       } else if (IsDirectory(path)) {
         std::vector<RecordShard> found;
         STOKER_RETURN_IF_ERROR(WalkDirectory(path, f, &found));
         // Sorted by whole path, as pack sorts the files of a directory.
         std::sort(found.begin(), found.end(),
                   [](const RecordShard& a, const RecordShard& b) { return a.path < b.path; });
-        for (RecordShard& s : found) shards.push_back(std::move(s));
+        for (RecordShard& s : found) {
+          if (f != RecordFormat::kParquet) {
+            shards.push_back(std::move(s));
+            continue;
+          }
+          STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> groups, ListParquetShards(s.path));
+          for (RecordShard& g : groups) shards.push_back(std::move(g));
+        }
       } else {
         STOKER_ASSIGN_OR_RETURN(RecordShard shard, FileShard(path, f));
         shards.push_back(std::move(shard));
@@ -180,6 +247,12 @@ Result<std::unique_ptr<RecordSource>> OpenRecordShard(const RecordShard& shard) 
       return OpenTfRecordShard(std::move(source));
     case RecordFormat::kMds:
       return OpenMdsShard(shard, std::move(source));
+    case RecordFormat::kLitData:
+      return OpenLitDataShard(shard, std::move(source));
+    case RecordFormat::kParquet:
+      return OpenParquetShard(shard, std::move(source));
+    case RecordFormat::kArrow:
+      return OpenArrowIpcShard(shard, std::move(source));
     case RecordFormat::kAuto:
       break;
   }

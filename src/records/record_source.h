@@ -1,5 +1,6 @@
 // RecordSource: records in order, each with a key and named fields, read from shards in one of
-// the ecosystem's formats (WebDataset tar, TFRecord, MosaicML MDS). This is the interface that
+// the ecosystem's formats (WebDataset tar, TFRecord, MosaicML MDS, LitData, Parquet, Hugging
+// Face Arrow). This is the interface that
 // `stoker pack` reads today and that the streaming path will deal to ranks: a dataset expands to
 // an ordered list of shards (RecordShard), and each shard opens as its own RecordSource.
 // Shards are read through ByteSource, so remote backends plug in below without changes here.
@@ -18,20 +19,23 @@
 
 namespace stoker {
 
-enum class RecordFormat { kAuto, kWebDataset, kTfRecord, kMds };
+enum class RecordFormat { kAuto, kWebDataset, kTfRecord, kMds, kLitData, kParquet, kArrow };
 
-// "auto", "webdataset", "tfrecord", "mds".
+// "auto", "webdataset", "tfrecord", "mds", "litdata", "parquet", "arrow" (Arrow IPC files and
+// Hugging Face save_to_disk directories).
 std::string_view RecordFormatName(RecordFormat format);
-// Accepts those names and "wds"; kInvalidArgument otherwise.
+// Accepts those names, "wds" and "hf"; kInvalidArgument otherwise.
 Result<RecordFormat> ParseRecordFormat(std::string_view name);
 
 // One shard of a record dataset.
 struct RecordShard {
   std::string path;
   RecordFormat format = RecordFormat::kAuto;
-  uint64_t size_bytes = 0;  // on disk
+  uint64_t size_bytes = 0;  // on disk (Parquet: the row group's compressed bytes)
   // MDS: the digests that index.json lists for this file (algorithm -> hex), checked on open.
   std::vector<std::pair<std::string, std::string>> hashes;
+  // Parquet: the row group this shard is (row groups give the shards); -1 for the whole file.
+  int64_t part = -1;
 };
 
 class RecordSource {
@@ -44,12 +48,16 @@ class RecordSource {
 
 // The format an input names: *.tar, *.tar.gz, *.tgz, *.tar.zst -> kWebDataset; *.tfrecord,
 // *.tfrecords, *.tfrec (optionally + .gz/.zst/.zlib) or a name with "-of-" sharding ->
-// kTfRecord; a directory holding index.json, or an index.json file -> kMds; else kAuto.
+// kTfRecord; a directory holding index.json, or an index.json file -> kMds, or kLitData when
+// the index lists "chunks"; *.parquet -> kParquet; *.arrow, or a directory holding state.json
+// (Dataset.save_to_disk) -> kArrow; else kAuto.
 RecordFormat DetectRecordFormat(const std::string& input);
 
 // Expands the inputs into shards, in order: brace patterns are expanded first
 // (shard-{000000..000009}.tar); a directory contributes its files of `format` in sorted order
-// (for MDS: the shards listed in its index.json, in index order); a file is one shard.
+// (for MDS and LitData: the shards listed in its index.json, in index order; for a save_to_disk
+// directory: state.json's data files); a file is one shard, but a Parquet file is one shard per
+// row group (its footer is read here).
 // `format` kAuto detects each input's format (DetectRecordFormat) and fails naming an input it
 // cannot classify. kNotFound for a missing input.
 Result<std::vector<RecordShard>> ExpandRecordShards(const std::vector<std::string>& inputs,

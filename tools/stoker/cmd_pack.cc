@@ -136,7 +136,8 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       "own DATASET (task defaults: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, else\n"
       "RANK/WORLD_SIZE); then `stoker merge PART... -o DATASET` joins them without copying.\n"
       "Record shards (docs/formats.md): *.tar[.gz|.zst] (WebDataset), *.tfrecord[.gz] (TFRecord\n"
-      "of tf.train.Example), a directory with index.json (MosaicML MDS); one document per\n"
+      "of tf.train.Example), a directory with index.json (MosaicML MDS or LitData), *.parquet\n"
+      "(one shard per row group), *.arrow or a Dataset.save_to_disk directory; one document per\n"
       "record, from --text-field (text is tokenized, token ids are copied, EOS appended).\n"
       "Example: stoker pack data/sample/corpus.jsonl -o out/sample --tokenizer "
       "data/sample/sample.model");
@@ -158,8 +159,9 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
                   "format's key)");
   sub->add_option("--input-format", args->input_format,
                   "auto (record shards by name, else JSONL/text), jsonl, text, webdataset, "
-                  "tfrecord or mds")
-      ->check(CLI::IsMember({"auto", "jsonl", "text", "webdataset", "wds", "tfrecord", "mds"}))
+                  "tfrecord, mds, litdata, parquet or arrow (Hugging Face save_to_disk)")
+      ->check(CLI::IsMember({"auto", "jsonl", "text", "webdataset", "wds", "tfrecord", "mds",
+                             "litdata", "parquet", "arrow", "hf"}))
       ->capture_default_str();
   sub->add_option("--shard-size", args->shard_size,
                   "Close a shard at this .bin size, e.g. 64MiB, 1GiB (a document is never split)")

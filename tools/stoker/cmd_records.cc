@@ -1,5 +1,6 @@
-// `stoker records`: read record shards (WebDataset, TFRecord, MDS) and count them or dump them as
-// JSON lines — the record-source interface as a tool, for checks and for the reader benchmark.
+// `stoker records`: read record shards (WebDataset, TFRecord, MDS, LitData, Parquet, Arrow) and
+// count them or dump them as JSON lines — the record-source interface as a tool, for checks and
+// for the reader benchmark.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -107,10 +108,12 @@ void AddRecordsCommand(CLI::App& app, int* exit_code) {
       "(name_hex,\n"
       "type, and hex / ints / floats). Example: stoker records "
       "'shards/train-{000000..000009}.tar'");
-  sub->add_option("inputs", args->inputs, "Shards, brace patterns, directories, MDS index dirs")
+  sub->add_option("inputs", args->inputs, "Shards, brace patterns, directories, MDS/LitData index dirs, save_to_disk dirs")
       ->required();
-  sub->add_option("--input-format", args->input_format, "auto, webdataset, tfrecord or mds")
-      ->check(CLI::IsMember({"auto", "webdataset", "wds", "tfrecord", "mds"}))
+  sub->add_option("--input-format", args->input_format,
+                  "auto, webdataset, tfrecord, mds, litdata, parquet or arrow")
+      ->check(CLI::IsMember(
+          {"auto", "webdataset", "wds", "tfrecord", "mds", "litdata", "parquet", "arrow", "hf"}))
       ->capture_default_str();
   sub->add_flag("--dump", args->dump, "Print every record as a JSON line");
   sub->add_option("--limit", args->limit, "Stop after this many records (0: all)")

@@ -29,13 +29,17 @@ def pack(
     allow_special: bool = False,
     eos: Optional[Union[str, int]] = None,
     post_processor: bool = True,
+    input_format: str = "auto",
+    key_field: str = "",
 ) -> Dict[str, Any]:
     """Tokenizes raw text (JSONL, .gz/.zst, text files, directories) into a stoker dataset.
 
     Same options and defaults as ``stoker pack``; threads=0 uses every core. Returns the dataset's
     manifest and the run's counters. Raises FileNotFoundError for a missing input,
     FileExistsError when a dataset is already there (unless overwrite), ValueError for bad options
-    or input, OSError for read/write failures.
+    or input, OSError for read/write failures. Record shards (WebDataset, TFRecord, MDS, LitData,
+    Parquet, Arrow / save_to_disk) are read by name or by ``input_format``; ``text_field`` names the
+    field with the text or the token ids, ``key_field`` the field that names a record in errors.
 
     Byte-level BPE tokenizers (``tokenizer.json``, ``.tiktoken``) take the options of
     ``stoker.Tokenizer`` and ``stoker pack``: ``pattern`` (tiktoken files: r50k, p50k, cl100k,
@@ -48,7 +52,8 @@ def pack(
         [os.fspath(p) for p in inputs], os.fspath(output), tokenizer, text_field, str(shard_size),
         threads, task_index, task_count, utf8, bad_lines, dtype, overwrite,
         pattern=pattern or "", special=special or "", allow_special=allow_special,
-        eos="" if eos is None else str(eos), post_processor=post_processor)
+        eos="" if eos is None else str(eos), post_processor=post_processor,
+        input_format=input_format, key_field=key_field)
     result["manifest"] = json.loads(result.pop("manifest_json"))
     return result
 

@@ -1,0 +1,50 @@
+// Record sources over Apache Arrow C++ (FORMATS.md sections 7 and 8): Parquet files, one shard per
+// row group, and Arrow IPC files (the stream format that Hugging Face `save_to_disk` writes, and
+// the ARROW1 file format). Arrow comes from the pyarrow wheel and is optional at build time
+// (cmake/arrow.cmake): without it every function here fails with kUnimplemented. Bytes are read
+// through ByteSource. Free functions are thread-safe; a returned RecordSource is not (one user).
+//
+// Columns become fields: utf8 / large_utf8 / utf8_view -> kString; binary, large_binary,
+// fixed_size_binary -> kBytes; bool and every integer type -> kInt; float16/32/64 -> kFloat;
+// list / large_list / fixed_size_list of integers -> kTokens, of floats -> kFloat. A null value
+// leaves its field out of the record; columns of other types (structs, maps, dictionaries...) are
+// left out. A record's key is its row number in the file.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "records/record_source.h"
+#include "storage/byte_source.h"
+
+namespace stoker {
+
+// True when this build reads Parquet and Arrow (STOKER_ARROW found pyarrow).
+bool ArrowReadersAvailable();
+
+// One shard per row group of the Parquet file `path`, in file order (part = the row group; none
+// for a file without rows). kCorruption naming the file and the footer's byte offset when the
+// footer does not parse.
+Result<std::vector<RecordShard>> ListParquetShards(const std::string& path);
+
+// The rows of row group shard.part (the whole file when part is -1) of a Parquet file.
+Result<std::unique_ptr<RecordSource>> OpenParquetShard(const RecordShard& shard,
+                                                       std::shared_ptr<const ByteSource> source);
+
+// The rows of an Arrow IPC stream (or ARROW1 file, told apart by its first bytes).
+Result<std::unique_ptr<RecordSource>> OpenArrowIpcShard(const RecordShard& shard,
+                                                        std::shared_ptr<const ByteSource> source);
+
+// The integer-list column `column` of a Parquet file or an Arrow IPC file, as one flat token array
+// plus the length of every row (tokens of row i are [offsets[i], offsets[i+1])). Null rows are
+// empty. kInvalidArgument naming the file and the column if it is missing or not a list of
+// integers; kOutOfRange if a value does not fit in int32.
+struct TokenColumn {
+  std::vector<int32_t> tokens;
+  std::vector<uint64_t> offsets;  // size rows + 1, offsets[0] == 0
+};
+Result<TokenColumn> ReadArrowTokenColumn(const std::string& path, RecordFormat format,
+                                         const std::string& column);
+
+}  // namespace stoker
