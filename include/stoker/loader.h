@@ -16,6 +16,7 @@
 
 #include "stoker/plan.h"
 #include "stoker/status.h"
+#include "stoker/storage_stats.h"
 #include "stoker/token_source.h"
 
 namespace stoker {
@@ -186,6 +187,8 @@ struct LoaderStats {
   double monitor_ratio = 0;                     // deliverable / consumed; < 1.2 warns
   uint64_t monitor_warnings = 0;                // warnings raised (printed or not) since Open
   bool monitor_warned = false;                  // monitor_warnings > 0
+  // Requests to remote storage for the datasets, since they were opened (zero for local data).
+  StorageStats storage;
 };
 
 // Not thread-safe: one consumer at a time, except Stats() which is thread-safe.

@@ -1,4 +1,5 @@
-// ShardPool: the shards of a dataset too large to keep mapped, mapped on demand.
+// ShardPool: the shards of a dataset too large to keep mapped, mapped on demand (or the shards of
+// a remote dataset, opened on demand through a ShardOpener).
 //
 // At most `capacity` shards stay mapped; acquiring another maps it and unmaps the least recently
 // used one. A reader's handle keeps its shard mapped until the reader drops it, so a shard is never
@@ -15,13 +16,13 @@
 #include <mutex>
 #include <vector>
 
-#include "format/megatron_source.h"
+#include "stoker/token_source.h"
 
 namespace stoker {
 
 class ShardPool {
  public:
-  using Shard = std::shared_ptr<const MegatronSource>;
+  using Shard = std::shared_ptr<const TokenSource>;
   // Opens shard `s` (maps it and checks it); called outside the pool's lock.
   using Opener = std::function<Result<Shard>(uint64_t s)>;
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/temp_dir.h"
+#include "format/megatron_source.h"
 #include "format/megatron_writer.h"
 
 namespace stoker {
@@ -36,7 +37,7 @@ class ShardPoolTest : public ::testing::Test {
       return ShardPool::Shard(std::move(shard));
     };
   }
-  static int32_t FirstToken(const MegatronSource& shard) {
+  static int32_t FirstToken(const TokenSource& shard) {
     int32_t t = -1;
     EXPECT_TRUE(shard.Read(0, 0, 1, &t).ok());
     return t;

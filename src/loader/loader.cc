@@ -1,5 +1,7 @@
 #include "stoker/loader.h"
 
+#include "format/stoker_dataset.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -8,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "format/stoker_dataset.h"
 #include "loader/engine.h"
 #include "loader/loader_internal.h"
 #include "loader/stall_monitor.h"
@@ -33,6 +36,7 @@ struct Loader::Impl {
   // from any thread.
   std::unique_ptr<loader::StallMonitor> monitor;
   int64_t last_return_ns = 0;  // when Next() last returned a batch; 0: none to measure from
+  std::vector<std::shared_ptr<const TokenSource>> sources;  // for their storage counters
 };
 
 namespace {
@@ -169,6 +173,7 @@ Result<std::unique_ptr<Loader>> OpenLoaderWithPlanner(
   eo.device_buffers = options.device_buffers;
   impl->planner = planner;
   impl->monitor = MakeMonitor(options);
+  impl->sources = sources;
   STOKER_ASSIGN_OR_RETURN(impl->engine, Engine::Open(eo, std::move(planner), std::move(sources)));
   impl->engine->Start(start);
   return std::make_unique<Loader>(std::move(impl));
@@ -296,6 +301,7 @@ LoaderStats Loader::Stats() const {
   s.monitor_ratio = w.ratio;
   s.monitor_warnings = impl_->monitor->warnings();
   s.monitor_warned = s.monitor_warnings > 0;
+  for (const auto& source : impl_->sources) s.storage += StorageStatsOf(*source);
   return s;
 }
 

@@ -95,7 +95,7 @@ Result<diag::BenchResult> RunBenchFromFlags(const LoaderFlags& lf, const LoaderO
                                             const BenchFlags& bf, const char* label) {
   diag::BenchConfig c;
   if (!bf.synthetic && !bf.open) {
-    STOKER_ASSIGN_OR_RETURN(c.datasets, diag::OpenDatasets(lf.datasets));
+    STOKER_ASSIGN_OR_RETURN(c.datasets, diag::OpenDatasets(lf.datasets, options));
   }
   c.open = bf.open;
   c.options = options;

@@ -1,0 +1,87 @@
+#include "storage/part_cache_source.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace stoker::storage {
+namespace {
+
+class PartCacheSource final : public ByteSource {
+ public:
+  PartCacheSource(std::unique_ptr<ByteSource> inner, size_t part_bytes)
+      : inner_(std::move(inner)),
+        part_bytes_(std::max<size_t>(part_bytes, 1)),
+        parts_((inner_->size_bytes() + part_bytes_ - 1) / part_bytes_) {}
+
+  const std::string& uri() const override { return inner_->uri(); }
+  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+
+  Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
+    const uint64_t size = inner_->size_bytes();
+    if (offset >= size) return size_t{0};
+    const size_t total = static_cast<size_t>(std::min<uint64_t>(n, size - offset));
+    for (size_t done = 0; done < total;) {
+      const uint64_t at = offset + done;
+      const uint64_t p = at / part_bytes_;
+      STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const Part> part, GetPart(p));
+      const size_t in_part = static_cast<size_t>(at - p * part_bytes_);
+      const size_t len = std::min(total - done, part->bytes.size() - in_part);
+      std::memcpy(out + done, part->bytes.data() + in_part, len);
+      done += len;
+    }
+    return total;
+  }
+
+ private:
+  struct Part {
+    std::string bytes;
+    bool ready = false;
+    Status error;
+  };
+
+  Result<std::shared_ptr<const Part>> GetPart(uint64_t p) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (parts_[p] != nullptr) {
+      std::shared_ptr<Part> part = parts_[p];
+      cv_.wait(lock, [&] { return part->ready; });
+      if (!part->error.ok()) return part->error;
+      return std::shared_ptr<const Part>(part);
+    }
+    // 1. Claim the part, 2. fetch it without the lock, 3. publish it (or its error) and wake the
+    // readers waiting for it.
+    auto part = std::make_shared<Part>();
+    parts_[p] = part;
+    lock.unlock();
+    const uint64_t begin = p * part_bytes_;
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(part_bytes_, size_bytes() - begin));
+    std::string bytes(len, '\0');
+    Status status = ReadExactlyAt(*inner_, begin, len, bytes.data(), "part");
+    lock.lock();
+    part->bytes = std::move(bytes);
+    part->error = status;
+    part->ready = true;
+    if (!status.ok()) parts_[p] = nullptr;
+    cv_.notify_all();
+    if (!status.ok()) return status;
+    return std::shared_ptr<const Part>(part);
+  }
+
+  std::unique_ptr<ByteSource> inner_;
+  size_t part_bytes_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable std::vector<std::shared_ptr<Part>> parts_;  // guarded by mu_; null: not fetched
+};
+
+}  // namespace
+
+std::unique_ptr<ByteSource> NewPartCacheSource(std::unique_ptr<ByteSource> inner,
+                                               size_t part_bytes) {
+  return std::make_unique<PartCacheSource>(std::move(inner), part_bytes);
+}
+
+}  // namespace stoker::storage
