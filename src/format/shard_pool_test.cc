@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "common/temp_dir.h"
@@ -132,6 +133,28 @@ TEST_F(ShardPoolTest, ManyReadersGetTheirOwnShards) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_LE(pool.counters().mapped, 3u);
+}
+
+// Regression: two readers of a shard not yet open each opened it (for a remote shard, a second
+// download of its index and parts).
+TEST_F(ShardPoolTest, ReadersOfAShardBeingOpenedWaitForTheOneOpen) {
+  std::atomic<int> started{0};
+  ShardPool pool(kShards, 4, [&](uint64_t s) -> Result<ShardPool::Shard> {
+    ++started;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the open takes a while
+    return Opener()(s);
+  });
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 8; ++t) {
+    readers.emplace_back([&] {
+      auto shard = pool.Acquire(5);
+      ASSERT_TRUE(shard.ok());
+      EXPECT_EQ(FirstToken(**shard), 5);
+    });
+  }
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(started.load(), 1);
+  EXPECT_EQ(pool.counters().opened, 1u);
 }
 
 }  // namespace
