@@ -6,6 +6,8 @@
 namespace stoker {
 namespace {
 
+constexpr int kFetchAheadThreads = 2;
+
 class BackendShardOpener final : public ShardOpener {
  public:
   BackendShardOpener(std::shared_ptr<const storage::Backend> backend, RemoteReads reads,
@@ -22,7 +24,11 @@ class BackendShardOpener final : public ShardOpener {
         ReadExactlyAt(*idx, 0, idx_bytes->size(), idx_bytes->data(), "shard index"));
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> bin,
                             backend_->OpenForReadWithSize(bin_uri, shard.info->bin_bytes));
-    if (reads_ == RemoteReads::kParts) bin = storage::NewPartCacheSource(std::move(bin), part_bytes_);
+    // Read whole under block shuffle and in source order: its parts are fetched ahead, two at a
+    // time, while the loader reads the first ones.
+    if (reads_ == RemoteReads::kParts) {
+      bin = storage::NewPartCacheSource(std::move(bin), part_bytes_, kFetchAheadThreads);
+    }
     const auto* data = reinterpret_cast<const uint8_t*>(idx_bytes->data());
     const size_t size = idx_bytes->size();
     STOKER_ASSIGN_OR_RETURN(

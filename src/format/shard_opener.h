@@ -2,7 +2,8 @@
 // dataset (stoker_dataset.h) asks for a shard the first time a read needs it, never at open, and
 // keeps a few open (ShardPool). The backend opener reads shards straight from the object store:
 // the .idx whole (one GET), the .bin in ranged GETs — whole parts kept in memory while the shard
-// is open (kParts: block shuffle and sequential reads), or exactly the bytes of each read
+// is open, fetched ahead by two threads from its first read (kParts: block shuffle and
+// sequential reads read every part), or exactly the bytes of each read
 // (kExact: global shuffle, one small range GET per document piece). A node-local cache plugs in
 // here as another opener that stages each shard's files on disk and opens them there.
 // Thread-safe: Open and Schedule may be called from any number of threads.

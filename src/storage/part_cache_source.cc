@@ -1,10 +1,12 @@
 #include "storage/part_cache_source.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace stoker::storage {
@@ -12,10 +14,17 @@ namespace {
 
 class PartCacheSource final : public ByteSource {
  public:
-  PartCacheSource(std::unique_ptr<ByteSource> inner, size_t part_bytes)
+  PartCacheSource(std::unique_ptr<ByteSource> inner, size_t part_bytes, int fetch_ahead)
       : inner_(std::move(inner)),
         part_bytes_(std::max<size_t>(part_bytes, 1)),
-        parts_((inner_->size_bytes() + part_bytes_ - 1) / part_bytes_) {}
+        parts_((inner_->size_bytes() + part_bytes_ - 1) / part_bytes_),
+        fetch_ahead_(static_cast<int>(std::min<size_t>(std::max(fetch_ahead, 0), parts_.size()))) {}
+
+  // Stops the fetchers: each ends after the part it is fetching.
+  ~PartCacheSource() override {
+    stop_ = true;
+    for (std::thread& t : fetchers_) t.join();
+  }
 
   const std::string& uri() const override { return inner_->uri(); }
   uint64_t size_bytes() const override { return inner_->size_bytes(); }
@@ -24,6 +33,11 @@ class PartCacheSource final : public ByteSource {
     const uint64_t size = inner_->size_bytes();
     if (offset >= size) return size_t{0};
     const size_t total = static_cast<size_t>(std::min<uint64_t>(n, size - offset));
+    // From the first read on, not from open: a shard opened for its index only (planning without
+    // a length index) fetches none of its parts.
+    std::call_once(started_, [this] {
+      for (int t = 0; t < fetch_ahead_; ++t) fetchers_.emplace_back([this] { FetchAhead(); });
+    });
     for (size_t done = 0; done < total;) {
       const uint64_t at = offset + done;
       const uint64_t p = at / part_bytes_;
@@ -37,6 +51,14 @@ class PartCacheSource final : public ByteSource {
   }
 
  private:
+  // Fetches the parts in order, skipping those a reader fetched first, until all are fetched or
+  // the source is destroyed. A failed part is left for the read that needs it to try again.
+  void FetchAhead() const {
+    for (uint64_t p = next_ahead_++; p < parts_.size() && !stop_; p = next_ahead_++) {
+      (void)GetPart(p);
+    }
+  }
+
   struct Part {
     std::string bytes;
     bool ready = false;
@@ -75,13 +97,18 @@ class PartCacheSource final : public ByteSource {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   mutable std::vector<std::shared_ptr<Part>> parts_;  // guarded by mu_; null: not fetched
+  const int fetch_ahead_;
+  mutable std::atomic<uint64_t> next_ahead_{0};
+  std::atomic<bool> stop_{false};
+  mutable std::once_flag started_;
+  mutable std::vector<std::thread> fetchers_;  // last; started by the first read, joined first
 };
 
 }  // namespace
 
 std::unique_ptr<ByteSource> NewPartCacheSource(std::unique_ptr<ByteSource> inner,
-                                               size_t part_bytes) {
-  return std::make_unique<PartCacheSource>(std::move(inner), part_bytes);
+                                               size_t part_bytes, int fetch_ahead) {
+  return std::make_unique<PartCacheSource>(std::move(inner), part_bytes, fetch_ahead);
 }
 
 }  // namespace stoker::storage
