@@ -60,6 +60,11 @@ struct LoaderOptions {
   // inside Next()), else to stderr; monitor_warnings = false silences them (still counted).
   bool monitor_warnings = true;
   std::function<void(const std::string&)> monitor_sink;
+  // Remote datasets (s3://, http(s)://) read through a node-local disk cache in this directory
+  // (shared by the ranks of a node), with look-ahead in plan order; empty: no cache (shards are
+  // read by ranged GETs). cache_size_bytes: the cache's budget (0: its stated default).
+  std::string cache_dir;
+  uint64_t cache_size_bytes = 0;
 };
 
 // One dataset of a mixture: a path for OpenTokenSource, or an already open source.

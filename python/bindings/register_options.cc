@@ -47,6 +47,8 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("segment_ids", &LoaderOptions::segment_ids)
       .def_rw("pad_token_id", &LoaderOptions::pad_token_id)
       .def_rw("monitor_warnings", &LoaderOptions::monitor_warnings)
+      .def_rw("cache_dir", &LoaderOptions::cache_dir)
+      .def_rw("cache_size_bytes", &LoaderOptions::cache_size_bytes)
       .def_rw("world_size", &LoaderOptions::world_size)
       .def_rw("rank", &LoaderOptions::rank)
       .def_rw("seed", &LoaderOptions::seed)

@@ -40,6 +40,14 @@ class ShardOpener {
   // The shards the next reads will need, in plan order (a cache stages them ahead). Default:
   // nothing.
   virtual void Schedule(const std::vector<ShardRef>& upcoming) const { (void)upcoming; }
+  // Makes the shard local now, where the opener caches (`stoker prefetch`). Default: nothing.
+  virtual Status Stage(const ShardRef& shard) const {
+    (void)shard;
+    return Status::OK();
+  }
+  // Whether shards come through a node-local cache, and the reads it served from disk.
+  virtual bool cached() const { return false; }
+  virtual uint64_t cache_hits() const { return 0; }
 };
 
 // Reads shards through `backend` (which the opener keeps alive). `part_bytes`: the kParts unit.

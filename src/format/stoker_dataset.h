@@ -43,6 +43,10 @@ struct RemoteDatasetOptions {
   RemoteReads reads = RemoteReads::kParts;
   size_t part_bytes = storage::kDefaultPartBytes;
   uint64_t max_open_shards = 8;  // shards (and their fetched parts) kept open, at least 1
+  // If set (and `opener` is not): shards are read through a node-local cache in this directory
+  // (cache/shard_cache.h) with this budget (0: the stated default, cache/cache_defaults.h).
+  std::string cache_dir;
+  uint64_t cache_size_bytes = 0;
 };
 
 class StokerDataset : public TokenSource {
@@ -83,8 +87,13 @@ class StokerDataset : public TokenSource {
   bool remote() const { return opener_ != nullptr; }
   // The requests of a remote dataset opened with its own backend (null otherwise).
   const storage::StorageMetrics* storage_metrics() const { return metrics_.get(); }
-  // A remote dataset: the opener's reference for shard `s` (its URIs and manifest entry).
+  // A remote dataset: the opener's reference for shard `s` (its URIs and manifest entry), and the
+  // opener (null for a local dataset).
   ShardRef shard_ref(uint64_t s) const;
+  const ShardOpener* opener() const { return opener_.get(); }
+  bool cached() const { return opener_ != nullptr && opener_->cached(); }
+  // The shard holding global document `doc` (< num_documents()).
+  uint64_t shard_of(uint64_t doc) const { return ShardOf(doc); }
 
  private:
   StokerDataset() = default;

@@ -50,8 +50,9 @@ Result<std::shared_ptr<const LengthIndex>> FetchLengthIndex(const storage::Backe
 StorageStats StorageStatsOf(const TokenSource& source) {
   StorageStats out;
   const auto* ds = dynamic_cast<const StokerDataset*>(&source);
-  if (ds == nullptr || ds->storage_metrics() == nullptr) return out;
-  const storage::StorageMetricsSnapshot m = ds->storage_metrics()->Snapshot();
+  if (ds == nullptr || !ds->remote()) return out;
+  const storage::StorageMetricsSnapshot m =
+      ds->storage_metrics() ? ds->storage_metrics()->Snapshot() : storage::StorageMetricsSnapshot{};
   out.get = m.requests[static_cast<int>(storage::RequestKind::kGet)];
   out.head = m.requests[static_cast<int>(storage::RequestKind::kHead)];
   out.list = m.requests[static_cast<int>(storage::RequestKind::kList)];
@@ -59,6 +60,7 @@ StorageStats StorageStatsOf(const TokenSource& source) {
   out.failed = m.failed_requests;
   out.retries = m.retries;
   out.bytes_read = m.bytes_read;
+  if (ds->opener() != nullptr) out.cache_hits = ds->opener()->cache_hits();
   return out;
 }
 
