@@ -1,0 +1,28 @@
+// Defaults for a cache the user did not configure (remote data without --cache-dir/--cache-size)
+// and the parsing of --cache-size. Free functions; thread-safe as far as getenv is.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "stoker/status.h"
+
+namespace stoker::cache {
+
+// The stated default budget: 64 GiB, or half of what the disk holding the cache can still give
+// it, whichever is smaller.
+inline constexpr uint64_t kDefaultBudgetBytes = uint64_t{64} << 30;
+
+// $XDG_CACHE_HOME/stoker when XDG_CACHE_HOME is set, else /tmp/stoker-cache-<uid>.
+std::string DefaultCacheDir();
+
+// min(kDefaultBudgetBytes, (free bytes of the file system under `dir` + `cache_used_bytes`) / 2).
+// `dir` or its nearest existing parent is measured. kIOError if none can be.
+Result<uint64_t> DefaultBudgetBytes(const std::string& dir, uint64_t cache_used_bytes = 0);
+
+// "200GiB", "500G", "1.5TiB", "10000000000" (common/human_size.h). kInvalidArgument naming
+// `flag` for text that is not a size, or for 0.
+Result<uint64_t> ParseCacheSize(std::string_view text, std::string_view flag = "--cache-size");
+
+}  // namespace stoker::cache

@@ -1,0 +1,83 @@
+#include "cache/cache_inspect.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string_view>
+
+#include "cache/cache_layout.h"
+#include "cache/file_lock.h"
+#include "common/file_util.h"
+
+namespace stoker::cache {
+
+Result<CacheReport> InspectCache(const std::string& dir) {
+  STOKER_ASSIGN_OR_RETURN(CacheLayout layout, CacheLayout::Open(dir, /*create=*/false));
+  CacheReport report;
+  report.dir = dir;
+  STOKER_ASSIGN_OR_RETURN(report.stats, ReadStatsFile(layout));
+  STOKER_ASSIGN_OR_RETURN(std::vector<StoredObject> objects, layout.ScanData());
+  STOKER_ASSIGN_OR_RETURN(report.temp_bytes, layout.TempBytes());
+  report.stats.used_bytes = report.temp_bytes;
+  for (const StoredObject& o : objects) {
+    CachedObjectInfo info;
+    info.size_bytes = o.size_bytes;
+    Result<ObjectMeta> meta = ReadMeta(layout.meta_path(o.key));
+    info.uri = meta.ok() ? meta->uri : "(no meta: " + o.key + ")";
+    if (meta.ok()) info.xxh3 = meta->xxh3;
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
+                            FileLock::TryAcquire(layout.lock_path(o.key), LockMode::kExclusive));
+    info.in_use = lock == nullptr;
+    report.stats.used_bytes += o.size_bytes;
+    report.objects.push_back(std::move(info));
+  }
+  std::sort(report.objects.begin(), report.objects.end(),
+            [](const CachedObjectInfo& a, const CachedObjectInfo& b) { return a.uri < b.uri; });
+  return report;
+}
+
+Result<ClearReport> ClearCache(const std::string& dir) {
+  STOKER_ASSIGN_OR_RETURN(CacheLayout layout, CacheLayout::Open(dir, /*create=*/false));
+  ClearReport report;
+  STOKER_RETURN_IF_ERROR(layout.RemoveStaleTemps().status());
+  STOKER_ASSIGN_OR_RETURN(std::vector<StoredObject> objects, layout.ScanData());
+  for (const StoredObject& o : objects) {
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
+                            FileLock::TryAcquire(layout.lock_path(o.key), LockMode::kExclusive));
+    if (lock == nullptr) {
+      ++report.in_use;
+      continue;
+    }
+    STOKER_RETURN_IF_ERROR(layout.RemoveObject(o.key));
+    ++report.removed_objects;
+    report.removed_bytes += o.size_bytes;
+  }
+  // Meta files whose data is gone (a process died between writing one and renaming the other).
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> metas, ListDirectory(layout.dir() + "/meta"));
+  for (const std::string& name : metas) {
+    std::string key = name;  // "<key>.json" or ReplaceFile's "<key>.json.tmp"
+    for (std::string_view suffix : {".tmp", ".json"}) {
+      if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(),
+                                                    suffix) == 0) {
+        key.resize(key.size() - suffix.size());
+      }
+    }
+    if (!IsObjectKey(key)) continue;
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
+                            FileLock::TryAcquire(layout.lock_path(key), LockMode::kExclusive));
+    if (lock == nullptr || PathExists(layout.data_path(key))) continue;
+    const std::string path = layout.dir() + "/meta/" + name;
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink " + path, errno);
+  }
+  {
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
+                            FileLock::Acquire(layout.stats_lock_path(), LockMode::kExclusive));
+    for (const std::string& path : {layout.stats_path(), layout.stats_path() + ".tmp"}) {
+      if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink " + path, errno);
+    }
+  }
+  return report;
+}
+
+}  // namespace stoker::cache

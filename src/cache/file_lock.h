@@ -1,0 +1,37 @@
+// FileLock: an flock(2) lock on a file of the cache directory, held for as long as the object
+// lives. flock locks belong to the open file description, so they die with the process that holds
+// them (a `kill -9` frees every lock at once) and two opens in one process conflict like two
+// processes do. Lock files are never unlinked while the cache is in use: unlinking a lock file
+// lets a second process lock a fresh inode under the same name. Not thread-safe: one owner.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "stoker/status.h"
+
+namespace stoker::cache {
+
+enum class LockMode { kShared, kExclusive };
+
+class FileLock {
+ public:
+  // Opens (creating if needed) `path` and locks it, waiting for a conflicting holder to let go.
+  // `path` may be a directory (locked, not created).
+  static Result<std::unique_ptr<FileLock>> Acquire(const std::string& path, LockMode mode);
+  // Like Acquire without waiting: null (not an error) when another holder conflicts.
+  static Result<std::unique_ptr<FileLock>> TryAcquire(const std::string& path, LockMode mode);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  FileLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  static Result<std::unique_ptr<FileLock>> Lock(const std::string& path, LockMode mode, bool wait);
+  std::string path_;
+  int fd_;
+};
+
+}  // namespace stoker::cache

@@ -1,0 +1,306 @@
+#include "cache/shard_cache.h"
+
+#include <chrono>
+
+#include "cache/shard_cache_internal.h"
+#include "common/file_util.h"
+#include "common/human_size.h"
+
+namespace stoker::cache {
+namespace {
+
+// Acquire gives up when an object it downloaded is evicted before it can pin it this many times
+// in a row (other processes filling a budget too small for all of them).
+constexpr int kMaxAcquireRounds = 64;
+// Hits are written to stats.json in batches of this many (downloads at once).
+constexpr uint64_t kHitsPerFlush = 64;
+
+Status TooLargeForBudget(const std::string& uri, uint64_t size, uint64_t budget) {
+  return InvalidArgument(uri + ": " + FormatSize(size) + " is larger than the whole cache budget (" +
+                         FormatSize(budget) + "); the budget must hold at least one read unit: "
+                         "raise the cache size");
+}
+
+}  // namespace
+
+const std::string& CachedFile::path() const { return pin_->path; }
+const std::string& CachedFile::uri() const { return pin_->uri; }
+uint64_t CachedFile::size_bytes() const { return pin_->size_bytes; }
+
+Result<std::shared_ptr<ShardCache>> ShardCache::Open(const CacheOptions& options,
+                                                     std::shared_ptr<storage::Backend> source) {
+  if (source == nullptr) return InvalidArgument("cache: no source backend");
+  if (options.budget_bytes == 0) return InvalidArgument("cache " + options.dir + ": budget is 0");
+  if (options.largest_object_bytes > options.budget_bytes) {
+    return TooLargeForBudget("the largest object", options.largest_object_bytes,
+                             options.budget_bytes)
+        .WithContext("cache " + options.dir);
+  }
+  if (options.download_threads < 0 || options.download_threads > 256 || options.max_refetch < 0 ||
+      options.part_threads < 1 || options.part_threads > 64 || options.chunk_bytes == 0 ||
+      options.poll_ms == 0) {
+    return InvalidArgument("cache " + options.dir +
+                           ": download_threads must be 0..256, part_threads 1..64, max_refetch "
+                           ">= 0, chunk_bytes and poll_ms > 0");
+  }
+  STOKER_ASSIGN_OR_RETURN(CacheLayout layout, CacheLayout::Open(options.dir, /*create=*/true));
+  // Downloads whose process died: their lock went with the process, their temp file did not.
+  STOKER_RETURN_IF_ERROR(layout.RemoveStaleTemps().status());
+  STOKER_RETURN_IF_ERROR(AddToStatsFile(layout, CacheStats(), options.budget_bytes));
+  std::shared_ptr<ShardCache> cache(new ShardCache(options, std::move(source), std::move(layout)));
+  for (int i = 0; i < options.download_threads; ++i) {
+    cache->workers_.emplace_back([c = cache.get()] { c->DownloadLoop(); });
+  }
+  return cache;
+}
+
+ShardCache::ShardCache(CacheOptions options, std::shared_ptr<storage::Backend> source,
+                       CacheLayout layout)
+    : options_(std::move(options)), source_(std::move(source)), layout_(std::move(layout)) {
+  counts_.budget_bytes = options_.budget_bytes;
+}
+
+ShardCache::~ShardCache() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  (void)FlushStats();  // best effort: the counters are advisory
+}
+
+ShardCache::Entry& ShardCache::EntryFor(const CacheRequest& request) {
+  std::unique_ptr<Entry>& slot = entries_[request.uri];
+  if (slot == nullptr) {
+    slot = std::make_unique<Entry>();
+    slot->request = request;
+    slot->key = ObjectKey(request.uri);
+    by_key_[slot->key] = slot.get();
+  } else if (slot->request.size != request.size || slot->request.checksum != request.checksum) {
+    slot->request = request;
+    slot->local = false;
+  }
+  return *slot;
+}
+
+void ShardCache::Schedule(std::vector<CacheRequest> upcoming) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const std::string& uri : schedule_) entries_[uri]->position = kUnscheduled;
+    schedule_.clear();
+    for (size_t i = 0; i < upcoming.size(); ++i) {
+      Entry& e = EntryFor(upcoming[i]);
+      if (e.position != kUnscheduled) continue;  // listed twice: its first read decides
+      e.position = i;
+      e.passed = false;
+      schedule_.push_back(upcoming[i].uri);
+    }
+    ++generation_;
+  }
+  changed_.notify_all();
+}
+
+void ShardCache::Passed(const std::string& uri) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = entries_.find(uri);
+    if (it == entries_.end()) return;
+    it->second->passed = true;
+    ++generation_;
+  }
+  changed_.notify_all();
+}
+
+void ShardCache::Release(const std::string& uri) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    --entries_[uri]->pins;
+    ++generation_;
+  }
+  changed_.notify_all();
+}
+
+Result<CachedFile> ShardCache::Acquire(const CacheRequest& request) {
+  if (request.size > options_.budget_bytes) {
+    return TooLargeForBudget(request.uri, request.size, options_.budget_bytes);
+  }
+  // The whole Acquire holds a claim (one of the entry's pins): a thread of this process that
+  // needs space cannot evict the object between its download and its pinning here. On success
+  // the claim passes to the CachedFile.
+  struct Claim {
+    ShardCache* cache;
+    std::string uri;
+    bool held = true;
+    ~Claim() {
+      if (held) cache->Release(uri);
+    }
+  };
+  std::string key;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    Entry& e = EntryFor(request);
+    ++e.pins;
+    key = e.key;
+  }
+  Claim claim{this, request.uri};
+  const std::string lock_path = layout_.lock_path(key);
+  bool waited = false;
+  for (int round = 0;; ++round) {
+    size_t position;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      Entry& e = EntryFor(request);
+      while (e.downloading && !stop_) {
+        waited = true;
+        changed_.wait(l);
+      }
+      if (!e.failed.ok()) {
+        Status failed = e.failed;
+        e.failed = Status::OK();
+        // A corrupt object was already fetched max_refetch times; a transient error is retried.
+        if (failed.code() == StatusCode::kCorruption) return failed;
+      }
+      position = e.position;
+    }
+    // Pin what is on disk. A shared lock waits while another process downloads or evicts it.
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
+                            FileLock::TryAcquire(lock_path, LockMode::kShared));
+    if (lock == nullptr) {
+      waited = true;
+      STOKER_ASSIGN_OR_RETURN(lock, FileLock::Acquire(lock_path, LockMode::kShared));
+    }
+    if (IsComplete(key, request)) {
+      auto pin = std::make_shared<CachedFile::Pin>();
+      pin->lock = std::move(lock);
+      pin->path = layout_.data_path(key);
+      pin->uri = request.uri;
+      Result<uint64_t> on_disk = FileSizeBytes(pin->path);
+      pin->size_bytes = request.size != 0 ? request.size : on_disk.ok() ? *on_disk : 0;
+      pin->cache = shared_from_this();
+      claim.held = false;  // ~Pin releases it
+      bool flush;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        EntryFor(request).local = true;
+        uint64_t CacheStats::*counter = waited ? &CacheStats::misses : &CacheStats::hits;
+        counts_.*counter += 1;
+        unflushed_.*counter += 1;
+        flush = unflushed_.hits >= kHitsPerFlush;
+      }
+      if (flush) (void)FlushStats();
+      return CachedFile(std::move(pin));
+    }
+    lock.reset();
+    if (round >= kMaxAcquireRounds) {
+      return Unavailable(request.uri + ": evicted by other processes before it could be read, " +
+                         std::to_string(round) + " times; the cache budget (" +
+                         FormatSize(options_.budget_bytes) + ") is too small for them all");
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      Entry& e = EntryFor(request);
+      if (e.downloading) continue;  // a look-ahead thread took it meanwhile: wait for it
+      e.downloading = true;
+    }
+    waited = true;
+    Result<Outcome> outcome = Download(request, Priority::kDemand, position);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      EntryFor(request).downloading = false;
+      ++generation_;
+    }
+    changed_.notify_all();
+    if (!outcome.ok()) return outcome.status();
+    (void)FlushStats();
+  }
+}
+
+bool ShardCache::NextLookAhead(CacheRequest* request, size_t* position) {
+  if (blocked_generation_ == generation_) return false;
+  uint64_t ahead = 0;  // bytes of the schedule up to and including this object
+  for (size_t i = 0; i < schedule_.size(); ++i) {
+    Entry& e = *entries_[schedule_[i]];
+    if (e.passed) continue;
+    ahead += e.request.size;
+    if (ahead > options_.budget_bytes) return false;  // the look-ahead stops at the budget
+    if (e.local || e.downloading || !e.failed.ok() || e.busy_generation == generation_) {
+      continue;
+    }
+    *request = e.request;
+    *position = i;
+    return true;
+  }
+  return false;
+}
+
+void ShardCache::DownloadLoop() {
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stop_) {
+    CacheRequest request;
+    size_t position;
+    if (!NextLookAhead(&request, &position)) {
+      // Other processes free space and finish downloads without telling us: look again soon.
+      if (changed_.wait_for(l, std::chrono::milliseconds(options_.poll_ms)) ==
+          std::cv_status::timeout) {
+        ++generation_;
+      }
+      continue;
+    }
+    Entry& e = *entries_[request.uri];
+    e.downloading = true;
+    l.unlock();
+    Result<Outcome> outcome = Download(request, Priority::kLookAhead, position);
+    if (outcome.ok() && *outcome == Outcome::kDone) (void)FlushStats();
+    l.lock();
+    e.downloading = false;
+    if (!outcome.ok()) {
+      e.failed = outcome.status();
+    } else if (*outcome == Outcome::kDone) {
+      e.local = true;
+    } else if (*outcome == Outcome::kNoSpace) {
+      blocked_generation_ = generation_;
+    } else {
+      e.busy_generation = generation_;
+    }
+    changed_.notify_all();  // an Acquire may be waiting for this download
+  }
+}
+
+void ShardCache::Count(uint64_t CacheStats::*counter, uint64_t n) {
+  std::lock_guard<std::mutex> l(mu_);
+  counts_.*counter += n;
+  unflushed_.*counter += n;
+}
+
+CacheStats ShardCache::Stats() const {
+  CacheStats stats;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stats = counts_;
+  }
+  Result<std::vector<StoredObject>> objects = layout_.ScanData();
+  Result<uint64_t> temp = layout_.TempBytes();
+  stats.used_bytes = temp.ok() ? *temp : 0;
+  if (objects.ok()) {
+    for (const StoredObject& o : *objects) stats.used_bytes += o.size_bytes;
+  }
+  return stats;
+}
+
+Status ShardCache::FlushStats() {
+  CacheStats delta;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    delta = unflushed_;
+    unflushed_ = CacheStats();
+  }
+  Status s = AddToStatsFile(layout_, delta, options_.budget_bytes);
+  if (!s.ok()) {
+    std::lock_guard<std::mutex> l(mu_);
+    unflushed_.AddCounts(delta);
+  }
+  return s;
+}
+
+}  // namespace stoker::cache
