@@ -37,7 +37,7 @@ namespace stoker {
 struct RemoteDatasetOptions {
   // Serves the dataset's URI; null: OpenBackendForUri(uri) with retries, the default per-host
   // bound and metering into the dataset's own counters (storage_metrics()).
-  std::shared_ptr<const storage::Backend> backend;
+  std::shared_ptr<storage::Backend> backend;
   // The shard seam; null: NewBackendShardOpener(backend, reads, part_bytes).
   std::shared_ptr<const ShardOpener> opener;
   RemoteReads reads = RemoteReads::kParts;

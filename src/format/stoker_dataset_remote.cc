@@ -2,11 +2,15 @@
 // requests (the manifest and the length index), its shards left to the ShardOpener.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "common/uri.h"
+#include "cache/cache_defaults.h"
+#include "cache/shard_cache.h"
+#include "format/cache_shard_opener.h"
 #include "format/dataset_length_index.h"
 #include "format/stoker_dataset.h"
 #include "storage/open_backend.h"
@@ -69,7 +73,7 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
   auto ds = std::unique_ptr<StokerDataset>(new StokerDataset());
   ds->dir_ = uri;
   while (ds->dir_.size() > 1 && ds->dir_.back() == '/') ds->dir_.pop_back();
-  std::shared_ptr<const storage::Backend> backend = options.backend;
+  std::shared_ptr<storage::Backend> backend = options.backend;
   if (backend == nullptr) {
     ds->metrics_ = std::make_shared<storage::StorageMetrics>();
     storage::BackendOptions bo;
@@ -104,9 +108,24 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
                  "a local copy and upload lengths.stkidx and manifest.json.\n",
                  ds->dir_.c_str(), static_cast<unsigned long long>(num_shards));
   }
-  ds->opener_ = options.opener != nullptr
-                    ? options.opener
-                    : NewBackendShardOpener(backend, options.reads, options.part_bytes);
+  if (options.opener != nullptr) {
+    ds->opener_ = options.opener;
+  } else if (!options.cache_dir.empty()) {
+    cache::CacheOptions co;
+    co.dir = options.cache_dir;
+    co.budget_bytes = options.cache_size_bytes;
+    if (co.budget_bytes == 0) {
+      STOKER_ASSIGN_OR_RETURN(co.budget_bytes, cache::DefaultBudgetBytes(co.dir));
+    }
+    for (const ShardInfo& s : ds->manifest_.shards) {
+      co.largest_object_bytes = std::max({co.largest_object_bytes, s.bin_bytes, s.idx_bytes});
+    }
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<cache::ShardCache> cache,
+                            cache::ShardCache::Open(co, backend));
+    ds->opener_ = NewCacheShardOpener(std::move(cache));
+  } else {
+    ds->opener_ = NewBackendShardOpener(backend, options.reads, options.part_bytes);
+  }
   const StokerDataset* self = ds.get();
   ds->pool_ = std::make_unique<ShardPool>(
       num_shards, std::max<uint64_t>(options.max_open_shards, 1),

@@ -25,7 +25,7 @@ using storage::RequestKind;
 struct RemoteFixture {
   std::shared_ptr<storage::Backend> memory = storage::NewMemoryBackend();
   storage::StorageMetrics metrics;
-  std::shared_ptr<const storage::Backend> metered;
+  std::shared_ptr<storage::Backend> metered;
   std::string uri = "s3://bucket/data/ds";
   uint64_t documents = 0;
 

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "format/stoker_dataset.h"
+#include "loader/cache_lookahead.h"
 #include "loader/engine.h"
 #include "loader/loader_internal.h"
 #include "loader/stall_monitor.h"
@@ -37,6 +38,10 @@ struct Loader::Impl {
   std::unique_ptr<loader::StallMonitor> monitor;
   int64_t last_return_ns = 0;  // when Next() last returned a batch; 0: none to measure from
   std::vector<std::shared_ptr<const TokenSource>> sources;  // for their storage counters
+  // Remote datasets behind a node-local cache: the shards of the next kLookAheadSteps steps are
+  // scheduled at open and again every kRescheduleSteps delivered batches.
+  bool cached_sources = false;
+  uint64_t delivered_since_schedule = 0;
 };
 
 namespace {
@@ -140,8 +145,13 @@ int DefaultNumWorkers() {
 }
 
 namespace loader {
-void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan) {
+void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan,
+                   const PlanPosition& start) {
   impl->plan = std::move(plan);
+  impl->cached_sources = AnyCachedSource(impl->sources);
+  if (impl->cached_sources) {
+    ScheduleShardsAhead(*impl->plan, impl->sources, start, impl->options.rank, kLookAheadSteps);
+  }
 }
 Status ValidateOptions(const LoaderOptions& options) { return Validate(options); }
 }  // namespace loader
@@ -258,6 +268,10 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
                       m.options.batch_size * m.options.seq_len, ProduceSeconds(*m.engine, *d));
   }
   m.last_return_ns = now_ns;
+  if (m.cached_sources && m.plan && ++m.delivered_since_schedule >= loader::kRescheduleSteps) {
+    m.delivered_since_schedule = 0;
+    ScheduleShardsAhead(*m.plan, m.sources, d->next, m.options.rank, loader::kLookAheadSteps);
+  }
   return std::optional<LoaderBatch>(std::move(b));
 }
 

@@ -72,7 +72,7 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> l,
                           loader::OpenLoaderWithPlanner(planner, std::move(sources), options,
                                                         start));
-  loader::SetLoaderPlan(l->impl_.get(), std::move(plan));
+  loader::SetLoaderPlan(l->impl_.get(), std::move(plan), start);
   return l;
 }
 

@@ -91,7 +91,8 @@ class Proxy:
                  latency_s=0.0, seed=0):
         self.counts = collections.Counter()  # GET, HEAD, LIST, PUT, POST, DELETE
         self.faults = collections.Counter()
-        self.paths = collections.Counter()
+        self.paths = collections.Counter()  # every request, by path
+        self.get_paths = collections.Counter()  # GETs (not LIST), by path
         self.lock = threading.Lock()
         rng = random.Random(seed)
         proxy = self
@@ -121,6 +122,8 @@ class Proxy:
                 with proxy.lock:
                     proxy.counts[kind] += 1
                     proxy.paths[self.path.split("?")[0]] += 1
+                    if kind == "GET":
+                        proxy.get_paths[self.path.split("?")[0]] += 1
                     if fault != "pass":
                         proxy.faults[fault] += 1
                 if latency_s:
@@ -175,6 +178,7 @@ class Proxy:
             self.counts.clear()
             self.faults.clear()
             self.paths.clear()
+            self.get_paths.clear()
 
     def close(self):
         self.server.shutdown()
