@@ -16,6 +16,7 @@
 
 #include "stoker/plan.h"
 #include "stoker/status.h"
+#include "stoker/storage_stats.h"
 #include "stoker/token_source.h"
 
 namespace stoker {
@@ -59,6 +60,11 @@ struct LoaderOptions {
   // inside Next()), else to stderr; monitor_warnings = false silences them (still counted).
   bool monitor_warnings = true;
   std::function<void(const std::string&)> monitor_sink;
+  // Remote datasets (s3://, http(s)://) read through a node-local disk cache in this directory
+  // (shared by the ranks of a node), with look-ahead in plan order; empty: no cache (shards are
+  // read by ranged GETs). cache_size_bytes: the cache's budget (0: its stated default).
+  std::string cache_dir;
+  uint64_t cache_size_bytes = 0;
 };
 
 // One dataset of a mixture: a path for OpenTokenSource, or an already open source.
@@ -186,6 +192,8 @@ struct LoaderStats {
   double monitor_ratio = 0;                     // deliverable / consumed; < 1.2 warns
   uint64_t monitor_warnings = 0;                // warnings raised (printed or not) since Open
   bool monitor_warned = false;                  // monitor_warnings > 0
+  // Requests to remote storage for the datasets, since they were opened (zero for local data).
+  StorageStats storage;
 };
 
 // Not thread-safe: one consumer at a time, except Stats() which is thread-safe.

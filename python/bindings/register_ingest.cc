@@ -18,10 +18,13 @@ namespace stoker::python {
 namespace {
 
 Result<PackResult> RunPack(const PackArgs& args) {
-  STOKER_ASSIGN_OR_RETURN(PackOptions options, PackOptionsFromArgs(args));
+  PackDestination destination;
+  STOKER_ASSIGN_OR_RETURN(PackOptions options, PackOptionsFromArgs(args, &destination));
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
                           OpenTokenizer(args.tokenizer, args.tokenizer_options));
-  return Pack(options, *tokenizer);
+  STOKER_ASSIGN_OR_RETURN(PackResult result, Pack(options, *tokenizer));
+  STOKER_RETURN_IF_ERROR(FinishPackDestination(destination));
+  return result;
 }
 
 nb::dict PackToDict(const PackArgs& args) {

@@ -248,6 +248,18 @@ nb::dict StatsToDict(const LoaderStats& s) {
   d["monitor_ratio"] = s.monitor_ratio;
   d["monitor_warnings"] = s.monitor_warnings;
   d["monitor_warned"] = s.monitor_warned;
+  nb::dict requests;
+  requests["GET"] = s.storage.get;
+  requests["HEAD"] = s.storage.head;
+  requests["LIST"] = s.storage.list;
+  requests["PUT"] = s.storage.put;
+  nb::dict storage;
+  storage["requests"] = requests;
+  storage["failed_requests"] = s.storage.failed;
+  storage["retries"] = s.storage.retries;
+  storage["bytes_read"] = s.storage.bytes_read;
+  storage["cache_hits"] = s.storage.cache_hits;
+  d["storage"] = storage;
   return d;
 }
 

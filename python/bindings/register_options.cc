@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "common/human_size.h"
 #include "register.h"
 
 namespace nb = nanobind;
@@ -47,6 +48,8 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("segment_ids", &LoaderOptions::segment_ids)
       .def_rw("pad_token_id", &LoaderOptions::pad_token_id)
       .def_rw("monitor_warnings", &LoaderOptions::monitor_warnings)
+      .def_rw("cache_dir", &LoaderOptions::cache_dir)
+      .def_rw("cache_size_bytes", &LoaderOptions::cache_size_bytes)
       .def_rw("world_size", &LoaderOptions::world_size)
       .def_rw("rank", &LoaderOptions::rank)
       .def_rw("seed", &LoaderOptions::seed)
@@ -68,6 +71,8 @@ void RegisterOptions(nb::module_& m) {
             return std::string(o.on_error == ErrorPolicy::kSkip ? "skip" : "fail");
           },
           [](LoaderOptions& o, const std::string& v) { o.on_error = Unwrap(ParseErrorPolicy(v)); });
+  m.def("parse_size", [](const std::string& text) { return Unwrap(ParseSize(text)); },
+        "'200GiB', '500M', '1.5TiB' or a byte count, as `stoker pack --shard-size` reads them");
   m.def("default_num_workers", &DefaultNumWorkers,
         "Worker threads used for num_workers=0: cores / LOCAL_WORLD_SIZE, at least 1.");
 }

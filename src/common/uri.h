@@ -24,4 +24,9 @@ std::string UriScheme(std::string_view path);
 // local paths and file:// URIs") and for a file:// URI naming another host. No percent-decoding.
 Result<std::string> LocalPathFromUri(std::string_view path);
 
+// `base` (a URI such as s3://b/ds or a local path) joined with the relative path `rel`, with "."
+// and ".." segments of `rel` resolved against base's path ("s3://b/a/ds" + "../p/s" gives
+// "s3://b/a/p/s"); object stores do not resolve them. A ".." above base's root is kept.
+std::string JoinUri(std::string_view base, std::string_view rel);
+
 }  // namespace stoker

@@ -35,5 +35,17 @@ TEST(UriTest, OtherSchemesNameWhatIsServed) {
   }
 }
 
+TEST(JoinUriTest, ResolvesDotSegmentsInsideTheBucket) {
+  EXPECT_EQ(JoinUri("s3://b/a/ds", "shard_0"), "s3://b/a/ds/shard_0");
+  EXPECT_EQ(JoinUri("s3://b/a/ds/", "./shard_0"), "s3://b/a/ds/shard_0");
+  EXPECT_EQ(JoinUri("s3://b/a/ds", "../p/shard_0"), "s3://b/a/p/shard_0");
+  EXPECT_EQ(JoinUri("s3://b/ds", "../x"), "s3://b/x");
+  EXPECT_EQ(JoinUri("s3://b/", "../x"), "s3://b/../x");
+  EXPECT_EQ(JoinUri("http://h:80/d/e", "../../f"), "http://h:80/f");
+  EXPECT_EQ(JoinUri("/data/ds", "../p/s"), "/data/p/s");
+  EXPECT_EQ(JoinUri("/ds", "../p"), "/p");
+  EXPECT_EQ(JoinUri("data/ds", "../p"), "data/p");
+}
+
 }  // namespace
 }  // namespace stoker

@@ -122,6 +122,13 @@ nlohmann::json BenchJson(const BenchResult& r, const LoaderOptions& o, bool synt
   j["open_s"] = r.open_s;
   j["mean_slots_ready"] = r.mean_slots_ready;
   j["monitor_warnings"] = r.monitor_warnings;
+  j["storage"] = {{"requests",
+                   {{"GET", r.storage.get}, {"HEAD", r.storage.head}, {"LIST", r.storage.list},
+                    {"PUT", r.storage.put}}},
+                  {"failed_requests", r.storage.failed},
+                  {"retries", r.storage.retries},
+                  {"bytes_read", r.storage.bytes_read},
+                  {"cache_hits", r.storage.cache_hits}};
   j["setting"] = {{"synthetic", synthetic},
                   {"seq_len", o.seq_len},
                   {"batch_size", o.batch_size},

@@ -8,6 +8,9 @@
 #include <thread>
 #include <utility>
 
+#include "format/open_token_source.h"
+#include "loader/remote_options.h"
+
 namespace stoker::diag {
 namespace {
 
@@ -43,7 +46,8 @@ Status Validate(const BenchConfig& c) {
 
 }  // namespace
 
-Result<std::vector<LoaderDataset>> OpenDatasets(const std::vector<std::string>& args) {
+Result<std::vector<LoaderDataset>> OpenDatasets(const std::vector<std::string>& args,
+                                                const LoaderOptions& options) {
   std::vector<LoaderDataset> out;
   for (const std::string& arg : args) {
     LoaderDataset d;
@@ -59,7 +63,8 @@ Result<std::vector<LoaderDataset>> OpenDatasets(const std::vector<std::string>& 
         d.path = arg.substr(colon + 1);
       }
     }
-    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TokenSource> source, OpenTokenSource(d.path));
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TokenSource> source,
+                            OpenTokenSource(d.path, RemoteOptionsFor(options)));
     d.source = std::move(source);
     out.push_back(std::move(d));
   }
@@ -166,6 +171,7 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   r.wall_s = SecondsSince(t0);
   const CpuTimes cpu1 = ReadCpu();
   const LoaderStats s1 = loader.Stats();
+  r.storage = s1.storage;
 
   r.samples = r.batches * config.options.batch_size;
   r.tokens = r.batches * tokens_per_batch;

@@ -93,6 +93,8 @@ struct BenchResult {
   uint64_t shards = 0;
   uint64_t dataset_bytes = 0;
   uint64_t monitor_warnings = 0;  // the loader's monitor, since open; 0 without a consumer step
+  // Remote storage requests since the datasets were opened (open, warm-up and measurement).
+  StorageStats storage;
   std::vector<BenchSample> timeline;
 };
 
@@ -102,6 +104,8 @@ Result<BenchResult> RunBench(const BenchConfig& config);
 
 // Opens "[WEIGHT:]PATH" arguments as loader datasets (sources opened once, here). A prefix that
 // is not a number is part of the path; a numeric weight must be > 0.
-Result<std::vector<LoaderDataset>> OpenDatasets(const std::vector<std::string>& args);
+// Remote datasets are read as a loader with `options` reads them (loader/remote_options.h).
+Result<std::vector<LoaderDataset>> OpenDatasets(const std::vector<std::string>& args,
+                                                const LoaderOptions& options = {});
 
 }  // namespace stoker::diag

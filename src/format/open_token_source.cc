@@ -2,13 +2,14 @@
 #include <cstring>
 
 #include "common/file_util.h"
-#include "common/uri.h"
 #include "common/mapped_file.h"
 #include "format/array_source.h"
+#include "format/open_token_source.h"
 #include "format/manifest.h"
 #include "format/megatron_source.h"
 #include "format/record_token_source.h"
 #include "format/stoker_dataset.h"
+#include "storage/storage_uri.h"
 #include "stoker/token_source.h"
 
 namespace stoker {
@@ -41,7 +42,22 @@ Result<std::unique_ptr<TokenSource>> Up(Result<std::unique_ptr<T>> r) {
 }  // namespace
 
 Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& uri) {
-  STOKER_ASSIGN_OR_RETURN(const std::string path, LocalPathFromUri(uri));
+  return OpenTokenSource(uri, RemoteDatasetOptions{});
+}
+
+Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& uri,
+                                                     const RemoteDatasetOptions& remote) {
+  STOKER_ASSIGN_OR_RETURN(const storage::StorageUri parsed, storage::ParseStorageUri(uri));
+  if (parsed.kind != storage::UriKind::kFile) {
+    // An object store has no directories to look into: a remote URI names a stoker dataset.
+    if (EndsWith(uri, ".bin") || EndsWith(uri, ".idx") || EndsWith(uri, ".npy")) {
+      return InvalidArgument(uri + ": remote token data must be a stoker dataset (a prefix "
+                             "holding manifest.json); copy other formats to local disk, or "
+                             "`stoker pack` them");
+    }
+    return Up(StokerDataset::OpenRemote(uri, remote));
+  }
+  const std::string& path = parsed.path;
   if (IsRecordTokenDataset(path)) return Up(RecordTokenSource::Open(path));  // MDS, Parquet...
   if (IsDirectory(path)) {
     if (!PathExists(JoinPath(path, kManifestFileName))) {

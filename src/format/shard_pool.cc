@@ -6,7 +6,8 @@ ShardPool::ShardPool(uint64_t num_shards, uint64_t capacity, Opener open)
     : capacity_(capacity == 0 ? 1 : capacity),
       open_(std::move(open)),
       slots_(num_shards),
-      position_(num_shards) {}
+      position_(num_shards),
+      opening_(num_shards, false) {}
 
 void ShardPool::TouchLocked(uint64_t s) { lru_.splice(lru_.begin(), lru_, position_[s]); }
 
@@ -23,31 +24,30 @@ void ShardPool::InsertLocked(uint64_t s, Shard shard, std::vector<Shard>* unmapp
 }
 
 Result<ShardPool::Shard> ShardPool::Acquire(uint64_t s) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (slots_[s] != nullptr) {
-      TouchLocked(s);
-      return slots_[s];
-    }
+  std::unique_lock<std::mutex> lock(mu_);
+  // A shard another thread is opening is waited for, not opened twice (for a remote shard that
+  // would be a second download).
+  cv_.wait(lock, [&] { return !opening_[s]; });
+  if (slots_[s] != nullptr) {
+    TouchLocked(s);
+    return slots_[s];
   }
-  // 1. Map the shard without the lock: other readers go on meanwhile.
-  Result<Shard> opened = open_(s);
-  if (!opened.ok()) return opened.status();
-  // 2. Keep it, unless another thread mapped it first (then ours is dropped).
+  // 1. Claim the shard and open it without the lock: other readers go on meanwhile.
+  // 2. Keep it and wake the threads waiting for it.
   // 3. Unmap the displaced shards after the lock is released.
+  opening_[s] = true;
+  lock.unlock();
+  Result<Shard> opened = open_(s);
   std::vector<Shard> unmapped;
   Shard result;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (slots_[s] != nullptr) {
-      TouchLocked(s);
-      result = slots_[s];
-    } else {
-      ++counters_.opened;
-      InsertLocked(s, *opened, &unmapped);
-      result = slots_[s];
-    }
-  }
+  lock.lock();
+  opening_[s] = false;
+  cv_.notify_all();
+  if (!opened.ok()) return opened.status();
+  ++counters_.opened;
+  InsertLocked(s, *opened, &unmapped);
+  result = slots_[s];
+  lock.unlock();
   return result;
 }
 

@@ -1,13 +1,15 @@
-// ShardPool: the shards of a dataset too large to keep mapped, mapped on demand.
+// ShardPool: the shards of a dataset too large to keep mapped, mapped on demand (or the shards of
+// a remote dataset, opened on demand through a ShardOpener).
 //
 // At most `capacity` shards stay mapped; acquiring another maps it and unmaps the least recently
 // used one. A reader's handle keeps its shard mapped until the reader drops it, so a shard is never
 // unmapped under a read (for that moment the pool may hold more than `capacity`, by at most the
 // number of readers). Shards are mapped outside the lock, so readers of mapped shards never wait
-// for another thread's mmap.
+// for another thread's mmap; readers of a shard being opened wait for that one open.
 // Thread-safe: Acquire may be called from many threads at once.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -15,13 +17,13 @@
 #include <mutex>
 #include <vector>
 
-#include "format/megatron_source.h"
+#include "stoker/token_source.h"
 
 namespace stoker {
 
 class ShardPool {
  public:
-  using Shard = std::shared_ptr<const MegatronSource>;
+  using Shard = std::shared_ptr<const TokenSource>;
   // Opens shard `s` (maps it and checks it); called outside the pool's lock.
   using Opener = std::function<Result<Shard>(uint64_t s)>;
 
@@ -55,6 +57,8 @@ class ShardPool {
   std::list<uint64_t> lru_;                              // guarded by mu_; most recent first
   std::vector<std::list<uint64_t>::iterator> position_;  // guarded by mu_; valid when mapped
   Counters counters_;                                    // guarded by mu_
+  std::vector<bool> opening_;                            // guarded by mu_; being opened now
+  std::condition_variable cv_;                           // an opening ended
 };
 
 }  // namespace stoker

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "common/temp_dir.h"
+#include "format/megatron_source.h"
 #include "format/megatron_writer.h"
 
 namespace stoker {
@@ -36,7 +38,7 @@ class ShardPoolTest : public ::testing::Test {
       return ShardPool::Shard(std::move(shard));
     };
   }
-  static int32_t FirstToken(const MegatronSource& shard) {
+  static int32_t FirstToken(const TokenSource& shard) {
     int32_t t = -1;
     EXPECT_TRUE(shard.Read(0, 0, 1, &t).ok());
     return t;
@@ -131,6 +133,28 @@ TEST_F(ShardPoolTest, ManyReadersGetTheirOwnShards) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_LE(pool.counters().mapped, 3u);
+}
+
+// Regression: two readers of a shard not yet open each opened it (for a remote shard, a second
+// download of its index and parts).
+TEST_F(ShardPoolTest, ReadersOfAShardBeingOpenedWaitForTheOneOpen) {
+  std::atomic<int> started{0};
+  ShardPool pool(kShards, 4, [&](uint64_t s) -> Result<ShardPool::Shard> {
+    ++started;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the open takes a while
+    return Opener()(s);
+  });
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 8; ++t) {
+    readers.emplace_back([&] {
+      auto shard = pool.Acquire(5);
+      ASSERT_TRUE(shard.ok());
+      EXPECT_EQ(FirstToken(**shard), 5);
+    });
+  }
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(started.load(), 1);
+  EXPECT_EQ(pool.counters().opened, 1u);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/file_util.h"
+#include "common/uri.h"
 #include "format/dataset_length_index.h"
 #include "format/token_convert.h"
 
@@ -51,6 +52,11 @@ Result<ShardPool::Shard> StokerDataset::OpenShard(uint64_t s) const {
   return ShardPool::Shard(std::move(*shard));
 }
 
+ShardRef StokerDataset::shard_ref(uint64_t s) const {
+  return ShardRef{s, shard_prefix(s), &manifest_.shards[s], manifest_.dtype,
+                  JoinUri(dir_, kManifestFileName)};
+}
+
 Result<std::unique_ptr<StokerDataset>> StokerDataset::Open(const std::string& dir) {
   auto ds = std::unique_ptr<StokerDataset>(new StokerDataset());
   ds->dir_ = dir;
@@ -92,6 +98,7 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::Open(const std::string& di
 }
 
 std::string StokerDataset::shard_prefix(uint64_t s) const {
+  if (remote()) return JoinUri(dir_, manifest_.shards[s].prefix);
   return JoinPath(dir_, manifest_.shards[s].prefix);
 }
 
@@ -120,6 +127,8 @@ Status StokerDataset::Locate(uint64_t doc, Location* at) const {
 }
 
 uint64_t StokerDataset::document_length(uint64_t doc) const {
+  // The length index answers without touching a shard (for a remote dataset: without a request).
+  if (length_index_ != nullptr) return doc < num_documents() ? length_index_->lengths()[doc] : 0;
   Location at;
   // A shard that was readable at Open but no longer is: its reads report the error.
   if (doc >= num_documents() || !Locate(doc, &at).ok()) return 0;

@@ -10,6 +10,10 @@
 // maps them on demand through a ShardPool: the most recently read shards stay mapped, and a shard
 // mapped again is checked against the manifest again. Global shuffle over such a dataset maps and
 // unmaps often; block shuffle keeps each stretch of reads within a few shards.
+// A remote dataset (s3://, http(s)://; OpenRemote) costs a constant number of requests to open,
+// whatever its shard count: the manifest and the length index, nothing per shard. Its shards are
+// opened on demand, on the first read that needs them, through one seam (shard_opener.h), and a
+// few stay open (RemoteDatasetOptions::max_open_shards).
 // Thread-safe: immutable after Open (the pool synchronizes itself).
 #pragma once
 
@@ -21,15 +25,39 @@
 #include "format/manifest.h"
 #include "format/megatron_source.h"
 #include "format/shard_map_budget.h"
+#include "format/shard_opener.h"
 #include "format/shard_pool.h"
+#include "storage/metering_backend.h"
+#include "storage/ranged_source.h"
+#include "stoker/storage_stats.h"
 #include "stoker/token_source.h"
 
 namespace stoker {
+
+struct RemoteDatasetOptions {
+  // Serves the dataset's URI; null: OpenBackendForUri(uri) with retries, the default per-host
+  // bound and metering into the dataset's own counters (storage_metrics()).
+  std::shared_ptr<storage::Backend> backend;
+  // The shard seam; null: NewBackendShardOpener(backend, reads, part_bytes).
+  std::shared_ptr<const ShardOpener> opener;
+  RemoteReads reads = RemoteReads::kParts;
+  size_t part_bytes = storage::kDefaultPartBytes;
+  uint64_t max_open_shards = 8;  // shards (and their fetched parts) kept open, at least 1
+  // If set (and `opener` is not): shards are read through a node-local cache in this directory
+  // (cache/shard_cache.h) with this budget (0: the stated default, cache/cache_defaults.h).
+  std::string cache_dir;
+  uint64_t cache_size_bytes = 0;
+};
 
 class StokerDataset : public TokenSource {
  public:
   // `dir` holds manifest.json. Errors name the manifest or the shard file at fault.
   static Result<std::unique_ptr<StokerDataset>> Open(const std::string& dir);
+  // A dataset at a remote URI (s3://bucket/prefix, http(s)://host/path): GETs its manifest and,
+  // if it has one, its length index (kept in a deleted temporary file, mapped); opens no shard.
+  // Errors name the URI of the object at fault.
+  static Result<std::unique_ptr<StokerDataset>> OpenRemote(const std::string& uri,
+                                                           const RemoteDatasetOptions& options);
 
   std::string_view format() const override { return "stoker"; }
   const std::string& path() const override { return dir_; }
@@ -55,6 +83,17 @@ class StokerDataset : public TokenSource {
   ShardPool::Counters pool_counters() const;
   // Path prefix of shard `s` (dir joined with the manifest's prefix).
   std::string shard_prefix(uint64_t s) const;
+  // Whether the dataset was opened with OpenRemote.
+  bool remote() const { return opener_ != nullptr; }
+  // The requests of a remote dataset opened with its own backend (null otherwise).
+  const storage::StorageMetrics* storage_metrics() const { return metrics_.get(); }
+  // A remote dataset: the opener's reference for shard `s` (its URIs and manifest entry), and the
+  // opener (null for a local dataset).
+  ShardRef shard_ref(uint64_t s) const;
+  const ShardOpener* opener() const { return opener_.get(); }
+  bool cached() const { return opener_ != nullptr && opener_->cached(); }
+  // The shard holding global document `doc` (< num_documents()).
+  uint64_t shard_of(uint64_t doc) const { return ShardOf(doc); }
 
  private:
   StokerDataset() = default;
@@ -67,7 +106,7 @@ class StokerDataset : public TokenSource {
   struct Location {
     uint64_t index = 0;  // the shard
     uint64_t doc = 0;    // the document within it
-    const MegatronSource* shard = nullptr;
+    const TokenSource* shard = nullptr;
     ShardPool::Shard hold;
   };
   // Fills `at` for `doc` (< num_documents()), mapping its shard if needed.
@@ -83,9 +122,16 @@ class StokerDataset : public TokenSource {
   // The shards mapped on demand, when not all fit the reservation.
   std::unique_ptr<ShardPool> pool_;
   std::shared_ptr<const LengthIndex> length_index_;
+  // Remote datasets only: the shard seam, and the counters of the backend opened for it.
+  std::shared_ptr<const ShardOpener> opener_;
+  std::shared_ptr<storage::StorageMetrics> metrics_;
   std::vector<uint64_t> first_document_{0};  // num_shards + 1 entries
   uint64_t num_tokens_ = 0;
 };
+
+// The storage requests made for `source` since it was opened: a remote StokerDataset's own
+// counters; zero for anything else.
+StorageStats StorageStatsOf(const TokenSource& source);
 
 // Checks shard `s` of `manifest` (opened as `shard`) against the manifest: dtype, documents and
 // file sizes. Shared by StokerDataset::Open and Verify.

@@ -3,14 +3,16 @@
 #include <algorithm>
 
 #include "common/file_util.h"
-#include "common/uri.h"
 #include "common/hash.h"
 #include "common/mapped_file.h"
 #include "format/dataset_length_index.h"
 #include "format/manifest.h"
 #include "format/megatron_index.h"
 #include "format/megatron_source.h"
+#include "format/stage_dataset.h"
 #include "format/token_convert.h"
+#include "storage/open_backend.h"
+#include "storage/storage_uri.h"
 #include "stoker/token_source.h"
 
 namespace stoker {
@@ -221,8 +223,29 @@ class Checker {
 
 }  // namespace
 
+// A remote dataset is checked on a local copy: the check reads every byte anyway, and so it is
+// the same check (stage_dataset.h). Its findings name the remote objects.
+Result<VerifyReport> VerifyRemote(const std::string& uri, ProgressReporter* progress) {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
+                          storage::OpenBackendForUri(uri));
+  STOKER_ASSIGN_OR_RETURN(StagedDataset staged, StageRemoteDataset(*backend, uri));
+  STOKER_ASSIGN_OR_RETURN(VerifyReport report, Verify(staged.dir, progress));
+  auto rename = [&](std::string text) {
+    for (size_t at = text.find(staged.dir); at != std::string::npos;
+         at = text.find(staged.dir, at + uri.size())) {
+      text.replace(at, staged.dir.size(), uri);
+    }
+    return text;
+  };
+  report.path = uri;
+  for (std::string& p : report.problems) p = rename(std::move(p));
+  return report;
+}
+
 Result<VerifyReport> Verify(const std::string& uri, ProgressReporter* progress) {
-  STOKER_ASSIGN_OR_RETURN(const std::string path, LocalPathFromUri(uri));
+  STOKER_ASSIGN_OR_RETURN(const storage::StorageUri parsed, storage::ParseStorageUri(uri));
+  if (parsed.kind != storage::UriKind::kFile) return VerifyRemote(uri, progress);
+  const std::string& path = parsed.path;
   VerifyReport report;
   report.path = path;
   Checker checker(&report, progress);

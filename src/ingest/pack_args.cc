@@ -48,4 +48,14 @@ Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
   return o;
 }
 
+Result<PackOptions> PackOptionsFromArgs(const PackArgs& args, PackDestination* destination) {
+  // The arguments first: a bad flag is reported before any request is made.
+  PackArgs local = args;
+  local.output = ".";
+  STOKER_ASSIGN_OR_RETURN(PackOptions o, PackOptionsFromArgs(local));
+  STOKER_ASSIGN_OR_RETURN(*destination, PreparePackDestination(args.output, args.overwrite));
+  o.output_dir = destination->local_dir;
+  return o;
+}
+
 }  // namespace stoker

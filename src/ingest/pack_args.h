@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ingest/pack.h"
+#include "ingest/upload_dataset.h"
 #include "stoker/status.h"
 
 namespace stoker {
@@ -35,5 +36,9 @@ struct PackArgs {
 // Validates `args` and fills PackOptions (without progress callback). kInvalidArgument names the
 // offending argument.
 Result<PackOptions> PackOptionsFromArgs(const PackArgs& args);
+// The same for any output stoker can write: a local path, file://, or s3://bucket/prefix (packed
+// into a staging directory; FinishPackDestination uploads it after the pack). The options'
+// output_dir is `destination->local_dir`.
+Result<PackOptions> PackOptionsFromArgs(const PackArgs& args, PackDestination* destination);
 
 }  // namespace stoker

@@ -1,5 +1,7 @@
 #include "stoker/loader.h"
 
+#include "format/stoker_dataset.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -8,6 +10,8 @@
 #include <thread>
 #include <utility>
 
+#include "format/stoker_dataset.h"
+#include "loader/cache_lookahead.h"
 #include "loader/engine.h"
 #include "loader/loader_internal.h"
 #include "loader/stall_monitor.h"
@@ -33,6 +37,11 @@ struct Loader::Impl {
   // from any thread.
   std::unique_ptr<loader::StallMonitor> monitor;
   int64_t last_return_ns = 0;  // when Next() last returned a batch; 0: none to measure from
+  std::vector<std::shared_ptr<const TokenSource>> sources;  // for their storage counters
+  // Remote datasets behind a node-local cache: the shards of the next kLookAheadSteps steps are
+  // scheduled at open and again every kRescheduleSteps delivered batches.
+  bool cached_sources = false;
+  uint64_t delivered_since_schedule = 0;
 };
 
 namespace {
@@ -136,8 +145,13 @@ int DefaultNumWorkers() {
 }
 
 namespace loader {
-void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan) {
+void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan,
+                   const PlanPosition& start) {
   impl->plan = std::move(plan);
+  impl->cached_sources = AnyCachedSource(impl->sources);
+  if (impl->cached_sources) {
+    ScheduleShardsAhead(*impl->plan, impl->sources, start, impl->options.rank, kLookAheadSteps);
+  }
 }
 Status ValidateOptions(const LoaderOptions& options) { return Validate(options); }
 }  // namespace loader
@@ -169,6 +183,7 @@ Result<std::unique_ptr<Loader>> OpenLoaderWithPlanner(
   eo.device_buffers = options.device_buffers;
   impl->planner = planner;
   impl->monitor = MakeMonitor(options);
+  impl->sources = sources;
   STOKER_ASSIGN_OR_RETURN(impl->engine, Engine::Open(eo, std::move(planner), std::move(sources)));
   impl->engine->Start(start);
   return std::make_unique<Loader>(std::move(impl));
@@ -253,6 +268,10 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
                       m.options.batch_size * m.options.seq_len, ProduceSeconds(*m.engine, *d));
   }
   m.last_return_ns = now_ns;
+  if (m.cached_sources && m.plan && ++m.delivered_since_schedule >= loader::kRescheduleSteps) {
+    m.delivered_since_schedule = 0;
+    ScheduleShardsAhead(*m.plan, m.sources, d->next, m.options.rank, loader::kLookAheadSteps);
+  }
   return std::optional<LoaderBatch>(std::move(b));
 }
 
@@ -296,6 +315,7 @@ LoaderStats Loader::Stats() const {
   s.monitor_ratio = w.ratio;
   s.monitor_warnings = impl_->monitor->warnings();
   s.monitor_warned = s.monitor_warnings > 0;
+  for (const auto& source : impl_->sources) s.storage += StorageStatsOf(*source);
   return s;
 }
 

@@ -20,6 +20,10 @@ Result<std::unique_ptr<Loader>> OpenLoaderWithPlanner(
 // Checks the options Loader::Open and OpenLoaderWithPlanner share.
 Status ValidateOptions(const LoaderOptions& options);
 // Gives the loader (opened with a PlanBatchPlanner over `plan`) shared ownership of the plan.
-void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan);
+// Sets the plan; with remote datasets behind a cache, schedules the shards of the first steps
+// from `start` (and Next keeps the look-ahead going).
+void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan, const PlanPosition& start);
+inline constexpr uint64_t kLookAheadSteps = 64;
+inline constexpr uint64_t kRescheduleSteps = 16;
 
 }  // namespace stoker::loader

@@ -1,8 +1,11 @@
 // Loader::Open: datasets by path or TokenSource -> plan -> engine. Kept apart from loader.cc so
 // that code using only hand-made planners does not link the plan and the format readers.
+#include <algorithm>
 #include <string>
 
+#include "format/open_token_source.h"
 #include "loader/loader_internal.h"
+#include "loader/remote_options.h"
 #include "stoker/loader.h"
 
 namespace stoker {
@@ -22,6 +25,17 @@ PlanOptions PlanOptionsFor(const LoaderOptions& options) {
   return po;
 }
 
+RemoteDatasetOptions RemoteOptionsFor(const LoaderOptions& options) {
+  RemoteDatasetOptions ro;
+  // Global shuffle reads one document here and one there: fetching whole parts would read many
+  // times the bytes used. Block shuffle and source order reread each part many times.
+  ro.reads = options.shuffle == ShuffleMode::kGlobal ? RemoteReads::kExact : RemoteReads::kParts;
+  ro.max_open_shards = std::max<uint64_t>(8, 2 * options.block_shards);
+  ro.cache_dir = options.cache_dir;
+  ro.cache_size_bytes = options.cache_size_bytes;
+  return ro;
+}
+
 Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets,
                                              const LoaderOptions& options,
                                              const PlanState* resume) {
@@ -32,7 +46,8 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   for (LoaderDataset& d : datasets) {
     std::shared_ptr<const TokenSource> source = d.source;
     if (!source) {
-      Result<std::unique_ptr<TokenSource>> opened = OpenTokenSource(d.path);
+      Result<std::unique_ptr<TokenSource>> opened =
+          OpenTokenSource(d.path, RemoteOptionsFor(options));
       if (!opened.ok()) return opened.status().WithContext("loader: opening " + d.path);
       source = std::move(opened).value();
     }
@@ -57,7 +72,7 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> l,
                           loader::OpenLoaderWithPlanner(planner, std::move(sources), options,
                                                         start));
-  loader::SetLoaderPlan(l->impl_.get(), std::move(plan));
+  loader::SetLoaderPlan(l->impl_.get(), std::move(plan), start);
   return l;
 }
 

@@ -8,6 +8,16 @@ std::string UnquoteEtag(std::string etag) {
   return etag;
 }
 
+Result<std::unique_ptr<ByteSource>> Backend::OpenForReadWithSize(const std::string& uri,
+                                                                 uint64_t size_bytes) const {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenForRead(uri));
+  if (source->size_bytes() != size_bytes) {
+    return Corruption(uri + ": " + std::to_string(source->size_bytes()) + " bytes, expected " +
+                      std::to_string(size_bytes));
+  }
+  return source;
+}
+
 Result<std::string> ReadAll(const Backend& backend, const std::string& uri) {
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, backend.OpenForRead(uri));
   std::string bytes(source->size_bytes(), '\0');

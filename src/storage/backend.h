@@ -47,6 +47,12 @@ class Backend {
   virtual Result<std::vector<ObjectInfo>> List(const std::string& prefix) const = 0;
   // Opens an object for range reads; its size is fixed at open. kNotFound if it does not exist.
   virtual Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& uri) const = 0;
+  // Opens an object whose size the caller already knows (from a dataset's manifest): remote
+  // backends make no request until the first ReadAt (no HEAD), so opening a shard costs nothing.
+  // A wrong size shows as an error of the read that passes the real end. The default opens with
+  // OpenForRead and refuses (kCorruption) a size other than `size_bytes`.
+  virtual Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,
+                                                                  uint64_t size_bytes) const;
   // Starts a new object (replacing any old one when it is closed). kUnimplemented for read-only
   // backends (http://).
   virtual Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const = 0;
@@ -64,6 +70,10 @@ class BackendWrapper : public Backend {
   }
   Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& uri) const override {
     return inner_->OpenForRead(uri);
+  }
+  Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,
+                                                          uint64_t size_bytes) const override {
+    return inner_->OpenForReadWithSize(uri, size_bytes);
   }
   Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
     return inner_->OpenForWrite(uri);

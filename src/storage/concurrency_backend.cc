@@ -117,6 +117,13 @@ class ConcurrencyBackend final : public BackendWrapper {
                             Bounded(limiter, [&] { return inner().OpenForRead(uri); }));
     return std::unique_ptr<ByteSource>(new BoundedSource(std::move(source), limiters_, &limiter));
   }
+  Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,
+                                                          uint64_t size_bytes) const override {
+    ConcurrencyLimiter& limiter = limiters_->For(uri);
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source,
+                            inner().OpenForReadWithSize(uri, size_bytes));
+    return std::unique_ptr<ByteSource>(new BoundedSource(std::move(source), limiters_, &limiter));
+  }
 
  private:
   std::shared_ptr<Limiters> limiters_;

@@ -98,6 +98,13 @@ class FaultBackend final : public BackendWrapper {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, inner().OpenForRead(uri));
     return std::unique_ptr<ByteSource>(new FaultySource(std::move(source), dice_));
   }
+  // No request at open, so nothing to fail here; the reads are faulty.
+  Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,
+                                                          uint64_t size_bytes) const override {
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source,
+                            inner().OpenForReadWithSize(uri, size_bytes));
+    return std::unique_ptr<ByteSource>(new FaultySource(std::move(source), dice_));
+  }
 
  private:
   std::shared_ptr<Dice> dice_;

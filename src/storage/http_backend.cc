@@ -54,10 +54,16 @@ Status FetchRange(const HttpClient& http, const std::string& url, uint64_t size,
   return Status::OK();
 }
 
+HttpClientOptions ClientOptions(const HttpBackendOptions& options) {
+  HttpClientOptions http;
+  http.metrics = options.metrics;
+  return http;
+}
+
 class HttpBackend final : public Backend {
  public:
   explicit HttpBackend(const HttpBackendOptions& options)
-      : options_(options), http_(std::make_shared<HttpClient>()) {}
+      : options_(options), http_(std::make_shared<HttpClient>(ClientOptions(options))) {}
 
   Result<ObjectInfo> Stat(const std::string& uri) const override {
     STOKER_RETURN_IF_ERROR(CheckHttpUri(uri));
@@ -82,8 +88,13 @@ class HttpBackend final : public Backend {
 
   Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& uri) const override {
     STOKER_ASSIGN_OR_RETURN(ObjectInfo info, Stat(uri));
+    return OpenForReadWithSize(uri, info.size_bytes);
+  }
+
+  Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,
+                                                          uint64_t size) const override {
+    STOKER_RETURN_IF_ERROR(CheckHttpUri(uri));
     std::shared_ptr<const HttpClient> http = http_;
-    const uint64_t size = info.size_bytes;
     return NewRangedSource(WithoutUserinfo(uri), size, options_.part_bytes,
                            [http, uri, size](uint64_t offset, size_t n, char* out) {
                              return FetchRange(*http, uri, size, offset, n, out);

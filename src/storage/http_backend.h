@@ -9,12 +9,15 @@
 #include <memory>
 
 #include "storage/backend.h"
+#include "storage/metering_backend.h"
 #include "storage/ranged_source.h"
 
 namespace stoker::storage {
 
 struct HttpBackendOptions {
   size_t part_bytes = kDefaultPartBytes;
+  // If set, every HTTP request is counted here (http_client.h). Must outlive the backend.
+  StorageMetrics* metrics = nullptr;
 };
 
 std::unique_ptr<Backend> NewHttpBackend(const HttpBackendOptions& options = {});

@@ -3,8 +3,11 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cstring>
+
+#include "storage/metering_backend.h"
 
 namespace stoker::storage {
 namespace {
@@ -122,7 +125,37 @@ std::string WithoutUserinfo(const std::string& url) {
   return url.substr(0, start + 3) + "<redacted>" + url.substr(at);
 }
 
+namespace {
+
+// What one HTTP request counts as: a ListObjectsV2 page is a LIST, PUT/POST/DELETE (the upload
+// calls and their abort) are writes.
+RequestKind KindOf(const HttpRequest& request) {
+  if (request.method == "HEAD") return RequestKind::kHead;
+  if (request.method == "GET") {
+    return request.url.find("list-type=2") != std::string::npos ? RequestKind::kList
+                                                                : RequestKind::kGet;
+  }
+  return RequestKind::kPut;
+}
+
+}  // namespace
+
 Result<HttpResponse> HttpClient::Perform(const HttpRequest& request) const {
+  if (options_.metrics == nullptr) return PerformOnce(request);
+  const auto start = std::chrono::steady_clock::now();
+  Result<HttpResponse> r = PerformOnce(request);
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - start).count();
+  const bool failed = !r.ok() || r->status < 200 || r->status >= 300;
+  options_.metrics->AddRequest(KindOf(request), static_cast<uint64_t>(us), failed);
+  if (!failed) {
+    if (request.method == "GET") options_.metrics->AddBytesRead(r->body_bytes);
+    if (request.method == "PUT") options_.metrics->AddBytesWritten(request.body.size());
+  }
+  return r;
+}
+
+Result<HttpResponse> HttpClient::PerformOnce(const HttpRequest& request) const {
   const std::string what = request.method + " " + WithoutUserinfo(request.url);
   CURL* curl = static_cast<CURL*>(Acquire());
   if (curl == nullptr) return Internal(what + ": curl_easy_init failed");

@@ -21,6 +21,8 @@
 
 namespace stoker::storage {
 
+class StorageMetrics;
+
 struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
   std::string url;
@@ -46,6 +48,10 @@ struct HttpClientOptions {
   long stall_timeout_s = 30;     // a transfer slower than 1 byte/s for this long is a timeout
   long max_redirects = 5;        // 0: redirects are not followed
   size_t max_pooled_handles = 32;
+  // If set, every HTTP request is counted here (metering_backend.h): kind (HEAD; GET; a
+  // ListObjectsV2 GET as LIST; PUT, POST and DELETE as PUT), latency, failure (transport error or
+  // non-2xx), bytes of 2xx GET bodies and PUT bodies. Must outlive the client.
+  StorageMetrics* metrics = nullptr;
 };
 
 class HttpClient {
@@ -60,6 +66,7 @@ class HttpClient {
   Result<HttpResponse> Perform(const HttpRequest& request) const;
 
  private:
+  Result<HttpResponse> PerformOnce(const HttpRequest& request) const;
   void* Acquire() const;
   void Release(void* handle) const;
 

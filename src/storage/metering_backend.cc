@@ -76,6 +76,14 @@ class MeteringBackend final : public BackendWrapper {
                             Metered(metrics_, RequestKind::kHead, [&] { return inner().OpenForRead(uri); }));
     return std::unique_ptr<ByteSource>(new MeteredSource(std::move(source), metrics_));
   }
+  // The size is known: no HEAD (a backend whose default opens with OpenForRead asks its inner
+  // backend, below this counter).
+  Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,
+                                                          uint64_t size_bytes) const override {
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source,
+                            inner().OpenForReadWithSize(uri, size_bytes));
+    return std::unique_ptr<ByteSource>(new MeteredSource(std::move(source), metrics_));
+  }
   Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Writer> writer, inner().OpenForWrite(uri));
     return std::unique_ptr<Writer>(new MeteredWriter(std::move(writer), metrics_));

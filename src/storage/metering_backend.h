@@ -1,9 +1,10 @@
 // Metering: counts what a backend is asked to do — requests by kind (GET, HEAD, LIST, PUT), bytes
 // read and written, failed requests, time spent — in a StorageMetrics that the caller owns and
 // may read at any time. The retry decorator adds its retries to the same counters. The metering
-// decorator sees the Backend interface: one ReadAt is one GET, one Stat or OpenForRead one HEAD,
-// one List one LIST, one Writer::Close one PUT, whatever number of HTTP requests the backend makes
-// for it (see README.md).
+// decorator sees the Backend interface: one ReadAt is one GET, one Stat or OpenForRead one HEAD
+// (OpenForReadWithSize none), one List one LIST, one Writer::Close one PUT. The S3 and HTTP
+// backends count their real HTTP requests into a StorageMetrics themselves (http_client.h);
+// OpenBackendForUri uses that for them and this decorator for local files.
 // Thread-safe (relaxed atomic counters).
 #pragma once
 

@@ -15,6 +15,7 @@ Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
       break;
     case UriKind::kS3: {
       S3Options s3 = options.s3;
+      s3.metrics = options.metrics;
       // Writes retry inside the writer, with the same policy as reads.
       if (options.retry) {
         s3.write_retry = *options.retry;
@@ -25,13 +26,19 @@ Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
       STOKER_ASSIGN_OR_RETURN(backend, NewS3Backend(s3));
       break;
     }
-    case UriKind::kHttp:
-      backend = NewHttpBackend(options.http);
+    case UriKind::kHttp: {
+      HttpBackendOptions http = options.http;
+      http.metrics = options.metrics;
+      backend = NewHttpBackend(http);
       break;
+    }
   }
+  // Remote backends count their HTTP requests themselves (one ReadAt cut into parts is one GET
+  // per part; a List of many pages one LIST per page); local files are counted at the interface.
+  const bool counts_http = parsed.kind != UriKind::kFile;
   if (options.faults) backend = NewFaultBackend(std::move(backend), *options.faults, options.fault_counts);
   if (options.concurrency) backend = NewConcurrencyBackend(std::move(backend), *options.concurrency);
-  if (options.metrics != nullptr) backend = NewMeteringBackend(std::move(backend), options.metrics);
+  if (options.metrics != nullptr && !counts_http) backend = NewMeteringBackend(std::move(backend), options.metrics);
   if (options.retry) {
     RetryOptions retry = *options.retry;
     if (retry.metrics == nullptr) retry.metrics = options.metrics;

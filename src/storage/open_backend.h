@@ -1,7 +1,8 @@
 // The scheme dispatch: which Backend serves a URI, with the decorators a caller asked for, in
-// the order retry(metering(concurrency(faults(backend)))) — so metering counts every attempt,
-// including the ones the retry layer repeats, each attempt takes a slot of the per-host bound, and
-// injected faults (SlowDown included) look to the layers above like real ones.
+// the order retry(metering(concurrency(faults(backend)))) — so each attempt takes a slot of the
+// per-host bound, and injected faults (SlowDown included) look to the layers above like real ones.
+// Metering: s3:// and http(s):// count the HTTP requests they send (every attempt and every part,
+// in the client, not at the interface); local files are metered by the decorator.
 // common/uri.h's LocalPathFromUri stays the gate for call sites that read local files only;
 // code that can read remote objects calls OpenBackendForUri instead. Free functions; thread-safe.
 #pragma once
@@ -25,7 +26,7 @@ struct BackendOptions {
   HttpBackendOptions http;
   std::optional<RetryOptions> retry = RetryOptions{};  // nullopt: no retries
   std::optional<ConcurrencyOptions> concurrency = ConcurrencyOptions{};  // nullopt: unbounded
-  StorageMetrics* metrics = nullptr;                   // if set: metering (and retry counts)
+  StorageMetrics* metrics = nullptr;  // if set: metering (and retry counts); must outlive it
   std::optional<FaultOptions> faults;                  // if set: fault injection (tests)
   FaultCounts* fault_counts = nullptr;
 };

@@ -70,6 +70,13 @@ class RetryBackend final : public BackendWrapper {
                             backoff_->Run([&] { return inner().OpenForRead(uri); }));
     return std::unique_ptr<ByteSource>(new RetrySource(std::move(source), backoff_));
   }
+  Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,
+                                                          uint64_t size_bytes) const override {
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, backoff_->Run([&] {
+      return inner().OpenForReadWithSize(uri, size_bytes);
+    }));
+    return std::unique_ptr<ByteSource>(new RetrySource(std::move(source), backoff_));
+  }
 
  private:
   std::shared_ptr<const Backoff> backoff_;

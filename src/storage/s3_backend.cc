@@ -116,8 +116,14 @@ class S3Backend final : public Backend {
   Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& uri) const override {
     STOKER_ASSIGN_OR_RETURN(StorageUri s3, ParseS3(uri));
     STOKER_ASSIGN_OR_RETURN(ObjectInfo info, client_->Head(s3.bucket, s3.key));
+    return OpenForReadWithSize(uri, info.size_bytes);
+  }
+
+  Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,
+                                                          uint64_t size_bytes) const override {
+    STOKER_ASSIGN_OR_RETURN(StorageUri s3, ParseS3(uri));
     std::shared_ptr<const S3Client> client = client_;
-    return NewRangedSource(uri, info.size_bytes, options_.read_part_bytes,
+    return NewRangedSource(uri, size_bytes, options_.read_part_bytes,
                            [client, s3](uint64_t offset, size_t n, char* out) {
                              return client->GetRange(s3.bucket, s3.key, offset, n, out);
                            });
@@ -143,7 +149,9 @@ Result<std::unique_ptr<Backend>> NewS3Backend(const S3Options& options) {
                            " bytes is below S3's minimum of 5 MiB");
   }
   STOKER_ASSIGN_OR_RETURN(AwsConfig config, LoadAwsConfig(options.endpoint));
-  auto client = std::make_shared<const S3Client>(std::move(config), options.addressing);
+  HttpClientOptions http;
+  http.metrics = options.metrics;
+  auto client = std::make_shared<const S3Client>(std::move(config), options.addressing, http);
   return std::unique_ptr<Backend>(new S3Backend(std::move(client), options));
 }
 

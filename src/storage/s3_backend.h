@@ -10,6 +10,7 @@
 #include <string>
 
 #include "storage/backend.h"
+#include "storage/metering_backend.h"
 #include "storage/ranged_source.h"
 #include "storage/retry_backend.h"
 #include "storage/s3_client.h"
@@ -25,6 +26,9 @@ struct S3Options {
   // Retries of each write step (PutObject, CreateMultipartUpload, UploadPart of one part,
   // CompleteMultipartUpload), which the retry decorator cannot repeat from outside a Writer.
   RetryOptions write_retry;
+  // If set, every HTTP request the backend sends is counted here (http_client.h), so that one
+  // ReadAt cut into parts counts one GET per part. Must outlive the backend.
+  StorageMetrics* metrics = nullptr;
 };
 
 // Finds credentials and region (aws_config.h); kFailedPrecondition without credentials,

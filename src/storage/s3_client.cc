@@ -7,8 +7,8 @@
 
 namespace stoker::storage {
 
-S3Client::S3Client(AwsConfig config, S3Addressing addressing)
-    : config_(std::move(config)), addressing_(addressing) {
+S3Client::S3Client(AwsConfig config, S3Addressing addressing, HttpClientOptions http)
+    : config_(std::move(config)), addressing_(addressing), http_(http) {
   std::string endpoint = config_.endpoint;
   if (endpoint.empty()) endpoint = "https://s3." + config_.region + ".amazonaws.com";
   const size_t sep = endpoint.find("://");

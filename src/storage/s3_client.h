@@ -23,7 +23,8 @@ enum class S3Addressing { kAuto, kPath, kVirtual };  // kAuto: path style for a 
 
 class S3Client {
  public:
-  S3Client(AwsConfig config, S3Addressing addressing);
+  // `http` configures the connections (and HTTP-level metering, see http_client.h).
+  S3Client(AwsConfig config, S3Addressing addressing, HttpClientOptions http = {});
 
   // The URL of an object (key may be empty for the bucket itself), and the host it names.
   std::string ObjectUrl(const std::string& bucket, const std::string& key) const;

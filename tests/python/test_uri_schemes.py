@@ -1,5 +1,8 @@
 """A `scheme://` that stoker does not serve is one clear error for every input and output path, in
-the CLI and in Python; it names what stoker serves and never becomes a local directory ("s3:")."""
+the CLI and in Python; it names what stoker serves and never becomes a local directory ("s3:").
+Dataset readers and pack's output serve s3:// and http(s):// too (test_remote_datasets.py); the
+paths that are still local-only (pack inputs, merge, index, state and report files, tokenizers)
+refuse them."""
 
 import os
 from pathlib import Path
@@ -9,7 +12,7 @@ import pytest
 
 import stoker
 
-SERVED = "local paths and file:// URIs"
+SERVED = "local paths"  # "... and file:// URIs", or "..., file://, s3://bucket/key, http://..."
 
 
 @pytest.fixture(scope="module")
@@ -24,17 +27,17 @@ def cli_cases(d):
     npy, jsonl = str(d / "tokens.npy"), str(d / "in.jsonl")
     loader = ["--seq-len", "16", "--batch-size", "2"]
     return [
-        ("pack", jsonl, "-o", "s3://bucket/out"),
+        ("pack", jsonl, "-o", "gs://bucket/out"),
         ("pack", "s3://bucket/in.jsonl", "-o", str(d / "never")),
         ("merge", "gs://bucket/part", "-o", str(d / "merged")),
         ("merge", str(d / "part"), "-o", "s3://bucket/merged"),
-        ("inspect", "s3://bucket/ds"),
+        ("inspect", "gs://bucket/ds"),
         ("index", "s3://bucket/ds"),
-        ("verify", "http://host/ds"),
-        ("plan", "s3://bucket/ds", *loader),
-        ("plan", "0.5:s3://bucket/ds", *loader),
+        ("verify", "ftp://host/ds"),
+        ("plan", "gs://bucket/ds", *loader),
+        ("plan", "0.5:gs://bucket/ds", *loader),
         ("plan", npy, *loader, "--state", "s3://bucket/state.json"),
-        ("bench", "s3://bucket/ds", *loader, "--batches", "2"),
+        ("bench", "gs://bucket/ds", *loader, "--batches", "2"),
         ("bench", npy, *loader, "--batches", "2", "--report", "s3://bucket/r.html"),
         ("doctor", "hf://datasets/x", *loader, "--train-tokens-per-s", "100"),
         ("doctor", npy, *loader, "--train-tokens-per-s", "100", "--report", "s3://b/d.html"),
@@ -69,17 +72,17 @@ def test_cli_reads_and_writes_file_uris(run_stoker, data, tmp_path):
 def test_python_refuses_unserved_schemes(data, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     calls = [
-        lambda: stoker.Loader("s3://bucket/ds", seq_len=16, batch_size=2),
-        lambda: stoker.Loader([str(data / "tokens.npy"), (0.5, "s3://b/ds")], seq_len=16,
+        lambda: stoker.Loader("gs://bucket/ds", seq_len=16, batch_size=2),
+        lambda: stoker.Loader([str(data / "tokens.npy"), (0.5, "gs://b/ds")], seq_len=16,
                               batch_size=2),
-        lambda: stoker.plan("s3://bucket/ds", seq_len=16, batch_size=2),
-        lambda: stoker.inspect("s3://bucket/ds"),
-        lambda: stoker.verify("s3://bucket/ds"),
-        lambda: stoker.pack(str(data / "in.jsonl"), "s3://bucket/out"),
+        lambda: stoker.plan("gs://bucket/ds", seq_len=16, batch_size=2),
+        lambda: stoker.inspect("gs://bucket/ds"),
+        lambda: stoker.verify("gs://bucket/ds"),
+        lambda: stoker.pack(str(data / "in.jsonl"), "gs://bucket/out"),
         lambda: stoker.pack("s3://bucket/in.jsonl", str(tmp_path / "out")),
     ]
     for call in calls:
-        with pytest.raises(ValueError, match="local paths and file:// URIs"):
+        with pytest.raises(ValueError, match="does not serve (gs|s3):// URIs; it serves local paths"):
             call()
     assert not any(p.name.endswith(":") for p in tmp_path.iterdir())
     assert not (tmp_path / "out").exists()

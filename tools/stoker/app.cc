@@ -19,6 +19,7 @@ void AddAllCommands(CLI::App& app, int* exit_code) {
   AddTokenizeCommand(app, exit_code);
   AddRecordsCommand(app, exit_code);
   AddStorageCommand(app, exit_code);
+  AddPrefetchCommand(app, exit_code);
   AddCacheCommand(app, exit_code);
 }
 

@@ -50,8 +50,13 @@ ProgressReporter::Mode ProgressMode(const std::string& s) {
 int RunPack(const PackCliArgs& cli) {
   if (cli.format == "webdataset") return RunPackWebDataset(cli);
   const PackArgs& args = cli.pack;
-  Result<PackOptions> options = PackOptionsFromArgs(args);
+  PackDestination destination;
+  Result<PackOptions> options = PackOptionsFromArgs(args, &destination);
   if (!options.ok()) return ReportError("pack", options.status());
+  if (destination.remote() && cli.format != "stoker") {
+    return ReportError("pack", InvalidArgument(args.output + ": --format " + cli.format +
+                                               " writes local files only"));
+  }
   Result<std::unique_ptr<Tokenizer>> tokenizer = OpenTokenizer(args.tokenizer, args.tokenizer_options);
   if (!tokenizer.ok()) return ReportError("pack", tokenizer.status());
 
@@ -76,6 +81,7 @@ int RunPack(const PackCliArgs& cli) {
     reporter->Finish(result.ok());
   }
   if (!result.ok()) return ReportError("pack", result.status());
+  if (Status up = FinishPackDestination(destination); !up.ok()) return ReportError("pack", up);
   if (cli.format == "tfrecord") {
     Result<RecordPackResult> tf =
         ExportTfRecord(options->output_dir, result->manifest, options->shard_size_bytes);
@@ -91,7 +97,8 @@ int RunPack(const PackCliArgs& cli) {
   const PackCounters& c = result->counters;
   std::printf("pack: task %u of %u: %llu of %llu input file(s) -> %s\n", options->task_index,
               options->task_count, static_cast<unsigned long long>(result->input_files),
-              static_cast<unsigned long long>(result->total_files), options->output_dir.c_str());
+              static_cast<unsigned long long>(result->total_files),
+              (destination.remote() ? destination.uri : options->output_dir).c_str());
   std::printf(
       "pack: %s documents, %s tokens (%s, %s), %zu shard(s), %s read in %s (%s, %d threads)\n",
       FormatCount(m.total_documents()).c_str(), FormatCount(m.total_tokens()).c_str(),

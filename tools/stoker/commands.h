@@ -17,6 +17,7 @@ void AddDoctorCommand(CLI::App& app, int* exit_code);
 void AddTokenizeCommand(CLI::App& app, int* exit_code);
 void AddRecordsCommand(CLI::App& app, int* exit_code);
 void AddStorageCommand(CLI::App& app, int* exit_code);
+void AddPrefetchCommand(CLI::App& app, int* exit_code);
 void AddCacheCommand(CLI::App& app, int* exit_code);
 void AddExplainCommand(CLI::App& app, int* exit_code);
 

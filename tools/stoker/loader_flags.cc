@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/human_size.h"
 #include "common/progress.h"
 #include "diag/bench_report.h"
 #include "stoker/cli_common.h"
@@ -44,6 +45,12 @@ void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
       ->check(WholeNumber<uint32_t>(1));
   sub->add_option("--rank", f->rank, "This rank (default: $RANK, else 0)")
       ->check(WholeNumber<uint32_t>());
+  sub->add_option("--cache-dir", f->cache_dir,
+                  "Read remote datasets through a node-local disk cache in DIR (shared by the "
+                  "ranks of a node; look-ahead in plan order)")
+      ->transform(LocalFile());
+  sub->add_option("--cache-size", f->cache_size,
+                  "The cache's budget, e.g. 200GiB (default: 64 GiB or half the free disk)");
 }
 
 Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
@@ -58,6 +65,12 @@ Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
   STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(f.rank, f.world_size));
   o.rank = rw.rank;
   o.world_size = rw.world_size;
+  o.cache_dir = f.cache_dir;
+  if (!f.cache_size.empty()) {
+    if (f.cache_dir.empty()) return InvalidArgument("--cache-size needs --cache-dir");
+    STOKER_ASSIGN_OR_RETURN(o.cache_size_bytes, ParseSize(f.cache_size));
+    if (o.cache_size_bytes == 0) return InvalidArgument("--cache-size must be positive");
+  }
   return o;
 }
 
@@ -95,7 +108,7 @@ Result<diag::BenchResult> RunBenchFromFlags(const LoaderFlags& lf, const LoaderO
                                             const BenchFlags& bf, const char* label) {
   diag::BenchConfig c;
   if (!bf.synthetic && !bf.open) {
-    STOKER_ASSIGN_OR_RETURN(c.datasets, diag::OpenDatasets(lf.datasets));
+    STOKER_ASSIGN_OR_RETURN(c.datasets, diag::OpenDatasets(lf.datasets, options));
   }
   c.open = bf.open;
   c.options = options;

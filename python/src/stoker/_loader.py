@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import operator
+import os
 from typing import Any, Dict, Iterator, Optional, Sequence, Union
 
 from . import _stoker
@@ -119,6 +120,8 @@ class Loader:
         device_buffers: int = 2,
         monitor_warnings: bool = True,
         provenance: bool = False,
+        cache_dir: Optional[str] = None,
+        cache_size: Union[int, str, None] = None,
     ) -> None:
         from ._stream import Stream
 
@@ -136,6 +139,17 @@ class Loader:
             on_error=on_error, pad_token_id=pad_token_id,
             block_shards=block_shards, bestfit_window=bestfit_window,
             device_buffers=device_buffers, monitor_warnings=monitor_warnings)
+        if cache_size is not None and cache_dir is None:
+            raise ValueError("cache_size needs cache_dir")
+        if cache_dir is not None:
+            # Remote datasets go through a node-local cache there, with look-ahead in plan order.
+            self._options.cache_dir = os.fspath(cache_dir)
+            if cache_size is not None:
+                size = (_stoker.parse_size(cache_size) if isinstance(cache_size, str)
+                        else int(cache_size))
+                if size <= 0:
+                    raise ValueError(f"cache_size must be positive, got {cache_size!r}")
+                self._options.cache_size_bytes = size
         self._datasets = specs
         self._provenance = bool(provenance)
         if stream is not None:

@@ -1,0 +1,20 @@
+// CacheShardOpener: the ShardOpener (shard_opener.h) that reads a remote dataset's shards through
+// a node-local disk cache (cache/shard_cache.h). Each shard's .idx and .bin are downloaded whole
+// by the cache, checked against the manifest's size and XXH3, and read from local disk. The .idx
+// is copied into memory at open; each read of the .bin acquires the file for that read only, so
+// the open shards pin nothing between reads and a budget smaller than the working set slows the
+// loader (the cache evicts and downloads again) instead of deadlocking it. Schedule hands the
+// plan-order look-ahead to the cache; Stage downloads a shard now (`stoker prefetch`).
+// Thread-safe.
+#pragma once
+
+#include <memory>
+
+#include "cache/shard_cache.h"
+#include "format/shard_opener.h"
+
+namespace stoker {
+
+std::shared_ptr<const ShardOpener> NewCacheShardOpener(std::shared_ptr<cache::ShardCache> cache);
+
+}  // namespace stoker

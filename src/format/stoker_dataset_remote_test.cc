@@ -1,0 +1,224 @@
+// A remote stoker dataset on the memory backend, metered at the interface: opening and planning
+// cost a constant number of requests whatever the shard count, no HEAD or LIST ever, and the
+// reads give the tokens a local open gives.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "common/hash.h"
+#include "common/temp_dir.h"
+#include "common/file_util.h"
+#include "format/length_index.h"
+#include "format/open_token_source.h"
+#include "format/stoker_dataset.h"
+#include "format/test_files.h"
+#include "storage/memory_backend.h"
+#include "storage/metering_backend.h"
+#include "stoker/plan.h"
+
+namespace stoker {
+namespace {
+
+using storage::RequestKind;
+
+// Document d of the dataset is d % 7 + 1 tokens, token t of it (d + t) % 50000.
+struct RemoteFixture {
+  std::shared_ptr<storage::Backend> memory = storage::NewMemoryBackend();
+  storage::StorageMetrics metrics;
+  std::shared_ptr<storage::Backend> metered;
+  std::string uri = "s3://bucket/data/ds";
+  uint64_t documents = 0;
+
+  static int32_t Length(uint64_t d) { return static_cast<int32_t>(d % 7 + 1); }
+  static uint16_t Token(uint64_t d, uint64_t t) { return static_cast<uint16_t>((d + t) % 50000); }
+
+  // `docs_per_shard` documents in each of `shards` shards; with_index: a length index too.
+  void Write(uint64_t shards, uint64_t docs_per_shard, bool with_index = true) {
+    Manifest m;
+    m.tokenizer = {"bytes", "bytes", 65536, 0, ""};
+    m.dtype = TokenDType::kUint16;
+    std::vector<uint64_t> first{0}, lengths;
+    for (uint64_t s = 0; s < shards; ++s) {
+      std::vector<int32_t> lens;
+      std::vector<uint16_t> tokens;
+      for (uint64_t i = 0; i < docs_per_shard; ++i, ++documents) {
+        lens.push_back(Length(documents));
+        lengths.push_back(lens.back());
+        for (int32_t t = 0; t < lens.back(); ++t) tokens.push_back(Token(documents, t));
+      }
+      first.push_back(documents);
+      const std::string idx = testing::IdxBytesFor(8, 2, lens);
+      const std::string bin = testing::ArrayBytes(tokens);
+      ShardInfo info;
+      info.prefix = "../shards/s" + std::to_string(s);  // the layout a merge leaves
+      info.documents = docs_per_shard;
+      info.tokens = tokens.size();
+      info.bin_bytes = bin.size();
+      info.idx_bytes = idx.size();
+      info.bin_xxh3 = Xxh3Hex(Xxh3(bin.data(), bin.size()));
+      info.idx_xxh3 = Xxh3Hex(Xxh3(idx.data(), idx.size()));
+      ASSERT_TRUE(storage::WriteAll(*memory, "s3://bucket/data/shards/s" + std::to_string(s) +
+                                                 ".idx", idx).ok());
+      ASSERT_TRUE(storage::WriteAll(*memory, "s3://bucket/data/shards/s" + std::to_string(s) +
+                                                 ".bin", bin).ok());
+      m.shards.push_back(info);
+    }
+    if (with_index) {
+      auto dir = TempDir::Create();
+      ASSERT_TRUE(dir.ok());
+      const std::string path = (*dir)->Join("lengths.stkidx");
+      auto h = WriteLengthIndex(path, first, lengths);
+      ASSERT_TRUE(h.ok()) << h.status().ToString();
+      auto bytes = ReadFileToString(path);
+      ASSERT_TRUE(bytes.ok());
+      ASSERT_TRUE(storage::WriteAll(*memory, uri + "/lengths.stkidx", *bytes).ok());
+      m.length_index = LengthIndexInfo{"lengths.stkidx", h->file_bytes, h->num_documents,
+                                       Xxh3Hex(h->arrays_xxh3)};
+    }
+    ASSERT_TRUE(storage::WriteAll(*memory, uri + "/manifest.json", m.ToJson()).ok());
+    metered = storage::NewMeteringBackend(
+        std::make_unique<storage::BackendWrapper>(
+            std::unique_ptr<storage::Backend>(new Shared(memory))),
+        &metrics);
+  }
+
+  uint64_t Count(RequestKind k) const {
+    return metrics.Snapshot().requests[static_cast<int>(k)];
+  }
+
+  // Holds a shared backend (the memory objects) as a unique one for the decorators.
+  struct Shared : storage::BackendWrapper {
+    explicit Shared(std::shared_ptr<storage::Backend> b)
+        : storage::BackendWrapper(nullptr), b_(std::move(b)) {}
+    Result<storage::ObjectInfo> Stat(const std::string& u) const override { return b_->Stat(u); }
+    Result<std::vector<storage::ObjectInfo>> List(const std::string& p) const override {
+      return b_->List(p);
+    }
+    Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& u) const override {
+      return b_->OpenForRead(u);
+    }
+    Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& u,
+                                                            uint64_t n) const override {
+      return b_->OpenForReadWithSize(u, n);
+    }
+    Result<std::unique_ptr<storage::Writer>> OpenForWrite(const std::string& u) const override {
+      return b_->OpenForWrite(u);
+    }
+    std::shared_ptr<storage::Backend> b_;
+  };
+};
+
+TEST(RemoteDatasetTest, OpeningAndPlanningTenThousandShardsCostsThreeRequests) {
+  RemoteFixture f;
+  f.Write(10000, 2);
+  RemoteDatasetOptions o;
+  o.backend = f.metered;
+  auto ds = StokerDataset::OpenRemote(f.uri, o);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  EXPECT_EQ((*ds)->num_shards(), 10000u);
+  EXPECT_EQ((*ds)->num_documents(), 20000u);
+  // The manifest (its size, then its bytes) and the length index (size from the manifest).
+  EXPECT_EQ(f.Count(RequestKind::kHead), 1u);
+  EXPECT_EQ(f.Count(RequestKind::kGet), 2u);
+  // Planning: every length and shard boundary, then a few batches: still nothing per shard.
+  auto lengths = DatasetLengths::FromTokenSource(**ds);
+  ASSERT_TRUE(lengths.ok());
+  PlanOptions po;
+  po.seq_len = 16;
+  po.batch_size = 4;
+  po.world_size = 64;
+  po.rank = 63;
+  auto plan = Plan::Create({{std::make_shared<const DatasetLengths>(std::move(*lengths)), 1.0}},
+                           po);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  for (uint64_t step = 0; step < 5; ++step) ASSERT_TRUE((*plan)->GetBatch(0, step, 63).ok());
+  for (uint64_t d = 0; d < 20000; d += 997) {
+    EXPECT_EQ((*ds)->document_length(d), static_cast<uint64_t>(RemoteFixture::Length(d)));
+  }
+  EXPECT_EQ(f.Count(RequestKind::kHead), 1u);
+  EXPECT_EQ(f.Count(RequestKind::kGet), 2u);
+  EXPECT_EQ(f.Count(RequestKind::kList), 0u);
+}
+
+void ExpectDocument(const TokenSource& src, uint64_t d) {
+  std::vector<int32_t> got(RemoteFixture::Length(d));
+  ASSERT_TRUE(src.Read(d, 0, got.size(), got.data()).ok()) << d;
+  for (size_t t = 0; t < got.size(); ++t) ASSERT_EQ(got[t], RemoteFixture::Token(d, t)) << d;
+}
+
+TEST(RemoteDatasetTest, ReadsOpenAShardOnFirstUseWithoutAHead) {
+  for (RemoteReads reads : {RemoteReads::kParts, RemoteReads::kExact}) {
+    RemoteFixture f;
+    f.Write(6, 50);
+    RemoteDatasetOptions o;
+    o.backend = f.metered;
+    o.reads = reads;
+    o.part_bytes = 64;  // several parts per shard
+    o.max_open_shards = 2;
+    auto ds = StokerDataset::OpenRemote(f.uri, o);
+    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+    const uint64_t gets_at_open = f.Count(RequestKind::kGet);
+    for (uint64_t d = 0; d < 50; ++d) ExpectDocument(**ds, d);  // shard 0 only
+    const uint64_t gets = f.Count(RequestKind::kGet) - gets_at_open;
+    // The .idx, then each part once (kParts) or each document once (kExact).
+    const uint64_t bin_bytes = 0 + [&] {
+      uint64_t n = 0;
+      for (uint64_t d = 0; d < 50; ++d) n += 2 * RemoteFixture::Length(d);
+      return n;
+    }();
+    EXPECT_EQ(gets, 1 + (reads == RemoteReads::kParts ? (bin_bytes + 63) / 64 : 50));
+    // Every shard, from several threads at once, through a pool of two.
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (uint64_t d = t; d < 300; d += 4) ExpectDocument(**ds, d);
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(f.Count(RequestKind::kHead), 1u);  // the manifest's only
+    EXPECT_EQ(f.Count(RequestKind::kList), 0u);
+  }
+}
+
+TEST(RemoteDatasetTest, OpenTokenSourceServesRemoteDatasetsAndNamesTheObjectAtFault) {
+  RemoteFixture f;
+  f.Write(3, 4);
+  RemoteDatasetOptions o;
+  o.backend = f.metered;
+  auto src = OpenTokenSource(f.uri + "/", o);
+  ASSERT_TRUE(src.ok()) << src.status().ToString();
+  EXPECT_EQ((*src)->path(), f.uri);
+  ExpectDocument(**src, 11);
+  // A damaged index is refused by its checksum, naming the object and the manifest.
+  ASSERT_TRUE(storage::WriteAll(*f.memory, "s3://bucket/data/shards/s1.idx",
+                                std::string(testing::IdxBytesFor(8, 2, {9, 9, 9, 9}))).ok());
+  std::vector<int32_t> out(2);
+  Status st = (*src)->Read(5, 0, 1, out.data());
+  EXPECT_EQ(st.code(), StatusCode::kCorruption);
+  EXPECT_NE(st.message().find("s3://bucket/data/shards/s1.idx"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("manifest.json"), std::string::npos) << st.message();
+  auto none = OpenTokenSource("s3://bucket/nothing-here", o);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(none.status().message().find("s3://bucket/nothing-here/manifest.json"),
+            std::string::npos);
+  auto npy = OpenTokenSource("s3://bucket/x.npy", o);
+  EXPECT_EQ(npy.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(RemoteDatasetTest, WithoutALengthIndexPlanningReadsTheShards) {
+  RemoteFixture f;
+  f.Write(4, 3, /*with_index=*/false);
+  RemoteDatasetOptions o;
+  o.backend = f.metered;
+  auto ds = StokerDataset::OpenRemote(f.uri, o);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  EXPECT_EQ(f.Count(RequestKind::kGet), 1u);
+  std::vector<uint64_t> lengths(12);
+  (*ds)->DocumentLengths(0, 12, lengths.data());
+  for (uint64_t d = 0; d < 12; ++d) EXPECT_EQ(lengths[d], uint64_t(RemoteFixture::Length(d)));
+  EXPECT_EQ(f.Count(RequestKind::kGet), 1u + 4u);  // one .idx per shard
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,102 @@
+#include "ingest/upload_dataset.h"
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/file_util.h"
+#include "common/uri.h"
+#include "format/manifest.h"
+#include "storage/open_backend.h"
+#include "storage/storage_uri.h"
+
+namespace stoker {
+namespace {
+
+Status UploadFile(const storage::Backend& backend, const std::string& path,
+                  const std::string& uri) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IOError(path + ": cannot open for upload");
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Writer> writer, backend.OpenForWrite(uri));
+  std::string buffer(size_t{8} << 20, '\0');
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const std::streamsize got = in.gcount();
+    if (got > 0) STOKER_RETURN_IF_ERROR(writer->Append(std::string_view(buffer.data(), got)));
+  }
+  if (in.bad()) return IOError(path + ": read failed during upload");
+  return writer->Close();
+}
+
+}  // namespace
+
+Result<PackDestination> PreparePackDestination(const std::string& output, bool overwrite) {
+  STOKER_ASSIGN_OR_RETURN(const storage::StorageUri parsed, storage::ParseStorageUri(output));
+  PackDestination d;
+  d.uri = output;
+  if (parsed.kind == storage::UriKind::kFile) {
+    d.local_dir = parsed.path;
+    return d;
+  }
+  if (parsed.kind == storage::UriKind::kHttp) {
+    return InvalidArgument(output + ": http:// and https:// are read-only; write to a local "
+                           "path or s3://bucket/prefix");
+  }
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
+                          storage::OpenBackendForUri(output));
+  const std::string manifest = JoinUri(output, kManifestFileName);
+  Result<storage::ObjectInfo> existing = backend->Stat(manifest);
+  if (existing.ok() && !overwrite) {
+    return AlreadyExists(manifest + ": a dataset is already there (--overwrite replaces it)");
+  }
+  if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
+    return existing.status();
+  }
+  STOKER_ASSIGN_OR_RETURN(d.staging, TempDir::Create("stoker-pack-"));
+  d.local_dir = d.staging->Join("dataset");
+  return d;
+}
+
+Status UploadDataset(const storage::Backend& backend, const std::string& local_dir,
+                     const std::string& uri, int threads) {
+  STOKER_ASSIGN_OR_RETURN(Manifest m, ReadManifest(local_dir));
+  std::vector<std::string> files;
+  for (const ShardInfo& s : m.shards) {
+    files.push_back(s.prefix + ".bin");
+    files.push_back(s.prefix + ".idx");
+  }
+  if (m.length_index) files.push_back(m.length_index->file);
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  Status first_error;
+  auto work = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      Status st = UploadFile(backend, JoinPath(local_dir, files[i]), JoinUri(uri, files[i]));
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.ok()) first_error = st;
+        next = files.size();  // stop the others early
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const int n = std::clamp<int>(threads, 1, std::max<int>(1, static_cast<int>(files.size())));
+  for (int t = 0; t < n; ++t) pool.emplace_back(work);
+  for (std::thread& t : pool) t.join();
+  STOKER_RETURN_IF_ERROR(first_error);
+  // Last: the dataset is there once its manifest is.
+  return UploadFile(backend, JoinPath(local_dir, kManifestFileName),
+                    JoinUri(uri, kManifestFileName));
+}
+
+Status FinishPackDestination(const PackDestination& destination) {
+  if (!destination.remote()) return Status::OK();
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
+                          storage::OpenBackendForUri(destination.uri));
+  return UploadDataset(*backend, destination.local_dir, destination.uri);
+}
+
+}  // namespace stoker

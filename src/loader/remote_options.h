@@ -1,0 +1,13 @@
+// How a loader reads the remote datasets it opens by path: exact ranges per document piece under
+// global shuffle, whole parts kept per open shard otherwise (format/shard_opener.h), with room for
+// twice the shards a block-shuffle window spans. Free function; thread-safe.
+#pragma once
+
+#include "format/stoker_dataset.h"
+#include "stoker/loader.h"
+
+namespace stoker {
+
+RemoteDatasetOptions RemoteOptionsFor(const LoaderOptions& options);
+
+}  // namespace stoker

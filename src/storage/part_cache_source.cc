@@ -1,0 +1,114 @@
+#include "storage/part_cache_source.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace stoker::storage {
+namespace {
+
+class PartCacheSource final : public ByteSource {
+ public:
+  PartCacheSource(std::unique_ptr<ByteSource> inner, size_t part_bytes, int fetch_ahead)
+      : inner_(std::move(inner)),
+        part_bytes_(std::max<size_t>(part_bytes, 1)),
+        parts_((inner_->size_bytes() + part_bytes_ - 1) / part_bytes_),
+        fetch_ahead_(static_cast<int>(std::min<size_t>(std::max(fetch_ahead, 0), parts_.size()))) {}
+
+  // Stops the fetchers: each ends after the part it is fetching.
+  ~PartCacheSource() override {
+    stop_ = true;
+    for (std::thread& t : fetchers_) t.join();
+  }
+
+  const std::string& uri() const override { return inner_->uri(); }
+  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+
+  Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
+    const uint64_t size = inner_->size_bytes();
+    if (offset >= size) return size_t{0};
+    const size_t total = static_cast<size_t>(std::min<uint64_t>(n, size - offset));
+    // From the first read on, not from open: a shard opened for its index only (planning without
+    // a length index) fetches none of its parts.
+    std::call_once(started_, [this] {
+      for (int t = 0; t < fetch_ahead_; ++t) fetchers_.emplace_back([this] { FetchAhead(); });
+    });
+    for (size_t done = 0; done < total;) {
+      const uint64_t at = offset + done;
+      const uint64_t p = at / part_bytes_;
+      STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const Part> part, GetPart(p));
+      const size_t in_part = static_cast<size_t>(at - p * part_bytes_);
+      const size_t len = std::min(total - done, part->bytes.size() - in_part);
+      std::memcpy(out + done, part->bytes.data() + in_part, len);
+      done += len;
+    }
+    return total;
+  }
+
+ private:
+  // Fetches the parts in order, skipping those a reader fetched first, until all are fetched or
+  // the source is destroyed. A failed part is left for the read that needs it to try again.
+  void FetchAhead() const {
+    for (uint64_t p = next_ahead_++; p < parts_.size() && !stop_; p = next_ahead_++) {
+      (void)GetPart(p);
+    }
+  }
+
+  struct Part {
+    std::string bytes;
+    bool ready = false;
+    Status error;
+  };
+
+  Result<std::shared_ptr<const Part>> GetPart(uint64_t p) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (parts_[p] != nullptr) {
+      std::shared_ptr<Part> part = parts_[p];
+      cv_.wait(lock, [&] { return part->ready; });
+      if (!part->error.ok()) return part->error;
+      return std::shared_ptr<const Part>(part);
+    }
+    // 1. Claim the part, 2. fetch it without the lock, 3. publish it (or its error) and wake the
+    // readers waiting for it.
+    auto part = std::make_shared<Part>();
+    parts_[p] = part;
+    lock.unlock();
+    const uint64_t begin = p * part_bytes_;
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(part_bytes_, size_bytes() - begin));
+    std::string bytes(len, '\0');
+    Status status = ReadExactlyAt(*inner_, begin, len, bytes.data(), "part");
+    lock.lock();
+    part->bytes = std::move(bytes);
+    part->error = status;
+    part->ready = true;
+    if (!status.ok()) parts_[p] = nullptr;
+    cv_.notify_all();
+    if (!status.ok()) return status;
+    return std::shared_ptr<const Part>(part);
+  }
+
+  std::unique_ptr<ByteSource> inner_;
+  size_t part_bytes_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable std::vector<std::shared_ptr<Part>> parts_;  // guarded by mu_; null: not fetched
+  const int fetch_ahead_;
+  mutable std::atomic<uint64_t> next_ahead_{0};
+  std::atomic<bool> stop_{false};
+  mutable std::once_flag started_;
+  mutable std::vector<std::thread> fetchers_;  // last; started by the first read, joined first
+};
+
+}  // namespace
+
+std::unique_ptr<ByteSource> NewPartCacheSource(std::unique_ptr<ByteSource> inner,
+                                               size_t part_bytes, int fetch_ahead) {
+  return std::make_unique<PartCacheSource>(std::move(inner), part_bytes, fetch_ahead);
+}
+
+}  // namespace stoker::storage

@@ -1,0 +1,104 @@
+#include "storage/part_cache_source.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace stoker::storage {
+namespace {
+
+// Counts the reads that reach it; the first `fail_first` of them fail.
+class CountingSource final : public ByteSource {
+ public:
+  CountingSource(std::string bytes, int fail_first)
+      : inner_(MemorySource("mem://x", std::move(bytes))), fail_(fail_first) {}
+  const std::string& uri() const override { return inner_->uri(); }
+  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+  Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
+    ++(*reads);
+    if (fail_-- > 0) return Unavailable("mem://x: injected");
+    return inner_->ReadAt(offset, n, out);
+  }
+  std::shared_ptr<std::atomic<int>> reads = std::make_shared<std::atomic<int>>(0);
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  mutable std::atomic<int> fail_;
+};
+
+std::string Pattern(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>(i * 7 + i / 251);
+  return s;
+}
+
+TEST(PartCacheSourceTest, ManyReadersFetchEachPartOnce) {
+  const std::string data = Pattern(1000);
+  auto counting = std::make_unique<CountingSource>(data, 0);
+  auto reads = counting->reads;
+  auto source = NewPartCacheSource(std::move(counting), 64);
+  EXPECT_EQ(source->size_bytes(), 1000u);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint64_t off = t; off < 1000; off += 37) {
+        char buf[100];
+        auto got = source->ReadAt(off, sizeof(buf), buf);
+        ASSERT_TRUE(got.ok());
+        ASSERT_EQ(*got, std::min<size_t>(100, 1000 - off));
+        ASSERT_EQ(std::string(buf, *got), data.substr(off, *got));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(reads->load(), 16);  // ceil(1000 / 64)
+  char c;
+  EXPECT_EQ(*source->ReadAt(1000, 1, &c), 0u);
+}
+
+TEST(PartCacheSourceTest, AFailedPartIsFetchedAgainByTheNextRead) {
+  const std::string data = Pattern(200);
+  auto counting = std::make_unique<CountingSource>(data, 1);
+  auto source = NewPartCacheSource(std::move(counting), 64);
+  char buf[10];
+  EXPECT_EQ(source->ReadAt(70, 10, buf).status().code(), StatusCode::kUnavailable);
+  auto got = source->ReadAt(70, 10, buf);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(std::string(buf, 10), data.substr(70, 10));
+}
+
+TEST(PartCacheSourceTest, FetchAheadFetchesEveryPartOnceAndStopsWhenDestroyed) {
+  const std::string data = Pattern(64 * 20 + 5);
+  auto counting = std::make_unique<CountingSource>(data, 0);
+  auto reads = counting->reads;
+  {
+    auto source = NewPartCacheSource(std::move(counting), 64, 3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(reads->load(), 0);  // nothing before the first read
+    char first;
+    ASSERT_TRUE(source->ReadAt(0, 1, &first).ok());
+    for (int i = 0; i < 200 && reads->load() < 21; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    char buf[64 * 3];
+    auto got = source->ReadAt(64 * 19, sizeof(buf), buf);
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(std::string(buf, *got), data.substr(64 * 19));
+    EXPECT_EQ(reads->load(), 21);
+  }
+  // A large source destroyed at once: its fetchers stop early, and nothing is left running.
+  auto big = std::make_unique<CountingSource>(Pattern(64 * 1000), 0);
+  auto big_reads = big->reads;
+  {
+    auto source = NewPartCacheSource(std::move(big), 64, 2);
+    char c;
+    ASSERT_TRUE(source->ReadAt(5, 1, &c).ok());
+  }
+  EXPECT_LE(big_reads->load(), 1000);
+}
+
+}  // namespace
+}  // namespace stoker::storage

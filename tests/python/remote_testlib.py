@@ -1,0 +1,185 @@
+"""Helpers for the remote-dataset tests: a moto S3 server with IAM auth on (as in
+test_storage_s3.py), credentials for it in an environment, and a proxy in front of it that
+counts every request by kind and, when asked, misbehaves: 500s, 503 SlowDown, connections reset
+unanswered, GET bodies cut short (with the full Content-Length promised), added latency."""
+
+import collections
+import http.client
+import http.server
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+BUCKET = "stoker-remote"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port, proc, what):
+    for _ in range(300):
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited early with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port}")
+
+
+def start_moto(log_dir):
+    """Starts moto's server; returns (proc, info) with endpoint, boto3 client, key id, secret."""
+    import boto3
+
+    port = free_port()
+    log = open(log_dir / "moto.log", "w")
+    env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="3")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        env=env, stdout=log, stderr=subprocess.STDOUT)
+    wait_for_port(port, proc, "moto server")
+    endpoint = f"http://127.0.0.1:{port}"
+    iam = boto3.client("iam", endpoint_url=endpoint, region_name="us-east-1",
+                       aws_access_key_id="bootstrap", aws_secret_access_key="bootstrap")
+    iam.create_user(UserName="stoker")
+    iam.put_user_policy(UserName="stoker", PolicyName="s3", PolicyDocument=json.dumps({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
+    key = iam.create_access_key(UserName="stoker")["AccessKey"]
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          aws_access_key_id=key["AccessKeyId"],
+                          aws_secret_access_key=key["SecretAccessKey"])
+    client.create_bucket(Bucket=BUCKET)
+    info = {"endpoint": endpoint, "port": port, "client": client, "key_id": key["AccessKeyId"],
+            "secret": key["SecretAccessKey"], "log": log}
+    return proc, info
+
+
+def s3_env(s3, endpoint=None, base=None):
+    """An environment with the credentials and `endpoint` (default: the server itself)."""
+    env = {k: v for k, v in (base or os.environ).items() if not k.startswith("AWS_")}
+    env.update(AWS_ACCESS_KEY_ID=s3["key_id"], AWS_SECRET_ACCESS_KEY=s3["secret"],
+               AWS_REGION="us-east-1", AWS_ENDPOINT_URL=endpoint or s3["endpoint"],
+               AWS_SHARED_CREDENTIALS_FILE="/nonexistent", AWS_CONFIG_FILE="/nonexistent")
+    return env
+
+
+def upload_dir(client, local_dir, prefix, only=None):
+    """Uploads every file under local_dir (or the relative names in `only`) to BUCKET/prefix."""
+    names = only if only is not None else [
+        os.path.relpath(os.path.join(r, f), local_dir)
+        for r, _, fs in os.walk(local_dir) for f in fs]
+    for name in names:
+        client.upload_file(os.path.join(local_dir, name), BUCKET, f"{prefix}/{name}")
+
+
+class Proxy:
+    """A counting, optionally faulty HTTP proxy in front of `upstream_port`. Each request draws
+    one of: pass, 500, 503 SlowDown, reset, truncated body, with the given probabilities
+    (seeded); `latency_s` is added to every request. Signed requests pass unchanged."""
+
+    def __init__(self, upstream_port, fail=0.0, slowdown=0.0, reset=0.0, truncate=0.0,
+                 latency_s=0.0, seed=0):
+        self.counts = collections.Counter()  # GET, HEAD, LIST, PUT, POST, DELETE
+        self.faults = collections.Counter()
+        self.paths = collections.Counter()  # every request, by path
+        self.get_paths = collections.Counter()  # GETs (not LIST), by path
+        self.lock = threading.Lock()
+        rng = random.Random(seed)
+        proxy = self
+
+        def draw():
+            with proxy.lock:
+                x = rng.random()
+            for name, p in (("fail", fail), ("slowdown", slowdown), ("reset", reset),
+                            ("truncate", truncate)):
+                if x < p:
+                    return name
+                x -= p
+            return "pass"
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def handle_any(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
+                kind = self.command
+                if kind == "GET" and "list-type=2" in self.path:
+                    kind = "LIST"
+                fault = draw()
+                with proxy.lock:
+                    proxy.counts[kind] += 1
+                    proxy.paths[self.path.split("?")[0]] += 1
+                    if kind == "GET":
+                        proxy.get_paths[self.path.split("?")[0]] += 1
+                    if fault != "pass":
+                        proxy.faults[fault] += 1
+                if latency_s:
+                    time.sleep(latency_s)
+                if fault in ("fail", "slowdown"):
+                    code, text = ((500, b"InternalError") if fault == "fail"
+                                  else (503, b"SlowDown"))
+                    err = (b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>" + text +
+                           b"</Code><Message>injected</Message></Error>")
+                    self.send_response(code)
+                    self.send_header("Content-Length", str(len(err)))
+                    self.end_headers()
+                    if self.command != "HEAD":
+                        self.wfile.write(err)
+                    return
+                if fault == "reset" or (fault == "truncate" and self.command != "GET"):
+                    self.close_connection = True
+                    return
+                conn = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=60)
+                conn.request(self.command, self.path, body=body or None,
+                             headers={k: v for k, v in self.headers.items()})
+                r = conn.getresponse()
+                data = r.read()
+                conn.close()
+                self.send_response(r.status)
+                for k, v in r.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                length = int(r.getheader("Content-Length", len(data)) or 0)
+                self.send_header("Content-Length",
+                                 str(length if self.command == "HEAD" else len(data)))
+                self.end_headers()
+                if self.command == "HEAD":
+                    return
+                if fault == "truncate" and len(data) > 1:
+                    self.wfile.write(data[: len(data) // 2])
+                    self.close_connection = True
+                    return
+                self.wfile.write(data)
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def reset_counts(self):
+        with self.lock:
+            self.counts.clear()
+            self.faults.clear()
+            self.paths.clear()
+            self.get_paths.clear()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
