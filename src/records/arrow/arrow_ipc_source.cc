@@ -47,10 +47,18 @@ class ArrowIpcSource final : public RecordSource {
                            uri + ": Arrow IPC record batch " + std::to_string(p->next_batch_));
         }
         ++p->next_batch_;
+        // A batch read from untrusted bytes: its offsets and lengths are checked before any row
+        // is read (the readers' own checks do not look inside list offsets).
+        arrow::Status valid = (*batch)->ValidateFull();
+        if (!valid.ok()) {
+          return FromArrow(valid,
+                           uri + ": Arrow IPC record batch " + std::to_string(p->next_batch_ - 1));
+        }
         return *batch;
       }
       std::shared_ptr<arrow::RecordBatch> batch;
       arrow::Status s = p->stream_reader_->ReadNext(&batch);
+      if (s.ok() && batch != nullptr) s = batch->ValidateFull();
       if (!s.ok()) {
         return FromArrow(s, uri + ": Arrow IPC message at byte offset " + std::to_string(at));
       }

@@ -56,6 +56,7 @@ Status ReadIpcColumn(const std::string& path, const std::string& column, TokenCo
   while (true) {
     std::shared_ptr<arrow::RecordBatch> batch;
     arrow::Status s = (*reader)->ReadNext(&batch);
+    if (s.ok() && batch != nullptr) s = batch->ValidateFull();  // untrusted offsets, checked
     if (!s.ok()) return FromArrow(s, path + ": Arrow IPC record batch");
     if (batch == nullptr) return Status::OK();
     STOKER_RETURN_IF_ERROR(

@@ -178,6 +178,27 @@ TEST_F(ArrowSourcesTest, DamagedPagesAndStreamsAreErrorsNotCrashes) {
   }
 }
 
+// Every byte of an IPC stream flipped in turn, the list offsets included (a flipped offset once
+// reached vector::reserve with a negative length): each outcome is rows or an error naming the
+// file, never a crash.
+TEST_F(ArrowSourcesTest, EveryFlippedByteOfAnIpcStreamIsRowsOrAnError) {
+  std::string ipc = *ReadFileToString(WriteIpcStream("s.arrow"));
+  int errors = 0;
+  for (size_t at = 0; at < ipc.size(); ++at) {
+    std::string bad = ipc;
+    bad[at] = static_cast<char>(bad[at] ^ 0x80);
+    RecordShard shard{"s.arrow", RecordFormat::kArrow, 0, {}, -1};
+    auto source = OpenArrowIpcShard(shard, MemorySource("s.arrow", bad));
+    Status status = source.ok() ? testing_util::ReadAllRecords(**source).status()
+                                : source.status();
+    if (!status.ok()) {
+      ++errors;
+      EXPECT_NE(status.message().find("s.arrow"), std::string::npos) << status.message();
+    }
+  }
+  EXPECT_GT(errors, 0);
+}
+
 TEST_F(ArrowSourcesTest, DatasetDictNamesItsSplits) {
   testing_util::WriteBytes(dir_->Join("dataset_dict.json"), R"({"splits": ["train", "test"]})");
   auto shards = ExpandRecordShards({dir_->path()}, RecordFormat::kAuto);
