@@ -75,7 +75,7 @@ std::string AsUnicode(const uint8_t* data, size_t size) {
     uint32_t v = (uint32_t{data[i]} << 16) | (uint32_t{data[i + 1]} << 8) | data[i + 2];
     uint32_t cp = data[i] < 0xC0 ? (v & 0x7F) : (v % 0x110000);
     if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0x20;
-    AppendUtf8(cp, &out);
+    stoker::AppendUtf8(cp, &out);
   }
   return out;
 }
