@@ -107,18 +107,20 @@ TEST(BenchRunnerTest, SyntheticServesWithoutReads) {
 
 TEST(BenchRunnerTest, ConsumerStepFeedsTheMonitor) {
   BenchConfig c = SmallConfig();
-  c.consumer_step_ms = 2;
+  // 10 ms, not less: on a machine loaded by other jobs a 2 ms step was once outrun by the loader's
+  // own scheduling delays, and the monitor then (rightly) warned.
+  c.consumer_step_ms = 10;
   c.batches = 20;
   std::vector<std::string> warnings;
   c.monitor_sink = [&](const std::string& w) { warnings.push_back(w); };
   Result<BenchResult> r = RunBench(c);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_GE(r->consumer_step_s, 20 * 0.002);
-  // A 2 ms step on 1,024-token batches is far slower than this loader: no stall, no warning.
+  EXPECT_GE(r->consumer_step_s, 20 * 0.010);
+  // A 10 ms step on 1,024-token batches is far slower than this loader: no stall, no warning.
   EXPECT_TRUE(warnings.empty()) << warnings[0];
   EXPECT_EQ(r->monitor_warnings, 0u);
   EXPECT_LT(r->stall_share, 0.5);
-  EXPECT_EQ(r->consumer_step_ms, 2);
+  EXPECT_EQ(r->consumer_step_ms, 10);
 }
 
 TEST(BenchRunnerTest, BadConfigs) {

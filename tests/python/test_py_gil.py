@@ -83,15 +83,15 @@ def test_open_pack_plan_and_verify_release_the_gil(datasets, tmp_path):
         counter[0] += 1
         return stoker.pack([src], tmp_path / f"out{counter[0]}", threads=1)
 
-    assert progresses(do_pack, attempts=5)
+    assert progresses(do_pack, attempts=10)
     out = str(tmp_path / "out1")
-    assert progresses(lambda: stoker.verify(out), attempts=10)
+    assert progresses(lambda: stoker.verify(out), attempts=30)
     # 200,000 short documents: reading lengths and planning take a while.
     many = tmp_path / "many.npy"
     np.save(many, np.ones((200_000, 2), np.uint16))
     assert progresses(lambda: stoker.Loader(str(many), seq_len=512, batch_size=2, pack="bestfit"),
-                      attempts=10)
-    assert progresses(lambda: stoker.plan(many, 512, 2, pack="bestfit"), attempts=10)
+                      attempts=20)
+    assert progresses(lambda: stoker.plan(many, 512, 2, pack="bestfit"), attempts=20)
 
 
 SCRIPT = textwrap.dedent("""
