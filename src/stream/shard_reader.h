@@ -67,6 +67,9 @@ class ShardReader {
   uint64_t next_record() const { return next_record_; }
   uint64_t next_offset() const { return next_offset_; }
 
+  // Reads `shards` from now on (the list an elastic epoch's references index; docs/streaming.md).
+  void set_shards(const std::vector<StreamShard>* shards) { shards_ = shards; }
+
   // Re-reads the documents `refs` (all of one shard, records increasing) in one pass.
   Status ReadRefs(const std::vector<DocRef>& refs, std::vector<StreamDoc>* out);
 
