@@ -26,6 +26,7 @@ Result<loader::StepProvenance> ExplainStreamStep(const StreamPlanner& planner,
       p.record = piece.ref.record;
       p.document = piece.ref.record;
       p.byte_offset = piece.ref.offset;
+      p.stream_epoch = piece.stream_epoch;
       p.offset = piece.offset;
       p.length = piece.length;
       p.row_offset = at;
