@@ -19,7 +19,8 @@
 namespace stoker::stream {
 
 // Where a document lives: its shard, its index among the shard's records, and the byte offset of
-// its line in the (decompressed) file (0 for whole-file documents and record shards).
+// its line in the (decompressed) file, or of its record in the shard (the tar member's header,
+// the TFRecord's length field, the MDS sample; decompressed for .gz/.zst); 0 for whole files.
 struct DocRef {
   uint32_t shard = 0;
   uint64_t record = 0;
