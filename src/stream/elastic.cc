@@ -1,7 +1,6 @@
 #include "stream/elastic.h"
 
 #include <algorithm>
-#include <charconv>
 #include <numeric>
 
 #include "stream/row_count.h"
@@ -46,23 +45,14 @@ Result<ElasticEpoch> DecodeElasticHeader(std::string_view* text) {
   if (!IsElasticState(*text) || bar == std::string_view::npos) {
     return InvalidArgument("stream state: malformed elastic header");
   }
-  const char* p = text->data() + kMagic.size();
-  const char* end = text->data() + bar;
-  bool ok = true;
-  auto get = [&]() -> uint64_t {
-    while (p < end && *p == ' ') ++p;
-    uint64_t v = 0;
-    auto [next, ec] = std::from_chars(p, end, v);
-    if (ec != std::errc()) ok = false;
-    p = next;
-    return v;
-  };
+  IntReader in(text->substr(kMagic.size(), bar - kMagic.size()));
+  auto get = [&in] { return in.Next(); };
   ElasticEpoch e;
   e.epoch = get();
   e.shard_world = static_cast<uint32_t>(get());
   e.steps = get();
   const uint64_t n = get();
-  for (uint64_t i = 0; ok && i < n; ++i) {
+  for (uint64_t i = 0; in.ok() && i < n; ++i) {
     ReadUnit u;
     u.shard = static_cast<uint32_t>(get());
     u.record = get();
@@ -70,8 +60,7 @@ Result<ElasticEpoch> DecodeElasticHeader(std::string_view* text) {
     u.docs = get();
     e.units.push_back(u);
   }
-  while (p < end && *p == ' ') ++p;
-  if (!ok || p != end || e.shard_world == 0) {
+  if (!in.ok() || !in.AtEnd() || e.shard_world == 0) {
     return InvalidArgument("stream state: malformed elastic header");
   }
   text->remove_prefix(bar + 1);

@@ -30,21 +30,26 @@ std::string RankSnapshot::Encode() const {
   return s;
 }
 
+uint64_t IntReader::Next() {
+  while (p_ < end_ && *p_ == ' ') ++p_;
+  uint64_t v = 0;
+  auto [next, ec] = std::from_chars(p_, end_, v);
+  if (ec != std::errc()) ok_ = false;
+  p_ = next;
+  return v;
+}
+
+bool IntReader::AtEnd() {
+  while (p_ < end_ && (*p_ == ' ' || *p_ == '\n')) ++p_;
+  return p_ == end_;
+}
+
 Result<RankSnapshot> RankSnapshot::Decode(std::string_view text) {
-  const char* p = text.data();
-  const char* end = p + text.size();
-  bool ok = true;
-  auto get = [&]() -> uint64_t {
-    while (p < end && *p == ' ') ++p;
-    uint64_t v = 0;
-    auto [next, ec] = std::from_chars(p, end, v);
-    if (ec != std::errc()) ok = false;
-    p = next;
-    return v;
-  };
+  IntReader in(text);
+  auto get = [&in] { return in.Next(); };
   RankSnapshot s;
   const uint64_t version = get();
-  if (!ok || (version != 1 && version != 2)) {
+  if (!in.ok() || (version != 1 && version != 2)) {
     return InvalidArgument("stream state: unsupported or malformed version");
   }
   s.stream_epoch = get();
@@ -57,7 +62,7 @@ Result<RankSnapshot> RankSnapshot::Decode(std::string_view text) {
   s.cursor = get();
   for (std::vector<DocSpan>* docs : {&s.buffer, &s.group}) {
     const uint64_t n = get();
-    for (uint64_t i = 0; ok && i < n; ++i) {
+    for (uint64_t i = 0; in.ok() && i < n; ++i) {
       DocSpan d;
       d.ref.shard = static_cast<uint32_t>(get());
       d.ref.record = get();
@@ -74,8 +79,7 @@ Result<RankSnapshot> RankSnapshot::Decode(std::string_view text) {
       docs->push_back(d);
     }
   }
-  while (p < end && (*p == ' ' || *p == '\n')) ++p;
-  if (!ok || p != end) return InvalidArgument("stream state: malformed integers");
+  if (!in.ok() || !in.AtEnd()) return InvalidArgument("stream state: malformed integers");
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stoker/plan.h"
@@ -61,6 +62,20 @@ struct DocSpan {
   DocRef ref;
   uint64_t stream_epoch = 0;
   uint64_t begin = 0, end = 0;
+};
+
+// Reads the space-separated unsigned integers of the checkpoint encodings. Plain value.
+class IntReader {
+ public:
+  explicit IntReader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+  uint64_t Next();
+  bool ok() const { return ok_; }
+  bool AtEnd();  // after skipping blanks
+
+ private:
+  const char* p_;
+  const char* end_;
+  bool ok_ = true;
 };
 
 // The state between two rows.

@@ -10,18 +10,7 @@ import numpy as np
 import pytest
 
 import stoker
-
-
-def write_corpus(d, counts):
-    paths = []
-    for f, n in enumerate(counts):
-        p = d / f"part-{f}.jsonl"
-        with open(p, "w") as out:
-            for i in range(n):
-                text = " ".join([f"doc {f}-{i}"] * (1 + (7 * i + 3 * f) % 9))
-                out.write(json.dumps({"text": text}) + "\n")
-        paths.append(p)
-    return paths
+from test_stream_loader import write_corpus
 
 
 def open_world(paths, world, pack):
