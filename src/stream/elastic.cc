@@ -1,6 +1,8 @@
 #include "stream/elastic.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <numeric>
 
 #include "stream/row_count.h"
@@ -70,20 +72,22 @@ Result<ElasticEpoch> DecodeElasticHeader(std::string_view* text) {
 Result<std::vector<std::vector<uint32_t>>> StreamPlanner::LengthsFor(
     const std::vector<StreamShard>& shards) const {
   std::vector<std::vector<uint32_t>> out(shards.size());
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, size_t> same;  // (file, begin, end) -> shard
+  std::map<uint32_t, std::vector<size_t>> of_file;
+  for (size_t n = 0; n < ctx_->shards.size(); ++n) {
+    const StreamShard& have = ctx_->shards[n];
+    same[{have.file, have.begin, have.end}] = n;
+    of_file[have.file].push_back(n);
+  }
   for (size_t o = 0; o < shards.size(); ++o) {
     const StreamShard& want = shards[o];
-    bool found = false;
-    for (size_t n = 0; n < ctx_->shards.size() && !found; ++n) {
-      const StreamShard& have = ctx_->shards[n];
-      if (have.file == want.file && have.begin == want.begin && have.end == want.end) {
-        out[o] = lengths_[n];
-        found = true;
-      }
+    auto it = same.find({want.file, want.begin, want.end});
+    if (it != same.end()) {
+      out[o] = lengths_[it->second];
+      continue;
     }
-    if (found) continue;
     // Cut differently (an uncompressed JSONL file): the documents whose line starts in range.
-    for (size_t n = 0; n < ctx_->shards.size(); ++n) {
-      if (ctx_->shards[n].file != want.file) continue;
+    for (size_t n : of_file[want.file]) {
       if (offsets_[n].size() != lengths_[n].size()) {
         return Internal("stream elastic resume: no offsets for " + want.path);
       }
