@@ -344,6 +344,23 @@ void RegisterLoader(nb::module_& m) {
              ThrowIfError(s);
            },
            nb::arg("state_json"))
+      .def("elastic_state_json",
+           [](PyLoader& self, const std::vector<std::string>& jsons) {
+             if (!self.stream) {
+               PyErr_SetString(PyExc_ValueError, "an elastic resume from every rank's state is "
+                                                 "for stoker.Stream loaders");
+               throw nb::python_error();
+             }
+             std::vector<PlanState> states;
+             for (const std::string& j : jsons) states.push_back(Unwrap(PlanState::FromJson(j)));
+             Result<PlanState> mine = [&] {
+               nb::gil_scoped_release release;
+               return self.stream->ElasticState(states);
+             }();
+             return Unwrap(std::move(mine)).ToJson();
+           },
+           nb::arg("states_json"),
+           "This rank's state continuing every old rank's (a list, in rank order) on this world.")
       .def("stats", [](PyLoader& self) { return StatsToDict(self.get().Stats()); })
       .def_prop_ro("has_plan",
                    [](PyLoader& self) { return self.get().plan() != nullptr || self.stream; })

@@ -103,6 +103,7 @@ Result<bool> RecordDocumentReader::Next(RawDocument* doc) {
   doc->jsonl = false;
   doc->line_number = r->index + 1;
   doc->offset_bytes = 0;
+  doc->record_offset = r->offset_bytes;
   std::string key = KeyOf(*r, key_field_);
   doc->record_where = "record " + std::to_string(r->index) + " (key '" + key + "', byte offset " +
                       std::to_string(r->offset_bytes) + ")";

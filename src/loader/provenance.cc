@@ -22,6 +22,7 @@ std::string StepProvenance::ToJson() const {
       j["record"] = p.record;
       j["key"] = p.key ? nlohmann::ordered_json(*p.key) : nlohmann::ordered_json(nullptr);
       if (p.byte_offset) j["byte_offset"] = *p.byte_offset;
+      if (p.stream_epoch) j["stream_epoch"] = *p.stream_epoch;
       j["offset"] = p.offset;
       j["length"] = p.length;
       j["row_offset"] = p.row_offset;

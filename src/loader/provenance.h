@@ -29,6 +29,9 @@ struct PieceProvenance {
   uint64_t record = 0;         // the document's index among its shard's records
   std::optional<std::string> key;          // the record's key, where the format has one
   std::optional<uint64_t> byte_offset;     // a stream: the record's line in the (decompressed) file
+  // A stream: the epoch whose shard dealing the document came from (the step's epoch, or the next
+  // one where a rank's stream ran short; docs/streaming.md).
+  std::optional<uint64_t> stream_epoch;
   uint64_t offset = 0;         // first token taken from the document
   uint64_t length = 0;         // tokens taken: [offset, offset + length) of the document
   uint64_t row_offset = 0;     // where in the row the piece's first token lies

@@ -12,6 +12,13 @@ constexpr size_t kChunkBytes = 64 << 10;
 
 }  // namespace
 
+std::vector<ReadUnit> WholeShards(const std::vector<uint32_t>& shards) {
+  std::vector<ReadUnit> out;
+  out.reserve(shards.size());
+  for (uint32_t s : shards) out.push_back({s, 0, 0, 0});
+  return out;
+}
+
 DocPipeline::DocPipeline(const std::vector<StreamShard>* shards, const Tokenizer* tokenizer,
                          const ReaderOptions& options, EncodePool* pool)
     : reader_(shards, tokenizer, options),
@@ -25,8 +32,10 @@ void DocPipeline::WaitIdle() {
   cv_.wait(lock, [this] { return in_flight_ == 0; });
 }
 
-void DocPipeline::Reset(const std::vector<uint32_t>* dealt, const StreamPosition& pos) {
+void DocPipeline::Reset(const std::vector<StreamShard>* shards, const std::vector<ReadUnit>* dealt,
+                        const StreamPosition& pos) {
   WaitIdle();
+  reader_.set_shards(shards);
   chunks_.clear();
   front_item_ = 0;
   failed_ = Status::OK();
@@ -45,10 +54,11 @@ void DocPipeline::ReadChunk(Chunk* c) {
         read_done_ = true;
         return;
       }
-      // A Reset position inside a shard opens it there; any other shard opens at its start.
+      // A Reset position inside a shard opens it there; any other unit opens at its start.
       const bool inside = read_pos_.reader_open;
-      Status st = reader_.Open((*dealt_)[read_pos_.shard_pos], inside ? read_pos_.next_record : 0,
-                               inside ? read_pos_.next_offset : 0);
+      const ReadUnit& u = (*dealt_)[read_pos_.shard_pos];
+      Status st = reader_.Open(u.shard, inside ? read_pos_.next_record : u.record,
+                               inside ? read_pos_.next_offset : u.offset);
       if (!st.ok()) {
         c->read_error = st;
         read_done_ = true;
@@ -65,7 +75,7 @@ void DocPipeline::ReadChunk(Chunk* c) {
       return;
     }
     if (!*got) {
-      read_pos_ = {read_pos_.shard_pos + 1, false, 0, 0};
+      read_pos_ = {read_pos_.shard_pos + 1, false, 0, 0, 0};
       opened_ = false;
       continue;
     }
@@ -124,7 +134,7 @@ Result<bool> DocPipeline::Next(PipelineDoc* out) {
   for (;;) {
     Fill();
     if (chunks_.empty()) {
-      pos_ = {dealt_->size(), false, 0, 0};
+      pos_ = {dealt_->size(), false, 0, 0, 0};
       return false;
     }
     Chunk& c = *chunks_.front();
@@ -142,7 +152,12 @@ Result<bool> DocPipeline::Next(PipelineDoc* out) {
       if (!c.tokens[i]) continue;
       out->ref = c.items[i].ref;
       out->tokens = std::move(c.tokens[i]);
-      pos_ = c.after[i];
+      const StreamPosition& next = c.after[i];
+      const uint64_t before = pos_.reader_open && pos_.shard_pos == next.shard_pos
+                                  ? pos_.docs
+                                  : (*dealt_)[next.shard_pos].docs;
+      pos_ = next;
+      pos_.docs = before + 1;
       return true;
     }
     if (!c.read_error.ok()) {

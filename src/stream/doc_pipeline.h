@@ -21,12 +21,24 @@ namespace stoker::stream {
 
 using Tokens = std::shared_ptr<const std::vector<int32_t>>;
 
-// Where the next document is read from: the index into the dealt shards and, if that shard is
-// open, the next record and its byte offset.
+// One entry of a rank's reading order: shard `shard` read from record `record` at byte `offset`
+// (0, 0: from its start); `docs` documents of the shard come before that point (so the pre-scan's
+// lengths of the rest are lengths[shard][docs...]). A fresh epoch's entries are whole shards; an
+// elastic resume's (docs/streaming.md) may start inside one.
+struct ReadUnit {
+  uint32_t shard = 0;
+  uint64_t record = 0, offset = 0, docs = 0;
+};
+std::vector<ReadUnit> WholeShards(const std::vector<uint32_t>& shards);
+
+// Where the next document is read from: the index into the dealt units and, if that unit's shard
+// is open, the next record and its byte offset; `docs`: documents of that shard handed out so far
+// (counting those before the unit's start).
 struct StreamPosition {
   uint64_t shard_pos = 0;
   bool reader_open = false;
   uint64_t next_record = 0, next_offset = 0;
+  uint64_t docs = 0;
 };
 
 struct PipelineDoc {
@@ -43,8 +55,10 @@ class DocPipeline {
   DocPipeline(const DocPipeline&) = delete;
   DocPipeline& operator=(const DocPipeline&) = delete;
 
-  // Drops what was read ahead and continues from `pos` in `dealt` (which must outlive the use).
-  void Reset(const std::vector<uint32_t>* dealt, const StreamPosition& pos);
+  // Drops what was read ahead and continues from `pos` in `dealt`, whose shard indices refer to
+  // `shards` (both must outlive the use).
+  void Reset(const std::vector<StreamShard>* shards, const std::vector<ReadUnit>* dealt,
+             const StreamPosition& pos);
   // The next document that yields tokens, or false once the dealt shards are exhausted.
   Result<bool> Next(PipelineDoc* out);
   // The position after the last document Next returned (or the Reset position).
@@ -71,7 +85,7 @@ class DocPipeline {
   ShardReader reader_;
   EncodePool* pool_;
   size_t depth_;
-  const std::vector<uint32_t>* dealt_ = nullptr;
+  const std::vector<ReadUnit>* dealt_ = nullptr;
   StreamPosition read_pos_;   // where the reader is (open or about to open)
   bool opened_ = false;       // reader_ is open on read_pos_'s shard
   bool read_done_ = false;

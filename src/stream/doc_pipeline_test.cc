@@ -26,15 +26,18 @@ class Corpus {
     Result<std::vector<StreamShard>> s = MakeShards(paths, 1);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     shards_ = *s;
-    for (uint32_t i = 0; i < shards_.size(); ++i) dealt_.push_back(shards_.size() - 1 - i);
+    for (uint32_t i = 0; i < shards_.size(); ++i) {
+      dealt_.push_back({static_cast<uint32_t>(shards_.size() - 1 - i), 0, 0, 0});
+    }
     tok_ = *OpenTokenizer("bytes");
     options_.encoder.skip_bad_lines = skip;
   }
-  Seen Read(int threads, const StreamPosition& from = {}, size_t limit = SIZE_MAX) const {
+  Seen Read(int threads, const StreamPosition& from = {}, size_t limit = SIZE_MAX,
+            const std::vector<ReadUnit>* units = nullptr) const {
     std::unique_ptr<EncodePool> pool;
     if (threads > 0) pool = std::make_unique<EncodePool>(threads);
     DocPipeline p(&shards_, tok_.get(), options_, pool.get());
-    p.Reset(&dealt_, from);
+    p.Reset(&shards_, units ? units : &dealt_, from);
     Seen seen;
     PipelineDoc d;
     while (seen.refs.size() < limit) {
@@ -51,7 +54,7 @@ class Corpus {
 
  private:
   std::vector<StreamShard> shards_;
-  std::vector<uint32_t> dealt_;
+  std::vector<ReadUnit> dealt_;
   std::unique_ptr<Tokenizer> tok_;
   ReaderOptions options_;
 };
@@ -111,6 +114,29 @@ TEST(DocPipeline, ResetAtARecordedPositionContinuesThere) {
     ASSERT_EQ(rest.refs.size(), all.refs.size() - cut - 1) << cut;
     EXPECT_TRUE(std::equal(rest.refs.begin(), rest.refs.end(), all.refs.begin() + cut + 1))
         << cut;
+  }
+}
+
+TEST(DocPipeline, AUnitStartingInsideAShardReadsItsTailAndCountsItsDocuments) {
+  TempDir dir;
+  Corpus corpus(MessyCorpus(dir), /*skip=*/true);
+  const Seen all = corpus.Read(2);
+  // position().docs counts the documents of the current shard handed out so far.
+  for (size_t i = 0, in_shard = 0; i < all.refs.size(); ++i) {
+    in_shard = i > 0 && all.refs[i].shard == all.refs[i - 1].shard ? in_shard + 1 : 1;
+    ASSERT_EQ(all.after[i].docs, in_shard) << i;
+  }
+  for (size_t cut : {size_t{0}, size_t{700}, size_t{2000}}) {
+    const StreamPosition& at = all.after[cut];
+    const uint32_t shard = all.refs[cut].shard;
+    const std::vector<ReadUnit> tail{{shard, at.next_record, at.next_offset, at.docs}};
+    const Seen rest = corpus.Read(3, {}, SIZE_MAX, &tail);
+    std::vector<DocRef> want;
+    for (size_t i = cut + 1; i < all.refs.size() && all.refs[i].shard == shard; ++i) {
+      want.push_back(all.refs[i]);
+    }
+    EXPECT_EQ(rest.refs, want) << cut;
+    if (!rest.after.empty()) EXPECT_EQ(rest.after.back().docs, at.docs + want.size()) << cut;
   }
 }
 

@@ -127,12 +127,17 @@ Status WriteScan(const std::string& file, const std::string& data, const FileSta
   return WriteFileAtomically(file, out);
 }
 
-// The lengths of shard `s` from its file's scan: the documents whose line starts in its range.
-std::vector<uint32_t> ShardLengths(const StreamShard& s, uint64_t file_size, const FileScan& f) {
+// The lengths (and offsets) of shard `s` from its file's scan: the documents whose line starts
+// in its range.
+std::vector<uint32_t> ShardLengths(const StreamShard& s, uint64_t file_size, const FileScan& f,
+                                   std::vector<uint64_t>* offsets) {
   std::vector<uint32_t> out;
   const bool whole = s.begin == 0 && s.end >= file_size;
   for (size_t i = 0; i < f.tokens.size(); ++i) {
-    if (whole || (f.offsets[i] >= s.begin && f.offsets[i] < s.end)) out.push_back(f.tokens[i]);
+    if (whole || (f.offsets[i] >= s.begin && f.offsets[i] < s.end)) {
+      out.push_back(f.tokens[i]);
+      if (offsets != nullptr) offsets->push_back(f.offsets[i]);
+    }
   }
   return out;
 }
@@ -144,9 +149,9 @@ std::string DefaultScanCacheDir() {
   return dir ? JoinPath(*dir, "stream-scan") : std::string();
 }
 
-Result<std::vector<std::vector<uint32_t>>> PrescanShards(const StreamContext& ctx,
-                                                         const PrescanOptions& options,
-                                                         PrescanSummary* summary) {
+Result<std::vector<std::vector<uint32_t>>> PrescanShards(
+    const StreamContext& ctx, const PrescanOptions& options, PrescanSummary* summary,
+    std::vector<std::vector<uint64_t>>* offsets) {
   PrescanSummary local;
   PrescanSummary& sum = summary ? *summary : local;
   const std::vector<StreamShard>& shards = ctx.shards;
@@ -156,6 +161,7 @@ Result<std::vector<std::vector<uint32_t>>> PrescanShards(const StreamContext& ct
   for (size_t s = 0; s < n; ++s) by_file[shards[s].file].push_back(s);
 
   std::vector<std::vector<uint32_t>> lengths(n);
+  if (offsets != nullptr) offsets->assign(n, {});
   std::vector<char> cached(n, 0);
   std::map<uint32_t, FileStat> stats;
   for (const auto& [file, idx] : by_file) {
@@ -173,7 +179,7 @@ Result<std::vector<std::vector<uint32_t>>> PrescanShards(const StreamContext& ct
     if (!scan) continue;
     ++sum.files_from_cache;
     for (size_t s : idx) {
-      lengths[s] = ShardLengths(shards[s], st->size, *scan);
+      lengths[s] = ShardLengths(shards[s], st->size, *scan, offsets ? &(*offsets)[s] : nullptr);
       cached[s] = 1;
     }
   }
@@ -199,6 +205,7 @@ Result<std::vector<std::vector<uint32_t>>> PrescanShards(const StreamContext& ct
         scans[s].bytes.push_back(static_cast<uint32_t>(std::min<uint64_t>(doc.bytes, UINT32_MAX)));
       }
       status[s] = st;
+      if (offsets != nullptr) (*offsets)[s] = scans[s].offsets;
     }
   };
   const unsigned hw = std::max<unsigned>(1, std::thread::hardware_concurrency());

@@ -37,9 +37,10 @@ struct PrescanSummary {
   std::vector<std::string> written;  // scan files written
 };
 
-// The document lengths of every shard of ctx, in the shards' order.
-Result<std::vector<std::vector<uint32_t>>> PrescanShards(const StreamContext& ctx,
-                                                         const PrescanOptions& options,
-                                                         PrescanSummary* summary = nullptr);
+// The document lengths of every shard of ctx, in the shards' order; `offsets`, if given, receives
+// each document's start (JSONL: the byte offset of its line; else 0).
+Result<std::vector<std::vector<uint32_t>>> PrescanShards(
+    const StreamContext& ctx, const PrescanOptions& options, PrescanSummary* summary = nullptr,
+    std::vector<std::vector<uint64_t>>* offsets = nullptr);
 
 }  // namespace stoker::stream

@@ -4,92 +4,106 @@
 #include <charconv>
 #include <map>
 
-#include "plan/best_fit.h"
+#include "stream/row_count.h"
 
 namespace stoker::stream {
 
 std::string RankSnapshot::Encode() const {
-  std::string s = "1";
+  std::string s = "2";
   auto put = [&s](uint64_t v) {
     s += ' ';
     s += std::to_string(v);
   };
-  put(stream_epoch);
-  put(shard_pos);
-  put(reader_open ? 1 : 0);
-  put(next_record);
-  put(next_offset);
-  put(rng);
-  put(cursor);
-  put(buffer.size());
-  for (const DocRef& r : buffer) {
-    put(r.shard);
-    put(r.record);
-    put(r.offset);
+  for (uint64_t v : {stream_epoch, shard_pos, uint64_t{reader_open}, next_record, next_offset,
+                     next_docs, rng, cursor}) {
+    put(v);
   }
-  put(group.size());
-  for (size_t i = 0; i < group.size(); ++i) {
-    put(group[i].shard);
-    put(group[i].record);
-    put(group[i].offset);
-    put(group_epochs[i]);
+  for (const std::vector<DocSpan>* docs : {&buffer, &group}) {
+    put(docs->size());
+    for (const DocSpan& d : *docs) {
+      for (uint64_t v : {uint64_t{d.ref.shard}, d.ref.record, d.ref.offset, d.stream_epoch,
+                         d.begin, d.end}) {
+        put(v);
+      }
+    }
   }
   return s;
 }
 
+uint64_t IntReader::Next() {
+  while (p_ < end_ && *p_ == ' ') ++p_;
+  uint64_t v = 0;
+  auto [next, ec] = std::from_chars(p_, end_, v);
+  if (ec != std::errc()) ok_ = false;
+  p_ = next;
+  return v;
+}
+
+bool IntReader::AtEnd() {
+  while (p_ < end_ && (*p_ == ' ' || *p_ == '\n')) ++p_;
+  return p_ == end_;
+}
+
 Result<RankSnapshot> RankSnapshot::Decode(std::string_view text) {
-  const char* p = text.data();
-  const char* end = p + text.size();
-  bool ok = true;
-  auto get = [&]() -> uint64_t {
-    while (p < end && *p == ' ') ++p;
-    uint64_t v = 0;
-    auto [next, ec] = std::from_chars(p, end, v);
-    if (ec != std::errc()) ok = false;
-    p = next;
-    return v;
-  };
+  IntReader in(text);
+  auto get = [&in] { return in.Next(); };
   RankSnapshot s;
-  if (get() != 1 || !ok) return InvalidArgument("stream state: unsupported or malformed version");
+  const uint64_t version = get();
+  if (!in.ok() || (version != 1 && version != 2)) {
+    return InvalidArgument("stream state: unsupported or malformed version");
+  }
   s.stream_epoch = get();
   s.shard_pos = get();
   s.reader_open = get() != 0;
   s.next_record = get();
   s.next_offset = get();
+  if (version >= 2) s.next_docs = get();
   s.rng = get();
   s.cursor = get();
-  uint64_t n = get();
-  for (uint64_t i = 0; ok && i < n; ++i) {
-    DocRef r;
-    r.shard = static_cast<uint32_t>(get());
-    r.record = get();
-    r.offset = get();
-    s.buffer.push_back(r);
+  for (std::vector<DocSpan>* docs : {&s.buffer, &s.group}) {
+    const uint64_t n = get();
+    for (uint64_t i = 0; in.ok() && i < n; ++i) {
+      DocSpan d;
+      d.ref.shard = static_cast<uint32_t>(get());
+      d.ref.record = get();
+      d.ref.offset = get();
+      d.stream_epoch = s.stream_epoch;  // version 1: buffered documents are the stream epoch's
+      d.end = kWhole;
+      if (version >= 2) {
+        d.stream_epoch = get();
+        d.begin = get();
+        d.end = get();
+      } else if (docs == &s.group) {
+        d.stream_epoch = get();
+      }
+      docs->push_back(d);
+    }
   }
-  n = get();
-  for (uint64_t i = 0; ok && i < n; ++i) {
-    DocRef r;
-    r.shard = static_cast<uint32_t>(get());
-    r.record = get();
-    r.offset = get();
-    s.group.push_back(r);
-    s.group_epochs.push_back(get());
-  }
-  if (!ok) return InvalidArgument("stream state: malformed integers");
+  if (!in.ok() || !in.AtEnd()) return InvalidArgument("stream state: malformed integers");
   return s;
 }
 
-RankStream::RankStream(std::shared_ptr<const StreamContext> ctx, uint64_t epoch)
+RankStream::RankStream(std::shared_ptr<const StreamContext> ctx, uint64_t epoch,
+                       std::shared_ptr<const ElasticEpoch> elastic)
     : ctx_(std::move(ctx)),
+      elastic_(std::move(elastic)),
       docs_(&ctx_->shards, ctx_->tokenizer.get(), ctx_->config.reader, ctx_->pool.get()) {
   StartStreamEpoch(epoch);
+}
+
+const std::vector<StreamShard>& RankStream::ShardsOf(uint64_t stream_epoch) const {
+  return elastic_ && elastic_->epoch == stream_epoch ? elastic_->shards : ctx_->shards;
 }
 
 void RankStream::StartStreamEpoch(uint64_t e) {
   const StreamConfig& c = ctx_->config;
   stream_epoch_ = e;
-  dealt_ = DealShards(ctx_->shards, c.seed, e, c.world_size)[c.rank];
-  docs_.Reset(&dealt_, {});
+  if (elastic_ && elastic_->epoch == e) {
+    dealt_ = elastic_->units;
+  } else {
+    dealt_ = WholeShards(DealShards(ctx_->shards, c.seed, e, c.world_size)[c.rank]);
+  }
+  docs_.Reset(&ShardsOf(e), &dealt_, {});
   input_done_ = false;
   rng_ = MixKey(c.seed, e, 0x10000 + c.rank);
 }
@@ -101,6 +115,8 @@ Result<bool> RankStream::ReadOne(Doc* out) {
   out->ref = d.ref;
   out->stream_epoch = stream_epoch_;
   out->tokens = std::move(d.tokens);
+  out->begin = 0;
+  out->end = out->tokens->size();
   return true;
 }
 
@@ -135,21 +151,16 @@ Result<RankStream::Doc> RankStream::NextDoc() {
 }
 
 void RankStream::PackWindow() {
-  const uint64_t S = ctx_->config.seq_len;
-  std::vector<uint64_t> lengths;
-  std::vector<std::pair<size_t, uint64_t>> items;  // (document, offset)
-  for (size_t i = 0; i < group_.size(); ++i) {
-    const uint64_t n = group_[i].tokens->size();
-    for (uint64_t off = 0; off < n; off += S) {
-      items.push_back({i, off});
-      lengths.push_back(std::min(S, n - off));
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  for (const Doc& d : group_) spans.push_back({d.begin, d.end});
+  window_rows_.clear();
+  for (const std::vector<WindowChunk>& chunks : BestFitWindow(spans, ctx_->config.seq_len)) {
+    PackedRow row;
+    for (const WindowChunk& k : chunks) {
+      const Doc& d = group_[k.doc];
+      row.push_back({d.ref, d.stream_epoch, d.tokens, k.offset, k.length});
     }
-  }
-  std::vector<uint32_t> bin;
-  window_rows_.assign(plan::BestFitDecreasing(lengths, S, &bin), PackedRow());
-  for (size_t k = 0; k < items.size(); ++k) {
-    const Doc& d = group_[items[k].first];
-    window_rows_[bin[k]].push_back({d.ref, d.stream_epoch, d.tokens, items[k].second, lengths[k]});
+    window_rows_.push_back(std::move(row));
   }
 }
 
@@ -172,7 +183,7 @@ Result<PackedRow> RankStream::NextRow() {
   switch (ctx_->config.pack) {
     case PackMode::kPad: {
       STOKER_ASSIGN_OR_RETURN(Doc d, NextDoc());
-      row.push_back({d.ref, d.stream_epoch, d.tokens, 0, std::min<uint64_t>(S, d.tokens->size())});
+      row.push_back({d.ref, d.stream_epoch, d.tokens, d.begin, std::min(S, d.end - d.begin)});
       return row;
     }
     case PackMode::kConcat: {
@@ -180,15 +191,15 @@ Result<PackedRow> RankStream::NextRow() {
       while (have < S) {
         if (group_.empty()) {
           STOKER_ASSIGN_OR_RETURN(Doc d, NextDoc());
+          cursor_ = d.begin;
           group_.push_back(std::move(d));
-          cursor_ = 0;
         }
         const Doc& d = group_.front();
-        const uint64_t take = std::min<uint64_t>(S - have, d.tokens->size() - cursor_);
+        const uint64_t take = std::min<uint64_t>(S - have, d.end - cursor_);
         row.push_back({d.ref, d.stream_epoch, d.tokens, cursor_, take});
         have += take;
         cursor_ += take;
-        if (cursor_ == d.tokens->size()) {
+        if (cursor_ == d.end) {
           group_.clear();
           cursor_ = 0;
         }
@@ -212,42 +223,50 @@ RankSnapshot RankStream::Snapshot() const {
   if (pos.reader_open) {
     s.next_record = pos.next_record;
     s.next_offset = pos.next_offset;
+    s.next_docs = pos.docs;
   }
   s.rng = rng_;
   s.cursor = cursor_;
-  for (const Doc& d : buffer_) s.buffer.push_back(d.ref);
-  for (const Doc& d : group_) {
-    s.group.push_back(d.ref);
-    s.group_epochs.push_back(d.stream_epoch);
-  }
+  for (const Doc& d : buffer_) s.buffer.push_back({d.ref, d.stream_epoch, d.begin, d.end});
+  for (const Doc& d : group_) s.group.push_back({d.ref, d.stream_epoch, d.begin, d.end});
   return s;
 }
 
-Status RankStream::Reread(const std::vector<DocRef>& refs, const std::vector<uint64_t>& epochs,
-                          std::vector<Doc>* out) {
-  // One pass per shard, offsets increasing; then back into the original order.
-  std::map<uint32_t, std::vector<size_t>> by_shard;
-  for (size_t i = 0; i < refs.size(); ++i) {
-    if (refs[i].shard >= ctx_->shards.size()) {
-      return InvalidArgument("stream state: shard " + std::to_string(refs[i].shard) +
+Status RankStream::Reread(const std::vector<DocSpan>& spans, std::vector<Doc>* out) {
+  // One pass per (shard list, shard), records increasing; then back into the original order.
+  std::map<std::pair<const std::vector<StreamShard>*, uint32_t>, std::vector<size_t>> by_shard;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const std::vector<StreamShard>& shards = ShardsOf(spans[i].stream_epoch);
+    if (spans[i].ref.shard >= shards.size()) {
+      return InvalidArgument("stream state: shard " + std::to_string(spans[i].ref.shard) +
                              " does not exist");
     }
-    by_shard[refs[i].shard].push_back(i);
+    by_shard[{&shards, spans[i].ref.shard}].push_back(i);
   }
-  out->assign(refs.size(), Doc());
-  ShardReader reader(&ctx_->shards, ctx_->tokenizer.get(), ctx_->config.reader);
-  for (auto& [shard, idx] : by_shard) {
+  out->assign(spans.size(), Doc());
+  for (auto& [key, idx] : by_shard) {
+    ShardReader reader(key.first, ctx_->tokenizer.get(), ctx_->config.reader);
     std::sort(idx.begin(), idx.end(),
-              [&](size_t a, size_t b) { return refs[a].record < refs[b].record; });
+              [&](size_t a, size_t b) { return spans[a].ref.record < spans[b].ref.record; });
     std::vector<DocRef> want;
-    for (size_t i : idx) want.push_back(refs[i]);
+    for (size_t i : idx) want.push_back(spans[i].ref);
     std::vector<StreamDoc> docs;
     STOKER_RETURN_IF_ERROR(reader.ReadRefs(want, &docs));
     for (size_t k = 0; k < idx.size(); ++k) {
+      const DocSpan& span = spans[idx[k]];
       Doc& d = (*out)[idx[k]];
-      d.ref = refs[idx[k]];
-      d.stream_epoch = epochs[idx[k]];
+      d.ref = span.ref;
+      d.stream_epoch = span.stream_epoch;
       d.tokens = std::make_shared<const std::vector<int32_t>>(std::move(docs[k].tokens));
+      d.begin = span.begin;
+      d.end = span.end == RankSnapshot::kWhole ? d.tokens->size() : span.end;
+      if (d.begin > d.end || d.end > d.tokens->size()) {
+        return InvalidArgument("stream state: token range " + std::to_string(d.begin) + ".." +
+                               std::to_string(d.end) + " outside the document (" +
+                               std::to_string(d.tokens->size()) + " tokens) of " +
+                               (*key.first)[span.ref.shard].path + " record " +
+                               std::to_string(span.ref.record));
+      }
     }
   }
   return Status::OK();
@@ -261,12 +280,12 @@ Status RankStream::Restore(const RankSnapshot& snap) {
   if (snap.reader_open && snap.shard_pos >= dealt_.size()) {
     return InvalidArgument("stream state: open reader past the end");
   }
-  docs_.Reset(&dealt_, {snap.shard_pos, snap.reader_open, snap.next_record, snap.next_offset});
+  docs_.Reset(&ShardsOf(snap.stream_epoch), &dealt_,
+              {snap.shard_pos, snap.reader_open, snap.next_record, snap.next_offset,
+               snap.next_docs});
   rng_ = snap.rng;
-  // Every buffered document came from the current stream epoch.
-  std::vector<uint64_t> epochs(snap.buffer.size(), snap.stream_epoch);
-  STOKER_RETURN_IF_ERROR(Reread(snap.buffer, epochs, &buffer_));
-  STOKER_RETURN_IF_ERROR(Reread(snap.group, snap.group_epochs, &group_));
+  STOKER_RETURN_IF_ERROR(Reread(snap.buffer, &buffer_));
+  STOKER_RETURN_IF_ERROR(Reread(snap.group, &group_));
   cursor_ = snap.cursor;
   window_rows_.clear();
   if (ctx_->config.pack == PackMode::kBestFit && !group_.empty()) {

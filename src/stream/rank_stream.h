@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stoker/plan.h"
@@ -45,26 +46,60 @@ struct PackedPiece {
 };
 using PackedRow = std::vector<PackedPiece>;
 
+// The rest of one epoch after an elastic resume (docs/streaming.md, "Elastic resume"): the shards
+// of the world that started the epoch, and this rank's share of their unread work.
+struct ElasticEpoch {
+  uint64_t epoch = 0;
+  uint32_t shard_world = 1;  // the world size whose MakeShards made `shards`
+  uint64_t steps = 0;        // the epoch's steps, the same on every rank
+  std::vector<StreamShard> shards;
+  std::vector<ReadUnit> units;  // this rank's reading order for the rest of the epoch
+};
+
+// A document in a checkpoint: its reference, the stream epoch it came from (which says which
+// shard list `ref.shard` indexes) and the token range [begin, end) still to be used.
+struct DocSpan {
+  DocRef ref;
+  uint64_t stream_epoch = 0;
+  uint64_t begin = 0, end = 0;
+};
+
+// Reads the space-separated unsigned integers of the checkpoint encodings. Plain value.
+class IntReader {
+ public:
+  explicit IntReader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+  uint64_t Next();
+  bool ok() const { return ok_; }
+  bool AtEnd();  // after skipping blanks
+
+ private:
+  const char* p_;
+  const char* end_;
+  bool ok_ = true;
+};
+
 // The state between two rows.
 struct RankSnapshot {
+  static constexpr uint64_t kWhole = UINT64_MAX;  // version-1 states: end = the document's end
   uint64_t stream_epoch = 0;
-  uint64_t shard_pos = 0;  // index into the rank's dealt shards
+  uint64_t shard_pos = 0;  // index into the rank's dealt units
   bool reader_open = false;
-  uint64_t next_record = 0, next_offset = 0;
+  uint64_t next_record = 0, next_offset = 0, next_docs = 0;
   uint64_t rng = 0;
-  std::vector<DocRef> buffer;
-  std::vector<DocRef> group;        // the packer's documents (concat leftover, bestfit window)
-  std::vector<uint64_t> group_epochs;
-  uint64_t cursor = 0;              // concat: tokens of group[0] used; bestfit: rows emitted
+  std::vector<DocSpan> buffer;
+  std::vector<DocSpan> group;  // the packer's documents (concat leftover, bestfit window)
+  uint64_t cursor = 0;         // concat: tokens of group[0] used (absolute); bestfit: rows emitted
 
-  std::string Encode() const;  // space-separated integers
-  static Result<RankSnapshot> Decode(std::string_view text);
+  std::string Encode() const;  // space-separated integers (version 2)
+  static Result<RankSnapshot> Decode(std::string_view text);  // versions 1 and 2
 };
 
 class RankStream {
  public:
-  // A fresh stream at the start of `epoch`.
-  RankStream(std::shared_ptr<const StreamContext> ctx, uint64_t epoch);
+  // A fresh stream at the start of `epoch`. `elastic`, if given, is read for its epoch instead of
+  // that epoch's dealt shards.
+  RankStream(std::shared_ptr<const StreamContext> ctx, uint64_t epoch,
+             std::shared_ptr<const ElasticEpoch> elastic = nullptr);
 
   Result<PackedRow> NextRow();
   RankSnapshot Snapshot() const;
@@ -78,18 +113,20 @@ class RankStream {
     DocRef ref;
     uint64_t stream_epoch = 0;
     Tokens tokens;
+    uint64_t begin = 0, end = 0;  // the token range to use (a resumed document may be partial)
   };
+  const std::vector<StreamShard>& ShardsOf(uint64_t stream_epoch) const;
   void StartStreamEpoch(uint64_t e);
   Result<bool> ReadOne(Doc* out);
   Result<Doc> NextDoc();
   Status LoadBestFitWindow();
   void PackWindow();  // group_ -> window_rows_
-  Status Reread(const std::vector<DocRef>& refs, const std::vector<uint64_t>& epochs,
-                std::vector<Doc>* out);
+  Status Reread(const std::vector<DocSpan>& spans, std::vector<Doc>* out);
 
   std::shared_ptr<const StreamContext> ctx_;
+  std::shared_ptr<const ElasticEpoch> elastic_;
   uint64_t stream_epoch_ = 0;
-  std::vector<uint32_t> dealt_;
+  std::vector<ReadUnit> dealt_;
   DocPipeline docs_;  // after dealt_: reads it
   bool input_done_ = false;
   uint64_t rng_ = 0;

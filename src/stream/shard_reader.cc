@@ -146,7 +146,7 @@ Result<bool> ShardReader::NextRaw(RawItem* item) {
       records_.reset();
       return false;
     }
-    item->ref = {shard_, next_record_++, 0};
+    item->ref = {shard_, next_record_++, raw.record_offset};
     return true;
   }
   if (!s.jsonl) {
@@ -222,7 +222,9 @@ Status ShardReader::ReadRefs(const std::vector<DocRef>& refs, std::vector<Stream
         break;
       }
       if (!*got || item.ref.record > want.record) break;
-      if (item.ref.record == want.record && (whole || item.ref.offset == want.offset)) {
+      // Records match by index (their offset is informational: states before it was kept hold 0).
+      const bool same_offset = whole || s.records || item.ref.offset == want.offset;
+      if (item.ref.record == want.record && same_offset) {
         found = true;
         break;
       }

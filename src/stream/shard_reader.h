@@ -19,7 +19,8 @@
 namespace stoker::stream {
 
 // Where a document lives: its shard, its index among the shard's records, and the byte offset of
-// its line in the (decompressed) file (0 for whole-file documents and record shards).
+// its line in the (decompressed) file, or of its record in the shard (the tar member's header,
+// the TFRecord's length field, the MDS sample; decompressed for .gz/.zst); 0 for whole files.
 struct DocRef {
   uint32_t shard = 0;
   uint64_t record = 0;
@@ -66,6 +67,9 @@ class ShardReader {
   // Where the next document would be read from (for a checkpoint).
   uint64_t next_record() const { return next_record_; }
   uint64_t next_offset() const { return next_offset_; }
+
+  // Reads `shards` from now on (the list an elastic epoch's references index; docs/streaming.md).
+  void set_shards(const std::vector<StreamShard>* shards) { shards_ = shards; }
 
   // Re-reads the documents `refs` (all of one shard, records increasing) in one pass.
   Status ReadRefs(const std::vector<DocRef>& refs, std::vector<StreamDoc>* out);

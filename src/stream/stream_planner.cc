@@ -5,7 +5,8 @@
 #include <xxhash.h>
 
 #include "loader/loader_internal.h"
-#include "plan/best_fit.h"
+#include "stream/elastic.h"
+#include "stream/row_count.h"
 
 namespace stoker::stream {
 namespace {
@@ -89,22 +90,7 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
                                ? static_cast<uint64_t>(loader.num_workers)
                                : std::max<uint64_t>(1, std::thread::hardware_concurrency());
   p->retention_ = std::max<uint64_t>(32, 2 * (loader.prefetch_factor * workers + 1));
-  // The fingerprint: shards, tokenizer and every option that changes the row stream.
-  std::string key;
-  for (const StreamShard& s : ctx->shards) {
-    key += s.path + '\0' + std::to_string(s.begin) + ',' + std::to_string(s.end) + ';';
-  }
-  key += ctx->tokenizer->identity().kind + ctx->tokenizer->identity().checksum;
-  for (uint64_t v : {c.seq_len, c.shuffle_buffer, c.seed, uint64_t{c.world_size},
-                     uint64_t(c.pack), c.bestfit_window, loader.batch_size,
-                     options.steps_per_epoch}) {
-    key += ',' + std::to_string(v);
-  }
-  key += options.text_field;
-  char hex[17];
-  snprintf(hex, sizeof(hex), "%016llx",
-           static_cast<unsigned long long>(XXH3_64bits(key.data(), key.size())));
-  p->fingerprint_ = std::string("stream-") + hex;
+  p->fingerprint_ = p->FingerprintFor(ctx->shards, c.world_size, loader.batch_size);
   if (options.steps_per_epoch == 0) STOKER_RETURN_IF_ERROR(p->PreScan());
   if (p->steps_per_epoch(0) == 0) {
     return InvalidArgument("stream: the input yields no full batch of " +
@@ -116,62 +102,54 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   return p;
 }
 
+std::string StreamPlanner::FingerprintFor(const std::vector<StreamShard>& shards,
+                                          uint32_t world_size, uint64_t batch_size) const {
+  // Shards, tokenizer and every option that changes the row stream.
+  const StreamConfig& c = ctx_->config;
+  std::string key;
+  for (const StreamShard& s : shards) {
+    key += s.path + '\0' + std::to_string(s.begin) + ',' + std::to_string(s.end) + ';';
+  }
+  key += ctx_->tokenizer->identity().kind + ctx_->tokenizer->identity().checksum;
+  for (uint64_t v : {c.seq_len, c.shuffle_buffer, c.seed, uint64_t{world_size}, uint64_t(c.pack),
+                     c.bestfit_window, batch_size, options_.steps_per_epoch}) {
+    key += ',' + std::to_string(v);
+  }
+  key += options_.text_field;
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx",
+           static_cast<unsigned long long>(XXH3_64bits(key.data(), key.size())));
+  return std::string("stream-") + hex;
+}
+
 Status StreamPlanner::PreScan() {
   PrescanOptions po;
   po.cache_dir = options_.scan_cache_dir == "auto"  ? DefaultScanCacheDir()
                  : options_.scan_cache_dir == "off" ? std::string()
                                                     : options_.scan_cache_dir;
-  STOKER_ASSIGN_OR_RETURN(lengths_, PrescanShards(*ctx_, po));
+  STOKER_ASSIGN_OR_RETURN(lengths_, PrescanShards(*ctx_, po, nullptr, &offsets_));
+  // Offsets are kept only where another world may cut the file differently (elastic resume).
+  for (size_t s = 0; s < offsets_.size(); ++s) {
+    const StreamShard& sh = ctx_->shards[s];
+    if (!sh.jsonl || sh.compressed || sh.records) std::vector<uint64_t>().swap(offsets_[s]);
+  }
   return Status::OK();
 }
 
 uint64_t StreamPlanner::RowsOfRank(uint64_t epoch, uint32_t rank) const {
   const StreamConfig& c = ctx_->config;
-  const uint64_t S = c.seq_len;
   const std::vector<uint32_t> dealt = DealShards(ctx_->shards, c.seed, epoch, c.world_size)[rank];
-  uint64_t docs = 0, tokens = 0;
+  std::vector<uint32_t> stream;
   for (uint32_t s : dealt) {
-    docs += lengths_[s].size();
-    for (uint32_t n : lengths_[s]) tokens += n;
+    stream.insert(stream.end(), lengths_[s].begin(), lengths_[s].end());
   }
-  if (c.pack == PackMode::kPad) return docs;
-  if (c.pack == PackMode::kConcat) return tokens / S;
-  // Best fit: replay the shuffle buffer on the lengths alone (as RankStream::NextDoc draws).
-  const uint64_t cap = std::max<uint64_t>(c.shuffle_buffer, 1);
-  uint64_t rng = MixKey(c.seed, epoch, 0x10000 + rank);
-  std::vector<uint32_t> buffer, window;
-  uint64_t rows = 0;
-  auto pack_window = [&] {
-    std::vector<uint64_t> items;
-    for (uint32_t n : window) {
-      for (uint64_t off = 0; off < n; off += S) items.push_back(std::min<uint64_t>(S, n - off));
-    }
-    std::vector<uint32_t> bin;
-    const uint64_t bins = plan::BestFitDecreasing(items, S, &bin);
-    window.clear();
-    return bins;
-  };
-  auto emit = [&] {
-    const size_t j = cap == 1 ? 0 : SplitMix64(&rng) % buffer.size();
-    window.push_back(buffer[j]);
-    buffer[j] = buffer.back();
-    buffer.pop_back();
-    if (window.size() == std::max<uint64_t>(c.bestfit_window, 1)) rows += pack_window();
-  };
-  for (uint32_t s : dealt) {
-    for (uint32_t n : lengths_[s]) {
-      buffer.push_back(n);
-      if (buffer.size() == cap) emit();
-    }
-  }
-  while (!buffer.empty()) emit();
-  if (!window.empty()) rows += pack_window() - 1;  // completed by the next epoch's documents
-  return rows;
+  return CountRows(c, MixKey(c.seed, epoch, 0x10000 + rank), {}, stream);
 }
 
 uint64_t StreamPlanner::steps_per_epoch(uint64_t epoch) const {
-  if (options_.steps_per_epoch > 0) return options_.steps_per_epoch;
   std::lock_guard<std::mutex> lock(mu_);
+  if (elastic_ && elastic_->epoch == epoch) return elastic_->steps;
+  if (options_.steps_per_epoch > 0) return options_.steps_per_epoch;
   auto it = steps_cache_.find(epoch);
   if (it != steps_cache_.end()) return it->second;
   uint64_t rows = UINT64_MAX;
@@ -205,6 +183,7 @@ Result<const StreamPlanner::Entry*> StreamPlanner::EntryLocked(uint64_t epoch,
   }
   if (!g.stream || step < g.next_step) {  // an epoch's start: a fresh stream
     g.stream = std::make_unique<RankStream>(ctx_, epoch);
+    if (elastic_ && elastic_->epoch == epoch) elastic_.reset();  // a fresh start of that epoch
     g.next_step = 0;
   }
   const Entry* last = nullptr;
@@ -243,6 +222,15 @@ Result<const StreamPlanner::Entry*> StreamPlanner::EntryLocked(uint64_t epoch,
   }
   while (!gens_.empty() && gens_.begin()->first + 1 < epoch) gens_.erase(gens_.begin());
   return last;
+}
+
+std::shared_ptr<const std::vector<StreamShard>> StreamPlanner::ShardsOf(
+    uint64_t stream_epoch) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (elastic_ && elastic_->epoch == stream_epoch) {
+    return std::shared_ptr<const std::vector<StreamShard>>(elastic_, &elastic_->shards);
+  }
+  return std::shared_ptr<const std::vector<StreamShard>>(ctx_, &ctx_->shards);
 }
 
 Tokens StreamPlanner::PieceTokens(uint64_t doc) const {
@@ -284,7 +272,11 @@ PlanState StreamPlanner::MakeState(const PlanPosition& pos) const {
   if (step == 0) return s;  // an epoch's start: nothing to record
   std::lock_guard<std::mutex> lock(mu_);
   Result<const Entry*> e = EntryLocked(pos.epoch, step);
-  if (e.ok()) s.stream = (*e)->state_before;
+  if (e.ok()) {
+    s.stream = elastic_ && elastic_->epoch == pos.epoch
+                   ? EncodeElasticHeader(*elastic_) + (*e)->state_before
+                   : (*e)->state_before;
+  }
   return s;
 }
 
@@ -307,12 +299,22 @@ Result<PlanPosition> StreamPlanner::RestorePosition(const PlanState& state) cons
     by_id_.clear();
   }
   gens_.clear();
+  elastic_.reset();
+  std::string_view rank_state = state.stream;
+  if (step > 0 && IsElasticState(rank_state)) {
+    STOKER_ASSIGN_OR_RETURN(ElasticEpoch e, DecodeElasticHeader(&rank_state));
+    if (e.epoch != pos.epoch) return InvalidArgument("stream: elastic state of another epoch");
+    STOKER_ASSIGN_OR_RETURN(e.shards,
+                            MakeShards(options_.inputs, uint64_t{e.shard_world} *
+                                                            std::max<uint64_t>(options_.split_factor, 1)));
+    elastic_ = std::make_shared<const ElasticEpoch>(std::move(e));
+  }
   Generator& g = gens_[pos.epoch];
-  g.stream = std::make_unique<RankStream>(ctx_, pos.epoch);
+  g.stream = std::make_unique<RankStream>(ctx_, pos.epoch, elastic_);
   g.next_step = step;
   if (step > 0) {
-    if (state.stream.empty()) return InvalidArgument("stream: the state has no stream section");
-    STOKER_ASSIGN_OR_RETURN(RankSnapshot snap, RankSnapshot::Decode(state.stream));
+    if (rank_state.empty()) return InvalidArgument("stream: the state has no stream section");
+    STOKER_ASSIGN_OR_RETURN(RankSnapshot snap, RankSnapshot::Decode(rank_state));
     STOKER_RETURN_IF_ERROR(g.stream->Restore(snap));
   }
   return pos;

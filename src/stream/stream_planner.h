@@ -59,6 +59,12 @@ class StreamPlanner final : public loader::BatchPlanner {
   Result<PlanPosition> RestorePosition(const PlanState& state) const override;
 
   uint64_t steps_per_epoch(uint64_t epoch) const;
+  // Elastic resume (elastic.cc, docs/streaming.md): from the states of every rank of another
+  // world (or batch size), all at the same step, the state that continues this rank: the epoch's
+  // unread documents (open shards' tails, undealt shards, shuffle buffers, packers' leftovers)
+  // dealt to this world, with equal steps for the rest of the epoch. Every rank of this world
+  // gives the same `states` and gets its own share; restore it with RestorePosition.
+  Result<PlanState> ElasticState(const std::vector<PlanState>& states) const;
   // This rank's rows at the step starting at `pos`, with each piece's document reference.
   Result<std::vector<PackedRow>> RowsAt(const PlanPosition& pos) const;
   const std::vector<StreamShard>& shards() const { return ctx_->shards; }
@@ -68,6 +74,9 @@ class StreamPlanner final : public loader::BatchPlanner {
 
   // For StreamTokenSource: the tokens of piece handle `doc`, or null if it was evicted.
   Tokens PieceTokens(uint64_t doc) const;
+  // The shard list that pieces of `stream_epoch` refer to (another world's after an elastic
+  // resume into that epoch).
+  std::shared_ptr<const std::vector<StreamShard>> ShardsOf(uint64_t stream_epoch) const;
 
  private:
   struct Entry {
@@ -86,6 +95,12 @@ class StreamPlanner final : public loader::BatchPlanner {
   StreamPlanner() = default;
   Status PreScan();
   uint64_t RowsOfRank(uint64_t epoch, uint32_t rank) const;
+  // The fingerprint of this stream for another world size / batch size over `shards`.
+  std::string FingerprintFor(const std::vector<StreamShard>& shards, uint32_t world_size,
+                             uint64_t batch_size) const;
+  // The pre-scan's lengths for another world's cut of the same files (elastic.cc).
+  Result<std::vector<std::vector<uint32_t>>> LengthsFor(
+      const std::vector<StreamShard>& shards) const;
   uint64_t StepOf(const PlanPosition& pos) const { return pos.rows_consumed / global_rows_; }
   // The entry of (epoch, step), generating up to it. Caller holds mu_.
   Result<const Entry*> EntryLocked(uint64_t epoch, uint64_t step) const;
@@ -95,10 +110,12 @@ class StreamPlanner final : public loader::BatchPlanner {
   uint64_t batch_size_ = 1, global_rows_ = 1;
   std::string fingerprint_;
   std::vector<std::vector<uint32_t>> lengths_;  // pre-scan: document lengths per shard
+  std::vector<std::vector<uint64_t>> offsets_;  // their byte offsets (uncompressed JSONL only)
   std::shared_ptr<const TokenSource> source_;
 
   mutable std::mutex mu_;
   mutable std::map<uint64_t, uint64_t> steps_cache_;
+  mutable std::shared_ptr<const ElasticEpoch> elastic_;  // set by an elastic state's restore
   mutable std::map<uint64_t, Generator> gens_;                           // by epoch
   mutable std::map<std::pair<uint64_t, uint64_t>, Entry> entries_;       // (epoch, step)
   mutable std::shared_mutex pieces_mu_;

@@ -10,12 +10,14 @@ Result<loader::StepProvenance> ExplainStreamStep(const StreamPlanner& planner,
   out.position = pos;
   out.step = global_batch_rows > 0 ? pos.rows_consumed / global_batch_rows : 0;
   out.rank = rank;
-  const std::vector<StreamShard>& shards = planner.shards();
   for (const PackedRow& row : rows) {
     loader::RowProvenance r;
     uint64_t at = 0;
     for (const PackedPiece& piece : row) {
       loader::PieceProvenance p;
+      const std::shared_ptr<const std::vector<StreamShard>> list =
+          planner.ShardsOf(piece.stream_epoch);
+      const std::vector<StreamShard>& shards = *list;
       if (piece.ref.shard < shards.size()) {
         p.source = shards[piece.ref.shard].path;
         p.shard_path = shards[piece.ref.shard].path;
@@ -24,6 +26,7 @@ Result<loader::StepProvenance> ExplainStreamStep(const StreamPlanner& planner,
       p.record = piece.ref.record;
       p.document = piece.ref.record;
       p.byte_offset = piece.ref.offset;
+      p.stream_epoch = piece.stream_epoch;
       p.offset = piece.offset;
       p.length = piece.length;
       p.row_offset = at;

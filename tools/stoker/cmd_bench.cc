@@ -13,8 +13,7 @@
 #include "stoker/commands.h"
 #include "stoker/loader_flags.h"
 #include "stoker/number_flags.h"
-#include "stream/stream_planner.h"
-#include "stoker/tokenizer_flags.h"
+#include "stoker/stream_flags.h"
 
 namespace stoker::cli {
 namespace {
@@ -24,13 +23,7 @@ struct BenchArgs {
   BenchFlags bench;
   bool json = false;
   std::string report;
-  // --stream: the DATASET arguments are raw text inputs read by the streaming path.
-  bool stream = false;
-  std::string tokenizer = "bytes";
-  TokenizerOptions tokenizer_options;  // --pattern, --special, --eos ... (BPE)
-  std::string text_field = "text";
-  uint64_t shuffle_buffer = 10000;
-  uint64_t steps_per_epoch = 0;
+  StreamFlags stream;  // --stream: the DATASET arguments are raw text read by the streaming path
 };
 
 int RunBenchCommand(BenchArgs& a) {
@@ -42,23 +35,18 @@ int RunBenchCommand(BenchArgs& a) {
   }
   Result<LoaderOptions> options = ToLoaderOptions(a.loader);
   if (!options.ok()) return ReportError("bench", options.status());
-  if (a.stream) {
-    stream::StreamOptions so;
-    so.inputs = a.loader.datasets;
-    so.tokenizer = a.tokenizer;
-    so.tokenizer_options = a.tokenizer_options;
-    so.text_field = a.text_field;
-    so.shuffle_buffer = a.shuffle_buffer;
-    so.steps_per_epoch = a.steps_per_epoch;
+  if (a.stream.stream) {
+    const stream::StreamOptions so = ToStreamOptions(a.stream, a.loader.datasets);
     a.bench.open = [so](const LoaderOptions& o) { return stream::OpenStreamLoader(so, o); };
   }
   a.bench.progress = true;
   Result<diag::BenchResult> r = RunBenchFromFlags(a.loader, *options, a.bench, "bench");
   if (!r.ok()) return ReportError("bench", r.status());
   const std::string title = std::string(a.bench.synthetic ? "--synthetic " : "") +
-                            (a.stream ? "--stream --tokenizer " + a.tokenizer +
-                                            " --shuffle-buffer " + std::to_string(a.shuffle_buffer) + " "
-                                      : std::string()) +
+                            (a.stream.stream ? "--stream --tokenizer " + a.stream.tokenizer +
+                                                   " --shuffle-buffer " +
+                                                   std::to_string(a.stream.shuffle_buffer) + " "
+                                             : std::string()) +
                             DescribeLoaderFlags(a.loader, *options);
   if (!a.report.empty()) {
     Status st = diag::WriteReportHtml(*r, title, a.report);
@@ -104,22 +92,7 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
   AddLoaderFlags(sub, &args->loader, /*datasets_optional=*/true);
   AddBenchRunFlags(sub, &args->bench);
   sub->add_flag("--synthetic", args->bench.synthetic, "Serve one fixed batch (no data loading)");
-  sub->add_flag("--stream", args->stream,
-                "Read the DATASET arguments as raw text (JSONL, .gz, .zst, text files) through "
-                "the streaming path: shuffle buffer, online tokenization (docs/streaming.md)");
-  sub->add_option("--tokenizer", args->tokenizer, "--stream: the tokenizer (as for pack)")
-      ->capture_default_str();
-  AddBpeTokenizerFlags(sub, &args->tokenizer_options);
-  sub->add_option("--text-field", args->text_field,
-                  "--stream: the JSONL field, or the record shards' field, holding the text")
-      ->capture_default_str();
-  sub->add_option("--shuffle-buffer", args->shuffle_buffer, "--stream: documents buffered")
-      ->check(WholeNumber<uint64_t>(1))
-      ->capture_default_str();
-  sub->add_option("--steps-per-epoch", args->steps_per_epoch,
-                  "--stream: fix the epoch length (0 = pre-scan the input once)")
-      ->check(WholeNumber<uint64_t>(0))
-      ->capture_default_str();
+  AddStreamFlags(sub, &args->stream);
   sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
   sub->add_option("--report", args->report, "Write a self-contained HTML report to FILE.html")
       ->transform(LocalFile());

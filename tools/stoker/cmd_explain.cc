@@ -11,6 +11,7 @@
 #include "stoker/commands.h"
 #include "stoker/number_flags.h"
 #include "stoker/plan_flags.h"
+#include "stoker/stream_flags.h"
 #include "stream/stream_provenance.h"
 
 namespace stoker::cli {
@@ -21,11 +22,7 @@ struct ExplainArgs {
   uint64_t step = 0;
   uint64_t epoch = 0;
   bool json = false;
-  bool stream = false;
-  std::string tokenizer = "bytes";
-  std::string text_field = "text";
-  uint64_t shuffle_buffer = stream::StreamOptions{}.shuffle_buffer;
-  uint64_t steps_per_epoch = 0;
+  StreamFlags stream;  // --stream: the DATASET arguments are raw text read by the streaming path
   bool bestfit_window_given = false;
 };
 
@@ -50,12 +47,7 @@ Result<loader::StepProvenance> ExplainIndexed(const ExplainArgs& a, const PlanOp
 }
 
 Result<loader::StepProvenance> ExplainStream(const ExplainArgs& a, const PlanOptions& o) {
-  stream::StreamOptions so;
-  so.inputs = a.plan.datasets;
-  so.tokenizer = a.tokenizer;
-  so.text_field = a.text_field;
-  so.shuffle_buffer = a.shuffle_buffer;
-  so.steps_per_epoch = a.steps_per_epoch;
+  stream::StreamOptions so = ToStreamOptions(a.stream, a.plan.datasets);
   if (a.bestfit_window_given) so.bestfit_window = a.plan.bestfit_window;
   LoaderOptions lo;
   lo.seq_len = o.seq_len;
@@ -100,7 +92,7 @@ void Print(const loader::StepProvenance& p) {
 int RunExplain(const ExplainArgs& a) {
   Result<PlanOptions> o = BuildPlanOptions(a.plan);
   if (!o.ok()) return ReportError("explain", o.status());
-  Result<loader::StepProvenance> p = a.stream ? ExplainStream(a, *o) : ExplainIndexed(a, *o);
+  Result<loader::StepProvenance> p = a.stream.stream ? ExplainStream(a, *o) : ExplainIndexed(a, *o);
   if (!p.ok()) return ReportError("explain", p.status());
   if (a.json) {
     std::printf("%s\n", p->ToJson().c_str());
@@ -132,18 +124,7 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
       ->check(WholeNumber<uint64_t>())
       ->capture_default_str();
   sub->add_flag("--json", args->json, "One JSON object");
-  sub->add_flag("--stream", args->stream, "Read the DATASET arguments through the streaming path");
-  sub->add_option("--tokenizer", args->tokenizer, "--stream: the tokenizer (as for pack)")
-      ->capture_default_str();
-  sub->add_option("--text-field", args->text_field, "--stream: the JSONL text field")
-      ->capture_default_str();
-  sub->add_option("--shuffle-buffer", args->shuffle_buffer, "--stream: documents buffered")
-      ->check(WholeNumber<uint64_t>(1))
-      ->capture_default_str();
-  sub->add_option("--steps-per-epoch", args->steps_per_epoch,
-                  "--stream: fix the epoch length (0 = pre-scan the input once)")
-      ->check(WholeNumber<uint64_t>(0))
-      ->capture_default_str();
+  AddStreamFlags(sub, &args->stream);
   sub->callback([sub, args, exit_code] {
     args->bestfit_window_given = sub->count("--bestfit-window") > 0;
     *exit_code = RunExplain(*args);

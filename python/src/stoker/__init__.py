@@ -6,13 +6,13 @@ through DLPack) or NumPy arrays; ``stoker.pack``, ``stoker.inspect``, ``stoker.v
 """
 
 from ._loader import Loader
-from ._stream import Stream
+from ._stream import Stream, gather_state_dicts
 from ._tokenizer import Tokenizer
 from ._tools import Plan, inspect, pack, plan, verify
 
 __version__ = "0.1.0"
 
-__all__ = ["Loader", "Stream", "Plan", "Tokenizer", "inspect", "pack", "plan", "verify", "TorchIterableDataset"]
+__all__ = ["Loader", "Stream", "gather_state_dicts", "Plan", "Tokenizer", "inspect", "pack", "plan", "verify", "TorchIterableDataset"]
 
 
 def __getattr__(name):

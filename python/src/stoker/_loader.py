@@ -152,6 +152,8 @@ class Loader:
                 self._options.cache_size_bytes = size
         self._datasets = specs
         self._provenance = bool(provenance)
+        self._is_stream = stream is not None
+        self._rank, self._world_size = rank, world_size
         if stream is not None:
             self._impl = stream._open(_stoker, self._options)
         else:
@@ -181,6 +183,8 @@ class Loader:
             pin_memory=pin_memory, seed=seed, device=self._device, token_dtype=token_dtype)
         self._datasets = []
         self._provenance = False
+        self._is_stream = False
+        self._rank, self._world_size = 0, 1
         self._impl = _stoker.Loader.open_synthetic(self._options)
         if steps is not None and (not isinstance(steps, int) or steps < 0):
             raise ValueError(f"steps must be None or an integer >= 0, got {steps!r}")
@@ -289,14 +293,16 @@ class Loader:
     def state_dict(self) -> Dict[str, Any]:
         """The position after the last delivered batch: a small JSON-serialisable dict.
 
-        The same on every rank; restoring it with another world size or batch size continues the
-        same global order (elastic resume).
+        Datasets: the same on every rank; restoring it with another world size or batch size
+        continues the same global order (elastic resume). A ``stoker.Stream``: each rank's own
+        (its shards' positions, shuffle buffer and packer, as references); save every rank's
+        (``stoker.gather_state_dicts``) to resume on another world size.
         """
         return {"format": STATE_FORMAT, "version": STATE_VERSION,
                 "plan_state": json.loads(self._impl.state_json())}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Continues from ``state``; ValueError if it is malformed or from another plan."""
+    @staticmethod
+    def _plan_state(state: Any) -> Dict[str, Any]:
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             raise ValueError(f"not a stoker loader state (format {STATE_FORMAT!r} expected)")
         if state.get("version") != STATE_VERSION:
@@ -305,7 +311,40 @@ class Loader:
         plan_state = state.get("plan_state")
         if not isinstance(plan_state, dict):
             raise ValueError("stoker loader state has no 'plan_state' object")
-        self._impl.restore(json.dumps(plan_state))
+        return plan_state
+
+    def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
+        """Continues from ``state``; ValueError if it is malformed or from another plan.
+
+        ``state`` may also be the list of every rank's ``state_dict()``, in rank order (as
+        ``stoker.gather_state_dicts`` returns it). For a ``stoker.Stream`` that is what a resume on
+        another world size needs: each new rank takes its share of the epoch's unread documents,
+        with the same number of steps on every rank, and the next epoch is this world's own
+        (docs/streaming.md, "Elastic resume"). On the same world size the list's own entry is
+        restored (bitwise the same batches).
+        """
+        if isinstance(state, (list, tuple)):
+            plans = [self._plan_state(s) for s in state]
+            if not plans:
+                raise ValueError("load_state_dict: an empty list of states")
+            same_world = (len(plans) == self._world_size
+                          and all(p.get("world_size") == self._world_size for p in plans))
+            if not self._is_stream:
+                resume = json.dumps(plans[0])  # a plan's state is the same on every rank
+            elif same_world:
+                resume = json.dumps(plans[self._rank])
+            else:
+                resume = self._impl.elastic_state_json([json.dumps(p) for p in plans])
+        else:
+            plan_state = self._plan_state(state)
+            if (self._is_stream and plan_state.get("world_size") not in (None, 0, self._world_size)
+                    and plan_state.get("stream")):
+                raise ValueError(
+                    f"this stream state was written on {plan_state.get('world_size')} ranks and "
+                    f"this loader has {self._world_size}: pass the list of every old rank's "
+                    "state_dict() (stoker.gather_state_dicts) for an elastic resume")
+            resume = json.dumps(plan_state)
+        self._impl.restore(resume)
         self._end_pending = False
 
     # -- monitoring and lifetime ---------------------------------------------------------------

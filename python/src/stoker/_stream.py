@@ -83,3 +83,23 @@ class Stream:
     def __repr__(self) -> str:
         return (f"stoker.Stream({self.inputs!r}, tokenizer={self.tokenizer!r}, "
                 f"shuffle_buffer={self.shuffle_buffer})")
+
+
+def gather_state_dicts(loader, group=None) -> list:
+    """Every rank's ``loader.state_dict()``, in rank order: the checkpoint an elastic resume needs.
+
+    A collective (``torch.distributed.all_gather_object``): call it on every rank after the same
+    step. Save the list once (for example from rank 0) and give it to ``load_state_dict`` on every
+    rank of the new world, whatever its size. Without an initialised process group the loader is
+    alone: the list holds its own state.
+    """
+    state = loader.state_dict()
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return [state]
+    if not dist.is_available() or not dist.is_initialized():
+        return [state]
+    out = [None] * dist.get_world_size(group)
+    dist.all_gather_object(out, state, group=group)
+    return out

@@ -1,0 +1,63 @@
+#include "stream/row_count.h"
+
+#include <algorithm>
+
+#include "plan/best_fit.h"
+
+namespace stoker::stream {
+
+std::vector<std::vector<WindowChunk>> BestFitWindow(
+    const std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t seq_len) {
+  std::vector<uint64_t> lengths;
+  std::vector<WindowChunk> items;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    for (uint64_t off = spans[i].first; off < spans[i].second; off += seq_len) {
+      items.push_back({i, off, std::min(seq_len, spans[i].second - off)});
+      lengths.push_back(items.back().length);
+    }
+  }
+  std::vector<uint32_t> bin;
+  std::vector<std::vector<WindowChunk>> rows(plan::BestFitDecreasing(lengths, seq_len, &bin));
+  for (size_t k = 0; k < items.size(); ++k) rows[bin[k]].push_back(items[k]);
+  return rows;
+}
+
+uint64_t CountRows(const StreamConfig& c, uint64_t rng, const std::vector<uint64_t>& initial,
+                   const std::vector<uint32_t>& stream) {
+  const uint64_t S = c.seq_len;
+  if (c.pack == PackMode::kPad) return initial.size() + stream.size();
+  if (c.pack == PackMode::kConcat) {
+    uint64_t tokens = 0;
+    for (uint64_t n : initial) tokens += n;
+    for (uint32_t n : stream) tokens += n;
+    return tokens / S;
+  }
+  // Best fit: replay the shuffle buffer on the lengths alone (as RankStream::NextDoc draws).
+  const uint64_t cap = std::max<uint64_t>(c.shuffle_buffer, 1);
+  const uint64_t w = std::max<uint64_t>(c.bestfit_window, 1);
+  std::vector<uint64_t> buffer(initial), window;
+  uint64_t rows = 0;
+  auto pack_window = [&] {
+    std::vector<uint64_t> items;
+    for (uint64_t n : window) {
+      for (uint64_t off = 0; off < n; off += S) items.push_back(std::min<uint64_t>(S, n - off));
+    }
+    std::vector<uint32_t> bin;
+    window.clear();
+    return plan::BestFitDecreasing(items, S, &bin);
+  };
+  size_t pos = 0;
+  for (;;) {
+    while (buffer.size() < cap && pos < stream.size()) buffer.push_back(stream[pos++]);
+    if (buffer.empty()) break;
+    const size_t j = cap == 1 ? 0 : SplitMix64(&rng) % buffer.size();
+    window.push_back(buffer[j]);
+    buffer[j] = buffer.back();
+    buffer.pop_back();
+    if (window.size() == w) rows += pack_window();
+  }
+  if (!window.empty()) rows += pack_window() - 1;  // completed by the next epoch's documents
+  return rows;
+}
+
+}  // namespace stoker::stream

@@ -1,0 +1,31 @@
+// What a rank's stream packs, from document lengths alone: best fit's rows over one window
+// (shared by RankStream, which packs the tokens, and the step counts) and the rows a whole stream
+// yields (the shuffle buffer replayed as RankStream draws it, then the packer). Plain functions;
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "stream/rank_stream.h"
+
+namespace stoker::stream {
+
+struct WindowChunk {
+  size_t doc = 0;  // index into the window
+  uint64_t offset = 0, length = 0;
+};
+
+// Each document's tokens [begin, end) (given as spans[i] = {begin, end}) cut into seq_len chunks,
+// packed best-fit decreasing: the chunks of each row.
+std::vector<std::vector<WindowChunk>> BestFitWindow(
+    const std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t seq_len);
+
+// The full rows a stream yields: the shuffle buffer starts with `initial` (lengths of the
+// documents already in it, in order) and is fed `stream` in order, drawn with `rng` as
+// RankStream::NextDoc draws; concat, pad or best fit (a last partial window counts one row less:
+// the next epoch's documents complete it).
+uint64_t CountRows(const StreamConfig& c, uint64_t rng, const std::vector<uint64_t>& initial,
+                   const std::vector<uint32_t>& stream);
+
+}  // namespace stoker::stream
