@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/file_util.h"
+#include "common/hash.h"
 #include "common/temp_dir.h"
 #include "format/length_hash.h"
 #include "format/test_files.h"
@@ -140,6 +141,143 @@ TEST(MegatronLengthsTest, FingerprintsAndCheckpointsAreThoseOfTheCodeBefore) {
       EXPECT_TRUE(a->rows == b->rows) << what;
     }
   }
+}
+
+// The first open of a .idx never seen: no pass over its sizes before the first batches (concat,
+// bestfit, a 3-way mixture), only the chunks those batches read are checked; pad counts its rows
+// (one parallel pass); the fingerprint makes the one hash pass, which the next open reads cached.
+TEST(MegatronLengthsTest, AFirstOpenMakesNoPassBeforeTheFirstBatch) {
+  const std::vector<int32_t> sizes = Sizes(400'000);
+  Files f = Write(sizes);
+  struct Case {
+    PackMode pack;
+    int datasets;
+    uint64_t passes;  // before the fingerprint is asked for
+  };
+  for (const Case& c : {Case{PackMode::kConcat, 1, 0}, Case{PackMode::kBestFit, 1, 0},
+                        Case{PackMode::kBestFit, 3, 0}, Case{PackMode::kPad, 1, 1}}) {
+    std::filesystem::remove_all(f.cache);  // never seen
+    const std::string what = std::string(PackModeName(c.pack)) + " x" + std::to_string(c.datasets);
+    const uint64_t before = MegatronLengthPasses();
+    auto lengths = Open(f.prefix);
+    ASSERT_TRUE(lengths.ok()) << lengths.status().ToString();
+    EXPECT_EQ((*lengths)->totals->tokens, Sum(sizes)) << what;
+    auto plan = MakePlan(Datasets(*lengths, c.datasets), Options(c.pack));
+    ASSERT_TRUE(plan) << what;
+    for (uint64_t step = 0; step < 3; ++step) {
+      auto batch = plan->GetBatch(0, step, 1);
+      ASSERT_TRUE(batch.ok()) << what << ": " << batch.status().ToString();
+    }
+    EXPECT_EQ(MegatronLengthPasses() - before, c.passes) << what;
+    // In source order the first batches read the first windows only: any pass over the lengths
+    // through the plan (a sum, a hash) would check every chunk.
+    PlanOptions in_order = Options(c.pack);
+    in_order.shuffle = ShuffleMode::kNone;
+    auto fresh = Open(f.prefix);
+    ASSERT_TRUE(fresh.ok());
+    auto ordered = MakePlan(Datasets(*fresh, c.datasets), in_order);
+    ASSERT_TRUE(ordered && ordered->GetBatch(0, 2, 1).ok()) << what;
+    EXPECT_LE((*fresh)->mapped.verifier->chunks_verified(), 16u) << what;
+    auto memory = MakePlan(Datasets(InMemory(sizes), c.datasets), Options(c.pack));
+    ASSERT_TRUE(memory);
+    EXPECT_EQ(plan->fingerprint(), memory->fingerprint()) << what;
+    EXPECT_EQ(MegatronLengthPasses() - before, c.passes + 1) << what << ": one hash pass";
+    // Another process's open: everything from the cache.
+    auto again = Open(f.prefix);
+    ASSERT_TRUE(again.ok());
+    auto cached = MakePlan(Datasets(*again, c.datasets), Options(c.pack));
+    ASSERT_TRUE(cached);
+    EXPECT_EQ(cached->fingerprint(), memory->fingerprint()) << what;
+    EXPECT_EQ(cached->steps_per_epoch(0), memory->steps_per_epoch(0)) << what;
+    auto a = cached->GetBatch(0, 2, 1), b = memory->GetBatch(0, 2, 1);
+    ASSERT_TRUE(a.ok() && b.ok()) << what;
+    EXPECT_TRUE(a->rows == b->rows) << what;
+    EXPECT_EQ(MegatronLengthPasses() - before, c.passes + 1) << what << ": nothing recounted";
+  }
+}
+
+// The token total comes from the .bin's size: a .bin that does not end where the last sequence
+// ends (or a first sequence not at byte 0) is an error at open naming both files (a .bin too
+// short already fails the source's own O(1) checks).
+TEST(MegatronLengthsTest, ABinWhoseSizeDisagreesWithThePointersIsAnErrorNamingTheFiles) {
+  const std::vector<int32_t> sizes = Sizes(5'000);
+  const int64_t bytes = 2 * static_cast<int64_t>(Sum(sizes));
+  for (int64_t bin : {bytes + 2, bytes - 2}) {
+    Files f = Write(sizes, {}, bin);
+    auto lengths = Open(f.prefix);
+    ASSERT_FALSE(lengths.ok()) << bin;
+    EXPECT_EQ(lengths.status().code(), StatusCode::kCorruption);
+    const std::string& m = lengths.status().message();
+    EXPECT_NE(m.find(f.prefix + ".idx"), std::string::npos) << m;
+    EXPECT_NE(m.find(f.prefix + ".bin"), std::string::npos) << m;
+    EXPECT_NE(m.find(std::to_string(bin) + " bytes"), std::string::npos) << m;
+  }
+}
+
+// Sequences with a gap between two of them (the ends still agree): the sum of the lengths is not
+// the .bin's size, so the chunk holding the gap is an error naming the .idx and the sequence when
+// the plan reads it, and no batch from then on is given out: never a plan from a wrong total.
+TEST(MegatronLengthsTest, ASequenceNotWhereThePreviousEndsIsAnErrorWhenRead) {
+  const std::vector<int32_t> sizes = Sizes(20'000);
+  std::vector<int64_t> pointers;
+  int64_t p = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (d == 15'000) p += 2;  // one token of garbage before sequence 15,000
+    pointers.push_back(p);
+    p += 2 * sizes[d];
+  }
+  Files f = Write(sizes, pointers, p);
+  auto lengths = Open(f.prefix);
+  ASSERT_TRUE(lengths.ok()) << lengths.status().ToString();
+  PlanOptions o = Options(PackMode::kConcat);
+  o.shuffle = ShuffleMode::kNone;  // the first batches read only the first chunk
+  auto plan = MakePlan(Datasets(*lengths, 1), o);
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->GetBatch(0, 0, 1).ok());
+  std::vector<Row> rows;
+  Status all = plan->GetRows(0, 0, plan->rows_in_epoch(0), &rows);
+  EXPECT_EQ(all.code(), StatusCode::kCorruption);
+  EXPECT_NE(all.message().find(f.prefix + ".idx"), std::string::npos) << all.message();
+  EXPECT_NE(all.message().find("sequence 15000 starts at byte"), std::string::npos) << all.message();
+  EXPECT_EQ(plan->GetBatch(0, 0, 1).status().code(), StatusCode::kCorruption);
+}
+
+// What a process killed before its rename leaves (a temporary file with forged totals) is never
+// read; a sound cache file under the final name is.
+TEST(MegatronLengthsTest, TotalsLeftByAKilledWriterAreNeverUsed) {
+  const std::vector<int32_t> sizes = Sizes(20'000);
+  Files f = Write(sizes);
+  auto memory = MakePlan(Datasets(InMemory(sizes), 1), Options(PackMode::kConcat));
+  ASSERT_TRUE(memory);
+  {
+    auto lengths = Open(f.prefix);
+    ASSERT_TRUE(lengths.ok());
+    auto plan = MakePlan(Datasets(*lengths, 1), Options(PackMode::kConcat));
+    ASSERT_EQ(plan->fingerprint(), memory->fingerprint());  // writes the cache
+  }
+  std::string totals;
+  for (const auto& e : std::filesystem::directory_iterator(f.cache)) {
+    if (e.path().extension() == ".totals") totals = e.path();
+  }
+  ASSERT_FALSE(totals.empty());
+  auto bytes = ReadFileToString(totals);
+  ASSERT_TRUE(bytes.ok());
+  std::string forged = bytes->substr(0, bytes->size() - 8);
+  forged[forged.size() - 1] ^= 0x5a;  // another hash, with a checksum that matches it
+  const uint64_t sum = Xxh3(forged.data(), forged.size());
+  forged.append(reinterpret_cast<const char*>(&sum), 8);
+  std::filesystem::remove(totals);
+  ASSERT_TRUE(WriteFileAtomically(totals + ".tmp.4242.7", forged).ok());
+  auto lengths = Open(f.prefix);
+  ASSERT_TRUE(lengths.ok());
+  EXPECT_FALSE((*lengths)->totals->length_hash.has_value()) << "no cache under the final name";
+  auto plan = MakePlan(Datasets(*lengths, 1), Options(PackMode::kConcat));
+  EXPECT_EQ(plan->fingerprint(), memory->fingerprint());
+  // The forged file under the final name (its checksum is sound): read, so the rename is the gate.
+  ASSERT_TRUE(WriteFileAtomically(totals, forged).ok());
+  auto forged_open = Open(f.prefix);
+  ASSERT_TRUE(forged_open.ok());
+  EXPECT_TRUE((*forged_open)->totals->length_hash.has_value());
 }
 
 }  // namespace
