@@ -96,9 +96,13 @@ struct MegatronLengthsOwner {
     return len < 0 ? 0 : static_cast<uint64_t>(len);
   }
 
+  // Lengths non-negative, and the chunk's sequences spanning exactly their tokens' bytes, from
+  // its first pointer to the next chunk's (the .bin's end after the last): over every chunk that
+  // sums to the .bin's size, so the total is the lengths' sum. Two pointers per chunk, not 1,024.
   Status VerifyChunk(uint64_t c) const {
     const uint64_t n = index.num_sequences();
     const uint64_t first = c << kChunkShift, last = std::min(n, first + (1u << kChunkShift));
+    uint64_t sum = 0;
     for (uint64_t d = first; d < last; ++d) {
       const int32_t len = index.sequence_length(d);
       if (len < 0) {
@@ -106,17 +110,19 @@ struct MegatronLengthsOwner {
                             "sequence " + std::to_string(d) + " has negative length " +
                                 std::to_string(len));
       }
-      if (!check_contiguous || d + 1 == n) continue;
-      const int64_t end = index.sequence_pointer(d) + static_cast<int64_t>(len * item);
-      if (index.sequence_pointer(d + 1) != end) {
-        return CorruptionAt(
-            idx_path, index.pointers_offset() + 8 * (d + 1),
-            "sequence " + std::to_string(d + 1) + " starts at byte " +
-                std::to_string(index.sequence_pointer(d + 1)) + " of " + bin_path +
-                ", not where sequence " + std::to_string(d) + " ends (byte " +
-                std::to_string(end) + "): the plan takes the token total from the .bin's size, " +
-                "which holds only for sequences stored end to end (as Megatron writes them)");
-      }
+      sum += static_cast<uint64_t>(len);
+    }
+    if (!check_contiguous) return Status::OK();
+    const int64_t begin = index.sequence_pointer(first);
+    const int64_t end = last < n ? index.sequence_pointer(last) : static_cast<int64_t>(tokens * item);
+    if (end - begin != static_cast<int64_t>(sum * item)) {
+      return CorruptionAt(
+          idx_path, index.pointers_offset() + 8 * first,
+          "sequences " + std::to_string(first) + " to " + std::to_string(last - 1) + " hold " +
+              std::to_string(sum) + " tokens but span bytes " + std::to_string(begin) + " to " +
+              std::to_string(end) + " of " + bin_path +
+              ": the plan takes the token total from the .bin's size, which holds only for "
+              "sequences stored end to end (as Megatron writes them)");
     }
     return Status::OK();
   }

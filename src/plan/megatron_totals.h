@@ -2,9 +2,10 @@
 // totals, with no pass over the array before the first batch (docs/plan.md, "Scale"):
 // - tokens: O(1), from the .bin's size. Open checks that the first sequence starts at byte 0 and
 //   the last one ends at the .bin's end; each chunk of 1,024 sequences is checked the first time
-//   the plan reads it (lengths non-negative, each sequence starting where the one before ends, as
-//   Megatron writes them), so the sum of the lengths is the .bin's size and a file for which it is
-//   not is an error naming the .idx and the sequence, never a plan from a wrong total;
+//   the plan reads it (lengths non-negative; its sequences spanning exactly their tokens' bytes,
+//   as Megatron writes them end to end), so the sum of the lengths is the .bin's size, and a file
+//   for which it is not is an error naming the .idx and the sequences, never a plan from a wrong
+//   total;
 // - non-empty documents (pad's row count, statistics): counted in parallel when first needed;
 // - the fingerprint's length hash (a chain, hence one thread): computed when the fingerprint is
 //   first asked for (a checkpoint, `stoker plan --state`, `--stats`).
