@@ -3,14 +3,18 @@
 # documents (override with arguments), planned as rank 517 of 1,024 (seq 4096, batch 8).
 # For concat, bestfit, pad and a 3-way bestfit mixture: time to the first batch, private and shared
 # memory, the epoch's step count cold and from the cache; then 8 ranks started together. With
-# MEGATRON=1 the same for the .idx (its first run counts the totals cold, the next ones read them
-# from the cache; its 8 ranks start cold).
+# MEGATRON=1 the same for the .idx, every run a first open (no cached totals), its 8 ranks too.
 # Prints JSON lines; deletes what it wrote. Needs ~4.2 bytes of disk per document (20 with
 # MEGATRON=1, which also plans a Megatron .idx of the same lengths with a sparse .bin).
+# Each Megatron run also times `stoker plan --steps 1` on a first open (no cache) per mode.
+# COUNT=0 skips the epoch counts (bestfit's cold count is minutes at 200 M), NODE=0 the 8 ranks.
 # Usage: bench/plan_scale.sh [DOCS...]   (BUILD=build, PLAN_SCALE_DIR=/tmp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}/bench/plan_scale_benchmark
+STOKER=${BUILD:-build}/stoker
+count=--count
+[ "${COUNT:-1}" = 0 ] && count=
 dir=$(mktemp -d "${PLAN_SCALE_DIR:-/tmp}/plan-scale.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 export STOKER_CACHE_DIR=$dir/cache
@@ -22,15 +26,27 @@ for n in "${sizes[@]}"; do
   inputs=("$idx")
   [ -n "${MEGATRON:-}" ] && inputs+=("$dir/megatron-$n")
   for input in "${inputs[@]}"; do
-    # The first run over a Megatron input counts its totals (cold); the others read the cache.
-    rm -f "$STOKER_CACHE_DIR"/megatron-*
+    # Every run over a Megatron input is a first open (no cached totals).
     for pack in concat bestfit pad; do
+      rm -f "$STOKER_CACHE_DIR"/megatron-*
       echo "{\"input\": \"$(basename "$input")\"}"
-      "$B" run --pack "$pack" --count "$input"
+      "$B" run --pack "$pack" $count "$input"
     done
+    rm -f "$STOKER_CACHE_DIR"/megatron-*
     echo "{\"input\": \"mixture of 3 $(basename "$input")\"}"
-    "$B" run --pack bestfit --count "$input" "$input" "$input"
+    "$B" run --pack bestfit $count "$input" "$input" "$input"
   done
+  if [ -n "${MEGATRON:-}" ]; then
+    for pack in concat bestfit pad; do
+      rm -f "$STOKER_CACHE_DIR"/megatron-*
+      start=$(date +%s.%N)
+      "$STOKER" plan "$dir/megatron-$n" --steps 1 --seq-len 4096 --batch-size 8 --world-size 1024 \
+        --rank 517 --pack "$pack" >/dev/null
+      end=$(date +%s.%N)
+      echo "{\"cli\": \"stoker plan --steps 1\", \"first_open\": true, \"pack\": \"$pack\", \"docs\": $n, \"wall_s\": $(printf %.3f "$(echo "$end - $start" | bc)")}"
+    done
+  fi
+  [ "${NODE:-1}" = 0 ] && { rm -f "$dir"/lengths-* "$dir"/megatron-*; continue; }
   for input in "${inputs[@]}"; do
     for pack in concat bestfit; do
       rm -f "$STOKER_CACHE_DIR"/megatron-*  # 8 ranks of a first run: all of them cold

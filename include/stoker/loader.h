@@ -86,6 +86,7 @@ struct TensorView {
 class Loader;
 namespace loader {
 class BatchOwner;
+class BatchPlanner;
 struct BatchLayout;
 }  // namespace loader
 
@@ -103,8 +104,11 @@ class LoaderBatch {
 
   uint64_t epoch() const { return epoch_; }
   uint64_t step() const { return step_; }
-  // The checkpoint that resumes right after this batch.
-  const PlanState& state_after() const { return state_after_; }
+  // The checkpoint that resumes right after this batch: made when first asked for, since its
+  // fingerprint may cost a pass over a new input's lengths (docs/plan.md, "Scale").
+  const PlanState& state_after() const;
+  // Its position (free: no fingerprint).
+  const PlanPosition& position_after() const { return position_after_; }
   uint64_t batch_size() const { return batch_size_; }
   uint64_t seq_len() const { return seq_len_; }
   int max_seqlen() const { return max_seqlen_; }
@@ -157,7 +161,9 @@ class LoaderBatch {
   int max_seqlen_ = 0, num_cu_seqlens_ = 0;
   uint64_t real_tokens_ = 0, skipped_documents_ = 0;
   TokenDType dtype_ = TokenDType::kInt64;
-  PlanState state_after_;
+  PlanPosition position_after_;
+  std::shared_ptr<const loader::BatchPlanner> planner_;  // makes state_after_ when asked for
+  mutable std::optional<PlanState> state_after_;
 };
 
 // Counters since Open (or the last Restore). Times are totals over all threads.

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,10 +66,15 @@ struct MappedLengths {
 // What the plan would otherwise derive by reading every length (a length index's header holds it).
 struct LengthTotals {
   uint64_t tokens = 0;
-  uint64_t nonempty_documents = 0;
+  uint64_t nonempty_documents = 0;  // unless count_nonempty is set
   // FingerprintHasher (format/length_hash.h) over the lengths in order; when absent the
   // fingerprint computes it the first time it is asked for.
   std::optional<uint64_t> length_hash;
+  // For totals known only after a pass (a Megatron `.idx`): when set, the plan calls them the
+  // first time it needs the value (non-empty documents: pad's row count and statistics; the hash:
+  // the fingerprint), not before the first batch. Thread-safe; they compute once and may cache.
+  std::function<uint64_t()> count_nonempty;
+  std::function<uint64_t()> hash_lengths;
 };
 
 // All the plan needs to know about one dataset. Documents of length 0 are allowed (never planned).

@@ -287,7 +287,7 @@ void RegisterLoader(nb::module_& m) {
       .def_prop_ro("on_device", [](const PyBatch& b) { return b.batch->on_device(); })
       .def_prop_ro("ends_epoch",
                    [](const PyBatch& b) {
-                     return b.batch->state_after().position.epoch != b.batch->epoch();
+                     return b.batch->position_after().epoch != b.batch->epoch();
                    })
       .def_prop_ro("state_after_json",
                    [](const PyBatch& b) { return b.batch->state_after().ToJson(); })

@@ -225,7 +225,8 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
     b.num_cu_seqlens_ = s.assembly().num_cu_seqlens;
     b.real_tokens_ = s.assembly().real_tokens;
     m.synthetic_pos = m.planner->Advance(m.synthetic_pos);
-    b.state_after_ = m.planner->MakeState(m.synthetic_pos);
+    b.position_after_ = m.synthetic_pos;
+    b.planner_ = m.planner;
     EngineCounters& c = m.synthetic_counters;
     ++c.batches;
     c.samples += m.options.batch_size;
@@ -260,7 +261,8 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
   b.num_cu_seqlens_ = d->info.assembly.num_cu_seqlens;
   b.real_tokens_ = d->info.assembly.real_tokens;
   b.skipped_documents_ = d->info.assembly.skipped_documents;
-  b.state_after_ = m.planner->MakeState(d->next);
+  b.position_after_ = d->next;
+  b.planner_ = m.planner;
   const int64_t now_ns = NowNs();
   // The first batch after Open, Restore or an epoch's end has no consumer step before it.
   if (m.last_return_ns > 0) {

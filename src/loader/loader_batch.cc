@@ -3,6 +3,7 @@
 
 #include "loader/batch_layout.h"
 #include "loader/batch_owner.h"
+#include "loader/batch_planner.h"
 #include "stoker/loader.h"
 
 namespace stoker {
@@ -30,8 +31,15 @@ LoaderBatch& LoaderBatch::operator=(LoaderBatch&& other) noexcept {
   real_tokens_ = other.real_tokens_;
   skipped_documents_ = other.skipped_documents_;
   dtype_ = other.dtype_;
+  position_after_ = other.position_after_;
+  planner_ = std::move(other.planner_);
   state_after_ = std::move(other.state_after_);
   return *this;
+}
+
+const PlanState& LoaderBatch::state_after() const {
+  if (!state_after_) state_after_ = planner_ ? planner_->MakeState(position_after_) : PlanState{};
+  return *state_after_;
 }
 
 LoaderBatch::~LoaderBatch() { Release(); }

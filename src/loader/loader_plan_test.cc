@@ -8,6 +8,7 @@
 
 #include "format/test_files.h"
 #include "loader/loader_test_util.h"
+#include "plan/megatron_totals.h"
 #include "stoker/loader.h"
 
 namespace stoker::loader {
@@ -169,6 +170,40 @@ TEST(LoaderPlanTest, OpensAMegatronDatasetByPath) {
   auto missing = Loader::Open({{std::string(tmpl) + "/nope", nullptr}}, o);
   EXPECT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("nope"), std::string::npos);
+  std::filesystem::remove_all(tmpl);
+}
+
+// A Megatron input never seen: the first batches need no pass over its sizes; the checkpoint each
+// batch carries is made (and the fingerprint's one hash pass paid) when first asked for.
+TEST(LoaderPlanTest, AMegatronInputsFingerprintIsPaidAtTheFirstCheckpointNotTheFirstBatch) {
+  char tmpl[] = "/tmp/stoker_loader_test_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string prefix = std::string(tmpl) + "/data";
+  ASSERT_EQ(setenv("STOKER_CACHE_DIR", (std::string(tmpl) + "/cache").c_str(), 1), 0);
+  std::vector<int32_t> lengths;
+  std::vector<uint16_t> tokens;
+  for (int d = 0; d < 3000; ++d) {
+    lengths.push_back(1 + d % 50);
+    for (int32_t i = 0; i < lengths.back(); ++i) tokens.push_back(static_cast<uint16_t>(d));
+  }
+  std::ofstream(prefix + ".idx", std::ios::binary)
+      << stoker::testing::IdxBytesFor(8 /* uint16 */, 2, lengths);
+  std::ofstream(prefix + ".bin", std::ios::binary) << stoker::testing::ArrayBytes(tokens);
+  LoaderOptions o = Options(2);
+  o.batch_size = 2;
+  o.seq_len = 40;
+  const uint64_t before = plan::MegatronLengthPasses();
+  auto loader = OpenOrDie({{prefix, nullptr}}, o);
+  ASSERT_NE(loader, nullptr);
+  auto r = loader->Next();
+  ASSERT_TRUE(r.ok() && r->has_value()) << r.status().ToString();
+  EXPECT_EQ((*r)->position_after().rows_consumed, 2u);
+  EXPECT_EQ(plan::MegatronLengthPasses(), before) << "no pass before the first batch";
+  const PlanState& state = (*r)->state_after();
+  EXPECT_EQ(state.position.rows_consumed, 2u);
+  EXPECT_EQ(state.fingerprint, loader->plan()->fingerprint());
+  EXPECT_EQ(plan::MegatronLengthPasses(), before + 1) << "one hash pass, at the checkpoint";
+  ASSERT_EQ(setenv("STOKER_CACHE_DIR", "off", 1), 0);
   std::filesystem::remove_all(tmpl);
 }
 

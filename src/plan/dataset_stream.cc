@@ -50,14 +50,15 @@ struct DatasetStream::WindowPool {
 
 DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
                              const PlanOptions& options, uint64_t num_tokens,
-                             uint64_t nonempty_documents, std::function<std::string()> fingerprint)
+                             std::function<uint64_t()> nonempty_documents,
+                             std::function<std::string()> fingerprint)
     : index_(index),
       lengths_(std::move(lengths)),
       options_(options),
       window_docs_(options.pack == PackMode::kBestFit ? options.bestfit_window
                                                       : kConcatWindowDocs),
       num_tokens_(num_tokens),
-      nonempty_documents_(nonempty_documents),
+      count_nonempty_(std::move(nonempty_documents)),
       fingerprint_(std::move(fingerprint)),
       window_pool_(std::make_shared<WindowPool>()) {}
 
@@ -70,9 +71,14 @@ DocumentOrder DatasetStream::MakeOrder(uint64_t epoch) const {
                        options_.shuffle, options_.block_shards, EpochKey(epoch));
 }
 
+uint64_t DatasetStream::NonemptyDocuments() const {
+  std::call_once(nonempty_once_, [this] { nonempty_documents_ = count_nonempty_(); });
+  return nonempty_documents_;
+}
+
 uint64_t DatasetStream::RowsLowerBound() const {
   // A row holds at most seq_len tokens, so bestfit needs at least as many rows as concat.
-  return options_.pack == PackMode::kPad ? nonempty_documents_
+  return options_.pack == PackMode::kPad ? NonemptyDocuments()
                                          : CeilDiv(num_tokens_, options_.seq_len);
 }
 
@@ -328,6 +334,12 @@ void DatasetStream::AppendRows(uint64_t epoch, uint64_t first, uint64_t count,
   uint64_t w = FindWindow(*layout, first, &window_start);
   uint64_t i = first - window_start;
   while (count > 0) {
+    // Only a lower bound from a token total above the lengths' sum (a failed chunk check, which
+    // GetRows reports) promises rows past the last window. Never read past the end.
+    if (w >= layout->num_windows) {
+      out->resize(out->size() + count);
+      return;
+    }
     std::shared_ptr<const Window> win = GetWindow(*layout, w);
     for (; i < win->rows.size() && count > 0; ++i, --count) out->push_back(win->rows[i]);
     ++w;
@@ -342,6 +354,12 @@ void DatasetStream::AppendConcatRows(const Layout& layout, uint64_t first, uint6
   uint64_t t = first * s;
   uint64_t window_start;
   uint64_t w = FindWindow(layout, t, &window_start);
+  // Rows past the last window exist only under a token total above the sum of the lengths: a
+  // chunk check has failed then (mapped lengths), which GetRows reports. Never read past the end.
+  if (w >= layout.num_windows) {
+    out->resize(out->size() + count);
+    return;
+  }
   std::shared_ptr<const Window> win = GetWindow(layout, w);
   uint64_t local = t - window_start;
   uint64_t i = static_cast<uint64_t>(
@@ -354,6 +372,7 @@ void DatasetStream::AppendConcatRows(const Layout& layout, uint64_t first, uint6
     uint64_t need = std::min(s, num_tokens_ - r * s);
     while (need > 0) {
       if (i == win->docs.size()) {
+        if (w + 1 >= layout.num_windows) break;  // as above
         win = GetWindow(layout, ++w);
         i = 0;
         off = 0;

@@ -21,10 +21,12 @@ namespace stoker::plan {
 
 class DatasetStream {
  public:
-  // `num_tokens` and `nonempty_documents`: the dataset's totals (Plan::Create knows them).
+  // `num_tokens`: the dataset's tokens; `nonempty_documents` gives its non-empty documents (called
+  // once, when first needed: it may make a pass over the lengths).
   // `fingerprint` gives the plan's fingerprint, the key of cached window counts (window_counts.h).
   DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
-                const PlanOptions& options, uint64_t num_tokens, uint64_t nonempty_documents,
+                const PlanOptions& options, uint64_t num_tokens,
+                std::function<uint64_t()> nonempty_documents,
                 std::function<std::string()> fingerprint);
 
   const DatasetLengths& lengths() const { return *lengths_; }
@@ -75,7 +77,10 @@ class DatasetStream {
   PlanOptions options_;
   uint64_t window_docs_;
   uint64_t num_tokens_ = 0;
-  uint64_t nonempty_documents_ = 0;
+  std::function<uint64_t()> count_nonempty_;
+  mutable std::once_flag nonempty_once_;
+  mutable uint64_t nonempty_documents_ = 0;
+  uint64_t NonemptyDocuments() const;
   std::function<std::string()> fingerprint_;
 
   mutable std::mutex mu_;

@@ -11,8 +11,8 @@ PackingStats DatasetStream::ComputePackingStats(uint64_t epoch) const {
   const uint64_t s = options_.seq_len;
   PackingStats st;
   st.rows = RowsInEpoch(epoch);
-  st.documents = nonempty_documents_;
-  st.empty_documents = len.num_documents() - nonempty_documents_;
+  st.documents = NonemptyDocuments();
+  st.empty_documents = len.num_documents() - st.documents;
   if (options_.pack == PackMode::kConcat) {
     // A document is split when it crosses a multiple of seq_len in the concatenated stream.
     DocumentOrder order = MakeOrder(epoch);

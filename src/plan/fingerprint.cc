@@ -8,6 +8,7 @@ namespace stoker::plan {
 
 uint64_t HashLengths(const DatasetLengths& lengths) {
   if (lengths.totals && lengths.totals->length_hash) return *lengths.totals->length_hash;
+  if (lengths.totals && lengths.totals->hash_lengths) return lengths.totals->hash_lengths();
   FingerprintHasher h;
   const uint64_t n = lengths.num_documents();
   for (uint64_t d = 0; d < n; ++d) h.Add(lengths.length(d));

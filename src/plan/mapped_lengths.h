@@ -24,7 +24,7 @@ inline DatasetLengths LengthsFromIndex(const std::shared_ptr<const LengthIndex>&
   }
   out.mapped = {reinterpret_cast<const uint8_t*>(index->lengths()), h.num_documents,
                 MappedLengths::Element::kUint32, index, index->chunk_verifier()};
-  out.totals = LengthTotals{h.total_tokens, h.nonempty_documents, h.length_hash};
+  out.totals = LengthTotals{h.total_tokens, h.nonempty_documents, h.length_hash, {}, {}};
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "stoker/plan.h"
 
 #include <cmath>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -15,9 +16,11 @@ namespace {
 // than one global batch has none at all).
 constexpr uint64_t kMaxEmptyEpochsSkipped = 64;
 
-// Tokens and non-empty documents of a dataset: from its totals, else one pass over the lengths.
-std::pair<uint64_t, uint64_t> CountTokens(const DatasetLengths& l) {
-  if (l.totals) return {l.totals->tokens, l.totals->nonempty_documents};
+// Tokens of a dataset and how to get its non-empty documents: from its totals (the count maybe
+// lazy), else one pass over the lengths for both.
+std::pair<uint64_t, std::function<uint64_t()>> CountTokens(const DatasetLengths& l) {
+  if (l.totals && l.totals->count_nonempty) return {l.totals->tokens, l.totals->count_nonempty};
+  if (l.totals) return {l.totals->tokens, [n = l.totals->nonempty_documents] { return n; }};
   uint64_t tokens = 0, nonempty = 0;
   const uint64_t n = l.num_documents();
   for (uint64_t d = 0; d < n; ++d) {
@@ -25,7 +28,7 @@ std::pair<uint64_t, uint64_t> CountTokens(const DatasetLengths& l) {
     tokens += len;
     nonempty += len > 0;
   }
-  return {tokens, nonempty};
+  return {tokens, [nonempty] { return nonempty; }};
 }
 
 Status ValidateDataset(size_t index, const PlanDataset& ds, uint64_t tokens) {
@@ -105,14 +108,14 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
     return InvalidArgument("bestfit_window must be below 2^31 documents");
   }
   auto impl = std::make_unique<Impl>();
-  std::vector<uint64_t> nonempty;
+  std::vector<std::function<uint64_t()>> nonempty;
   for (size_t i = 0; i < datasets.size(); ++i) {
     if (!datasets[i].lengths) {
       return InvalidArgument("dataset " + std::to_string(i) + ": no lengths given");
     }
     auto [tokens, nonempty_documents] = CountTokens(*datasets[i].lengths);
     impl->tokens.push_back(tokens);
-    nonempty.push_back(nonempty_documents);
+    nonempty.push_back(std::move(nonempty_documents));
     STOKER_RETURN_IF_ERROR(ValidateDataset(i, datasets[i], tokens));
     if (datasets[i].lengths->shard_first_document.empty()) {
       // One shard: give the stream explicit boundaries so every mode can rely on them.

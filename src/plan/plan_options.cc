@@ -75,15 +75,17 @@ Result<DatasetLengths> DatasetLengths::FromTokenSource(const TokenSource& source
     return mapped;
   }
   if (const auto* mg = dynamic_cast<const MegatronSource*>(&source); mg != nullptr) {
-    std::shared_ptr<const MappedFile> idx = mg->shared_idx_file();
-    out.mapped = {idx->data() + kMegatronHeaderBytes, n, MappedLengths::Element::kInt32, idx};
-    // Counted while the source validated every entry, else from the cache (or counted once).
-    if (mg->nonempty_documents()) {
-      out.totals = LengthTotals{mg->num_tokens(), *mg->nonempty_documents(), std::nullopt};
-    } else {
-      STOKER_ASSIGN_OR_RETURN(out.totals, plan::MegatronTotals(*mg));
+    if (mg->nonempty_documents()) {  // counted while the source validated every entry
+      std::shared_ptr<const MappedFile> idx = mg->shared_idx_file();
+      out.mapped = {idx->data() + kMegatronHeaderBytes, n, MappedLengths::Element::kInt32, idx};
+      out.totals = LengthTotals{mg->num_tokens(), *mg->nonempty_documents(), std::nullopt, {}, {}};
+      return out;
     }
-    return out;
+    // O(1): the total from the .bin's size, the rest when first needed (megatron_totals.h).
+    STOKER_ASSIGN_OR_RETURN(DatasetLengths mapped, plan::MegatronLengths(*mg));
+    mapped.name = std::move(out.name);
+    mapped.shard_first_document = std::move(out.shard_first_document);
+    return mapped;
   }
   if (const auto* ds = dynamic_cast<const StokerDataset*>(&source);
       ds != nullptr && n >= kLargeWithoutIndex) {
