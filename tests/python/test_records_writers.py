@@ -91,7 +91,7 @@ def test_webdataset_writer_output_reads_back_through_webdataset(tmp_path, how):
     assert "--overwrite" in err
     with pytest.raises(FileExistsError, match="overwrite"):
         stoker.pack(tmp_path / "src", out, format="webdataset")
-    stoker.pack(tmp_path / "src", out, format="webdataset", overwrite=True)
+    stoker.pack(tmp_path / "src", out, format="webdataset", overwrite=True, shard_size="8KiB")
     assert check_manifest(out, "webdataset") == m
 
 
