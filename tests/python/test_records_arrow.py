@@ -132,6 +132,21 @@ def test_hf_save_to_disk_huge_row_empty_fields_and_unicode_columns(tmp_path):
     assert rows[2]["текст"] == HUGE.encode() and rows[0]["raw"] == b""
 
 
+@pytest.mark.parametrize("compression", [None, "lz4", "zstd"])
+def test_arrow_ipc_files_and_streams_with_buffer_compression(tmp_path, compression):
+    t = table(30)
+    options = pa.ipc.IpcWriteOptions(compression=compression)
+    with pa.ipc.new_file(tmp_path / "f.arrow", t.schema, options=options) as w:
+        w.write_table(t, max_chunksize=8)
+    with pa.ipc.new_stream(tmp_path / "s.arrow", t.schema, options=options) as w:
+        w.write_table(t, max_chunksize=11)
+    with pa.ipc.open_file(tmp_path / "f.arrow") as r:
+        expected = [as_ours(row) for row in r.read_all().to_pylist()]
+    assert len(expected) == 30
+    assert ours(tmp_path / "f.arrow") == expected
+    assert ours(tmp_path / "s.arrow") == expected
+
+
 def test_hf_dataset_dict_is_refused_naming_its_splits(tmp_path):
     ds = datasets.Dataset.from_dict({"text": ["a", "b"]})
     datasets.DatasetDict({"train": ds, "test": ds.select([0])}).save_to_disk(str(tmp_path / "dd"))
