@@ -9,32 +9,37 @@
 
 #include "ingest/pack.h"
 #include "ingest/pack_args.h"
+#include "ingest/pack_run.h"
 #include "register.h"
-#include "text/tokenizer.h"
 
 namespace nb = nanobind;
 
 namespace stoker::python {
 namespace {
 
-Result<PackResult> RunPack(const PackArgs& args) {
-  PackDestination destination;
-  STOKER_ASSIGN_OR_RETURN(PackOptions options, PackOptionsFromArgs(args, &destination));
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
-                          OpenTokenizer(args.tokenizer, args.tokenizer_options));
-  STOKER_ASSIGN_OR_RETURN(PackResult result, Pack(options, *tokenizer));
-  STOKER_RETURN_IF_ERROR(FinishPackDestination(destination));
-  return result;
+nb::dict RecordsToDict(const RecordPackResult& r) {
+  nb::dict d;
+  d["files_read"] = r.files_read;
+  d["files_skipped"] = r.files_skipped;
+  d["records"] = r.records;
+  d["output_files"] = r.output_files;
+  d["output_bytes"] = r.output_bytes;
+  d["output_dir"] = r.output_dir;
+  return d;
 }
 
 nb::dict PackToDict(const PackArgs& args) {
-  Result<PackResult> result = [&] {
+  Result<PackRunResult> result = [&] {
     nb::gil_scoped_release release;
-    return RunPack(args);
+    return RunPackArgs(args);
   }();
-  PackResult r = Unwrap(std::move(result));
+  PackRunResult run = Unwrap(std::move(result));
   nb::dict d;
-  d["output"] = args.output;
+  d["output"] = run.output.empty() ? args.output : run.output;
+  d["format"] = args.format;
+  if (run.records) d["records"] = RecordsToDict(*run.records);
+  if (!run.pack) return d;
+  const PackResult& r = *run.pack;
   d["manifest_json"] = r.manifest.ToJson();
   d["input_files"] = r.input_files;
   d["total_files"] = r.total_files;
@@ -55,7 +60,7 @@ void RegisterIngest(nb::module_& m) {
          std::optional<uint32_t> task_index, std::optional<uint32_t> task_count, std::string utf8,
          std::string bad_lines, std::string dtype, bool overwrite, std::string pattern,
          std::string special, bool allow_special, std::string eos, bool post_processor,
-         std::string input_format, std::string key_field) {
+         std::string input_format, std::string key_field, std::string format) {
         PackArgs args;  // by name: PackArgs gained fields (key_field, input_format) since
         args.inputs = std::move(inputs);
         args.output = std::move(output);
@@ -72,6 +77,7 @@ void RegisterIngest(nb::module_& m) {
         args.tokenizer_options = {pattern, special, allow_special, eos, post_processor};
         args.input_format = std::move(input_format);
         args.key_field = std::move(key_field);
+        args.format = std::move(format);
         return PackToDict(args);
       },
       nb::arg("inputs"), nb::arg("output"), nb::arg("tokenizer"), nb::arg("text_field"),
@@ -79,7 +85,7 @@ void RegisterIngest(nb::module_& m) {
       nb::arg("task_count").none(), nb::arg("utf8"), nb::arg("bad_lines"), nb::arg("dtype"),
       nb::arg("overwrite"), nb::arg("pattern") = "", nb::arg("special") = "",
       nb::arg("allow_special") = false, nb::arg("eos") = "", nb::arg("post_processor") = true,
-      nb::arg("input_format") = "auto", nb::arg("key_field") = "",
+      nb::arg("input_format") = "auto", nb::arg("key_field") = "", nb::arg("format") = "stoker",
       "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
 }
 

@@ -80,7 +80,22 @@ Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* d
     if (next_file_ >= slice_.last) break;
     const InputFile& file = (*files_)[next_file_];
     if (file.kind == InputKind::kRecords) {
-      STOKER_ASSIGN_OR_RETURN(records_, RecordDocumentReader::Open(file, text_field_, key_field_));
+      auto opened = RecordDocumentReader::Open(file, text_field_, key_field_);
+      if (!opened.ok() && opened.status().code() == StatusCode::kCorruption &&
+          skip_corrupt_shards_) {
+        // A shard corrupt from its header on (an MDS offset table, an Arrow schema): the whole
+        // shard is the counted skip.
+        RawDocument doc;
+        doc.record = true;
+        doc.corrupt_shard = true;
+        doc.missing = opened.status().message();
+        doc.file_index = static_cast<uint32_t>(next_file_);
+        batch->push_back(std::move(doc));
+        *disk_bytes_done += file.size_bytes;
+        ++next_file_;
+        continue;
+      }
+      STOKER_ASSIGN_OR_RETURN(records_, std::move(opened));
       continue;
     }
     if (file.kind == InputKind::kJsonl) {

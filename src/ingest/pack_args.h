@@ -31,6 +31,7 @@ struct PackArgs {
   std::string input_format = "auto";   // auto | jsonl | text | webdataset | tfrecord | mds
   std::string key_field;               // records: the field that names a record in errors
   TokenizerOptions tokenizer_options;  // --pattern, --special, --allow-special, --eos (BPE only)
+  std::string format = "stoker";       // output: stoker | webdataset | tfrecord (ingest/pack_run.h)
 };
 
 // Validates `args` and fills PackOptions (without progress callback). kInvalidArgument names the

@@ -24,8 +24,8 @@ namespace stoker {
 bool ArrowReadersAvailable();
 
 // One shard per row group of the Parquet file `path`, in file order (part = the row group; none
-// for a file without rows). kCorruption naming the file and the footer's byte offset when the
-// footer does not parse.
+// for a file without rows). A footer that does not parse gives one whole-file shard (part -1)
+// whose open is the kCorruption naming the file and the footer's byte offset.
 Result<std::vector<RecordShard>> ListParquetShards(const std::string& path);
 
 // The rows of row group shard.part (the whole file when part is -1) of a Parquet file.

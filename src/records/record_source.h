@@ -57,7 +57,8 @@ RecordFormat DetectRecordFormat(const std::string& input);
 // (shard-{000000..000009}.tar); a directory contributes its files of `format` in sorted order
 // (for MDS and LitData: the shards listed in its index.json, in index order; for a save_to_disk
 // directory: state.json's data files); a file is one shard, but a Parquet file is one shard per
-// row group (its footer is read here).
+// row group (its footer is read here; a footer that does not parse gives one whole-file shard
+// whose OpenRecordShard is the kCorruption, so that readers' skip policies apply to it).
 // `format` kAuto detects each input's format (DetectRecordFormat) and fails naming an input it
 // cannot classify. kNotFound for a missing input.
 Result<std::vector<RecordShard>> ExpandRecordShards(const std::vector<std::string>& inputs,

@@ -33,6 +33,7 @@ def table(n=40, huge=False):
         "label": pa.array([i - 9 for i in range(n)], pa.int64()),
         "raw": pa.array([bytes([i % 256]) * (i % 3) for i in range(n)], pa.binary()),
         "big": pa.array([f"L{i}" for i in range(n)], pa.large_string()),
+        "名前 ключ": pa.array([f"u{i}" for i in range(n)], pa.string()),  # a unicode column name
     })
 
 
@@ -118,6 +119,32 @@ def test_hf_save_to_disk_equals_load_from_disk(tmp_path):
     first = tmp_path / "hf" / files[0]["filename"]
     with pa.ipc.open_stream(first) as r:
         assert ours(first) == [as_ours(row) for row in r.read_all().to_pylist()]
+
+
+def test_hf_save_to_disk_huge_row_empty_fields_and_unicode_columns(tmp_path):
+    texts = ["", "small é", HUGE, ""]
+    ds = datasets.Dataset.from_dict({"текст": texts, "ids": [[], [1], [2, 3], []],
+                                     "raw": [b"", b"\x00", b"\xff" * 9, b""]})
+    ds.save_to_disk(str(tmp_path / "hf"))
+    reference = datasets.load_from_disk(str(tmp_path / "hf"))
+    rows = ours(tmp_path / "hf")
+    assert rows == [as_ours(reference[i]) for i in range(len(reference))]
+    assert rows[2]["текст"] == HUGE.encode() and rows[0]["raw"] == b""
+
+
+@pytest.mark.parametrize("compression", [None, "lz4", "zstd"])
+def test_arrow_ipc_files_and_streams_with_buffer_compression(tmp_path, compression):
+    t = table(30)
+    options = pa.ipc.IpcWriteOptions(compression=compression)
+    with pa.ipc.new_file(tmp_path / "f.arrow", t.schema, options=options) as w:
+        w.write_table(t, max_chunksize=8)
+    with pa.ipc.new_stream(tmp_path / "s.arrow", t.schema, options=options) as w:
+        w.write_table(t, max_chunksize=11)
+    with pa.ipc.open_file(tmp_path / "f.arrow") as r:
+        expected = [as_ours(row) for row in r.read_all().to_pylist()]
+    assert len(expected) == 30
+    assert ours(tmp_path / "f.arrow") == expected
+    assert ours(tmp_path / "s.arrow") == expected
 
 
 def test_hf_dataset_dict_is_refused_naming_its_splits(tmp_path):

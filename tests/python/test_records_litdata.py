@@ -82,6 +82,17 @@ def test_flat_dict_arrow_footer_chunks(tmp_path):
     assert ours(tmp_path / "ld") == [as_ours(x) for x in reference(tmp_path / "ld")]
 
 
+def test_huge_item_empty_fields_and_unicode_keys(tmp_path):
+    huge = "ü" * (3 << 20)  # 6 MiB of UTF-8, far past chunk_bytes
+    items = [{"текст": t, "名前": np.arange(k, dtype=np.int32)}
+             for t, k in [("", 0), ("small 月", 3), (huge, 5), ("", 1)]]
+    write(tmp_path / "ld", items, chunk_bytes=1 << 16, compression="zstd",
+          compression_level="chunk")
+    got = ours(tmp_path / "ld")
+    assert got == [as_ours(x) for x in reference(tmp_path / "ld")]
+    assert got[2]["текст"] == huge.encode() and got[0]["текст"] == b"" and got[0]["名前"] == []
+
+
 def gen_tokens(i):
     yield np.arange(i * 10, i * 10 + 7, dtype=np.int32)
 

@@ -86,6 +86,16 @@ def test_huge_sample(tmp_path):
     assert len(got[1]["blob"]) == 2 * 256 * 64 * 1024
 
 
+def test_unicode_column_names_and_empty_values(tmp_path):
+    cols = {"名前": "str", "ключ": "bytes", "ids": "ndarray:uint16"}
+    write(tmp_path / "u", n=5, columns=cols, compression="zstd",
+          make=lambda i: {"名前": "" if i % 2 else f"t {i} 月", "ключ": b"" if i % 3 else b"\x01",
+                          "ids": np.arange(1 + i % 2, dtype=np.uint16)})
+    got = ours(tmp_path / "u")
+    assert got == reference(tmp_path / "u", cols)
+    assert got[1]["名前"] == b"" and got[1]["ключ"] == b"" and got[0]["ids"] == [0]
+
+
 def test_corrupt_shards_and_hash_mismatch(tmp_path):
     write(tmp_path / "mds", hashes=("xxh64",))
     shard = tmp_path / "mds" / "shard.00001.mds"

@@ -1,17 +1,33 @@
-"""`stoker pack --format webdataset` and `--format tfrecord`: the output reads back identically
-through the reference readers (webdataset 1.0.2, Python tarfile, tfrecord 1.14.6 and protobuf),
-the records.json manifest lists every file with its size and XXH3, and no temporary file stays."""
+"""`stoker pack --format webdataset` and `--format tfrecord`, and the same writers through
+`stoker.pack(format=...)`: the output reads back identically through the reference readers
+(webdataset 1.0.2, Python tarfile, tfrecord 1.14.6 and protobuf), the records.json manifest lists
+every file with its size and XXH3, and no temporary file stays."""
 import json
 import struct
 import tarfile
 
 import crc32c
+import pytest
 import tfrecord
 import webdataset as wds
 import xxhash
 from tfrecord import example_pb2
 
+import stoker
 from records_testlib import dump, error_of, pack, read_dataset
+
+
+def pack_as(how, src, out, fmt, shard_size):
+    """Packs `src` into `out` in `fmt` through the CLI or the Python API (the same library call);
+    returns the record counts that the API reports (None for the CLI)."""
+    if how == "cli":
+        pack(src, "-o", out, "--format", fmt, "--shard-size", shard_size)
+        return None
+    r = stoker.pack(src, out, format=fmt, shard_size=shard_size)
+    assert r["format"] == fmt
+    assert r["records"]["output_dir"] == str(out / "tfrecord" if fmt == "tfrecord" else out)
+    assert ("manifest" in r) == (fmt == "tfrecord")
+    return r["records"]
 
 
 def make_tree(root):
@@ -43,11 +59,16 @@ def check_manifest(out, fmt):
     return m
 
 
-def test_webdataset_writer_output_reads_back_through_webdataset(tmp_path):
+@pytest.mark.parametrize("how", ["cli", "python"])
+def test_webdataset_writer_output_reads_back_through_webdataset(tmp_path, how):
     files = make_tree(tmp_path / "src")
     out = tmp_path / "wds"
-    pack("--format", "webdataset", tmp_path / "src", "-o", out, "--shard-size", "8KiB")
+    counts = pack_as(how, tmp_path / "src", out, "webdataset", "8KiB")
     m = check_manifest(out, "webdataset")
+    if counts is not None:
+        assert (counts["records"], counts["output_files"], counts["files_skipped"]) == (
+            m["records"], len(m["files"]), 1)
+        assert counts["output_bytes"] == sum(f["bytes"] for f in m["files"])
     shards = sorted(str(p) for p in out.glob("shard-*.tar"))
     assert len(shards) == len(m["files"]) > 2
     samples = list(wds.WebDataset(shards, shardshuffle=False, empty_check=False))
@@ -68,6 +89,10 @@ def test_webdataset_writer_output_reads_back_through_webdataset(tmp_path):
     err = error_of("pack", "--progress", "off", "--format", "webdataset", tmp_path / "src",
                    "-o", out)
     assert "--overwrite" in err
+    with pytest.raises(FileExistsError, match="overwrite"):
+        stoker.pack(tmp_path / "src", out, format="webdataset")
+    stoker.pack(tmp_path / "src", out, format="webdataset", overwrite=True, shard_size="8KiB")
+    assert check_manifest(out, "webdataset") == m
 
 
 def read_tfrecord_checking_crcs(path):
@@ -84,14 +109,17 @@ def read_tfrecord_checking_crcs(path):
     return out
 
 
-def test_tfrecord_writer_output_reads_back_through_tfrecord(tmp_path):
+@pytest.mark.parametrize("how", ["cli", "python"])
+def test_tfrecord_writer_output_reads_back_through_tfrecord(tmp_path, how):
     texts = [f"document {i} ключ" * (i % 7 + 1) for i in range(200)]
     (tmp_path / "d.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts),
                                       encoding="utf-8")
     out = tmp_path / "ds"
-    pack(tmp_path / "d.jsonl", "-o", out, "--format", "tfrecord", "--shard-size", "4KiB")
+    counts = pack_as(how, tmp_path / "d.jsonl", out, "tfrecord", "4KiB")
     _, docs = read_dataset(out)
     m = check_manifest(out / "tfrecord", "tfrecord")
+    if counts is not None:
+        assert (counts["records"], counts["output_files"]) == (len(docs), len(m["files"]))
     files = [out / "tfrecord" / f["name"] for f in m["files"]]
     assert len(files) > 1 and m["records"] == len(docs)
     ids = []
@@ -102,3 +130,12 @@ def test_tfrecord_writer_output_reads_back_through_tfrecord(tmp_path):
         assert len(read_tfrecord_checking_crcs(f)) == sum(1 for _ in tfrecord.tfrecord_iterator(str(f)))
     assert ids == docs
     assert [f["input_ids"] for _, f in dump(*map(str, files))] == docs
+
+
+def test_python_pack_refuses_an_unknown_format_and_a_remote_record_output(tmp_path):
+    (tmp_path / "d.jsonl").write_text('{"text": "x"}\n')
+    with pytest.raises(ValueError, match="webdataset"):
+        stoker.pack(tmp_path / "d.jsonl", tmp_path / "o", format="parquet")
+    with pytest.raises(ValueError, match="s3://"):
+        stoker.pack(tmp_path / "d.jsonl", "s3://bucket/p", format="webdataset")
+    assert not (tmp_path / "o").exists()

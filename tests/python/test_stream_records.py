@@ -1,8 +1,11 @@
 """stoker.Stream over record shards (records::RecordSource, the text field chosen by text_field):
-WebDataset tars written by webdataset.TarWriter, TFRecord files written by tfrecord.TFRecordWriter
-and MDS directories written by mosaicml-streaming's MDSWriter stream the same documents as the
-same texts in JSONL; a resume inside a record shard equals the uninterrupted stream; a record
-without the text field names the shard and record, or is a counted skip under on_error="skip"."""
+WebDataset tars written by webdataset.TarWriter, TFRecord files written by tfrecord.TFRecordWriter,
+MDS directories written by mosaicml-streaming's MDSWriter, LitData chunks written by litdata's
+BinaryWriter, Parquet files written by pyarrow.parquet (one shard per row group) and Hugging Face
+save_to_disk directories (one shard per Arrow IPC file) stream the same documents as the same
+texts in JSONL and as `stoker.pack` of the same shards; batches do not depend on num_workers; a
+resume inside a record shard equals the uninterrupted stream; a record without the text field
+names the shard and record, or is a counted skip under on_error="skip"."""
 
 import collections
 import json
@@ -55,6 +58,36 @@ def write_mds(d, texts):
     return [out]
 
 
+def write_litdata(d, texts):
+    from litdata.streaming.writer import BinaryWriter
+    out = d / "litdata"
+    w = BinaryWriter(str(out), chunk_bytes=1500, compression="zstd")
+    for i, t in enumerate(texts):
+        w[i] = {"text": t, "n": len(t)}
+    w.done()
+    w.merge()
+    assert len(list(out.glob("chunk-*"))) > 2
+    return [out]
+
+
+def write_parquet(d, texts):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    p = d / "t.parquet"
+    pq.write_table(pa.table({"n": [len(t) for t in texts], "text": texts}), p, row_group_size=35,
+                   compression="zstd")
+    assert pq.ParquetFile(p).num_row_groups > 2
+    return [p]
+
+
+def write_hf(d, texts):
+    import datasets
+    out = d / "hf"
+    datasets.Dataset.from_dict({"text": texts, "n": [len(t) for t in texts]}).save_to_disk(
+        str(out), num_shards=4)
+    return [out]
+
+
 def loader(paths, text_field="text", **kw):
     stream = stoker.Stream([str(p) for p in paths], tokenizer="bytes", text_field=text_field,
                            shuffle_buffer=32)
@@ -86,17 +119,27 @@ WRITERS = {
     "webdataset": (write_wds, "txt"),
     "tfrecord": (write_tfrecord, "text"),
     "mds": (write_mds, "text"),
+    "litdata": (write_litdata, "text"),
+    "parquet": (write_parquet, "text"),
+    "arrow": (write_hf, "text"),
 }
 
 
 @pytest.mark.parametrize("fmt", sorted(WRITERS))
-def test_record_shards_stream_the_documents_of_the_same_jsonl(tmp_path, fmt):
+def test_record_shards_stream_the_documents_of_the_same_jsonl_and_of_stoker_pack(tmp_path, fmt):
     write, field = WRITERS[fmt]
     (tmp_path / "rec").mkdir()
     shards = write(tmp_path / "rec", TEXTS)
     expected = documents(loader([write_jsonl(tmp_path / "same.jsonl", TEXTS)]))
     assert sum(expected.values()) == len(TEXTS)
-    assert documents(loader(shards, text_field=field)) == expected
+    streamed = documents(loader(shards, text_field=field))
+    assert streamed == expected
+    # The ids of `stoker.pack` of the same shards, as a multiset of documents.
+    stoker.pack([str(p) for p in shards], tmp_path / "packed", text_field=field)
+    packed = stoker.Loader(str(tmp_path / "packed"), seq_len=1024, batch_size=2, pack="pad",
+                           shuffle="none", output="numpy", rank=0, world_size=1,
+                           segment_ids=True)
+    assert documents(packed) == streamed
 
 
 @pytest.mark.parametrize("fmt", sorted(WRITERS))
@@ -115,6 +158,15 @@ def test_resume_inside_a_record_shard_equals_the_uninterrupted_stream(tmp_path, 
         got = batches(resumed, 5)
         assert all(a[x].tobytes() == b[x].tobytes() for a, b in zip(full[k:k + 5], got)
                    for x in a), f"resumed after {k}"
+
+
+@pytest.mark.parametrize("fmt", sorted(WRITERS))
+def test_same_batches_for_num_workers_1_and_2(tmp_path, fmt):
+    write, field = WRITERS[fmt]
+    shards = write(tmp_path, TEXTS)
+    one = batches(loader(shards, text_field=field, pack="bestfit", seq_len=128, num_workers=1), 25)
+    two = batches(loader(shards, text_field=field, pack="bestfit", seq_len=128, num_workers=2), 25)
+    assert all(a[x].tobytes() == b[x].tobytes() for a, b in zip(one, two) for x in a)
 
 
 def test_record_without_the_text_field_names_shard_and_record_or_is_skipped(tmp_path):

@@ -10,6 +10,7 @@
 #include "ingest/pack.h"
 #include "ingest/pack_args.h"
 #include "ingest/pack_records.h"
+#include "ingest/pack_run.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 #include "stoker/number_flags.h"
@@ -22,23 +23,7 @@ namespace {
 struct PackCliArgs {
   PackArgs pack;
   std::string progress = "auto";
-  std::string format = "stoker";  // stoker | webdataset | tfrecord
 };
-
-int RunPackWebDataset(const PackCliArgs& cli) {
-  const PackArgs& args = cli.pack;
-  Result<uint64_t> shard_size = ParseSize(args.shard_size);
-  if (!shard_size.ok()) return ReportError("pack", shard_size.status());
-  Result<RecordPackResult> r = PackWebDataset(args.inputs, args.output, *shard_size, args.overwrite);
-  if (!r.ok()) return ReportError("pack", r.status());
-  std::printf("pack: %llu file(s) -> %llu sample(s) in %llu WebDataset shard(s), %s, in %s "
-              "(%llu file(s) without an extension skipped)\n",
-              static_cast<unsigned long long>(r->files_read),
-              static_cast<unsigned long long>(r->records),
-              static_cast<unsigned long long>(r->output_files), FormatSize(r->output_bytes).c_str(),
-              r->output_dir.c_str(), static_cast<unsigned long long>(r->files_skipped));
-  return kExitOk;
-}
 
 ProgressReporter::Mode ProgressMode(const std::string& s) {
   if (s == "bar") return ProgressReporter::Mode::kTerminal;
@@ -47,22 +32,20 @@ ProgressReporter::Mode ProgressMode(const std::string& s) {
   return ProgressReporter::Mode::kAuto;
 }
 
-int RunPack(const PackCliArgs& cli) {
-  if (cli.format == "webdataset") return RunPackWebDataset(cli);
-  const PackArgs& args = cli.pack;
-  PackDestination destination;
-  Result<PackOptions> options = PackOptionsFromArgs(args, &destination);
-  if (!options.ok()) return ReportError("pack", options.status());
-  if (destination.remote() && cli.format != "stoker") {
-    return ReportError("pack", InvalidArgument(args.output + ": --format " + cli.format +
-                                               " writes local files only"));
-  }
-  Result<std::unique_ptr<Tokenizer>> tokenizer = OpenTokenizer(args.tokenizer, args.tokenizer_options);
-  if (!tokenizer.ok()) return ReportError("pack", tokenizer.status());
+int PrintWebDataset(const RecordPackResult& r) {
+  std::printf("pack: %llu file(s) -> %llu sample(s) in %llu WebDataset shard(s), %s, in %s "
+              "(%llu file(s) without an extension skipped)\n",
+              static_cast<unsigned long long>(r.files_read),
+              static_cast<unsigned long long>(r.records),
+              static_cast<unsigned long long>(r.output_files), FormatSize(r.output_bytes).c_str(),
+              r.output_dir.c_str(), static_cast<unsigned long long>(r.files_skipped));
+  return kExitOk;
+}
 
+int RunPack(const PackCliArgs& cli) {
   std::unique_ptr<ProgressReporter> reporter;
   uint64_t last_docs = 0, last_bytes = 0;
-  options->on_progress = [&](const PackProgress& p) {
+  auto on_progress = [&](const PackProgress& p) {
     if (!reporter) {
       ProgressReporter::Options ro;
       ro.label = "pack";
@@ -75,22 +58,22 @@ int RunPack(const PackCliArgs& cli) {
     last_docs = p.documents;
     last_bytes = p.disk_bytes_done;
   };
-  Result<PackResult> result = Pack(*options, **tokenizer);
+  Result<PackRunResult> run = RunPackArgs(cli.pack, on_progress);
   // On failure the error line is the one message; only a drawn bar needs closing first.
-  if (reporter && (result.ok() || reporter->mode() == ProgressReporter::Mode::kTerminal)) {
-    reporter->Finish(result.ok());
+  if (reporter && (run.ok() || reporter->mode() == ProgressReporter::Mode::kTerminal)) {
+    reporter->Finish(run.ok());
   }
-  if (!result.ok()) return ReportError("pack", result.status());
-  if (Status up = FinishPackDestination(destination); !up.ok()) return ReportError("pack", up);
-  if (cli.format == "tfrecord") {
-    Result<RecordPackResult> tf =
-        ExportTfRecord(options->output_dir, result->manifest, options->shard_size_bytes);
-    if (!tf.ok()) return ReportError("pack", tf.status());
+  if (!run.ok()) return ReportError("pack", run.status());
+  if (run->format == PackFormat::kWebDataset) return PrintWebDataset(*run->records);
+  const PackOptions* options = &run->options;
+  const PackResult* result = &*run->pack;
+  if (run->format == PackFormat::kTfRecord) {
+    const RecordPackResult& tf = *run->records;
     std::printf("pack: %llu document(s) also written as tf.train.Example in %llu TFRecord "
                 "file(s), %s, in %s\n",
-                static_cast<unsigned long long>(tf->records),
-                static_cast<unsigned long long>(tf->output_files),
-                FormatSize(tf->output_bytes).c_str(), tf->output_dir.c_str());
+                static_cast<unsigned long long>(tf.records),
+                static_cast<unsigned long long>(tf.output_files),
+                FormatSize(tf.output_bytes).c_str(), tf.output_dir.c_str());
   }
 
   const Manifest& m = result->manifest;
@@ -98,7 +81,7 @@ int RunPack(const PackCliArgs& cli) {
   std::printf("pack: task %u of %u: %llu of %llu input file(s) -> %s\n", options->task_index,
               options->task_count, static_cast<unsigned long long>(result->input_files),
               static_cast<unsigned long long>(result->total_files),
-              (destination.remote() ? destination.uri : options->output_dir).c_str());
+              run->output.c_str());
   std::printf(
       "pack: %s documents, %s tokens (%s, %s), %zu shard(s), %s read in %s (%s, %d threads)\n",
       FormatCount(m.total_documents()).c_str(), FormatCount(m.total_tokens()).c_str(),
@@ -194,7 +177,7 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--progress", cli->progress, "auto (bar on a terminal), bar, plain or off")
       ->check(CLI::IsMember({"auto", "bar", "plain", "off"}))
       ->capture_default_str();
-  sub->add_option("--format", cli->format,
+  sub->add_option("--format", args->format,
                   "stoker (token shards), tfrecord (token shards plus DATASET/tfrecord/*.tfrecord "
                   "of tf.train.Example input_ids), or webdataset (the input files themselves, "
                   "grouped by key into tar shards; no tokenization)")

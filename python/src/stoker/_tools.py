@@ -31,6 +31,7 @@ def pack(
     post_processor: bool = True,
     input_format: str = "auto",
     key_field: str = "",
+    format: str = "stoker",
 ) -> Dict[str, Any]:
     """Tokenizes raw text (JSONL, .gz/.zst, text files, directories) into a stoker dataset.
 
@@ -45,6 +46,13 @@ def pack(
     ``stoker.Tokenizer`` and ``stoker pack``: ``pattern`` (tiktoken files: r50k, p50k, cl100k,
     o200k or a regex), ``special`` ("NAME=ID,..."), ``allow_special``, ``eos`` (token text or id)
     and ``post_processor``.
+
+    ``format`` picks the output, as ``stoker pack --format``: "stoker" (token shards),
+    "tfrecord" (token shards plus ``output/tfrecord/part-NNNNNN.tfrecord``, one tf.train.Example
+    ``input_ids`` per document) or "webdataset" (the input files themselves grouped by key into
+    ``output/shard-NNNNNN.tar``; no tokenization, so the result has no ``manifest``). Record
+    outputs are written atomically with a ``records.json`` manifest (files, bytes, XXH3), and
+    the result's ``records`` holds their counts.
     """
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
@@ -53,8 +61,9 @@ def pack(
         threads, task_index, task_count, utf8, bad_lines, dtype, overwrite,
         pattern=pattern or "", special=special or "", allow_special=allow_special,
         eos="" if eos is None else str(eos), post_processor=post_processor,
-        input_format=input_format, key_field=key_field)
-    result["manifest"] = json.loads(result.pop("manifest_json"))
+        input_format=input_format, key_field=key_field, format=format)
+    if "manifest_json" in result:
+        result["manifest"] = json.loads(result.pop("manifest_json"))
     return result
 
 

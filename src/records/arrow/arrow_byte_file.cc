@@ -40,7 +40,7 @@ arrow::Result<int64_t> ArrowByteFile::ReadAt(int64_t position, int64_t nbytes,
                       static_cast<char*>(out));
   if (!got.ok()) return ToArrow(got.status());
   if (!allow_short_read && static_cast<int64_t>(*got) < nbytes) {
-    return arrow::Status::IOError(uri(), ": ", nbytes, " bytes at byte offset ", position,
+    return arrow::Status::Invalid(uri(), ": ", nbytes, " bytes at byte offset ", position,
                                   " run past the end (", source_->size_bytes(), " bytes)");
   }
   return static_cast<int64_t>(*got);
@@ -57,7 +57,7 @@ arrow::Result<std::shared_ptr<arrow::Buffer>> ArrowByteFile::ReadAt(int64_t posi
   // Never allocate past the end of the object: a corrupt length is an error, not an OOM.
   int64_t want = std::clamp<int64_t>(size - position, 0, std::max<int64_t>(nbytes, 0));
   if (!allow_short_read && want < nbytes) {
-    return arrow::Status::IOError(uri(), ": ", nbytes, " bytes at byte offset ", position,
+    return arrow::Status::Invalid(uri(), ": ", nbytes, " bytes at byte offset ", position,
                                   " run past the end (", size, " bytes)");
   }
   ARROW_ASSIGN_OR_RAISE(std::unique_ptr<arrow::ResizableBuffer> buffer,
@@ -86,7 +86,10 @@ arrow::Result<std::shared_ptr<arrow::Buffer>> ArrowByteFile::Read(int64_t nbytes
 
 Status FromArrow(const arrow::Status& status, const std::string& context) {
   std::string message = context + ": " + status.message();
-  if (status.IsIOError()) return IOError(message);
+  // Arrow reports a file that ends inside a message ("Expected to be able to read N bytes for
+  // message body, got M") as an IOError; the file is truncated, not unreadable.
+  bool truncated = status.message().find("Expected to be able to read") != std::string::npos;
+  if (status.IsIOError() && !truncated) return IOError(message);
   if (status.IsNotImplemented()) return Unimplemented(message);
   if (status.IsOutOfMemory()) return Internal(message);
   return Corruption(message);

@@ -107,10 +107,21 @@ bool ArrowReadersAvailable() { return true; }
 
 Result<std::vector<RecordShard>> ListParquetShards(const std::string& path) {
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> owned, OpenFileSource(path));
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetFileReader> raw,
-                          OpenFooter(std::move(owned)));
-  std::shared_ptr<parquet::FileMetaData> meta = raw->metadata();
+  uint64_t file_bytes = owned->size_bytes();
+  Result<std::unique_ptr<parquet::ParquetFileReader>> footer = OpenFooter(std::move(owned));
   std::vector<RecordShard> shards;
+  if (!footer.ok() && footer.status().code() == StatusCode::kCorruption) {
+    // A footer that does not parse: the whole file is one shard whose open reports it (naming the
+    // file and the footer's offset), so that the reader's skip policy decides, as for any shard.
+    RecordShard s;
+    s.path = path;
+    s.format = RecordFormat::kParquet;
+    s.size_bytes = file_bytes;
+    shards.push_back(std::move(s));
+    return shards;
+  }
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetFileReader> raw, std::move(footer));
+  std::shared_ptr<parquet::FileMetaData> meta = raw->metadata();
   for (int g = 0; g < meta->num_row_groups(); ++g) {
     std::unique_ptr<parquet::RowGroupMetaData> rg = meta->RowGroup(g);
     if (rg->num_rows() == 0) continue;

@@ -1,0 +1,56 @@
+#include "ingest/pack_run.h"
+
+#include <memory>
+#include <utility>
+
+#include "common/human_size.h"
+#include "common/uri.h"
+#include "text/tokenizer.h"
+
+namespace stoker {
+
+Result<PackFormat> ParsePackFormat(std::string_view name) {
+  if (name == "stoker") return PackFormat::kStoker;
+  if (name == "webdataset" || name == "wds") return PackFormat::kWebDataset;
+  if (name == "tfrecord") return PackFormat::kTfRecord;
+  return InvalidArgument("pack format must be stoker, webdataset or tfrecord, not '" +
+                         std::string(name) + "'");
+}
+
+Result<PackRunResult> RunPackArgs(const PackArgs& args,
+                                  std::function<void(const PackProgress&)> on_progress) {
+  PackRunResult run;
+  STOKER_ASSIGN_OR_RETURN(run.format, ParsePackFormat(args.format));
+  if (run.format == PackFormat::kWebDataset) {
+    // Local output only; LocalPathFromUri refuses s3:// and friends by name.
+    STOKER_ASSIGN_OR_RETURN(run.output, LocalPathFromUri(args.output));
+    std::vector<std::string> inputs;
+    for (const std::string& input : args.inputs) {
+      STOKER_ASSIGN_OR_RETURN(std::string local, LocalPathFromUri(input));
+      inputs.push_back(std::move(local));
+    }
+    STOKER_ASSIGN_OR_RETURN(uint64_t shard_size, ParseSize(args.shard_size));
+    STOKER_ASSIGN_OR_RETURN(run.records,
+                            PackWebDataset(inputs, run.output, shard_size, args.overwrite));
+    return run;
+  }
+  PackDestination destination;
+  STOKER_ASSIGN_OR_RETURN(run.options, PackOptionsFromArgs(args, &destination));
+  if (destination.remote() && run.format != PackFormat::kStoker) {
+    return InvalidArgument(args.output + ": --format " + args.format + " writes local files only");
+  }
+  run.options.on_progress = std::move(on_progress);
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
+                          OpenTokenizer(args.tokenizer, args.tokenizer_options));
+  STOKER_ASSIGN_OR_RETURN(run.pack, Pack(run.options, *tokenizer));
+  STOKER_RETURN_IF_ERROR(FinishPackDestination(destination));
+  run.output = destination.remote() ? destination.uri : run.options.output_dir;
+  if (run.format == PackFormat::kTfRecord) {
+    STOKER_ASSIGN_OR_RETURN(run.records, ExportTfRecord(run.options.output_dir,
+                                                        run.pack->manifest,
+                                                        run.options.shard_size_bytes));
+  }
+  return run;
+}
+
+}  // namespace stoker
