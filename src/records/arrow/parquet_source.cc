@@ -105,8 +105,12 @@ class ParquetSource final : public RecordSource {
 
 bool ArrowReadersAvailable() { return true; }
 
-Result<std::vector<RecordShard>> ListParquetShards(const std::string& path) {
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> owned, OpenFileSource(path));
+Result<std::vector<RecordShard>> ListParquetShards(const std::string& path,
+                                                   const RecordStore& store,
+                                                   uint64_t size_bytes) {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> owned,
+                          store.Open(path, size_bytes, /*forward=*/false));
+  const uint64_t file_bytes = owned->size_bytes();
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetFileReader> raw,
                           OpenFooter(std::move(owned)));
   std::shared_ptr<parquet::FileMetaData> meta = raw->metadata();
@@ -118,6 +122,8 @@ Result<std::vector<RecordShard>> ListParquetShards(const std::string& path) {
     s.path = path;
     s.format = RecordFormat::kParquet;
     s.part = g;
+    s.store = store;
+    s.object_bytes = file_bytes;
     s.size_bytes = static_cast<uint64_t>(std::max<int64_t>(rg->total_compressed_size(), 0));
     shards.push_back(std::move(s));
   }
