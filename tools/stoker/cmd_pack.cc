@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/human_size.h"
+#include "common/uri.h"
 #include "common/progress.h"
 #include "ingest/pack.h"
 #include "ingest/pack_args.h"
@@ -29,8 +30,15 @@ int RunPackWebDataset(const PackCliArgs& cli) {
   const PackArgs& args = cli.pack;
   Result<uint64_t> shard_size = ParseSize(args.shard_size);
   if (!shard_size.ok()) return ReportError("pack", shard_size.status());
-  Result<RecordPackResult> r = PackWebDataset(args.inputs, args.output, *shard_size, args.overwrite);
+  // -o s3://...: packed into a local staging directory, then uploaded (records.json last).
+  Result<PackDestination> dest =
+      PreparePackDestination(args.output, args.overwrite, kRecordsManifestName);
+  if (!dest.ok()) return ReportError("pack", dest.status());
+  Result<RecordPackResult> r =
+      PackWebDataset(args.inputs, dest->local_dir, *shard_size, args.overwrite || dest->remote());
   if (!r.ok()) return ReportError("pack", r.status());
+  if (Status up = FinishRecordsDestination(*dest, ""); !up.ok()) return ReportError("pack", up);
+  if (dest->remote()) r->output_dir = dest->uri;
   std::printf("pack: %llu file(s) -> %llu sample(s) in %llu WebDataset shard(s), %s, in %s "
               "(%llu file(s) without an extension skipped)\n",
               static_cast<unsigned long long>(r->files_read),
@@ -53,10 +61,6 @@ int RunPack(const PackCliArgs& cli) {
   PackDestination destination;
   Result<PackOptions> options = PackOptionsFromArgs(args, &destination);
   if (!options.ok()) return ReportError("pack", options.status());
-  if (destination.remote() && cli.format != "stoker") {
-    return ReportError("pack", InvalidArgument(args.output + ": --format " + cli.format +
-                                               " writes local files only"));
-  }
   Result<std::unique_ptr<Tokenizer>> tokenizer = OpenTokenizer(args.tokenizer, args.tokenizer_options);
   if (!tokenizer.ok()) return ReportError("pack", tokenizer.status());
 
@@ -81,17 +85,21 @@ int RunPack(const PackCliArgs& cli) {
     reporter->Finish(result.ok());
   }
   if (!result.ok()) return ReportError("pack", result.status());
-  if (Status up = FinishPackDestination(destination); !up.ok()) return ReportError("pack", up);
   if (cli.format == "tfrecord") {
     Result<RecordPackResult> tf =
         ExportTfRecord(options->output_dir, result->manifest, options->shard_size_bytes);
     if (!tf.ok()) return ReportError("pack", tf.status());
+    // Remote: the TFRecord files go up before the dataset, whose manifest is the last object.
+    Status up = FinishRecordsDestination(destination, "tfrecord");
+    if (!up.ok()) return ReportError("pack", up);
+    if (destination.remote()) tf->output_dir = JoinUri(destination.uri, "tfrecord");
     std::printf("pack: %llu document(s) also written as tf.train.Example in %llu TFRecord "
                 "file(s), %s, in %s\n",
                 static_cast<unsigned long long>(tf->records),
                 static_cast<unsigned long long>(tf->output_files),
                 FormatSize(tf->output_bytes).c_str(), tf->output_dir.c_str());
   }
+  if (Status up = FinishPackDestination(destination); !up.ok()) return ReportError("pack", up);
 
   const Manifest& m = result->manifest;
   const PackCounters& c = result->counters;
