@@ -5,6 +5,7 @@
 #include "common/file_util.h"
 #include "records/arrow_sources.h"
 #include "records/brace_expand.h"
+#include "records/byte_stream.h"
 #include "records/hf_dataset.h"
 #include "records/litdata_source.h"
 #include "records/mds_source.h"
@@ -118,8 +119,15 @@ Status AddRemoteObject(const RecordStore& store, const std::string& uri, uint64_
 
 // The shards of one remote input (brace patterns already expanded); see ExpandRecordShards.
 Status ExpandRemote(const std::string& path, RecordFormat format, std::vector<RecordShard>* out) {
-  STOKER_ASSIGN_OR_RETURN(RecordStore store, RecordStore::For(path));
   RecordFormat f = format == RecordFormat::kAuto ? DetectRecordFormat(path) : format;
+  const std::string_view plain = StripCompressionSuffix(BaseName(path));
+  if (f == RecordFormat::kAuto && (plain.ends_with(".jsonl") || plain.ends_with(".json") ||
+                                   plain.ends_with(".txt") || plain.ends_with(".text"))) {
+    return InvalidArgument(path + ": JSONL and text inputs are read from local disk only; remote "
+                                  "inputs are record shards (WebDataset, TFRecord, MDS, LitData, "
+                                  "Parquet, Arrow)");
+  }
+  STOKER_ASSIGN_OR_RETURN(RecordStore store, RecordStore::For(path));
   if (HasGlobPattern(path)) {
     STOKER_ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> objects, store.Glob(path));
     if (objects.empty()) return NotFound(path + ": the pattern matches no object");

@@ -207,9 +207,11 @@ def test_http_brace_patterns_and_index_json(tmp_path, nginx_session):
     assert p.returncode == 2 and "cannot be listed" in p.stderr, p.stderr
 
 
-def test_missing_remote_inputs_are_one_clear_error(s3):
+def test_missing_remote_inputs_are_one_clear_error(s3, tmp_path):
     p = run("records", "--dump", f"s3://{BUCKET}/nothing/here-*.tar")
     assert p.returncode == 2 and "matches no object" in p.stderr, p.stderr
     p = run("records", "--dump", f"s3://{BUCKET}/nothing/ds")
     assert p.returncode == 2 and "--input-format" in p.stderr, p.stderr
     assert os.environ["AWS_SECRET_ACCESS_KEY"] not in p.stderr
+    p = run("pack", f"s3://{BUCKET}/corpus.jsonl", "-o", tmp_path / "never")
+    assert p.returncode == 2 and "local disk only" in p.stderr, p.stderr
