@@ -120,7 +120,8 @@ Status AddRemoteObject(const RecordStore& store, const std::string& uri, uint64_
 // The shards of one remote input (brace patterns already expanded); see ExpandRecordShards.
 Status ExpandRemote(const std::string& path, RecordFormat format, std::vector<RecordShard>* out) {
   RecordFormat f = format == RecordFormat::kAuto ? DetectRecordFormat(path) : format;
-  const std::string_view plain = StripCompressionSuffix(BaseName(path));
+  const std::string base = BaseName(path);
+  const std::string_view plain = StripCompressionSuffix(base);
   if (f == RecordFormat::kAuto && (plain.ends_with(".jsonl") || plain.ends_with(".json") ||
                                    plain.ends_with(".txt") || plain.ends_with(".text"))) {
     return InvalidArgument(path + ": JSONL and text inputs are read from local disk only; remote "
