@@ -6,6 +6,7 @@
 #include "common/human_size.h"
 #include "common/uri.h"
 #include "ingest/input_plan.h"
+#include "records/record_store.h"
 #include "text/utf8.h"
 
 namespace stoker {
@@ -13,6 +14,11 @@ namespace stoker {
 Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
   PackOptions o;
   for (const std::string& input : a.inputs) {
+    // Remote record inputs (s3://, http(s)://) are read where they are (records/record_store.h).
+    if (IsRemoteRecordUri(input)) {
+      o.inputs.push_back(input);
+      continue;
+    }
     STOKER_ASSIGN_OR_RETURN(std::string local, LocalPathFromUri(input));
     o.inputs.push_back(std::move(local));
   }

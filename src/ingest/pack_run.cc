@@ -2,9 +2,11 @@
 
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "common/human_size.h"
 #include "common/uri.h"
+#include "ingest/upload_dataset.h"
 #include "text/tokenizer.h"
 
 namespace stoker {
@@ -22,8 +24,10 @@ Result<PackRunResult> RunPackArgs(const PackArgs& args,
   PackRunResult run;
   STOKER_ASSIGN_OR_RETURN(run.format, ParsePackFormat(args.format));
   if (run.format == PackFormat::kWebDataset) {
-    // Local output only; LocalPathFromUri refuses s3:// and friends by name.
-    STOKER_ASSIGN_OR_RETURN(run.output, LocalPathFromUri(args.output));
+    // -o s3://...: packed into a local staging directory, then uploaded (records.json last).
+    STOKER_ASSIGN_OR_RETURN(
+        PackDestination destination,
+        PreparePackDestination(args.output, args.overwrite, kRecordsManifestName));
     std::vector<std::string> inputs;
     for (const std::string& input : args.inputs) {
       STOKER_ASSIGN_OR_RETURN(std::string local, LocalPathFromUri(input));
@@ -31,25 +35,29 @@ Result<PackRunResult> RunPackArgs(const PackArgs& args,
     }
     STOKER_ASSIGN_OR_RETURN(uint64_t shard_size, ParseSize(args.shard_size));
     STOKER_ASSIGN_OR_RETURN(run.records,
-                            PackWebDataset(inputs, run.output, shard_size, args.overwrite));
+                            PackWebDataset(inputs, destination.local_dir, shard_size,
+                                           args.overwrite || destination.remote()));
+    STOKER_RETURN_IF_ERROR(FinishRecordsDestination(destination, ""));
+    run.output = destination.remote() ? destination.uri : destination.local_dir;
+    run.records->output_dir = run.output;
     return run;
   }
   PackDestination destination;
   STOKER_ASSIGN_OR_RETURN(run.options, PackOptionsFromArgs(args, &destination));
-  if (destination.remote() && run.format != PackFormat::kStoker) {
-    return InvalidArgument(args.output + ": --format " + args.format + " writes local files only");
-  }
   run.options.on_progress = std::move(on_progress);
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
                           OpenTokenizer(args.tokenizer, args.tokenizer_options));
   STOKER_ASSIGN_OR_RETURN(run.pack, Pack(run.options, *tokenizer));
-  STOKER_RETURN_IF_ERROR(FinishPackDestination(destination));
-  run.output = destination.remote() ? destination.uri : run.options.output_dir;
   if (run.format == PackFormat::kTfRecord) {
     STOKER_ASSIGN_OR_RETURN(run.records, ExportTfRecord(run.options.output_dir,
                                                         run.pack->manifest,
                                                         run.options.shard_size_bytes));
+    // Remote: the TFRecord files go up before the dataset, whose manifest is the last object.
+    STOKER_RETURN_IF_ERROR(FinishRecordsDestination(destination, "tfrecord"));
+    if (destination.remote()) run.records->output_dir = JoinUri(destination.uri, "tfrecord");
   }
+  STOKER_RETURN_IF_ERROR(FinishPackDestination(destination));
+  run.output = destination.remote() ? destination.uri : run.options.output_dir;
   return run;
 }
 

@@ -31,8 +31,9 @@ struct PackRunResult {
 };
 
 // Runs the pack that `args` describes (args.format picks the output). `on_progress` (may be
-// empty) is PackOptions::on_progress for the token pack. Errors as Pack and PackWebDataset;
-// kInvalidArgument for a remote output of a record format (those write local files only).
+// empty) is PackOptions::on_progress for the token pack. An s3:// output is packed into a local
+// staging directory and uploaded, the manifest (records.json for webdataset) last. Errors as
+// Pack, PackWebDataset and the upload; http(s):// outputs are kInvalidArgument (read-only).
 Result<PackRunResult> RunPackArgs(const PackArgs& args,
                                   std::function<void(const PackProgress&)> on_progress = {});
 

@@ -60,7 +60,7 @@ TEST_F(PackRunTest, BadFormatAndRemoteRecordOutputAreInvalidArguments) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("webdataset"), std::string::npos);
   PackArgs remote = Args("webdataset", "x");
-  remote.output = "s3://bucket/prefix";
+  remote.output = "http://host/prefix";  // read-only: refused by name
   EXPECT_EQ(RunPackArgs(remote).status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(PathExists(dir_->Join("p")));
   EXPECT_EQ(ParsePackFormat("wds").value(), PackFormat::kWebDataset);

@@ -66,7 +66,8 @@ Result<std::vector<InputFile>> ExpandPackInputs(const std::vector<std::string>& 
   if (format == PackInputFormat::kPlain) return ExpandInputs(inputs);
   std::vector<InputFile> files;
   for (const std::string& input : inputs) {
-    bool records = format != PackInputFormat::kAuto ||
+    // A remote input is record shards: JSONL and text are read from local files only.
+    bool records = format != PackInputFormat::kAuto || IsRemoteRecordUri(input) ||
                    DetectRecordFormat(input) != RecordFormat::kAuto ||
                    (HasBracePattern(input) && !PathExists(input));
     if (!records) {

@@ -16,6 +16,8 @@
 namespace stoker {
 namespace {
 
+constexpr char kRecordsManifest[] = "records.json";  // ingest/pack_records.h
+
 Status UploadFile(const storage::Backend& backend, const std::string& path,
                   const std::string& uri) {
   std::ifstream in(path, std::ios::binary);
@@ -33,7 +35,8 @@ Status UploadFile(const storage::Backend& backend, const std::string& path,
 
 }  // namespace
 
-Result<PackDestination> PreparePackDestination(const std::string& output, bool overwrite) {
+Result<PackDestination> PreparePackDestination(const std::string& output, bool overwrite,
+                                               const std::string& marker) {
   STOKER_ASSIGN_OR_RETURN(const storage::StorageUri parsed, storage::ParseStorageUri(output));
   PackDestination d;
   d.uri = output;
@@ -47,7 +50,7 @@ Result<PackDestination> PreparePackDestination(const std::string& output, bool o
   }
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
                           storage::OpenBackendForUri(output));
-  const std::string manifest = JoinUri(output, kManifestFileName);
+  const std::string manifest = JoinUri(output, marker);
   Result<storage::ObjectInfo> existing = backend->Stat(manifest);
   if (existing.ok() && !overwrite) {
     return AlreadyExists(manifest + ": a dataset is already there (--overwrite replaces it)");
@@ -60,15 +63,11 @@ Result<PackDestination> PreparePackDestination(const std::string& output, bool o
   return d;
 }
 
-Status UploadDataset(const storage::Backend& backend, const std::string& local_dir,
-                     const std::string& uri, int threads) {
-  STOKER_ASSIGN_OR_RETURN(Manifest m, ReadManifest(local_dir));
-  std::vector<std::string> files;
-  for (const ShardInfo& s : m.shards) {
-    files.push_back(s.prefix + ".bin");
-    files.push_back(s.prefix + ".idx");
-  }
-  if (m.length_index) files.push_back(m.length_index->file);
+namespace {
+
+// Uploads local_dir/<files[i]> to uri/<files[i]> on `threads` threads; the first error wins.
+Status UploadFiles(const storage::Backend& backend, const std::string& local_dir,
+                   const std::string& uri, const std::vector<std::string>& files, int threads) {
   std::atomic<size_t> next{0};
   std::mutex mu;
   Status first_error;
@@ -86,7 +85,21 @@ Status UploadDataset(const storage::Backend& backend, const std::string& local_d
   const int n = std::clamp<int>(threads, 1, std::max<int>(1, static_cast<int>(files.size())));
   for (int t = 0; t < n; ++t) pool.emplace_back(work);
   for (std::thread& t : pool) t.join();
-  STOKER_RETURN_IF_ERROR(first_error);
+  return first_error;
+}
+
+}  // namespace
+
+Status UploadDataset(const storage::Backend& backend, const std::string& local_dir,
+                     const std::string& uri, int threads) {
+  STOKER_ASSIGN_OR_RETURN(Manifest m, ReadManifest(local_dir));
+  std::vector<std::string> files;
+  for (const ShardInfo& s : m.shards) {
+    files.push_back(s.prefix + ".bin");
+    files.push_back(s.prefix + ".idx");
+  }
+  if (m.length_index) files.push_back(m.length_index->file);
+  STOKER_RETURN_IF_ERROR(UploadFiles(backend, local_dir, uri, files, threads));
   // Last: the dataset is there once its manifest is.
   return UploadFile(backend, JoinPath(local_dir, kManifestFileName),
                     JoinUri(uri, kManifestFileName));
@@ -97,6 +110,29 @@ Status FinishPackDestination(const PackDestination& destination) {
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
                           storage::OpenBackendForUri(destination.uri));
   return UploadDataset(*backend, destination.local_dir, destination.uri);
+}
+
+Status FinishRecordsDestination(const PackDestination& destination, const std::string& subdir) {
+  if (!destination.remote()) return Status::OK();
+  const std::string dir = subdir.empty() ? destination.local_dir
+                                         : JoinPath(destination.local_dir, subdir);
+  const std::string uri = subdir.empty() ? destination.uri : JoinUri(destination.uri, subdir);
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
+  std::vector<std::string> files;
+  bool has_manifest = false;
+  for (const std::string& name : names) {
+    if (IsDirectory(JoinPath(dir, name))) continue;
+    if (name == kRecordsManifest) {
+      has_manifest = true;
+    } else {
+      files.push_back(name);
+    }
+  }
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
+                          storage::OpenBackendForUri(destination.uri));
+  STOKER_RETURN_IF_ERROR(UploadFiles(*backend, dir, uri, files, 8));
+  if (!has_manifest) return Status::OK();
+  return UploadFile(*backend, JoinPath(dir, kRecordsManifest), JoinUri(uri, kRecordsManifest));
 }
 
 }  // namespace stoker

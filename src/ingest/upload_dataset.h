@@ -26,7 +26,10 @@ struct PackDestination {
 // A local output is used as it is (file:// turned into a path). A remote one (s3://) gets a
 // staging directory; kAlreadyExists if `uri` already holds a manifest and `overwrite` is off.
 // http(s):// is refused (read-only); other schemes name the served ones.
-Result<PackDestination> PreparePackDestination(const std::string& output, bool overwrite);
+// `marker`: the file whose presence at `uri` means "a dataset is there" (records.json for the
+// record-format outputs of pack --format webdataset).
+Result<PackDestination> PreparePackDestination(const std::string& output, bool overwrite,
+                                               const std::string& marker = "manifest.json");
 
 // Uploads the dataset in `local_dir` to `uri` (see above). Errors name the object.
 Status UploadDataset(const storage::Backend& backend, const std::string& local_dir,
@@ -34,5 +37,10 @@ Status UploadDataset(const storage::Backend& backend, const std::string& local_d
 
 // UploadDataset to the destination's uri when it is remote; nothing otherwise.
 Status FinishPackDestination(const PackDestination& destination);
+
+// The record-format outputs (pack --format webdataset|tfrecord, ingest/pack_records.h): when the
+// destination is remote, uploads every file under local_dir/`subdir` to uri/`subdir` (8
+// threads), the records.json manifest after all the others; nothing for a local destination.
+Status FinishRecordsDestination(const PackDestination& destination, const std::string& subdir);
 
 }  // namespace stoker

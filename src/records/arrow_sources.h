@@ -26,7 +26,12 @@ bool ArrowReadersAvailable();
 // One shard per row group of the Parquet file `path`, in file order (part = the row group; none
 // for a file without rows). A footer that does not parse gives one whole-file shard (part -1)
 // whose open is the kCorruption naming the file and the footer's byte offset.
-Result<std::vector<RecordShard>> ListParquetShards(const std::string& path);
+// `store`: where the file lives (record_store.h); a remote footer is read with ranged GETs (the
+// file's tail), never the whole file. `size_bytes`: the file's size when a listing gave it (0:
+// asked for).
+Result<std::vector<RecordShard>> ListParquetShards(const std::string& path,
+                                                   const RecordStore& store = {},
+                                                   uint64_t size_bytes = 0);
 
 // The rows of row group shard.part (the whole file when part is -1) of a Parquet file.
 Result<std::unique_ptr<RecordSource>> OpenParquetShard(const RecordShard& shard,

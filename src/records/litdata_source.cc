@@ -146,11 +146,13 @@ class LitDataArrowChunk final : public RecordSource {
 
 }  // namespace
 
-Result<std::vector<RecordShard>> ListLitDataShards(const std::string& index_path) {
-  STOKER_ASSIGN_OR_RETURN(std::string text, ReadFileToString(index_path));
+Result<std::vector<RecordShard>> ListLitDataShards(const std::string& index_path,
+                                                   const RecordStore& store) {
+  STOKER_ASSIGN_OR_RETURN(std::string text, store.ReadAll(index_path));
   STOKER_RETURN_IF_ERROR(ParseLitDataConfig(text, index_path).status());
   std::string dir = DirName(index_path);
   std::vector<RecordShard> shards;
+  auto shared_text = std::make_shared<const std::string>(text);
   try {
     size_t i = 0;
     nlohmann::json index = nlohmann::json::parse(text);
@@ -163,8 +165,11 @@ Result<std::vector<RecordShard>> ListLitDataShards(const std::string& index_path
       RecordShard s;
       s.path = JoinPath(dir, name);
       s.format = RecordFormat::kLitData;
+      s.store = store;
+      s.index_text = shared_text;
       if (c.contains("chunk_bytes") && c["chunk_bytes"].is_number_unsigned()) {
         s.size_bytes = c["chunk_bytes"].get<uint64_t>();
+        s.object_bytes = s.size_bytes;
       }
       shards.push_back(std::move(s));
       ++i;
@@ -179,7 +184,12 @@ Result<std::unique_ptr<RecordSource>> OpenLitDataShard(const RecordShard& shard,
                                                        std::shared_ptr<const ByteSource> source) {
   const std::string uri = source->uri();
   std::string index_path = JoinPath(DirName(shard.path), "index.json");
-  STOKER_ASSIGN_OR_RETURN(std::string text, ReadFileToString(index_path));
+  std::string text;
+  if (shard.index_text != nullptr) {
+    text = *shard.index_text;
+  } else {
+    STOKER_ASSIGN_OR_RETURN(text, ReadFileToString(index_path));
+  }
   STOKER_ASSIGN_OR_RETURN(LitDataConfig config, ParseLitDataConfig(text, index_path));
   if (source->size_bytes() > kMaxChunkBytes) return Corruption(uri + ": chunk exceeds 4 GiB");
   std::string data(source->size_bytes(), '\0');

@@ -17,7 +17,10 @@
 namespace stoker {
 
 // The chunks of the index.json at `index_path`, in index order.
-Result<std::vector<RecordShard>> ListLitDataShards(const std::string& index_path);
+// `store`: where the index and its chunks live (record_store.h); the index text travels with
+// each shard (RecordShard::index_text), so opening a chunk reads no index again.
+Result<std::vector<RecordShard>> ListLitDataShards(const std::string& index_path,
+                                                   const RecordStore& store = {});
 
 // Reads one chunk whole (the config comes from the index.json beside it).
 Result<std::unique_ptr<RecordSource>> OpenLitDataShard(const RecordShard& shard,

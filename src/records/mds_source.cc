@@ -103,8 +103,9 @@ class MdsShard final : public RecordSource {
 
 }  // namespace
 
-Result<std::vector<RecordShard>> ListMdsShards(const std::string& index_path) {
-  STOKER_ASSIGN_OR_RETURN(std::string text, ReadFileToString(index_path));
+Result<std::vector<RecordShard>> ListMdsShards(const std::string& index_path,
+                                               const RecordStore& store) {
+  STOKER_ASSIGN_OR_RETURN(std::string text, store.ReadAll(index_path));
   std::string dir = DirName(index_path);
   std::vector<RecordShard> shards;
   try {
@@ -130,9 +131,11 @@ Result<std::vector<RecordShard>> ListMdsShards(const std::string& index_path) {
       }
       RecordShard shard;
       shard.format = RecordFormat::kMds;
+      shard.store = store;
       shard.path = JoinPath(dir, (*file)["basename"].get<std::string>());
       if (file->contains("bytes") && (*file)["bytes"].is_number_unsigned()) {
         shard.size_bytes = (*file)["bytes"].get<uint64_t>();
+        shard.object_bytes = shard.size_bytes;
       }
       if (file->contains("hashes") && (*file)["hashes"].is_object()) {
         for (const auto& [algo, hex] : (*file)["hashes"].items()) {

@@ -16,7 +16,9 @@ namespace stoker {
 // The shards that `index_path` (an index.json) lists, in index order, with the digests listed
 // for the file to read (the compressed one when there is one). kNotFound if missing;
 // kCorruption for a malformed index; kUnimplemented for a non-MDS shard format.
-Result<std::vector<RecordShard>> ListMdsShards(const std::string& index_path);
+// `store`: where the index and its shards live (record_store.h).
+Result<std::vector<RecordShard>> ListMdsShards(const std::string& index_path,
+                                               const RecordStore& store = {});
 
 // Reads one MDS shard (compression from its extension: none, .zstd, .gz). Every digest in
 // shard.hashes is verified: xxh32, xxh64, xxh3_64, xxh128 (xxhash) and the hashlib names md5,

@@ -5,6 +5,7 @@
 #include "common/file_util.h"
 #include "records/arrow_sources.h"
 #include "records/brace_expand.h"
+#include "records/byte_stream.h"
 #include "records/hf_dataset.h"
 #include "records/litdata_source.h"
 #include "records/mds_source.h"
@@ -55,10 +56,13 @@ bool MatchesFormat(std::string_view name, RecordFormat format) {
 }
 
 // An index.json is LitData's when it lists "chunks" (MDS lists "shards").
+bool IsLitDataText(const std::string& text) {
+  return text.find("\"chunks\"") != std::string::npos &&
+         text.find("\"shards\"") == std::string::npos;
+}
 bool IsLitDataIndex(const std::string& index_path) {
   Result<std::string> text = ReadFileToString(index_path);
-  return text.ok() && text->find("\"chunks\"") != std::string::npos &&
-         text->find("\"shards\"") == std::string::npos;
+  return text.ok() && IsLitDataText(*text);
 }
 
 // The shards of one file or dataset directory of a format that lists its own shards, or
@@ -91,7 +95,104 @@ Result<RecordShard> FileShard(const std::string& path, RecordFormat format) {
   shard.path = path;
   shard.format = format;
   STOKER_ASSIGN_OR_RETURN(shard.size_bytes, FileSizeBytes(path));
+  shard.object_bytes = shard.size_bytes;
   return shard;
+}
+
+// One remote object as shards: a Parquet file's row groups, else the object whole.
+Status AddRemoteObject(const RecordStore& store, const std::string& uri, uint64_t size,
+                       RecordFormat f, std::vector<RecordShard>* out) {
+  if (f == RecordFormat::kParquet) {
+    STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> groups, ListParquetShards(uri, store, size));
+    for (RecordShard& g : groups) out->push_back(std::move(g));
+    return Status::OK();
+  }
+  RecordShard shard;
+  shard.path = uri;
+  shard.format = f;
+  shard.store = store;
+  shard.size_bytes = size;
+  shard.object_bytes = size;
+  out->push_back(std::move(shard));
+  return Status::OK();
+}
+
+// The shards of one remote input (brace patterns already expanded); see ExpandRecordShards.
+Status ExpandRemote(const std::string& path, RecordFormat format, std::vector<RecordShard>* out) {
+  RecordFormat f = format == RecordFormat::kAuto ? DetectRecordFormat(path) : format;
+  const std::string base = BaseName(path);
+  const std::string_view plain = StripCompressionSuffix(base);
+  if (f == RecordFormat::kAuto && (plain.ends_with(".jsonl") || plain.ends_with(".json") ||
+                                   plain.ends_with(".txt") || plain.ends_with(".text"))) {
+    return InvalidArgument(path + ": JSONL and text inputs are read from local disk only; remote "
+                                  "inputs are record shards (WebDataset, TFRecord, MDS, LitData, "
+                                  "Parquet, Arrow)");
+  }
+  STOKER_ASSIGN_OR_RETURN(RecordStore store, RecordStore::For(path));
+  if (HasGlobPattern(path)) {
+    STOKER_ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> objects, store.Glob(path));
+    if (objects.empty()) return NotFound(path + ": the pattern matches no object");
+    for (const storage::ObjectInfo& o : objects) {
+      RecordFormat of = f == RecordFormat::kAuto ? DetectRecordFormat(o.uri) : f;
+      if (of == RecordFormat::kAuto) {
+        return InvalidArgument(o.uri + ": cannot tell its record format from the name (use "
+                               "--input-format)");
+      }
+      STOKER_RETURN_IF_ERROR(AddRemoteObject(store, o.uri, o.size_bytes, of, out));
+    }
+    return Status::OK();
+  }
+  const bool is_index = BaseName(path) == "index.json";
+  if (f == RecordFormat::kAuto || is_index) {
+    // A prefix (or an index.json): what it holds says the format, one GET each at most.
+    const std::string index = is_index ? path : JoinPath(path, "index.json");
+    Result<std::string> text = store.ReadAll(index);
+    if (text.ok()) {
+      if (format == RecordFormat::kAuto) f = IsLitDataText(*text) ? RecordFormat::kLitData
+                                                                  : RecordFormat::kMds;
+    } else if (text.status().code() != StatusCode::kNotFound) {
+      return text.status();
+    } else if (is_index) {
+      return NotFound(index + ": no such object");
+    } else if (f == RecordFormat::kAuto && IsHfDatasetDir(path, store)) {
+      f = RecordFormat::kArrow;
+    } else if (f == RecordFormat::kAuto) {
+      return InvalidArgument(path +
+                             ": no index.json or state.json under this prefix, and no record "
+                             "format in its name (use --input-format webdataset|tfrecord|mds|"
+                             "litdata|parquet|arrow)");
+    }
+  }
+  if (f == RecordFormat::kMds || f == RecordFormat::kLitData) {
+    const std::string index = is_index ? path : JoinPath(path, "index.json");
+    STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> s, f == RecordFormat::kMds
+                                                            ? ListMdsShards(index, store)
+                                                            : ListLitDataShards(index, store));
+    for (RecordShard& shard : s) out->push_back(std::move(shard));
+    return Status::OK();
+  }
+  const bool named = MatchesFormat(BaseName(path), f);
+  if (f == RecordFormat::kArrow && !named) {
+    STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> s, ListHfDatasetShards(path, store));
+    for (RecordShard& shard : s) out->push_back(std::move(shard));
+    return Status::OK();
+  }
+  if (!named) {
+    // A prefix of files of the given format (s3:// only): one listing.
+    STOKER_ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> objects, store.ListDir(path));
+    size_t before = out->size();
+    for (const storage::ObjectInfo& o : objects) {
+      if (BaseName(o.uri).starts_with(".") || !MatchesFormat(BaseName(o.uri), f)) continue;
+      STOKER_RETURN_IF_ERROR(AddRemoteObject(store, o.uri, o.size_bytes, f, out));
+    }
+    if (out->size() == before) {
+      return NotFound(path + ": no " + std::string(RecordFormatName(f)) +
+                      " objects under this prefix");
+    }
+    return Status::OK();
+  }
+  STOKER_ASSIGN_OR_RETURN(uint64_t size, store.Size(path));
+  return AddRemoteObject(store, path, size, f, out);
 }
 
 // The record files of `dir` (recursively, hidden names skipped), unsorted.
@@ -191,6 +292,10 @@ Result<std::vector<RecordShard>> ExpandRecordShards(const std::vector<std::strin
       STOKER_ASSIGN_OR_RETURN(paths, ExpandBraces(input));
     }
     for (const std::string& path : paths) {
+      if (IsRemoteRecordUri(path)) {
+        STOKER_RETURN_IF_ERROR(ExpandRemote(path, format, &shards));
+        continue;
+      }
       RecordFormat f = format == RecordFormat::kAuto ? DetectRecordFormat(path) : format;
       if (!PathExists(path)) return NotFound(path + ": no such file or directory");
       if (f == RecordFormat::kAuto) {
@@ -226,7 +331,10 @@ Result<std::vector<RecordShard>> ExpandRecordShards(const std::vector<std::strin
 }
 
 Result<std::unique_ptr<RecordSource>> OpenRecordShard(const RecordShard& shard) {
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> owned, OpenFileSource(shard.path));
+  // Parquet seeks (footer, then column chunks): exact ranges. The others read forward.
+  const bool forward = shard.format != RecordFormat::kParquet;
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> owned,
+                          shard.store.Open(shard.path, shard.object_bytes, forward));
   std::shared_ptr<const ByteSource> source = std::move(owned);
   switch (shard.format) {
     case RecordFormat::kWebDataset: {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "records/record.h"
+#include "records/record_store.h"
 #include "stoker/status.h"
 
 namespace stoker {
@@ -36,6 +37,13 @@ struct RecordShard {
   std::vector<std::pair<std::string, std::string>> hashes;
   // Parquet: the row group this shard is (row groups give the shards); -1 for the whole file.
   int64_t part = -1;
+  // Where the shard lives: local files by default, or the remote backend its listing used.
+  RecordStore store;
+  // The whole object's size, for opening a remote shard without a HEAD (0: unknown). Equal to
+  // size_bytes except for a Parquet row group.
+  uint64_t object_bytes = 0;
+  // LitData: the dataset's index.json, read once when the shards were listed.
+  std::shared_ptr<const std::string> index_text;
 };
 
 class RecordSource {
@@ -61,6 +69,12 @@ RecordFormat DetectRecordFormat(const std::string& input);
 // whose OpenRecordShard is the kCorruption, so that readers' skip policies apply to it).
 // `format` kAuto detects each input's format (DetectRecordFormat) and fails naming an input it
 // cannot classify. kNotFound for a missing input.
+// Remote inputs (s3://, http(s)://; record_store.h) follow the same rules where an object store
+// can: brace patterns, glob patterns ('*', '?', '[...]', s3:// only: one ListObjectsV2 listing),
+// an index.json or a prefix holding one (MDS, LitData: one GET, sizes from the index), a prefix
+// holding state.json (save_to_disk), a prefix with --input-format given (s3:// only: listed), or
+// one object (one HEAD for its size; a Parquet file also reads its footer). No request is made per
+// record, and none per shard beyond what its listing needs.
 Result<std::vector<RecordShard>> ExpandRecordShards(const std::vector<std::string>& inputs,
                                                     RecordFormat format);
 

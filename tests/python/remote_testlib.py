@@ -183,3 +183,72 @@ class Proxy:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def start_nginx(d):
+    """nginx serving d/www (which the caller fills, before or after) on a free port, with its
+    access log in d/access.log; returns (proc, base url)."""
+    import shutil
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.path.exists(nginx):
+        return None, None
+    (d / "www").mkdir(exist_ok=True)
+    port = free_port()
+    user = "user root;" if os.geteuid() == 0 else ""
+    (d / "nginx.conf").write_text(f"""
+daemon off; master_process off; worker_processes 1; {user}
+pid {d}/nginx.pid; error_log {d}/error.log;
+events {{ worker_connections 64; }}
+http {{
+  access_log {d}/access.log;
+  client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fastcgi;
+  uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
+  server {{ listen 127.0.0.1:{port}; root {d}/www; }}
+}}
+""")
+    proc = subprocess.Popen([nginx, "-c", str(d / "nginx.conf"), "-p", str(d)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_port(port, proc, "nginx")
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def moto_session_fixture():
+    """A session-scoped pytest fixture: one moto server for every test module that imports it
+    (`from remote_testlib import s3_session`)."""
+    import pytest
+
+    @pytest.fixture(scope="session")
+    def s3_session(tmp_path_factory):
+        proc, info = start_moto(tmp_path_factory.mktemp("moto-session"))
+        try:
+            yield info
+        finally:
+            proc.kill()
+            proc.wait()
+            info["log"].close()
+
+    return s3_session
+
+
+def nginx_session_fixture():
+    """A session-scoped pytest fixture: one nginx serving {"www": dir, "url": base url,
+    "log": access log} for the modules that import it; skips when nginx is not installed."""
+    import pytest
+
+    @pytest.fixture(scope="session")
+    def nginx_session(tmp_path_factory):
+        d = tmp_path_factory.mktemp("nginx-session")
+        proc, url = start_nginx(d)
+        if proc is None:
+            pytest.skip("nginx is not installed (scripts/setup installs it)")
+        try:
+            yield {"www": d / "www", "url": url, "log": d / "access.log"}
+        finally:
+            proc.kill()
+            proc.wait()
+
+    return nginx_session
+
+
+s3_session = moto_session_fixture()
+nginx_session = nginx_session_fixture()

@@ -1,8 +1,8 @@
 """A `scheme://` that stoker does not serve is one clear error for every input and output path, in
 the CLI and in Python; it names what stoker serves and never becomes a local directory ("s3:").
-Dataset readers and pack's output serve s3:// and http(s):// too (test_remote_datasets.py); the
-paths that are still local-only (pack inputs, merge, index, state and report files, tokenizers)
-refuse them."""
+Dataset readers, pack's record inputs and output, merge and index serve s3:// and http(s):// too
+(test_remote_datasets.py, test_remote_records.py, test_remote_tools.py); the paths that are still
+local-only (JSONL/text pack inputs, state and report files, tokenizers) refuse them."""
 
 import os
 from pathlib import Path
@@ -28,11 +28,11 @@ def cli_cases(d):
     loader = ["--seq-len", "16", "--batch-size", "2"]
     return [
         ("pack", jsonl, "-o", "gs://bucket/out"),
-        ("pack", "s3://bucket/in.jsonl", "-o", str(d / "never")),
+        ("pack", "gs://bucket/in.jsonl", "-o", str(d / "never")),
         ("merge", "gs://bucket/part", "-o", str(d / "merged")),
-        ("merge", str(d / "part"), "-o", "s3://bucket/merged"),
+        ("merge", str(d / "part"), "-o", "gs://bucket/merged"),
         ("inspect", "gs://bucket/ds"),
-        ("index", "s3://bucket/ds"),
+        ("index", "gs://bucket/ds"),
         ("verify", "ftp://host/ds"),
         ("plan", "gs://bucket/ds", *loader),
         ("plan", "0.5:gs://bucket/ds", *loader),
@@ -79,11 +79,14 @@ def test_python_refuses_unserved_schemes(data, tmp_path, monkeypatch):
         lambda: stoker.inspect("gs://bucket/ds"),
         lambda: stoker.verify("gs://bucket/ds"),
         lambda: stoker.pack(str(data / "in.jsonl"), "gs://bucket/out"),
-        lambda: stoker.pack("s3://bucket/in.jsonl", str(tmp_path / "out")),
+        lambda: stoker.pack("gs://bucket/in.jsonl", str(tmp_path / "out")),
     ]
     for call in calls:
         with pytest.raises(ValueError, match="does not serve (gs|s3):// URIs; it serves local paths"):
             call()
+    # s3:// pack inputs are record shards; JSONL is read from local disk only.
+    with pytest.raises(ValueError, match="local disk only"):
+        stoker.pack("s3://bucket/in.jsonl", str(tmp_path / "out"))
     assert not any(p.name.endswith(":") for p in tmp_path.iterdir())
     assert not (tmp_path / "out").exists()
     # file:// works from Python too.

@@ -9,6 +9,9 @@
 #include "common/progress.h"
 #include "format/dataset_length_index.h"
 #include "format/manifest.h"
+#include "ingest/remote_tools.h"
+#include "records/record_store.h"
+#include "common/uri.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 
@@ -38,7 +41,27 @@ int RunCheck(const std::string& dir, const Manifest& m) {
   return kExitOk;
 }
 
-int RunIndex(const IndexArgs& args) {
+int RunIndexRemote(const IndexArgs& args) {
+  Result<LengthIndexInfo> info = IndexRemote(args.dir, args.check);
+  if (!info.ok()) {
+    if (args.check && info.status().code() != StatusCode::kInvalidArgument) {
+      std::fprintf(stderr, "stoker index: problem: %s\n", info.status().message().c_str());
+      return kExitCheckFailed;
+    }
+    return ReportError("index", info.status());
+  }
+  std::printf("index: %s %s: %s documents, %s\n", args.check ? "ok:" : "wrote",
+              JoinUri(args.dir, info->file).c_str(), FormatCount(info->documents).c_str(),
+              FormatSize(info->bytes).c_str());
+  return kExitOk;
+}
+
+int RunIndex(const IndexArgs& given) {
+  if (IsRemoteRecordUri(given.dir)) return RunIndexRemote(given);
+  IndexArgs args = given;
+  Result<std::string> local = LocalPathFromUri(given.dir);
+  if (!local.ok()) return ReportError("index", local.status());
+  args.dir = *local;
   if (!IsDirectory(args.dir) || !PathExists(JoinPath(args.dir, kManifestFileName))) {
     // Megatron files need none: the plan maps their .idx `sizes` array in place. And stoker
     // writes nothing beside files it did not write.
@@ -76,11 +99,11 @@ void AddIndexCommand(CLI::App& app, int* exit_code) {
   sub->footer(
       "`stoker pack` and `stoker merge` write it; this adds it to datasets made before, or by "
       "other tools. The file is written under a temporary name and renamed, then the manifest is "
-      "rewritten atomically.\n"
+      "rewritten atomically. DATASET may be an s3:// prefix: its .idx files are read (the shards\n"
+      "are listed, not read), and the index, then the manifest, are uploaded.\n"
       "Exit status: 0 written (or --check found no problem), 1 --check found a problem, 2 error.");
   sub->add_option("DATASET", args->dir, "stoker dataset directory")
-      ->required()
-      ->transform(LocalFile());
+      ->required();
   sub->add_flag("--check", args->check,
                 "Verify the existing index (checksum, totals, shards) instead of writing one");
   AddStreamIndexFlags(sub, stream_args.get());  // --stream INPUT...: cmd_index_stream.cc

@@ -6,6 +6,7 @@
 
 #include "common/progress.h"
 #include "ingest/merge.h"
+#include "ingest/remote_tools.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
 
@@ -19,7 +20,8 @@ struct MergeArgs {
 };
 
 int RunMerge(const MergeArgs& args) {
-  Result<Manifest> merged = Merge({args.parts, args.output, args.overwrite});
+  MergeOptions options{args.parts, args.output, args.overwrite};
+  Result<Manifest> merged = IsRemoteMerge(options) ? MergeRemote(options) : Merge(options);
   if (!merged.ok()) return ReportError("merge", merged.status());
   std::printf("merge: %zu part(s) -> %s: %s documents, %s tokens, %zu shard(s) (no data copied)\n",
               args.parts.size(), args.output.c_str(),
@@ -40,7 +42,9 @@ void AddMergeCommand(CLI::App& app, int* exit_code) {
       "they are (moving the parts and the merged directory together is fine). Parts written by\n"
       "`stoker pack --task-index/--task-count` are put in task order and must be complete (every\n"
       "task exactly once); other datasets are merged in the order given. Tokenizer and dtype must\n"
-      "agree.\nExample: stoker merge out/part-* -o out/all");
+      "agree.\nParts and output may be s3:// prefixes in one bucket: the parts' manifests and .idx files\n"
+      "are read, the shards are listed (not read), and the merged manifest and length index are\n"
+      "uploaded.\nExample: stoker merge out/part-* -o out/all");
   sub->add_option("parts", args->parts, "Dataset directories to join")->required();
   sub->add_option("-o,--output", args->output, "Directory for the merged manifest")->required();
   sub->add_flag("--overwrite", args->overwrite, "Replace a dataset already in the output");

@@ -129,6 +129,8 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       "of tf.train.Example), a directory with index.json (MosaicML MDS or LitData), *.parquet\n"
       "(one shard per row group), *.arrow or a Dataset.save_to_disk directory; one document per\n"
       "record, from --text-field (text is tokenized, token ids are copied, EOS appended).\n"
+      "Record shards may be s3:// (globs are listed) or http(s):// (names, brace lists, index.json)\n"
+      "and are read in place; -o s3://bucket/prefix uploads the output (every --format).\n"
       "Example: stoker pack data/sample/corpus.jsonl -o out/sample --tokenizer "
       "data/sample/sample.model");
   sub->add_option("inputs", args->inputs,

@@ -11,7 +11,8 @@ from typing import Optional, Sequence, Union
 class Stream:
     """Raw text inputs streamed through a shuffle buffer and tokenized online (docs/streaming.md).
 
-    ``paths`` are files, directories or glob patterns (expanded here, sorted). Give the object to
+    ``paths`` are files, directories or glob patterns (expanded here, sorted; record shards on
+    ``s3://`` and ``http(s)://`` are listed by stoker, docs/formats.md). Give the object to
     ``stoker.Loader`` in place of datasets; the loader options (seq_len, batch_size, num_workers,
     pack, seed, rank/world_size, on_error, state_dict) mean what they mean for datasets.
     ``steps_per_epoch`` fixes the epoch length; without it a pre-scan at open reads every shard
@@ -45,7 +46,7 @@ class Stream:
         inputs = []
         for p in paths:
             p = os.fspath(p)
-            if glob.has_magic(p):
+            if glob.has_magic(p) and not p.startswith(("s3://", "http://", "https://")):
                 matched = sorted(glob.glob(p))
                 if not matched:
                     raise FileNotFoundError(f"stoker.Stream: no file matches {p!r}")

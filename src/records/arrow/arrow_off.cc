@@ -15,7 +15,8 @@ Status NoArrow(const std::string& path) {
 
 bool ArrowReadersAvailable() { return false; }
 
-Result<std::vector<RecordShard>> ListParquetShards(const std::string& path) {
+Result<std::vector<RecordShard>> ListParquetShards(const std::string& path, const RecordStore&,
+                                                   uint64_t) {
   return NoArrow(path);
 }
 

@@ -105,9 +105,12 @@ class ParquetSource final : public RecordSource {
 
 bool ArrowReadersAvailable() { return true; }
 
-Result<std::vector<RecordShard>> ListParquetShards(const std::string& path) {
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> owned, OpenFileSource(path));
-  uint64_t file_bytes = owned->size_bytes();
+Result<std::vector<RecordShard>> ListParquetShards(const std::string& path,
+                                                   const RecordStore& store,
+                                                   uint64_t size_bytes) {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> owned,
+                          store.Open(path, size_bytes, /*forward=*/false));
+  const uint64_t file_bytes = owned->size_bytes();
   Result<std::unique_ptr<parquet::ParquetFileReader>> footer = OpenFooter(std::move(owned));
   std::vector<RecordShard> shards;
   if (!footer.ok() && footer.status().code() == StatusCode::kCorruption) {
@@ -116,6 +119,8 @@ Result<std::vector<RecordShard>> ListParquetShards(const std::string& path) {
     RecordShard s;
     s.path = path;
     s.format = RecordFormat::kParquet;
+    s.store = store;
+    s.object_bytes = file_bytes;
     s.size_bytes = file_bytes;
     shards.push_back(std::move(s));
     return shards;
@@ -129,6 +134,8 @@ Result<std::vector<RecordShard>> ListParquetShards(const std::string& path) {
     s.path = path;
     s.format = RecordFormat::kParquet;
     s.part = g;
+    s.store = store;
+    s.object_bytes = file_bytes;
     s.size_bytes = static_cast<uint64_t>(std::max<int64_t>(rg->total_compressed_size(), 0));
     shards.push_back(std::move(s));
   }

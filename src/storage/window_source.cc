@@ -1,0 +1,130 @@
+#include "storage/window_source.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace stoker::storage {
+namespace {
+
+class WindowSource final : public ByteSource {
+ public:
+  WindowSource(std::unique_ptr<ByteSource> inner, size_t part_bytes, size_t window_parts)
+      : inner_(std::move(inner)),
+        part_bytes_(std::max<size_t>(part_bytes, 1)),
+        num_parts_((inner_->size_bytes() + part_bytes_ - 1) / part_bytes_),
+        window_(std::max<size_t>(window_parts, 1)) {}
+
+  ~WindowSource() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (fetcher_.joinable()) fetcher_.join();
+  }
+
+  const std::string& uri() const override { return inner_->uri(); }
+  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+
+  Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
+    const uint64_t size = inner_->size_bytes();
+    if (offset >= size) return size_t{0};
+    const size_t total = static_cast<size_t>(std::min<uint64_t>(n, size - offset));
+    for (size_t done = 0; done < total;) {
+      const uint64_t at = offset + done;
+      const uint64_t p = at / part_bytes_;
+      STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const Part> part, GetPart(p, /*reader=*/true));
+      const size_t in_part = static_cast<size_t>(at - p * part_bytes_);
+      const size_t len = std::min(total - done, part->bytes.size() - in_part);
+      std::memcpy(out + done, part->bytes.data() + in_part, len);
+      done += len;
+    }
+    return total;
+  }
+
+ private:
+  struct Part {
+    std::string bytes;
+    bool ready = false;
+    Status error;
+  };
+
+  // Fetches part `ahead_` whenever a reader has moved it forward, until the source is destroyed.
+  void FetchAhead() const {
+    std::unique_lock<std::mutex> lock(mu_);
+    uint64_t done = 0;  // parts below this were fetched (or skipped) by this thread
+    while (true) {
+      cv_.wait(lock, [&] { return stop_ || ahead_ > done; });
+      if (stop_) return;
+      done = ahead_;
+      const uint64_t p = done;
+      if (p >= num_parts_ || parts_.count(p) != 0) continue;
+      lock.unlock();
+      (void)GetPart(p, /*reader=*/false);
+      lock.lock();
+    }
+  }
+
+  Result<std::shared_ptr<const Part>> GetPart(uint64_t p, bool reader) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (reader) {
+      if (!fetcher_.joinable() && num_parts_ > 1) fetcher_ = std::thread([this] { FetchAhead(); });
+      if (p + 1 > ahead_ && p + 1 < num_parts_) {
+        ahead_ = p + 1;
+        cv_.notify_all();
+      }
+    }
+    if (auto it = parts_.find(p); it != parts_.end()) {
+      std::shared_ptr<Part> part = it->second;
+      cv_.wait(lock, [&] { return part->ready; });
+      if (!part->error.ok()) return part->error;
+      return std::shared_ptr<const Part>(part);
+    }
+    // 1. Claim the part, 2. fetch it without the lock, 3. publish it (or its error), evict the
+    // parts furthest behind, and wake the readers waiting for it.
+    auto part = std::make_shared<Part>();
+    parts_[p] = part;
+    lock.unlock();
+    const uint64_t begin = p * part_bytes_;
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(part_bytes_, size_bytes() - begin));
+    std::string bytes(len, '\0');
+    Status status = ReadExactlyAt(*inner_, begin, len, bytes.data(), "part");
+    lock.lock();
+    part->bytes = std::move(bytes);
+    part->error = status;
+    part->ready = true;
+    if (!status.ok()) {
+      if (auto it = parts_.find(p); it != parts_.end() && it->second == part) parts_.erase(it);
+    }
+    // The window keeps the newest parts: those below the reader's part go first.
+    while (parts_.size() > window_ + 1) parts_.erase(parts_.begin());
+    cv_.notify_all();
+    if (!status.ok()) return status;
+    return std::shared_ptr<const Part>(part);
+  }
+
+  std::unique_ptr<ByteSource> inner_;
+  const size_t part_bytes_;
+  const uint64_t num_parts_;
+  const size_t window_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable std::map<uint64_t, std::shared_ptr<Part>> parts_;  // guarded by mu_
+  mutable uint64_t ahead_ = 0;                               // guarded by mu_
+  mutable bool stop_ = false;                                // guarded by mu_
+  mutable std::thread fetcher_;  // last; started by the first read, joined first
+};
+
+}  // namespace
+
+std::unique_ptr<ByteSource> NewWindowSource(std::unique_ptr<ByteSource> inner, size_t part_bytes,
+                                            size_t window_parts) {
+  return std::make_unique<WindowSource>(std::move(inner), part_bytes, window_parts);
+}
+
+}  // namespace stoker::storage
