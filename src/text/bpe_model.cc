@@ -48,8 +48,9 @@ void BpeModel::BuildIndex() {
 
 // The slot holds the hash's high 32 bits beside the id, so a probe past another token (or a
 // piece that is not a token at all) is decided without reading that token's bytes.
-int32_t BpeModel::Find(std::string_view piece) const {
-  uint64_t h = HashBytes(piece);
+int32_t BpeModel::Find(std::string_view piece) const { return FindHashed(piece, HashBytes(piece)); }
+
+int32_t BpeModel::FindHashed(std::string_view piece, uint64_t h) const {
   for (uint64_t at = h & slot_mask_;; at = (at + 1) & slot_mask_) {
     uint64_t slot = slots_[at];
     if (slot == kEmptySlot) return -1;
@@ -61,8 +62,9 @@ int32_t BpeModel::Find(std::string_view piece) const {
 }
 
 void BpeModel::InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged) {
-  uint64_t key = ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-                  static_cast<uint32_t>(right)) + 1;
+  uint64_t key =
+      ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right)) +
+      1;
   uint64_t h = HashPair(key) & pair_mask_;
   while (pairs_[h].key != 0) {
     if (pairs_[h].key == key) {
@@ -75,8 +77,9 @@ void BpeModel::InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t me
 }
 
 bool BpeModel::FindPair(int32_t left, int32_t right, uint32_t* rank, int32_t* merged) const {
-  uint64_t key = ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-                  static_cast<uint32_t>(right)) + 1;
+  uint64_t key =
+      ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right)) +
+      1;
   uint64_t h = HashPair(key) & pair_mask_;
   while (true) {
     const PairSlot& s = pairs_[h];
@@ -125,14 +128,27 @@ Result<BpeModel> BpeModel::BuildFromRanks(std::vector<std::string> tokens) {
   }
   std::vector<Merge> merges;
   merges.reserve(m.tokens_.size() * 4);
+  // Every split of every token into two tokens. The lookups are memory-bound (a miss into the
+  // slot table each), so the hashes of a token's prefixes and suffixes are computed and their
+  // slots prefetched before any is probed: loading cl100k took 20-30% longer with one lookup at a
+  // time.
+  constexpr size_t kBatch = 64;
+  uint64_t prefix_hash[kBatch], suffix_hash[kBatch];
   for (size_t id = 0; id < m.tokens_.size(); ++id) {
-    const std::string& t = m.tokens_[id];
+    const std::string_view t = m.tokens_[id];
     if (t.size() < 2 || m.Find(t) != static_cast<int32_t>(id)) continue;
-    for (size_t k = 1; k < t.size(); ++k) {
-      int32_t l = m.Find(std::string_view(t).substr(0, k));
-      int32_t r = l >= 0 ? m.Find(std::string_view(t).substr(k)) : -1;
-      if (r >= 0) {
-        merges.push_back({l, r, static_cast<uint32_t>(id), static_cast<int32_t>(id)});
+    for (size_t first = 1; first < t.size(); first += kBatch) {
+      const size_t last = std::min(t.size(), first + kBatch);
+      for (size_t k = first; k < last; ++k) {
+        prefix_hash[k - first] = HashBytes(t.substr(0, k));
+        suffix_hash[k - first] = HashBytes(t.substr(k));
+        __builtin_prefetch(&m.slots_[prefix_hash[k - first] & m.slot_mask_]);
+        __builtin_prefetch(&m.slots_[suffix_hash[k - first] & m.slot_mask_]);
+      }
+      for (size_t k = first; k < last; ++k) {
+        int32_t l = m.FindHashed(t.substr(0, k), prefix_hash[k - first]);
+        int32_t r = l >= 0 ? m.FindHashed(t.substr(k), suffix_hash[k - first]) : -1;
+        if (r >= 0) merges.push_back({l, r, static_cast<uint32_t>(id), static_cast<int32_t>(id)});
       }
     }
   }
@@ -219,7 +235,7 @@ void BpeModel::MergeLarge(std::vector<int32_t>& syms, std::vector<int32_t>* ids)
   std::vector<Cand> heap_storage;
   heap_storage.reserve(n);
   std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> heap(std::greater<Cand>(),
-                                                                         std::move(heap_storage));
+                                                                        std::move(heap_storage));
   for (uint32_t i = 0; i < n; ++i) {
     next[i] = i + 1;
     prev[i] = i == 0 ? UINT32_MAX : i - 1;

@@ -23,8 +23,8 @@ class BpeModel {
   struct Merge {
     int32_t left;
     int32_t right;
-    uint32_t rank;    // lower merges first
-    int32_t merged;   // the id of left+right
+    uint32_t rank;   // lower merges first
+    int32_t merged;  // the id of left+right
   };
 
   // `tokens[id]` is the byte string of id (ids without bytes, e.g. added tokens, may be empty).
@@ -57,6 +57,7 @@ class BpeModel {
     int32_t merged = -1;
   };
 
+  int32_t FindHashed(std::string_view piece, uint64_t hash) const;  // hash = HashBytes(piece)
   bool FindPair(int32_t left, int32_t right, uint32_t* rank, int32_t* merged) const;
   void InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged);
   void BuildIndex();
