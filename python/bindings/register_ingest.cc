@@ -20,8 +20,10 @@ namespace {
 Result<PackResult> RunPack(const PackArgs& args) {
   PackDestination destination;
   STOKER_ASSIGN_OR_RETURN(PackOptions options, PackOptionsFromArgs(args, &destination));
+  TokenizerOptions tokenizer_options = args.tokenizer_options;
+  tokenizer_options.load_threads = options.threads;  // the tables are built on pack's threads
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
-                          OpenTokenizer(args.tokenizer, args.tokenizer_options));
+                          OpenTokenizer(args.tokenizer, tokenizer_options));
   STOKER_ASSIGN_OR_RETURN(PackResult result, Pack(options, *tokenizer));
   STOKER_RETURN_IF_ERROR(FinishPackDestination(destination));
   return result;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <thread>
 
 namespace stoker {
 namespace {
@@ -116,7 +117,34 @@ Result<BpeModel> BpeModel::Build(std::vector<std::string> tokens,
   return m;
 }
 
-Result<BpeModel> BpeModel::BuildFromRanks(std::vector<std::string> tokens) {
+// Every split of every token into two tokens. The lookups are memory-bound (a miss into the
+// slot table each), so the hashes of a token's prefixes and suffixes are computed and their
+// slots prefetched before any is probed: loading cl100k took 20-30% longer with one lookup at a
+// time.
+void BpeModel::FindRankMerges(size_t first_id, size_t last_id, std::vector<Merge>* merges) const {
+  constexpr size_t kBatch = 64;
+  uint64_t prefix_hash[kBatch], suffix_hash[kBatch];
+  for (size_t id = first_id; id < last_id; ++id) {
+    const std::string_view t = tokens_[id];
+    if (t.size() < 2 || Find(t) != static_cast<int32_t>(id)) continue;
+    for (size_t first = 1; first < t.size(); first += kBatch) {
+      const size_t last = std::min(t.size(), first + kBatch);
+      for (size_t k = first; k < last; ++k) {
+        prefix_hash[k - first] = HashBytes(t.substr(0, k));
+        suffix_hash[k - first] = HashBytes(t.substr(k));
+        __builtin_prefetch(&slots_[prefix_hash[k - first] & slot_mask_]);
+        __builtin_prefetch(&slots_[suffix_hash[k - first] & slot_mask_]);
+      }
+      for (size_t k = first; k < last; ++k) {
+        int32_t l = FindHashed(t.substr(0, k), prefix_hash[k - first]);
+        int32_t r = l >= 0 ? FindHashed(t.substr(k), suffix_hash[k - first]) : -1;
+        if (r >= 0) merges->push_back({l, r, static_cast<uint32_t>(id), static_cast<int32_t>(id)});
+      }
+    }
+  }
+}
+
+Result<BpeModel> BpeModel::BuildFromRanks(std::vector<std::string> tokens, int threads) {
   BpeModel m;
   m.tokens_ = std::move(tokens);
   m.BuildIndex();
@@ -126,36 +154,33 @@ Result<BpeModel> BpeModel::BuildFromRanks(std::vector<std::string> tokens) {
                              std::to_string(b) + " (every byte must be a token)");
     }
   }
-  std::vector<Merge> merges;
-  merges.reserve(m.tokens_.size() * 4);
-  // Every split of every token into two tokens. The lookups are memory-bound (a miss into the
-  // slot table each), so the hashes of a token's prefixes and suffixes are computed and their
-  // slots prefetched before any is probed: loading cl100k took 20-30% longer with one lookup at a
-  // time.
-  constexpr size_t kBatch = 64;
-  uint64_t prefix_hash[kBatch], suffix_hash[kBatch];
-  for (size_t id = 0; id < m.tokens_.size(); ++id) {
-    const std::string_view t = m.tokens_[id];
-    if (t.size() < 2 || m.Find(t) != static_cast<int32_t>(id)) continue;
-    for (size_t first = 1; first < t.size(); first += kBatch) {
-      const size_t last = std::min(t.size(), first + kBatch);
-      for (size_t k = first; k < last; ++k) {
-        prefix_hash[k - first] = HashBytes(t.substr(0, k));
-        suffix_hash[k - first] = HashBytes(t.substr(k));
-        __builtin_prefetch(&m.slots_[prefix_hash[k - first] & m.slot_mask_]);
-        __builtin_prefetch(&m.slots_[suffix_hash[k - first] & m.slot_mask_]);
-      }
-      for (size_t k = first; k < last; ++k) {
-        int32_t l = m.FindHashed(t.substr(0, k), prefix_hash[k - first]);
-        int32_t r = l >= 0 ? m.FindHashed(t.substr(k), suffix_hash[k - first]) : -1;
-        if (r >= 0) merges.push_back({l, r, static_cast<uint32_t>(id), static_cast<int32_t>(id)});
-      }
+  // The ids in `parts` ranges, one per thread (the calling thread takes the first); the pair
+  // table is then filled on this thread (the order of merges does not matter: the lowest rank
+  // wins a slot).
+  size_t parts = threads > 0 ? static_cast<size_t>(threads)
+                             : std::max<size_t>(1, std::thread::hardware_concurrency());
+  parts = std::min<size_t>({parts, 16, std::max<size_t>(1, m.tokens_.size() / 4096)});
+  std::vector<std::vector<Merge>> merges(parts);
+  {
+    const size_t n = m.tokens_.size();
+    std::vector<std::thread> helpers;
+    for (size_t p = 1; p < parts; ++p) {
+      helpers.emplace_back([&m, &merges, p, parts, n] {
+        m.FindRankMerges(n * p / parts, n * (p + 1) / parts, &merges[p]);
+      });
     }
+    merges[0].reserve(n * 4 / parts);
+    m.FindRankMerges(0, n / parts, &merges[0]);
+    for (auto& h : helpers) h.join();
   }
-  uint64_t n = TableSize(merges.size());
+  size_t total = 0;
+  for (const auto& part : merges) total += part.size();
+  uint64_t n = TableSize(total);
   m.pairs_.assign(n, PairSlot{});
   m.pair_mask_ = n - 1;
-  for (const Merge& g : merges) m.InsertPair(g.left, g.right, g.rank, g.merged);
+  for (const auto& part : merges) {
+    for (const Merge& g : part) m.InsertPair(g.left, g.right, g.rank, g.merged);
+  }
   return m;
 }
 

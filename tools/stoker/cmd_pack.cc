@@ -57,7 +57,9 @@ int RunPack(const PackCliArgs& cli) {
     return ReportError("pack", InvalidArgument(args.output + ": --format " + cli.format +
                                                " writes local files only"));
   }
-  Result<std::unique_ptr<Tokenizer>> tokenizer = OpenTokenizer(args.tokenizer, args.tokenizer_options);
+  TokenizerOptions tokenizer_options = args.tokenizer_options;
+  tokenizer_options.load_threads = options->threads;  // the tables are built on pack's threads
+  Result<std::unique_ptr<Tokenizer>> tokenizer = OpenTokenizer(args.tokenizer, tokenizer_options);
   if (!tokenizer.ok()) return ReportError("pack", tokenizer.status());
 
   std::unique_ptr<ProgressReporter> reporter;
