@@ -45,8 +45,10 @@ Result<PackRunResult> RunPackArgs(const PackArgs& args,
   PackDestination destination;
   STOKER_ASSIGN_OR_RETURN(run.options, PackOptionsFromArgs(args, &destination));
   run.options.on_progress = std::move(on_progress);
+  TokenizerOptions tokenizer_options = args.tokenizer_options;
+  tokenizer_options.load_threads = run.options.threads;  // the tables are built on pack's threads
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
-                          OpenTokenizer(args.tokenizer, args.tokenizer_options));
+                          OpenTokenizer(args.tokenizer, tokenizer_options));
   STOKER_ASSIGN_OR_RETURN(run.pack, Pack(run.options, *tokenizer));
   if (run.format == PackFormat::kTfRecord) {
     STOKER_ASSIGN_OR_RETURN(run.records, ExportTfRecord(run.options.output_dir,

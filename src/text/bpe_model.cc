@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <thread>
 
 namespace stoker {
 namespace {
@@ -48,8 +49,9 @@ void BpeModel::BuildIndex() {
 
 // The slot holds the hash's high 32 bits beside the id, so a probe past another token (or a
 // piece that is not a token at all) is decided without reading that token's bytes.
-int32_t BpeModel::Find(std::string_view piece) const {
-  uint64_t h = HashBytes(piece);
+int32_t BpeModel::Find(std::string_view piece) const { return FindHashed(piece, HashBytes(piece)); }
+
+int32_t BpeModel::FindHashed(std::string_view piece, uint64_t h) const {
   for (uint64_t at = h & slot_mask_;; at = (at + 1) & slot_mask_) {
     uint64_t slot = slots_[at];
     if (slot == kEmptySlot) return -1;
@@ -61,8 +63,9 @@ int32_t BpeModel::Find(std::string_view piece) const {
 }
 
 void BpeModel::InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged) {
-  uint64_t key = ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-                  static_cast<uint32_t>(right)) + 1;
+  uint64_t key =
+      ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right)) +
+      1;
   uint64_t h = HashPair(key) & pair_mask_;
   while (pairs_[h].key != 0) {
     if (pairs_[h].key == key) {
@@ -75,8 +78,9 @@ void BpeModel::InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t me
 }
 
 bool BpeModel::FindPair(int32_t left, int32_t right, uint32_t* rank, int32_t* merged) const {
-  uint64_t key = ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-                  static_cast<uint32_t>(right)) + 1;
+  uint64_t key =
+      ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right)) +
+      1;
   uint64_t h = HashPair(key) & pair_mask_;
   while (true) {
     const PairSlot& s = pairs_[h];
@@ -113,7 +117,34 @@ Result<BpeModel> BpeModel::Build(std::vector<std::string> tokens,
   return m;
 }
 
-Result<BpeModel> BpeModel::BuildFromRanks(std::vector<std::string> tokens) {
+// Every split of every token into two tokens. The lookups are memory-bound (a miss into the
+// slot table each), so the hashes of a token's prefixes and suffixes are computed and their
+// slots prefetched before any is probed: loading cl100k took 20-30% longer with one lookup at a
+// time.
+void BpeModel::FindRankMerges(size_t first_id, size_t last_id, std::vector<Merge>* merges) const {
+  constexpr size_t kBatch = 64;
+  uint64_t prefix_hash[kBatch], suffix_hash[kBatch];
+  for (size_t id = first_id; id < last_id; ++id) {
+    const std::string_view t = tokens_[id];
+    if (t.size() < 2 || Find(t) != static_cast<int32_t>(id)) continue;
+    for (size_t first = 1; first < t.size(); first += kBatch) {
+      const size_t last = std::min(t.size(), first + kBatch);
+      for (size_t k = first; k < last; ++k) {
+        prefix_hash[k - first] = HashBytes(t.substr(0, k));
+        suffix_hash[k - first] = HashBytes(t.substr(k));
+        __builtin_prefetch(&slots_[prefix_hash[k - first] & slot_mask_]);
+        __builtin_prefetch(&slots_[suffix_hash[k - first] & slot_mask_]);
+      }
+      for (size_t k = first; k < last; ++k) {
+        int32_t l = FindHashed(t.substr(0, k), prefix_hash[k - first]);
+        int32_t r = l >= 0 ? FindHashed(t.substr(k), suffix_hash[k - first]) : -1;
+        if (r >= 0) merges->push_back({l, r, static_cast<uint32_t>(id), static_cast<int32_t>(id)});
+      }
+    }
+  }
+}
+
+Result<BpeModel> BpeModel::BuildFromRanks(std::vector<std::string> tokens, int threads) {
   BpeModel m;
   m.tokens_ = std::move(tokens);
   m.BuildIndex();
@@ -123,23 +154,33 @@ Result<BpeModel> BpeModel::BuildFromRanks(std::vector<std::string> tokens) {
                              std::to_string(b) + " (every byte must be a token)");
     }
   }
-  std::vector<Merge> merges;
-  merges.reserve(m.tokens_.size() * 4);
-  for (size_t id = 0; id < m.tokens_.size(); ++id) {
-    const std::string& t = m.tokens_[id];
-    if (t.size() < 2 || m.Find(t) != static_cast<int32_t>(id)) continue;
-    for (size_t k = 1; k < t.size(); ++k) {
-      int32_t l = m.Find(std::string_view(t).substr(0, k));
-      int32_t r = l >= 0 ? m.Find(std::string_view(t).substr(k)) : -1;
-      if (r >= 0) {
-        merges.push_back({l, r, static_cast<uint32_t>(id), static_cast<int32_t>(id)});
-      }
+  // The ids in `parts` ranges, one per thread (the calling thread takes the first); the pair
+  // table is then filled on this thread (the order of merges does not matter: the lowest rank
+  // wins a slot).
+  size_t parts = threads > 0 ? static_cast<size_t>(threads)
+                             : std::max<size_t>(1, std::thread::hardware_concurrency());
+  parts = std::min<size_t>({parts, 16, std::max<size_t>(1, m.tokens_.size() / 4096)});
+  std::vector<std::vector<Merge>> merges(parts);
+  {
+    const size_t n = m.tokens_.size();
+    std::vector<std::thread> helpers;
+    for (size_t p = 1; p < parts; ++p) {
+      helpers.emplace_back([&m, &merges, p, parts, n] {
+        m.FindRankMerges(n * p / parts, n * (p + 1) / parts, &merges[p]);
+      });
     }
+    merges[0].reserve(n * 4 / parts);
+    m.FindRankMerges(0, n / parts, &merges[0]);
+    for (auto& h : helpers) h.join();
   }
-  uint64_t n = TableSize(merges.size());
+  size_t total = 0;
+  for (const auto& part : merges) total += part.size();
+  uint64_t n = TableSize(total);
   m.pairs_.assign(n, PairSlot{});
   m.pair_mask_ = n - 1;
-  for (const Merge& g : merges) m.InsertPair(g.left, g.right, g.rank, g.merged);
+  for (const auto& part : merges) {
+    for (const Merge& g : part) m.InsertPair(g.left, g.right, g.rank, g.merged);
+  }
   return m;
 }
 
@@ -219,7 +260,7 @@ void BpeModel::MergeLarge(std::vector<int32_t>& syms, std::vector<int32_t>* ids)
   std::vector<Cand> heap_storage;
   heap_storage.reserve(n);
   std::priority_queue<Cand, std::vector<Cand>, std::greater<Cand>> heap(std::greater<Cand>(),
-                                                                         std::move(heap_storage));
+                                                                        std::move(heap_storage));
   for (uint32_t i = 0; i < n; ++i) {
     next[i] = i + 1;
     prev[i] = i == 0 ? UINT32_MAX : i - 1;

@@ -23,8 +23,8 @@ class BpeModel {
   struct Merge {
     int32_t left;
     int32_t right;
-    uint32_t rank;    // lower merges first
-    int32_t merged;   // the id of left+right
+    uint32_t rank;   // lower merges first
+    int32_t merged;  // the id of left+right
   };
 
   // `tokens[id]` is the byte string of id (ids without bytes, e.g. added tokens, may be empty).
@@ -32,7 +32,8 @@ class BpeModel {
   static Result<BpeModel> Build(std::vector<std::string> tokens, const std::vector<Merge>& merges);
   // tiktoken's ranks: every pair (a, b) whose concatenation is a token merges with that token's
   // id as rank. Requires all 256 single bytes to be tokens.
-  static Result<BpeModel> BuildFromRanks(std::vector<std::string> tokens);
+  // Finds the pairs on `threads` threads (0 = all cores).
+  static Result<BpeModel> BuildFromRanks(std::vector<std::string> tokens, int threads = 1);
 
   // Appends the ids of `piece` (raw bytes). A byte with no single-byte token appends `unk_id`
   // (once per run of such bytes when `fuse_unk`) or nothing when unk_id < 0.
@@ -57,6 +58,9 @@ class BpeModel {
     int32_t merged = -1;
   };
 
+  int32_t FindHashed(std::string_view piece, uint64_t hash) const;  // hash = HashBytes(piece)
+  // Appends every (left, right) -> id of the ids [first, last) to *merges (BuildFromRanks).
+  void FindRankMerges(size_t first, size_t last, std::vector<Merge>* merges) const;
   bool FindPair(int32_t left, int32_t right, uint32_t* rank, int32_t* merged) const;
   void InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged);
   void BuildIndex();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 namespace stoker {
 namespace {
@@ -93,6 +94,29 @@ TEST(BpeModelTest, SmallAndHeapMergesEqualTheTextbookLoop) {
       for (int k = 0; k < n; ++k) s += alphabet[rng() % 4];
       ASSERT_EQ(Encode(*m, s), NaiveRanks(*m, s)) << s;
     }
+  }
+}
+
+TEST(BpeModelTest, RanksFoundOnManyThreadsEqualOneThread) {
+  // 20,000 tokens: enough that BuildFromRanks splits the ids over 4 threads.
+  std::mt19937 rng(11);
+  const char* alphabet = "abcdefgh";
+  std::vector<std::string> v = Vocab({});
+  std::set<std::string> seen;
+  while (v.size() < 20000) {
+    std::string t;
+    int len = 2 + static_cast<int>(rng() % 7);
+    for (int k = 0; k < len; ++k) t += alphabet[rng() % 8];
+    if (seen.insert(t).second) v.push_back(t);
+  }
+  auto one = BpeModel::BuildFromRanks(v, 1);
+  auto four = BpeModel::BuildFromRanks(v, 4);
+  ASSERT_TRUE(one.ok() && four.ok());
+  for (int trial = 0; trial < 200; ++trial) {
+    std::string s;
+    for (int k = 0, n = 1 + static_cast<int>(rng() % 80); k < n; ++k) s += alphabet[rng() % 8];
+    ASSERT_EQ(Encode(*four, s), Encode(*one, s)) << s;
+    ASSERT_EQ(Encode(*four, s), NaiveRanks(*four, s)) << s;
   }
 }
 

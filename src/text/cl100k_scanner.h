@@ -1,12 +1,14 @@
 // Cl100kScanner: a hand-written pre-tokenizer for tiktoken's cl100k pattern, several times faster
 // than running the pattern on PCRE2, and identical to it: its character classes (\p{L}, \p{N},
-// White_Space) are read out of PCRE2 itself at first use, and cl100k_scanner_test.cc /
-// fuzz/bpe_encode_fuzzer.cc compare its pieces with the PCRE2 path on random text.
+// White_Space) are read out of PCRE2 itself, 256 code points at a time when first met, and
+// cl100k_scanner_test.cc / fuzz/bpe_encode_fuzzer.cc compare its pieces with the PCRE2 path on
+// random text.
 //
 //   '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
 //   |\s++$|\s*[\r\n]|\s+(?!\S)|\s
 //
-// Thread-safe: immutable after construction (the class table is built once per process).
+// Thread-safe: const after construction (the process's class table fills its blocks under a
+// mutex; a filled block is read without one).
 #pragma once
 
 #include <cstddef>

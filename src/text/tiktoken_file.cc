@@ -156,7 +156,7 @@ Result<std::unique_ptr<BpeTokenizer>> OpenTiktokenFile(const std::string& path,
 
   BpeTokenizer::Config c;
   {
-    Result<BpeModel> model = BpeModel::BuildFromRanks(std::move(tokens));
+    Result<BpeModel> model = BpeModel::BuildFromRanks(std::move(tokens), options.load_threads);
     if (!model.ok()) return InvalidArgument(path + ": " + model.status().message());
     c.model = std::move(model).value();
   }

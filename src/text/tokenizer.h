@@ -54,6 +54,9 @@ struct TokenizerOptions {
   std::string eos;
   // tokenizer.json: apply its post_processor (e.g. a BOS template) as tokenizers' encode does.
   bool post_processor = true;
+  // Threads that build the tokenizer's tables while it is opened (tiktoken files); 0 = all
+  // cores. `stoker pack` passes its --threads, so a pack's serial first step is shorter.
+  int load_threads = 0;
 };
 
 // Opens the tokenizer named by a --tokenizer value:

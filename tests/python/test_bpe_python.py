@@ -35,6 +35,25 @@ def test_encode_batch_equals_reference_on_many_threads(tok):
     assert [a.tolist() for a in arrays] == want
 
 
+def test_list_output_shares_one_int_per_id_and_outlives_the_tokenizer():
+    # Lists hold the tokenizer's cached ints (one object per id, not one per token); they stay
+    # valid after the tokenizer and the other results are gone.
+    import gc
+    import sys
+
+    t = stoker.Tokenizer(cl100k_path(), pattern="cl100k")
+    text = " hello world, hello world"
+    a, b = t.encode(text), t.encode_batch([text, text], num_threads=2)
+    assert a == b[0] == b[1] == cl100k_reference().encode_ordinary(text)
+    assert a[1] > 256 and a[1] is b[0][1] is b[1][1]
+    before = sys.getrefcount(a[1])
+    del b
+    assert sys.getrefcount(a[1]) <= before - 2  # the two lists let go of theirs
+    del t
+    gc.collect()
+    assert a == cl100k_reference().encode_ordinary(text) and type(a[1]) is int
+
+
 def test_decode_round_trip_and_allow_special(tok):
     for text in corpus_texts()[:30] + EDGE_CASES:
         assert tok.decode(tok.encode(text)) == text
