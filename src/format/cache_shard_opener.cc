@@ -37,7 +37,9 @@ class CachedBinSource final : public ByteSource {
 
 class CacheShardOpener final : public ShardOpener {
  public:
-  explicit CacheShardOpener(std::shared_ptr<cache::ShardCache> cache) : cache_(std::move(cache)) {}
+  CacheShardOpener(std::shared_ptr<cache::ShardCache> cache,
+                   std::shared_ptr<const storage::Backend> backend, RemoteReads reads)
+      : cache_(std::move(cache)), backend_(std::move(backend)), reads_(reads) {}
 
   Result<std::shared_ptr<const TokenSource>> Open(const ShardRef& shard) const override {
     const cache::CacheRequest idx_request = IdxRequest(shard);
@@ -47,7 +49,13 @@ class CacheShardOpener final : public ShardOpener {
       STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> local, OpenFileSource(file.path()));
       STOKER_RETURN_IF_ERROR(ReadExactlyAt(*local, 0, idx->size(), idx->data(), "shard index"));
     }
-    auto bin = std::make_unique<CachedBinSource>(cache_, BinRequest(shard));
+    std::unique_ptr<ByteSource> bin;
+    if (exact()) {
+      STOKER_ASSIGN_OR_RETURN(bin, backend_->OpenForReadWithSize(shard.prefix + ".bin",
+                                                                 shard.info->bin_bytes));
+    } else {
+      bin = std::make_unique<CachedBinSource>(cache_, BinRequest(shard));
+    }
     const auto* data = reinterpret_cast<const uint8_t*>(idx->data());
     const size_t size = idx->size();
     STOKER_ASSIGN_OR_RETURN(
@@ -62,13 +70,14 @@ class CacheShardOpener final : public ShardOpener {
     requests.reserve(2 * upcoming.size());
     for (const ShardRef& s : upcoming) {
       requests.push_back(IdxRequest(s));
-      requests.push_back(BinRequest(s));
+      if (!exact()) requests.push_back(BinRequest(s));
     }
     cache_->Schedule(std::move(requests));
   }
 
   Status Stage(const ShardRef& shard) const override {
     STOKER_RETURN_IF_ERROR(cache_->Acquire(IdxRequest(shard)).status());
+    if (exact()) return Status::OK();  // its documents are read by ranges, not staged
     return cache_->Acquire(BinRequest(shard)).status();
   }
 
@@ -76,13 +85,19 @@ class CacheShardOpener final : public ShardOpener {
   uint64_t cache_hits() const override { return cache_->Stats().hits; }
 
  private:
+  bool exact() const { return reads_ == RemoteReads::kExact; }
+
   std::shared_ptr<cache::ShardCache> cache_;
+  std::shared_ptr<const storage::Backend> backend_;
+  RemoteReads reads_;
 };
 
 }  // namespace
 
-std::shared_ptr<const ShardOpener> NewCacheShardOpener(std::shared_ptr<cache::ShardCache> cache) {
-  return std::make_shared<CacheShardOpener>(std::move(cache));
+std::shared_ptr<const ShardOpener> NewCacheShardOpener(
+    std::shared_ptr<cache::ShardCache> cache, std::shared_ptr<const storage::Backend> backend,
+    RemoteReads reads) {
+  return std::make_shared<CacheShardOpener>(std::move(cache), std::move(backend), reads);
 }
 
 }  // namespace stoker

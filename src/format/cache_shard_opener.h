@@ -5,6 +5,9 @@
 // the open shards pin nothing between reads and a budget smaller than the working set slows the
 // loader (the cache evicts and downloads again) instead of deadlocking it. Schedule hands the
 // plan-order look-ahead to the cache; Stage downloads a shard now (`stoker prefetch`).
+// With RemoteReads::kExact (global shuffle: single documents spread over every shard), only the
+// .idx files go through the cache; each read of a .bin is a ranged GET of exactly its bytes from
+// `backend`, not a whole-shard download (which would mean holding the whole dataset).
 // Thread-safe.
 #pragma once
 
@@ -15,6 +18,8 @@
 
 namespace stoker {
 
-std::shared_ptr<const ShardOpener> NewCacheShardOpener(std::shared_ptr<cache::ShardCache> cache);
+std::shared_ptr<const ShardOpener> NewCacheShardOpener(
+    std::shared_ptr<cache::ShardCache> cache, std::shared_ptr<const storage::Backend> backend,
+    RemoteReads reads = RemoteReads::kParts);
 
 }  // namespace stoker

@@ -180,6 +180,47 @@ TEST(RemoteDatasetTest, ReadsOpenAShardOnFirstUseWithoutAHead) {
   }
 }
 
+// Through the node-local cache: block shuffle and source order (kParts) download whole shards
+// once and read them from disk; global shuffle (kExact) caches only the .idx files and reads each
+// document by a ranged GET of its bytes. No HEAD for any shard either way.
+TEST(RemoteDatasetTest, TheCacheHoldsWholeShardsOrUnderExactReadsOnlyTheIndexes) {
+  for (RemoteReads reads : {RemoteReads::kParts, RemoteReads::kExact}) {
+    RemoteFixture f;
+    f.Write(4, 50);
+    auto dir = TempDir::Create("stoker-remote-cache-");
+    ASSERT_TRUE(dir.ok());
+    RemoteDatasetOptions o;
+    o.backend = f.metered;
+    o.reads = reads;
+    o.cache_dir = (*dir)->Join("cache");
+    o.cache_size_bytes = 1 << 20;
+    for (int run = 0; run < 2; ++run) {  // the second run finds the cache warm
+      auto ds = StokerDataset::OpenRemote(f.uri, o);
+      ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+      ASSERT_TRUE((*ds)->cached());
+      const uint64_t gets_at_open = f.Count(RequestKind::kGet);
+      for (uint64_t d = 0; d < 200; d += 3) ExpectDocument(**ds, d);
+      const uint64_t gets = f.Count(RequestKind::kGet) - gets_at_open;
+      const uint64_t read = (200 + 2) / 3;
+      if (reads == RemoteReads::kParts) {
+        EXPECT_EQ(gets, run == 0 ? 8u : 0u) << run;  // 4 .idx + 4 .bin, once
+      } else {
+        EXPECT_EQ(gets, (run == 0 ? 4u : 0u) + read) << run;  // .idx once, a GET per document
+      }
+    }
+    auto data = ListDirectory((*dir)->Join("cache/data"));
+    ASSERT_TRUE(data.ok());
+    size_t bins = 0, idxs = 0;
+    for (const std::string& name : *data) {
+      bins += name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0;
+      idxs += name.size() > 4 && name.compare(name.size() - 4, 4, ".idx") == 0;
+    }
+    EXPECT_EQ(idxs, 4u);
+    EXPECT_EQ(bins, reads == RemoteReads::kParts ? 4u : 0u);
+    EXPECT_EQ(f.Count(RequestKind::kHead), 2u);  // the manifest's, once per open
+  }
+}
+
 TEST(RemoteDatasetTest, OpenTokenSourceServesRemoteDatasetsAndNamesTheObjectAtFault) {
   RemoteFixture f;
   f.Write(3, 4);
