@@ -89,6 +89,11 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
     if (priority == Priority::kLookAhead) return Outcome::kNoSpace;
     // Back-pressure: wait for a pin to be released or an object to pass, here or in another
     // process (which only a fresh look at the directory shows).
+    struct Waiting {
+      std::atomic<int>* n;
+      explicit Waiting(std::atomic<int>* count) : n(count) { n->fetch_add(1); }
+      ~Waiting() { n->fetch_sub(1); }
+    } waiting(&space_waiters_);
     std::unique_lock<std::mutex> l(mu_);
     const uint64_t seen = generation_;
     changed_.wait_for(l, std::chrono::milliseconds(options_.poll_ms),

@@ -21,10 +21,13 @@ cache::CacheRequest BinRequest(const ShardRef& s) {
   return {s.prefix + ".bin", s.info->bin_bytes, s.info->bin_xxh3};
 }
 
-// How long a reader may hold a cached .bin's pin without reading through it, and how often the
-// reaper looks (cached_bin_lease.h).
+// How long a reader may hold a cached .bin's pin without reading through it (none while a reader
+// of this process waits for space), and how often the reaper looks (cached_bin_lease.h).
 constexpr auto kLeaseIdle = std::chrono::milliseconds(100);
-constexpr auto kReaperPeriod = std::chrono::milliseconds(25);
+constexpr auto kReaperPeriod = std::chrono::milliseconds(10);
+// Leases are held only where the budget holds this many of the largest objects: below that,
+// open shards' pins would fill it and each read would wait for the reaper.
+constexpr uint64_t kLeaseBudgetObjects = 16;
 
 // The .bin of a cached shard, read through a lease on its local copy.
 class CachedBinSource final : public ByteSource {
@@ -69,7 +72,10 @@ class CacheShardOpener final : public ShardOpener {
       STOKER_ASSIGN_OR_RETURN(bin, backend_->OpenForReadWithSize(shard.prefix + ".bin",
                                                                  shard.info->bin_bytes));
     } else {
-      auto lease = std::make_shared<BinLease>(cache_, BinRequest(shard));
+      const cache::CacheOptions& o = cache_->options();
+      const bool keep = o.largest_object_bytes > 0 &&
+                        o.budget_bytes / kLeaseBudgetObjects >= o.largest_object_bytes;
+      auto lease = std::make_shared<BinLease>(cache_, BinRequest(shard), keep);
       {
         std::lock_guard<std::mutex> l(leases_mu_);
         leases_.push_back(lease);
@@ -107,7 +113,8 @@ class CacheShardOpener final : public ShardOpener {
  private:
   bool exact() const { return reads_ == RemoteReads::kExact; }
 
-  // Every kReaperPeriod: lets go of the leases idle for kLeaseIdle and forgets closed shards'.
+  // Every kReaperPeriod: lets go of the leases idle for kLeaseIdle (or at all, while a reader
+  // waits for space) and forgets closed shards'.
   void Reap() {
     std::unique_lock<std::mutex> l(leases_mu_);
     while (!stop_) {
@@ -123,7 +130,8 @@ class CacheShardOpener final : public ShardOpener {
       }
       leases_.resize(kept);
       l.unlock();  // a lease's last owner may be `live`: destroyed without the mutex
-      for (const std::shared_ptr<BinLease>& lease : live) lease->ReleaseIfIdle(kLeaseIdle);
+      const auto idle = cache_->WaitingForSpace() ? std::chrono::milliseconds(0) : kLeaseIdle;
+      for (const std::shared_ptr<BinLease>& lease : live) lease->ReleaseIfIdle(idle);
       live.clear();
       l.lock();
     }

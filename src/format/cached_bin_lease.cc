@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <mutex>
 
+#include "format/shard_source.h"
+
 namespace stoker {
 namespace {
 
@@ -18,8 +20,9 @@ int64_t NowNs() {
 
 }  // namespace
 
-BinLease::BinLease(std::shared_ptr<cache::ShardCache> cache, cache::CacheRequest request)
-    : cache_(std::move(cache)), request_(std::move(request)) {}
+BinLease::BinLease(std::shared_ptr<cache::ShardCache> cache, cache::CacheRequest request,
+                   bool keep)
+    : cache_(std::move(cache)), request_(std::move(request)), keep_(keep) {}
 
 BinLease::~BinLease() {
   if (fd_ >= 0) ::close(fd_);
@@ -54,6 +57,16 @@ Result<size_t> BinLease::ReadAt(uint64_t offset, size_t n, char* out) {
         }
         return n;
       }
+    }
+    if (!keep_) {
+      STOKER_ASSIGN_OR_RETURN(cache::CachedFile file, cache_->Acquire(request_));
+      STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> local, OpenFileSource(file.path()));
+      Result<size_t> got = local->ReadAt(offset, n, out);
+      if (!got.ok()) {
+        return Status(got.status().code(),
+                      got.status().message() + " (cached copy of " + request_.uri + ")");
+      }
+      return got;
     }
     std::unique_lock<std::shared_mutex> taking(mu_);
     if (fd_ >= 0) continue;  // another reader took it meanwhile

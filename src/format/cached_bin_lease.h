@@ -21,7 +21,9 @@ namespace stoker {
 
 class BinLease {
  public:
-  BinLease(std::shared_ptr<cache::ShardCache> cache, cache::CacheRequest request);
+  // keep = false: the pin is taken and let go within each read (budgets of a few objects, where
+  // held pins would make readers wait for the reaper).
+  BinLease(std::shared_ptr<cache::ShardCache> cache, cache::CacheRequest request, bool keep);
   ~BinLease();
   BinLease(const BinLease&) = delete;
   BinLease& operator=(const BinLease&) = delete;
@@ -39,6 +41,7 @@ class BinLease {
 
   const std::shared_ptr<cache::ShardCache> cache_;
   const cache::CacheRequest request_;
+  const bool keep_;
   std::shared_mutex mu_;      // shared: reads through the lease; exclusive: taking or dropping it
   cache::CachedFile file_;    // guarded by mu_
   int fd_ = -1;               // guarded by mu_; >= 0 exactly while file_ is valid
