@@ -62,6 +62,7 @@ def main():
     import stoker
 
     tmp = Path(tempfile.mkdtemp(prefix="stoker-bench-remote-"))
+    os.environ["XDG_CACHE_HOME"] = str(tmp / "xdg")  # the default cache: never the user's
     proc, s3 = start_moto(tmp)
     proxy = Proxy(s3["port"])
     env = s3_env(s3, proxy.endpoint)
@@ -80,12 +81,13 @@ def main():
         total = sum((local / k).stat().st_size for k in keys)
         out["dataset_bytes"] = total
 
-        # 1. Loader throughput, block shuffle, one epoch: local disk (page cache) vs S3 (cold).
+        # 1. Loader throughput, block shuffle, one epoch: local disk (page cache) vs S3 through
+        # a cold cache (bench/cache_tiers.py: warm, no cache, latency).
         kw = dict(seq_len=2048, batch_size=8, num_workers=args.workers, pin_memory=False,
                   shuffle="block")
         lt, ls = epoch(stoker.Loader(str(local), **kw))
         proxy.reset_counts()
-        remote = stoker.Loader(uri, **kw)
+        remote = stoker.Loader(uri, cache_dir=str(tmp / "cache"), **kw)  # cold
         rt, rs = epoch(remote)
         assert lt == rt
         out["loader_local_tokens_per_s"] = round(lt / ls)

@@ -61,9 +61,11 @@ struct LoaderOptions {
   bool monitor_warnings = true;
   std::function<void(const std::string&)> monitor_sink;
   // Remote datasets (s3://, http(s)://) read through a node-local disk cache in this directory
-  // (shared by the ranks of a node), with look-ahead in plan order; empty: no cache (shards are
-  // read by ranged GETs). cache_size_bytes: the cache's budget (0: its stated default).
-  std::string cache_dir;
+  // (shared by the ranks of a node), with look-ahead in plan order. "auto" (the default): a
+  // per-user directory, $XDG_CACHE_HOME/stoker or /tmp/stoker-cache-<uid>; empty: no cache
+  // (shards are read by ranged GETs). Local datasets never use it. cache_size_bytes: the cache's
+  // budget (0: its stated default, 64 GiB or half the free disk, whichever is smaller).
+  std::string cache_dir = "auto";
   uint64_t cache_size_bytes = 0;
 };
 

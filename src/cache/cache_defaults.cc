@@ -18,6 +18,10 @@ std::string DefaultCacheDir() {
   return "/tmp/stoker-cache-" + std::to_string(::getuid());
 }
 
+std::string ResolveCacheDir(const std::string& setting) {
+  return setting == kDefaultCacheDirSetting ? DefaultCacheDir() : setting;
+}
+
 Result<uint64_t> DefaultBudgetBytes(const std::string& dir, uint64_t cache_used_bytes) {
   std::string probe = dir.empty() ? "." : dir;
   while (!PathExists(probe) && probe != "/" && probe != ".") probe = DirName(probe);

@@ -1,5 +1,6 @@
 // Defaults for a cache the user did not configure (remote data without --cache-dir/--cache-size)
-// and the parsing of --cache-size. Free functions; thread-safe as far as getenv is.
+// and the parsing of --cache-size. Remote datasets (s3://, http(s)://) read through a cache unless
+// it is turned off; local data never does. Free functions; thread-safe as far as getenv is.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +15,15 @@ namespace stoker::cache {
 // it, whichever is smaller.
 inline constexpr uint64_t kDefaultBudgetBytes = uint64_t{64} << 30;
 
+// The cache-directory setting (LoaderOptions::cache_dir) that means "the default directory".
+inline constexpr std::string_view kDefaultCacheDirSetting = "auto";
+
 // $XDG_CACHE_HOME/stoker when XDG_CACHE_HOME is set, else /tmp/stoker-cache-<uid>.
 std::string DefaultCacheDir();
+
+// The directory a setting names: "auto" is DefaultCacheDir(), "" stays "" (no cache), anything
+// else is a directory.
+std::string ResolveCacheDir(const std::string& setting);
 
 // min(kDefaultBudgetBytes, (free bytes of the file system under `dir` + `cache_used_bytes`) / 2).
 // `dir` or its nearest existing parent is measured. kIOError if none can be.

@@ -28,7 +28,7 @@ inline std::string Xxh3Of(const std::string& bytes) {
   return Xxh3Hex(Xxh3(bytes.data(), bytes.size()));
 }
 
-// Counts OpenForRead per uri and remembers their order. Optionally corrupts (flips a byte of)
+// Counts OpenForRead and OpenForReadWithSize per uri and remembers their order. Optionally corrupts (flips a byte of)
 // the first `corrupt_reads` ReadAt bodies, or blocks every ReadAt of `block_uri` until Unblock().
 class TestBackend final : public storage::BackendWrapper {
  public:
@@ -42,6 +42,18 @@ class TestBackend final : public storage::BackendWrapper {
       order_.push_back(uri);
     }
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> inner, inner().OpenForRead(uri));
+    return std::unique_ptr<ByteSource>(new Source(this, std::move(inner)));
+  }
+
+  Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,
+                                                          uint64_t size_bytes) const override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++opens_[uri];
+      order_.push_back(uri);
+    }
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> inner,
+                            inner().OpenForReadWithSize(uri, size_bytes));
     return std::unique_ptr<ByteSource>(new Source(this, std::move(inner)));
   }
 

@@ -5,6 +5,7 @@
 // the parts of one object and joins them before it returns).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -30,6 +31,9 @@ struct FetchOptions {
   uint64_t part_bytes = 8 << 20;  // bytes per backend read
   int part_threads = 4;           // reads of one object in flight at once
   int max_refetch = 3;
+  // If set: once true, no further part or attempt starts and the fetch is kCancelled (a cache
+  // being closed does not wait for the rest of a look-ahead download and its refetches).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Fetches `target` in parts, up to 1 + `max_refetch` times. Returns the XXH3-64

@@ -65,6 +65,7 @@ ShardCache::~ShardCache() {
     std::lock_guard<std::mutex> l(mu_);
     stop_ = true;
   }
+  cancel_.store(true);
   changed_.notify_all();
   for (std::thread& t : workers_) t.join();
   (void)FlushStats();  // best effort: the counters are advisory
@@ -137,11 +138,13 @@ Result<CachedFile> ShardCache::Acquire(const CacheRequest& request) {
     }
   };
   std::string key;
+  uint64_t fetches_seen;  // a look-ahead that only finds the object complete is no miss
   {
     std::lock_guard<std::mutex> l(mu_);
     Entry& e = EntryFor(request);
     ++e.pins;
     key = e.key;
+    fetches_seen = e.fetches;
   }
   Claim claim{this, request.uri};
   const std::string lock_path = layout_.lock_path(key);
@@ -151,10 +154,8 @@ Result<CachedFile> ShardCache::Acquire(const CacheRequest& request) {
     {
       std::unique_lock<std::mutex> l(mu_);
       Entry& e = EntryFor(request);
-      while (e.downloading && !stop_) {
-        waited = true;
-        changed_.wait(l);
-      }
+      while (e.downloading && !stop_) changed_.wait(l);
+      if (e.fetches != fetches_seen) waited = true;
       if (!e.failed.ok()) {
         Status failed = e.failed;
         e.failed = Status::OK();
@@ -203,11 +204,16 @@ Result<CachedFile> ShardCache::Acquire(const CacheRequest& request) {
       if (e.downloading) continue;  // a look-ahead thread took it meanwhile: wait for it
       e.downloading = true;
     }
-    waited = true;
     Result<Outcome> outcome = Download(request, Priority::kDemand, position);
     {
       std::lock_guard<std::mutex> l(mu_);
-      EntryFor(request).downloading = false;
+      Entry& e = EntryFor(request);
+      e.downloading = false;
+      if (outcome.ok() && *outcome == Outcome::kDone) {
+        ++e.fetches;
+        fetches_seen = e.fetches;
+        waited = true;
+      }
       ++generation_;
     }
     changed_.notify_all();
@@ -256,8 +262,9 @@ void ShardCache::DownloadLoop() {
     e.downloading = false;
     if (!outcome.ok()) {
       e.failed = outcome.status();
-    } else if (*outcome == Outcome::kDone) {
+    } else if (*outcome == Outcome::kDone || *outcome == Outcome::kPresent) {
       e.local = true;
+      if (*outcome == Outcome::kDone) ++e.fetches;
     } else if (*outcome == Outcome::kNoSpace) {
       blocked_generation_ = generation_;
     } else {

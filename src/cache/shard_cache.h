@@ -97,13 +97,17 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   // destruction).
   Status FlushStats();
 
+  // Whether a reader of this process is waiting for space (back-pressure): holders of idle pins
+  // should let them go now (format/cached_bin_lease.h).
+  bool WaitingForSpace() const { return space_waiters_.load(std::memory_order_relaxed) > 0; }
+
   const CacheOptions& options() const { return options_; }
 
  private:
   struct Entry;
   struct Space;
   enum class Priority { kLookAhead, kDemand };
-  enum class Outcome { kDone, kNoSpace, kBusy };
+  enum class Outcome { kDone, kPresent, kNoSpace, kBusy };  // kPresent: found complete
 
   ShardCache(CacheOptions options, std::shared_ptr<storage::Backend> source, CacheLayout layout);
   Entry& EntryFor(const CacheRequest& request);  // mu_ held
@@ -130,6 +134,8 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   uint64_t generation_ = 0;  // bumped on every change that may free space; guarded by mu_
   uint64_t blocked_generation_ = ~uint64_t{0};  // look-ahead found no space at this generation
   bool stop_ = false;        // guarded by mu_
+  std::atomic<bool> cancel_{false};  // set at destruction: downloads stop after their part
+  std::atomic<int> space_waiters_{0};  // demand downloads waiting for space now
   CacheStats counts_;        // this process's totals; guarded by mu_
   CacheStats unflushed_;     // not yet in stats.json; guarded by mu_
   std::vector<std::thread> workers_;

@@ -19,6 +19,7 @@ struct ShardCache::Entry {
   std::string key;
   int pins = 0;              // live CachedFiles of this process
   bool downloading = false;  // a thread of this process is downloading it
+  uint64_t fetches = 0;      // downloads of it this process completed (a waiter's miss)
   bool local = false;        // this process saw it complete (the look-ahead skips it)
   bool passed = false;       // its last planned read has passed
   size_t position = kUnscheduled;  // in the current schedule

@@ -63,10 +63,12 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
   if (priority == Priority::kDemand) {
     STOKER_ASSIGN_OR_RETURN(lock, FileLock::Acquire(lock_path, LockMode::kExclusive));
   } else {
+    // Already there (a warm cache): no exclusive lock, which would make a reader wait for it.
+    if (IsComplete(key, request)) return Outcome::kPresent;
     STOKER_ASSIGN_OR_RETURN(lock, FileLock::TryAcquire(lock_path, LockMode::kExclusive));
     if (lock == nullptr) return Outcome::kBusy;
   }
-  if (IsComplete(key, request)) return Outcome::kDone;  // another process got there first
+  if (IsComplete(key, request)) return Outcome::kPresent;  // another process got there first
   // Holding the exclusive lock, anything left of this object is stale or an older version.
   STOKER_RETURN_IF_ERROR(RemoveTempsOf(layout_, key));
   STOKER_RETURN_IF_ERROR(layout_.RemoveObject(key));
@@ -87,6 +89,11 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
     if (priority == Priority::kLookAhead) return Outcome::kNoSpace;
     // Back-pressure: wait for a pin to be released or an object to pass, here or in another
     // process (which only a fresh look at the directory shows).
+    struct Waiting {
+      std::atomic<int>* n;
+      explicit Waiting(std::atomic<int>* count) : n(count) { n->fetch_add(1); }
+      ~Waiting() { n->fetch_sub(1); }
+    } waiting(&space_waiters_);
     std::unique_lock<std::mutex> l(mu_);
     const uint64_t seen = generation_;
     changed_.wait_for(l, std::chrono::milliseconds(options_.poll_ms),
@@ -96,14 +103,16 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
   FetchCounts counts;
   Result<std::string> xxh3 =
       FetchVerified(*source_, {request.uri, size, request.checksum, space.fd, space.path},
-                    {options_.chunk_bytes, options_.part_threads, options_.max_refetch}, &counts);
+                    {options_.chunk_bytes, options_.part_threads, options_.max_refetch, &cancel_},
+                    &counts);
   Count(&CacheStats::bytes_downloaded, counts.bytes_fetched);
   Count(&CacheStats::refetches, counts.refetches);
   if (!xxh3.ok()) return xxh3.status();
   // The meta file first: a data file always has one.
   STOKER_RETURN_IF_ERROR(WriteMeta(layout_.meta_path(key), {request.uri, size, *xxh3}));
+  // The data is synced before the rename; the directory is not: a rename lost in a crash only
+  // means the object is downloaded again.
   STOKER_RETURN_IF_ERROR(space.Publish(layout_.data_path(key), options_.fsync));
-  if (options_.fsync) STOKER_RETURN_IF_ERROR(FsyncDirectory(layout_.data_dir()));
   Count(&CacheStats::downloads, 1);
   return Outcome::kDone;
 }

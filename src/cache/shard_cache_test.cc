@@ -12,6 +12,7 @@
 #include "cache/cache_testing.h"
 #include "common/file_util.h"
 #include "common/temp_dir.h"
+#include "storage/metering_backend.h"
 
 namespace stoker::cache {
 namespace {
@@ -363,6 +364,74 @@ TEST_F(ShardCacheTest, ConcurrentAcquiresOfOneObjectDownloadItOnce) {
   EXPECT_EQ(backend_->opens(Uri(0)), 1);
   EXPECT_EQ(backend_->opens(Uri(1)), 1);
   EXPECT_EQ(cache->Stats().downloads, 2u);
+}
+
+}  // namespace
+}  // namespace stoker::cache
+
+namespace stoker::cache {
+namespace {
+
+TEST_F(ShardCacheTest, DownloadsOfKnownSizeMakeNoHead) {
+  storage::StorageMetrics metrics;
+  auto memory = storage::NewMemoryBackend();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(storage::WriteAll(*memory, Uri(i), bytes_[Uri(i)]).ok());
+  std::shared_ptr<storage::Backend> metered =
+      storage::NewMeteringBackend(std::move(memory), &metrics);
+  CacheOptions options = Options(Budget(4), /*threads=*/2);
+  options.chunk_bytes = 4096;  // several parts per object
+  auto cache = ShardCache::Open(options, metered);
+  ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+  (*cache)->Schedule({Request(1), Request(2)});
+  for (int i = 0; i < 3; ++i) {
+    Result<CachedFile> file = (*cache)->Acquire(Request(i));
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    ExpectContent(*file);
+  }
+  const storage::StorageMetricsSnapshot m = metrics.Snapshot();
+  EXPECT_EQ(m.requests[static_cast<int>(storage::RequestKind::kHead)], 0u);
+  EXPECT_EQ(m.requests[static_cast<int>(storage::RequestKind::kGet)], 3u * 3u);  // 3 parts each
+}
+
+TEST_F(ShardCacheTest, AWarmCacheWithLookAheadCountsEveryAcquireAsAHit) {
+  std::vector<CacheRequest> all;
+  for (int i = 0; i < 6; ++i) all.push_back(Request(i));
+  {
+    auto cold = OpenCache(Options(Budget(8)));
+    for (const CacheRequest& r : all) ASSERT_TRUE(cold->Acquire(r).ok());
+  }
+  auto warm = OpenCache(Options(Budget(8), /*threads=*/4));
+  warm->Schedule(all);
+  for (const CacheRequest& r : all) {
+    Result<CachedFile> file = warm->Acquire(r);
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    ExpectContent(*file);
+  }
+  const CacheStats stats = warm->Stats();
+  EXPECT_EQ(stats.hits, 6u);
+  EXPECT_EQ(stats.misses, 0u);
+  EXPECT_EQ(stats.downloads, 0u);
+  for (const CacheRequest& r : all) EXPECT_EQ(backend_->opens(r.uri), 1) << r.uri;
+}
+
+// Closing a cache does not wait for the rest of a look-ahead download: the part in flight ends,
+// no further part starts, nothing is published and no temporary file is left.
+TEST_F(ShardCacheTest, ClosingTheCacheCancelsALookAheadDownloadAfterItsPart) {
+  CacheOptions options = Options(Budget(4), /*threads=*/1);
+  options.chunk_bytes = 1000;  // ten parts
+  options.part_threads = 1;
+  auto cache = OpenCache(options);
+  backend_->Block(Uri(3));
+  cache->Schedule({Request(3)});
+  backend_->WaitBlocked();  // the first part is in flight
+  std::thread closer([&] { cache.reset(); });
+  // Let the destructor raise the flag before the part returns (a late flag would let the
+  // download finish and publish the object, which the checks below catch).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  backend_->Unblock();
+  closer.join();
+  EXPECT_EQ(Cached(), std::set<int>{});
+  EXPECT_TRUE(ListDirectory(dir_->Join("cache/tmp")).value().empty());
 }
 
 }  // namespace

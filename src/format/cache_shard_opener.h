@@ -1,10 +1,14 @@
 // CacheShardOpener: the ShardOpener (shard_opener.h) that reads a remote dataset's shards through
 // a node-local disk cache (cache/shard_cache.h). Each shard's .idx and .bin are downloaded whole
 // by the cache, checked against the manifest's size and XXH3, and read from local disk. The .idx
-// is copied into memory at open; each read of the .bin acquires the file for that read only, so
-// the open shards pin nothing between reads and a budget smaller than the working set slows the
-// loader (the cache evicts and downloads again) instead of deadlocking it. Schedule hands the
+// is copied into memory at open; the .bin is read through a lease (cached_bin_lease.h) that keeps
+// its local copy pinned and open across reads, and a reaper thread lets go of the leases idle for
+// 100 ms, so that idle open shards pin nothing for long and a budget smaller than the working set
+// slows the loader (the cache evicts and downloads again) instead of deadlocking it. Schedule hands the
 // plan-order look-ahead to the cache; Stage downloads a shard now (`stoker prefetch`).
+// With RemoteReads::kExact (global shuffle: single documents spread over every shard), only the
+// .idx files go through the cache; each read of a .bin is a ranged GET of exactly its bytes from
+// `backend`, not a whole-shard download (which would mean holding the whole dataset).
 // Thread-safe.
 #pragma once
 
@@ -15,6 +19,8 @@
 
 namespace stoker {
 
-std::shared_ptr<const ShardOpener> NewCacheShardOpener(std::shared_ptr<cache::ShardCache> cache);
+std::shared_ptr<const ShardOpener> NewCacheShardOpener(
+    std::shared_ptr<cache::ShardCache> cache, std::shared_ptr<const storage::Backend> backend,
+    RemoteReads reads = RemoteReads::kParts);
 
 }  // namespace stoker

@@ -117,12 +117,15 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
     if (co.budget_bytes == 0) {
       STOKER_ASSIGN_OR_RETURN(co.budget_bytes, cache::DefaultBudgetBytes(co.dir));
     }
+    // Under exact reads (global shuffle) only the .idx files are cached.
+    const bool bins = options.reads != RemoteReads::kExact;
     for (const ShardInfo& s : ds->manifest_.shards) {
-      co.largest_object_bytes = std::max({co.largest_object_bytes, s.bin_bytes, s.idx_bytes});
+      co.largest_object_bytes =
+          std::max({co.largest_object_bytes, bins ? s.bin_bytes : 0, s.idx_bytes});
     }
     STOKER_ASSIGN_OR_RETURN(std::shared_ptr<cache::ShardCache> cache,
                             cache::ShardCache::Open(co, backend));
-    ds->opener_ = NewCacheShardOpener(std::move(cache));
+    ds->opener_ = NewCacheShardOpener(std::move(cache), backend, options.reads);
   } else {
     ds->opener_ = NewBackendShardOpener(backend, options.reads, options.part_bytes);
   }

@@ -180,6 +180,79 @@ TEST(RemoteDatasetTest, ReadsOpenAShardOnFirstUseWithoutAHead) {
   }
 }
 
+// Through the node-local cache: block shuffle and source order (kParts) download whole shards
+// once and read them from disk; global shuffle (kExact) caches only the .idx files and reads each
+// document by a ranged GET of its bytes. No HEAD for any shard either way.
+TEST(RemoteDatasetTest, TheCacheHoldsWholeShardsOrUnderExactReadsOnlyTheIndexes) {
+  for (RemoteReads reads : {RemoteReads::kParts, RemoteReads::kExact}) {
+    RemoteFixture f;
+    f.Write(4, 50);
+    auto dir = TempDir::Create("stoker-remote-cache-");
+    ASSERT_TRUE(dir.ok());
+    RemoteDatasetOptions o;
+    o.backend = f.metered;
+    o.reads = reads;
+    o.cache_dir = (*dir)->Join("cache");
+    o.cache_size_bytes = 1 << 20;
+    for (int run = 0; run < 2; ++run) {  // the second run finds the cache warm
+      auto ds = StokerDataset::OpenRemote(f.uri, o);
+      ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+      ASSERT_TRUE((*ds)->cached());
+      const uint64_t gets_at_open = f.Count(RequestKind::kGet);
+      for (uint64_t d = 0; d < 200; d += 3) ExpectDocument(**ds, d);
+      const uint64_t gets = f.Count(RequestKind::kGet) - gets_at_open;
+      const uint64_t read = (200 + 2) / 3;
+      if (reads == RemoteReads::kParts) {
+        EXPECT_EQ(gets, run == 0 ? 8u : 0u) << run;  // 4 .idx + 4 .bin, once
+      } else {
+        EXPECT_EQ(gets, (run == 0 ? 4u : 0u) + read) << run;  // .idx once, a GET per document
+      }
+    }
+    auto data = ListDirectory((*dir)->Join("cache/data"));
+    ASSERT_TRUE(data.ok());
+    size_t bins = 0, idxs = 0;
+    for (const std::string& name : *data) {
+      bins += name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0;
+      idxs += name.size() > 4 && name.compare(name.size() - 4, 4, ".idx") == 0;
+    }
+    EXPECT_EQ(idxs, 4u);
+    EXPECT_EQ(bins, reads == RemoteReads::kParts ? 4u : 0u);
+    EXPECT_EQ(f.Count(RequestKind::kHead), 2u);  // the manifest's, once per open
+  }
+}
+
+// Readers hold a cached .bin's pin across reads (a lease), let go when idle: with a budget of
+// 16 objects (the least that leases are held for) and 24 shards kept open, reading the shards in
+// turn evicts idle ones each time and never stalls for good. A budget of one .bin and one .idx
+// takes the pin within each read.
+TEST(RemoteDatasetTest, IdleCachedShardsLetGoOfTheirPinsForASmallBudget) {
+  for (uint64_t objects : {16, 1}) {
+  RemoteFixture f;
+  f.Write(24, 5);
+  RemoteDatasetOptions o;
+  o.backend = f.metered;
+  auto plain = StokerDataset::OpenRemote(f.uri, o);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  uint64_t bin = 0, idx = 0;
+  for (uint64_t s = 0; s < 24; ++s) {
+    bin = std::max(bin, (*plain)->shard_ref(s).info->bin_bytes);
+    idx = std::max(idx, (*plain)->shard_ref(s).info->idx_bytes);
+  }
+  auto dir = TempDir::Create("stoker-remote-lease-");
+  ASSERT_TRUE(dir.ok());
+  o.cache_dir = (*dir)->Join("cache");
+  o.cache_size_bytes = objects * std::max(bin, idx) + (objects == 1 ? idx : 0);
+  o.max_open_shards = 24;  // every shard stays open (and its lease alive) throughout
+  auto ds = StokerDataset::OpenRemote(f.uri, o);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  for (int round = 0; round < 2; ++round) {
+    for (uint64_t s = 0; s < 24; ++s) {
+      for (uint64_t d = s * 5; d < s * 5 + 5; d += 2) ExpectDocument(**ds, d);
+    }
+  }
+  }
+}
+
 TEST(RemoteDatasetTest, OpenTokenSourceServesRemoteDatasetsAndNamesTheObjectAtFault) {
   RemoteFixture f;
   f.Write(3, 4);

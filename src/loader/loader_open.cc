@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "cache/cache_defaults.h"
 #include "format/open_token_source.h"
 #include "loader/loader_internal.h"
 #include "loader/remote_options.h"
@@ -31,7 +32,7 @@ RemoteDatasetOptions RemoteOptionsFor(const LoaderOptions& options) {
   // times the bytes used. Block shuffle and source order reread each part many times.
   ro.reads = options.shuffle == ShuffleMode::kGlobal ? RemoteReads::kExact : RemoteReads::kParts;
   ro.max_open_shards = std::max<uint64_t>(8, 2 * options.block_shards);
-  ro.cache_dir = options.cache_dir;
+  ro.cache_dir = cache::ResolveCacheDir(options.cache_dir);
   ro.cache_size_bytes = options.cache_size_bytes;
   return ro;
 }

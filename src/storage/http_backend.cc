@@ -44,6 +44,7 @@ Status FetchRange(const HttpClient& http, const std::string& url, uint64_t size,
     if (content_range.rfind("bytes " + range + "/", 0) != 0) {
       return IOError(what + ": the server answered Content-Range '" + content_range + "'");
     }
+    STOKER_RETURN_IF_ERROR(CheckRangeTotal(what, content_range, size));
   } else {
     return StatusForHttp(what, r.status, "");
   }

@@ -75,6 +75,12 @@ class HttpClient {
   mutable std::vector<void*> pool_;  // CURL* handles, guarded by mu_
 };
 
+// The total size in a 206 answer's Content-Range ("bytes 0-99/12345"), checked against the size
+// the caller opened the object with: kCorruption naming `what` when they differ (the object
+// changed since the manifest was written). A missing or "*" total passes.
+Status CheckRangeTotal(const std::string& what, const std::string& content_range,
+                       uint64_t expected_size);
+
 // `url` with any "user:password@" replaced by "<redacted>@", for messages.
 std::string WithoutUserinfo(const std::string& url);
 

@@ -124,8 +124,9 @@ class S3Backend final : public Backend {
     STOKER_ASSIGN_OR_RETURN(StorageUri s3, ParseS3(uri));
     std::shared_ptr<const S3Client> client = client_;
     return NewRangedSource(uri, size_bytes, options_.read_part_bytes,
-                           [client, s3](uint64_t offset, size_t n, char* out) {
-                             return client->GetRange(s3.bucket, s3.key, offset, n, out);
+                           [client, s3, size_bytes](uint64_t offset, size_t n, char* out) {
+                             return client->GetRange(s3.bucket, s3.key, offset, n, out,
+                                                     size_bytes);
                            });
   }
 

@@ -110,7 +110,7 @@ Result<ObjectInfo> S3Client::Head(const std::string& bucket, const std::string& 
 }
 
 Status S3Client::GetRange(const std::string& bucket, const std::string& key, uint64_t offset,
-                          size_t n, char* out) const {
+                          size_t n, char* out, uint64_t object_size) const {
   Call call{"GET", bucket, key};
   call.headers.emplace_back("range", "bytes=" + std::to_string(offset) + "-" +
                                          std::to_string(offset + n - 1));
@@ -121,6 +121,9 @@ Status S3Client::GetRange(const std::string& bucket, const std::string& key, uin
                             "-" + std::to_string(offset + n - 1);
   if (r.status != 206 && !(r.status == 200 && offset == 0)) {
     return IOError(where + ": expected HTTP 206 Partial Content, got " + std::to_string(r.status));
+  }
+  if (object_size > 0 && r.status == 206) {
+    STOKER_RETURN_IF_ERROR(CheckRangeTotal(where, r.Header("content-range"), object_size));
   }
   if (r.body_bytes != n) {
     return Unavailable(where + ": short body (" + std::to_string(r.body_bytes) + " of " +

@@ -30,9 +30,10 @@ class S3Client {
   std::string ObjectUrl(const std::string& bucket, const std::string& key) const;
 
   Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) const;
-  // Exactly `n` bytes at `offset` into `out`; a shorter or longer body is kUnavailable.
+  // Exactly `n` bytes at `offset` into `out`; a shorter or longer body is kUnavailable. With
+  // `object_size` > 0, an answer naming another total size is kCorruption (CheckRangeTotal).
   Status GetRange(const std::string& bucket, const std::string& key, uint64_t offset, size_t n,
-                  char* out) const;
+                  char* out, uint64_t object_size = 0) const;
   Result<S3ListPage> ListPage(const std::string& bucket, const std::string& prefix,
                               const std::string& continuation_token, int max_keys) const;
   Status PutObject(const std::string& bucket, const std::string& key, std::string_view body) const;

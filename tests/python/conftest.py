@@ -28,3 +28,10 @@ def run_stoker(stoker_cli):
         )
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_home(tmp_path_factory, monkeypatch):
+    """Remote datasets read through a per-user cache under $XDG_CACHE_HOME by default: give each
+    test its own, so that no test writes to the user's cache or finds another test's shards."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))

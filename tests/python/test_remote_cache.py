@@ -1,12 +1,16 @@
 """Remote datasets through the node-local cache (f-cache's ShardCache behind the ShardOpener
 seam): the batches are the uncached ones; two processes sharing one cache directory download each
 shard object once (counted at a proxy in front of the S3 server); `stoker prefetch` stages what a
-rank reads first, so that its first steps make no shard request."""
+rank reads first, so that its first steps make no shard request. Remote data is cached by default
+in a per-user directory under $XDG_CACHE_HOME (conftest.py gives each test its own), local data
+never; under global shuffle only the .idx files are cached and documents are ranged GETs."""
 
 import json
+import os
 import random
 import subprocess
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -82,8 +86,8 @@ def test_batches_through_the_cache_are_the_uncached_ones(dataset, proxy, tmp_pat
         np.testing.assert_array_equal(a, b)
     stats = loader.stats()["storage"]
     assert stats["cache_hits"] > 0, stats
-    with pytest.raises(ValueError, match="cache_size needs cache_dir"):
-        stoker.Loader(dataset["uri"], cache_size="1GiB", **kw)
+    with pytest.raises(ValueError, match="cache_size needs a cache"):
+        stoker.Loader(dataset["uri"], cache_dir=None, cache_size="1GiB", **kw)
 
 
 def test_two_processes_share_a_cache_and_download_each_shard_once(stoker_cli, s3, dataset,
@@ -124,3 +128,91 @@ def test_prefetch_stages_the_first_steps(stoker_cli, s3, dataset, proxy, tmp_pat
     run(stoker_cli, s3, proxy.endpoint, "prefetch", dataset["uri"], "--cache-dir", cache,
         "--steps", 5, *flags)
     assert shard_gets(proxy) == {}, shard_gets(proxy)
+
+
+def cached_names(cache_dir):
+    data = cache_dir / "data"
+    return sorted(os.listdir(data)) if data.is_dir() else []
+
+
+def test_remote_data_is_cached_by_default_and_local_data_is_not(stoker_cli, s3, dataset, proxy):
+    default = Path(os.environ["XDG_CACHE_HOME"]) / "stoker"
+    kw = dict(seq_len=64, batch_size=4, num_workers=2, pin_memory=False, shuffle="block", seed=1,
+              persistent_workers=False)
+    want = batches(stoker.Loader(str(dataset["local"]), **kw))
+    assert not default.exists()  # local data: no cache
+    shards = len(dataset["manifest"]["shards"])
+    cold = stoker.Loader(dataset["uri"], **kw)  # no cache_dir: the default one
+    got = batches(cold)
+    assert len(got) == len(want)
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(a, b)
+    assert (default / "stoker-cache.json").is_file()
+    assert len(cached_names(default)) == 2 * shards
+    # Each shard object is one GET (sizes from the manifest: no HEAD but the manifest's).
+    gets = shard_gets(proxy)
+    assert len(gets) == 2 * shards and set(gets.values()) == {1}, gets
+    assert proxy.counts["HEAD"] == 1 and cold.stats()["storage"]["requests"]["HEAD"] == 1
+    # A second run: every shard from the cache, no shard request at the server.
+    proxy.reset_counts()
+    warm = stoker.Loader(dataset["uri"], **kw)
+    for a, b in zip(want, batches(warm)):
+        np.testing.assert_array_equal(a, b)
+    assert shard_gets(proxy) == {}, shard_gets(proxy)
+    assert dict(proxy.counts) == {"HEAD": 1, "GET": 2}, proxy.counts  # manifest, lengths
+    stats = warm.stats()["storage"]
+    assert stats["cache_hits"] >= 2 * shards and stats["requests"]["GET"] == 2, stats
+    # Turned off: straight from the server again, and the cache is left as it was.
+    proxy.reset_counts()
+    assert len(batches(stoker.Loader(dataset["uri"], cache_dir=None, **kw))) == len(want)
+    assert len(shard_gets(proxy)) == 2 * shards
+    assert stoker.Loader(dataset["uri"], cache_dir=None, **kw).stats()["storage"][
+        "cache_hits"] == 0
+    # The CLI the same: bench finds the default cache warm; --no-cache reads from the server.
+    flags = ["--seq-len", 64, "--batch-size", 4, "--shuffle", "block", "--batches", 20,
+             "--warmup-batches", 1, "--json"]
+    proxy.reset_counts()
+    hot = json.loads(run(stoker_cli, s3, proxy.endpoint, "bench", dataset["uri"], *flags).stdout)
+    assert hot["storage"]["cache_hits"] > 0 and shard_gets(proxy) == {}, hot["storage"]
+    off = json.loads(run(stoker_cli, s3, proxy.endpoint, "bench", dataset["uri"], "--no-cache",
+                         *flags).stdout)
+    assert off["storage"]["cache_hits"] == 0 and shard_gets(proxy), off["storage"]
+    # prefetch stages into the default cache too, and names it.
+    out = run(stoker_cli, s3, proxy.endpoint, "prefetch", dataset["uri"], "--steps", 2,
+              "--seq-len", 64, "--batch-size", 4, "--shuffle", "block").stdout
+    assert str(default) in out
+
+
+def test_global_shuffle_caches_the_indexes_and_reads_documents_by_range(dataset, proxy,
+                                                                          tmp_path):
+    """Global shuffle reads single documents spread over every shard: whole-shard downloads
+    would fetch the dataset to use a few KiB of it. Through the cache, the .idx files are
+    cached and each document piece is one ranged GET of its bytes."""
+    kw = dict(seq_len=64, batch_size=4, num_workers=2, prefetch_factor=2, pin_memory=False,
+              shuffle="global", seed=5)
+    local = stoker.Loader(str(dataset["local"]), **kw)
+    want = [b for _, b in zip(range(8), batches(local))]
+    cache = tmp_path / "c"
+    loader = stoker.Loader(dataset["uri"], cache_dir=str(cache), **kw)
+    it = iter(loader)
+    got = [np.asarray(next(it)["input_ids"]).copy() for _ in range(8)]
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(a, b)
+    names = cached_names(cache)
+    assert names and all(n.endswith(".idx") for n in names), names
+    bin_gets = {p: n for p, n in shard_gets(proxy).items() if p.endswith(".bin")}
+    idx_gets = {p: n for p, n in shard_gets(proxy).items() if p.endswith(".idx")}
+    assert set(idx_gets.values()) == {1}, idx_gets
+    assert sum(bin_gets.values()) > len(bin_gets), bin_gets  # many ranged GETs per shard
+    # Bytes: the manifest, the lengths, the .idx files read, and the documents' bytes only —
+    # a bound of what the batches read so far plus the workers' read-ahead, far less than the
+    # .bin files of the shards touched.
+    stats = loader.stats()["storage"]
+    local_dir = dataset["local"]
+    fixed = sum((local_dir / n).stat().st_size for n in ("manifest.json", "lengths.stkidx"))
+    idx_bytes = sum((local_dir / Path(p).name).stat().st_size for p in idx_gets)
+    bin_read = stats["bytes_read"] - fixed - idx_bytes
+    touched = sum((local_dir / Path(p).name).stat().st_size for p in bin_gets)
+    ahead = 8 + 16  # the batches taken, and more than the workers and the ring read ahead
+    assert 0 < bin_read <= ahead * 4 * 65 * 2, (bin_read, stats)
+    assert bin_read * 3 < touched, (bin_read, touched)

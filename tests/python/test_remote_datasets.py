@@ -113,7 +113,8 @@ def test_loader_from_s3_gives_the_local_batches(s3, datasets, monkeypatch, proxy
     for k, v in s3_env(s3, proxy.endpoint).items():
         if k.startswith("AWS_"):
             monkeypatch.setenv(k, v)
-    kw = dict(seq_len=64, batch_size=4, num_workers=3, pin_memory=False, seed=3)
+    # Straight from the server (the cached path: test_remote_cache.py).
+    kw = dict(seq_len=64, batch_size=4, num_workers=3, pin_memory=False, seed=3, cache_dir=None)
     for shuffle, limit in (("block", None), ("none", None), ("global", 40)):
         local = stoker.Loader(str(datasets["local"]), shuffle=shuffle, **kw)
         remote = stoker.Loader(datasets["uri"], shuffle=shuffle, **kw)

@@ -1,8 +1,10 @@
-// `stoker prefetch DATASET... --cache-dir DIR`: stages in a node-local cache the shards a rank
-// reads first (in a Slurm prolog, before the GPUs are allocated), in plan order.
+// `stoker prefetch DATASET... [--cache-dir DIR]`: stages in a node-local cache (by default the
+// per-user one the loader uses) the shards a rank reads first (in a Slurm prolog, before the GPUs
+// are allocated), in plan order.
 #include <cstdio>
 #include <string>
 
+#include "cache/cache_defaults.h"
 #include "common/human_size.h"
 #include "diag/bench_runner.h"
 #include "format/stoker_dataset.h"
@@ -24,7 +26,8 @@ struct PrefetchArgs {
 
 Status Prefetch(const PrefetchArgs& a) {
   STOKER_ASSIGN_OR_RETURN(LoaderOptions options, ToLoaderOptions(a.loader));
-  if (options.cache_dir.empty()) return InvalidArgument("--cache-dir is required");
+  if (options.cache_dir.empty()) return InvalidArgument("--no-cache: prefetch stages into a cache");
+  options.cache_dir = cache::ResolveCacheDir(options.cache_dir);
   STOKER_ASSIGN_OR_RETURN(std::vector<LoaderDataset> datasets,
                           diag::OpenDatasets(a.loader.datasets, options));
   std::vector<std::shared_ptr<const TokenSource>> sources;
@@ -71,7 +74,9 @@ void AddPrefetchCommand(CLI::App& app, int* exit_code) {
       "order (e.g. in a Slurm prolog, before the GPUs are allocated)");
   sub->footer(
       "Takes the loader's flags (the plan must be the training run's: same --seq-len, "
-      "--batch-size, --shuffle, --seed, --world-size) and --cache-dir (required).\n"
+      "--batch-size, --shuffle, --seed, --world-size) and the loader's --cache-dir (default: "
+      "$XDG_CACHE_HOME/stoker, else /tmp/stoker-cache-<uid>). Under --shuffle global only the "
+      ".idx files are staged: documents are then read by ranged GETs.\n"
       "Exit status: 0 staged, 2 error.\n"
       "Example:\n"
       "  stoker prefetch s3://bucket/ds --cache-dir /nvme/stoker --cache-size 200GiB \\\n"

@@ -45,12 +45,18 @@ void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
       ->check(WholeNumber<uint32_t>(1));
   sub->add_option("--rank", f->rank, "This rank (default: $RANK, else 0)")
       ->check(WholeNumber<uint32_t>());
-  sub->add_option("--cache-dir", f->cache_dir,
-                  "Read remote datasets through a node-local disk cache in DIR (shared by the "
-                  "ranks of a node; look-ahead in plan order)")
-      ->transform(LocalFile());
-  sub->add_option("--cache-size", f->cache_size,
-                  "The cache's budget, e.g. 200GiB (default: 64 GiB or half the free disk)");
+  auto* dir = sub->add_option("--cache-dir", f->cache_dir,
+                              "Read remote datasets through a node-local disk cache in DIR "
+                              "(shared by the ranks of a node; look-ahead in plan order; default: "
+                              "$XDG_CACHE_HOME/stoker, else /tmp/stoker-cache-<uid>)")
+                  ->transform(LocalFile());
+  auto* size = sub->add_option("--cache-size", f->cache_size,
+                               "The cache's budget, e.g. 200GiB (default: 64 GiB or half the "
+                               "free disk)");
+  sub->add_flag("--no-cache", f->no_cache,
+                "Read remote datasets by ranged GETs, without a cache (local data never uses one)")
+      ->excludes(dir)
+      ->excludes(size);
 }
 
 Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
@@ -65,9 +71,8 @@ Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
   STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(f.rank, f.world_size));
   o.rank = rw.rank;
   o.world_size = rw.world_size;
-  o.cache_dir = f.cache_dir;
+  o.cache_dir = f.no_cache ? "" : f.cache_dir.empty() ? "auto" : f.cache_dir;
   if (!f.cache_size.empty()) {
-    if (f.cache_dir.empty()) return InvalidArgument("--cache-size needs --cache-dir");
     STOKER_ASSIGN_OR_RETURN(o.cache_size_bytes, ParseSize(f.cache_size));
     if (o.cache_size_bytes == 0) return InvalidArgument("--cache-size must be positive");
   }

@@ -31,8 +31,9 @@ struct LoaderFlags {
   uint64_t seed = LoaderOptions{}.seed;
   std::optional<uint32_t> world_size;  // default $WORLD_SIZE, else 1
   std::optional<uint32_t> rank;        // default $RANK, else 0
-  std::string cache_dir;               // remote datasets through a node-local cache
+  std::string cache_dir;               // remote datasets through a node-local cache; "": default
   std::string cache_size;              // its budget ("200GiB"); empty: the stated default
+  bool no_cache = false;               // remote datasets read by ranged GETs, no cache
 };
 
 // Registers the positional datasets (required unless `datasets_optional`) and the loader options.

@@ -87,6 +87,11 @@ class Loader:
     record's byte offset), ``offset`` and ``length`` (the tokens ``[offset, offset + length)`` of
     the document) and ``row_offset`` (where in the row they start). See docs/provenance.md.
 
+    Remote datasets (``s3://``, ``http(s)://``) are read through a node-local disk cache:
+    ``cache_dir="auto"`` (the default) is ``$XDG_CACHE_HOME/stoker``, else
+    ``/tmp/stoker-cache-<uid>``; ``cache_size`` its budget (default: 64 GiB or half the free
+    disk); ``cache_dir=None`` turns it off. Local datasets never use it. See docs/cache.md.
+
     Not thread-safe: iterate from one thread. Every blocking call releases the GIL.
     """
 
@@ -120,7 +125,7 @@ class Loader:
         device_buffers: int = 2,
         monitor_warnings: bool = True,
         provenance: bool = False,
-        cache_dir: Optional[str] = None,
+        cache_dir: Union[str, "os.PathLike[str]", None] = "auto",
         cache_size: Union[int, str, None] = None,
     ) -> None:
         from ._stream import Stream
@@ -140,16 +145,17 @@ class Loader:
             block_shards=block_shards, bestfit_window=bestfit_window,
             device_buffers=device_buffers, monitor_warnings=monitor_warnings)
         if cache_size is not None and cache_dir is None:
-            raise ValueError("cache_size needs cache_dir")
-        if cache_dir is not None:
-            # Remote datasets go through a node-local cache there, with look-ahead in plan order.
-            self._options.cache_dir = os.fspath(cache_dir)
-            if cache_size is not None:
-                size = (_stoker.parse_size(cache_size) if isinstance(cache_size, str)
-                        else int(cache_size))
-                if size <= 0:
-                    raise ValueError(f"cache_size must be positive, got {cache_size!r}")
-                self._options.cache_size_bytes = size
+            raise ValueError("cache_size needs a cache (cache_dir is None: no cache)")
+        # Remote datasets go through a node-local cache, with look-ahead in plan order: "auto"
+        # is the per-user default ($XDG_CACHE_HOME/stoker, else /tmp/stoker-cache-<uid>);
+        # None reads them by ranged GETs. Local datasets never use it.
+        self._options.cache_dir = "" if cache_dir is None else os.fspath(cache_dir)
+        if cache_size is not None:
+            size = (_stoker.parse_size(cache_size) if isinstance(cache_size, str)
+                    else int(cache_size))
+            if size <= 0:
+                raise ValueError(f"cache_size must be positive, got {cache_size!r}")
+            self._options.cache_size_bytes = size
         self._datasets = specs
         self._provenance = bool(provenance)
         self._is_stream = stream is not None

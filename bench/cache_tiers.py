@@ -1,0 +1,124 @@
+"""The loader's storage tiers side by side (issue 11), one epoch each, block shuffle:
+
+  local disk | S3 without cache | S3 cold cache | S3 warm cache | boto3 thread pool (same bytes)
+
+then the same cold cache, and no cache, behind a proxy that adds LATENCY_MS to every request,
+against a stated training rate (tokens/s per rank): look-ahead in plan order keeps the loader ahead
+of training although each request waits. The S3 server is moto (Python, on loopback), so absolute
+figures are far below S3's: compare within one run. Prints one JSON object; runs in ~1 minute.
+
+  STOKER_CLI=build/stoker .venv/bin/python bench/cache_tiers.py \\
+      [--mib 64] [--shard-size 2MiB] [--latency-ms 20] [--train-tokens-per-s 1000000]
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "python"))
+from remote_testlib import BUCKET, Proxy, s3_env, start_moto, upload_dir  # noqa: E402
+from storage_remote import corpus, epoch  # noqa: E402
+
+CLI = os.environ.get("STOKER_CLI", "build/stoker")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mib", type=int, default=64, help="dataset size (tokens as uint16)")
+    ap.add_argument("--shard-size", default="2MiB")
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--latency-ms", type=float, default=20)
+    ap.add_argument("--train-tokens-per-s", type=float, default=1e6,
+                    help="the stated training rate one rank must be fed at")
+    args = ap.parse_args()
+    import stoker
+
+    tmp = Path(tempfile.mkdtemp(prefix="stoker-bench-tiers-"))
+    os.environ["XDG_CACHE_HOME"] = str(tmp / "xdg")  # never the user's cache
+    proc, s3 = start_moto(tmp)
+    plain = Proxy(s3["port"])
+    slow = Proxy(s3["port"], latency_s=args.latency_ms / 1000)
+    out = {"dataset_mib": args.mib, "shard_size": args.shard_size, "workers": args.workers,
+           "load_average": os.getloadavg()[0]}
+
+    def use(proxy):
+        for k, v in s3_env(s3, proxy.endpoint).items():
+            if k.startswith("AWS_"):
+                os.environ[k] = v
+
+    try:
+        corpus(tmp / "in.jsonl", args.mib)
+        local = tmp / "local"
+        r = subprocess.run([CLI, "pack", str(tmp / "in.jsonl"), "-o", str(local), "--shard-size",
+                            args.shard_size], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(r.stderr)
+        upload_dir(s3["client"], local, "tiers/ds")
+        uri = f"s3://{BUCKET}/tiers/ds"
+        manifest = json.loads((local / "manifest.json").read_text())
+        keys = [s["prefix"] + e for s in manifest["shards"] for e in (".bin", ".idx")]
+        total = sum((local / k).stat().st_size for k in keys)
+        out["shards"] = len(manifest["shards"])
+        out["dataset_bytes"] = total
+        kw = dict(seq_len=2048, batch_size=8, num_workers=args.workers, pin_memory=False,
+                  shuffle="block", persistent_workers=False)
+
+        def run(name, source, **extra):
+            loader = stoker.Loader(source, **kw, **extra)
+            tokens, seconds = epoch(loader)
+            out[f"{name}_tokens_per_s"] = round(tokens / seconds)
+            out[f"{name}_bytes_per_s"] = round(total / seconds)
+            if source == uri:
+                st = loader.stats()["storage"]
+                out[f"{name}_requests"] = dict(st["requests"], cache_hits=st["cache_hits"])
+            return tokens / seconds
+
+        use(plain)
+        local_rate = run("local", str(local))
+        run("s3_no_cache", uri, cache_dir=None)
+        cache = tmp / "cache"
+        cold = run("s3_cold_cache", uri, cache_dir=str(cache))
+        warm = run("s3_warm_cache", uri, cache_dir=str(cache))
+        out["warm_over_local"] = round(warm / local_rate, 3)
+        out["cold_over_local"] = round(cold / local_rate, 3)
+
+        import boto3
+
+        direct = boto3.client("s3", endpoint_url=plain.endpoint, region_name="us-east-1",
+                              aws_access_key_id=s3["key_id"], aws_secret_access_key=s3["secret"])
+        t0 = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            got = sum(pool.map(lambda k: len(direct.get_object(
+                Bucket=BUCKET, Key=f"tiers/ds/{k}")["Body"].read()), keys))
+        assert got == total
+        boto_bps = total / (time.perf_counter() - t0)
+        out["boto3_8_threads_bytes_per_s"] = round(boto_bps)
+        out["cold_cache_over_boto3"] = round(out["s3_cold_cache_bytes_per_s"] / boto_bps, 3)
+
+        # Latency on every request: cold cache (look-ahead in plan order) and no cache.
+        use(slow)
+        rate = args.train_tokens_per_s
+        out["latency_ms"] = args.latency_ms
+        out["train_tokens_per_s"] = rate
+        lat_cold = run("latency_cold_cache", uri, cache_dir=str(tmp / "cache-latency"))
+        lat_none = run("latency_no_cache", uri, cache_dir=None)
+        out["latency_cold_cache_over_training_rate"] = round(lat_cold / rate, 2)
+        out["latency_no_cache_over_training_rate"] = round(lat_none / rate, 2)
+        out["load_average_end"] = os.getloadavg()[0]
+    finally:
+        plain.close()
+        slow.close()
+        proc.kill()
+        proc.wait()
+        s3["log"].close()
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
