@@ -51,8 +51,9 @@ def keys(s3, prefix):
 
 
 def batches(source, n=8):
+    # No cache: these tests compare batches; the cache's own tests are test_remote_cache.py.
     ld = stoker.Loader(source, seq_len=64, batch_size=4, num_workers=1, pin_memory=False,
-                       shuffle="block", seed=3, output="numpy")
+                       shuffle="block", seed=3, output="numpy", cache_dir=None)
     out = []
     for b in ld:
         out.append({k: np.asarray(v).copy() for k, v in b.items()})
