@@ -82,7 +82,15 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
     bo.http.part_bytes = options.part_bytes;
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> opened,
                             storage::OpenBackendForUri(ds->dir_, bo));
-    backend = std::move(opened);
+    // The backend counts into the metrics through a raw pointer, and the cache's download threads
+    // can outlive this dataset: every owner of the backend also owns the metrics (declared first,
+    // so destroyed last), or a download after the dataset's end writes freed memory.
+    struct MeteredBackend {
+      std::shared_ptr<storage::StorageMetrics> metrics;
+      std::unique_ptr<storage::Backend> backend;
+    };
+    auto owned = std::make_shared<MeteredBackend>(MeteredBackend{ds->metrics_, std::move(opened)});
+    backend = std::shared_ptr<storage::Backend>(owned, owned->backend.get());
   }
   const std::string manifest_uri = JoinUri(ds->dir_, kManifestFileName);
   Result<std::string> text = storage::ReadAll(*backend, manifest_uri);
