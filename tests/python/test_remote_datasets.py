@@ -21,7 +21,7 @@ pytest.importorskip("boto3")
 pytest.importorskip("moto")
 
 import stoker  # noqa: E402
-from remote_testlib import BUCKET, Proxy, s3_env, start_moto, upload_dir  # noqa: E402
+from remote_testlib import BUCKET, Proxy, s3_env, start_moto, start_nginx, upload_dir  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -231,39 +231,14 @@ def test_faults_on_the_wire_give_the_same_batches(s3, datasets, monkeypatch):
 
 @pytest.fixture(scope="module")
 def nginx_ds(tmp_path_factory, datasets):
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    if not os.path.exists(nginx):
-        pytest.skip("nginx is not installed (scripts/setup installs it)")
-    from remote_testlib import free_port
-    import socket
-    import time
-
     d = tmp_path_factory.mktemp("nginx-ds")
     (d / "www").mkdir()
     shutil.copytree(datasets["local"], d / "www" / "ds")
-    port = free_port()
-    user = "user root;" if os.geteuid() == 0 else ""
-    (d / "nginx.conf").write_text(f"""
-daemon off; master_process off; worker_processes 1; {user}
-pid {d}/nginx.pid; error_log {d}/error.log;
-events {{ worker_connections 64; }}
-http {{
-  access_log {d}/access.log;
-  client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fastcgi;
-  uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
-  server {{ listen 127.0.0.1:{port}; root {d}/www; }}
-}}
-""")
-    proc = subprocess.Popen([nginx, "-c", str(d / "nginx.conf"), "-p", str(d)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, url = start_nginx(d)
+    if proc is None:
+        pytest.skip("nginx is not installed (scripts/setup installs it)")
     try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield {"url": f"http://127.0.0.1:{port}/ds", "log": d / "access.log"}
+        yield {"url": f"{url}/ds", "log": d / "access.log"}
     finally:
         proc.kill()
         proc.wait()
