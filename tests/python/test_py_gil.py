@@ -112,11 +112,22 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+def spawn_interruptible(script, dataset):
+    """Starts `script` as a terminal would: with SIGINT at its default disposition.
+
+    A suite launched as a background job of a non-interactive shell (`cmd &` in a script) inherits
+    SIGINT ignored, and Python then installs no KeyboardInterrupt handler in the child; resetting
+    it before exec makes the test independent of how the suite itself was started.
+    """
+    return subprocess.Popen([sys.executable, str(script), dataset], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
 def test_ctrl_c_during_iteration_stops_cleanly(datasets, tmp_path):
     script = tmp_path / "spin.py"
     script.write_text(SCRIPT)
-    proc = subprocess.Popen([sys.executable, str(script), datasets["a"]], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = spawn_interruptible(script, datasets["a"])
     try:
         assert proc.stdout.readline().strip() == "running"
         proc.send_signal(signal.SIGINT)
@@ -131,8 +142,7 @@ def test_ctrl_c_during_iteration_stops_cleanly(datasets, tmp_path):
 def test_uncaught_ctrl_c_exits_with_keyboard_interrupt(datasets, tmp_path):
     script = tmp_path / "spin2.py"
     script.write_text(SCRIPT.replace("except KeyboardInterrupt", "except ZeroDivisionError"))
-    proc = subprocess.Popen([sys.executable, str(script), datasets["a"]], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = spawn_interruptible(script, datasets["a"])
     try:
         assert proc.stdout.readline().strip() == "running"
         proc.send_signal(signal.SIGINT)
