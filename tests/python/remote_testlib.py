@@ -73,6 +73,16 @@ def s3_env(s3, endpoint=None, base=None):
     return env
 
 
+def proxy_in_env(s3, monkeypatch):
+    """A counting Proxy in front of the server, its endpoint and the credentials set in this
+    process's environment (the CLI and the Python module inherit them). The caller closes it."""
+    proxy = Proxy(s3["port"])
+    for k, v in s3_env(s3, proxy.endpoint).items():
+        if k.startswith("AWS_"):
+            monkeypatch.setenv(k, v)
+    return proxy
+
+
 def upload_dir(client, local_dir, prefix, only=None):
     """Uploads every file under local_dir (or the relative names in `only`) to BUCKET/prefix."""
     names = only if only is not None else [

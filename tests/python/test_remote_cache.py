@@ -19,7 +19,7 @@ pytest.importorskip("boto3")
 pytest.importorskip("moto")
 
 import stoker  # noqa: E402
-from remote_testlib import BUCKET, Proxy, s3_env, s3_session  # noqa: E402,F401
+from remote_testlib import BUCKET, proxy_in_env, s3_env, s3_session  # noqa: E402,F401
 
 PREFIX = "remote-cache"  # this module's objects in the session's moto server (remote_testlib)
 
@@ -31,10 +31,7 @@ def s3(s3_session):
 
 @pytest.fixture
 def proxy(s3, monkeypatch):
-    p = Proxy(s3["port"])
-    for k, v in s3_env(s3, p.endpoint).items():
-        if k.startswith("AWS_"):
-            monkeypatch.setenv(k, v)
+    p = proxy_in_env(s3, monkeypatch)
     yield p
     p.close()
 
