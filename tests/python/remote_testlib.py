@@ -73,6 +73,16 @@ def s3_env(s3, endpoint=None, base=None):
     return env
 
 
+def proxy_in_env(s3, monkeypatch):
+    """A counting Proxy in front of the server, its endpoint and the credentials set in this
+    process's environment (the CLI and the Python module inherit them). The caller closes it."""
+    proxy = Proxy(s3["port"])
+    for k, v in s3_env(s3, proxy.endpoint).items():
+        if k.startswith("AWS_"):
+            monkeypatch.setenv(k, v)
+    return proxy
+
+
 def upload_dir(client, local_dir, prefix, only=None):
     """Uploads every file under local_dir (or the relative names in `only`) to BUCKET/prefix."""
     names = only if only is not None else [
@@ -212,20 +222,51 @@ http {{
     return proc, f"http://127.0.0.1:{port}"
 
 
+# One server of each kind per test session. pytest makes a separate fixture of a session-scoped
+# fixture for every module that imports it (`from remote_testlib import s3_session`): each would
+# start its own server. They share this one instead, stopped when the last of them is torn down.
+_SHARED = {}  # kind -> [fixtures using it, value, stop]
+
+
+def _shared_server(kind, start):
+    """A generator for a session fixture: yields the one server of `kind`, started by
+    `start()` -> (value, stop) the first time."""
+    entry = _SHARED.get(kind)
+    if entry is None:
+        entry = _SHARED[kind] = [0, *start()]
+    entry[0] += 1
+    try:
+        yield entry[1]
+    finally:
+        entry[0] -= 1
+        if entry[0] == 0:
+            del _SHARED[kind]
+            entry[2]()
+
+
+def _stop(proc, *files):
+    def stop():
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+        for f in files:
+            f.close()
+    return stop
+
+
 def moto_session_fixture():
     """A session-scoped pytest fixture: one moto server for every test module that imports it
-    (`from remote_testlib import s3_session`)."""
+    (`from remote_testlib import s3_session`). Modules share it: each keeps to its own prefixes
+    of BUCKET."""
     import pytest
 
     @pytest.fixture(scope="session")
     def s3_session(tmp_path_factory):
-        proc, info = start_moto(tmp_path_factory.mktemp("moto-session"))
-        try:
-            yield info
-        finally:
-            proc.kill()
-            proc.wait()
-            info["log"].close()
+        def start():
+            proc, info = start_moto(tmp_path_factory.mktemp("moto-session"))
+            return info, _stop(proc, info["log"])
+
+        yield from _shared_server("moto", start)
 
     return s3_session
 
@@ -237,15 +278,17 @@ def nginx_session_fixture():
 
     @pytest.fixture(scope="session")
     def nginx_session(tmp_path_factory):
-        d = tmp_path_factory.mktemp("nginx-session")
-        proc, url = start_nginx(d)
-        if proc is None:
-            pytest.skip("nginx is not installed (scripts/setup installs it)")
-        try:
-            yield {"www": d / "www", "url": url, "log": d / "access.log"}
-        finally:
-            proc.kill()
-            proc.wait()
+        def start():
+            d = tmp_path_factory.mktemp("nginx-session")
+            proc, url = start_nginx(d)
+            value = None if proc is None else {"www": d / "www", "url": url,
+                                               "log": d / "access.log"}
+            return value, _stop(proc)
+
+        for value in _shared_server("nginx", start):
+            if value is None:
+                pytest.skip("nginx is not installed (scripts/setup installs it)")
+            yield value
 
     return nginx_session
 

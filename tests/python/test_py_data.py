@@ -8,6 +8,7 @@ random lengths), and a 2-D .npy. The reference batches are rebuilt from the plan
 import json
 import os
 import random
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,17 @@ import pytest
 import stoker
 
 PYTHON = sys.executable
+
+
+def torchrun_env_and_port():
+    """For a torchrun child: this environment with OMP_NUM_THREADS=1 and without an outer
+    torchrun's rank variables, and a free port for its master."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(name, None)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return env, sock.getsockname()[1]
 
 
 def write_jsonl(path: Path, num_docs: int, seed: int, alphabet: str, max_len: int = 300) -> None:

@@ -1,13 +1,13 @@
 """The two Python examples run and pass their own checks: a tiny GPT with checkpoint/resume, and
 torchrun with 2 and 3 processes (gloo): same step counts, disjoint data."""
 
-import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from test_py_data import torchrun_env_and_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,12 +26,7 @@ def test_distributed_example_under_torchrun(nproc):
     # With 3 ranks the final concat row is partial: its padding (pad_token_id 0, also a real
     # token id of the data) must not count as a token seen twice.
     torchrun = Path(sys.executable).with_name("torchrun")
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
-        env.pop(name, None)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    env, port = torchrun_env_and_port()
     out = subprocess.run([str(torchrun), "--nproc_per_node", str(nproc), "--master_addr", "127.0.0.1",
                           "--master_port", str(port),
                           str(REPO / "examples" / "distributed.py"), "--epochs", "2"],

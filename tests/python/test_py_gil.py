@@ -112,22 +112,16 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def spawn_interruptible(script, dataset):
-    """Starts `script` as a terminal would: with SIGINT at its default disposition.
+def interrupt_while_running(script, dataset):
+    """Runs `script` over `dataset`, sends SIGINT once it prints "running"; (rc, out, err).
 
-    A suite launched as a background job of a non-interactive shell (`cmd &` in a script) inherits
-    SIGINT ignored, and Python then installs no KeyboardInterrupt handler in the child; resetting
-    it before exec makes the test independent of how the suite itself was started.
+    The child starts as a terminal would start it, with SIGINT at its default disposition: a suite
+    launched as a background job of a non-interactive shell (`cmd &` in a script) inherits SIGINT
+    ignored, and Python then installs no KeyboardInterrupt handler in the child.
     """
-    return subprocess.Popen([sys.executable, str(script), dataset], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, str(script), dataset], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-
-
-def test_ctrl_c_during_iteration_stops_cleanly(datasets, tmp_path):
-    script = tmp_path / "spin.py"
-    script.write_text(SCRIPT)
-    proc = spawn_interruptible(script, datasets["a"])
     try:
         assert proc.stdout.readline().strip() == "running"
         proc.send_signal(signal.SIGINT)
@@ -135,21 +129,21 @@ def test_ctrl_c_during_iteration_stops_cleanly(datasets, tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, err
+    return proc.returncode, out, err
+
+
+def test_ctrl_c_during_iteration_stops_cleanly(datasets, tmp_path):
+    script = tmp_path / "spin.py"
+    script.write_text(SCRIPT)
+    rc, out, err = interrupt_while_running(script, datasets["a"])
+    assert rc == 0, err
     assert "interrupted after" in out and "closed" in out, (out, err)
 
 
 def test_uncaught_ctrl_c_exits_with_keyboard_interrupt(datasets, tmp_path):
     script = tmp_path / "spin2.py"
     script.write_text(SCRIPT.replace("except KeyboardInterrupt", "except ZeroDivisionError"))
-    proc = spawn_interruptible(script, datasets["a"])
-    try:
-        assert proc.stdout.readline().strip() == "running"
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == -signal.SIGINT, err
+    rc, out, err = interrupt_while_running(script, datasets["a"])
+    assert rc == -signal.SIGINT, err
     assert "KeyboardInterrupt" in err
     assert "Fatal" not in err and "terminate called" not in err

@@ -19,26 +19,19 @@ pytest.importorskip("boto3")
 pytest.importorskip("moto")
 
 import stoker  # noqa: E402
-from remote_testlib import BUCKET, Proxy, s3_env, start_moto  # noqa: E402
+from remote_testlib import BUCKET, proxy_in_env, s3_env, s3_session  # noqa: E402,F401
+
+PREFIX = "remote-cache"  # this module's objects in the session's moto server (remote_testlib)
 
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    proc, info = start_moto(tmp_path_factory.mktemp("moto"))
-    try:
-        yield info
-    finally:
-        proc.kill()
-        proc.wait()
-        info["log"].close()
+def s3(s3_session):
+    return s3_session
 
 
 @pytest.fixture
 def proxy(s3, monkeypatch):
-    p = Proxy(s3["port"])
-    for k, v in s3_env(s3, p.endpoint).items():
-        if k.startswith("AWS_"):
-            monkeypatch.setenv(k, v)
+    p = proxy_in_env(s3, monkeypatch)
     yield p
     p.close()
 
@@ -58,7 +51,7 @@ def dataset(stoker_cli, s3, tmp_path_factory):
     with open(d / "in.jsonl", "w") as f:
         for i in range(800):
             f.write(json.dumps({"text": f"{i} " + "abcdefgh"[i % 8] * rng.randint(5, 400)}) + "\n")
-    uri = f"s3://{BUCKET}/cached/ds"
+    uri = f"s3://{BUCKET}/{PREFIX}/ds"
     for out in (d / "local", uri):
         run(stoker_cli, s3, s3["endpoint"], "pack", d / "in.jsonl", "-o", out,
             "--shard-size", "16KiB", "--threads", "1")

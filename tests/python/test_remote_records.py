@@ -23,7 +23,7 @@ wds = pytest.importorskip("webdataset")
 
 import stoker  # noqa: E402
 from records_testlib import dump, packed_documents, run  # noqa: E402
-from remote_testlib import (BUCKET, Proxy, nginx_session, s3_env, s3_session,  # noqa: E402,F401
+from remote_testlib import (BUCKET, nginx_session, proxy_in_env, s3_session,  # noqa: E402,F401
                             upload_dir)
 
 PART = 8 << 20
@@ -33,10 +33,7 @@ PART = 8 << 20
 def s3(s3_session, monkeypatch):
     """The session's server, its credentials in this process's environment (the CLI and the
     Python module inherit them), requests through a counting proxy."""
-    proxy = Proxy(s3_session["port"])
-    for k, v in s3_env(s3_session, proxy.endpoint).items():
-        if k.startswith("AWS_"):
-            monkeypatch.setenv(k, v)
+    proxy = proxy_in_env(s3_session, monkeypatch)
     yield {**s3_session, "proxy": proxy}
     proxy.close()
 

@@ -14,15 +14,12 @@ pytest.importorskip("moto")
 
 import stoker  # noqa: E402
 from records_testlib import dump, run  # noqa: E402
-from remote_testlib import BUCKET, Proxy, s3_env, s3_session, upload_dir  # noqa: E402,F401
+from remote_testlib import BUCKET, proxy_in_env, s3_session, upload_dir  # noqa: E402,F401
 
 
 @pytest.fixture
 def s3(s3_session, monkeypatch):
-    proxy = Proxy(s3_session["port"])
-    for k, v in s3_env(s3_session, proxy.endpoint).items():
-        if k.startswith("AWS_"):
-            monkeypatch.setenv(k, v)
+    proxy = proxy_in_env(s3_session, monkeypatch)
     yield {**s3_session, "proxy": proxy}
     proxy.close()
 

@@ -6,68 +6,26 @@ is the reference that writes and reads the same objects."""
 import json
 import os
 import random
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-boto3 = pytest.importorskip("boto3")
+pytest.importorskip("boto3")
 pytest.importorskip("moto")
+
+from remote_testlib import s3_session  # noqa: E402,F401
 
 BUCKET = "stoker-test"
 MIB = 1 << 20
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port, proc, what):
-    for _ in range(300):
-        if proc.poll() is not None:
-            pytest.fail(f"{what} exited early with {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    pytest.fail(f"{what} did not listen on 127.0.0.1:{port}")
-
-
 @pytest.fixture(scope="session")
-def s3(tmp_path_factory):
-    """A moto server whose IAM auth starts after the three calls that make our user and key."""
-    port = free_port()
-    log = open(tmp_path_factory.mktemp("moto") / "moto.log", "w")
-    env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="3")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        wait_for_port(port, proc, "moto server")
-        endpoint = f"http://127.0.0.1:{port}"
-        iam = boto3.client("iam", endpoint_url=endpoint, region_name="us-east-1",
-                           aws_access_key_id="bootstrap", aws_secret_access_key="bootstrap")
-        iam.create_user(UserName="stoker")
-        iam.put_user_policy(UserName="stoker", PolicyName="s3", PolicyDocument=json.dumps({
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
-        key = iam.create_access_key(UserName="stoker")["AccessKey"]
-        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                              aws_access_key_id=key["AccessKeyId"],
-                              aws_secret_access_key=key["SecretAccessKey"])
-        client.create_bucket(Bucket=BUCKET)
-        yield {"endpoint": endpoint, "client": client, "key_id": key["AccessKeyId"],
-               "secret": key["SecretAccessKey"]}
-    finally:
-        proc.kill()
-        proc.wait()
-        log.close()
+def s3(s3_session):
+    """The session's moto server (remote_testlib.start_moto: IAM auth on after the three calls
+    that make our user and key), with this module's own bucket."""
+    s3_session["client"].create_bucket(Bucket=BUCKET)
+    return s3_session
 
 
 @pytest.fixture

@@ -4,8 +4,6 @@ step so that unequal step counts would hang (bounded by a timeout)."""
 
 import collections
 import json
-import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -15,6 +13,7 @@ import numpy as np
 import pytest
 
 import stoker
+from test_py_data import torchrun_env_and_port
 
 
 def write_corpus(d: Path, counts):
@@ -153,12 +152,7 @@ def test_torchrun_gloo_all_reduce_every_step(tmp_path, nproc):
     paths = write_corpus(tmp_path, [120, 7, 0, 60, 33])
     script = tmp_path / "run.py"
     script.write_text(TORCHRUN_SCRIPT)
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
-        env.pop(name, None)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    env, port = torchrun_env_and_port()
     out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node",
                           str(nproc), "--master_addr",
                           "127.0.0.1", "--master_port", str(port), str(script),

@@ -5,8 +5,9 @@
 #include "common/human_size.h"
 #include "common/progress.h"
 #include "stoker/cli_common.h"
-#include "stoker/tokenizer_flags.h"
 #include "stream/prescan.h"
+#include "text/tokenizer.h"
+#include "text/utf8.h"
 
 namespace stoker::cli {
 
@@ -18,11 +19,7 @@ void AddStreamIndexFlags(CLI::App* sub, StreamIndexArgs* a) {
                 "bench --stream fix their steps per epoch without reading the data "
                 "(docs/streaming.md). Written to the cache directory, or beside the data with "
                 "--beside; the tokenizer and reader flags must match the stream's");
-  sub->add_option("--tokenizer", a->tokenizer, "--stream: the tokenizer (as for pack)")
-      ->capture_default_str();
-  AddBpeTokenizerFlags(sub, &a->tokenizer_options);
-  sub->add_option("--text-field", a->text_field, "--stream: the JSONL / record field")
-      ->capture_default_str();
+  AddStreamTextFlags(sub, a);
   sub->add_option("--utf8", a->utf8, "--stream: invalid UTF-8 policy (as the stream's utf8=)")
       ->check(CLI::IsMember({"replace", "skip", "fail"}))
       ->capture_default_str();

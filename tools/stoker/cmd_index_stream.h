@@ -8,15 +8,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "text/tokenizer.h"
+#include "stoker/stream_flags.h"
 
 namespace stoker::cli {
 
-struct StreamIndexArgs {
+// --tokenizer, the BPE flags and --text-field as for `bench --stream` (stream_flags.h).
+struct StreamIndexArgs : StreamTextFlags {
   bool stream = false;
-  std::string tokenizer = "bytes";
-  TokenizerOptions tokenizer_options;
-  std::string text_field = "text";
   std::string utf8 = "replace";
   std::string on_error = "fail";
   bool beside = false;

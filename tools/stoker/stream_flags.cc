@@ -5,17 +5,21 @@
 
 namespace stoker::cli {
 
-void AddStreamFlags(CLI::App* sub, StreamFlags* f) {
-  sub->add_flag("--stream", f->stream,
-                "Read the DATASET arguments as raw text (JSONL, .gz, .zst, text files, record "
-                "shards) through the streaming path: shuffle buffer, online tokenization "
-                "(docs/streaming.md)");
+void AddStreamTextFlags(CLI::App* sub, StreamTextFlags* f) {
   sub->add_option("--tokenizer", f->tokenizer, "--stream: the tokenizer (as for pack)")
       ->capture_default_str();
   AddBpeTokenizerFlags(sub, &f->tokenizer_options);
   sub->add_option("--text-field", f->text_field,
                   "--stream: the JSONL field, or the record shards' field, holding the text")
       ->capture_default_str();
+}
+
+void AddStreamFlags(CLI::App* sub, StreamFlags* f) {
+  sub->add_flag("--stream", f->stream,
+                "Read the DATASET arguments as raw text (JSONL, .gz, .zst, text files, record "
+                "shards) through the streaming path: shuffle buffer, online tokenization "
+                "(docs/streaming.md)");
+  AddStreamTextFlags(sub, f);
   sub->add_option("--shuffle-buffer", f->shuffle_buffer, "--stream: documents buffered")
       ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();

@@ -14,11 +14,18 @@
 
 namespace stoker::cli {
 
-struct StreamFlags {
-  bool stream = false;  // the DATASET arguments are raw text inputs
+// How raw text becomes tokens: --tokenizer with the BPE flags, and --text-field. Shared with
+// `stoker index --stream` (cmd_index_stream.h), whose scans must match the stream's.
+struct StreamTextFlags {
   std::string tokenizer = "bytes";
   TokenizerOptions tokenizer_options;
   std::string text_field = "text";
+};
+
+void AddStreamTextFlags(CLI::App* sub, StreamTextFlags* flags);
+
+struct StreamFlags : StreamTextFlags {
+  bool stream = false;  // the DATASET arguments are raw text inputs
   uint64_t shuffle_buffer = stream::StreamOptions{}.shuffle_buffer;
   uint64_t steps_per_epoch = 0;
 };

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import operator
 import os
+import sys
 from typing import Any, Dict, Iterator, Optional, Sequence, Union
 
 from . import _stoker
@@ -16,11 +18,23 @@ STATE_VERSION = 1
 Batch = Dict[str, Any]  # name -> torch.Tensor or numpy.ndarray
 
 
-def _torch_or_none():
+def _torch_available() -> bool:
+    """Whether torch can be imported, without importing it (output=None picks torch if so)."""
+    if "torch" in sys.modules:
+        return sys.modules["torch"] is not None
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _import_torch() -> Any:
+    """torch, imported here and only for torch output (NumPy output never imports it)."""
     try:
         import torch
-    except ImportError:
-        return None
+    except ImportError as e:
+        raise ImportError(f"stoker: output='torch' (and device batches) need torch, which is not "
+                          f"importable ({e}); install torch or pass output='numpy'") from e
     return torch
 
 
@@ -36,7 +50,8 @@ def _device_index(device: Any) -> int:
     if name == "cpu":
         return -1
     if name == "cuda":
-        torch = _torch_or_none()
+        # Only code that imported torch can have moved torch's current device off 0.
+        torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_available():
             return torch.cuda.current_device()
         return 0
@@ -200,17 +215,21 @@ class Loader:
     def _setup(self, device: Any, output: Optional[str]) -> None:
         self._end_pending = False  # the epoch's last batch was delivered, its end not yet seen
         self._device = _device_index(device)
-        torch = _torch_or_none()
-        if output is None:
-            output = "torch" if torch is not None else "numpy"
+        self._torch = None
+        if output is None:  # torch when it imports, else NumPy
+            if _torch_available():
+                try:
+                    self._torch = _import_torch()
+                except ImportError:
+                    pass
+            output = "torch" if self._torch is not None else "numpy"
         if output not in ("torch", "numpy"):
             raise ValueError(f"output must be 'torch' or 'numpy', not {output!r}")
-        if output == "torch" and torch is None:
-            raise ValueError("output='torch' needs torch, which is not importable")
         if self._device >= 0 and output != "torch":
             raise ValueError("device batches need output='torch'")
+        if output == "torch" and self._torch is None:
+            self._torch = _import_torch()
         self._output = output
-        self._torch = torch
 
     # -- iteration -----------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 from typing import Optional, Sequence, Union
 
 
@@ -95,6 +96,8 @@ def gather_state_dicts(loader, group=None) -> list:
     alone: the list holds its own state.
     """
     state = loader.state_dict()
+    if "torch" not in sys.modules:
+        return [state]  # no torch imported: no process group can be initialised
     try:
         import torch.distributed as dist
     except ImportError:
