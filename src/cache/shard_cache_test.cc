@@ -21,7 +21,7 @@ using testing::ObjectBytes;
 using testing::TestBackend;
 using testing::Xxh3Of;
 
-constexpr size_t kObjectBytes = 10000;
+constexpr size_t kCacheObjectBytes = 10000;
 
 class ShardCacheTest : public ::testing::Test {
  protected:
@@ -30,7 +30,7 @@ class ShardCacheTest : public ::testing::Test {
     auto memory = storage::NewMemoryBackend();
     for (int i = 0; i < 8; ++i) {
       const std::string uri = Uri(i);
-      bytes_[uri] = ObjectBytes(uri, kObjectBytes + static_cast<size_t>(i));
+      bytes_[uri] = ObjectBytes(uri, kCacheObjectBytes + static_cast<size_t>(i));
       ASSERT_TRUE(storage::WriteAll(*memory, uri, bytes_[uri]).ok());
     }
     backend_ = std::make_shared<TestBackend>(std::move(memory));
@@ -68,7 +68,7 @@ class ShardCacheTest : public ::testing::Test {
     }
     return out;
   }
-  static uint64_t Budget(int objects) { return objects * (kObjectBytes + 8); }
+  static uint64_t Budget(int objects) { return objects * (kCacheObjectBytes + 8); }
 
   std::unique_ptr<TempDir> dir_;
   std::map<std::string, std::string> bytes_;
@@ -179,15 +179,15 @@ TEST_F(ShardCacheTest, WrongSizeAtTheSourceIsCorruption) {
 }
 
 TEST_F(ShardCacheTest, BudgetSmallerThanOneObjectIsAClearError) {
-  auto cache = OpenCache(Options(kObjectBytes / 2));
+  auto cache = OpenCache(Options(kCacheObjectBytes / 2));
   Result<CachedFile> file = cache->Acquire(Request(0));
   ASSERT_FALSE(file.ok());
   EXPECT_EQ(file.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(file.status().message().find("budget"), std::string::npos);
   EXPECT_NE(file.status().message().find(Uri(0)), std::string::npos);
 
-  CacheOptions options = Options(kObjectBytes / 2);
-  options.largest_object_bytes = kObjectBytes;
+  CacheOptions options = Options(kCacheObjectBytes / 2);
+  options.largest_object_bytes = kCacheObjectBytes;
   Result<std::shared_ptr<ShardCache>> refused = ShardCache::Open(options, backend_);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);

@@ -10,14 +10,8 @@
 namespace stoker::diag {
 namespace {
 
-constexpr int kWidth = 760, kHeight = 250;
-constexpr int kLeft = 70, kRight = 60, kTop = 30, kBottom = 40;
-
-std::string Num(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f", x);
-  return buf;
-}
+constexpr int kHeight = 250;
+constexpr int kLeft = 70, kRight = 60, kBottom = 40;
 
 std::string YLabel(double y, const AxisTicks& ticks, AxisFormat f) {
   if (y == 0) return f == AxisFormat::kPercent ? "0%" : f == AxisFormat::kRatio ? "0x" : "0";
@@ -38,6 +32,12 @@ std::string YLabel(double y, const AxisTicks& ticks, AxisFormat f) {
 }
 
 }  // namespace
+
+std::string SvgNum(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", x);
+  return buf;
+}
 
 std::string HtmlEscape(const std::string& s) { return EscapeMarkup(s); }
 
@@ -83,47 +83,47 @@ std::string RenderLinePlot(const PlotSpec& spec) {
   const AxisTicks yt = RoundTicks(room);
   // A run of --seconds 3 ends a few ms past 3 s: that should not add an empty step to the axis.
   const AxisTicks xt = RoundTicks(t_max / 1.01, 5);
-  const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
+  const double pw = kPlotWidth - kLeft - kRight, ph = kHeight - kPlotTop - kBottom;
   auto X = [&](double t) { return kLeft + pw * t / xt.top; };
-  auto Y = [&](double y) { return kTop + ph * (1 - y / yt.top); };
+  auto Y = [&](double y) { return kPlotTop + ph * (1 - y / yt.top); };
   std::string svg = "<svg id=\"" + spec.id + "\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" "
-                    "width=\"" + std::to_string(kWidth) + "\" height=\"" +
+                    "width=\"" + std::to_string(kPlotWidth) + "\" height=\"" +
                     std::to_string(kHeight) + "\">\n";
   svg += "<text x=\"" + std::to_string(kLeft) + "\" y=\"18\" class=\"title\">" +
          HtmlEscape(spec.title) + "</text>\n";
-  svg += "<rect x=\"" + std::to_string(kLeft) + "\" y=\"" + std::to_string(kTop) + "\" width=\"" +
-         Num(pw) + "\" height=\"" + Num(ph) + "\" fill=\"none\" stroke=\"#999\"/>\n";
+  svg += "<rect x=\"" + std::to_string(kLeft) + "\" y=\"" + std::to_string(kPlotTop) + "\" width=\"" +
+         SvgNum(pw) + "\" height=\"" + SvgNum(ph) + "\" fill=\"none\" stroke=\"#999\"/>\n";
   for (int i = 0; i <= yt.count; ++i) {
     const double y = yt.step * i;
-    svg += "<line x1=\"" + std::to_string(kLeft) + "\" x2=\"" + Num(kLeft + pw) + "\" y1=\"" +
-           Num(Y(y)) + "\" y2=\"" + Num(Y(y)) + "\" stroke=\"#eee\"/>\n";
-    svg += "<text class=\"ytick\" x=\"" + std::to_string(kLeft - 6) + "\" y=\"" + Num(Y(y) + 4) +
+    svg += "<line x1=\"" + std::to_string(kLeft) + "\" x2=\"" + SvgNum(kLeft + pw) + "\" y1=\"" +
+           SvgNum(Y(y)) + "\" y2=\"" + SvgNum(Y(y)) + "\" stroke=\"#eee\"/>\n";
+    svg += "<text class=\"ytick\" x=\"" + std::to_string(kLeft - 6) + "\" y=\"" + SvgNum(Y(y) + 4) +
            "\" text-anchor=\"end\">" + YLabel(y, yt, spec.y_format) + "</text>\n";
   }
   for (int i = 0; i <= xt.count; ++i) {
     const double t = xt.step * i;
-    svg += "<text class=\"xtick\" x=\"" + Num(X(t)) + "\" y=\"" +
+    svg += "<text class=\"xtick\" x=\"" + SvgNum(X(t)) + "\" y=\"" +
            std::to_string(kHeight - kBottom + 16) + "\" text-anchor=\"middle\">" +
            TickLabel(t, xt.step) + " s</text>\n";
   }
   for (const PlotRule& r : spec.rules) {
-    svg += "<line class=\"rule\" x1=\"" + std::to_string(kLeft) + "\" x2=\"" + Num(kLeft + pw) +
-           "\" y1=\"" + Num(Y(r.y)) + "\" y2=\"" + Num(Y(r.y)) + "\" stroke=\"" + r.color +
+    svg += "<line class=\"rule\" x1=\"" + std::to_string(kLeft) + "\" x2=\"" + SvgNum(kLeft + pw) +
+           "\" y1=\"" + SvgNum(Y(r.y)) + "\" y2=\"" + SvgNum(Y(r.y)) + "\" stroke=\"" + r.color +
            "\" stroke-width=\"2\" stroke-dasharray=\"8 5\"/>\n";
-    svg += "<text x=\"" + Num(kLeft + pw + 4) + "\" y=\"" + Num(Y(r.y) + 4) + "\">" +
+    svg += "<text x=\"" + SvgNum(kLeft + pw + 4) + "\" y=\"" + SvgNum(Y(r.y) + 4) + "\">" +
            HtmlEscape(r.label) + "</text>\n";
   }
   for (const PlotSeries& s : spec.series) {
     std::string points;
-    for (const auto& [t, y] : s.points) points += Num(X(t)) + "," + Num(Y(y)) + " ";
+    for (const auto& [t, y] : s.points) points += SvgNum(X(t)) + "," + SvgNum(Y(y)) + " ";
     svg += "<polyline class=\"series\" fill=\"none\" stroke=\"" + std::string(s.color) +
            "\" stroke-width=\"3\" points=\"" + points + "\"/>\n";
     for (const auto& [t, y] : s.points) {
-      svg += "<circle cx=\"" + Num(X(t)) + "\" cy=\"" + Num(Y(y)) + "\" r=\"3\" fill=\"" +
+      svg += "<circle cx=\"" + SvgNum(X(t)) + "\" cy=\"" + SvgNum(Y(y)) + "\" r=\"3\" fill=\"" +
              s.color + "\"/>\n";
     }
   }
-  svg += "<text x=\"" + Num(kLeft + pw / 2) + "\" y=\"" + std::to_string(kHeight - 4) +
+  svg += "<text x=\"" + SvgNum(kLeft + pw / 2) + "\" y=\"" + std::to_string(kHeight - 4) +
          "\" text-anchor=\"middle\">" + HtmlEscape(spec.x_label) + "</text>\n";
   return svg + "</svg>\n";
 }

@@ -13,6 +13,12 @@ namespace stoker::diag {
 
 std::string HtmlEscape(const std::string& s);
 
+// The plots' width and top margin in SVG units (the bench report's stage bars share the frame).
+inline constexpr int kPlotWidth = 760, kPlotTop = 30;
+
+// An SVG coordinate with one decimal: "12.5".
+std::string SvgNum(double x);
+
 // Ticks 0, step, 2 step, ..., top at round values: step is 1, 2, 2.5 or 5 times a power of ten,
 // chosen so that top >= max_value with about `target` steps (never more than 2 x target).
 struct AxisTicks {

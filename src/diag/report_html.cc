@@ -12,14 +12,7 @@
 namespace stoker::diag {
 namespace {
 
-constexpr int kWidth = 760, kTop = 30;  // the stage bars' frame, as wide as the plots
 constexpr size_t kMaxPoints = 600;
-
-std::string Num(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f", x);
-  return buf;
-}
 
 // A time plot of one series of the timeline: tokens/s, or the stall share.
 std::string TimelinePlot(const std::string& id, const std::string& title,
@@ -52,24 +45,24 @@ std::string StageBars(const BenchResult& r) {
   double max_s = 0;
   for (const Bar& b : bars) max_s = b.applicable ? std::max(max_s, b.s) : max_s;
   if (max_s <= 0) max_s = 1;
-  const int row = 34, left = 150, width = kWidth - left - 120;
-  const int height = kTop + row * 5 + 10;
+  const int row = 34, left = 150, width = kPlotWidth - left - 120;
+  const int height = kPlotTop + row * 5 + 10;
   std::string svg = "<svg id=\"plot-stages\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" "
-                    "width=\"" + std::to_string(kWidth) + "\" height=\"" +
+                    "width=\"" + std::to_string(kPlotWidth) + "\" height=\"" +
                     std::to_string(height) + "\">\n";
   svg += "<text x=\"10\" y=\"18\" class=\"title\">Time per stage in the measured window "
          "(seconds summed over all threads)</text>\n";
-  int y = kTop;
+  int y = kPlotTop;
   for (const Bar& b : bars) {
     svg += "<text x=\"" + std::to_string(left - 8) + "\" y=\"" + std::to_string(y + 18) +
            "\" text-anchor=\"end\">" + HtmlEscape(b.name) + "</text>\n";
     if (b.applicable) {
       const double w = std::max(3.0, width * b.s / max_s);  // a tiny stage stays visible
       svg += "<rect class=\"bar\" x=\"" + std::to_string(left) + "\" y=\"" +
-             std::to_string(y + 4) + "\" width=\"" + Num(w) + "\" height=\"22\" fill=\"" +
+             std::to_string(y + 4) + "\" width=\"" + SvgNum(w) + "\" height=\"22\" fill=\"" +
              b.color + "\"/>\n";
-      svg += "<text x=\"" + Num(left + w + 6) + "\" y=\"" + std::to_string(y + 20) + "\">" +
-             Num(b.s) + " s</text>\n";
+      svg += "<text x=\"" + SvgNum(left + w + 6) + "\" y=\"" + std::to_string(y + 20) + "\">" +
+             SvgNum(b.s) + " s</text>\n";
     } else {
       svg += "<text x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(y + 18) +
              "\">n/a</text>\n";

@@ -1,4 +1,5 @@
 #include "format/cached_bin_lease.h"
+#include "common/clock.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,12 +13,6 @@
 namespace stoker {
 namespace {
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 BinLease::BinLease(std::shared_ptr<cache::ShardCache> cache, cache::CacheRequest request,
@@ -28,7 +23,7 @@ BinLease::~BinLease() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void BinLease::Touch() { last_use_ns_.store(NowNs(), std::memory_order_relaxed); }
+void BinLease::Touch() { last_use_ns_.store(SteadyNowNs(), std::memory_order_relaxed); }
 
 Result<size_t> BinLease::ReadAt(uint64_t offset, size_t n, char* out) {
   if (offset >= request_.size) return size_t{0};
@@ -83,7 +78,7 @@ bool BinLease::ReleaseIfIdle(std::chrono::steady_clock::duration idle) {
   std::unique_lock<std::shared_mutex> l(mu_, std::try_to_lock);
   if (!l.owns_lock() || fd_ < 0) return false;
   const int64_t idle_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(idle).count();
-  if (NowNs() - last_use_ns_.load(std::memory_order_relaxed) < idle_ns) return false;
+  if (SteadyNowNs() - last_use_ns_.load(std::memory_order_relaxed) < idle_ns) return false;
   ::close(fd_);
   fd_ = -1;
   file_ = cache::CachedFile();  // lets the pin go

@@ -13,10 +13,6 @@ namespace fs = std::filesystem;
 namespace stoker {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool EndsWith(std::string_view s, std::string_view x) {
-  return s.size() >= x.size() && s.substr(s.size() - x.size()) == x;
-}
 
 Status RemoveFile(const std::string& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
@@ -44,8 +40,8 @@ Status PrepareOutputDir(const std::string& dir, const OutputDirOptions& options)
   STOKER_ASSIGN_OR_RETURN(auto names, ListDirectory(dir));
   for (const std::string& name : names) {
     bool stale =
-        EndsWith(name, ".tmp") || (options.remove_stale_shards && StartsWith(name, "part-") &&
-                                   (EndsWith(name, ".bin") || EndsWith(name, ".idx")));
+        name.ends_with(".tmp") || (options.remove_stale_shards && name.starts_with("part-") &&
+                                   (name.ends_with(".bin") || name.ends_with(".idx")));
     if (stale) STOKER_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, name)));
   }
   return Status::OK();

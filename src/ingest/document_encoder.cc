@@ -84,7 +84,7 @@ Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
       }
       return InvalidArgument(Where(doc, path) + " (byte offset " +
                              std::to_string(doc.offset_bytes) + "): " + why +
-                             " (use --bad-lines skip to skip such lines)");
+                             " (use " + options_.skip_hint + " to skip such lines)");
     };
     if (bytes.find_first_not_of(" \t\r") == std::string_view::npos) return Status::OK();
     try {

@@ -59,6 +59,8 @@ struct DocumentEncoderOptions {
   std::string text_field = "text";  // JSONL field, or record field (text or token ids)
   Utf8Policy utf8 = Utf8Policy::kReplace;
   bool skip_bad_lines = false;  // else a bad JSONL line is an error
+  // How the user turns skipping on, named in the error (pack and the stream spell it differently).
+  std::string skip_hint = "--bad-lines skip";
 };
 
 class DocumentEncoder {

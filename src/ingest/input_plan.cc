@@ -13,10 +13,6 @@ namespace fs = std::filesystem;
 namespace stoker {
 namespace {
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool IsHidden(const fs::path& p) {
   std::string name = p.filename().string();
   return !name.empty() && name[0] == '.';
@@ -52,7 +48,7 @@ Status WalkDirectory(const std::string& dir, std::vector<InputFile>* out) {
 
 InputKind InputKindFromName(std::string_view path) {
   std::string_view base = StripCompressionSuffix(path);
-  return EndsWith(base, ".jsonl") || EndsWith(base, ".ndjson") ? InputKind::kJsonl
+  return base.ends_with(".jsonl") || base.ends_with(".ndjson") ? InputKind::kJsonl
                                                                : InputKind::kText;
 }
 

@@ -16,7 +16,7 @@ Status DocumentEncoder::EncodeRecord(const RawDocument& doc, const std::string& 
       return Status::OK();
     }
     return InvalidArgument(path + " " + doc.record_where + ": " + doc.missing +
-                           " (use --bad-lines skip to skip such records)");
+                           " (use " + options_.skip_hint + " to skip such records)");
   }
   c.input_bytes += doc.tokens.size() * sizeof(int32_t);
   if (doc.tokens.empty()) {

@@ -1,4 +1,5 @@
 #include "loader/batch_layout.h"
+#include "common/clock.h"
 
 #include <algorithm>
 #include <chrono>
@@ -16,12 +17,6 @@ constexpr size_t kAlign = 256;
 constexpr int64_t kIgnoreIndex = -100;  // torch.nn.CrossEntropyLoss's ignore_index
 
 size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
-uint64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // Slot writes bypass the cache (non-temporal stores): a slot is written once, read later by
 // another thread or by the GPU's DMA, and 4 x 8 bytes per token at int64 make the assembler
@@ -108,9 +103,9 @@ class Assembler {
  private:
   // Reads tokens [offset, offset+count) of a piece into `out`, timing the read.
   Status Read(const RowPiece& p, uint64_t offset, uint64_t count, T* out) {
-    uint64_t t0 = NowNs();
+    uint64_t t0 = SteadyNowNs();
     Status s = sources_[p.dataset]->Read(p.document, offset, count, out);
-    result_->read_ns += NowNs() - t0;
+    result_->read_ns += SteadyNowNs() - t0;
     if (!s.ok()) {
       return s.WithContext("dataset " + std::to_string(p.dataset) + " (" +
                            sources_[p.dataset]->path() + ") document " +

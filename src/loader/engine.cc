@@ -1,4 +1,5 @@
 #include "loader/engine.h"
+#include "common/clock.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,12 +9,6 @@
 
 namespace stoker::loader {
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 void AtomicMax(std::atomic<uint64_t>& target, uint64_t value) {
   uint64_t cur = target.load(std::memory_order_relaxed);
@@ -95,7 +90,7 @@ void Engine::Start(const PlanPosition& pos) {
   counters_.skipped = counters_.wait_last_ns = counters_.wait_total_ns = 0;
   counters_.wait_max_ns = counters_.read_ns = counters_.assemble_ns = counters_.copy_ns = 0;
   counters_.ready_samples_sum = 0;
-  counters_.start_ns = NowNs();
+  counters_.start_ns = SteadyNowNs();
   running_ = true;
   SpawnWorkers(options_.persistent_workers ? std::numeric_limits<uint64_t>::max() : start.epoch);
   if (copier_ != nullptr) copier_thread_ = std::thread([this] { CopierLoop(); });
@@ -159,7 +154,7 @@ void Engine::Fill(const WorkItem& item, Batch* scratch, AssemblyScratch* assembl
   SlotInfo& info = slot_info_[item.slot];
   info = SlotInfo{};
   info.position = item.pos;
-  const int64_t t0 = NowNs();
+  const int64_t t0 = SteadyNowNs();
   // A worker must never die silently: anything thrown becomes the error of its batch.
   try {
     Status s = planner_->BatchAt(item.pos, scratch);
@@ -174,7 +169,7 @@ void Engine::Fill(const WorkItem& item, Batch* scratch, AssemblyScratch* assembl
   } catch (...) {
     info.error = Internal("loader worker: unknown exception");
   }
-  const uint64_t total_ns = NowNs() - t0;
+  const uint64_t total_ns = SteadyNowNs() - t0;
   counters_.read_ns += info.assembly.read_ns;
   counters_.assemble_ns += total_ns - std::min(total_ns, info.assembly.read_ns);
 }
@@ -218,7 +213,7 @@ Result<std::optional<Delivered>> Engine::Next() {
     }
     return std::optional<Delivered>();
   }
-  const int64_t t0 = NowNs();
+  const int64_t t0 = SteadyNowNs();
   Delivered d;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -248,7 +243,7 @@ Result<std::optional<Delivered>> Engine::Next() {
     slot_held_[d.slot] = true;
     if (d.device_buffer >= 0) buffer_held_[d.device_buffer] = true;
   }
-  const uint64_t wait_ns = NowNs() - t0;
+  const uint64_t wait_ns = SteadyNowNs() - t0;
   ++deliver_seq_;
   d.info = slot_info_[d.slot];
   d.position = deliver_pos_;

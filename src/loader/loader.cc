@@ -1,4 +1,5 @@
 #include "stoker/loader.h"
+#include "common/clock.h"
 
 #include "format/stoker_dataset.h"
 
@@ -46,12 +47,6 @@ struct Loader::Impl {
 
 namespace {
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 Status Validate(const LoaderOptions& o) {
   if (o.batch_size < 1 || o.seq_len < 1) {
     return InvalidArgument("loader: batch_size and seq_len must be at least 1");
@@ -96,7 +91,7 @@ LoaderStats StatsFrom(const EngineCounters& c) {
   s.tokens = c.tokens;
   s.real_tokens = c.real_tokens;
   s.skipped_documents = c.skipped;
-  s.elapsed_s = (NowNs() - c.start_ns) * 1e-9;
+  s.elapsed_s = (SteadyNowNs() - c.start_ns) * 1e-9;
   if (s.elapsed_s > 0) {
     s.tokens_per_s = s.tokens / s.elapsed_s;
     s.samples_per_s = s.samples / s.elapsed_s;
@@ -199,7 +194,7 @@ Result<std::unique_ptr<Loader>> Loader::OpenSynthetic(const LoaderOptions& optio
                           loader::SyntheticBatch::Open(ToAssembly(options), options.seed,
                                                        options.pin_memory, options.device));
   impl->planner = impl->synthetic->planner();
-  impl->synthetic_counters.start_ns = NowNs();
+  impl->synthetic_counters.start_ns = SteadyNowNs();
   return std::make_unique<Loader>(std::move(impl));
 }
 
@@ -234,7 +229,7 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
     c.real_tokens += b.real_tokens_;
     return std::optional<LoaderBatch>(std::move(b));
   }
-  const int64_t entry_ns = NowNs();
+  const int64_t entry_ns = SteadyNowNs();
   STOKER_ASSIGN_OR_RETURN(std::optional<loader::Delivered> d, m.engine->Next());
   if (!d) {
     // Whatever the consumer does between epochs (evaluation, checkpoints) is not a training step.
@@ -263,7 +258,7 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
   b.skipped_documents_ = d->info.assembly.skipped_documents;
   b.position_after_ = d->next;
   b.planner_ = m.planner;
-  const int64_t now_ns = NowNs();
+  const int64_t now_ns = SteadyNowNs();
   // The first batch after Open, Restore or an epoch's end has no consumer step before it.
   if (m.last_return_ns > 0) {
     m.monitor->Record((now_ns - entry_ns) * 1e-9, (entry_ns - m.last_return_ns) * 1e-9,

@@ -15,8 +15,8 @@ namespace {
 
 using testing::ScriptedPlanner;
 
-constexpr uint64_t kSeq = 256;
-constexpr uint64_t kBatch = 2;
+constexpr uint64_t kMonitorSeq = 256;
+constexpr uint64_t kMonitorBatch = 2;
 
 // Forwards to `inner`, sleeping `delay` in every read, like storage with added latency.
 // Thread-safe.
@@ -38,13 +38,13 @@ class SlowTokenSource : public testing::ForwardingTokenSource {
 };
 
 // Documents of up to 64 tokens: a row of 256 tokens takes about 8 reads.
-std::shared_ptr<const TokenSource> Source() { return testing::RandomSource(11, 2000, 64); }
+std::shared_ptr<const TokenSource> MonitorSource() { return testing::RandomSource(11, 2000, 64); }
 
 std::unique_ptr<Loader> OpenOrDie(std::shared_ptr<const TokenSource> src, LoaderOptions o) {
-  o.batch_size = kBatch;
-  o.seq_len = kSeq;
+  o.batch_size = kMonitorBatch;
+  o.seq_len = kMonitorSeq;
   o.num_workers = 2;
-  auto planner = std::make_shared<ScriptedPlanner>(src, kSeq, kBatch, /*seed=*/5);
+  auto planner = std::make_shared<ScriptedPlanner>(src, kMonitorSeq, kMonitorBatch, /*seed=*/5);
   auto r = OpenLoaderWithPlanner(std::move(planner), {std::move(src)}, o, {});
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(r).value() : nullptr;
@@ -65,7 +65,7 @@ void Train(Loader& loader, int n, std::chrono::microseconds step) {
 // A slowed source: ~8 reads of 1 ms per row, 2 rows per batch, 2 workers: ~8 ms per batch,
 // against a 2 ms training step.
 std::shared_ptr<const TokenSource> SlowSource() {
-  return std::make_shared<SlowTokenSource>(Source(), std::chrono::microseconds(1000));
+  return std::make_shared<SlowTokenSource>(MonitorSource(), std::chrono::microseconds(1000));
 }
 constexpr int kSlowBatches = 14;
 constexpr std::chrono::microseconds kFastStep(2000);
@@ -74,7 +74,7 @@ TEST(LoaderMonitorTest, SlowConsumerKeepsTheRatioHighAndStaysQuiet) {
   std::vector<std::string> warnings;
   LoaderOptions o;
   o.monitor_sink = [&](const std::string& w) { warnings.push_back(w); };
-  auto loader = OpenOrDie(Source(), o);
+  auto loader = OpenOrDie(MonitorSource(), o);
   ASSERT_NE(loader, nullptr);
   Train(*loader, 40, std::chrono::microseconds(5000));
   const LoaderStats s = loader->Stats();
@@ -150,7 +150,7 @@ TEST(LoaderMonitorTest, SilencedWarningsAreCountedNotPrinted) {
 TEST(LoaderMonitorTest, NoStepIsMeasuredAcrossRestoreOrEpochEnd) {
   LoaderOptions o;
   o.monitor_warnings = false;
-  auto src = Source();
+  auto src = MonitorSource();
   auto loader = OpenOrDie(src, o);
   ASSERT_NE(loader, nullptr);
   Train(*loader, 5, std::chrono::microseconds(0));
@@ -159,7 +159,7 @@ TEST(LoaderMonitorTest, NoStepIsMeasuredAcrossRestoreOrEpochEnd) {
   Train(*loader, 5, std::chrono::microseconds(0));
   EXPECT_EQ(loader->Stats().monitor_batches, 8u);  // the window spans the Restore
   // Finish the epoch: its end is not a step either.
-  const uint64_t steps = ScriptedPlanner(src, kSeq, kBatch, 5).steps(0);
+  const uint64_t steps = ScriptedPlanner(src, kMonitorSeq, kMonitorBatch, 5).steps(0);
   Train(*loader, static_cast<int>(steps - 10), std::chrono::microseconds(0));
   auto end = loader->Next();
   ASSERT_TRUE(end.ok());
@@ -170,8 +170,8 @@ TEST(LoaderMonitorTest, NoStepIsMeasuredAcrossRestoreOrEpochEnd) {
 
 TEST(LoaderMonitorTest, SyntheticLoaderIsNotMonitored) {
   LoaderOptions o;
-  o.batch_size = kBatch;
-  o.seq_len = kSeq;
+  o.batch_size = kMonitorBatch;
+  o.seq_len = kMonitorSeq;
   auto loader = Loader::OpenSynthetic(o);
   ASSERT_TRUE(loader.ok()) << loader.status().ToString();
   Train(**loader, 20, std::chrono::microseconds(0));

@@ -17,9 +17,9 @@ namespace {
 using testing::BatchDump;
 using testing::Dump;
 
-constexpr int64_t kIgnore = -100;
+constexpr int64_t kPlanIgnore = -100;
 
-LoaderOptions Options(int workers) {
+LoaderOptions PlanTestOptions(int workers) {
   LoaderOptions o;
   o.batch_size = 3;
   o.seq_len = 50;
@@ -40,7 +40,7 @@ std::unique_ptr<Loader> OpenOrDie(std::vector<LoaderDataset> d, const LoaderOpti
 TEST(LoaderPlanTest, EveryRowHoldsExactlyThePlansTokens) {
   auto src = testing::RandomSource(5, 200, 90);
   for (PackMode pack : {PackMode::kConcat, PackMode::kBestFit}) {
-    LoaderOptions o = Options(3);
+    LoaderOptions o = PlanTestOptions(3);
     o.pack = pack;
     o.world_size = 2;
     o.rank = 1;
@@ -64,12 +64,12 @@ TEST(LoaderPlanTest, EveryRowHoldsExactlyThePlansTokens) {
           ++s;
           for (uint64_t i = 0; i < p.length; ++i) {
             ids.push_back(doc[p.offset + i]);
-            labels.push_back(p.offset + i + 1 < doc.size() ? doc[p.offset + i + 1] : kIgnore);
+            labels.push_back(p.offset + i + 1 < doc.size() ? doc[p.offset + i + 1] : kPlanIgnore);
             seg.push_back(s);
           }
         }
         ids.resize(o.seq_len, 0);
-        labels.resize(o.seq_len, kIgnore);
+        labels.resize(o.seq_len, kPlanIgnore);
         seg.resize(o.seq_len, 0);
         auto slice = [&](const std::vector<int64_t>& v) {
           return std::vector<int64_t>(v.begin() + row * o.seq_len,
@@ -89,7 +89,7 @@ TEST(LoaderPlanTest, SameBatchesForAnyWorkerCount) {
   auto src = testing::RandomSource(9, 300, 120);
   std::vector<BatchDump> reference;
   for (int workers : {1, 2, 3, 8}) {
-    auto loader = OpenOrDie({{"", src}}, Options(workers));
+    auto loader = OpenOrDie({{"", src}}, PlanTestOptions(workers));
     ASSERT_NE(loader, nullptr);
     std::vector<BatchDump> all;
     for (int e = 0; e < 2; ++e) {
@@ -107,7 +107,7 @@ TEST(LoaderPlanTest, SameBatchesForAnyWorkerCount) {
 
 TEST(LoaderPlanTest, ResumeFromCheckpointJsonEqualsUninterruptedStream) {
   auto src = testing::RandomSource(9, 300, 120);
-  auto loader = OpenOrDie({{"", src}}, Options(2));
+  auto loader = OpenOrDie({{"", src}}, PlanTestOptions(2));
   ASSERT_NE(loader, nullptr);
   std::vector<BatchDump> stream;
   std::vector<std::string> checkpoints;
@@ -123,7 +123,7 @@ TEST(LoaderPlanTest, ResumeFromCheckpointJsonEqualsUninterruptedStream) {
   for (size_t k : {size_t{0}, size_t{7}, stream.size() / 2}) {
     auto state = PlanState::FromJson(checkpoints[k]);
     ASSERT_TRUE(state.ok());
-    auto resumed = OpenOrDie({{"", src}}, Options(4), &*state);
+    auto resumed = OpenOrDie({{"", src}}, PlanTestOptions(4), &*state);
     ASSERT_NE(resumed, nullptr);
     std::vector<BatchDump> rest;
     while (rest.size() + k + 1 < stream.size()) {
@@ -138,10 +138,10 @@ TEST(LoaderPlanTest, ResumeFromCheckpointJsonEqualsUninterruptedStream) {
 TEST(LoaderPlanTest, CheckpointOfAnotherDatasetIsRefused) {
   auto a = testing::RandomSource(1, 100, 50);
   auto b = testing::RandomSource(2, 100, 50);
-  auto la = OpenOrDie({{"", a}}, Options(1));
+  auto la = OpenOrDie({{"", a}}, PlanTestOptions(1));
   ASSERT_NE(la, nullptr);
   PlanState state = la->State();
-  auto lb = Loader::Open({{"", b}}, Options(1), &state);
+  auto lb = Loader::Open({{"", b}}, PlanTestOptions(1), &state);
   EXPECT_EQ(lb.status().code(), StatusCode::kFailedPrecondition);
 }
 
@@ -157,7 +157,7 @@ TEST(LoaderPlanTest, OpensAMegatronDatasetByPath) {
   std::ofstream(prefix + ".idx", std::ios::binary)
       << stoker::testing::IdxBytesFor(8 /* uint16 */, 2, lengths);
   std::ofstream(prefix + ".bin", std::ios::binary) << stoker::testing::ArrayBytes(tokens);
-  LoaderOptions o = Options(2);
+  LoaderOptions o = PlanTestOptions(2);
   o.batch_size = 2;
   o.seq_len = 40;
   o.shuffle = ShuffleMode::kNone;
@@ -189,7 +189,7 @@ TEST(LoaderPlanTest, AMegatronInputsFingerprintIsPaidAtTheFirstCheckpointNotTheF
   std::ofstream(prefix + ".idx", std::ios::binary)
       << stoker::testing::IdxBytesFor(8 /* uint16 */, 2, lengths);
   std::ofstream(prefix + ".bin", std::ios::binary) << stoker::testing::ArrayBytes(tokens);
-  LoaderOptions o = Options(2);
+  LoaderOptions o = PlanTestOptions(2);
   o.batch_size = 2;
   o.seq_len = 40;
   const uint64_t before = plan::MegatronLengthPasses();

@@ -1,4 +1,5 @@
 #include "records/litdata_chunk.h"
+#include "records/half_float.h"
 
 #include <cmath>
 #include <cstring>
@@ -69,13 +70,6 @@ Dtype TorchDtype(int i) {
     case 20: return {2, false, false};
     default: return {};
   }
-}
-
-double HalfToDouble(uint16_t h) {
-  int exp = (h >> 10) & 31, mant = h & 1023;
-  double v = exp == 0 ? std::ldexp(mant, -24) : exp == 31 ? (mant ? NAN : INFINITY)
-                                                        : std::ldexp(mant + 1024, exp - 25);
-  return (h & 0x8000) ? -v : v;
 }
 
 Status DecodeArray(Dtype d, std::string_view data, const std::string& format, Field* f) {

@@ -1,4 +1,5 @@
 #include "records/mds_columns.h"
+#include "records/half_float.h"
 
 #include <charconv>
 #include <cmath>
@@ -43,14 +44,6 @@ const DTypeInfo& Info(MdsDType t) {
 }
 bool IsFloat(MdsDType t) {
   return t == MdsDType::kF16 || t == MdsDType::kF32 || t == MdsDType::kF64;
-}
-
-double HalfToDouble(uint16_t h) {
-  int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v = exp == 0    ? std::ldexp(mant, -24)
-             : exp == 31 ? (mant ? NAN : INFINITY)
-                         : std::ldexp(mant + 1024, exp - 25);
-  return (h & 0x8000) ? -v : v;
 }
 
 // Appends the element at `p` of type `t` to the field as an int or a float.

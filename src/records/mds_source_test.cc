@@ -16,14 +16,14 @@ namespace {
 const char* kConfig =
     R"({"column_encodings": ["int", "str", "ndarray:uint16"], "column_names": ["id", "text", "tokens"], "column_sizes": [8, null, null], "compression": null, "format": "mds", "hashes": [], "size_limit": 67108864, "version": 2})";
 
-std::string U32(uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
+std::string MdsU32(uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
 std::string I64(int64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
 
 std::string Sample(int64_t id, const std::string& text, const std::vector<uint16_t>& tokens) {
   std::string arr(1, 4);  // shape byte: ndim 1, uint8 dims
   arr += static_cast<char>(tokens.size());
   arr.append(reinterpret_cast<const char*>(tokens.data()), 2 * tokens.size());
-  return U32(text.size()) + U32(arr.size()) + I64(id) + text + arr;
+  return MdsU32(text.size()) + MdsU32(arr.size()) + I64(id) + text + arr;
 }
 
 // The FORMATS.md 2.6 shard: samples (7, "hi", [1,2,3]) and (8, "abc", [5]).
@@ -31,12 +31,12 @@ std::string Shard() {
   std::vector<std::string> samples = {Sample(7, "hi", {1, 2, 3}), Sample(8, "abc", {5})};
   std::string config = kConfig;
   uint32_t offset = 4 + 4 * 3 + config.size();
-  std::string out = U32(2);
+  std::string out = MdsU32(2);
   for (const std::string& s : samples) {
-    out += U32(offset);
+    out += MdsU32(offset);
     offset += s.size();
   }
-  out += U32(offset) + config;
+  out += MdsU32(offset) + config;
   for (const std::string& s : samples) out += s;
   return out;
 }
@@ -140,7 +140,7 @@ TEST(MdsColumnsTest, DecodesScalarsAndNdarrayHeaders) {
     std::string json = std::string(R"({"column_names":[")") + name + R"("],"column_encodings":[")" +
                        enc + R"("],"column_sizes":[)" + (size ? std::to_string(size) : "null") +
                        "]}";
-    std::string shard = U32(0) + U32(8 + json.size()) + json;
+    std::string shard = MdsU32(0) + MdsU32(8 + json.size()) + json;
     auto layout = ParseMdsShardLayout(shard, "x");
     ASSERT_TRUE(layout.ok()) << layout.status().ToString();
     cols.push_back(layout->columns[0]);
@@ -148,7 +148,7 @@ TEST(MdsColumnsTest, DecodesScalarsAndNdarrayHeaders) {
   std::string half("\x00\x3c", 2);  // 1.0
   std::string any = std::string("\x21\x04\x02", 3) + std::string("\x05\0\0\0\xfb\xff\xff\xff", 8);
   std::string fixed = std::string("\x01\0\0\0\x02\0\0\0", 8);
-  std::string sample = U32(any.size()) + U32(2) + half + any + fixed + "42";
+  std::string sample = MdsU32(any.size()) + MdsU32(2) + half + any + fixed + "42";
   std::vector<Field> fields;
   Status st = DecodeMdsSample(sample, cols, &fields);
   ASSERT_TRUE(st.ok()) << st.ToString();

@@ -1,4 +1,5 @@
 #include "records/tar_reader.h"
+#include "records/tar_block.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,9 +7,7 @@
 namespace stoker {
 namespace {
 
-constexpr size_t kBlock = 512;
-
-uint64_t Padded(uint64_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
+uint64_t Padded(uint64_t n) { return (n + kTarBlock - 1) / kTarBlock * kTarBlock; }
 
 // The bytes of a NUL-terminated header field.
 std::string_view Nts(const char* p, size_t n) {
@@ -46,7 +45,7 @@ bool ChecksumMatches(const char* h) {
   int64_t stored;
   if (!ParseNumber(h + 148, 8, &stored)) return false;
   int64_t unsigned_sum = 8 * ' ', signed_sum = 8 * ' ';
-  for (size_t i = 0; i < kBlock; ++i) {
+  for (size_t i = 0; i < kTarBlock; ++i) {
     if (i >= 148 && i < 156) continue;
     unsigned_sum += static_cast<uint8_t>(h[i]);
     signed_sum += static_cast<int8_t>(h[i]);
@@ -99,7 +98,7 @@ Status TarReader::ReadPadded(uint64_t n, std::string* out, const char* what) {
     return Corrupt(start, std::string("truncated ") + what + " (" + std::to_string(n) +
                               " bytes expected, " + std::to_string(got) + " present)");
   }
-  char pad[kBlock];
+  char pad[kTarBlock];
   size_t pad_n = static_cast<size_t>(total - n);
   STOKER_ASSIGN_OR_RETURN(size_t pad_got, ReadFully(*stream_, pad, pad_n));
   offset_ += pad_got;
@@ -144,8 +143,8 @@ Result<std::optional<TarMember>> TarReader::Next() {
   uint64_t first_header = kNoHeader;
   while (!done_) {
     uint64_t header_offset = offset_;
-    char h[kBlock];
-    STOKER_ASSIGN_OR_RETURN(size_t got, ReadFully(*stream_, h, kBlock));
+    char h[kTarBlock];
+    STOKER_ASSIGN_OR_RETURN(size_t got, ReadFully(*stream_, h, kTarBlock));
     offset_ += got;
     if (got == 0) {
       if (header_offset == 0) return Corrupt(0, "empty tar archive");
@@ -154,11 +153,11 @@ Result<std::optional<TarMember>> TarReader::Next() {
       done_ = true;  // the end of the data at a block boundary: tarfile ends here too
       break;
     }
-    if (got < kBlock) {
+    if (got < kTarBlock) {
       return Corrupt(header_offset,
                      "truncated tar header (" + std::to_string(got) + " of 512 bytes)");
     }
-    if (std::all_of(h, h + kBlock, [](char c) { return c == '\0'; })) {
+    if (std::all_of(h, h + kTarBlock, [](char c) { return c == '\0'; })) {
       if (first_header != kNoHeader)
         return Corrupt(first_header, "extended header without its member");
       done_ = true;

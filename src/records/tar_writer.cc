@@ -1,4 +1,5 @@
 #include "records/tar_writer.h"
+#include "records/tar_block.h"
 
 #include <cstdio>
 #include <cstring>
@@ -6,8 +7,7 @@
 namespace stoker {
 namespace {
 
-constexpr size_t kBlock = 512;
-constexpr uint64_t kRecordBytes = 20 * kBlock;
+constexpr uint64_t kRecordBytes = 20 * kTarBlock;
 
 void PutOctal(char* field, size_t width, uint64_t v) {
   // width - 1 digits and a NUL, like tarfile's itn().
@@ -34,7 +34,7 @@ std::string PaxRecord(std::string_view key, std::string_view value) {
 }  // namespace
 
 std::string TarHeaderBlock(std::string_view name, uint64_t size, char typeflag, uint64_t mtime) {
-  std::string h(kBlock, '\0');
+  std::string h(kTarBlock, '\0');
   std::memcpy(h.data(), name.data(), std::min<size_t>(name.size(), 100));
   PutOctal(&h[100], 8, 0444);
   PutOctal(&h[108], 8, 0);
@@ -78,11 +78,11 @@ std::string TarMemberHeader(std::string_view name, uint64_t size, uint64_t mtime
 }
 
 std::string TarPadding(uint64_t size) {
-  return std::string(static_cast<size_t>((kBlock - size % kBlock) % kBlock), '\0');
+  return std::string(static_cast<size_t>((kTarBlock - size % kTarBlock) % kTarBlock), '\0');
 }
 
 std::string TarEnd(uint64_t archive_bytes) {
-  uint64_t total = archive_bytes + 2 * kBlock;
+  uint64_t total = archive_bytes + 2 * kTarBlock;
   uint64_t padded = (total + kRecordBytes - 1) / kRecordBytes * kRecordBytes;
   return std::string(static_cast<size_t>(padded - archive_bytes), '\0');
 }

@@ -15,8 +15,8 @@
 namespace stoker::stream {
 namespace {
 
-constexpr char kMagic[] = "STKSCAN1\n";
-constexpr size_t kMagicSize = sizeof(kMagic) - 1;
+constexpr char kScanMagic[] = "STKSCAN1\n";
+constexpr size_t kScanMagicSize = sizeof(kScanMagic) - 1;
 
 // One file's documents in order: where each starts (JSONL: byte offset; else 0), its tokens and
 // its bytes.
@@ -77,10 +77,10 @@ std::string BesidePath(const std::string& data) {
 std::optional<FileScan> ReadScan(const std::string& file, const std::string& data,
                                  const FileStat& st, const std::string& identity) {
   Result<std::string> bytes = ReadFileToString(file);
-  if (!bytes.ok() || bytes->compare(0, kMagicSize, kMagic) != 0) return std::nullopt;
-  const size_t eol = bytes->find('\n', kMagicSize);
+  if (!bytes.ok() || bytes->compare(0, kScanMagicSize, kScanMagic) != 0) return std::nullopt;
+  const size_t eol = bytes->find('\n', kScanMagicSize);
   if (eol == std::string::npos) return std::nullopt;
-  nlohmann::json h = nlohmann::json::parse(bytes->begin() + kMagicSize, bytes->begin() + eol,
+  nlohmann::json h = nlohmann::json::parse(bytes->begin() + kScanMagicSize, bytes->begin() + eol,
                                            nullptr, /*allow_exceptions=*/false);
   if (!h.is_object() || h.value("version", 0) != 1 || h.value("path", "") != AbsolutePath(data) ||
       h.value("size_bytes", uint64_t{0}) != st.size || h.value("mtime_ns", int64_t{0}) != st.mtime_ns ||
@@ -115,7 +115,7 @@ Status WriteScan(const std::string& file, const std::string& data, const FileSta
                       {"size_bytes", st.size}, {"mtime_ns", st.mtime_ns},
                       {"identity", identity},  {"documents", scan.tokens.size()},
                       {"tokens", tokens},      {"bytes", bytes}};
-  std::string out = kMagic + h.dump() + "\n";
+  std::string out = kScanMagic + h.dump() + "\n";
   for (size_t i = 0; i < scan.tokens.size(); ++i) {
     char rec[16];
     std::memcpy(rec, &scan.offsets[i], 8);

@@ -40,6 +40,9 @@ struct RawItem {
   RawDocument raw;
 };
 
+// How a stream user asks to skip bad lines and records (named in the error that stops the stream).
+inline constexpr const char* kStreamSkipHint = "--on-error skip (Python: on_error=\"skip\")";
+
 struct ReaderOptions {
   DocumentEncoderOptions encoder;  // skip_bad_lines = on_error "skip"
   // A truncated or corrupt compressed shard: "skip" ends the shard early (counted) instead of

@@ -27,7 +27,7 @@ LoaderOptions Opts(ErrorPolicy policy) {
   return o;
 }
 
-StreamOptions SOpts(std::vector<std::string> inputs) {
+StreamOptions BadInputStreamOpts(std::vector<std::string> inputs) {
   StreamOptions s;
   s.inputs = std::move(inputs);
   s.shuffle_buffer = 8;
@@ -48,7 +48,7 @@ TEST(StreamBadInput, AShardThatDisappearsAfterOpenIsNamedOrSkipped) {
   for (ErrorPolicy policy : {ErrorPolicy::kFail, ErrorPolicy::kSkip}) {
     TempDir dir;
     std::vector<std::string> paths = WriteCorpus(dir, {80, 80, 80, 80, 80, 80, 80, 80});
-    auto p = StreamPlanner::Create(SOpts(paths), Opts(policy));
+    auto p = StreamPlanner::Create(BadInputStreamOpts(paths), Opts(policy));
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     ASSERT_GT((*p)->steps_per_epoch(0), 0u);
     std::filesystem::remove(paths[3]);  // after the pre-scan, before it is read
@@ -66,7 +66,7 @@ TEST(StreamBadInput, AShardThatDisappearsAfterOpenIsNamedOrSkipped) {
 TEST(StreamBadInput, EveryShardGoneUnderSkipIsAnErrorNotAHang) {
   TempDir dir;
   std::vector<std::string> paths = WriteCorpus(dir, {80, 80});
-  auto p = StreamPlanner::Create(SOpts(paths), Opts(ErrorPolicy::kSkip));
+  auto p = StreamPlanner::Create(BadInputStreamOpts(paths), Opts(ErrorPolicy::kSkip));
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   for (const std::string& f : paths) std::filesystem::remove(f);
   Status s = ReadEpoch(**p);
@@ -87,11 +87,11 @@ TEST(StreamBadInput, TruncatedZstdNamesTheFileOrIsACountedSkip) {
   for (int i = 0; i < 3000; ++i) body += "{\"text\": \"zst line " + std::to_string(i) + "\"}\n";
   const std::string z = Compress(body);
   paths.push_back(dir.Write("t.jsonl.zst", z.substr(0, z.size() / 2)));
-  auto failed = StreamPlanner::Create(SOpts(paths), Opts(ErrorPolicy::kFail));
+  auto failed = StreamPlanner::Create(BadInputStreamOpts(paths), Opts(ErrorPolicy::kFail));
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.status().message().find("t.jsonl.zst"), std::string::npos)
       << failed.status().ToString();
-  auto p = StreamPlanner::Create(SOpts(paths), Opts(ErrorPolicy::kSkip));
+  auto p = StreamPlanner::Create(BadInputStreamOpts(paths), Opts(ErrorPolicy::kSkip));
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_TRUE(ReadEpoch(**p).ok());
 }
@@ -103,7 +103,7 @@ TEST(StreamBadInput, AShardTruncatedAfterOpenFailsNamingItNotHangs) {
   for (int i = 0; i < 3000; ++i) body += "{\"text\": \"zst line " + std::to_string(i) + "\"}\n";
   const std::string z = Compress(body);
   const std::string path = dir.Write("t.jsonl.zst", z);
-  auto p = StreamPlanner::Create(SOpts({path}), Opts(ErrorPolicy::kFail));
+  auto p = StreamPlanner::Create(BadInputStreamOpts({path}), Opts(ErrorPolicy::kFail));
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   dir.Write("t.jsonl.zst", z.substr(0, z.size() / 3));
   Status s = ReadEpoch(**p);

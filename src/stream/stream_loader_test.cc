@@ -27,7 +27,7 @@ LoaderOptions Opts(int workers, PackMode pack) {
   return o;
 }
 
-StreamOptions SOpts(std::vector<std::string> inputs) {
+StreamOptions LoaderStreamOpts(std::vector<std::string> inputs) {
   StreamOptions s;
   s.inputs = std::move(inputs);
   s.shuffle_buffer = 40;  // far fewer than the documents: the buffer is full mid-stream
@@ -66,7 +66,7 @@ TEST_P(StreamLoaderPack, SameBatchesForAnyNumWorkers) {
   auto paths = WriteCorpus(dir, {200, 30, 150});
   std::vector<std::string> ref;
   for (int w : {1, 2, 8}) {
-    auto l = OpenStreamLoader(SOpts(paths), Opts(w, GetParam()));
+    auto l = OpenStreamLoader(LoaderStreamOpts(paths), Opts(w, GetParam()));
     ASSERT_TRUE(l.ok()) << l.status().ToString();
     std::vector<std::string> got = Take(**l, 60);  // crosses epoch ends
     if (ref.empty()) {
@@ -82,7 +82,7 @@ TEST_P(StreamLoaderPack, SameBatchesForAnyNumWorkersOnABiggerInput) {
   // 1,000 and a pool of 1, 2 and 8 threads (num_workers): the same batches, bytewise.
   TempDir dir;
   auto paths = WriteCorpus(dir, {3000, 400, 0, 2500, 1100});
-  StreamOptions so = SOpts(paths);
+  StreamOptions so = LoaderStreamOpts(paths);
   so.shuffle_buffer = 1000;
   std::vector<std::string> ref;
   for (int w : {1, 2, 8}) {
@@ -98,7 +98,7 @@ TEST_P(StreamLoaderPack, SameBatchesForAnyNumWorkersOnABiggerInput) {
 TEST_P(StreamLoaderPack, ResumeAtRandomStepsEqualsTheUninterruptedStream) {
   TempDir dir;
   auto paths = WriteCorpus(dir, {200, 30, 150});
-  auto l = OpenStreamLoader(SOpts(paths), Opts(2, GetParam())).value();
+  auto l = OpenStreamLoader(LoaderStreamOpts(paths), Opts(2, GetParam())).value();
   std::vector<PlanState> states;
   std::vector<std::string> all = Take(*l, 70, &states);
   std::mt19937 rng(3);
@@ -106,7 +106,7 @@ TEST_P(StreamLoaderPack, ResumeAtRandomStepsEqualsTheUninterruptedStream) {
     const size_t k = rng() % 60;
     // Through JSON, as a checkpoint would travel.
     PlanState st = PlanState::FromJson(states[k].ToJson()).value();
-    auto resumed = OpenStreamLoader(SOpts(paths), Opts(1 + trial, GetParam()), &st);
+    auto resumed = OpenStreamLoader(LoaderStreamOpts(paths), Opts(1 + trial, GetParam()), &st);
     ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
     std::vector<std::string> rest = Take(**resumed, 10);
     for (size_t i = 0; i < rest.size(); ++i) {
@@ -124,7 +124,7 @@ TEST_P(StreamLoaderPack, ManyShortEpochsWithManyWorkers) {
   auto paths = WriteCorpus(dir, {20, 9, 14});
   std::vector<std::string> ref;
   for (int w : {1, 8}) {
-    auto l = OpenStreamLoader(SOpts(paths), Opts(w, GetParam()));
+    auto l = OpenStreamLoader(LoaderStreamOpts(paths), Opts(w, GetParam()));
     ASSERT_TRUE(l.ok()) << l.status().ToString();
     std::vector<std::string> got = Take(**l, 120);
     ASSERT_EQ(got.size(), 120u);
@@ -139,12 +139,12 @@ INSTANTIATE_TEST_SUITE_P(Packs, StreamLoaderPack,
 TEST(StreamLoader, StateOfAnotherStreamIsRefused) {
   TempDir dir;
   auto paths = WriteCorpus(dir, {50, 50});
-  auto l = OpenStreamLoader(SOpts(paths), Opts(1, PackMode::kConcat)).value();
+  auto l = OpenStreamLoader(LoaderStreamOpts(paths), Opts(1, PackMode::kConcat)).value();
   std::vector<PlanState> states;
   Take(*l, 3, &states);
   LoaderOptions other = Opts(1, PackMode::kConcat);
   other.seed = 6;
-  auto r = OpenStreamLoader(SOpts(paths), other, &states[1]);
+  auto r = OpenStreamLoader(LoaderStreamOpts(paths), other, &states[1]);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("fingerprint"), std::string::npos);
 }
@@ -152,7 +152,7 @@ TEST(StreamLoader, StateOfAnotherStreamIsRefused) {
 Status OpenAndRead(const std::vector<std::string>& paths, ErrorPolicy policy, uint64_t* skipped) {
   LoaderOptions o = Opts(2, PackMode::kConcat);
   o.on_error = policy;
-  StreamOptions so = SOpts(paths);
+  StreamOptions so = LoaderStreamOpts(paths);
   so.utf8 = Utf8Policy::kFail;
   auto l = OpenStreamLoader(so, o);
   if (!l.ok()) return l.status();

@@ -66,6 +66,7 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   c.reader.encoder.text_field = options.text_field;
   c.reader.encoder.utf8 = options.utf8;
   c.reader.encoder.skip_bad_lines = loader.on_error == ErrorPolicy::kSkip;
+  c.reader.encoder.skip_hint = kStreamSkipHint;
   c.reader.skip_corrupt_shards = loader.on_error == ErrorPolicy::kSkip;
   int threads = options.encode_threads > 0 ? options.encode_threads : loader.num_workers;
   if (threads <= 0) {

@@ -15,7 +15,7 @@ namespace {
 using testing::TempDir;
 using testing::WriteCorpus;
 
-LoaderOptions Opts(uint32_t world, uint32_t rank, PackMode pack) {
+LoaderOptions PlannerOpts(uint32_t world, uint32_t rank, PackMode pack) {
   LoaderOptions o;
   o.batch_size = 2;
   o.seq_len = 64;
@@ -35,12 +35,12 @@ StreamOptions SOpts(std::vector<std::string> inputs, uint64_t buffer) {
 }
 
 // Per document (shard, record): the token positions covered in epoch 0 by pieces from epoch 0.
-struct Coverage {
+struct PlannerCoverage {
   std::map<std::pair<uint32_t, uint64_t>, std::vector<int>> tokens;
   uint64_t repeated_pieces = 0;  // pieces of the next epoch's stream (the documented remainder)
 };
 
-void Cover(const std::vector<PackedRow>& rows, Coverage* c) {
+void Cover(const std::vector<PackedRow>& rows, PlannerCoverage* c) {
   for (const PackedRow& row : rows) {
     for (const PackedPiece& p : row) {
       if (p.stream_epoch != 0) {
@@ -61,11 +61,11 @@ TEST_P(StreamExactlyOnce, EveryTokenAtMostOnceAcrossRanksAndEqualSteps) {
   TempDir dir;
   // Uneven shard sizes; one empty shard.
   std::vector<std::string> paths = WriteCorpus(dir, {300, 17, 0, 120, 45, 9, 260});
-  Coverage cov;
+  PlannerCoverage cov;
   uint64_t steps = 0;
   std::vector<std::shared_ptr<StreamPlanner>> planners;
   for (uint32_t r = 0; r < world; ++r) {
-    auto p = StreamPlanner::Create(SOpts(paths, 50), Opts(world, r, pack));
+    auto p = StreamPlanner::Create(SOpts(paths, 50), PlannerOpts(world, r, pack));
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     if (r == 0) steps = (*p)->steps_per_epoch(0);
     EXPECT_EQ((*p)->steps_per_epoch(0), steps) << "rank " << r;
@@ -116,9 +116,9 @@ INSTANTIATE_TEST_SUITE_P(Worlds, StreamExactlyOnce,
 TEST(StreamPlanner, WorldOneEpochSeesEveryDocumentExceptTheLastPartialBatch) {
   TempDir dir;
   std::vector<std::string> paths = WriteCorpus(dir, {100, 37, 63});
-  auto p = StreamPlanner::Create(SOpts(paths, 30), Opts(1, 0, PackMode::kPad)).value();
+  auto p = StreamPlanner::Create(SOpts(paths, 30), PlannerOpts(1, 0, PackMode::kPad)).value();
   ASSERT_EQ(p->steps_per_epoch(0), 100u);  // 200 documents, 2 rows a step, one row each
-  Coverage cov;
+  PlannerCoverage cov;
   for (uint64_t s = 0; s < 100; ++s) Cover(p->RowsAt({0, s * 2}).value(), &cov);
   EXPECT_EQ(cov.tokens.size(), 200u);
   EXPECT_EQ(cov.repeated_pieces, 0u);
@@ -131,9 +131,9 @@ TEST(StreamPlanner, GivenStepsPerEpochContinueIntoTheNextEpochsStream) {
   std::vector<std::string> paths = WriteCorpus(dir, {35, 25});
   StreamOptions so = SOpts(paths, 8);
   so.steps_per_epoch = 50;
-  auto p = StreamPlanner::Create(so, Opts(1, 0, PackMode::kPad)).value();
+  auto p = StreamPlanner::Create(so, PlannerOpts(1, 0, PackMode::kPad)).value();
   EXPECT_EQ(p->steps_per_epoch(0), 50u);
-  Coverage cov;
+  PlannerCoverage cov;
   uint64_t from_next = 0;
   for (uint64_t s = 0; s < 50; ++s) {
     const std::vector<PackedRow> rows = p->RowsAt({0, s * 2}).value();
@@ -151,7 +151,7 @@ TEST(StreamPlanner, IdsAreTheTokenizersIdsOfEveryDocument) {
   // multiset of rows must equal the multiset of (bytes tokenizer) encodings of the lines + EOS.
   TempDir dir;
   std::vector<std::string> paths = WriteCorpus(dir, {40, 24});  // 64 documents: 32 full steps
-  LoaderOptions o = Opts(1, 0, PackMode::kPad);
+  LoaderOptions o = PlannerOpts(1, 0, PackMode::kPad);
   o.seq_len = 1024;
   auto p = StreamPlanner::Create(SOpts(paths, 16), o).value();
   std::multiset<std::vector<int32_t>> got, want;
@@ -182,7 +182,7 @@ TEST(StreamPlanner, ShuffleBufferBreaksAdjacencyOfASortedInput) {
   for (int i = 0; i < n; ++i) body += "{\"text\": \"" + std::to_string(i) + "\"}\n";
   std::vector<std::string> paths{dir.Write("sorted.jsonl", body)};
   auto share = [&](uint64_t buffer) {
-    LoaderOptions o = Opts(1, 0, PackMode::kPad);
+    LoaderOptions o = PlannerOpts(1, 0, PackMode::kPad);
     o.batch_size = 1000;
     o.seq_len = 8;
     StreamOptions so = SOpts(paths, buffer);

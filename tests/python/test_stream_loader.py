@@ -114,7 +114,8 @@ def test_missing_text_field_names_file_and_offset_or_is_skipped(tmp_path):
     paths = write_corpus(tmp_path, [80])
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine"}\n{"body": "no text"}\n')
-    with pytest.raises(ValueError, match=r"bad\.jsonl.*byte offset 17.*missing text field"):
+    with pytest.raises(ValueError,
+                       match=r'bad\.jsonl.*byte offset 17.*missing text field.*on_error="skip"'):
         batches(open_loader(paths + [bad]), 10)
     assert len(batches(open_loader(paths + [bad], on_error="skip"), 10)) == 10
 
@@ -179,3 +180,4 @@ def test_bench_stream_cli(tmp_path, run_stoker):
                    "--batches", "5")
     assert p.returncode == 2, p.stdout + p.stderr
     assert "bad.jsonl" in p.stderr and "missing text field" in p.stderr
+    assert "--on-error skip" in p.stderr  # the stream's own flag, not pack's --bad-lines

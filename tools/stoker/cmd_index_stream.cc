@@ -52,6 +52,7 @@ int RunStreamIndex(const std::vector<std::string>& inputs, const StreamIndexArgs
   r.encoder.text_field = a.text_field;
   r.encoder.utf8 = *utf8;
   r.encoder.skip_bad_lines = r.skip_corrupt_shards = a.on_error == "skip";
+  r.encoder.skip_hint = stream::kStreamSkipHint;
   Result<std::vector<stream::StreamShard>> shards = stream::MakeShards(inputs, 1);
   if (!shards.ok()) return ReportError("index", shards.status());
   ctx->shards = std::move(*shards);
