@@ -1,5 +1,6 @@
 #include "format/token_convert.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -117,6 +118,18 @@ std::optional<uint64_t> Decode(const uint8_t* src, TokenDType dtype, uint64_t co
 template <typename Stored>
 std::optional<uint64_t> EncodeAs(const int32_t* ids, uint64_t count, uint8_t* dst) {
   constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<Stored>::max());
+  // A branch-free check of the whole run first (it vectorizes; a negative id wraps past kFit),
+  // then a plain conversion: the per-id loop below runs only to find the first bad id.
+  constexpr uint32_t kFit = static_cast<uint32_t>(std::min<uint64_t>(kMax, INT32_MAX));
+  bool bad = false;
+  for (uint64_t i = 0; i < count; ++i) bad |= static_cast<uint32_t>(ids[i]) > kFit;
+  if (!bad) {
+    for (uint64_t i = 0; i < count; ++i) {
+      Stored v = static_cast<Stored>(ids[i]);
+      std::memcpy(dst + i * sizeof(Stored), &v, sizeof(Stored));
+    }
+    return std::nullopt;
+  }
   for (uint64_t i = 0; i < count; ++i) {
     if (ids[i] < 0 || static_cast<uint64_t>(ids[i]) > kMax) return i;
     Stored v = static_cast<Stored>(ids[i]);
