@@ -112,13 +112,11 @@ Status MegatronWriter::AddDocument(std::span<const int32_t> tokens,
                            " but the document has " + std::to_string(tokens.size()) + " tokens");
   }
   // Checked before anything is written, so a rejected document leaves no partial bytes behind.
-  // A branch-free pass first (it vectorizes; a negative id wraps past `fit`), the per-id loop
-  // only to name a bad one: the pack writer thread checks every token.
+  // One fast check of the whole document (the pack writer thread checks every token); the
+  // per-id loop only to name a bad one.
   const uint64_t max_id = MaxTokenForDType(dtype_);
-  const auto fit = static_cast<uint32_t>(std::min<uint64_t>(max_id, INT32_MAX));
-  bool bad = false;
-  for (int32_t t : tokens) bad |= static_cast<uint32_t>(t) > fit;
-  for (size_t i = 0; bad && i < tokens.size(); ++i) {
+  const bool fit = TokensFit(tokens.data(), tokens.size(), max_id);
+  for (size_t i = 0; !fit && i < tokens.size(); ++i) {
     if (tokens[i] < 0 || static_cast<uint64_t>(tokens[i]) > max_id) {
       return InvalidArgument("MegatronWriter: token id " + std::to_string(tokens[i]) +
                              " at position " + std::to_string(i) + " of document " +

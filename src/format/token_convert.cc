@@ -118,12 +118,13 @@ std::optional<uint64_t> Decode(const uint8_t* src, TokenDType dtype, uint64_t co
 template <typename Stored>
 std::optional<uint64_t> EncodeAs(const int32_t* ids, uint64_t count, uint8_t* dst) {
   constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<Stored>::max());
-  // A branch-free check of the whole run first (it vectorizes; a negative id wraps past kFit),
-  // then a plain conversion: the per-id loop below runs only to find the first bad id.
-  constexpr uint32_t kFit = static_cast<uint32_t>(std::min<uint64_t>(kMax, INT32_MAX));
-  bool bad = false;
-  for (uint64_t i = 0; i < count; ++i) bad |= static_cast<uint32_t>(ids[i]) > kFit;
-  if (!bad) {
+  // The whole run checked at once, then a plain conversion: the per-id loop below runs only to
+  // find the first bad id.
+  if (TokensFit(ids, count, kMax)) {
+    if constexpr (std::is_same_v<Stored, int32_t>) {
+      if (count > 0) std::memcpy(dst, ids, count * sizeof(int32_t));
+      return std::nullopt;
+    }
     for (uint64_t i = 0; i < count; ++i) {
       Stored v = static_cast<Stored>(ids[i]);
       std::memcpy(dst + i * sizeof(Stored), &v, sizeof(Stored));
@@ -139,6 +140,20 @@ std::optional<uint64_t> EncodeAs(const int32_t* ids, uint64_t count, uint8_t* ds
 }
 
 }  // namespace
+
+bool TokensFit(const int32_t* ids, uint64_t count, uint64_t max_id) {
+  // As unsigned, a negative id is above INT32_MAX, so one maximum answers both questions.
+  const auto fit = static_cast<uint32_t>(std::min<uint64_t>(max_id, INT32_MAX));
+  uint32_t top[16] = {};
+  uint64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    for (int k = 0; k < 16; ++k) top[k] = std::max(top[k], static_cast<uint32_t>(ids[i + k]));
+  }
+  for (; i < count; ++i) top[0] = std::max(top[0], static_cast<uint32_t>(ids[i]));
+  uint32_t all = 0;
+  for (uint32_t t : top) all = std::max(all, t);
+  return all <= fit;
+}
 
 bool IsIntegerDType(TokenDType dtype) {
   return dtype != TokenDType::kFloat32 && dtype != TokenDType::kFloat64 &&
