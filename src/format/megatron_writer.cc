@@ -137,7 +137,7 @@ Status MegatronWriter::AddDocument(std::span<const int32_t> tokens,
     size_t n = std::min(room, tokens.size() - done);
     size_t old = buf.size();
     buf.resize(old + n * item);
-    EncodeTokens(tokens.data() + done, n, dtype_, buf.data() + old);
+    StoreFittingTokens(tokens.data() + done, n, dtype_, buf.data() + old);  // checked above
     bin_hash_->hasher.Update(buf.data() + old, n * item);
     done += n;
   }

@@ -116,19 +116,24 @@ std::optional<uint64_t> Decode(const uint8_t* src, TokenDType dtype, uint64_t co
 }
 
 template <typename Stored>
+void StoreAs(const int32_t* ids, uint64_t count, uint8_t* dst) {
+  if constexpr (std::is_same_v<Stored, int32_t>) {
+    if (count > 0) std::memcpy(dst, ids, count * sizeof(int32_t));
+  } else {
+    for (uint64_t i = 0; i < count; ++i) {
+      Stored v = static_cast<Stored>(ids[i]);
+      std::memcpy(dst + i * sizeof(Stored), &v, sizeof(Stored));
+    }
+  }
+}
+
+template <typename Stored>
 std::optional<uint64_t> EncodeAs(const int32_t* ids, uint64_t count, uint8_t* dst) {
   constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<Stored>::max());
   // The whole run checked at once, then a plain conversion: the per-id loop below runs only to
   // find the first bad id.
   if (TokensFit(ids, count, kMax)) {
-    if constexpr (std::is_same_v<Stored, int32_t>) {
-      if (count > 0) std::memcpy(dst, ids, count * sizeof(int32_t));
-      return std::nullopt;
-    }
-    for (uint64_t i = 0; i < count; ++i) {
-      Stored v = static_cast<Stored>(ids[i]);
-      std::memcpy(dst + i * sizeof(Stored), &v, sizeof(Stored));
-    }
+    StoreAs<Stored>(ids, count, dst);
     return std::nullopt;
   }
   for (uint64_t i = 0; i < count; ++i) {
@@ -216,6 +221,29 @@ std::optional<uint64_t> EncodeTokens(const int32_t* ids, uint64_t count, TokenDT
       return EncodeAs<uint64_t>(ids, count, dst);
     default:
       return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
+  }
+}
+
+void StoreFittingTokens(const int32_t* ids, uint64_t count, TokenDType dtype, uint8_t* dst) {
+  switch (dtype) {
+    case TokenDType::kUint8:
+      return StoreAs<uint8_t>(ids, count, dst);
+    case TokenDType::kInt8:
+      return StoreAs<int8_t>(ids, count, dst);
+    case TokenDType::kInt16:
+      return StoreAs<int16_t>(ids, count, dst);
+    case TokenDType::kUint16:
+      return StoreAs<uint16_t>(ids, count, dst);
+    case TokenDType::kInt32:
+      return StoreAs<int32_t>(ids, count, dst);
+    case TokenDType::kUint32:
+      return StoreAs<uint32_t>(ids, count, dst);
+    case TokenDType::kInt64:
+      return StoreAs<int64_t>(ids, count, dst);
+    case TokenDType::kUint64:
+      return StoreAs<uint64_t>(ids, count, dst);
+    default:
+      return;
   }
 }
 

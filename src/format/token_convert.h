@@ -33,6 +33,8 @@ std::optional<uint64_t> DecodeTokens(const uint8_t* src, TokenDType dtype, uint6
 // does not fit (negative or above MaxTokenForDType), or nullopt on success.
 std::optional<uint64_t> EncodeTokens(const int32_t* ids, uint64_t count, TokenDType dtype,
                                      uint8_t* dst);
+// EncodeTokens without the check, for ids the caller has checked with TokensFit.
+void StoreFittingTokens(const int32_t* ids, uint64_t count, TokenDType dtype, uint8_t* dst);
 
 // A Corruption status for element `index` of a token array starting at byte `base_offset` of
 // `file`: "<file>: at byte <offset>: token value does not fit <out type> ...".

@@ -107,6 +107,9 @@ void ExpectEncodes(TokenDType dtype) {
     std::vector<uint8_t> out(n * sizeof(Stored) + 1);
     EXPECT_TRUE(TokensFit(ids.data(), n, static_cast<uint64_t>(max)));
     ASSERT_FALSE(EncodeTokens(ids.data(), n, dtype, out.data()).has_value()) << n;
+    std::vector<uint8_t> stored(out.size());
+    StoreFittingTokens(ids.data(), n, dtype, stored.data());
+    EXPECT_EQ(stored, out) << n;
     for (size_t i = 0; i < n; ++i) {
       Stored v;
       std::memcpy(&v, out.data() + i * sizeof(Stored), sizeof(Stored));
