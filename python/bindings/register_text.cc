@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "id_lists.h"
 #include "register.h"
 #include "text/tokenizer.h"
 #include "text/worker_pool.h"
@@ -24,46 +25,6 @@ namespace nb = nanobind;
 
 namespace stoker::python {
 namespace {
-
-// One Python int per id of the vocabulary, made on the first list output: a list of ids is then
-// references to these (an increment each) instead of a new int object per token, which made
-// building lists under the GIL (serial in encode_batch) and freeing them 4-5x slower.
-// Touched only under the GIL.
-class IntCache {
- public:
-  IntCache() = default;
-  IntCache(IntCache&& o) noexcept : ints_(std::move(o.ints_)) { o.ints_.clear(); }
-  IntCache& operator=(IntCache&&) = delete;
-  ~IntCache() {
-    for (PyObject* o : ints_) Py_XDECREF(o);
-  }
-
-  // A new reference to the int `id`, or nullptr with a Python error set.
-  PyObject* Get(int32_t id) {
-    if (id >= 0 && static_cast<size_t>(id) < ints_.size()) {
-      PyObject* o = ints_[static_cast<size_t>(id)];
-      Py_INCREF(o);
-      return o;
-    }
-    return PyLong_FromLong(id);
-  }
-
-  void Fill(uint64_t vocab_size) {
-    if (!ints_.empty() || vocab_size > (uint64_t{1} << 24)) return;  // no cache past 16M ids
-    std::vector<PyObject*> ints(vocab_size);
-    for (size_t i = 0; i < ints.size(); ++i) {
-      ints[i] = PyLong_FromLong(static_cast<long>(i));
-      if (!ints[i]) {
-        for (size_t k = 0; k < i; ++k) Py_DECREF(ints[k]);
-        throw nb::python_error();
-      }
-    }
-    ints_ = std::move(ints);
-  }
-
- private:
-  std::vector<PyObject*> ints_;
-};
 
 struct PyTokenizer {
   std::unique_ptr<Tokenizer> tokenizer;
@@ -116,39 +77,51 @@ struct Chunk {
   size_t first = 0, last = 0;  // texts [first, last)
   size_t bytes = 0;
   std::vector<std::vector<int32_t>> ids;  // per text
+  std::vector<uint8_t> covered;           // per text: every id has a cached int
+  std::vector<PyObject*> shells;          // per text: its list shell, to fill without the GIL
   Status status;
   size_t failed = 0;  // the text that failed, when !status.ok()
 };
 
 constexpr size_t kChunkBytes = 64 << 10;  // about 1 ms of BPE work: many chunks per thread
 
-// encode_batch: the texts' UTF-8 is borrowed from the str objects (no copy). The texts are cut
-// into chunks that the threads take in turn, largest first (so no thread is left with a big one
-// at the end): the calling thread and num_threads - 1 threads of the process's WorkerPool (whose
-// piece caches stay warm across calls). Each thread turns the chunk it encoded into Python
-// objects under the GIL, as tiktoken's batch does: that work (serial by nature) overlaps the
-// other threads' encoding instead of following it.
-nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy) {
+// Cuts the texts into chunks of about kChunkBytes, borrowing each str's UTF-8 (no copy).
+std::vector<Chunk> ChunkTexts(const nb::list& texts, std::vector<nb::object>* keep,
+                              std::vector<std::string_view>* utf8) {
   const size_t count = texts.size();
-  std::vector<nb::object> keep(count);  // the strs stay alive while their bytes are read
-  std::vector<std::string_view> utf8(count);
+  keep->resize(count);  // the strs stay alive while their bytes are read
+  utf8->resize(count);
   std::vector<Chunk> chunks;
   for (size_t i = 0; i < count; ++i) {
-    keep[i] = texts[i];
-    if (!PyUnicode_Check(keep[i].ptr())) {
+    (*keep)[i] = texts[i];
+    if (!PyUnicode_Check((*keep)[i].ptr())) {
       throw nb::type_error(("encode_batch: text " + std::to_string(i) + " is not a str").c_str());
     }
     Py_ssize_t size = 0;
-    const char* data = PyUnicode_AsUTF8AndSize(keep[i].ptr(), &size);
+    const char* data = PyUnicode_AsUTF8AndSize((*keep)[i].ptr(), &size);
     if (!data) throw nb::python_error();
-    utf8[i] = std::string_view(data, static_cast<size_t>(size));
+    (*utf8)[i] = std::string_view(data, static_cast<size_t>(size));
     if (chunks.empty() || chunks.back().bytes >= kChunkBytes) {
       chunks.emplace_back();
       chunks.back().first = i;
     }
     chunks.back().last = i + 1;
-    chunks.back().bytes += utf8[i].size() + 64;  // + a little per text: tiny texts make chunks
+    chunks.back().bytes += (*utf8)[i].size() + 64;  // + a little per text: tiny texts make chunks
   }
+  return chunks;
+}
+
+// encode_batch: the chunks go to the threads largest first (so no thread is left with a big one
+// at the end): the calling thread and num_threads - 1 threads of the process's WorkerPool (whose
+// piece caches stay warm across calls). Each thread takes the GIL once per chunk it encoded, to
+// make that chunk's Python objects: a NumPy array per text, or for lists (see id_lists.h) an
+// untracked list shell whose items the thread then fills without the GIL. The GIL-held part is
+// thus a few allocations per chunk, and it overlaps the other threads' encoding.
+nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy) {
+  const size_t count = texts.size();
+  std::vector<nb::object> keep;
+  std::vector<std::string_view> utf8;
+  std::vector<Chunk> chunks = ChunkTexts(texts, &keep, &utf8);
   std::vector<size_t> order(chunks.size());  // the order chunks are encoded in
   for (size_t c = 0; c < order.size(); ++c) order[c] = c;
   std::stable_sort(order.begin(), order.end(),
@@ -159,14 +132,18 @@ nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy
       std::min<size_t>(static_cast<size_t>(n), std::max<size_t>(1, chunks.size())));
 
   if (!numpy) t.ints.Fill(t.tokenizer->vocab_size());
+  const bool shells = !numpy && kFillListsWithoutGil && t.ints.size() > 0;
   PyObject* result = PyList_New(static_cast<Py_ssize_t>(count));
   if (!result) throw nb::python_error();
   nb::list out = nb::steal<nb::list>(result);
   std::atomic<size_t> next{0};  // into order
-  Status error;                 // guarded by the GIL, like the two below
+  std::atomic<size_t> next_thread{0};
+  std::vector<RefCounts> refs(static_cast<size_t>(n));  // one per thread
+  Status error;                                         // guarded by the GIL, like the two below
   size_t error_text = count;
   std::exception_ptr failure;  // a Python error while converting
-  auto convert = [&](Chunk& c) {
+  // Under the GIL: the chunk's Python objects (list shells where c.shells says so).
+  auto convert = [&](Chunk& c, RefCounts& rc) {
     if (!c.status.ok()) {
       if (c.failed < error_text) {
         error_text = c.failed;
@@ -174,28 +151,50 @@ nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy
       }
       return;
     }
+    uint64_t tokens = 0;
+    for (const std::vector<int32_t>& ids : c.ids) tokens += ids.size();
+    if (shells) {
+      rc.Prepare(t.ints);
+      if (rc.pending() + tokens > UINT32_MAX) rc.Apply(t.ints);
+    }
     for (size_t i = c.first; i < c.last; ++i) {
-      nb::object ids = IdsToPython(std::move(c.ids[i - c.first]), numpy, t.ints);
-      PyList_SET_ITEM(result, static_cast<Py_ssize_t>(i), ids.release().ptr());
+      std::vector<int32_t>& ids = c.ids[i - c.first];
+      PyObject* item = nullptr;
+      if (shells && c.covered[i - c.first]) {
+        item = NewShell(ids.size());
+        if (!item) throw nb::python_error();
+        c.shells[i - c.first] = item;
+      } else {
+        item = IdsToPython(std::move(ids), numpy, t.ints).release().ptr();
+      }
+      PyList_SET_ITEM(result, static_cast<Py_ssize_t>(i), item);
     }
   };
   auto work = [&] {
+    RefCounts& rc = refs[next_thread.fetch_add(1)];
     for (size_t k; (k = next.fetch_add(1)) < order.size();) {
       Chunk& c = chunks[order[k]];
       c.ids.resize(c.last - c.first);
+      c.covered.assign(c.last - c.first, 0);
+      c.shells.assign(c.last - c.first, nullptr);
       for (size_t i = c.first; i < c.last && c.status.ok(); ++i) {
-        c.status = t.tokenizer->Encode(utf8[i], &c.ids[i - c.first]);
+        std::vector<int32_t>& ids = c.ids[i - c.first];
+        c.status = t.tokenizer->Encode(utf8[i], &ids);
         c.failed = i;
+        c.covered[i - c.first] = shells && t.ints.Covers(ids);
       }
       {
         nb::gil_scoped_acquire gil;
         if (failure) return;
         try {
-          convert(c);
+          convert(c, rc);
         } catch (...) {
           failure = std::current_exception();
           next.store(order.size());
         }
+      }
+      for (size_t j = 0; j < c.shells.size(); ++j) {  // the shells made: filled on this thread
+        if (c.shells[j]) rc.Fill(c.shells[j], c.ids[j], t.ints);
       }
       std::vector<std::vector<int32_t>>().swap(c.ids);  // freed without the GIL
     }
@@ -206,8 +205,11 @@ nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy
     if (n > 1) helpers.emplace(WorkerPool::Shared().Start(static_cast<size_t>(n - 1), work));
     work();
   }  // the helpers are waited for here, without the GIL (they take it to convert)
+  // The references the shells took, before any of them can be freed (also on an error).
+  for (RefCounts& rc : refs) rc.Apply(t.ints);
   if (failure) std::rethrow_exception(failure);
   ThrowIfError(error);
+  if (shells) TrackShells(result);
   return out;
 }
 

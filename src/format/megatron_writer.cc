@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -111,8 +112,11 @@ Status MegatronWriter::AddDocument(std::span<const int32_t> tokens,
                            " but the document has " + std::to_string(tokens.size()) + " tokens");
   }
   // Checked before anything is written, so a rejected document leaves no partial bytes behind.
+  // One fast check of the whole document (the pack writer thread checks every token); the
+  // per-id loop only to name a bad one.
   const uint64_t max_id = MaxTokenForDType(dtype_);
-  for (size_t i = 0; i < tokens.size(); ++i) {
+  const bool fit = TokensFit(tokens.data(), tokens.size(), max_id);
+  for (size_t i = 0; !fit && i < tokens.size(); ++i) {
     if (tokens[i] < 0 || static_cast<uint64_t>(tokens[i]) > max_id) {
       return InvalidArgument("MegatronWriter: token id " + std::to_string(tokens[i]) +
                              " at position " + std::to_string(i) + " of document " +
@@ -133,7 +137,7 @@ Status MegatronWriter::AddDocument(std::span<const int32_t> tokens,
     size_t n = std::min(room, tokens.size() - done);
     size_t old = buf.size();
     buf.resize(old + n * item);
-    EncodeTokens(tokens.data() + done, n, dtype_, buf.data() + old);
+    StoreFittingTokens(tokens.data() + done, n, dtype_, buf.data() + old);  // checked above
     bin_hash_->hasher.Update(buf.data() + old, n * item);
     done += n;
   }

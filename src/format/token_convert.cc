@@ -1,5 +1,6 @@
 #include "format/token_convert.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -115,8 +116,26 @@ std::optional<uint64_t> Decode(const uint8_t* src, TokenDType dtype, uint64_t co
 }
 
 template <typename Stored>
+void StoreAs(const int32_t* ids, uint64_t count, uint8_t* dst) {
+  if constexpr (std::is_same_v<Stored, int32_t>) {
+    if (count > 0) std::memcpy(dst, ids, count * sizeof(int32_t));
+  } else {
+    for (uint64_t i = 0; i < count; ++i) {
+      Stored v = static_cast<Stored>(ids[i]);
+      std::memcpy(dst + i * sizeof(Stored), &v, sizeof(Stored));
+    }
+  }
+}
+
+template <typename Stored>
 std::optional<uint64_t> EncodeAs(const int32_t* ids, uint64_t count, uint8_t* dst) {
   constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<Stored>::max());
+  // The whole run checked at once, then a plain conversion: the per-id loop below runs only to
+  // find the first bad id.
+  if (TokensFit(ids, count, kMax)) {
+    StoreAs<Stored>(ids, count, dst);
+    return std::nullopt;
+  }
   for (uint64_t i = 0; i < count; ++i) {
     if (ids[i] < 0 || static_cast<uint64_t>(ids[i]) > kMax) return i;
     Stored v = static_cast<Stored>(ids[i]);
@@ -126,6 +145,20 @@ std::optional<uint64_t> EncodeAs(const int32_t* ids, uint64_t count, uint8_t* ds
 }
 
 }  // namespace
+
+bool TokensFit(const int32_t* ids, uint64_t count, uint64_t max_id) {
+  // As unsigned, a negative id is above INT32_MAX, so one maximum answers both questions.
+  const auto fit = static_cast<uint32_t>(std::min<uint64_t>(max_id, INT32_MAX));
+  uint32_t top[16] = {};
+  uint64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    for (int k = 0; k < 16; ++k) top[k] = std::max(top[k], static_cast<uint32_t>(ids[i + k]));
+  }
+  for (; i < count; ++i) top[0] = std::max(top[0], static_cast<uint32_t>(ids[i]));
+  uint32_t all = 0;
+  for (uint32_t t : top) all = std::max(all, t);
+  return all <= fit;
+}
 
 bool IsIntegerDType(TokenDType dtype) {
   return dtype != TokenDType::kFloat32 && dtype != TokenDType::kFloat64 &&
@@ -188,6 +221,29 @@ std::optional<uint64_t> EncodeTokens(const int32_t* ids, uint64_t count, TokenDT
       return EncodeAs<uint64_t>(ids, count, dst);
     default:
       return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
+  }
+}
+
+void StoreFittingTokens(const int32_t* ids, uint64_t count, TokenDType dtype, uint8_t* dst) {
+  switch (dtype) {
+    case TokenDType::kUint8:
+      return StoreAs<uint8_t>(ids, count, dst);
+    case TokenDType::kInt8:
+      return StoreAs<int8_t>(ids, count, dst);
+    case TokenDType::kInt16:
+      return StoreAs<int16_t>(ids, count, dst);
+    case TokenDType::kUint16:
+      return StoreAs<uint16_t>(ids, count, dst);
+    case TokenDType::kInt32:
+      return StoreAs<int32_t>(ids, count, dst);
+    case TokenDType::kUint32:
+      return StoreAs<uint32_t>(ids, count, dst);
+    case TokenDType::kInt64:
+      return StoreAs<int64_t>(ids, count, dst);
+    case TokenDType::kUint64:
+      return StoreAs<uint64_t>(ids, count, dst);
+    default:
+      return;
   }
 }
 

@@ -17,6 +17,9 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "stoker's file formats 
 
 // Largest token id that `dtype` can store (for integer dtypes; 2^53 for floats).
 uint64_t MaxTokenForDType(TokenDType dtype);
+// Whether every id is in [0, max_id] (a branch-free max over blocks of 16, which the compiler
+// turns into vector code even at -O2): the fast check before a per-id search for the bad one.
+bool TokensFit(const int32_t* ids, uint64_t count, uint64_t max_id);
 bool IsIntegerDType(TokenDType dtype);
 
 // Converts `count` elements at `src` to `out`. Returns the index of the first element that is not
@@ -30,6 +33,8 @@ std::optional<uint64_t> DecodeTokens(const uint8_t* src, TokenDType dtype, uint6
 // does not fit (negative or above MaxTokenForDType), or nullopt on success.
 std::optional<uint64_t> EncodeTokens(const int32_t* ids, uint64_t count, TokenDType dtype,
                                      uint8_t* dst);
+// EncodeTokens without the check, for ids the caller has checked with TokensFit.
+void StoreFittingTokens(const int32_t* ids, uint64_t count, TokenDType dtype, uint8_t* dst);
 
 // A Corruption status for element `index` of a token array starting at byte `base_offset` of
 // `file`: "<file>: at byte <offset>: token value does not fit <out type> ...".

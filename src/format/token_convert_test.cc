@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -91,6 +92,47 @@ TEST(TokenConvertTest, RejectsValuesTooLargeForTheOutputType) {
   ExpectRejects<int64_t, int32_t>(TokenDType::kInt64, int64_t{1} << 31);
   ExpectRejects<uint64_t, int32_t>(TokenDType::kUint64, uint64_t{1} << 40);
   ExpectRejects<uint64_t, int64_t>(TokenDType::kUint64, ~uint64_t{0});
+}
+
+// EncodeTokens checks a whole run at once (TokensFit) before converting: every length around
+// its block of 16, and a bad id (one past the type's maximum, or negative) at every position,
+// give the converted bytes, or the index of the first bad id.
+template <typename Stored>
+void ExpectEncodes(TokenDType dtype) {
+  const int64_t max = std::min<int64_t>(std::numeric_limits<Stored>::max(), INT32_MAX);
+  for (size_t n : {0, 1, 15, 16, 17, 33, 100}) {
+    std::vector<int32_t> ids(n);
+    for (size_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 7919) % (max + 1));
+    if (n > 0) ids[n / 2] = static_cast<int32_t>(max);
+    std::vector<uint8_t> out(n * sizeof(Stored) + 1);
+    EXPECT_TRUE(TokensFit(ids.data(), n, static_cast<uint64_t>(max)));
+    ASSERT_FALSE(EncodeTokens(ids.data(), n, dtype, out.data()).has_value()) << n;
+    std::vector<uint8_t> stored(out.size());
+    StoreFittingTokens(ids.data(), n, dtype, stored.data());
+    EXPECT_EQ(stored, out) << n;
+    for (size_t i = 0; i < n; ++i) {
+      Stored v;
+      std::memcpy(&v, out.data() + i * sizeof(Stored), sizeof(Stored));
+      ASSERT_EQ(static_cast<int64_t>(v), ids[i]) << n << " " << i;
+    }
+    for (size_t bad = 0; bad < n; ++bad) {
+      for (int64_t value : {int64_t{-1}, max + 1}) {
+        if (value > INT32_MAX) continue;
+        std::vector<int32_t> b = ids;
+        b[bad] = static_cast<int32_t>(value);
+        if (bad + 3 < n) b[bad + 3] = -5;  // a later bad id does not hide the first
+        EXPECT_FALSE(TokensFit(b.data(), n, static_cast<uint64_t>(max)));
+        EXPECT_EQ(EncodeTokens(b.data(), n, dtype, out.data()), std::optional<uint64_t>(bad));
+      }
+    }
+  }
+}
+
+TEST(TokenConvertTest, EncodesRunsAndFindsTheFirstIdThatDoesNotFit) {
+  ExpectEncodes<uint8_t>(TokenDType::kUint8);
+  ExpectEncodes<uint16_t>(TokenDType::kUint16);
+  ExpectEncodes<int32_t>(TokenDType::kInt32);
+  ExpectEncodes<int64_t>(TokenDType::kInt64);
 }
 
 }  // namespace

@@ -30,6 +30,8 @@ class InputReader {
   // consumed while filling the batch (line by line for plain JSONL, whole files otherwise), for
   // progress and ETA. Errors name the file.
   Result<bool> NextBatch(std::vector<RawDocument>* batch, uint64_t* disk_bytes_done);
+  // The size at which the next batches close (the pack reader makes its last ones smaller).
+  void set_batch_bytes(uint64_t batch_bytes) { batch_bytes_ = batch_bytes; }
 
  private:
   const std::vector<InputFile>* files_;

@@ -1,5 +1,6 @@
 #include "ingest/pack.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <condition_variable>
@@ -16,6 +17,8 @@
 
 namespace stoker {
 namespace {
+
+constexpr uint64_t kMinTailBatch = 16 << 10;
 
 // A batch of raw documents on its way to a worker, numbered in input order.
 struct WorkItem {
@@ -58,12 +61,21 @@ class Pipeline {
 
  private:
   // 1. Read batches in order; 2. wait for room (bounded in-flight count); 3. queue them.
+  // The batches shrink towards the end of the input (down to kMinTailBatch), so that the
+  // workers run out of work together rather than one waiting while another encodes a full
+  // last batch (the order, and so the output, does not depend on the batch sizes).
   void ReadLoop() {
     InputReader input(&files_, slice_, options_.batch_bytes, options_.encoder.text_field,
                       options_.key_field, options_.encoder.skip_bad_lines);
+    uint64_t disk_left = 0;
+    for (size_t i = slice_.first; i < slice_.last; ++i) disk_left += files_[i].size_bytes;
+    const uint64_t spread = 4 * static_cast<uint64_t>(options_.threads);
     while (true) {
       WorkItem item;
+      input.set_batch_bytes(
+          std::min(options_.batch_bytes, std::max(kMinTailBatch, disk_left / spread)));
       Result<bool> more = input.NextBatch(&item.docs, &item.disk_bytes_done);
+      disk_left -= std::min(disk_left, item.disk_bytes_done);
       if (!more.ok()) item.read_error = more.status();
       bool last = !more.ok() || !*more;
       if (!item.docs.empty() || !item.read_error.ok()) {

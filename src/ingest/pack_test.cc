@@ -120,6 +120,37 @@ TEST_F(PackTest, OutputBytesDoNotDependOnThreads) {
   }
 }
 
+TEST_F(PackTest, LastBatchesShrinkAndTheOutputStaysTheSame) {
+  // 1.5 MB in 256 KiB batches would be 6 items; towards the end the reader makes them smaller
+  // (so the workers finish together): more items, each written in order, and the same bytes on
+  // 1, 2 and 8 threads.
+  std::string jsonl;
+  for (int i = 0; jsonl.size() < (3u << 19); ++i) {
+    jsonl += JsonlLine("doc " + std::to_string(i) + " " + std::string(200 + i % 300, 'a' + i % 26));
+  }
+  WriteFile(dir_->Join("big/a.jsonl"), jsonl);
+  std::string reference;
+  for (int threads : {1, 2, 8}) {
+    PackOptions o = Options({dir_->Join("big")}, "big" + std::to_string(threads));
+    o.threads = threads;
+    uint64_t items = 0, last_done = 0;
+    bool grows = true;
+    o.on_progress = [&](const PackProgress& p) {
+      ++items;
+      grows = grows && p.disk_bytes_done > last_done;
+      last_done = p.disk_bytes_done;
+    };
+    auto r = Pack(o, *bytes_);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GT(items, 12u) << threads;
+    EXPECT_TRUE(grows);
+    EXPECT_EQ(last_done, jsonl.size());
+    std::string bin = ReadFile(o.output_dir + "/part-00000-00000.bin");
+    if (threads == 1) reference = bin;
+    EXPECT_EQ(bin, reference) << threads;
+  }
+}
+
 TEST_F(PackTest, ShardsCloseAtSizeWithoutSplittingDocuments) {
   std::string jsonl;
   for (int i = 0; i < 100; ++i) jsonl += JsonlLine(std::string(99, 'a' + i % 26));  // 100 tokens

@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <queue>
 #include <thread>
 
@@ -20,6 +21,13 @@ uint64_t HashPair(uint64_t key) {
   return key;
 }
 
+// A pair's key in the pair table (0 is the empty slot).
+uint64_t PairKey(int32_t left, int32_t right) {
+  return ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+          static_cast<uint32_t>(right)) +
+         1;
+}
+
 uint64_t TableSize(size_t entries) {
   uint64_t n = 16;
   while (n < entries * 2) n <<= 1;
@@ -28,22 +36,61 @@ uint64_t TableSize(size_t entries) {
 
 }  // namespace
 
-void BpeModel::BuildIndex() {
-  uint64_t n = TableSize(tokens_.size());
-  slots_.assign(n, kEmptySlot);
+// Runs fn(0..parts-1), part 0 on the calling thread and the others on threads of their own.
+template <typename Fn>
+void RunParts(size_t parts, const Fn& fn) {
+  std::vector<std::thread> helpers;
+  for (size_t p = 1; p < parts; ++p) helpers.emplace_back([&fn, p] { fn(p); });
+  fn(0);
+  for (auto& h : helpers) h.join();
+}
+
+void BpeModel::BuildIndex(size_t parts) {
+  const uint64_t n = TableSize(tokens_.size());
+  slots_ = ZeroedArray<uint64_t>(n);
   slot_mask_ = n - 1;
-  for (size_t id = 0; id < tokens_.size(); ++id) {
+  std::vector<std::vector<int32_t>> bytes(parts, std::vector<int32_t>(256, -1));
+  const size_t size = tokens_.size();
+  RunParts(parts, [&](size_t p) {
+    IndexRange(size * p / parts, size * (p + 1) / parts, parts > 1, bytes[p].data());
+  });
+  for (int b = 0; b < 256; ++b) {  // the lowest id of each byte: the first part that has one
+    for (size_t p = 0; p < parts && byte_ids_[b] < 0; ++p) byte_ids_[b] = bytes[p][b];
+  }
+}
+
+// With `concurrent`, slots are claimed by compare-and-swap. A token's bytes always probe the same
+// sequence of slots and a slot never loses its bytes, so two equal tokens meet in one slot, where
+// the lower id wins (a duplicate keeps the first id, as with one thread).
+void BpeModel::IndexRange(size_t first, size_t last, bool concurrent, int32_t* byte_ids) {
+  for (size_t id = first; id < last; ++id) {
     const std::string& t = tokens_[id];
     if (t.empty()) continue;
-    if (t.size() == 1) {
-      int32_t& b = byte_ids_[static_cast<uint8_t>(t[0])];
-      if (b < 0) b = static_cast<int32_t>(id);
+    if (t.size() == 1 && byte_ids[static_cast<uint8_t>(t[0])] < 0) {
+      byte_ids[static_cast<uint8_t>(t[0])] = static_cast<int32_t>(id);
     }
-    if (Find(t) >= 0) continue;  // a duplicate keeps the first (lowest) id
-    uint64_t h = HashBytes(t);
-    uint64_t at = h & slot_mask_;
-    while (slots_[at] != kEmptySlot) at = (at + 1) & slot_mask_;
-    slots_[at] = (h & kTagMask) | static_cast<uint32_t>(id);
+    const uint64_t h = HashBytes(t);
+    const uint64_t mine = (h & kTagMask) | (id + 1);
+    for (uint64_t at = h & slot_mask_;; at = (at + 1) & slot_mask_) {
+      std::atomic_ref<uint64_t> slot(slots_[at]);
+      uint64_t cur = concurrent ? slot.load(std::memory_order_relaxed) : slots_[at];
+      bool placed = false, next = false;
+      while (!placed && !next) {
+        const bool same = cur != 0 && (cur & kTagMask) == (h & kTagMask) &&
+                          tokens_[static_cast<uint32_t>(cur) - 1] == t;
+        if (cur != 0 && !same) {
+          next = true;
+        } else if (same && static_cast<uint32_t>(cur) - 1 < id) {
+          placed = true;  // the same bytes with a lower id
+        } else if (!concurrent) {
+          slots_[at] = mine;
+          placed = true;
+        } else {  // empty, or the same bytes with a higher id: take it unless it changed
+          placed = slot.compare_exchange_weak(cur, mine, std::memory_order_relaxed);
+        }
+      }
+      if (placed) break;
+    }
   }
 }
 
@@ -54,19 +101,29 @@ int32_t BpeModel::Find(std::string_view piece) const { return FindHashed(piece, 
 int32_t BpeModel::FindHashed(std::string_view piece, uint64_t h) const {
   for (uint64_t at = h & slot_mask_;; at = (at + 1) & slot_mask_) {
     uint64_t slot = slots_[at];
-    if (slot == kEmptySlot) return -1;
+    if (slot == 0) return -1;
     if ((slot & kTagMask) == (h & kTagMask)) {
-      int32_t id = static_cast<int32_t>(static_cast<uint32_t>(slot));
+      int32_t id = static_cast<int32_t>(static_cast<uint32_t>(slot) - 1);
       if (tokens_[static_cast<size_t>(id)] == piece) return id;
     }
   }
 }
 
-void BpeModel::InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged) {
-  uint64_t key =
-      ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right)) +
-      1;
+void BpeModel::InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged,
+                          bool concurrent) {
+  const uint64_t key = PairKey(left, right);
   uint64_t h = HashPair(key) & pair_mask_;
+  if (concurrent) {  // claim an empty slot's key; rank and merged are read after the join
+    for (uint64_t expected = 0;; h = (h + 1) & pair_mask_, expected = 0) {
+      if (std::atomic_ref<uint64_t>(pairs_[h].key)
+              .compare_exchange_strong(expected, key, std::memory_order_relaxed)) {
+        break;
+      }
+    }
+    pairs_[h].rank = rank;
+    pairs_[h].merged = merged;
+    return;
+  }
   while (pairs_[h].key != 0) {
     if (pairs_[h].key == key) {
       if (rank < pairs_[h].rank) pairs_[h] = {key, rank, merged};  // the first merge line wins
@@ -78,9 +135,7 @@ void BpeModel::InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t me
 }
 
 bool BpeModel::FindPair(int32_t left, int32_t right, uint32_t* rank, int32_t* merged) const {
-  uint64_t key =
-      ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right)) +
-      1;
+  const uint64_t key = PairKey(left, right);
   uint64_t h = HashPair(key) & pair_mask_;
   while (true) {
     const PairSlot& s = pairs_[h];
@@ -98,9 +153,9 @@ Result<BpeModel> BpeModel::Build(std::vector<std::string> tokens,
                                  const std::vector<Merge>& merges) {
   BpeModel m;
   m.tokens_ = std::move(tokens);
-  m.BuildIndex();
+  m.BuildIndex(1);
   uint64_t n = TableSize(merges.size());
-  m.pairs_.assign(n, PairSlot{});
+  m.pairs_ = ZeroedArray<PairSlot>(n);
   m.pair_mask_ = n - 1;
   const int64_t size = static_cast<int64_t>(m.tokens_.size());
   for (const Merge& g : merges) {
@@ -112,7 +167,7 @@ Result<BpeModel> BpeModel::Build(std::vector<std::string> tokens,
       return InvalidArgument("merge " + std::to_string(g.rank) +
                              ": the merged token's bytes are not the pair's bytes");
     }
-    m.InsertPair(g.left, g.right, g.rank, g.merged);
+    m.InsertPair(g.left, g.right, g.rank, g.merged, /*concurrent=*/false);
   }
   return m;
 }
@@ -144,43 +199,46 @@ void BpeModel::FindRankMerges(size_t first_id, size_t last_id, std::vector<Merge
   }
 }
 
+// Three steps, each over `parts` ranges of ids on as many threads: index the tokens, find every
+// pair, file the pairs. A pair's key is unique here (its bytes make one token, and a token's
+// split point fixes the pair), so the threads filing pairs never race for one key.
 Result<BpeModel> BpeModel::BuildFromRanks(std::vector<std::string> tokens, int threads) {
+  size_t parts = threads > 0 ? static_cast<size_t>(threads)
+                             : std::max<size_t>(1, std::thread::hardware_concurrency());
+  parts = std::min<size_t>({parts, 16, std::max<size_t>(1, tokens.size() / 4096)});
   BpeModel m;
   m.tokens_ = std::move(tokens);
-  m.BuildIndex();
+  m.BuildIndex(parts);
   for (int b = 0; b < 256; ++b) {
     if (m.byte_ids_[b] < 0) {
       return InvalidArgument("the vocabulary has no token for the single byte " +
                              std::to_string(b) + " (every byte must be a token)");
     }
   }
-  // The ids in `parts` ranges, one per thread (the calling thread takes the first); the pair
-  // table is then filled on this thread (the order of merges does not matter: the lowest rank
-  // wins a slot).
-  size_t parts = threads > 0 ? static_cast<size_t>(threads)
-                             : std::max<size_t>(1, std::thread::hardware_concurrency());
-  parts = std::min<size_t>({parts, 16, std::max<size_t>(1, m.tokens_.size() / 4096)});
+  const size_t n = m.tokens_.size();
   std::vector<std::vector<Merge>> merges(parts);
-  {
-    const size_t n = m.tokens_.size();
-    std::vector<std::thread> helpers;
-    for (size_t p = 1; p < parts; ++p) {
-      helpers.emplace_back([&m, &merges, p, parts, n] {
-        m.FindRankMerges(n * p / parts, n * (p + 1) / parts, &merges[p]);
-      });
-    }
-    merges[0].reserve(n * 4 / parts);
-    m.FindRankMerges(0, n / parts, &merges[0]);
-    for (auto& h : helpers) h.join();
-  }
+  RunParts(parts, [&](size_t p) {
+    merges[p].reserve((n / parts) * 4);
+    m.FindRankMerges(n * p / parts, n * (p + 1) / parts, &merges[p]);
+  });
   size_t total = 0;
   for (const auto& part : merges) total += part.size();
-  uint64_t n = TableSize(total);
-  m.pairs_.assign(n, PairSlot{});
-  m.pair_mask_ = n - 1;
-  for (const auto& part : merges) {
-    for (const Merge& g : part) m.InsertPair(g.left, g.right, g.rank, g.merged);
-  }
+  const uint64_t slots = TableSize(total);
+  m.pairs_ = ZeroedArray<PairSlot>(slots);
+  m.pair_mask_ = slots - 1;
+  RunParts(parts, [&](size_t p) {
+    // The inserts miss the cache (a random slot each): the slot 16 merges ahead is prefetched.
+    constexpr size_t kAhead = 16;
+    const std::vector<Merge>& part = merges[p];
+    for (size_t i = 0; i < part.size(); ++i) {
+      if (i + kAhead < part.size()) {
+        const Merge& a = part[i + kAhead];
+        __builtin_prefetch(&m.pairs_[HashPair(PairKey(a.left, a.right)) & m.pair_mask_], 1);
+      }
+      const Merge& g = part[i];
+      m.InsertPair(g.left, g.right, g.rank, g.merged, parts > 1);
+    }
+  });
   return m;
 }
 

@@ -10,6 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +20,26 @@
 #include "stoker/status.h"
 
 namespace stoker {
+
+// A zero-filled array from calloc, for the lookup tables: a large one is fresh pages that the
+// kernel zeroes when they are first touched, by the threads that fill the table, instead of a
+// serial fill by the thread that allocates it. T must be valid as all-zero bytes.
+template <typename T>
+class ZeroedArray {
+ public:
+  ZeroedArray() = default;
+  explicit ZeroedArray(size_t n) : p_(static_cast<T*>(std::calloc(n, sizeof(T)))) {
+    if (n > 0 && !p_) throw std::bad_alloc();
+  }
+  T& operator[](size_t i) { return p_.get()[i]; }
+  const T& operator[](size_t i) const { return p_.get()[i]; }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> p_;
+};
 
 class BpeModel {
  public:
@@ -32,7 +55,8 @@ class BpeModel {
   static Result<BpeModel> Build(std::vector<std::string> tokens, const std::vector<Merge>& merges);
   // tiktoken's ranks: every pair (a, b) whose concatenation is a token merges with that token's
   // id as rank. Requires all 256 single bytes to be tokens.
-  // Finds the pairs on `threads` threads (0 = all cores).
+  // Indexes the tokens and finds and files the pairs on `threads` threads (0 = all cores); the
+  // tables' layout may differ between runs, their answers do not.
   static Result<BpeModel> BuildFromRanks(std::vector<std::string> tokens, int threads = 1);
 
   // Appends the ids of `piece` (raw bytes). A byte with no single-byte token appends `unk_id`
@@ -52,29 +76,32 @@ class BpeModel {
   static constexpr size_t kSmallPiece = 48;
 
  private:
-  struct PairSlot {
-    uint64_t key = 0;  // (left << 32 | right) + 1; 0 = empty
-    uint32_t rank = 0;
-    int32_t merged = -1;
+  struct PairSlot {  // all zero = empty
+    uint64_t key;  // (left << 32 | right) + 1; 0 = empty
+    uint32_t rank;
+    int32_t merged;
   };
 
   int32_t FindHashed(std::string_view piece, uint64_t hash) const;  // hash = HashBytes(piece)
   // Appends every (left, right) -> id of the ids [first, last) to *merges (BuildFromRanks).
   void FindRankMerges(size_t first, size_t last, std::vector<Merge>* merges) const;
   bool FindPair(int32_t left, int32_t right, uint32_t* rank, int32_t* merged) const;
-  void InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged);
-  void BuildIndex();
+  // `concurrent`: other threads insert at the same time (their keys all differ from this one).
+  void InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged, bool concurrent);
+  // Fills slots_ and byte_ids_ on `parts` threads.
+  void BuildIndex(size_t parts);
+  // Files the tokens [first, last) in slots_; byte_ids: their lowest single-byte ids.
+  void IndexRange(size_t first, size_t last, bool concurrent, int32_t* byte_ids);
   void MergeSmall(std::vector<int32_t>& syms, std::vector<int32_t>* ids) const;
   void MergeLarge(std::vector<int32_t>& syms, std::vector<int32_t>* ids) const;
 
   std::vector<std::string> tokens_;
   std::vector<int32_t> byte_ids_ = std::vector<int32_t>(256, -1);
-  static constexpr uint64_t kEmptySlot = ~0ull;
   static constexpr uint64_t kTagMask = 0xFFFFFFFF00000000ull;
-  // Open addressing over tokens_ by their bytes: (hash & kTagMask) | id, or kEmptySlot.
-  std::vector<uint64_t> slots_;
+  // Open addressing over tokens_ by their bytes: (hash & kTagMask) | (id + 1), or 0 (empty).
+  ZeroedArray<uint64_t> slots_;
   uint64_t slot_mask_ = 0;
-  std::vector<PairSlot> pairs_;
+  ZeroedArray<PairSlot> pairs_;
   uint64_t pair_mask_ = 0;
   int32_t unk_id_ = -1;
   bool fuse_unk_ = false;

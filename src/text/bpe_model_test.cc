@@ -120,6 +120,36 @@ TEST(BpeModelTest, RanksFoundOnManyThreadsEqualOneThread) {
   }
 }
 
+TEST(BpeModelTest, DuplicateTokensKeepTheLowestIdOnManyThreads) {
+  // Every token appears three times, far apart (so different threads index the copies): Find
+  // answers the first id of each, on 1 and 8 threads, and the ranks merge the same.
+  std::vector<std::string> v = Vocab({});
+  std::vector<std::string> words;
+  std::mt19937 rng(5);
+  std::set<std::string> seen;
+  while (words.size() < 12000) {
+    std::string t;
+    for (int k = 0, n = 2 + static_cast<int>(rng() % 6); k < n; ++k) t += "abcdef"[rng() % 6];
+    if (seen.insert(t).second) words.push_back(t);
+  }
+  for (int copy = 0; copy < 3; ++copy) v.insert(v.end(), words.begin(), words.end());
+  v.push_back("a");  // a second single byte: byte_ids keep the first
+  auto one = BpeModel::BuildFromRanks(v, 1);
+  auto eight = BpeModel::BuildFromRanks(v, 8);
+  ASSERT_TRUE(one.ok() && eight.ok());
+  for (size_t i = 0; i < words.size(); ++i) {
+    ASSERT_EQ(one->Find(words[i]), static_cast<int32_t>(256 + i)) << words[i];
+    ASSERT_EQ(eight->Find(words[i]), static_cast<int32_t>(256 + i)) << words[i];
+  }
+  EXPECT_EQ(eight->Find("a"), 'a');
+  EXPECT_EQ(eight->Find("abcabcabcabc"), -1);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::string s;
+    for (int k = 0, n = 1 + static_cast<int>(rng() % 60); k < n; ++k) s += "abcdef"[rng() % 6];
+    ASSERT_EQ(Encode(*eight, s), Encode(*one, s)) << s;
+  }
+}
+
 TEST(BpeModelTest, UnknownBytesBecomeUnkOrVanish) {
   std::vector<std::string> v = {"a", "b", "ab", "<unk>"};
   auto m = BpeModel::Build(v, {{0, 1, 0, 2}});

@@ -147,6 +147,57 @@ TEST(TiktokenFileTest, BadInputNamesFileAndLine) {
   }
 }
 
+// A file of about 600 KB, so that its lines are parsed in parts on several threads: the same
+// tokenizer, and for each bad line (early, in the middle, late, a duplicate across parts) the
+// same message naming the same line as one thread gives.
+TEST(TiktokenFileTest, LinesParsedOnManyThreadsGiveTheSameTokenizerAndErrors) {
+  std::string good = SmallTiktoken();
+  int rank = 261;
+  std::vector<std::string> lines;
+  for (int i = 0; i < 40000; ++i) {
+    lines.push_back(Base64("t" + std::to_string(i)) + " " + std::to_string(rank++) + "\n");
+  }
+  auto file = [&](size_t at, const std::string& bad) {
+    std::string f = good;
+    for (size_t i = 0; i < lines.size(); ++i) f += (i == at ? bad : "") + lines[i];
+    return f;
+  };
+  TokenizerOptions one = Cl100kOptions(), many = Cl100kOptions();
+  one.special = many.special = "<|endoftext|>=50000";
+  one.load_threads = 1;
+  many.load_threads = 8;
+  {
+    std::string path = TempFile("many.tiktoken", file(lines.size(), ""));
+    auto a = OpenTiktokenFile(path, one);
+    auto b = OpenTiktokenFile(path, many);
+    ASSERT_TRUE(a.ok() && b.ok()) << b.status().ToString();
+    std::vector<int32_t> ia, ib;
+    ASSERT_TRUE((*a)->Encode("hello t123 t39999 world", &ia).ok());
+    ASSERT_TRUE((*b)->Encode("hello t123 t39999 world", &ib).ok());
+    EXPECT_EQ(ia, ib);
+    EXPECT_EQ((*a)->identity().checksum, (*b)->identity().checksum);
+    std::filesystem::remove(path);
+  }
+  const std::pair<size_t, std::string> bad[] = {
+      {10, "!!bad 1\n"},
+      {20000, Base64("zz") + "\n"},
+      {39990, Base64("zz") + " 300\n"},  // rank 300 is on line 262 + 39: an earlier part
+      {25000, "\r\n\n" + Base64("zz") + " x\n"},
+  };
+  for (const auto& [at, line] : bad) {
+    std::string path = TempFile("many_bad.tiktoken", file(at, line));
+    auto a = OpenTiktokenFile(path, one);
+    auto b = OpenTiktokenFile(path, many);
+    ASSERT_FALSE(a.ok() || b.ok()) << at;
+    EXPECT_EQ(a.status().message(), b.status().message());
+    EXPECT_NE(a.status().message().find(":" + std::to_string(262 + at + (at == 25000 ? 2 : 0)) +
+                                        ": "),
+              std::string::npos)
+        << a.status().message();
+    std::filesystem::remove(path);
+  }
+}
+
 // A byte-level tokenizer.json: "Ġ" is the space byte, "h e" "l l" "he ll" "hell o" merges.
 std::string SmallJson(const std::string& model_extra = "", const std::string& top_extra = "") {
   std::string vocab;

@@ -1,6 +1,9 @@
 #include "text/tiktoken_file.h"
 
+#include <algorithm>
 #include <charconv>
+#include <thread>
+#include <utility>
 
 #include "common/file_util.h"
 #include "common/hash.h"
@@ -70,6 +73,107 @@ bool DecodeBase64(std::string_view in, std::string* out) {
   return !out->empty();
 }
 
+// The lines of one stretch of the file (whole lines), parsed on their own thread.
+struct ParsedPart {
+  std::vector<std::pair<uint64_t, std::string>> entries;  // rank, token bytes
+  std::vector<size_t> entry_line;                         // per entry: its line in the part
+  size_t lines = 0;                                       // lines in the part
+  Status error;      // the part's first bad line, after its entries
+  size_t error_line = 0;
+};
+
+// Parses the lines of `text`, numbered from 1 within it (ParseRanks adds the file's path and
+// the line in the file to the message of a bad line).
+void ParsePart(std::string_view text, ParsedPart* out) {
+  std::string token;
+  std::string_view rest = text;
+  for (size_t line_no = 1; !rest.empty(); ++line_no) {
+    out->lines = line_no;
+    size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    auto fail = [&](std::string message) {
+      out->error = InvalidArgument(std::move(message));
+      out->error_line = line_no;
+    };
+    size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) {
+      return fail("expected 'BASE64-TOKEN RANK', found no rank");
+    }
+    if (!DecodeBase64(line.substr(0, sp), &token)) {
+      return fail("the token '" + std::string(line.substr(0, sp)) + "' is not valid base64");
+    }
+    std::string_view rank_text = line.substr(sp + 1);
+    uint64_t rank = 0;
+    auto [p, ec] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
+    if (ec != std::errc() || p != rank_text.data() + rank_text.size()) {
+      return fail("the rank '" + std::string(rank_text) + "' is not a non-negative integer");
+    }
+    if (rank >= static_cast<uint64_t>(INT32_MAX)) {
+      return fail("rank " + std::to_string(rank) +
+                  " does not fit a 32-bit token id (the vocabulary is too big)");
+    }
+    out->entries.emplace_back(rank, token);
+    out->entry_line.push_back(line_no);
+  }
+}
+
+// "BASE64-TOKEN RANK" lines into tokens[rank] (rank_line[rank]: its line, 0 = none). The file is
+// cut at line ends into parts parsed on `threads` threads (0 = all cores); the parts are then
+// taken in file order, so the first bad line (a duplicate rank included) is the one reported,
+// as with one thread.
+Status ParseRanks(std::string_view text, const std::string& path, int threads,
+                  std::vector<std::string>* tokens, std::vector<size_t>* rank_line) {
+  size_t parts = threads > 0 ? static_cast<size_t>(threads)
+                             : std::max<size_t>(1, std::thread::hardware_concurrency());
+  parts = std::min<size_t>({parts, 16, std::max<size_t>(1, text.size() / (64 << 10))});
+  std::vector<size_t> cut = {0};  // part p is text[cut[p], cut[p + 1])
+  for (size_t p = 1; p < parts; ++p) {
+    size_t nl = text.find('\n', std::max(cut.back(), text.size() * p / parts));
+    if (nl == std::string_view::npos) break;
+    cut.push_back(nl + 1);
+  }
+  cut.push_back(text.size());
+  std::vector<ParsedPart> parsed(cut.size() - 1);
+  {
+    std::vector<std::thread> helpers;
+    for (size_t p = 1; p < parsed.size(); ++p) {
+      helpers.emplace_back(
+          [&, p] { ParsePart(text.substr(cut[p], cut[p + 1] - cut[p]), &parsed[p]); });
+    }
+    ParsePart(text.substr(0, cut[1]), &parsed[0]);
+    for (auto& h : helpers) h.join();
+  }
+  uint64_t size = 0;
+  for (const ParsedPart& part : parsed) {
+    for (const auto& e : part.entries) size = std::max(size, e.first + 1);
+  }
+  tokens->assign(size, std::string());
+  rank_line->assign(size, 0);
+  size_t lines_before = 0;
+  for (ParsedPart& part : parsed) {
+    for (size_t i = 0; i < part.entries.size(); ++i) {
+      const uint64_t rank = part.entries[i].first;
+      const size_t line = lines_before + part.entry_line[i];
+      if ((*rank_line)[rank] != 0) {
+        return InvalidArgument(path + ":" + std::to_string(line) + ": duplicate rank " +
+                               std::to_string(rank) + " (first on line " +
+                               std::to_string((*rank_line)[rank]) + ")");
+      }
+      (*tokens)[rank] = std::move(part.entries[i].second);
+      (*rank_line)[rank] = line;
+    }
+    if (!part.error.ok()) {
+      return InvalidArgument(path + ":" + std::to_string(lines_before + part.error_line) + ": " +
+                             part.error.message());
+    }
+    lines_before += part.lines;
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string_view KnownTiktokenPattern(std::string_view name) {
@@ -91,45 +195,7 @@ Result<std::unique_ptr<BpeTokenizer>> OpenTiktokenFile(const std::string& path,
   if (!bytes.ok()) return bytes.status().WithContext("tiktoken file");
   std::vector<std::string> tokens;
   std::vector<size_t> rank_line;  // rank -> line number (0 = unused)
-  std::string_view rest = *bytes;
-  std::string token;
-  for (size_t line_no = 1; !rest.empty(); ++line_no) {
-    size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
-    auto where = [&] { return path + ":" + std::to_string(line_no) + ": "; };  // errors only
-    size_t sp = line.find(' ');
-    if (sp == std::string_view::npos) {
-      return InvalidArgument(where() + "expected 'BASE64-TOKEN RANK', found no rank");
-    }
-    if (!DecodeBase64(line.substr(0, sp), &token)) {
-      return InvalidArgument(where() + "the token '" + std::string(line.substr(0, sp)) +
-                             "' is not valid base64");
-    }
-    std::string_view rank_text = line.substr(sp + 1);
-    uint64_t rank = 0;
-    auto [p, ec] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
-    if (ec != std::errc() || p != rank_text.data() + rank_text.size()) {
-      return InvalidArgument(where() + "the rank '" + std::string(rank_text) +
-                             "' is not a non-negative integer");
-    }
-    if (rank >= static_cast<uint64_t>(INT32_MAX)) {
-      return InvalidArgument(where() + "rank " + std::to_string(rank) +
-                             " does not fit a 32-bit token id (the vocabulary is too big)");
-    }
-    if (rank >= tokens.size()) {
-      tokens.resize(rank + 1);
-      rank_line.resize(rank + 1, 0);
-    }
-    if (rank_line[rank] != 0) {
-      return InvalidArgument(where() + "duplicate rank " + std::to_string(rank) +
-                             " (first on line " + std::to_string(rank_line[rank]) + ")");
-    }
-    tokens[rank] = token;
-    rank_line[rank] = line_no;
-  }
+  STOKER_RETURN_IF_ERROR(ParseRanks(*bytes, path, options.load_threads, &tokens, &rank_line));
   if (tokens.empty()) return InvalidArgument(path + ": no 'BASE64-TOKEN RANK' lines");
 
   std::string_view pattern = KnownTiktokenPattern(options.pattern);

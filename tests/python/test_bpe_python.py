@@ -152,3 +152,93 @@ def test_encode_batch_from_several_python_threads_at_once(tok):
         t.join()
     assert not errors and len(results) == 12
     assert all([a.tolist() for a in r] == want for r in results)
+
+
+def test_encode_batch_lists_equal_encode_in_order_on_1_2_8_threads(tok):
+    # Distinct texts (a numbered prefix each, so a text out of place shows), empty ones between
+    # them, tiny and large ones: the lists equal one encode per text, in input order, and are
+    # real lists that the cyclic GC tracks again (they are built untracked).
+    import gc
+
+    base = corpus_texts()[:300] + random_texts(seed=21, count=400) + EDGE_CASES
+    texts = []
+    for i, t in enumerate(base):
+        texts.append(f"{i} {t}")
+        if i % 7 == 0:
+            texts.append("")
+    texts.append("y" * 300_000)
+    want = [tok.encode(t) for t in texts]
+    assert [] in want
+    for threads in (1, 2, 8):
+        got = tok.encode_batch(texts, num_threads=threads)
+        assert got == want
+        assert all(type(g) is list and gc.is_tracked(g) for g in got)
+        assert got[0][0] == tok.encode("0")[0] and got[-1] == want[-1]
+
+
+def test_encode_batch_lists_hold_exactly_one_reference_per_item(tok):
+    # The lists' items are filled without the GIL and their references added per id in one
+    # pass: each cached int gains exactly one reference per occurrence, and loses them again
+    # when the lists go (ids above 256: Python's own small ints are shared with everything).
+    import sys
+    from collections import Counter
+
+    texts = corpus_texts()[:200] + ["hello hello hello", ""] * 50
+    first = tok.encode_batch(texts, num_threads=2)
+    counts = Counter(v for ids in first for v in ids)  # the same per call
+    objs = {v: v for v in counts if v > 256}  # the cached ints themselves
+    picked = [v for v, _ in counts.most_common() if v > 256][:5] + sorted(objs)[:5]
+
+    def refs():  # a list of counts: a dict keyed by the ints would hold references itself
+        return [sys.getrefcount(objs[v]) for v in picked]
+
+    before = refs()
+    for threads in (1, 2, 8):
+        again = tok.encode_batch(texts, num_threads=threads)
+        after = refs()
+        assert [a - b for a, b in zip(after, before)] == [counts[v] for v in picked]
+        assert all(v is objs[v] for ids in again for v in ids if v > 256)
+        del again
+        assert refs() == before
+
+
+def test_encode_batch_lists_while_other_threads_collect_garbage(tok):
+    # The cyclic GC runs in other Python threads while list shells are being filled: it must
+    # never see one half built. A list of the result can then take part in a cycle and be
+    # collected like any other.
+    import gc
+    import threading
+    import weakref
+
+    texts = corpus_texts()[:200]
+    want = [tok.encode(t) for t in texts]
+    stop = threading.Event()
+
+    def churn():
+        while not stop.is_set():
+            junk = [[] for _ in range(200)]
+            junk.append(junk)
+            gc.collect(0)
+
+    threads = [threading.Thread(target=churn) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(10):
+            assert tok.encode_batch(texts, num_threads=3) == want
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+
+    class Holder:
+        pass
+
+    got = tok.encode_batch(texts[:3], num_threads=2)
+    holder = Holder()
+    got[0].append(got[0])  # a cycle through a result list
+    got[0].append(holder)
+    alive = weakref.ref(holder)
+    del got, holder
+    gc.collect()
+    assert alive() is None
