@@ -85,15 +85,19 @@ def upload_dir(client, local_dir, prefix, only=None):
 class Proxy:
     """A counting, optionally faulty HTTP proxy in front of `upstream_port`. Each request draws
     one of: pass, 500, 503 SlowDown, reset, truncated body, with the given probabilities
-    (seeded); `latency_s` is added to every request. Signed requests pass unchanged."""
+    (seeded); `latency_s` is added to every request. Signed requests pass unchanged. GETs whose
+    path contains `stall` are read and then never answered (a server that hangs) until close();
+    `stalled` counts them."""
 
     def __init__(self, upstream_port, fail=0.0, slowdown=0.0, reset=0.0, truncate=0.0,
-                 latency_s=0.0, seed=0):
+                 latency_s=0.0, seed=0, stall=None):
         self.counts = collections.Counter()  # GET, HEAD, LIST, PUT, POST, DELETE
         self.faults = collections.Counter()
         self.paths = collections.Counter()  # every request, by path
         self.get_paths = collections.Counter()  # GETs (not LIST), by path
         self.lock = threading.Lock()
+        self.stalled = 0
+        self.closing = threading.Event()
         rng = random.Random(seed)
         proxy = self
 
@@ -126,6 +130,12 @@ class Proxy:
                         proxy.get_paths[self.path.split("?")[0]] += 1
                     if fault != "pass":
                         proxy.faults[fault] += 1
+                if stall is not None and kind == "GET" and stall in self.path:
+                    with proxy.lock:
+                        proxy.stalled += 1
+                    proxy.closing.wait()
+                    self.close_connection = True
+                    return
                 if latency_s:
                     time.sleep(latency_s)
                 if fault in ("fail", "slowdown"):
@@ -181,6 +191,7 @@ class Proxy:
             self.get_paths.clear()
 
     def close(self):
+        self.closing.set()
         self.server.shutdown()
         self.server.server_close()
 
