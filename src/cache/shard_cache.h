@@ -33,7 +33,7 @@ namespace stoker::cache {
 struct CacheOptions {
   std::string dir;                 // created if missing; refused if it holds foreign files
   uint64_t budget_bytes = 0;       // data plus downloads in progress never exceed it
-  int download_threads = 4;        // look-ahead downloads at once (0: download only on Acquire)
+  int download_threads = 8;        // look-ahead downloads at once (0: download only on Acquire)
   int max_refetch = 3;             // downloads repeated after a mismatch before giving up
   uint64_t chunk_bytes = 8 << 20;  // bytes per backend read (one ranged GET)
   int part_threads = 4;            // reads of one object in flight at once

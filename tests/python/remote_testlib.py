@@ -97,6 +97,7 @@ class Proxy:
         self.get_paths = collections.Counter()  # GETs (not LIST), by path
         self.lock = threading.Lock()
         self.stalled = 0
+        self.intervals = []  # (start, end) of every answered request, time.monotonic()
         self.closing = threading.Event()
         rng = random.Random(seed)
         proxy = self
@@ -113,9 +114,18 @@ class Proxy:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # The headers and the body go out in two writes: with Nagle on, a small body waits
+            # for the client's delayed ACK of the headers (40 ms per small GET on Linux).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):
                 pass
+
+            def handle(self):
+                try:
+                    super().handle()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up on the answer (a loader closed mid-transfer)
 
             def handle_any(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
@@ -123,6 +133,7 @@ class Proxy:
                 if kind == "GET" and "list-type=2" in self.path:
                     kind = "LIST"
                 fault = draw()
+                started = time.monotonic()
                 with proxy.lock:
                     proxy.counts[kind] += 1
                     proxy.paths[self.path.split("?")[0]] += 1
@@ -173,6 +184,8 @@ class Proxy:
                     self.close_connection = True
                     return
                 self.wfile.write(data)
+                with proxy.lock:
+                    proxy.intervals.append((started, time.monotonic()))
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
@@ -189,6 +202,7 @@ class Proxy:
             self.faults.clear()
             self.paths.clear()
             self.get_paths.clear()
+            self.intervals.clear()
 
     def close(self):
         self.closing.set()
