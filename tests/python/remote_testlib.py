@@ -189,7 +189,13 @@ class Proxy:
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            # Python's default backlog is 5: a burst of new connections (a cache's download
+            # threads and a loader's workers at once) overflows it, and each dropped SYN costs
+            # the client a 1 s retransmission.
+            request_queue_size = 128
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"
