@@ -326,7 +326,7 @@ LoaderStats Loader::Stats() const {
   s.monitor_ratio = w.ratio;
   s.monitor_warnings = impl_->monitor->warnings();
   s.monitor_warned = s.monitor_warnings > 0;
-  for (const auto& source : impl_->sources) s.storage += StorageStatsOf(*source);
+  for (const auto& source : impl_->sources) s.storage += source->storage_stats();
   return s;
 }
 

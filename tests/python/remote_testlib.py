@@ -98,6 +98,7 @@ class Proxy:
         self.lock = threading.Lock()
         self.stalled = 0
         self.intervals = []  # (start, end) of every answered request, time.monotonic()
+        self.get_bytes = 0  # body bytes of the GET answers sent whole
         self.closing = threading.Event()
         rng = random.Random(seed)
         proxy = self
@@ -183,6 +184,9 @@ class Proxy:
                     self.wfile.write(data[: len(data) // 2])
                     self.close_connection = True
                     return
+                if self.command == "GET":  # counted first: the client may see the body at once
+                    with proxy.lock:
+                        proxy.get_bytes += len(data)
                 self.wfile.write(data)
                 with proxy.lock:
                     proxy.intervals.append((started, time.monotonic()))
@@ -209,6 +213,7 @@ class Proxy:
             self.paths.clear()
             self.get_paths.clear()
             self.intervals.clear()
+            self.get_bytes = 0
 
     def close(self):
         self.closing.set()
