@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "stoker/status.h"
+#include "stoker/storage_stats.h"
 
 namespace stoker {
 
@@ -79,6 +80,10 @@ class TokenSource {
   virtual uint64_t shard_first_document(uint64_t shard) const {
     return shard == 0 ? 0 : num_documents();
   }
+
+  // The requests made to remote storage (s3://, http(s)://) for this source since it was opened:
+  // its listing, its index objects and its reads. Zero for local data.
+  virtual StorageStats storage_stats() const { return {}; }
 };
 
 // Opens any supported token data, detecting the format from `path`:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/hash.h"
+#include "storage/cancel.h"
 
 namespace stoker::cache {
 namespace {
@@ -30,15 +31,18 @@ Status WriteAllAt(int fd, const char* data, size_t n, uint64_t offset, const std
 }
 
 // Copies parts [next, parts) of `source` into the file, taking part numbers from `next` until
-// they run out or another reader failed. Returns the first error.
+// they run out or another reader failed. Returns the first error. Its requests stop (in flight
+// too) once `cancel` or one of the `outer` scopes (the thread that started the fetch) is set.
 Status CopyParts(const ByteSource& source, const FetchTarget& target, uint64_t part_bytes,
-                 const std::atomic<bool>* cancel, std::atomic<uint64_t>* next,
-                 std::atomic<bool>* failed, std::atomic<uint64_t>* fetched) {
+                 const std::atomic<bool>* cancel, const storage::CancelScope* outer,
+                 std::atomic<uint64_t>* next, std::atomic<bool>* failed,
+                 std::atomic<uint64_t>* fetched) {
+  const storage::CancelScope scope(cancel, outer);
   std::vector<char> buffer(static_cast<size_t>(std::min(part_bytes, target.size_bytes)));
   while (!failed->load()) {
-    if (cancel != nullptr && cancel->load()) {
+    if (scope.cancelled()) {
       failed->store(true);
-      return Cancelled(target.uri + ": download cancelled (the cache is closing)");
+      return Cancelled(target.uri + ": download cancelled");
     }
     const uint64_t at = next->fetch_add(1) * part_bytes;
     if (at >= target.size_bytes) break;
@@ -79,12 +83,13 @@ Result<std::string> FetchOnce(const storage::Backend& backend, const FetchTarget
   std::atomic<bool> failed{false};
   std::vector<Status> results(static_cast<size_t>(std::max(1, threads)));
   std::vector<std::thread> helpers;
+  const storage::CancelScope* outer = storage::CurrentCancelScope();  // outlives the helpers
   for (int t = 1; t < threads; ++t) {
     helpers.emplace_back([&, t] {
-      results[t] = CopyParts(*source, target, part_bytes, cancel, &next, &failed, &fetched);
+      results[t] = CopyParts(*source, target, part_bytes, cancel, outer, &next, &failed, &fetched);
     });
   }
-  results[0] = CopyParts(*source, target, part_bytes, cancel, &next, &failed, &fetched);
+  results[0] = CopyParts(*source, target, part_bytes, cancel, outer, &next, &failed, &fetched);
   for (std::thread& h : helpers) h.join();
   counts->bytes_fetched += fetched.load();
   for (const Status& s : results) STOKER_RETURN_IF_ERROR(s);
@@ -101,8 +106,8 @@ Result<std::string> FetchVerified(const storage::Backend& backend, const FetchTa
   Status last;
   const int attempts = 1 + std::max(0, options.max_refetch);
   for (int attempt = 1; attempt <= attempts; ++attempt) {
-    if (options.cancel != nullptr && options.cancel->load()) {
-      return Cancelled(target.uri + ": download cancelled (the cache is closing)");
+    if ((options.cancel != nullptr && options.cancel->load()) || storage::CancelRequested()) {
+      return Cancelled(target.uri + ": download cancelled");
     }
     if (attempt > 1) ++counts->refetches;
     Result<std::string> got =

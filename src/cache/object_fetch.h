@@ -31,8 +31,10 @@ struct FetchOptions {
   uint64_t part_bytes = 8 << 20;  // bytes per backend read
   int part_threads = 4;           // reads of one object in flight at once
   int max_refetch = 3;
-  // If set: once true, no further part or attempt starts and the fetch is kCancelled (a cache
-  // being closed does not wait for the rest of a look-ahead download and its refetches).
+  // If set: once true, no further part or attempt starts, the requests in flight are aborted
+  // (storage/cancel.h) and the fetch is kCancelled (a cache being closed does not wait for the
+  // rest of a look-ahead download, a stalled request or its retries). The calling thread's own
+  // CancelScopes stop the fetch the same way.
   const std::atomic<bool>* cancel = nullptr;
 };
 

@@ -5,6 +5,7 @@
 #include "cache/shard_cache_internal.h"
 #include "common/file_util.h"
 #include "common/human_size.h"
+#include "storage/cancel.h"
 
 namespace stoker::cache {
 namespace {
@@ -154,7 +155,14 @@ Result<CachedFile> ShardCache::Acquire(const CacheRequest& request) {
     {
       std::unique_lock<std::mutex> l(mu_);
       Entry& e = EntryFor(request);
-      while (e.downloading && !stop_) changed_.wait(l);
+      // Waiting for another thread's download; a caller whose requests are cancelled (a loader
+      // being closed, storage/cancel.h) stops waiting.
+      while (e.downloading && !stop_) {
+        if (storage::CancelRequested()) {
+          return Cancelled(request.uri + ": cancelled while waiting for its download");
+        }
+        changed_.wait_for(l, std::chrono::milliseconds(options_.poll_ms));
+      }
       if (e.fetches != fetches_seen) waited = true;
       if (!e.failed.ok()) {
         Status failed = e.failed;

@@ -33,7 +33,7 @@ namespace stoker::cache {
 struct CacheOptions {
   std::string dir;                 // created if missing; refused if it holds foreign files
   uint64_t budget_bytes = 0;       // data plus downloads in progress never exceed it
-  int download_threads = 4;        // look-ahead downloads at once (0: download only on Acquire)
+  int download_threads = 8;        // look-ahead downloads at once (0: download only on Acquire)
   int max_refetch = 3;             // downloads repeated after a mismatch before giving up
   uint64_t chunk_bytes = 8 << 20;  // bytes per backend read (one ranged GET)
   int part_threads = 4;            // reads of one object in flight at once
@@ -78,6 +78,8 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   // kFailedPrecondition for a directory with foreign contents.
   static Result<std::shared_ptr<ShardCache>> Open(const CacheOptions& options,
                                                   std::shared_ptr<storage::Backend> source);
+  // Aborts the look-ahead downloads in flight (inside their HTTP transfers, within about a
+  // second, with no retry), removes their temporary files and joins the download threads.
   ~ShardCache();
   ShardCache(const ShardCache&) = delete;
   ShardCache& operator=(const ShardCache&) = delete;
@@ -87,7 +89,8 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   // Blocks until the object is local and verified, downloading it here if nobody is; waits for
   // space (back-pressure) while the budget is held by pinned objects. kInvalidArgument when the
   // object is larger than the whole budget; kCorruption naming the uri after max_refetch
-  // mismatching downloads; the backend's error otherwise.
+  // mismatching downloads; the backend's error otherwise; kCancelled once the calling thread's
+  // requests are cancelled (storage/cancel.h: a loader being closed), its download aborted.
   Result<CachedFile> Acquire(const CacheRequest& request);
   // The plan's last read of `uri` has passed: it is the first to be evicted.
   void Passed(const std::string& uri);

@@ -11,6 +11,7 @@
 #include "cache/shard_cache_internal.h"
 #include "common/file_util.h"
 #include "common/human_size.h"
+#include "storage/cancel.h"
 
 namespace stoker::cache {
 namespace {
@@ -98,7 +99,9 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
     const uint64_t seen = generation_;
     changed_.wait_for(l, std::chrono::milliseconds(options_.poll_ms),
                       [&] { return generation_ != seen || stop_; });
-    if (stop_) return Cancelled("cache closed while waiting for space for " + request.uri);
+    if (stop_ || storage::CancelRequested()) {
+      return Cancelled("cancelled while waiting for cache space for " + request.uri);
+    }
   }
   FetchCounts counts;
   Result<std::string> xxh3 =

@@ -54,9 +54,15 @@ Result<std::unique_ptr<RecordTokenSource>> RecordTokenSource::Open(const std::st
   src->path_ = input;
   src->format_ = std::string(RecordFormatName(f));
   src->field_ = std::move(field);
+  // Every request of its listing and its reads: the shards' stores are metered (record_store.h).
+  for (const RecordShard& shard : shards) src->storage_.Add(shard.store.metrics());
   if (src->field_.empty()) {
-    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<RecordSource> records, OpenRecordSource({input}, f));
-    STOKER_ASSIGN_OR_RETURN(std::optional<Record> first, records->Next());
+    // The first record, from the shards already listed (no second listing).
+    std::optional<Record> first;
+    for (size_t i = 0; i < shards.size() && !first; ++i) {
+      STOKER_ASSIGN_OR_RETURN(std::unique_ptr<RecordSource> records, OpenRecordShard(shards[i]));
+      STOKER_ASSIGN_OR_RETURN(first, records->Next());
+    }
     if (!first) return InvalidArgument(input + ": no records");
     STOKER_ASSIGN_OR_RETURN(src->field_, PickField(*first, input));
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "records/record_source.h"
+#include "storage/metering_backend.h"
 #include "stoker/token_source.h"
 
 namespace stoker {
@@ -45,6 +46,9 @@ class RecordTokenSource : public TokenSource {
 
   // The column that was read.
   const std::string& field() const { return field_; }
+  // Remote inputs: every request of the listing and the reads at Open (all of them: the column
+  // is read whole then).
+  StorageStats storage_stats() const override { return storage_.Total(); }
 
  private:
   RecordTokenSource() = default;
@@ -58,6 +62,7 @@ class RecordTokenSource : public TokenSource {
   std::vector<int32_t> tokens_;
   std::vector<uint64_t> offsets_{0};       // document d is tokens_[offsets_[d], offsets_[d+1])
   std::vector<uint64_t> shard_starts_{0};  // first document of each shard, then the total
+  storage::MetricsSet storage_;            // of the shards' stores
 };
 
 // True when `path` is a record dataset whose token column RecordTokenSource reads: an MDS or

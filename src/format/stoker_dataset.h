@@ -87,6 +87,8 @@ class StokerDataset : public TokenSource {
   bool remote() const { return opener_ != nullptr; }
   // The requests of a remote dataset opened with its own backend (null otherwise).
   const storage::StorageMetrics* storage_metrics() const { return metrics_.get(); }
+  // Its requests (the counters above) and the cache's hits; zero for a local dataset.
+  StorageStats storage_stats() const override;
   // A remote dataset: the opener's reference for shard `s` (its URIs and manifest entry), and the
   // opener (null for a local dataset).
   ShardRef shard_ref(uint64_t s) const;
@@ -128,10 +130,6 @@ class StokerDataset : public TokenSource {
   std::vector<uint64_t> first_document_{0};  // num_shards + 1 entries
   uint64_t num_tokens_ = 0;
 };
-
-// The storage requests made for `source` since it was opened: a remote StokerDataset's own
-// counters; zero for anything else.
-StorageStats StorageStatsOf(const TokenSource& source);
 
 // Checks shard `s` of `manifest` (opened as `shard`) against the manifest: dtype, documents and
 // file sizes. Shared by StokerDataset::Open and Verify.

@@ -51,20 +51,11 @@ Result<std::shared_ptr<const LengthIndex>> FetchLengthIndex(const storage::Backe
 
 }  // namespace
 
-StorageStats StorageStatsOf(const TokenSource& source) {
+StorageStats StokerDataset::storage_stats() const {
+  if (!remote()) return {};
   StorageStats out;
-  const auto* ds = dynamic_cast<const StokerDataset*>(&source);
-  if (ds == nullptr || !ds->remote()) return out;
-  const storage::StorageMetricsSnapshot m =
-      ds->storage_metrics() ? ds->storage_metrics()->Snapshot() : storage::StorageMetricsSnapshot{};
-  out.get = m.requests[static_cast<int>(storage::RequestKind::kGet)];
-  out.head = m.requests[static_cast<int>(storage::RequestKind::kHead)];
-  out.list = m.requests[static_cast<int>(storage::RequestKind::kList)];
-  out.put = m.requests[static_cast<int>(storage::RequestKind::kPut)];
-  out.failed = m.failed_requests;
-  out.retries = m.retries;
-  out.bytes_read = m.bytes_read;
-  if (ds->opener() != nullptr) out.cache_hits = ds->opener()->cache_hits();
+  if (metrics_ != nullptr) out = storage::ToStorageStats(metrics_->Snapshot());
+  if (opener_ != nullptr) out.cache_hits = opener_->cache_hits();
   return out;
 }
 
@@ -77,20 +68,10 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
   if (backend == nullptr) {
     ds->metrics_ = std::make_shared<storage::StorageMetrics>();
     storage::BackendOptions bo;
-    bo.metrics = ds->metrics_.get();
     bo.s3.read_part_bytes = options.part_bytes;
     bo.http.part_bytes = options.part_bytes;
-    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> opened,
-                            storage::OpenBackendForUri(ds->dir_, bo));
-    // The backend counts into the metrics through a raw pointer, and the cache's download threads
-    // can outlive this dataset: every owner of the backend also owns the metrics (declared first,
-    // so destroyed last), or a download after the dataset's end writes freed memory.
-    struct MeteredBackend {
-      std::shared_ptr<storage::StorageMetrics> metrics;
-      std::unique_ptr<storage::Backend> backend;
-    };
-    auto owned = std::make_shared<MeteredBackend>(MeteredBackend{ds->metrics_, std::move(opened)});
-    backend = std::shared_ptr<storage::Backend>(owned, owned->backend.get());
+    // The cache's download threads can outlive this dataset: the backend owns the metrics.
+    STOKER_ASSIGN_OR_RETURN(backend, storage::OpenMeteredBackendForUri(ds->dir_, ds->metrics_, bo));
   }
   const std::string manifest_uri = JoinUri(ds->dir_, kManifestFileName);
   Result<std::string> text = storage::ReadAll(*backend, manifest_uri);

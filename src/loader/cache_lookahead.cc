@@ -15,13 +15,15 @@ const StokerDataset* RemoteDataset(const TokenSource* source) {
 
 }  // namespace
 
-std::vector<std::vector<uint64_t>> ShardsAhead(
-    const Plan& plan, const std::vector<std::shared_ptr<const TokenSource>>& sources,
-    PlanPosition from, uint32_t rank, uint64_t steps) {
-  std::vector<std::vector<uint64_t>> upcoming(sources.size());
+ShardsAheadResult ShardsAheadWithin(const Plan& plan,
+                                    const std::vector<std::shared_ptr<const TokenSource>>& sources,
+                                    PlanPosition from, uint32_t rank, const LookAhead& window) {
+  ShardsAheadResult out;
+  out.shards.resize(sources.size());
   std::vector<std::unordered_set<uint64_t>> seen(sources.size());
   PlanPosition pos = from;
-  for (uint64_t k = 0; k < steps; ++k) {
+  for (; out.steps < window.max_steps; ++out.steps) {
+    if (out.steps >= window.min_steps && out.bytes >= window.bytes) break;
     Result<Batch> batch = plan.GetBatchAt(pos, rank);
     if (!batch.ok()) break;  // the end of the plan
     for (const Row& row : batch->rows) {
@@ -30,31 +32,39 @@ std::vector<std::vector<uint64_t>> ShardsAhead(
         const StokerDataset* ds = RemoteDataset(sources[piece.dataset].get());
         if (ds == nullptr || piece.document >= ds->num_documents()) continue;
         const uint64_t shard = ds->shard_of(piece.document);
-        if (seen[piece.dataset].insert(shard).second) upcoming[piece.dataset].push_back(shard);
+        if (seen[piece.dataset].insert(shard).second) {
+          out.shards[piece.dataset].push_back(shard);
+          const ShardInfo& info = ds->manifest().shards[shard];
+          out.bytes += info.bin_bytes + info.idx_bytes;
+        }
       }
     }
     pos = plan.Advance(pos);
   }
-  return upcoming;
+  return out;
+}
+
+std::vector<std::vector<uint64_t>> ShardsAhead(
+    const Plan& plan, const std::vector<std::shared_ptr<const TokenSource>>& sources,
+    PlanPosition from, uint32_t rank, uint64_t steps) {
+  return ShardsAheadWithin(plan, sources, from, rank, LookAhead{steps, steps, 0}).shards;
 }
 
 uint64_t ScheduleShardsAhead(const Plan& plan,
                              const std::vector<std::shared_ptr<const TokenSource>>& sources,
-                             PlanPosition from, uint32_t rank, uint64_t steps) {
+                             PlanPosition from, uint32_t rank, const LookAhead& window) {
   bool any = false;
   for (const auto& s : sources) any = any || RemoteDataset(s.get()) != nullptr;
   if (!any) return 0;
-  const std::vector<std::vector<uint64_t>> upcoming = ShardsAhead(plan, sources, from, rank, steps);
-  uint64_t scheduled = 0;
+  const ShardsAheadResult upcoming = ShardsAheadWithin(plan, sources, from, rank, window);
   for (size_t d = 0; d < sources.size(); ++d) {
-    if (upcoming[d].empty()) continue;
+    if (upcoming.shards[d].empty()) continue;
     const StokerDataset* ds = RemoteDataset(sources[d].get());
     std::vector<ShardRef> refs;
-    for (uint64_t s : upcoming[d]) refs.push_back(ds->shard_ref(s));
+    for (uint64_t s : upcoming.shards[d]) refs.push_back(ds->shard_ref(s));
     ds->opener()->Schedule(refs);
-    scheduled += refs.size();
   }
-  return scheduled;
+  return upcoming.steps;
 }
 
 bool AnyCachedSource(const std::vector<std::shared_ptr<const TokenSource>>& sources) {

@@ -18,10 +18,30 @@ std::vector<std::vector<uint64_t>> ShardsAhead(
     const Plan& plan, const std::vector<std::shared_ptr<const TokenSource>>& sources,
     PlanPosition from, uint32_t rank, uint64_t steps);
 
-// Hands ShardsAhead to each remote dataset's shard opener. Returns the shards scheduled.
+// How far the loader looks ahead: in steps, and in bytes of the shards those steps read (a
+// cache downloads the scheduled shards several at once, and needs enough of them ahead to keep
+// its download threads busy: 64 steps of 8 x 2048 tokens are one 2 MiB shard).
+struct LookAhead {
+  uint64_t min_steps = 64;         // always at least this many steps
+  uint64_t max_steps = 1024;       // never more (each step is a plan lookup)
+  uint64_t bytes = 256ull << 20;   // past min_steps, stop once the shards hold this many bytes
+};
+
+struct ShardsAheadResult {
+  std::vector<std::vector<uint64_t>> shards;  // per source, as ShardsAhead
+  uint64_t steps = 0;                         // the steps they cover
+  uint64_t bytes = 0;                         // .bin and .idx bytes of those shards
+};
+
+// The shards of the steps from `from` within `window`, per source, each once, in first-read order.
+ShardsAheadResult ShardsAheadWithin(const Plan& plan,
+                                    const std::vector<std::shared_ptr<const TokenSource>>& sources,
+                                    PlanPosition from, uint32_t rank, const LookAhead& window);
+
+// Hands ShardsAheadWithin to each remote dataset's shard opener. Returns the steps covered.
 uint64_t ScheduleShardsAhead(const Plan& plan,
                              const std::vector<std::shared_ptr<const TokenSource>>& sources,
-                             PlanPosition from, uint32_t rank, uint64_t steps);
+                             PlanPosition from, uint32_t rank, const LookAhead& window = {});
 
 // Whether any of `sources` reads through a cache (so that scheduling is worth its plan lookups).
 bool AnyCachedSource(const std::vector<std::shared_ptr<const TokenSource>>& sources);

@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "storage/cancel.h"
+
 namespace stoker::loader {
 namespace {
 
@@ -59,6 +61,7 @@ uint8_t* Engine::device_buffer(int b) const {
 
 void Engine::Start(const PlanPosition& pos) {
   Stop();
+  stop_requests_.store(false);
   const PlanPosition start = planner_->Normalize(pos);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -114,6 +117,7 @@ void Engine::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     cancelled_ = true;
   }
+  stop_requests_.store(true);
   cv_.notify_all();
   free_slots_.Cancel();
   free_buffers_.Cancel();
@@ -136,6 +140,7 @@ bool Engine::Dispatch(WorkItem* item) {
 }
 
 void Engine::WorkerLoop() {
+  const storage::CancelScope cancel(&stop_requests_);
   // Reused from batch to batch: in the steady state a worker allocates nothing for assembly.
   Batch scratch;
   AssemblyScratch assembly_scratch;

@@ -138,6 +138,9 @@ class Engine final : public BatchOwner {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool cancelled_ STOKER_GUARDED_BY(mu_) = false;
+  // Set by Stop: the workers' storage requests (a shard download, a ranged GET) are aborted in
+  // flight (storage/cancel.h), so that Stop does not wait out a stalled request.
+  std::atomic<bool> stop_requests_{false};
   std::map<uint64_t, int> ready_ STOKER_GUARDED_BY(mu_);                   // seq -> slot
   std::map<uint64_t, std::pair<int, int>> staged_ STOKER_GUARDED_BY(mu_);  // seq -> slot, buffer
   std::vector<bool> slot_held_ STOKER_GUARDED_BY(mu_);    // by the consumer

@@ -39,10 +39,12 @@ struct Loader::Impl {
   std::unique_ptr<loader::StallMonitor> monitor;
   int64_t last_return_ns = 0;  // when Next() last returned a batch; 0: none to measure from
   std::vector<std::shared_ptr<const TokenSource>> sources;  // for their storage counters
-  // Remote datasets behind a node-local cache: the shards of the next kLookAheadSteps steps are
-  // scheduled at open and again every kRescheduleSteps delivered batches.
+  // Remote datasets behind a node-local cache: the shards of the next steps (LookAhead: at least
+  // 64 steps, up to 1,024 or 256 MiB of shards) are scheduled at open, and again once half of
+  // the steps covered (at least kRescheduleSteps) have been delivered.
   bool cached_sources = false;
   uint64_t delivered_since_schedule = 0;
+  uint64_t scheduled_steps = 0;  // steps the last schedule covered
 };
 
 namespace {
@@ -145,7 +147,8 @@ void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan,
   impl->plan = std::move(plan);
   impl->cached_sources = AnyCachedSource(impl->sources);
   if (impl->cached_sources) {
-    ScheduleShardsAhead(*impl->plan, impl->sources, start, impl->options.rank, kLookAheadSteps);
+    impl->scheduled_steps =
+        ScheduleShardsAhead(*impl->plan, impl->sources, start, impl->options.rank);
   }
 }
 Status ValidateOptions(const LoaderOptions& options) { return Validate(options); }
@@ -265,9 +268,10 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
                       m.options.batch_size * m.options.seq_len, ProduceSeconds(*m.engine, *d));
   }
   m.last_return_ns = now_ns;
-  if (m.cached_sources && m.plan && ++m.delivered_since_schedule >= loader::kRescheduleSteps) {
+  if (m.cached_sources && m.plan &&
+      ++m.delivered_since_schedule >= std::max(loader::kRescheduleSteps, m.scheduled_steps / 2)) {
     m.delivered_since_schedule = 0;
-    ScheduleShardsAhead(*m.plan, m.sources, d->next, m.options.rank, loader::kLookAheadSteps);
+    m.scheduled_steps = ScheduleShardsAhead(*m.plan, m.sources, d->next, m.options.rank);
   }
   return std::optional<LoaderBatch>(std::move(b));
 }
@@ -285,6 +289,11 @@ Status Loader::Restore(const PlanState& state) {
     return Status::OK();
   }
   impl_->last_return_ns = 0;
+  if (impl_->cached_sources && impl_->plan) {  // the look-ahead follows the restored position
+    impl_->delivered_since_schedule = 0;
+    impl_->scheduled_steps =
+        ScheduleShardsAhead(*impl_->plan, impl_->sources, pos, impl_->options.rank);
+  }
   impl_->engine->Start(pos);
   return Status::OK();
 }
@@ -312,7 +321,7 @@ LoaderStats Loader::Stats() const {
   s.monitor_ratio = w.ratio;
   s.monitor_warnings = impl_->monitor->warnings();
   s.monitor_warned = s.monitor_warnings > 0;
-  for (const auto& source : impl_->sources) s.storage += StorageStatsOf(*source);
+  for (const auto& source : impl_->sources) s.storage += source->storage_stats();
   return s;
 }
 

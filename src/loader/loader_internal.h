@@ -23,7 +23,6 @@ Status ValidateOptions(const LoaderOptions& options);
 // Sets the plan; with remote datasets behind a cache, schedules the shards of the first steps
 // from `start` (and Next keeps the look-ahead going).
 void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan, const PlanPosition& start);
-inline constexpr uint64_t kLookAheadSteps = 64;
 inline constexpr uint64_t kRescheduleSteps = 16;
 
 }  // namespace stoker::loader

@@ -42,14 +42,16 @@ struct RecordStore::Memo {
   std::map<std::string, std::string> texts;  // guarded by mu
 };
 
-RecordStore::RecordStore(std::shared_ptr<const storage::Backend> backend)
-    : backend_(std::move(backend)), memo_(std::make_shared<Memo>()) {}
+RecordStore::RecordStore(std::shared_ptr<const storage::Backend> backend,
+                         std::shared_ptr<const storage::StorageMetrics> metrics)
+    : backend_(std::move(backend)), metrics_(std::move(metrics)), memo_(std::make_shared<Memo>()) {}
 
 Result<RecordStore> RecordStore::For(const std::string& uri) {
   if (!IsRemoteRecordUri(uri)) return RecordStore();
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
-                          storage::OpenBackendForUri(uri));
-  return RecordStore(std::shared_ptr<const storage::Backend>(std::move(backend)));
+  auto metrics = std::make_shared<storage::StorageMetrics>();
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<storage::Backend> backend,
+                          storage::OpenMeteredBackendForUri(uri, metrics));
+  return RecordStore(std::move(backend), std::move(metrics));
 }
 
 Result<std::string> RecordStore::ReadAll(const std::string& uri) const {

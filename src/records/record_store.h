@@ -16,6 +16,7 @@
 
 #include "storage/backend.h"
 #include "storage/byte_source.h"
+#include "storage/metering_backend.h"
 #include "stoker/status.h"
 
 namespace stoker {
@@ -26,13 +27,19 @@ bool IsRemoteRecordUri(const std::string& uri);
 class RecordStore {
  public:
   RecordStore() = default;  // local files
-  explicit RecordStore(std::shared_ptr<const storage::Backend> backend);
+  // `metrics`, if set, are the counters `backend` reports its requests to.
+  explicit RecordStore(std::shared_ptr<const storage::Backend> backend,
+                       std::shared_ptr<const storage::StorageMetrics> metrics = nullptr);
   // Local files for a plain path or file://; else a new backend for the URI's scheme (with
-  // retries and the default per-host bound). Errors as OpenBackendForUri's.
+  // retries and the default per-host bound), metered into metrics(). Errors as
+  // OpenBackendForUri's.
   static Result<RecordStore> For(const std::string& uri);
 
   bool remote() const { return backend_ != nullptr; }
   const std::shared_ptr<const storage::Backend>& backend() const { return backend_; }
+  // Every request the backend made (listing, index objects, shard reads, retries), shared by the
+  // copies of this store; null for local files or a backend given without them.
+  const std::shared_ptr<const storage::StorageMetrics>& metrics() const { return metrics_; }
 
   // A whole (small) object: an index.json, a state.json (remote: a HEAD and a GET, once: the
   // text is kept, so telling a format and listing it read the object once). kNotFound when it
@@ -56,6 +63,7 @@ class RecordStore {
  private:
   struct Memo;
   std::shared_ptr<const storage::Backend> backend_;
+  std::shared_ptr<const storage::StorageMetrics> metrics_;
   std::shared_ptr<Memo> memo_;  // remote: ReadAll's texts, shared by the copies
 };
 

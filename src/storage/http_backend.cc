@@ -58,6 +58,7 @@ Status FetchRange(const HttpClient& http, const std::string& url, uint64_t size,
 HttpClientOptions ClientOptions(const HttpBackendOptions& options) {
   HttpClientOptions http;
   http.metrics = options.metrics;
+  http.stall_timeout_s = options.stall_timeout_s;
   return http;
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "storage/backend.h"
+#include "storage/http_client.h"
 #include "storage/metering_backend.h"
 #include "storage/ranged_source.h"
 
@@ -16,6 +17,7 @@ namespace stoker::storage {
 
 struct HttpBackendOptions {
   size_t part_bytes = kDefaultPartBytes;
+  long stall_timeout_s = StallTimeoutFromEnv();  // http_client.h
   // If set, every HTTP request is counted here (http_client.h). Must outlive the backend.
   StorageMetrics* metrics = nullptr;
 };

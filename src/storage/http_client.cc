@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 
+#include "storage/cancel.h"
 #include "storage/metering_backend.h"
 
 namespace stoker::storage {
@@ -78,12 +80,26 @@ size_t OnUpload(char* buffer, size_t size, size_t nmemb, void* user) {
   return n;
 }
 
+// Called by libcurl often while data moves and about once a second while none does: a nonzero
+// return aborts the transfer (CURLE_ABORTED_BY_CALLBACK). Runs on the thread that performs it.
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const CancelScope*>(user)->cancelled() ? 1 : 0;
+}
+
 void GlobalInit() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 }  // namespace
+
+long StallTimeoutFromEnv() {
+  const char* v = std::getenv("STOKER_STALL_TIMEOUT_S");
+  if (v == nullptr || *v == '\0') return 30;
+  char* end = nullptr;
+  const long s = std::strtol(v, &end, 10);
+  return *end == '\0' && s > 0 ? s : 30;
+}
 
 std::string HttpResponse::Header(const std::string& name) const {
   auto it = headers.find(name);
@@ -158,6 +174,8 @@ Result<HttpResponse> HttpClient::Perform(const HttpRequest& request) const {
 
 Result<HttpResponse> HttpClient::PerformOnce(const HttpRequest& request) const {
   const std::string what = request.method + " " + WithoutUserinfo(request.url);
+  const CancelScope* cancel = CurrentCancelScope();
+  if (cancel != nullptr && cancel->cancelled()) return Cancelled(what + ": cancelled");
   CURL* curl = static_cast<CURL*>(Acquire());
   if (curl == nullptr) return Internal(what + ": curl_easy_init failed");
   curl_easy_reset(curl);  // keeps the connection cache of this handle
@@ -180,6 +198,11 @@ Result<HttpResponse> HttpClient::PerformOnce(const HttpRequest& request) const {
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
+  if (cancel != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, cancel);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  }
   if (options_.max_redirects > 0) {
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(curl, CURLOPT_MAXREDIRS, options_.max_redirects);
@@ -208,6 +231,7 @@ Result<HttpResponse> HttpClient::PerformOnce(const HttpRequest& request) const {
       return IOError(what + ": response body longer than the " +
                      std::to_string(request.max_body_bytes) + " bytes asked for");
     }
+    if (code == CURLE_ABORTED_BY_CALLBACK) return Cancelled(what + ": cancelled in flight");
     return Unavailable(what + ": " + curl_easy_strerror(code));
   }
   Release(curl);

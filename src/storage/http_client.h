@@ -1,8 +1,10 @@
 // HttpClient: blocking HTTP(S) requests through libcurl, with a pool of easy handles so that
 // connections (and TLS sessions) are reused across requests and threads. A response body goes
 // into a string or straight into the caller's buffer, never past `max_body_bytes`: a longer body
-// is an error, not a silent overrun. The body of a non-2xx answer always goes to the string. Transport failures (refused, reset, timeout, a body cut
-// short) are kUnavailable; HTTP status codes are left to the caller (see StatusForHttp).
+// is an error, not a silent overrun. The body of a non-2xx answer always goes to the string.
+// Transport failures (refused, reset, timeout, a body cut short) are kUnavailable; HTTP status
+// codes are left to the caller (see StatusForHttp). A request made under a cancelled CancelScope
+// (cancel.h) is kCancelled: not sent, or aborted in flight within about a second.
 // Thread-safe: any number of threads may call Perform at once.
 #pragma once
 
@@ -43,9 +45,13 @@ struct HttpResponse {
   std::string Header(const std::string& name) const;
 };
 
+// $STOKER_STALL_TIMEOUT_S when it is a positive number of seconds, else 30: how long a transfer
+// may move less than 1 byte/s before it is a timeout (kUnavailable, retried).
+long StallTimeoutFromEnv();
+
 struct HttpClientOptions {
   long connect_timeout_ms = 10000;
-  long stall_timeout_s = 30;     // a transfer slower than 1 byte/s for this long is a timeout
+  long stall_timeout_s = StallTimeoutFromEnv();  // a transfer slower than 1 byte/s this long fails
   long max_redirects = 5;        // 0: redirects are not followed
   size_t max_pooled_handles = 32;
   // If set, every HTTP request is counted here (metering_backend.h): kind (HEAD; GET; a

@@ -140,4 +140,29 @@ std::unique_ptr<Backend> NewMeteringBackend(std::unique_ptr<Backend> inner,
   return std::make_unique<MeteringBackend>(std::move(inner), metrics);
 }
 
+StorageStats ToStorageStats(const StorageMetricsSnapshot& m) {
+  StorageStats out;
+  out.get = m.requests[static_cast<int>(RequestKind::kGet)];
+  out.head = m.requests[static_cast<int>(RequestKind::kHead)];
+  out.list = m.requests[static_cast<int>(RequestKind::kList)];
+  out.put = m.requests[static_cast<int>(RequestKind::kPut)];
+  out.failed = m.failed_requests;
+  out.retries = m.retries;
+  out.bytes_read = m.bytes_read;
+  return out;
+}
+
+void MetricsSet::Add(std::shared_ptr<const StorageMetrics> metrics) {
+  if (metrics == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (seen_.insert(metrics.get()).second) all_.push_back(std::move(metrics));
+}
+
+StorageStats MetricsSet::Total() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  StorageStats total;
+  for (const auto& m : all_) total += ToStorageStats(m->Snapshot());
+  return total;
+}
+
 }  // namespace stoker::storage

@@ -11,8 +11,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <vector>
 
+#include "stoker/storage_stats.h"
 #include "storage/backend.h"
 
 namespace stoker::storage {
@@ -47,6 +51,23 @@ class StorageMetrics {
   std::atomic<uint64_t> bytes_read_{0};
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> latency_us_{0};
+};
+
+// The loader's view of a snapshot (Loader::Stats, `bench --json`): requests by kind, failures,
+// retries, bytes read; cache_hits is left 0.
+StorageStats ToStorageStats(const StorageMetricsSnapshot& m);
+
+// The counters of several backends (one per remote input of a record dataset, say) summed, each
+// counted once however often it is added. Thread-safe.
+class MetricsSet {
+ public:
+  void Add(std::shared_ptr<const StorageMetrics> metrics);
+  StorageStats Total() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<const StorageMetrics>> all_;  // guarded by mu_; distinct
+  std::set<const StorageMetrics*> seen_;                    // guarded by mu_
 };
 
 // `metrics` must outlive the returned backend and every reader and writer it opens.

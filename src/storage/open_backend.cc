@@ -47,4 +47,16 @@ Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
   return backend;
 }
 
+Result<std::shared_ptr<Backend>> OpenMeteredBackendForUri(
+    const std::string& uri, std::shared_ptr<StorageMetrics> metrics, BackendOptions options) {
+  options.metrics = metrics.get();
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Backend> opened, OpenBackendForUri(uri, options));
+  struct Metered {
+    std::shared_ptr<StorageMetrics> metrics;  // declared first: destroyed after the backend
+    std::unique_ptr<Backend> backend;
+  };
+  auto owned = std::make_shared<Metered>(Metered{std::move(metrics), std::move(opened)});
+  return std::shared_ptr<Backend>(owned, owned->backend.get());
+}
+
 }  // namespace stoker::storage

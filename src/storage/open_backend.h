@@ -36,4 +36,11 @@ struct BackendOptions {
 Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
                                                    const BackendOptions& options = {});
 
+// OpenBackendForUri metered into `metrics` (options.metrics is replaced), as a backend that also
+// owns `metrics`: whoever still holds the backend (a cache's download thread, a reader that
+// outlives its dataset) keeps the counters it writes to alive.
+Result<std::shared_ptr<Backend>> OpenMeteredBackendForUri(
+    const std::string& uri, std::shared_ptr<StorageMetrics> metrics,
+    BackendOptions options = {});
+
 }  // namespace stoker::storage

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "storage/cancel.h"
+
 namespace stoker::storage {
 namespace {
 
@@ -20,7 +22,7 @@ class PartCacheSource final : public ByteSource {
         parts_((inner_->size_bytes() + part_bytes_ - 1) / part_bytes_),
         fetch_ahead_(static_cast<int>(std::min<size_t>(std::max(fetch_ahead, 0), parts_.size()))) {}
 
-  // Stops the fetchers: each ends after the part it is fetching.
+  // Stops the fetchers: a request in flight is aborted (storage/cancel.h), not waited out.
   ~PartCacheSource() override {
     stop_ = true;
     for (std::thread& t : fetchers_) t.join();
@@ -54,6 +56,7 @@ class PartCacheSource final : public ByteSource {
   // Fetches the parts in order, skipping those a reader fetched first, until all are fetched or
   // the source is destroyed. A failed part is left for the read that needs it to try again.
   void FetchAhead() const {
+    const CancelScope scope(&stop_);
     for (uint64_t p = next_ahead_++; p < parts_.size() && !stop_; p = next_ahead_++) {
       (void)GetPart(p);
     }

@@ -6,8 +6,8 @@
 // tries again. With fetch_ahead > 0, that many threads fetch every part in order from the first
 // read on,
 // so that a shard read whole (block shuffle, source order) arrives at the speed of parallel
-// downloads rather than one part per reader's miss; destroying the source stops them after the
-// part each is fetching. Use it for shards read whole, not for global shuffle (one small document
+// downloads rather than one part per reader's miss; destroying the source aborts their requests
+// in flight (storage/cancel.h) and joins them. Use it for shards read whole, not for global shuffle (one small document
 // per part would fetch 8 MiB for a few KiB). Thread-safe.
 #pragma once
 

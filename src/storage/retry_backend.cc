@@ -16,14 +16,24 @@ Backoff::Backoff(const RetryOptions& options)
   options_.max_attempts = std::max(options_.max_attempts, 1);
 }
 
-void Backoff::Sleep(int attempt) const {
+bool Backoff::Sleep(int attempt) const {
+  if (CancelRequested()) return false;
   if (options_.metrics != nullptr) options_.metrics->AddRetry();
   double draw;
   {
     std::lock_guard<std::mutex> lock(mu_);
     draw = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(BackoffDelayMs(options_, attempt, draw)));
+  // In slices, so that a cancelled thread does not sleep out a long backoff.
+  constexpr auto kSlice = std::chrono::milliseconds(20);
+  const auto end = std::chrono::steady_clock::now() +
+                   std::chrono::milliseconds(BackoffDelayMs(options_, attempt, draw));
+  for (auto now = std::chrono::steady_clock::now(); now < end;
+       now = std::chrono::steady_clock::now()) {
+    if (CancelRequested()) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kSlice, end - now));
+  }
+  return !CancelRequested();
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "storage/backend.h"
+#include "storage/cancel.h"
 #include "storage/metering_backend.h"
 
 namespace stoker::storage {
@@ -34,14 +35,15 @@ class Backoff {
 
   // Runs `call` (returning Status or Result<T>) until it succeeds, fails with a code other than
   // kUnavailable, or has been tried max_attempts times; then returns its last result, saying how
-  // many attempts were made.
+  // many attempts were made. Under a cancelled CancelScope (cancel.h) it stops: no further
+  // attempt, and a backoff sleep in progress ends early; the result is then kCancelled.
   template <typename F>
   auto Run(F&& call) const -> decltype(call()) {
     for (int attempt = 1;; ++attempt) {
       auto result = call();
       if (result.ok() || CodeOf(result) != StatusCode::kUnavailable) return result;
       if (attempt >= options_.max_attempts) return GaveUp(CodeStatus(result), attempt);
-      Sleep(attempt);
+      if (!Sleep(attempt)) return Cancelled(CodeStatus(result).message() + "; cancelled, not retried");
     }
   }
 
@@ -55,7 +57,9 @@ class Backoff {
   static Status GaveUp(const Status& last, int attempts) {
     return last.WithContext("gave up after " + std::to_string(attempts) + " attempts");
   }
-  void Sleep(int attempt) const;  // counts the retry, then sleeps the jittered backoff
+  // Counts the retry, then sleeps the jittered backoff; false (at once or early) if the calling
+  // thread's requests are cancelled.
+  bool Sleep(int attempt) const;
 
   RetryOptions options_;
   mutable std::mutex mu_;

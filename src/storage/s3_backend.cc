@@ -152,6 +152,7 @@ Result<std::unique_ptr<Backend>> NewS3Backend(const S3Options& options) {
   STOKER_ASSIGN_OR_RETURN(AwsConfig config, LoadAwsConfig(options.endpoint));
   HttpClientOptions http;
   http.metrics = options.metrics;
+  http.stall_timeout_s = options.stall_timeout_s;
   auto client = std::make_shared<const S3Client>(std::move(config), options.addressing, http);
   return std::unique_ptr<Backend>(new S3Backend(std::move(client), options));
 }

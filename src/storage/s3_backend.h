@@ -23,6 +23,7 @@ struct S3Options {
   size_t read_part_bytes = kDefaultPartBytes;
   size_t write_part_bytes = kDefaultPartBytes;  // at least 5 MiB
   int list_page_keys = 1000;
+  long stall_timeout_s = StallTimeoutFromEnv();  // http_client.h
   // Retries of each write step (PutObject, CreateMultipartUpload, UploadPart of one part,
   // CompleteMultipartUpload), which the retry decorator cannot repeat from outside a Writer.
   RetryOptions write_retry;

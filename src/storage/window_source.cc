@@ -1,12 +1,15 @@
 #include "storage/window_source.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "storage/cancel.h"
 
 namespace stoker::storage {
 namespace {
@@ -24,6 +27,7 @@ class WindowSource final : public ByteSource {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
+    cancel_.store(true);  // a fetch in flight is aborted, not waited out
     cv_.notify_all();
     if (fetcher_.joinable()) fetcher_.join();
   }
@@ -56,6 +60,7 @@ class WindowSource final : public ByteSource {
 
   // Fetches part `ahead_` whenever a reader has moved it forward, until the source is destroyed.
   void FetchAhead() const {
+    const CancelScope scope(&cancel_);
     std::unique_lock<std::mutex> lock(mu_);
     uint64_t done = 0;  // parts below this were fetched (or skipped) by this thread
     while (true) {
@@ -117,6 +122,7 @@ class WindowSource final : public ByteSource {
   mutable std::map<uint64_t, std::shared_ptr<Part>> parts_;  // guarded by mu_
   mutable uint64_t ahead_ = 0;                               // guarded by mu_
   mutable bool stop_ = false;                                // guarded by mu_
+  mutable std::atomic<bool> cancel_{false};  // set at destruction: stops the fetcher's request
   mutable std::thread fetcher_;  // last; started by the first read, joined first
 };
 

@@ -5,8 +5,8 @@
 // the first read on one thread fetches the part after the newest one read, so that the next part
 // is usually there when the reader reaches it. Memory is bounded by (window_parts + 1) parts,
 // whatever the object's size; a backward read of an evicted part fetches it again. A failed fetch
-// is the error of the reads that need it and is not kept. Destroying the source stops the
-// fetcher after the part it is fetching. Thread-safe.
+// is the error of the reads that need it and is not kept. Destroying the source aborts the
+// fetcher's request in flight (storage/cancel.h) and joins it. Thread-safe.
 #pragma once
 
 #include <cstddef>

@@ -133,7 +133,7 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
   out.batch_size = batch_size_;
   const uint64_t split = std::max<uint64_t>(options_.split_factor, 1);
   STOKER_ASSIGN_OR_RETURN(std::vector<StreamShard> world_shards,
-                          MakeShards(options_.inputs, old_world * split));
+                          ExpandShards(old_world * split));
   if (FingerprintFor(world_shards, static_cast<uint32_t>(old_world), old_batch) !=
       first.fingerprint) {
     return FailedPrecondition("stream elastic resume: the states belong to another stream "
@@ -163,7 +163,7 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
   }
   std::vector<StreamShard> shards = world_shards;
   if (shard_world != old_world) {
-    STOKER_ASSIGN_OR_RETURN(shards, MakeShards(options_.inputs, uint64_t{shard_world} * split));
+    STOKER_ASSIGN_OR_RETURN(shards, ExpandShards(uint64_t{shard_world} * split));
   }
   const bool counted = options_.steps_per_epoch == 0;
   std::vector<std::vector<uint32_t>> lengths;

@@ -16,6 +16,7 @@ class StreamTokenSource final : public TokenSource {
  public:
   explicit StreamTokenSource(const StreamPlanner* planner) : planner_(planner) {}
   std::string_view format() const override { return "stream"; }
+  StorageStats storage_stats() const override { return planner_->storage_stats(); }
   const std::string& path() const override { return name_; }
   TokenDType dtype() const override { return TokenDType::kInt32; }
   uint64_t num_documents() const override { return UINT64_MAX; }
@@ -80,8 +81,8 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
     ctx->tokenizer = std::move(tok);
   }
   STOKER_ASSIGN_OR_RETURN(ctx->shards,
-                          MakeShards(options.inputs, uint64_t{loader.world_size} *
-                                                         std::max<uint64_t>(options.split_factor, 1)));
+                          p->ExpandShards(uint64_t{loader.world_size} *
+                                          std::max<uint64_t>(options.split_factor, 1)));
   p->ctx_ = ctx;
   p->batch_size_ = loader.batch_size;
   p->global_rows_ = loader.batch_size * loader.world_size;
@@ -306,8 +307,8 @@ Result<PlanPosition> StreamPlanner::RestorePosition(const PlanState& state) cons
     STOKER_ASSIGN_OR_RETURN(ElasticEpoch e, DecodeElasticHeader(&rank_state));
     if (e.epoch != pos.epoch) return InvalidArgument("stream: elastic state of another epoch");
     STOKER_ASSIGN_OR_RETURN(e.shards,
-                            MakeShards(options_.inputs, uint64_t{e.shard_world} *
-                                                            std::max<uint64_t>(options_.split_factor, 1)));
+                            ExpandShards(uint64_t{e.shard_world} *
+                                         std::max<uint64_t>(options_.split_factor, 1)));
     elastic_ = std::make_shared<const ElasticEpoch>(std::move(e));
   }
   Generator& g = gens_[pos.epoch];
@@ -319,6 +320,14 @@ Result<PlanPosition> StreamPlanner::RestorePosition(const PlanState& state) cons
     STOKER_RETURN_IF_ERROR(g.stream->Restore(snap));
   }
   return pos;
+}
+
+Result<std::vector<StreamShard>> StreamPlanner::ExpandShards(uint64_t min_shards) const {
+  STOKER_ASSIGN_OR_RETURN(std::vector<StreamShard> shards, MakeShards(options_.inputs, min_shards));
+  for (const StreamShard& s : shards) {
+    if (s.records) storage_.Add(s.record.store.metrics());
+  }
+  return shards;
 }
 
 Result<std::unique_ptr<Loader>> OpenStreamLoader(const StreamOptions& options,

@@ -20,6 +20,7 @@
 
 #include "loader/batch_planner.h"
 #include "stoker/loader.h"
+#include "storage/metering_backend.h"
 #include "stream/prescan.h"
 #include "stream/rank_stream.h"
 
@@ -71,6 +72,9 @@ class StreamPlanner final : public loader::BatchPlanner {
   const std::string& fingerprint() const { return fingerprint_; }
   // The TokenSource that serves the planned rows' tokens (dataset 0 of every row).
   std::shared_ptr<const TokenSource> token_source() const { return source_; }
+  // Remote record shards: every request their stores made (listings and reads), summed over the
+  // expansions of the inputs this planner made (at open, and for elastic states).
+  StorageStats storage_stats() const { return storage_.Total(); }
 
   // For StreamTokenSource: the tokens of piece handle `doc`, or null if it was evicted.
   Tokens PieceTokens(uint64_t doc) const;
@@ -101,6 +105,8 @@ class StreamPlanner final : public loader::BatchPlanner {
   // The pre-scan's lengths for another world's cut of the same files (elastic.cc).
   Result<std::vector<std::vector<uint32_t>>> LengthsFor(
       const std::vector<StreamShard>& shards) const;
+  // MakeShards, with the shards' stores added to storage_.
+  Result<std::vector<StreamShard>> ExpandShards(uint64_t min_shards) const;
   uint64_t StepOf(const PlanPosition& pos) const { return pos.rows_consumed / global_rows_; }
   // The entry of (epoch, step), generating up to it. Caller holds mu_.
   Result<const Entry*> EntryLocked(uint64_t epoch, uint64_t step) const;
@@ -112,6 +118,7 @@ class StreamPlanner final : public loader::BatchPlanner {
   std::vector<std::vector<uint32_t>> lengths_;  // pre-scan: document lengths per shard
   std::vector<std::vector<uint64_t>> offsets_;  // their byte offsets (uncompressed JSONL only)
   std::shared_ptr<const TokenSource> source_;
+  mutable storage::MetricsSet storage_;
 
   mutable std::mutex mu_;
   mutable std::map<uint64_t, uint64_t> steps_cache_;

@@ -95,15 +95,21 @@ def upload_dir(client, local_dir, prefix, only=None):
 class Proxy:
     """A counting, optionally faulty HTTP proxy in front of `upstream_port`. Each request draws
     one of: pass, 500, 503 SlowDown, reset, truncated body, with the given probabilities
-    (seeded); `latency_s` is added to every request. Signed requests pass unchanged."""
+    (seeded); `latency_s` is added to every request. Signed requests pass unchanged. GETs whose
+    path contains `stall` are read and then never answered (a server that hangs) until close();
+    `stalled` counts them."""
 
     def __init__(self, upstream_port, fail=0.0, slowdown=0.0, reset=0.0, truncate=0.0,
-                 latency_s=0.0, seed=0):
+                 latency_s=0.0, seed=0, stall=None):
         self.counts = collections.Counter()  # GET, HEAD, LIST, PUT, POST, DELETE
         self.faults = collections.Counter()
         self.paths = collections.Counter()  # every request, by path
         self.get_paths = collections.Counter()  # GETs (not LIST), by path
         self.lock = threading.Lock()
+        self.stalled = 0
+        self.intervals = []  # (start, end) of every answered request, time.monotonic()
+        self.get_bytes = 0  # body bytes of the GET answers sent whole
+        self.closing = threading.Event()
         rng = random.Random(seed)
         proxy = self
 
@@ -119,9 +125,18 @@ class Proxy:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # The headers and the body go out in two writes: with Nagle on, a small body waits
+            # for the client's delayed ACK of the headers (40 ms per small GET on Linux).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):
                 pass
+
+            def handle(self):
+                try:
+                    super().handle()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up on the answer (a loader closed mid-transfer)
 
             def handle_any(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
@@ -129,6 +144,7 @@ class Proxy:
                 if kind == "GET" and "list-type=2" in self.path:
                     kind = "LIST"
                 fault = draw()
+                started = time.monotonic()
                 with proxy.lock:
                     proxy.counts[kind] += 1
                     proxy.paths[self.path.split("?")[0]] += 1
@@ -136,6 +152,12 @@ class Proxy:
                         proxy.get_paths[self.path.split("?")[0]] += 1
                     if fault != "pass":
                         proxy.faults[fault] += 1
+                if stall is not None and kind == "GET" and stall in self.path:
+                    with proxy.lock:
+                        proxy.stalled += 1
+                    proxy.closing.wait()
+                    self.close_connection = True
+                    return
                 if latency_s:
                     time.sleep(latency_s)
                 if fault in ("fail", "slowdown"):
@@ -172,11 +194,22 @@ class Proxy:
                     self.wfile.write(data[: len(data) // 2])
                     self.close_connection = True
                     return
+                if self.command == "GET":  # counted first: the client may see the body at once
+                    with proxy.lock:
+                        proxy.get_bytes += len(data)
                 self.wfile.write(data)
+                with proxy.lock:
+                    proxy.intervals.append((started, time.monotonic()))
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            # Python's default backlog is 5: a burst of new connections (a cache's download
+            # threads and a loader's workers at once) overflows it, and each dropped SYN costs
+            # the client a 1 s retransmission.
+            request_queue_size = 128
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"
@@ -189,8 +222,11 @@ class Proxy:
             self.faults.clear()
             self.paths.clear()
             self.get_paths.clear()
+            self.intervals.clear()
+            self.get_bytes = 0
 
     def close(self):
+        self.closing.set()
         self.server.shutdown()
         self.server.server_close()
 
