@@ -19,7 +19,7 @@ namespace {
 
 using storage::testing::StallingHttpServer;
 
-constexpr size_t kObjectBytes = 3000;
+constexpr size_t kStalledObjectBytes = 3000;
 
 class ShardCacheCancelTest : public ::testing::Test {
  protected:
@@ -35,7 +35,7 @@ class ShardCacheCancelTest : public ::testing::Test {
   CacheOptions Options(int threads) {
     CacheOptions o;
     o.dir = dir_->Join("cache");
-    o.budget_bytes = 4 * kObjectBytes;
+    o.budget_bytes = 4 * kStalledObjectBytes;
     o.download_threads = threads;
     o.chunk_bytes = 1000;
     o.part_threads = 2;
@@ -43,13 +43,13 @@ class ShardCacheCancelTest : public ::testing::Test {
     o.fsync = false;
     return o;
   }
-  CacheRequest Request() const { return {server_.url("/shard_0.bin"), kObjectBytes, ""}; }
+  CacheRequest Request() const { return {server_.url("/shard_0.bin"), kStalledObjectBytes, ""}; }
   // Nothing published, no temporary file; a new cache on the directory serves the object.
   void ExpectCleanAndRestartable() {
     EXPECT_TRUE(ListDirectory(dir_->Join("cache/tmp")).value().empty());
     EXPECT_TRUE(ListDirectory(dir_->Join("cache/data")).value().empty());
     auto memory = storage::NewMemoryBackend();
-    const std::string bytes = testing::ObjectBytes("shard_0", kObjectBytes);
+    const std::string bytes = testing::ObjectBytes("shard_0", kStalledObjectBytes);
     ASSERT_TRUE(storage::WriteAll(*memory, Request().uri, bytes).ok());
     auto cache = ShardCache::Open(Options(0), std::move(memory));
     ASSERT_TRUE(cache.ok()) << cache.status().ToString();
