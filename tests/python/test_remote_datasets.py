@@ -138,8 +138,11 @@ def test_loader_counts_the_requests_the_server_sees(s3, datasets, monkeypatch, p
         if k.startswith("AWS_"):
             monkeypatch.setenv(k, v)
     # Without persistent workers nothing is prefetched past the epoch's end, so the counts settle.
+    # No cache: its look-ahead starts downloading the first shards as soon as the loader is open
+    # (test_remote_cache counts those downloads at the server).
     loader = stoker.Loader(datasets["uri"], seq_len=64, batch_size=4, num_workers=2,
-                           pin_memory=False, shuffle="block", persistent_workers=False)
+                           pin_memory=False, shuffle="block", persistent_workers=False,
+                           cache_dir=None)
     # Open and plan: the manifest (HEAD + GET) and the length index (GET); no shard yet.
     opened = dict(proxy.counts)
     assert opened == {"HEAD": 1, "GET": 2}, opened
