@@ -200,51 +200,55 @@ std::optional<uint64_t> DecodeTokens(const uint8_t* src, TokenDType dtype, uint6
   return Decode(src, dtype, count, out);
 }
 
-std::optional<uint64_t> EncodeTokens(const int32_t* ids, uint64_t count, TokenDType dtype,
-                                     uint8_t* dst) {
+namespace {
+
+// Calls f(Stored{}) with the integer type a token of `dtype` is stored as; false (and no call)
+// for a float or unknown dtype.
+template <typename F>
+bool WithIntegerType(TokenDType dtype, F&& f) {
   switch (dtype) {
     case TokenDType::kUint8:
-      return EncodeAs<uint8_t>(ids, count, dst);
+      f(uint8_t{});
+      return true;
     case TokenDType::kInt8:
-      return EncodeAs<int8_t>(ids, count, dst);
+      f(int8_t{});
+      return true;
     case TokenDType::kInt16:
-      return EncodeAs<int16_t>(ids, count, dst);
+      f(int16_t{});
+      return true;
     case TokenDType::kUint16:
-      return EncodeAs<uint16_t>(ids, count, dst);
+      f(uint16_t{});
+      return true;
     case TokenDType::kInt32:
-      return EncodeAs<int32_t>(ids, count, dst);
+      f(int32_t{});
+      return true;
     case TokenDType::kUint32:
-      return EncodeAs<uint32_t>(ids, count, dst);
+      f(uint32_t{});
+      return true;
     case TokenDType::kInt64:
-      return EncodeAs<int64_t>(ids, count, dst);
+      f(int64_t{});
+      return true;
     case TokenDType::kUint64:
-      return EncodeAs<uint64_t>(ids, count, dst);
+      f(uint64_t{});
+      return true;
     default:
-      return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
+      return false;
   }
 }
 
+}  // namespace
+
+std::optional<uint64_t> EncodeTokens(const int32_t* ids, uint64_t count, TokenDType dtype,
+                                     uint8_t* dst) {
+  std::optional<uint64_t> bad;
+  const bool integer = WithIntegerType(
+      dtype, [&](auto stored) { bad = EncodeAs<decltype(stored)>(ids, count, dst); });
+  if (!integer) return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
+  return bad;
+}
+
 void StoreFittingTokens(const int32_t* ids, uint64_t count, TokenDType dtype, uint8_t* dst) {
-  switch (dtype) {
-    case TokenDType::kUint8:
-      return StoreAs<uint8_t>(ids, count, dst);
-    case TokenDType::kInt8:
-      return StoreAs<int8_t>(ids, count, dst);
-    case TokenDType::kInt16:
-      return StoreAs<int16_t>(ids, count, dst);
-    case TokenDType::kUint16:
-      return StoreAs<uint16_t>(ids, count, dst);
-    case TokenDType::kInt32:
-      return StoreAs<int32_t>(ids, count, dst);
-    case TokenDType::kUint32:
-      return StoreAs<uint32_t>(ids, count, dst);
-    case TokenDType::kInt64:
-      return StoreAs<int64_t>(ids, count, dst);
-    case TokenDType::kUint64:
-      return StoreAs<uint64_t>(ids, count, dst);
-    default:
-      return;
-  }
+  WithIntegerType(dtype, [&](auto stored) { StoreAs<decltype(stored)>(ids, count, dst); });
 }
 
 Status BadTokenStatus(const std::string& file, uint64_t base_offset, TokenDType dtype,
