@@ -147,7 +147,21 @@ TEST(BpeModelTest, DuplicateTokensKeepTheLowestIdOnManyThreads) {
     std::string s;
     for (int k = 0, n = 1 + static_cast<int>(rng() % 60); k < n; ++k) s += "abcdef"[rng() % 6];
     ASSERT_EQ(Encode(*eight, s), Encode(*one, s)) << s;
+    ASSERT_EQ(Encode(*eight, s), NaiveRanks(*eight, s)) << s;  // the copies never merge
   }
+}
+
+TEST(BpeModelTest, TokenBytesHoldEveryIdIncludingEmptyOnes) {
+  std::vector<std::string> v = Vocab({"ab", "", "abc"});
+  TokenBytes t(v);
+  ASSERT_EQ(t.size(), v.size());
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(t[i], v[i]) << i;
+  auto m = BpeModel::BuildFromRanks(std::move(t), 2);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->token_bytes(258), "abc");
+  EXPECT_EQ(m->token_bytes(257), "");
+  EXPECT_EQ(m->Find(""), -1);
+  EXPECT_EQ(Encode(*m, "abc"), (std::vector<int32_t>{258}));
 }
 
 TEST(BpeModelTest, UnknownBytesBecomeUnkOrVanish) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <thread>
 #include <utility>
 
@@ -50,9 +51,9 @@ int Base64Value(char c) {
   return -1;
 }
 
-// Strict standard base64 with padding; false on any other character or a bad length.
+// Strict standard base64 with padding, appended to *out; false on any other character or a bad
+// length (*out may then hold part of it).
 bool DecodeBase64(std::string_view in, std::string* out) {
-  out->clear();
   if (in.empty() || in.size() % 4 != 0) return false;
   size_t pad = 0;
   if (in.back() == '=') ++pad;
@@ -70,22 +71,28 @@ bool DecodeBase64(std::string_view in, std::string* out) {
     if (i + 4 < in.size() || pad < 2) out->push_back(static_cast<char>((v >> 8) & 0xFF));
     if (i + 4 < in.size() || pad < 1) out->push_back(static_cast<char>(v & 0xFF));
   }
-  return !out->empty();
+  return true;
 }
 
 // The lines of one stretch of the file (whole lines), parsed on their own thread.
 struct ParsedPart {
-  std::vector<std::pair<uint64_t, std::string>> entries;  // rank, token bytes
-  std::vector<size_t> entry_line;                         // per entry: its line in the part
-  size_t lines = 0;                                       // lines in the part
-  Status error;      // the part's first bad line, after its entries
+  struct Entry {
+    uint64_t rank;
+    size_t offset;  // the token's bytes: bytes[offset, offset + size)
+    size_t size;
+    size_t line;    // in the part
+  };
+  std::string bytes;  // the part's tokens, one after another
+  std::vector<Entry> entries;
+  size_t lines = 0;   // lines in the part
+  Status error;       // the part's first bad line, after its entries
   size_t error_line = 0;
 };
 
 // Parses the lines of `text`, numbered from 1 within it (ParseRanks adds the file's path and
 // the line in the file to the message of a bad line).
 void ParsePart(std::string_view text, ParsedPart* out) {
-  std::string token;
+  out->bytes.reserve(text.size() * 3 / 4);
   std::string_view rest = text;
   for (size_t line_no = 1; !rest.empty(); ++line_no) {
     out->lines = line_no;
@@ -102,7 +109,8 @@ void ParsePart(std::string_view text, ParsedPart* out) {
     if (sp == std::string_view::npos) {
       return fail("expected 'BASE64-TOKEN RANK', found no rank");
     }
-    if (!DecodeBase64(line.substr(0, sp), &token)) {
+    const size_t start = out->bytes.size();
+    if (!DecodeBase64(line.substr(0, sp), &out->bytes) || out->bytes.size() == start) {
       return fail("the token '" + std::string(line.substr(0, sp)) + "' is not valid base64");
     }
     std::string_view rank_text = line.substr(sp + 1);
@@ -115,17 +123,16 @@ void ParsePart(std::string_view text, ParsedPart* out) {
       return fail("rank " + std::to_string(rank) +
                   " does not fit a 32-bit token id (the vocabulary is too big)");
     }
-    out->entries.emplace_back(rank, token);
-    out->entry_line.push_back(line_no);
+    out->entries.push_back({rank, start, out->bytes.size() - start, line_no});
   }
 }
 
-// "BASE64-TOKEN RANK" lines into tokens[rank] (rank_line[rank]: its line, 0 = none). The file is
-// cut at line ends into parts parsed on `threads` threads (0 = all cores); the parts are then
+// "BASE64-TOKEN RANK" lines into *tokens, by rank (rank_line[rank]: its line, 0 = none). The file
+// is cut at line ends into parts parsed on `threads` threads (0 = all cores); the parts are then
 // taken in file order, so the first bad line (a duplicate rank included) is the one reported,
 // as with one thread.
-Status ParseRanks(std::string_view text, const std::string& path, int threads,
-                  std::vector<std::string>* tokens, std::vector<size_t>* rank_line) {
+Status ParseRanks(std::string_view text, const std::string& path, int threads, TokenBytes* tokens,
+                  std::vector<size_t>* rank_line) {
   size_t parts = threads > 0 ? static_cast<size_t>(threads)
                              : std::max<size_t>(1, std::thread::hardware_concurrency());
   parts = std::min<size_t>({parts, 16, std::max<size_t>(1, text.size() / (64 << 10))});
@@ -146,24 +153,25 @@ Status ParseRanks(std::string_view text, const std::string& path, int threads,
     ParsePart(text.substr(0, cut[1]), &parsed[0]);
     for (auto& h : helpers) h.join();
   }
-  uint64_t size = 0;
+  uint64_t size = 0, total = 0;
   for (const ParsedPart& part : parsed) {
-    for (const auto& e : part.entries) size = std::max(size, e.first + 1);
+    for (const auto& e : part.entries) size = std::max(size, e.rank + 1);
+    total += part.bytes.size();
   }
-  tokens->assign(size, std::string());
+  if (total > UINT32_MAX) return InvalidArgument(path + ": the tokens add up to more than 4 GiB");
   rank_line->assign(size, 0);
+  std::vector<uint32_t> offsets(size + 1, 0);  // first each rank's size, at offsets[rank + 1]
   size_t lines_before = 0;
   for (ParsedPart& part : parsed) {
-    for (size_t i = 0; i < part.entries.size(); ++i) {
-      const uint64_t rank = part.entries[i].first;
-      const size_t line = lines_before + part.entry_line[i];
-      if ((*rank_line)[rank] != 0) {
+    for (const ParsedPart::Entry& e : part.entries) {
+      const size_t line = lines_before + e.line;
+      if ((*rank_line)[e.rank] != 0) {
         return InvalidArgument(path + ":" + std::to_string(line) + ": duplicate rank " +
-                               std::to_string(rank) + " (first on line " +
-                               std::to_string((*rank_line)[rank]) + ")");
+                               std::to_string(e.rank) + " (first on line " +
+                               std::to_string((*rank_line)[e.rank]) + ")");
       }
-      (*tokens)[rank] = std::move(part.entries[i].second);
-      (*rank_line)[rank] = line;
+      (*rank_line)[e.rank] = line;
+      offsets[e.rank + 1] = static_cast<uint32_t>(e.size);
     }
     if (!part.error.ok()) {
       return InvalidArgument(path + ":" + std::to_string(lines_before + part.error_line) + ": " +
@@ -171,6 +179,14 @@ Status ParseRanks(std::string_view text, const std::string& path, int threads,
     }
     lines_before += part.lines;
   }
+  for (size_t r = 0; r < size; ++r) offsets[r + 1] += offsets[r];
+  std::string bytes(total, '\0');
+  for (const ParsedPart& part : parsed) {
+    for (const ParsedPart::Entry& e : part.entries) {
+      std::memcpy(bytes.data() + offsets[e.rank], part.bytes.data() + e.offset, e.size);
+    }
+  }
+  *tokens = TokenBytes::FromParts(std::move(bytes), std::move(offsets));
   return Status::OK();
 }
 
@@ -193,7 +209,7 @@ Result<std::unique_ptr<BpeTokenizer>> OpenTiktokenFile(const std::string& path,
   }
   Result<std::string> bytes = ReadFileToString(path);
   if (!bytes.ok()) return bytes.status().WithContext("tiktoken file");
-  std::vector<std::string> tokens;
+  TokenBytes tokens;
   std::vector<size_t> rank_line;  // rank -> line number (0 = unused)
   STOKER_RETURN_IF_ERROR(ParseRanks(*bytes, path, options.load_threads, &tokens, &rank_line));
   if (tokens.empty()) return InvalidArgument(path + ": no 'BASE64-TOKEN RANK' lines");
