@@ -147,6 +147,39 @@ Status MegatronWriter::AddDocument(std::span<const int32_t> tokens,
   return Status::OK();
 }
 
+Status MegatronWriter::AddStoredDocuments(std::span<const uint8_t> bytes,
+                                          std::span<const uint64_t> lengths) {
+  if (finished_) return FailedPrecondition("MegatronWriter: AddDocument after Finish");
+  const size_t item = TokenDTypeSize(dtype_);
+  uint64_t sum = 0;
+  for (uint64_t len : lengths) {
+    if (len > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+      return InvalidArgument("MegatronWriter: a document of " + std::to_string(len) +
+                             " tokens is longer than a Megatron sequence can be (2^31-1)");
+    }
+    sum += len;
+  }
+  if (sum * item != bytes.size()) {
+    return InvalidArgument("MegatronWriter: document lengths sum to " + std::to_string(sum) +
+                           " tokens but " + std::to_string(bytes.size()) + " bytes were given");
+  }
+  std::vector<uint8_t>& buf = bin_hash_->buffer;
+  bin_hash_->hasher.Update(bytes.data(), bytes.size());
+  if (buf.size() + bytes.size() <= kWriteBufferBytes) {
+    buf.insert(buf.end(), bytes.begin(), bytes.end());
+  } else {  // the staged bytes, then these straight from the caller's memory
+    STOKER_RETURN_IF_ERROR(WriteAll(bin_fd_, buf.data(), buf.size(), bin_hash_->bin_tmp));
+    buf.clear();
+    STOKER_RETURN_IF_ERROR(WriteAll(bin_fd_, bytes.data(), bytes.size(), bin_hash_->bin_tmp));
+  }
+  for (uint64_t len : lengths) {
+    lengths_.push_back(static_cast<int32_t>(len));
+    document_indices_.push_back(static_cast<int64_t>(lengths_.size()));
+  }
+  tokens_ += sum;
+  return Status::OK();
+}
+
 Result<ShardInfo> MegatronWriter::Finish() {
   if (finished_) return FailedPrecondition("MegatronWriter: Finish called twice");
   HashState& st = *bin_hash_;

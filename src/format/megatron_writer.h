@@ -32,6 +32,13 @@ class MegatronWriter {
   // shards use one sequence per document; this exists for compatibility and tests.
   Status AddDocument(std::span<const int32_t> tokens, std::span<const int32_t> sequence_lengths);
 
+  // Appends documents whose tokens the caller has already checked (TokensFit) and stored as this
+  // shard's dtype (StoreFittingTokens), one sequence each: `lengths` in tokens, summing to
+  // bytes.size() / the dtype's size. Hashes and writes the bytes without a copy into the staging
+  // buffer when they are large (stoker pack stores them on its encode threads, so that its writer
+  // thread only orders, hashes and writes).
+  Status AddStoredDocuments(std::span<const uint8_t> bytes, std::span<const uint64_t> lengths);
+
   // Megatron documents written so far.
   uint64_t documents() const { return document_indices_.size() - 1; }
   // Sequences written so far (what TokenSource calls documents; equal to documents() unless the

@@ -7,10 +7,12 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <span>
 #include <thread>
 
 #include "common/file_util.h"
 #include "format/dataset_length_index.h"
+#include "format/token_convert.h"
 #include "ingest/dataset_dir.h"
 #include "ingest/input_reader.h"
 #include "ingest/shard_sink.h"
@@ -30,20 +32,54 @@ struct WorkItem {
 
 struct DoneItem {
   EncodedDocuments encoded;
+  std::vector<uint8_t> stored;  // the tokens as the dtype's bytes, unless that is int32 itself
   Status status;
   uint64_t disk_bytes_done = 0;
+
+  std::span<const uint8_t> bytes() const {
+    if (!stored.empty() || encoded.tokens.empty()) return stored;
+    return {reinterpret_cast<const uint8_t*>(encoded.tokens.data()),
+            encoded.tokens.size() * sizeof(int32_t)};
+  }
 };
+
+// On the encode thread: checks that every id and every length fits the shard and stores the ids
+// as the dtype, so that the writer thread only orders, hashes and writes.
+Status StoreTokens(TokenDType dtype, DoneItem* done) {
+  const std::vector<int32_t>& tokens = done->encoded.tokens;
+  for (uint64_t len : done->encoded.lengths) {
+    if (len > static_cast<uint64_t>(INT32_MAX)) {
+      return InvalidArgument("a document has " + std::to_string(len) +
+                             " tokens, more than a Megatron index can record (2^31 - 1)");
+    }
+  }
+  const uint64_t max_id = MaxTokenForDType(dtype);
+  if (!TokensFit(tokens.data(), tokens.size(), max_id)) {
+    for (int32_t id : tokens) {
+      if (id < 0 || static_cast<uint64_t>(id) > max_id) {
+        return InvalidArgument("token id " + std::to_string(id) + " does not fit the dataset's " +
+                               std::string(TokenDTypeName(dtype)) + " tokens");
+      }
+    }
+  }
+  if (dtype != TokenDType::kInt32) {
+    done->stored.resize(tokens.size() * TokenDTypeSize(dtype));
+    StoreFittingTokens(tokens.data(), tokens.size(), dtype, done->stored.data());
+  }
+  return Status::OK();
+}
 
 // The reader -> workers -> writer graph. One mutex and one condition variable guard the queue,
 // the reorder map and the flags; items are large (about batch_bytes), so contention is low.
 class Pipeline {
  public:
   Pipeline(const PackOptions& options, const std::vector<InputFile>& files, TaskSlice slice,
-           const DocumentEncoder& encoder)
+           const DocumentEncoder& encoder, TokenDType dtype)
       : options_(options),
         files_(files),
         slice_(slice),
         encoder_(encoder),
+        dtype_(dtype),
         max_in_flight_(2 * static_cast<uint64_t>(options.threads) + 2) {}
 
   // Runs the graph, handing each encoded batch to `write` in input order. Returns the first error
@@ -99,7 +135,8 @@ class Pipeline {
     return true;
   }
 
-  // 1. Take a batch; 2. encode it outside the lock; 3. file the result under its number.
+  // 1. Take a batch; 2. encode and store it outside the lock; 3. file the result under its
+  // number.
   void WorkLoop() {
     while (true) {
       WorkItem item;
@@ -116,6 +153,7 @@ class Pipeline {
         done.status = encoder_.Encode(doc, files_[doc.file_index].path, &done.encoded);
         if (!done.status.ok()) break;
       }
+      if (done.status.ok()) done.status = StoreTokens(dtype_, &done);
       if (done.status.ok()) done.status = item.read_error;
       std::lock_guard<std::mutex> lock(mu_);
       done_.emplace(item.seq, std::move(done));
@@ -153,6 +191,7 @@ class Pipeline {
   const std::vector<InputFile>& files_;
   TaskSlice slice_;
   const DocumentEncoder& encoder_;
+  const TokenDType dtype_;
   const uint64_t max_in_flight_;
 
   std::mutex mu_;
@@ -220,18 +259,10 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
 
   DocumentEncoder encoder(&tokenizer, options.encoder);
   ShardSink sink(options.output_dir, options.task_index, dtype, options.shard_size_bytes);
-  Pipeline pipeline(options, files, slice, encoder);
+  Pipeline pipeline(options, files, slice, encoder, dtype);
   Status status = pipeline.Run([&](const DoneItem& item) -> Status {
     const EncodedDocuments& enc = item.encoded;
-    size_t offset = 0;
-    for (uint64_t len : enc.lengths) {
-      if (len > static_cast<uint64_t>(INT32_MAX)) {
-        return InvalidArgument("a document has " + std::to_string(len) +
-                               " tokens, more than a Megatron index can record (2^31 - 1)");
-      }
-      STOKER_RETURN_IF_ERROR(sink.Add(std::span<const int32_t>(enc.tokens.data() + offset, len)));
-      offset += len;
-    }
+    STOKER_RETURN_IF_ERROR(sink.AddStored(item.bytes(), enc.lengths));
     result.counters.Add(enc.counters);
     progress.documents = result.counters.documents;
     progress.tokens += enc.tokens.size();

@@ -23,6 +23,10 @@ class ShardSink {
 
   // Appends one document (its tokens, EOS included).
   Status Add(std::span<const int32_t> tokens);
+  // Appends consecutive documents already stored as the dtype (see
+  // MegatronWriter::AddStoredDocuments): `lengths` in tokens, EOS included; `bytes` holds them
+  // one after another. The documents are cut into shards exactly as by Add.
+  Status AddStored(std::span<const uint8_t> bytes, std::span<const uint64_t> lengths);
   // Closes the open shard and returns every shard written, in order.
   Result<std::vector<ShardInfo>> Finish();
   // Deletes every shard finished so far (after a failed pack, so no orphans remain).
