@@ -165,12 +165,17 @@ Status MegatronWriter::AddStoredDocuments(std::span<const uint8_t> bytes,
   }
   std::vector<uint8_t>& buf = bin_hash_->buffer;
   bin_hash_->hasher.Update(bytes.data(), bytes.size());
-  if (buf.size() + bytes.size() <= kWriteBufferBytes) {
-    buf.insert(buf.end(), bytes.begin(), bytes.end());
-  } else {  // the staged bytes, then these straight from the caller's memory
+  // Small runs are staged; a large one goes out straight from the caller's memory, after the
+  // staged bytes (the order of the file is the order of the calls either way).
+  const bool direct = bytes.size() >= kWriteBufferBytes / 8;
+  if (!buf.empty() && (direct || buf.size() + bytes.size() > kWriteBufferBytes)) {
     STOKER_RETURN_IF_ERROR(WriteAll(bin_fd_, buf.data(), buf.size(), bin_hash_->bin_tmp));
     buf.clear();
+  }
+  if (direct) {
     STOKER_RETURN_IF_ERROR(WriteAll(bin_fd_, bytes.data(), bytes.size(), bin_hash_->bin_tmp));
+  } else {
+    buf.insert(buf.end(), bytes.begin(), bytes.end());
   }
   for (uint64_t len : lengths) {
     lengths_.push_back(static_cast<int32_t>(len));
