@@ -147,6 +147,14 @@ def main():
         print(f"| {name} | {mb / cpu:.1f} | {n_tokens / cpu / 1e6:.2f} | {base_cpu / cpu:.2f}x "
               f"| {mb / wall:.1f} | {base_wall / wall:.2f}x | {same}/{len(texts)} |")
 
+    # Opening the tokenizer (parsing the file, indexing the tokens, finding every mergeable pair),
+    # on all cores as pack does: best of 5, wall and process CPU.
+    load_wall, _ = timed(lambda: stoker.Tokenizer(cl100k_path(), pattern="cl100k"), 5)
+    load_cpu, _ = timed(lambda: stoker.Tokenizer(cl100k_path(), pattern="cl100k"), 5,
+                        time.process_time)
+    print(f"\nopening cl100k_base.tiktoken (stoker.Tokenizer, all cores), best of 5: "
+          f"{load_wall * 1e3:.1f} ms wall, {load_cpu * 1e3:.1f} ms CPU")
+
     print(f"\nload average before the scaling runs: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print("\n| 2-thread scaling | 1 thread MB/s (wall) | 2 threads MB/s (wall) | speed-up (wall) "
           "| CPU s, 1 thread | CPU s, 2 threads | busiest thread CPU s, 2 threads "
