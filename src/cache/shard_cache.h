@@ -99,8 +99,8 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   void Passed(const std::string& uri);
   // This process's counters, the budget and the bytes the directory uses now.
   CacheStats Stats() const;
-  // Adds the counters not yet written to DIR/stats.json (also done after each download and at
-  // destruction).
+  // Adds the counters not yet written to DIR/stats.json (also done after every 16 look-ahead
+  // downloads, after each download on Acquire, every 64 hits, and at destruction).
   Status FlushStats();
 
   // Whether a reader of this process is waiting for space (back-pressure): holders of idle pins
