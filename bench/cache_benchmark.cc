@@ -1,7 +1,7 @@
 // Cold and warm ShardCache throughput from an object store (bench/cache_vs_boto3.py runs it
 // against a local moto S3 server, beside a boto3 thread-pool download of the same bytes).
 //
-//   cache_benchmark PREFIX DIR [--threads N] [--no-fsync]
+//   cache_benchmark PREFIX DIR [--threads N] [--fsync]
 //
 // Lists PREFIX, then (cold) opens an empty cache in DIR, schedules every object and acquires them
 // in order; then (warm) opens the same directory again and acquires them all. Prints one JSON
@@ -51,7 +51,7 @@ double AcquireAll(const cache::CacheOptions& options, std::shared_ptr<storage::B
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: cache_benchmark PREFIX DIR [--threads N] [--no-fsync]\n");
+    std::fprintf(stderr, "usage: cache_benchmark PREFIX DIR [--threads N] [--fsync]\n");
     return 2;
   }
   cache::CacheOptions options;
@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) {
     if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       options.download_threads = std::atoi(argv[++i]);
-    } else if (std::strcmp(argv[i], "--no-fsync") == 0) {
-      options.fsync = false;
+    } else if (std::strcmp(argv[i], "--fsync") == 0) {
+      options.fsync = true;  // the default publishes unsynced, tagged with the boot id
     }
   }
   storage::StorageMetrics metrics;

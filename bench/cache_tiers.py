@@ -1,14 +1,28 @@
 """The loader's storage tiers side by side (issue 11), one epoch each, block shuffle:
 
-  local disk | S3 without cache | S3 cold cache | S3 warm cache | boto3 thread pool (same bytes)
+  local disk | S3 without cache | S3 cold cache | S3 warm cache | boto3 (same bytes)
 
 then the same cold cache, and no cache, behind a proxy that adds LATENCY_MS to every request,
 against a stated training rate (tokens/s per rank): look-ahead in plan order keeps the loader ahead
-of training although each request waits. Then --rounds rounds of a cold-cache epoch (timed from
-the loader's open) against boto3 with 8 threads reading the same objects, alternating, with the
-mean GETs in flight of each (from the proxy's request intervals); the median ratio is
-cold_cache_over_boto3. The S3 server is moto (Python, on loopback), so absolute figures are far
-below S3's: compare within one run. Prints one JSON object; runs in well under a minute.
+of training although each request waits. Then --rounds rounds, alternating, of three ways to get
+the same objects (every shard's .bin and .idx) through the same proxy:
+
+  - a cold-cache epoch, timed from the loader's open (which starts the look-ahead) to its last
+    batch: downloads to local disk, verified, published, and read into batches;
+  - boto3 into memory: get_object(...)["Body"].read() from a pool of 8 threads. It lands no byte
+    on disk and makes no batch, so it is an upper bound on what any download can do here;
+    cold_cache_over_boto3 is the median ratio to it (the figure of earlier sessions);
+  - boto3 to files: s3transfer's TransferManager (the code under boto3's download_fileobj and
+    `aws s3 cp --recursive`) with 8 requests in flight, each object into its own file, sizes given
+    (as the CLI has them from its LIST: no HEAD). This is the plain parallel download that does
+    the cache's job, landing the bytes on local disk; cold_cache_over_boto3_files is the median
+    ratio to it.
+
+Each round also gives the mean GETs in flight of the cache and of boto3 into memory (from the
+proxy's request intervals). The S3 server is moto (Python, on loopback) and the proxy and boto3
+run in this process, so they share its GIL with the loader's Python iteration and the same two
+cores with moto: absolute figures are far below S3's; compare within one run. Prints one JSON
+object; runs in well under a minute.
 
   STOKER_CLI=build/stoker .venv/bin/python bench/cache_tiers.py \\
       [--mib 64] [--shard-size 2MiB] [--latency-ms 20] [--train-tokens-per-s 1000000] [--rounds 3]
@@ -115,6 +129,30 @@ def main():
             assert got == total
             return total / (time.perf_counter() - t0)
 
+        from s3transfer.manager import TransferConfig, TransferManager
+        from s3transfer.subscribers import BaseSubscriber
+
+        class KnownSize(BaseSubscriber):  # as the CLI's LIST gives it: no HEAD per object
+            def __init__(self, size):
+                self.size = size
+
+            def on_queued(self, future, **kwargs):
+                future.meta.provide_transfer_size(self.size)
+
+        def boto3_files_round(r):
+            dest = tmp / f"boto3-files-{r}"
+            dest.mkdir()
+            t0 = time.perf_counter()
+            with TransferManager(direct, TransferConfig(max_request_concurrency=8)) as tm:
+                futures = [tm.download(BUCKET, f"tiers/ds/{k}", str(dest / k.replace("/", "_")),
+                                       subscribers=[KnownSize((local / k).stat().st_size)])
+                           for k in keys]
+                for f in futures:
+                    f.result()
+            seconds = time.perf_counter() - t0
+            assert sum(p.stat().st_size for p in dest.iterdir()) == total
+            return total / seconds
+
         # Cold cache against boto3, alternating, each round on a fresh cache directory. The cold
         # loader is timed from its open (which starts the look-ahead) to the epoch's end; the
         # proxy's request intervals give the mean number of GETs in flight of each.
@@ -129,14 +167,21 @@ def main():
             del loader
             plain.reset_counts()
             boto_bps = boto3_round()
+            boto_flight = in_flight(plain.intervals)
+            files_bps = boto3_files_round(r)
             rounds.append({"cold_cache_bytes_per_s": round(total / cold_s),
                            "boto3_bytes_per_s": round(boto_bps),
+                           "boto3_files_bytes_per_s": round(files_bps),
                            "ratio": round(total / cold_s / boto_bps, 3),
+                           "ratio_files": round(total / cold_s / files_bps, 3),
                            "cold_cache_gets_in_flight": cold_flight,
-                           "boto3_gets_in_flight": in_flight(plain.intervals)})
+                           "boto3_gets_in_flight": boto_flight,
+                           "load_average": os.getloadavg()[0]})
         out["cold_vs_boto3_rounds"] = rounds
         out["boto3_8_threads_bytes_per_s"] = rounds[-1]["boto3_bytes_per_s"]
         out["cold_cache_over_boto3"] = sorted(r["ratio"] for r in rounds)[len(rounds) // 2]
+        out["cold_cache_over_boto3_files"] = sorted(
+            r["ratio_files"] for r in rounds)[len(rounds) // 2]
 
         # Latency on every request: cold cache (look-ahead in plan order) and no cache.
         use(slow)

@@ -50,7 +50,9 @@ def main():
     ap.add_argument("--size-mib", type=int, default=8)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--no-fsync", action="store_true", help="cache without fsync (as boto3 writes)")
+    ap.add_argument("--fsync", action="store_true",
+                    help="fdatasync each object before its rename (the default publishes it "
+                         "unsynced, tagged with the boot id: src/cache/README.md)")
     ap.add_argument("--binary", default=str(ROOT / "build" / "bench" / "cache_benchmark"))
     args = ap.parse_args()
 
@@ -81,7 +83,7 @@ def main():
             shutil.rmtree(out)
             cache_dir = work / f"cache-{r}"
             res = subprocess.run([args.binary, f"s3://{BUCKET}/data/", str(cache_dir),
-                                  "--threads", str(args.threads)] + (["--no-fsync"] if args.no_fsync else []), env=env, capture_output=True,
+                                  "--threads", str(args.threads)] + (["--fsync"] if args.fsync else []), env=env, capture_output=True,
                                  text=True, check=True)
             shutil.rmtree(cache_dir)
             fig = json.loads(res.stdout)

@@ -230,6 +230,7 @@ Status ReplaceFile(const std::string& path, std::string_view contents) {
 
 Status WriteMeta(const std::string& path, const ObjectMeta& meta) {
   nlohmann::json j = {{"uri", meta.uri}, {"size_bytes", meta.size_bytes}, {"xxh3", meta.xxh3}};
+  if (!meta.unsynced_boot.empty()) j["unsynced_boot"] = meta.unsynced_boot;
   return ReplaceFile(path, j.dump() + "\n");
 }
 
@@ -241,8 +242,11 @@ Result<ObjectMeta> ReadMeta(const std::string& path) {
       !j["xxh3"].is_string()) {
     return Corruption(path + ": not a cache meta file (want uri, size_bytes, xxh3)");
   }
+  if (j.contains("unsynced_boot") && !j["unsynced_boot"].is_string()) {
+    return Corruption(path + ": unsynced_boot is not a string");
+  }
   return ObjectMeta{j["uri"].get<std::string>(), j["size_bytes"].get<uint64_t>(),
-                    j["xxh3"].get<std::string>()};
+                    j["xxh3"].get<std::string>(), j.value("unsynced_boot", std::string())};
 }
 
 }  // namespace stoker::cache

@@ -31,6 +31,10 @@ struct ObjectMeta {
   std::string uri;
   uint64_t size_bytes = 0;
   std::string xxh3;  // of the bytes as downloaded, 16 hex digits
+  // The boot id (/proc/sys/kernel/random/boot_id) of the kernel that published the data without
+  // fsync; empty: the data reached the disk before its rename. An object whose tag names another
+  // boot may have been torn by a power loss and is re-verified before first use (docs/cache.md).
+  std::string unsynced_boot;
 };
 
 // One file of data/ as the directory shows it.

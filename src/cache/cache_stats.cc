@@ -17,6 +17,7 @@ constexpr Field kCounters[] = {
     {"hits", &CacheStats::hits},           {"misses", &CacheStats::misses},
     {"downloads", &CacheStats::downloads}, {"bytes_downloaded", &CacheStats::bytes_downloaded},
     {"refetches", &CacheStats::refetches}, {"evictions", &CacheStats::evictions},
+    {"reverified", &CacheStats::reverified},
 };
 
 Result<CacheStats> ParseStats(const CacheLayout& layout) {

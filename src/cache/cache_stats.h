@@ -21,6 +21,7 @@ struct CacheStats {
   uint64_t bytes_downloaded = 0;  // every byte fetched, refetches included
   uint64_t refetches = 0;         // downloads repeated after a checksum, size or transfer error
   uint64_t evictions = 0;         // objects removed to make room
+  uint64_t reverified = 0;        // objects of an earlier boot re-hashed and kept (not fetched)
   uint64_t budget_bytes = 0;
   uint64_t used_bytes = 0;        // data plus space reserved by downloads in progress
 

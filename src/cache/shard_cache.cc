@@ -15,6 +15,8 @@ namespace {
 constexpr int kMaxAcquireRounds = 64;
 // Hits are written to stats.json in batches of this many (downloads at once).
 constexpr uint64_t kHitsPerFlush = 64;
+// Look-ahead downloads are added to stats.json in batches of this many (and at destruction).
+constexpr uint64_t kDownloadsPerFlush = 16;
 
 Status TooLargeForBudget(const std::string& uri, uint64_t size, uint64_t budget) {
   return InvalidArgument(uri + ": " + FormatSize(size) + " is larger than the whole cache budget (" +
@@ -265,7 +267,6 @@ void ShardCache::DownloadLoop() {
     e.downloading = true;
     l.unlock();
     Result<Outcome> outcome = Download(request, Priority::kLookAhead, position);
-    if (outcome.ok() && *outcome == Outcome::kDone) (void)FlushStats();
     l.lock();
     e.downloading = false;
     if (!outcome.ok()) {
@@ -279,6 +280,12 @@ void ShardCache::DownloadLoop() {
       e.busy_generation = generation_;
     }
     changed_.notify_all();  // an Acquire may be waiting for this download
+    // stats.json in batches (a lock, a read and a rename each): not after every download.
+    if (unflushed_.downloads >= kDownloadsPerFlush) {
+      l.unlock();
+      (void)FlushStats();
+      l.lock();
+    }
   }
 }
 

@@ -38,7 +38,10 @@ struct CacheOptions {
   uint64_t chunk_bytes = 8 << 20;  // bytes per backend read (one ranged GET)
   int part_threads = 4;            // reads of one object in flight at once
   uint64_t largest_object_bytes = 0;  // when known: Open refuses a budget smaller than this
-  bool fsync = true;               // fsync each object before it is renamed into place
+  // true: fdatasync each object before its rename (durable at once). false: rename at once and
+  // tag the object with this boot's id; an object tagged by an earlier boot (a power loss may
+  // have torn it) is re-hashed before first use (docs/cache.md, "Durability"). No boot id: fsync.
+  bool fsync = false;
   uint32_t poll_ms = 20;           // how often a waiter looks for space freed by other processes
 };
 
@@ -96,8 +99,8 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   void Passed(const std::string& uri);
   // This process's counters, the budget and the bytes the directory uses now.
   CacheStats Stats() const;
-  // Adds the counters not yet written to DIR/stats.json (also done after each download and at
-  // destruction).
+  // Adds the counters not yet written to DIR/stats.json (also done after every 16 look-ahead
+  // downloads, after each download on Acquire, every 64 hits, and at destruction).
   Status FlushStats();
 
   // Whether a reader of this process is waiting for space (back-pressure): holders of idle pins
@@ -114,7 +117,11 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
 
   ShardCache(CacheOptions options, std::shared_ptr<storage::Backend> source, CacheLayout layout);
   Entry& EntryFor(const CacheRequest& request);  // mu_ held
+  // Complete, matching `request`, and either synced or published in this boot.
   bool IsComplete(const std::string& key, const CacheRequest& request) const;
+  // Holding the object's exclusive lock: re-hashes an object published unsynced in an earlier
+  // boot; true when it is intact (it is then marked synced), false when it is not that case.
+  Result<bool> ReverifyEarlierBoot(const std::string& key, const CacheRequest& request);
   Result<Outcome> Download(const CacheRequest& request, Priority priority, size_t position);
   Result<Space> Reserve(const std::string& key, uint64_t size, Priority priority,
                         size_t position, const std::string& uri);

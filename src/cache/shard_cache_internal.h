@@ -14,6 +14,9 @@ namespace stoker::cache {
 
 inline constexpr size_t kUnscheduled = std::numeric_limits<size_t>::max();
 
+// The running kernel's boot id (/proc/sys/kernel/random/boot_id), read once; "" if unreadable.
+const std::string& BootId();
+
 struct ShardCache::Entry {
   CacheRequest request;  // the latest one seen for this uri
   std::string key;

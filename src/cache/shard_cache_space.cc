@@ -10,6 +10,7 @@
 #include "cache/object_fetch.h"
 #include "cache/shard_cache_internal.h"
 #include "common/file_util.h"
+#include "common/hash.h"
 #include "common/human_size.h"
 #include "storage/cancel.h"
 
@@ -30,6 +31,16 @@ Status RemoveTempsOf(const CacheLayout& layout, const std::string& key) {
 }
 
 }  // namespace
+
+const std::string& BootId() {
+  static const std::string id = [] {
+    Result<std::string> text = ReadFileToString("/proc/sys/kernel/random/boot_id");
+    std::string s = text.ok() ? *text : "";
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+  }();
+  return id;
+}
 
 ShardCache::Space::~Space() {
   if (fd >= 0) ::close(fd);
@@ -53,7 +64,36 @@ bool ShardCache::IsComplete(const std::string& key, const CacheRequest& request)
   if (!size.ok() || (request.size != 0 && *size != request.size)) return false;
   Result<ObjectMeta> meta = ReadMeta(layout_.meta_path(key));
   return meta.ok() && meta->uri == request.uri && meta->size_bytes == *size &&
-         (request.checksum.empty() || meta->xxh3 == request.checksum);
+         (request.checksum.empty() || meta->xxh3 == request.checksum) &&
+         (meta->unsynced_boot.empty() || meta->unsynced_boot == BootId());
+}
+
+Result<bool> ShardCache::ReverifyEarlierBoot(const std::string& key, const CacheRequest& request) {
+  const std::string data = layout_.data_path(key);
+  Result<ObjectMeta> meta = ReadMeta(layout_.meta_path(key));
+  if (!meta.ok() || meta->unsynced_boot.empty() || meta->unsynced_boot == BootId()) return false;
+  Result<uint64_t> size = FileSizeBytes(data);
+  if (!size.ok() || *size != meta->size_bytes || (request.size != 0 && *size != request.size) ||
+      meta->uri != request.uri || (!request.checksum.empty() && meta->xxh3 != request.checksum)) {
+    return false;
+  }
+  // Its rename reached the disk; its data may not have (zeros or an older block where the write
+  // was lost): the bytes on disk must hash to what was verified at download.
+  Result<std::string> xxh3 = Xxh3HexOfFile(data);
+  if (!xxh3.ok() || *xxh3 != meta->xxh3) return false;
+  {
+    // Synced now (a clean file: nothing to write), so it is trusted after the next boot too.
+    const int fd = ::open(data.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus("open " + data, errno);
+    const int rc = ::fdatasync(fd);
+    const int err = errno;
+    ::close(fd);
+    if (rc != 0) return ErrnoStatus("fsync " + data, err);
+  }
+  meta->unsynced_boot.clear();
+  STOKER_RETURN_IF_ERROR(WriteMeta(layout_.meta_path(key), *meta));
+  Count(&CacheStats::reverified, 1);
+  return true;
 }
 
 Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Priority priority,
@@ -70,6 +110,9 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
     if (lock == nullptr) return Outcome::kBusy;
   }
   if (IsComplete(key, request)) return Outcome::kPresent;  // another process got there first
+  // Published unsynced before a reboot: kept when its bytes are intact, downloaded again if not.
+  STOKER_ASSIGN_OR_RETURN(bool intact, ReverifyEarlierBoot(key, request));
+  if (intact) return Outcome::kPresent;
   // Holding the exclusive lock, anything left of this object is stale or an older version.
   STOKER_RETURN_IF_ERROR(RemoveTempsOf(layout_, key));
   STOKER_RETURN_IF_ERROR(layout_.RemoveObject(key));
@@ -111,11 +154,14 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
   Count(&CacheStats::bytes_downloaded, counts.bytes_fetched);
   Count(&CacheStats::refetches, counts.refetches);
   if (!xxh3.ok()) return xxh3.status();
-  // The meta file first: a data file always has one.
-  STOKER_RETURN_IF_ERROR(WriteMeta(layout_.meta_path(key), {request.uri, size, *xxh3}));
-  // The data is synced before the rename; the directory is not: a rename lost in a crash only
-  // means the object is downloaded again.
-  STOKER_RETURN_IF_ERROR(space.Publish(layout_.data_path(key), options_.fsync));
+  // The meta file first: a data file always has one. Without fsync the download thread does not
+  // wait for the disk: the meta names this boot, and after a reboot the object is re-hashed
+  // before it is used (ReverifyEarlierBoot). With fsync the data is synced before the rename.
+  // The directory is never synced: a rename lost in a crash only means a second download.
+  const bool sync = options_.fsync || BootId().empty();
+  STOKER_RETURN_IF_ERROR(WriteMeta(layout_.meta_path(key),
+                                   {request.uri, size, *xxh3, sync ? "" : BootId()}));
+  STOKER_RETURN_IF_ERROR(space.Publish(layout_.data_path(key), sync));
   Count(&CacheStats::downloads, 1);
   return Outcome::kDone;
 }

@@ -28,7 +28,7 @@ def make_cache(root, objects, stats):
 
 OBJECTS = {"s3://bucket/ds/shard 00.bin": b"a" * 3000, "s3://bucket/ds/shard_01.bin": b"b" * 5000}
 STATS = {"hits": 30, "misses": 10, "downloads": 10, "bytes_downloaded": 8000, "refetches": 1,
-         "evictions": 2, "budget_bytes": 1 << 30}
+         "evictions": 2, "reverified": 4, "budget_bytes": 1 << 30}
 
 
 def test_cache_shows_objects_budget_and_hit_rate(run_stoker, tmp_path):
@@ -42,7 +42,7 @@ def test_cache_shows_objects_budget_and_hit_rate(run_stoker, tmp_path):
     assert report["used_bytes"] == 8000
     assert report["budget_bytes"] == 1 << 30
     assert report["hit_rate"] == 0.75
-    assert (report["refetches"], report["evictions"]) == (1, 2)
+    assert (report["refetches"], report["evictions"], report["reverified"]) == (1, 2, 4)
     text = run_stoker("cache", tmp_path / "c")
     assert text.returncode == 0
     assert "2 objects" in text.stdout and "hit rate 75.0%" in text.stdout

@@ -32,7 +32,8 @@ nlohmann::json ReportJson(const cache::CacheReport& report) {
           {"downloads", s.downloads},
           {"bytes_downloaded", s.bytes_downloaded},
           {"refetches", s.refetches},
-          {"evictions", s.evictions}};
+          {"evictions", s.evictions},
+          {"reverified", s.reverified}};
 }
 
 void PrintReport(const cache::CacheReport& report, std::FILE* out) {
