@@ -151,6 +151,22 @@ class ShardCacheProcessTest : public ::testing::Test {
     return child;
   }
 
+  // A reader of shard 0, cancelled once it most likely waits for `holder`, ends with kCancelled
+  // naming the object. A reader still waiting after a minute is freed by killing `holder`.
+  void ExpectCancelledWhileWaiting(std::shared_ptr<ShardCache> cache, KilledAtEnd& holder) {
+    Result<std::string> read = Internal("not read");
+    {
+      CancellableReader reader(std::move(cache), Request(src_, 0));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      reader.Cancel();
+      std::optional<Result<std::string>> done = reader.Wait();
+      if (!done.has_value()) holder.Kill();
+      read = done.value_or(Internal("the reader's wait was not cancelled"));
+    }
+    EXPECT_EQ(read.status().code(), StatusCode::kCancelled) << read.status().ToString();
+    EXPECT_NE(read.status().message().find(ObjectPath(src_, 0)), std::string::npos);
+  }
+
   static constexpr int kObjects = 12;
   std::unique_ptr<TempDir> dir_;
   std::string src_, cache_dir_;
@@ -222,17 +238,7 @@ TEST_F(ShardCacheProcessTest, CancellingAReaderThatWaitsForAnotherProcesssDownlo
   })};
   auto backend = std::make_shared<TestBackend>(storage::NewFileBackend());
   std::shared_ptr<ShardCache> cache = ShardCache::Open(Options(), backend).value();
-  Result<std::string> read = Internal("not read");
-  {
-    CancellableReader reader(cache, Request(src_, 0));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // most likely in its wait now
-    reader.Cancel();
-    std::optional<Result<std::string>> done = reader.Wait();
-    if (!done.has_value()) child.Kill();
-    read = done.value_or(Internal("the reader's wait was not cancelled"));
-  }
-  ASSERT_EQ(read.status().code(), StatusCode::kCancelled) << read.status().ToString();
-  EXPECT_NE(read.status().message().find(ObjectPath(src_, 0)), std::string::npos);
+  ExpectCancelledWhileWaiting(cache, child);
   EXPECT_EQ(backend->opens(ObjectPath(src_, 0)), 0);
   EXPECT_EQ(ListDirectory(tmp).value().size(), 1u);  // the other process's download, no more
   EXPECT_TRUE(ListDirectory(cache_dir_ + "/data").value().empty());
@@ -253,17 +259,7 @@ TEST_F(ShardCacheProcessTest, CancellingAReaderThatWaitsToReplaceAnotherProcesss
   KilledAtEnd child{SpawnHolder("pin", [&] { return PathExists(dir_->Join("pin.out")); })};
   auto backend = std::make_shared<TestBackend>(storage::NewFileBackend());
   std::shared_ptr<ShardCache> cache = ShardCache::Open(Options(), backend).value();
-  Result<std::string> read = Internal("not read");
-  {
-    CancellableReader reader(cache, Request(src_, 0));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    reader.Cancel();
-    std::optional<Result<std::string>> done = reader.Wait();
-    if (!done.has_value()) child.Kill();
-    read = done.value_or(Internal("the reader's wait was not cancelled"));
-  }
-  ASSERT_EQ(read.status().code(), StatusCode::kCancelled) << read.status().ToString();
-  EXPECT_NE(read.status().message().find(ObjectPath(src_, 0)), std::string::npos);
+  ExpectCancelledWhileWaiting(cache, child);
   EXPECT_EQ(backend->opens(ObjectPath(src_, 0)), 0);
   EXPECT_TRUE(ListDirectory(cache_dir_ + "/tmp").value().empty());
   EXPECT_EQ(ListDirectory(cache_dir_ + "/data").value().size(), 1u);  // the old version
