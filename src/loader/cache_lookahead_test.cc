@@ -9,10 +9,9 @@
 #include <algorithm>
 #include <set>
 
-#include "common/file_util.h"
 #include "common/temp_dir.h"
-#include "format/megatron_writer.h"
 #include "format/stoker_dataset.h"
+#include "format/test_dataset.h"
 #include "storage/file_backend.h"
 
 namespace stoker {
@@ -28,18 +27,9 @@ class CacheLookAheadTest : public ::testing::Test {
   // kShards shards of kDocsPerShard documents; document d has 5 + d % 7 tokens.
   void SetUp() override {
     dir_ = TempDir::Create("stoker-lookahead-").value();
-    Manifest m;
-    m.tokenizer = {"bytes", "bytes", 256, 0, ""};
-    m.dtype = TokenDType::kUint16;
-    for (int s = 0, doc = 0; s < kShards; ++s) {
-      auto writer = MegatronWriter::Create(dir_->Join("s" + std::to_string(s)), m.dtype).value();
-      for (int i = 0; i < kDocsPerShard; ++i, ++doc) {
-        std::vector<int32_t> tokens(5 + doc % 7, doc % 200);
-        ASSERT_TRUE(writer->AddDocument(tokens).ok());
-      }
-      m.shards.push_back(writer->Finish().value());
-    }
-    ASSERT_TRUE(WriteManifest(dir_->path(), m).ok());
+    ASSERT_TRUE(testing::WriteTestDataset(dir_->path(), kShards, kDocsPerShard,
+                                          [](int d) { return 5 + d % 7; })
+                    .ok());
     RemoteDatasetOptions remote;
     remote.backend = storage::NewFileBackend();
     auto ds = StokerDataset::OpenRemote(dir_->path(), remote);
