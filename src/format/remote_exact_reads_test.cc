@@ -19,7 +19,7 @@ constexpr int kDocs = 16;  // per shard
 
 int Length(int d) { return 3 + d % 5; }
 
-class RemoteExactReadsTest : public ::testing::Test {
+class RemoteDatasetExactReadsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = TempDir::Create("stoker-exact-reads-").value();
@@ -54,7 +54,7 @@ class RemoteExactReadsTest : public ::testing::Test {
   std::unique_ptr<StokerDataset> ds_;
 };
 
-TEST_F(RemoteExactReadsTest, ADocumentIsOneGetOfExactlyItsBytesAndIsNotKept) {
+TEST_F(RemoteDatasetExactReadsTest, ADocumentIsOneGetOfExactlyItsBytesAndIsNotKept) {
   EXPECT_EQ(Read(0), std::make_pair(uint64_t{2}, IdxBytes(0) + 2 * Length(0)));  // .idx, then it
   for (int d = 1; d < kDocs; ++d) {
     EXPECT_EQ(Read(d), std::make_pair(uint64_t{1}, uint64_t(2 * Length(d)))) << d;
@@ -62,7 +62,7 @@ TEST_F(RemoteExactReadsTest, ADocumentIsOneGetOfExactlyItsBytesAndIsNotKept) {
   EXPECT_EQ(Read(3), std::make_pair(uint64_t{1}, uint64_t(2 * Length(3))));  // again: not kept
 }
 
-TEST_F(RemoteExactReadsTest, WithoutACacheAReopenedShardGetsItsIdxAgain) {
+TEST_F(RemoteDatasetExactReadsTest, WithoutACacheAReopenedShardGetsItsIdxAgain) {
   // Round robin over more shards than stay open: every read reopens its shard.
   for (int round = 0; round < 2; ++round) {
     for (int s = 0; s < kShards; ++s) {
@@ -73,7 +73,7 @@ TEST_F(RemoteExactReadsTest, WithoutACacheAReopenedShardGetsItsIdxAgain) {
 }
 
 // Through a cache the .idx files are kept on disk: a reopen costs only the document's GET.
-TEST_F(RemoteExactReadsTest, ThroughACacheAReopenedShardReadsItsIdxFromDisk) {
+TEST_F(RemoteDatasetExactReadsTest, ThroughACacheAReopenedShardReadsItsIdxFromDisk) {
   Open(dir_->Join("cache"));
   for (int s = 0; s < kShards; ++s) {
     EXPECT_EQ(Read(s * kDocs), std::make_pair(uint64_t{2}, IdxBytes(s) + 2 * Length(s * kDocs)));
