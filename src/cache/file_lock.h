@@ -5,6 +5,7 @@
 // lets a second process lock a fresh inode under the same name. Not thread-safe: one owner.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -17,10 +18,20 @@ enum class LockMode { kShared, kExclusive };
 class FileLock {
  public:
   // Opens (creating if needed) `path` and locks it, waiting for a conflicting holder to let go.
-  // `path` may be a directory (locked, not created).
+  // `path` may be a directory (locked, not created). For locks held briefly (the directory's
+  // set-up, stats.json, the budget's space.lock): the wait cannot be cancelled.
   static Result<std::unique_ptr<FileLock>> Acquire(const std::string& path, LockMode mode);
   // Like Acquire without waiting: null (not an error) when another holder conflicts.
   static Result<std::unique_ptr<FileLock>> TryAcquire(const std::string& path, LockMode mode);
+  // Like Acquire, for a lock another process may hold for a whole download: the wait ends with
+  // kCancelled (naming `path`) once the calling thread's storage requests are cancelled
+  // (storage/cancel.h). flock has no timeout and a signal cannot wake one chosen thread without
+  // a race, so a thread with a CancelScope polls a non-blocking flock, sleeping 1 ms, then twice
+  // as long each time up to `max_sleep`, checking its scopes between tries (a release is seen
+  // at most `max_sleep` late). A thread with no scope, which nothing can cancel, blocks in flock.
+  static Result<std::unique_ptr<FileLock>> AcquireCancellable(
+      const std::string& path, LockMode mode,
+      std::chrono::milliseconds max_sleep = std::chrono::milliseconds(20));
   ~FileLock();
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
@@ -29,7 +40,9 @@ class FileLock {
 
  private:
   FileLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  static Result<std::unique_ptr<FileLock>> Lock(const std::string& path, LockMode mode, bool wait);
+  enum class Wait { kNo, kBlock, kCancellable };
+  static Result<std::unique_ptr<FileLock>> Lock(const std::string& path, LockMode mode, Wait wait,
+                                                std::chrono::milliseconds max_sleep);
   std::string path_;
   int fd_;
 };

@@ -174,12 +174,19 @@ Result<CachedFile> ShardCache::Acquire(const CacheRequest& request) {
       }
       position = e.position;
     }
-    // Pin what is on disk. A shared lock waits while another process downloads or evicts it.
+    // Pin what is on disk. A shared lock waits while another process downloads or evicts it,
+    // until the caller's requests are cancelled: that process may take a whole download.
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
                             FileLock::TryAcquire(lock_path, LockMode::kShared));
     if (lock == nullptr) {
       waited = true;
-      STOKER_ASSIGN_OR_RETURN(lock, FileLock::Acquire(lock_path, LockMode::kShared));
+      Result<std::unique_ptr<FileLock>> after_wait = FileLock::AcquireCancellable(
+          lock_path, LockMode::kShared, std::chrono::milliseconds(options_.poll_ms));
+      if (!after_wait.ok()) {
+        return after_wait.status().WithContext(request.uri + ": waiting for another process's "
+                                               "download");
+      }
+      lock = std::move(*after_wait);
     }
     if (IsComplete(key, request)) {
       auto pin = std::make_shared<CachedFile::Pin>();

@@ -42,7 +42,9 @@ struct CacheOptions {
   // tag the object with this boot's id; an object tagged by an earlier boot (a power loss may
   // have torn it) is re-hashed before first use (docs/cache.md, "Durability"). No boot id: fsync.
   bool fsync = false;
-  uint32_t poll_ms = 20;           // how often a waiter looks for space freed by other processes
+  // How often a waiter looks for space freed by other processes; at most this long between the
+  // polls of a wait for another process's lock (file_lock.h) and between its cancel checks.
+  uint32_t poll_ms = 20;
 };
 
 struct CacheRequest {
@@ -93,7 +95,8 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   // space (back-pressure) while the budget is held by pinned objects. kInvalidArgument when the
   // object is larger than the whole budget; kCorruption naming the uri after max_refetch
   // mismatching downloads; the backend's error otherwise; kCancelled once the calling thread's
-  // requests are cancelled (storage/cancel.h: a loader being closed), its download aborted.
+  // requests are cancelled (storage/cancel.h: a loader being closed), its download aborted or
+  // its wait for another thread's or process's download of the object ended.
   Result<CachedFile> Acquire(const CacheRequest& request);
   // The plan's last read of `uri` has passed: it is the first to be evicted.
   void Passed(const std::string& uri);

@@ -5,9 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <future>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -16,6 +20,7 @@
 #include "cache/shard_cache.h"
 #include "common/file_util.h"
 #include "common/temp_dir.h"
+#include "storage/cancel.h"
 #include "storage/fault_backend.h"
 #include "storage/file_backend.h"
 
@@ -65,6 +70,53 @@ int WaitChild(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Polls `done` every millisecond for up to 30 s.
+template <typename F>
+bool WaitUntil(F done) {
+  for (int i = 0; i < 30000 && !done(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done();
+}
+
+// A child process killed with SIGKILL (and reaped) when the test lets go of it.
+struct KilledAtEnd {
+  pid_t pid;
+  void Kill() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      WaitChild(pid);
+    }
+    pid = -1;
+  }
+  ~KilledAtEnd() { Kill(); }
+};
+
+// Runs cache->Acquire(request) on a thread under a CancelScope; Cancel() sets its flag.
+class CancellableReader {
+ public:
+  CancellableReader(std::shared_ptr<ShardCache> cache, CacheRequest request)
+      : thread_([this, cache = std::move(cache), request = std::move(request)] {
+          const storage::CancelScope scope(&stop_);
+          Result<CachedFile> file = cache->Acquire(request);
+          result_.set_value(file.ok() ? ReadFileToString(file->path()) : file.status());
+        }) {}
+  ~CancellableReader() { thread_.join(); }
+  void Cancel() { stop_ = true; }
+  // The bytes it read or its error; nullopt when it still waits after a minute (hung: the
+  // caller then ends what it waits for, so that the thread can be joined).
+  std::optional<Result<std::string>> Wait() {
+    if (future_.wait_for(std::chrono::minutes(1)) != std::future_status::ready) return std::nullopt;
+    return future_.get();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::promise<Result<std::string>> result_;
+  std::future<Result<std::string>> future_ = result_.get_future();
+  std::thread thread_;  // last: started once the members it uses exist
+};
+
 class ShardCacheProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -81,6 +133,38 @@ class ShardCacheProcessTest : public ::testing::Test {
   std::vector<std::string> Vars(const std::string& mode, const std::string& out) {
     return {"STOKER_CACHE_CHILD=" + mode, "STOKER_CACHE_DIR=" + cache_dir_,
             "STOKER_CACHE_SRC=" + src_, "STOKER_CACHE_OUT=" + out};
+  }
+
+  CacheOptions Options() const {
+    CacheOptions options;
+    options.dir = cache_dir_;
+    options.budget_bytes = kObjectBytes * kObjects;
+    options.download_threads = 0;
+    options.fsync = false;
+    options.poll_ms = 2;
+    return options;
+  }
+  // Starts a child in `mode` and waits until it holds shard 0's lock (the file `ready` says so).
+  pid_t SpawnHolder(const std::string& mode, const std::function<bool()>& ready) {
+    pid_t child = SpawnChild(Vars(mode, dir_->Join(mode + ".out")));
+    EXPECT_TRUE(WaitUntil(ready)) << "the child never took the lock";
+    return child;
+  }
+
+  // A reader of shard 0, cancelled once it most likely waits for `holder`, ends with kCancelled
+  // naming the object. A reader still waiting after a minute is freed by killing `holder`.
+  void ExpectCancelledWhileWaiting(std::shared_ptr<ShardCache> cache, KilledAtEnd& holder) {
+    Result<std::string> read = Internal("not read");
+    {
+      CancellableReader reader(std::move(cache), Request(src_, 0));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      reader.Cancel();
+      std::optional<Result<std::string>> done = reader.Wait();
+      if (!done.has_value()) holder.Kill();
+      read = done.value_or(Internal("the reader's wait was not cancelled"));
+    }
+    EXPECT_EQ(read.status().code(), StatusCode::kCancelled) << read.status().ToString();
+    EXPECT_NE(read.status().message().find(ObjectPath(src_, 0)), std::string::npos);
   }
 
   static constexpr int kObjects = 12;
@@ -143,11 +227,94 @@ TEST_F(ShardCacheProcessTest, KilledMidDownloadLeavesNothingThatBlocks) {
   EXPECT_EQ(ReadFileToString(file->path()).value(), ObjectBytes("shard0", kObjectBytes));
 }
 
+// A reader waiting for shard 0 while another process downloads it (its download never ends): the
+// reader's cancellation ends the wait (kCancelled naming the object), it has read nothing, and
+// once that process is killed a new cache on the directory cleans up and serves the object.
+TEST_F(ShardCacheProcessTest, CancellingAReaderThatWaitsForAnotherProcesssDownload) {
+  const std::string tmp = cache_dir_ + "/tmp";
+  KilledAtEnd child{SpawnHolder("hang", [&] {
+    Result<std::vector<std::string>> names = ListDirectory(tmp);
+    return names.ok() && !names->empty();
+  })};
+  auto backend = std::make_shared<TestBackend>(storage::NewFileBackend());
+  std::shared_ptr<ShardCache> cache = ShardCache::Open(Options(), backend).value();
+  ExpectCancelledWhileWaiting(cache, child);
+  EXPECT_EQ(backend->opens(ObjectPath(src_, 0)), 0);
+  EXPECT_EQ(ListDirectory(tmp).value().size(), 1u);  // the other process's download, no more
+  EXPECT_TRUE(ListDirectory(cache_dir_ + "/data").value().empty());
+  cache.reset();
+  child.Kill();
+
+  cache = ShardCache::Open(Options(), backend).value();
+  EXPECT_TRUE(ListDirectory(tmp).value().empty());
+  Result<CachedFile> file = cache->Acquire(Request(src_, 0));
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(ReadFileToString(file->path()).value(), ObjectBytes("shard0", kObjectBytes));
+}
+
+// Another process reads an older version of shard 0 (it holds a pin, a shared lock): a reader of
+// the new version waits to replace it, and its cancellation ends that wait too, the old version
+// left in place for its reader. Once that reader is gone the new version is downloaded.
+TEST_F(ShardCacheProcessTest, CancellingAReaderThatWaitsToReplaceAnotherProcesssPin) {
+  KilledAtEnd child{SpawnHolder("pin", [&] { return PathExists(dir_->Join("pin.out")); })};
+  auto backend = std::make_shared<TestBackend>(storage::NewFileBackend());
+  std::shared_ptr<ShardCache> cache = ShardCache::Open(Options(), backend).value();
+  ExpectCancelledWhileWaiting(cache, child);
+  EXPECT_EQ(backend->opens(ObjectPath(src_, 0)), 0);
+  EXPECT_TRUE(ListDirectory(cache_dir_ + "/tmp").value().empty());
+  EXPECT_EQ(ListDirectory(cache_dir_ + "/data").value().size(), 1u);  // the old version
+  child.Kill();
+
+  Result<CachedFile> file = cache->Acquire(Request(src_, 0));
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(ReadFileToString(file->path()).value(), ObjectBytes("shard0", kObjectBytes));
+  EXPECT_EQ(backend->opens(ObjectPath(src_, 0)), 1);
+}
+
+// A reader that can be cancelled but is not goes on when the process it waits for is killed in
+// the middle of its download: it takes the lock, downloads the object and reads it.
+TEST_F(ShardCacheProcessTest, AWaitingReaderGoesOnWhenTheDownloaderIsKilled) {
+  KilledAtEnd child{SpawnHolder("hang", [&] {
+    Result<std::vector<std::string>> names = ListDirectory(cache_dir_ + "/tmp");
+    return names.ok() && !names->empty();
+  })};
+  auto backend = std::make_shared<TestBackend>(storage::NewFileBackend());
+  std::shared_ptr<ShardCache> cache = ShardCache::Open(Options(), backend).value();
+  Result<std::string> read = Internal("not read");
+  {
+    CancellableReader reader(cache, Request(src_, 0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    child.Kill();
+    read = reader.Wait().value_or(Internal("the reader still waits"));
+  }
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, ObjectBytes("shard0", kObjectBytes));
+  EXPECT_EQ(backend->opens(ObjectPath(src_, 0)), 1);
+}
+
 // The other process of the tests above.
 TEST(ShardCacheChild, Run) {
   const std::string mode = Env("STOKER_CACHE_CHILD");
   if (mode.empty()) GTEST_SKIP() << "run by ShardCacheProcessTest in a child process";
   const std::string src = Env("STOKER_CACHE_SRC");
+  if (mode == "pin") {  // reads an older version of shard 0 and keeps its pin until killed
+    std::shared_ptr<storage::Backend> old_version = storage::NewMemoryBackend();
+    const std::string old_bytes = ObjectBytes("old0", kObjectBytes);
+    ASSERT_TRUE(storage::WriteAll(*old_version, ObjectPath(src, 0), old_bytes).ok());
+    CacheOptions options;
+    options.dir = Env("STOKER_CACHE_DIR");
+    options.budget_bytes = kObjectBytes * 64;
+    options.download_threads = 0;
+    options.fsync = false;
+    auto cache = ShardCache::Open(options, old_version);
+    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    Result<CachedFile> pin =
+        (*cache)->Acquire({ObjectPath(src, 0), old_bytes.size(), Xxh3Of(old_bytes)});
+    ASSERT_TRUE(pin.ok()) << pin.status().ToString();
+    std::ofstream(Env("STOKER_CACHE_OUT")) << "pinned\n";
+    std::this_thread::sleep_for(std::chrono::minutes(2));  // killed long before
+    return;
+  }
   storage::FaultOptions slow;
   slow.latency_ms = 2;  // so that the two processes overlap
   auto backend = std::make_shared<TestBackend>(

@@ -102,7 +102,11 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
   const std::string lock_path = layout_.lock_path(key);
   std::unique_ptr<FileLock> lock;
   if (priority == Priority::kDemand) {
-    STOKER_ASSIGN_OR_RETURN(lock, FileLock::Acquire(lock_path, LockMode::kExclusive));
+    // Another process may hold it for a whole download, or pin an older version while it reads.
+    Result<std::unique_ptr<FileLock>> locked = FileLock::AcquireCancellable(
+        lock_path, LockMode::kExclusive, std::chrono::milliseconds(options_.poll_ms));
+    if (!locked.ok()) return locked.status().WithContext(request.uri);
+    lock = std::move(*locked);
   } else {
     // Already there (a warm cache): no exclusive lock, which would make a reader wait for it.
     if (IsComplete(key, request)) return Outcome::kPresent;

@@ -1,8 +1,10 @@
 #include "storage/concurrency_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
+#include "storage/cancel.h"
 #include "storage/storage_uri.h"
 
 namespace stoker::storage {
@@ -12,10 +14,21 @@ ConcurrencyLimiter::ConcurrencyLimiter(const ConcurrencyOptions& options)
                std::clamp<uint32_t>(options.min_in_flight, 1, std::max<uint32_t>(options.max_in_flight, 1))},
       limit_(options_.max_in_flight) {}
 
-void ConcurrencyLimiter::Acquire() {
+Status ConcurrencyLimiter::Acquire() {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return in_flight_ < static_cast<uint32_t>(limit_); });
+  const auto free = [&] { return in_flight_ < static_cast<uint32_t>(limit_); };
+  if (CurrentCancelScope() == nullptr) {
+    cv_.wait(lock, free);  // nothing can cancel this thread
+  } else {
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(kCancelCheckMs), free)) {
+      if (CancelRequested()) {
+        return Cancelled("cancelled while waiting for one of the host's request slots (all " +
+                         std::to_string(in_flight_) + " in use)");
+      }
+    }
+  }
   ++in_flight_;
+  return Status::OK();
 }
 
 void ConcurrencyLimiter::Release(bool throttled) {
@@ -76,8 +89,8 @@ class Limiters {
 };
 
 template <typename F>
-auto Bounded(ConcurrencyLimiter& limiter, F&& call) {
-  limiter.Acquire();
+auto Bounded(ConcurrencyLimiter& limiter, const std::string& uri, F&& call) -> decltype(call()) {
+  STOKER_RETURN_IF_ERROR(limiter.Acquire().WithContext(uri));
   auto result = call();
   limiter.Release(IsThrottle(result.status()));
   return result;
@@ -91,7 +104,7 @@ class BoundedSource final : public ByteSource {
   const std::string& uri() const override { return inner_->uri(); }
   uint64_t size_bytes() const override { return inner_->size_bytes(); }
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
-    return Bounded(*limiter_, [&] { return inner_->ReadAt(offset, n, out); });
+    return Bounded(*limiter_, uri(), [&] { return inner_->ReadAt(offset, n, out); });
   }
 
  private:
@@ -106,15 +119,15 @@ class ConcurrencyBackend final : public BackendWrapper {
       : BackendWrapper(std::move(inner)), limiters_(std::make_shared<Limiters>(options)) {}
 
   Result<ObjectInfo> Stat(const std::string& uri) const override {
-    return Bounded(limiters_->For(uri), [&] { return inner().Stat(uri); });
+    return Bounded(limiters_->For(uri), uri, [&] { return inner().Stat(uri); });
   }
   Result<std::vector<ObjectInfo>> List(const std::string& prefix) const override {
-    return Bounded(limiters_->For(prefix), [&] { return inner().List(prefix); });
+    return Bounded(limiters_->For(prefix), prefix, [&] { return inner().List(prefix); });
   }
   Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& uri) const override {
     ConcurrencyLimiter& limiter = limiters_->For(uri);
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source,
-                            Bounded(limiter, [&] { return inner().OpenForRead(uri); }));
+                            Bounded(limiter, uri, [&] { return inner().OpenForRead(uri); }));
     return std::unique_ptr<ByteSource>(new BoundedSource(std::move(source), limiters_, &limiter));
   }
   Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,

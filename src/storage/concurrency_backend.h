@@ -1,8 +1,9 @@
 // Per-host concurrency bound that adapts (AIMD, as TCP does): at most `limit` requests to one host
 // are in flight; a throttling answer (HTTP 503 SlowDown, 429, "reduce your request rate") halves
 // the limit, down to min_in_flight, and every success adds 1/limit, so the limit climbs back by
-// about one per round of requests, up to max_in_flight. A request over the limit waits (never
-// fails). The host is the bucket for s3://, the authority for http(s)://, one for local files.
+// about one per round of requests, up to max_in_flight. A request over the limit waits; it fails
+// only when its thread's requests are cancelled (storage/cancel.h: kCancelled naming the URI).
+// The host is the bucket for s3://, the authority for http(s)://, one for local files.
 // Thread-safe.
 #pragma once
 
@@ -25,7 +26,11 @@ struct ConcurrencyOptions {
 class ConcurrencyLimiter {
  public:
   explicit ConcurrencyLimiter(const ConcurrencyOptions& options);
-  void Acquire();  // blocks while in_flight >= limit
+  // Takes a request slot, waiting while in_flight >= limit. kCancelled (nothing taken) once the
+  // calling thread's requests are cancelled: a thread with a CancelScope wakes every
+  // kCancelCheckMs to look at it, since setting a cancel flag wakes nobody.
+  Status Acquire();
+  static constexpr int kCancelCheckMs = 10;
   // Ends a request; `throttled` when the server asked to slow down.
   void Release(bool throttled);
   double limit() const;

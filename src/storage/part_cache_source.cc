@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "storage/cancel.h"
+#include "storage/shared_part.h"
 
 namespace stoker::storage {
 namespace {
@@ -32,24 +32,13 @@ class PartCacheSource final : public ByteSource {
   uint64_t size_bytes() const override { return inner_->size_bytes(); }
 
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
-    const uint64_t size = inner_->size_bytes();
-    if (offset >= size) return size_t{0};
-    const size_t total = static_cast<size_t>(std::min<uint64_t>(n, size - offset));
     // From the first read on, not from open: a shard opened for its index only (planning without
     // a length index) fetches none of its parts.
     std::call_once(started_, [this] {
       for (int t = 0; t < fetch_ahead_; ++t) fetchers_.emplace_back([this] { FetchAhead(); });
     });
-    for (size_t done = 0; done < total;) {
-      const uint64_t at = offset + done;
-      const uint64_t p = at / part_bytes_;
-      STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const Part> part, GetPart(p));
-      const size_t in_part = static_cast<size_t>(at - p * part_bytes_);
-      const size_t len = std::min(total - done, part->bytes.size() - in_part);
-      std::memcpy(out + done, part->bytes.data() + in_part, len);
-      done += len;
-    }
-    return total;
+    return ReadFromParts(inner_->size_bytes(), part_bytes_, offset, n, out,
+                         [&](uint64_t p) { return GetPart(p); });
   }
 
  private:
@@ -62,36 +51,18 @@ class PartCacheSource final : public ByteSource {
     }
   }
 
-  struct Part {
-    std::string bytes;
-    bool ready = false;
-    Status error;
-  };
+  using Part = SharedPart;
 
   Result<std::shared_ptr<const Part>> GetPart(uint64_t p) const {
     std::unique_lock<std::mutex> lock(mu_);
-    if (parts_[p] != nullptr) {
-      std::shared_ptr<Part> part = parts_[p];
-      cv_.wait(lock, [&] { return part->ready; });
-      if (!part->error.ok()) return part->error;
-      return std::shared_ptr<const Part>(part);
-    }
-    // 1. Claim the part, 2. fetch it without the lock, 3. publish it (or its error) and wake the
-    // readers waiting for it.
-    auto part = std::make_shared<Part>();
+    if (parts_[p] != nullptr) return AwaitPart(lock, cv_, parts_[p]);
+    auto part = std::make_shared<Part>();  // claimed: fetched and published here (shared_part.h)
     parts_[p] = part;
-    lock.unlock();
-    const uint64_t begin = p * part_bytes_;
-    const size_t len = static_cast<size_t>(std::min<uint64_t>(part_bytes_, size_bytes() - begin));
-    std::string bytes(len, '\0');
-    Status status = ReadExactlyAt(*inner_, begin, len, bytes.data(), "part");
-    lock.lock();
-    part->bytes = std::move(bytes);
-    part->error = status;
-    part->ready = true;
-    if (!status.ok()) parts_[p] = nullptr;
-    cv_.notify_all();
-    if (!status.ok()) return status;
+    const Status status = FetchClaimedPart(lock, cv_, *inner_, part_bytes_, p, *part);
+    if (!status.ok()) {
+      parts_[p] = nullptr;
+      return status;
+    }
     return std::shared_ptr<const Part>(part);
   }
 

@@ -52,7 +52,9 @@ Status Prefetch(const PrefetchArgs& a) {
     for (const ShardRef& ref : refs) {
       STOKER_RETURN_IF_ERROR(ds->opener()->Stage(ref));
       ++shards;
-      bytes += ref.info->bin_bytes + ref.info->idx_bytes;
+      // Under global shuffle only the .idx is staged (the documents are read by ranged GETs).
+      bytes += ref.info->idx_bytes;
+      if (options.shuffle != ShuffleMode::kGlobal) bytes += ref.info->bin_bytes;
     }
   }
   std::printf("prefetch: %llu shard(s), %s, staged in %s for rank %u of %u, epoch %llu, steps "
