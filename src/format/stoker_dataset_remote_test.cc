@@ -3,6 +3,10 @@
 // reads give the tokens a local open gives.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "common/hash.h"
@@ -12,8 +16,10 @@
 #include "format/open_token_source.h"
 #include "format/stoker_dataset.h"
 #include "format/test_files.h"
+#include "loader/remote_options.h"
 #include "storage/memory_backend.h"
 #include "storage/metering_backend.h"
+#include "stoker/loader.h"
 #include "stoker/plan.h"
 
 namespace stoker {
@@ -291,6 +297,88 @@ TEST(RemoteDatasetTest, WithoutALengthIndexPlanningReadsTheShards) {
   (*ds)->DocumentLengths(0, 12, lengths.data());
   for (uint64_t d = 0; d < 12; ++d) EXPECT_EQ(lengths[d], uint64_t(RemoteFixture::Length(d)));
   EXPECT_EQ(f.Count(RequestKind::kGet), 1u + 4u);  // one .idx per shard
+}
+
+// The backend opener, counting the opens of each shard and telling a waiting test about them.
+class CountingOpener final : public ShardOpener {
+ public:
+  explicit CountingOpener(std::shared_ptr<const ShardOpener> inner) : inner_(std::move(inner)) {}
+  Result<std::shared_ptr<const TokenSource>> Open(const ShardRef& shard) const override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++opens_[shard.index];
+      ++total_;
+    }
+    cv_.notify_all();
+    return inner_->Open(shard);
+  }
+  std::map<uint64_t, int> opens() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return opens_;
+  }
+  // Whether an open past the first `seen` comes within `wait`.
+  bool OpensPast(uint64_t seen, std::chrono::milliseconds wait) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, wait, [&] { return total_ > seen; });
+  }
+  uint64_t total() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return total_;
+  }
+
+ private:
+  std::shared_ptr<const ShardOpener> inner_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable std::map<uint64_t, int> opens_;
+  mutable uint64_t total_ = 0;
+};
+
+// Block shuffle through a loader with the pool a loader gives a remote dataset (room for two
+// blocks): each shard is opened once in the epoch, and non-persistent workers fetch nothing of
+// the next epoch until its first batch is asked for (they used to start it as soon as the end was
+// delivered, and the request counts of tests/python/test_remote_datasets.py grew with it).
+TEST(RemoteDatasetTest, BlockShuffleOpensEachShardOncePerEpochAndNothingPastItsEnd) {
+  RemoteFixture f;
+  f.Write(16, 40);
+  LoaderOptions lo;
+  lo.seq_len = 16;
+  lo.batch_size = 4;
+  lo.num_workers = 2;
+  lo.pin_memory = false;
+  lo.shuffle = ShuffleMode::kBlock;
+  lo.block_shards = 4;
+  lo.persistent_workers = false;
+  RemoteDatasetOptions o = RemoteOptionsFor(lo);
+  ASSERT_EQ(o.max_open_shards, 8u);
+  o.backend = f.metered;
+  auto counting = std::make_shared<CountingOpener>(
+      NewBackendShardOpener(f.metered, RemoteReads::kParts, o.part_bytes));
+  o.opener = counting;
+  auto ds = StokerDataset::OpenRemote(f.uri, o);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  std::shared_ptr<const TokenSource> source(std::move(*ds));
+  auto loader = Loader::Open({LoaderDataset{"", source, 1.0}}, lo);
+  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+  size_t steps = 0;
+  while (true) {
+    auto b = (*loader)->Next();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    if (!b->has_value()) break;
+    ++steps;
+  }
+  ASSERT_GT(steps, 20u);
+  std::map<uint64_t, int> epoch0 = counting->opens();
+  EXPECT_EQ(epoch0.size(), 16u);
+  for (const auto& [shard, n] : epoch0) EXPECT_EQ(n, 1) << "shard " << shard;
+  // The end is delivered: nothing reads on until the next epoch's first batch is asked for.
+  const uint64_t seen = counting->total();
+  EXPECT_FALSE(counting->OpensPast(seen, std::chrono::milliseconds(300)))
+      << "a shard of epoch 1 was opened before its first batch was asked for";
+  auto first = (*loader)->Next();
+  ASSERT_TRUE(first.ok() && first->has_value()) << first.status().ToString();
+  EXPECT_EQ((**first).epoch(), 1u);
+  EXPECT_GT(counting->total(), seen);  // epoch 1 starts in a shard that epoch 0 let go
 }
 
 }  // namespace

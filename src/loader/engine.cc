@@ -95,6 +95,7 @@ void Engine::Start(const PlanPosition& pos) {
   counters_.ready_samples_sum = 0;
   counters_.start_ns = SteadyNowNs();
   running_ = true;
+  spawn_pending_ = false;
   SpawnWorkers(options_.persistent_workers ? std::numeric_limits<uint64_t>::max() : start.epoch);
   if (copier_ != nullptr) copier_thread_ = std::thread([this] { CopierLoop(); });
 }
@@ -212,11 +213,17 @@ Result<std::optional<Delivered>> Engine::Next() {
   if (deliver_pos_.epoch != consumer_epoch_) {
     consumer_epoch_ = deliver_pos_.epoch;
     if (!options_.persistent_workers) {
-      // Non-persistent workers end with their epoch; the next epoch gets new threads.
+      // Non-persistent workers end with their epoch; the next epoch gets new threads when its
+      // first batch is asked for (as torch starts them at iter()), so nothing of it is read, or
+      // fetched from a remote store, while the consumer is between epochs.
       JoinWorkers();
-      SpawnWorkers(consumer_epoch_);
+      spawn_pending_ = true;
     }
     return std::optional<Delivered>();
+  }
+  if (spawn_pending_) {
+    spawn_pending_ = false;
+    SpawnWorkers(consumer_epoch_);
   }
   const int64_t t0 = SteadyNowNs();
   Delivered d;

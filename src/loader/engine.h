@@ -154,6 +154,7 @@ class Engine final : public BatchOwner {
   uint64_t deliver_seq_ = 0;
   PlanPosition deliver_pos_;
   uint64_t consumer_epoch_ = 0;
+  bool spawn_pending_ = false;  // non-persistent: the next epoch's workers start at its first Next
 
   EngineCounters counters_;
 };
