@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -282,7 +283,21 @@ PlanState Loader::State() const {
 }
 
 Status Loader::Restore(const PlanState& state) {
-  STOKER_ASSIGN_OR_RETURN(PlanPosition pos, impl_->planner->RestorePosition(state));
+  // The workers stop first: one still planning a batch of the old position would run the planner
+  // beside its restore (a stream planner would then replace the restored generator, elastic
+  // state included, with a fresh one from the epoch's start). A refused state restarts them
+  // where they were.
+  std::optional<PlanPosition> before;
+  if (!impl_->synthetic) {
+    before = impl_->engine->deliver_position();
+    impl_->engine->Stop();
+  }
+  Result<PlanPosition> restored = impl_->planner->RestorePosition(state);
+  if (!restored.ok()) {
+    if (before) impl_->engine->Start(*before);
+    return restored.status();
+  }
+  const PlanPosition pos = *restored;
   impl_->failed = Status::OK();
   if (impl_->synthetic) {
     impl_->synthetic_pos = pos;
