@@ -1,6 +1,7 @@
 """Shared pytest fixtures for the Python tests: the stoker CLI under test and a way to run it."""
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -33,5 +34,10 @@ def run_stoker(stoker_cli):
 @pytest.fixture(autouse=True)
 def _own_cache_home(tmp_path_factory, monkeypatch):
     """Remote datasets read through a per-user cache under $XDG_CACHE_HOME by default: give each
-    test its own, so that no test writes to the user's cache or finds another test's shards."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    test its own, so that no test writes to the user's cache or finds another test's shards. It is
+    removed when the test ends: what one test cached is of no use to another, and kept it would add
+    up to hundreds of MB by the end of the suite."""
+    home = tmp_path_factory.mktemp("xdg-cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    yield
+    shutil.rmtree(home, ignore_errors=True)
