@@ -13,6 +13,9 @@ find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)      # BPE pre-tokenizer regexes
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)  # NFC for tokenizer.json
+# JSON at GB/s: the text field of each JSONL line (ingest/) and tokenizer.json's vocabulary and
+# merges (text/), where nlohmann's DOM was a quarter of pack's CPU and most of a load.
+find_package(simdjson 3.0 REQUIRED)
 if(STOKER_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
