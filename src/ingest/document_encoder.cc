@@ -1,7 +1,6 @@
 #include "ingest/document_encoder.h"
 
-#include <cstring>
-#include <nlohmann/json.hpp>
+#include "ingest/jsonl_field.h"
 
 namespace stoker {
 namespace {
@@ -9,12 +8,6 @@ namespace {
 std::string Where(const RawDocument& doc, const std::string& path) {
   if (doc.record) return path + " " + doc.record_where;
   return doc.jsonl ? path + ":" + std::to_string(doc.line_number) : path;
-}
-
-// nlohmann messages start with "[json.exception.parse_error.101] "; the rest is the useful part.
-std::string JsonMessage(const char* what) {
-  const char* close = std::strstr(what, "] ");
-  return close ? close + 2 : what;
 }
 
 }  // namespace
@@ -75,7 +68,6 @@ Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
   }
 
   std::string_view text = bytes;
-  nlohmann::json json;
   if (doc.jsonl) {
     auto bad_line = [&](const std::string& why) -> Status {
       if (options_.skip_bad_lines) {
@@ -87,19 +79,19 @@ Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
                              " (use " + options_.skip_hint + " to skip such lines)");
     };
     if (bytes.find_first_not_of(" \t\r") == std::string_view::npos) return Status::OK();
-    try {
-      json = nlohmann::json::parse(bytes);
-    } catch (const nlohmann::json::exception& e) {
-      return bad_line("invalid JSON: " + JsonMessage(e.what()));
+    std::string why;
+    switch (JsonlFieldReader::ForThread().Read(bytes, options_.text_field, &text, &why)) {
+      case JsonlFieldReader::Outcome::kFound:
+        break;
+      case JsonlFieldReader::Outcome::kInvalidJson:
+        return bad_line("invalid JSON: " + why);
+      case JsonlFieldReader::Outcome::kNotObject:
+        return bad_line("the line is not a JSON object");
+      case JsonlFieldReader::Outcome::kMissing:
+        return bad_line("missing text field '" + options_.text_field + "'");
+      case JsonlFieldReader::Outcome::kNotString:
+        return bad_line("field '" + options_.text_field + "' is a " + why + ", not a string");
     }
-    if (!json.is_object()) return bad_line("the line is not a JSON object");
-    auto it = json.find(options_.text_field);
-    if (it == json.end()) return bad_line("missing text field '" + options_.text_field + "'");
-    if (!it->is_string()) {
-      return bad_line("field '" + options_.text_field + "' is a " + it->type_name() +
-                      ", not a string");
-    }
-    text = it->get_ref<const std::string&>();
   }
   if (text.empty()) {
     ++c.empty_documents_skipped;
