@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 
 #include "common/file_util.h"
@@ -13,7 +14,6 @@ namespace fs = std::filesystem;
 namespace stoker {
 namespace {
 
-
 Status RemoveFile(const std::string& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     return ErrnoStatus(path + ": cannot remove", errno);
@@ -21,9 +21,32 @@ Status RemoveFile(const std::string& path) {
   return Status::OK();
 }
 
+// Removes every file in `dir`, then `dir`; the first error.
+Status RemoveDirectoryOfFiles(const std::string& dir) {
+  STOKER_ASSIGN_OR_RETURN(auto names, ListDirectory(dir));
+  for (const std::string& name : names) STOKER_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, name)));
+  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus(dir + ": cannot remove", errno);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
-Status PrepareOutputDir(const std::string& dir, const OutputDirOptions& options) {
+BackgroundDeletion::BackgroundDeletion(std::string dir)
+    : dir_(std::move(dir)), thread_([this] { status_ = RemoveDirectoryOfFiles(dir_); }) {}
+
+BackgroundDeletion::~BackgroundDeletion() {
+  if (thread_.joinable()) thread_.join();
+}
+
+Status BackgroundDeletion::Wait() {
+  if (thread_.joinable()) thread_.join();
+  return status_;
+}
+
+Status PrepareOutputDir(const std::string& dir, const OutputDirOptions& options,
+                        std::unique_ptr<BackgroundDeletion>* deletion) {
   if (PathExists(dir) && !IsDirectory(dir)) {
     return InvalidArgument(dir + ": the output exists and is not a directory");
   }
@@ -37,12 +60,25 @@ Status PrepareOutputDir(const std::string& dir, const OutputDirOptions& options)
     STOKER_RETURN_IF_ERROR(RemoveFile(manifest));
     STOKER_RETURN_IF_ERROR(FsyncDirectory(dir));
   }
+  const std::string replaced = JoinPath(dir, kReplacedDirName);
+  if (deletion) STOKER_RETURN_IF_ERROR(MakeDirectories(replaced));
   STOKER_ASSIGN_OR_RETURN(auto names, ListDirectory(dir));
   for (const std::string& name : names) {
     bool stale =
         name.ends_with(".tmp") || (options.remove_stale_shards && name.starts_with("part-") &&
                                    (name.ends_with(".bin") || name.ends_with(".idx")));
-    if (stale) STOKER_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, name)));
+    if (!stale) continue;
+    const std::string path = JoinPath(dir, name);
+    if (!deletion) {
+      STOKER_RETURN_IF_ERROR(RemoveFile(path));
+    } else if (::rename(path.c_str(), JoinPath(replaced, name).c_str()) != 0) {
+      return ErrnoStatus(path + ": cannot move aside into " + replaced, errno);
+    }
+  }
+  if (deletion) {
+    *deletion = std::make_unique<BackgroundDeletion>(replaced);
+  } else if (IsDirectory(replaced)) {
+    STOKER_RETURN_IF_ERROR(RemoveDirectoryOfFiles(replaced));  // what a crashed pack left
   }
   return Status::OK();
 }

@@ -246,8 +246,10 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
         "ignored)");
   }
   STOKER_RETURN_IF_ERROR(CheckOutputOutsideInputs(options.output_dir, options.inputs));
-  STOKER_RETURN_IF_ERROR(
-      PrepareOutputDir(options.output_dir, {options.overwrite, /*remove_stale_shards=*/true}));
+  // The replaced dataset's shards are deleted while this one is encoded.
+  std::unique_ptr<BackgroundDeletion> old_files;
+  STOKER_RETURN_IF_ERROR(PrepareOutputDir(
+      options.output_dir, {options.overwrite, /*remove_stale_shards=*/true}, &old_files));
 
   TaskSlice slice = SliceForTask(files, options.task_index, options.task_count);
   PackResult result;
@@ -278,6 +280,9 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   }
   Result<std::vector<ShardInfo>> shards =
       status.ok() ? sink.Finish() : Result<std::vector<ShardInfo>>(status);
+  if (Status deleted = old_files->Wait(); shards.ok() && !deleted.ok()) {
+    shards = Result<std::vector<ShardInfo>>(deleted);
+  }
   if (!shards.ok()) {
     sink.RemoveFinishedShards();
     return shards.status();

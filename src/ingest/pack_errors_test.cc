@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "ingest/pack.h"
@@ -170,6 +172,41 @@ TEST_F(PackErrorsTest, ExistingDatasetNeedsOverwrite) {
   EXPECT_FALSE(PathExists(dir_->Join("out/part-00000-00009.bin")));
   EXPECT_TRUE(PathExists(dir_->Join("out/notes.txt")));
   EXPECT_EQ(ReadDocuments(dir_->Join("out")).size(), 1u);
+}
+
+// The replaced shards are moved into out/.stoker-replaced and deleted while the new dataset is
+// written; when Pack returns they are gone, and so is what a crashed pack left in that folder.
+TEST_F(PackErrorsTest, OverwriteDeletesTheReplacedShardsBeforeItReturns) {
+  std::string jsonl;
+  for (int i = 0; i < 300; ++i) jsonl += JsonlLine("document " + std::to_string(i));
+  PackOptions o;
+  WriteFile(dir_->Join("d.jsonl"), jsonl);
+  o.inputs = {dir_->Join("d.jsonl")};
+  o.output_dir = dir_->Join("out");
+  o.shard_size_bytes = 1000;  // several shards
+  ASSERT_TRUE(Pack(o, *bytes_).ok());
+  auto before = ListDirectory(dir_->Join("out"));
+  ASSERT_TRUE(before.ok());
+  const size_t shards = std::count_if(before->begin(), before->end(), [](const std::string& n) {
+    return n.starts_with("part-") && n.ends_with(".bin");
+  });
+  ASSERT_GT(shards, 2u);
+  WriteFile(dir_->Join("out/.stoker-replaced/part-00000-00042.bin"), "left by a crash");
+  WriteFile(dir_->Join("d.jsonl"), JsonlLine("one document now"));
+  o.overwrite = true;
+  o.shard_size_bytes = 1 << 20;
+  auto r = Pack(o, *bytes_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(PathExists(dir_->Join("out/.stoker-replaced")));
+  auto after = ListDirectory(dir_->Join("out"));
+  ASSERT_TRUE(after.ok());
+  for (const std::string& n : *after) {
+    EXPECT_FALSE(n.starts_with("part-") && n != "part-00000-00000.bin" &&
+                 n != "part-00000-00000.idx")
+        << n << " of the replaced dataset is still there";
+  }
+  auto docs = ReadDocuments(dir_->Join("out"));
+  ASSERT_EQ(docs.size(), 1u);
 }
 
 TEST_F(PackErrorsTest, FailedPackLeavesNoShardsAndNoManifest) {
