@@ -46,6 +46,7 @@ def test_cache_shows_objects_budget_and_hit_rate(run_stoker, tmp_path):
     text = run_stoker("cache", tmp_path / "c")
     assert text.returncode == 0
     assert "2 objects" in text.stdout and "hit rate 75.0%" in text.stdout
+    assert "1 refetches, 2 evictions, 4 re-hashed after a reboot" in text.stdout
 
 
 def test_clear_removes_only_the_caches_objects(run_stoker, tmp_path):

@@ -45,13 +45,14 @@ void PrintReport(const cache::CacheReport& report, std::FILE* out) {
     std::fprintf(out, " (%s in downloads)", FormatSize(report.temp_bytes).c_str());
   }
   std::fprintf(out, "\nhit rate %.1f%% (%llu hits, %llu misses); %llu downloads (%s), %llu "
-               "refetches, %llu evictions\n",
+               "refetches, %llu evictions, %llu re-hashed after a reboot\n",
                100.0 * s.hit_rate(), static_cast<unsigned long long>(s.hits),
                static_cast<unsigned long long>(s.misses),
                static_cast<unsigned long long>(s.downloads),
                FormatSize(s.bytes_downloaded).c_str(),
                static_cast<unsigned long long>(s.refetches),
-               static_cast<unsigned long long>(s.evictions));
+               static_cast<unsigned long long>(s.evictions),
+               static_cast<unsigned long long>(s.reverified));
   for (const cache::CachedObjectInfo& o : report.objects) {
     std::fprintf(out, "%10s  %s  %s%s\n", FormatSize(o.size_bytes).c_str(), o.xxh3.c_str(),
                  o.uri.c_str(), o.in_use ? "  (in use)" : "");
