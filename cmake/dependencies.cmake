@@ -13,6 +13,7 @@ find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)      # BPE pre-tokenizer regexes
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)  # NFC for tokenizer.json
+find_package(simdjson 3.0 REQUIRED)  # tokenizer.json's vocab and merges (text/tokenizer_json_scan)
 if(STOKER_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -1,0 +1,48 @@
+// VocabIndex: a tokenizer.json vocabulary's text -> id. The keys are copied into one buffer, and
+// each slot of the open-addressing table holds a key's hash tag, id, offset and length, so a
+// lookup reads one slot (a cache line, prefetched by batched callers) and the key's bytes: no
+// std::string per key or per lookup (the std::unordered_map<std::string, int32_t> it replaces was
+// a fifth of opening cl100k, malloc aside).
+// Not thread-safe while being filled; const methods may be called from any thread afterwards.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stoker {
+
+class VocabIndex {
+ public:
+  // Files key -> id (0 <= id < INT32_MAX). False (and nothing changes) if the key is there.
+  bool Insert(std::string_view key, int32_t id);
+  // The id of `key`, or -1.
+  int32_t Find(std::string_view key) const { return FindHashed(key, Hash(key)); }
+  // The number of keys.
+  size_t size() const { return size_; }
+
+  // Batched lookups: Hash each key and Prefetch its slot, then FindHashed them in turn.
+  static uint64_t Hash(std::string_view key);
+  void Prefetch(uint64_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(hash)]);
+  }
+  int32_t FindHashed(std::string_view key, uint64_t hash) const;
+
+ private:
+  struct Slot {          // all zero: empty
+    uint32_t tag;        // the hash's high 32 bits, which also choose the home slot
+    uint32_t id_plus_1;  // 0: empty
+    uint32_t offset;     // the key is keys_[offset, offset + size)
+    uint32_t size;
+  };
+  static uint32_t Tag(uint64_t hash) { return static_cast<uint32_t>(hash >> 32); }
+  uint64_t Home(uint64_t hash) const { return Tag(hash) & (slots_.size() - 1); }
+  void Grow();
+
+  std::string keys_;
+  std::vector<Slot> slots_;  // a power of two, at most half full
+  size_t size_ = 0;
+};
+
+}  // namespace stoker
