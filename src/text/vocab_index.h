@@ -22,10 +22,14 @@ class VocabIndex {
   // The number of keys.
   size_t size() const { return size_; }
 
-  // Batched lookups: Hash each key and Prefetch its slot, then FindHashed them in turn.
+  // Batched lookups: Hash each key and Prefetch its slot, then PrefetchKey each (that reads the
+  // slot, now in the cache, and prefetches the bytes of the key there), then FindHashed each.
   static uint64_t Hash(std::string_view key);
   void Prefetch(uint64_t hash) const {
     if (!slots_.empty()) __builtin_prefetch(&slots_[Home(hash)]);
+  }
+  void PrefetchKey(uint64_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(keys_.data() + slots_[Home(hash)].offset);
   }
   int32_t FindHashed(std::string_view key, uint64_t hash) const;
 
