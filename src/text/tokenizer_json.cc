@@ -242,10 +242,14 @@ Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJsonWithDom(std::string_view
   }
 }
 
-Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJson(std::string_view json,
-                                                         std::string_view origin,
-                                                         const TokenizerOptions& options) {
-  std::unique_ptr<TokenizerJsonScan> scan = TokenizerJsonScan::Scan(json, origin);
+namespace {
+
+// `readable_past_end`: see TokenizerJsonScan::Scan.
+Result<std::unique_ptr<BpeTokenizer>> ParseJsonText(std::string_view json, size_t readable_past_end,
+                                                    std::string_view origin,
+                                                    const TokenizerOptions& options) {
+  std::unique_ptr<TokenizerJsonScan> scan =
+      TokenizerJsonScan::Scan(json, origin, readable_past_end);
   if (scan == nullptr) return ParseTokenizerJsonWithDom(json, origin, options);
   try {
     return FromJson(scan->skeleton(), json, origin, options, scan.get());
@@ -254,11 +258,19 @@ Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJson(std::string_view json,
   }
 }
 
+}  // namespace
+
+Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJson(std::string_view json,
+                                                         std::string_view origin,
+                                                         const TokenizerOptions& options) {
+  return ParseJsonText(json, 0, origin, options);
+}
+
 Result<std::unique_ptr<BpeTokenizer>> OpenTokenizerJson(const std::string& path,
                                                         const TokenizerOptions& options) {
-  Result<std::string> bytes = ReadFileToString(path);
+  Result<std::string> bytes = ReadFileToString(path, TokenizerJsonScan::kPadding);
   if (!bytes.ok()) return bytes.status().WithContext("tokenizer.json");
-  return ParseTokenizerJson(*bytes, path, options);
+  return ParseJsonText(*bytes, bytes->capacity() - bytes->size(), path, options);
 }
 
 }  // namespace stoker

@@ -10,8 +10,10 @@ using Json = nlohmann::json;
 
 }  // namespace
 
+static_assert(TokenizerJsonScan::kPadding >= simdjson::SIMDJSON_PADDING);
+
 struct TokenizerJsonScan::Buffers {
-  simdjson::padded_string text;
+  simdjson::padded_string copy;  // of a text without the padding
   sj::parser parser;
   sj::document doc;
 };
@@ -138,12 +140,17 @@ TokenizerJsonScan::TokenizerJsonScan(std::string_view origin)
 TokenizerJsonScan::~TokenizerJsonScan() = default;
 
 std::unique_ptr<TokenizerJsonScan> TokenizerJsonScan::Scan(std::string_view json,
-                                                           std::string_view origin) {
+                                                           std::string_view origin,
+                                                           size_t readable_past_end) {
   std::unique_ptr<TokenizerJsonScan> scan(new TokenizerJsonScan(origin));
   Buffers& b = *scan->buffers_;
-  b.text = simdjson::padded_string(json);
+  simdjson::padded_string_view text(json.data(), json.size(), json.size() + readable_past_end);
+  if (readable_past_end < kPadding) {
+    b.copy = simdjson::padded_string(json);
+    text = b.copy;
+  }
   sj::object top;
-  if (b.parser.iterate(b.text).get(b.doc) != simdjson::SUCCESS ||
+  if (b.parser.iterate(text).get(b.doc) != simdjson::SUCCESS ||
       b.doc.get_object().get(top) != simdjson::SUCCESS) {
     return nullptr;
   }

@@ -22,9 +22,14 @@ class TokenizerJsonScan {
  public:
   using MergeText = JsonVocab::MergeText;
 
+  // simdjson reads up to this many bytes past the end of its input.
+  static constexpr size_t kPadding = 64;
+
   // Reads `json`; `origin` (the path, kept by reference) names the file in the vocab's errors.
-  // Null when the file needs nlohmann's reader (see above).
-  static std::unique_ptr<TokenizerJsonScan> Scan(std::string_view json, std::string_view origin);
+  // `readable_past_end`: the bytes after json that may be read (at least kPadding: json is read
+  // where it is; else it is copied). Null when the file needs nlohmann's reader (see above).
+  static std::unique_ptr<TokenizerJsonScan> Scan(std::string_view json, std::string_view origin,
+                                                 size_t readable_past_end = 0);
   ~TokenizerJsonScan();
 
   // The document with {} in place of model.vocab and [] in place of model.merges.
