@@ -60,7 +60,7 @@ class JsonVocab {
   std::vector<std::string> tokens_;  // by id: the bytes, or empty (not byte-level, or no key)
   std::vector<bool> seen_;
   std::vector<BpeModel::Merge> merges_;
-  std::string raw_, joined_;
+  std::string raw_;
 };
 
 }  // namespace stoker

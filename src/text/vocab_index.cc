@@ -28,7 +28,7 @@ bool VocabIndex::Insert(std::string_view key, int32_t id) {
 // The tag is all a slot needs to find its new home: no key is hashed again.
 void VocabIndex::Grow() {
   std::vector<Slot> old = std::move(slots_);
-  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+  slots_.assign(old.size() < 1024 ? 1024 : old.size() * 2, Slot{});
   const uint64_t mask = slots_.size() - 1;
   for (const Slot& s : old) {
     if (s.id_plus_1 == 0) continue;
@@ -39,7 +39,6 @@ void VocabIndex::Grow() {
 }
 
 int32_t VocabIndex::FindHashed(std::string_view key, uint64_t h) const {
-  if (slots_.empty()) return -1;
   const uint64_t mask = slots_.size() - 1;
   for (uint64_t at = Home(h);; at = (at + 1) & mask) {
     const Slot& s = slots_[at];
