@@ -44,12 +44,15 @@ Status JsonVocab::Add(std::string_view key, uint64_t id) {
   }
   if (id >= tokens_.size()) {
     tokens_.resize(id + 1);
-    seen_.resize(id + 1, false);
+    state_.resize(id + 1, 0);
   }
-  if (seen_[id]) return Fail(field(), "duplicate id " + std::to_string(id));
+  if (state_[id] != 0) return Fail(field(), "duplicate id " + std::to_string(id));
   if (!index_.Insert(key, static_cast<int32_t>(id))) return Fail(field(), "duplicate key");
-  seen_[id] = true;
-  if (bytes_of_.Decode(key, &raw_)) tokens_[id] = raw_;
+  state_[id] = 1;
+  if (bytes_of_.Decode(key, &raw_)) {
+    tokens_[id] = raw_;
+    state_[id] = raw_.empty() ? 1 : 2;  // "" decodes, but has no bytes: as before, not byte-level
+  }
   return Status::OK();
 }
 
@@ -91,7 +94,7 @@ Status JsonVocab::AddMerges(std::span<const MergeText> merges, size_t first_inde
     const auto& [a, b] = merges[i];
     const int32_t ia = index_.FindHashed(a, p.left), ib = index_.FindHashed(b, p.right);
     const int32_t im = ia < 0 || ib < 0 ? -1 : index_.FindHashed(p.ab, p.joined);
-    if (im < 0 || tokens_[ia].empty() || tokens_[ib].empty()) {  // an error: say which
+    if (im < 0 || state_[ia] != 2 || state_[ib] != 2) {  // an error: say which
       const std::string at = "model.merges[" + std::to_string(first_index + i) + "]";
       if (ia < 0) return Fail(at, "the token '" + std::string(a) + "' is not in model.vocab");
       if (ib < 0) return Fail(at, "the token '" + std::string(b) + "' is not in model.vocab");

@@ -58,7 +58,9 @@ class JsonVocab {
   ByteLevelDecoder bytes_of_;
   VocabIndex index_;
   std::vector<std::string> tokens_;  // by id: the bytes, or empty (not byte-level, or no key)
-  std::vector<bool> seen_;
+  // By id: 0 no key yet, 1 a key, 2 a byte-level key (read for every merge: a byte each, where
+  // tokens_[id].empty() read a random 32-byte std::string, a third of the merges' time).
+  std::vector<uint8_t> state_;
   std::vector<BpeModel::Merge> merges_;
   std::string raw_;
 };
