@@ -103,6 +103,13 @@ bool ScanMerges(sj::value v, std::vector<TokenizerJsonScan::MergeText>* merges) 
   return true;
 }
 
+// An object's field: its unescaped key and its value.
+bool KeyAndValue(simdjson::simdjson_result<sj::field>& field, std::string_view* key,
+                 sj::value* value) {
+  return field.unescaped_key().get(*key) == simdjson::SUCCESS &&
+         field.value().get(*value) == simdjson::SUCCESS;
+}
+
 // model: vocab and merges into `vocab` and `merges`, the other fields into `skeleton`.
 bool ScanModel(sj::value v, JsonVocab* vocab, std::vector<TokenizerJsonScan::MergeText>* merges,
                Json* skeleton) {
@@ -113,10 +120,7 @@ bool ScanModel(sj::value v, JsonVocab* vocab, std::vector<TokenizerJsonScan::Mer
   for (auto field : o) {
     std::string_view key;
     sj::value value;
-    if (field.unescaped_key().get(key) != simdjson::SUCCESS ||
-        field.value().get(value) != simdjson::SUCCESS) {
-      return false;
-    }
+    if (!KeyAndValue(field, &key, &value)) return false;
     if (key == "vocab") {
       if (seen_vocab || !ScanVocab(value, vocab)) return false;
       seen_vocab = true;
@@ -159,10 +163,7 @@ std::unique_ptr<TokenizerJsonScan> TokenizerJsonScan::Scan(std::string_view json
   for (auto field : top) {
     std::string_view key;
     sj::value value;
-    if (field.unescaped_key().get(key) != simdjson::SUCCESS ||
-        field.value().get(value) != simdjson::SUCCESS) {
-      return nullptr;
-    }
+    if (!KeyAndValue(field, &key, &value)) return nullptr;
     if (key == "model") {
       if (seen_model ||
           !ScanModel(value, &scan->vocab_, &scan->merges_, &scan->skeleton_["model"])) {
