@@ -47,6 +47,9 @@ Status JsonVocab::Add(std::string_view key, uint64_t id) {
     state_.resize(id + 1, 0);
   }
   if (state_[id] != 0) return Fail(field(), "duplicate id " + std::to_string(id));
+  if (index_.key_bytes() + key.size() > UINT32_MAX) {
+    return Fail("model.vocab", "its keys add up to more than 4 GiB");
+  }
   if (!index_.Insert(key, static_cast<int32_t>(id))) return Fail(field(), "duplicate key");
   state_[id] = 1;
   if (bytes_of_.Decode(key, &raw_)) {

@@ -15,12 +15,14 @@ namespace stoker {
 
 class VocabIndex {
  public:
-  // Files key -> id (0 <= id < INT32_MAX). False (and nothing changes) if the key is there.
+  // Files key -> id (0 <= id < INT32_MAX; all keys together below 4 GiB: see key_bytes). False
+  // (and nothing changes) if the key is there.
   bool Insert(std::string_view key, int32_t id);
   // The id of `key`, or -1.
   int32_t Find(std::string_view key) const { return FindHashed(key, Hash(key)); }
-  // The number of keys.
+  // The number of keys, and their bytes.
   size_t size() const { return size_; }
+  size_t key_bytes() const { return keys_.size(); }
 
   // Batched lookups: Hash each key and Prefetch its slot, then PrefetchKey each (that reads the
   // slot, now in the cache, and prefetches the bytes of the key there), then FindHashed each.
