@@ -35,8 +35,17 @@ bool ToNlohmann(sj::value v, Json* out) {
     if (v.get_array().get(a) != simdjson::SUCCESS || a.raw_json().get(raw) != simdjson::SUCCESS) {
       return false;
     }
-  } else {
+  } else {  // read the scalar: a skipped value is not checked (`{"a": "b": 1}` went through)
     raw = v.raw_json_token();
+    std::string_view text;
+    double number;
+    bool flag;
+    simdjson::error_code read = simdjson::INCORRECT_TYPE;
+    if (type == sj::json_type::string) read = v.get_string().get(text);
+    if (type == sj::json_type::number) read = v.get_double().get(number);
+    if (type == sj::json_type::boolean) read = v.get_bool().get(flag);
+    if (type == sj::json_type::null) read = v.is_null().get(flag);
+    if (read != simdjson::SUCCESS || (type == sj::json_type::null && !flag)) return false;
   }
   try {
     *out = Json::parse(raw);

@@ -123,6 +123,13 @@ TEST(TokenizerJsonScanTest, OddFilesGoToTheDomReader) {
   ExpectSameAsDom(good + "}", false, "trailing content");
   ExpectSameAsDom(good + " x", false, "trailing content");
   ExpectSameAsDom("[1, 2]", false, "not an object");
+  // Found by the fuzzer: a string value followed by ':' passed simdjson's skip of that value.
+  ExpectSameAsDom(R"({"mldel": "{type": "BPE", "model": {"vocab": {}, "merges": []}})", false,
+                  "a colon after a value");
+  ExpectSameAsDom(R"({"a": 1: 2, "model": {"vocab": {}, "merges": []}})", false, "after a number");
+  ExpectSameAsDom(R"({"a": true: 2, "model": {"vocab": {}, "merges": []}})", false, "after true");
+  ExpectSameAsDom(R"({"model": {"type": "BPE": 1, "vocab": {}, "merges": []}})", false,
+                  "in the model");
   ExpectSameAsDom(R"({"model": 5})", false, "model not an object");
   ExpectSameAsDom(EscapedVocabJson(R"(, "zz": 261, "zz": 262)"), false, "a vocab key twice");
   ExpectSameAsDom(EscapedVocabJson(R"(, "zz": 259)"), false, "an id twice");
