@@ -55,14 +55,18 @@ bool ToNlohmann(sj::value v, Json* out) {
   return true;
 }
 
-bool ScanVocab(sj::value v, JsonVocab* vocab) {
+// An id at or above `id_limit` (the file's size: no real vocabulary is that sparse) goes to
+// nlohmann's reader, which first checks the whole file: Add sizes a table by the id, and the scan
+// could reach a huge id of a file that is not even JSON (the fuzzer found one).
+bool ScanVocab(sj::value v, uint64_t id_limit, JsonVocab* vocab) {
   sj::object o;
   if (v.get_object().get(o) != simdjson::SUCCESS) return false;
   for (auto field : o) {
     std::string_view key;
     uint64_t id;
     if (field.unescaped_key().get(key) != simdjson::SUCCESS ||
-        field.value().get_uint64().get(id) != simdjson::SUCCESS || !vocab->Add(key, id).ok()) {
+        field.value().get_uint64().get(id) != simdjson::SUCCESS || id >= id_limit ||
+        !vocab->Add(key, id).ok()) {
       return false;
     }
   }
@@ -120,8 +124,8 @@ bool KeyAndValue(simdjson::simdjson_result<sj::field>& field, std::string_view* 
 }
 
 // model: vocab and merges into `vocab` and `merges`, the other fields into `skeleton`.
-bool ScanModel(sj::value v, JsonVocab* vocab, std::vector<TokenizerJsonScan::MergeText>* merges,
-               Json* skeleton) {
+bool ScanModel(sj::value v, uint64_t id_limit, JsonVocab* vocab,
+               std::vector<TokenizerJsonScan::MergeText>* merges, Json* skeleton) {
   sj::object o;
   if (v.get_object().get(o) != simdjson::SUCCESS) return false;
   *skeleton = Json::object();
@@ -131,7 +135,7 @@ bool ScanModel(sj::value v, JsonVocab* vocab, std::vector<TokenizerJsonScan::Mer
     sj::value value;
     if (!KeyAndValue(field, &key, &value)) return false;
     if (key == "vocab") {
-      if (seen_vocab || !ScanVocab(value, vocab)) return false;
+      if (seen_vocab || !ScanVocab(value, id_limit, vocab)) return false;
       seen_vocab = true;
       (*skeleton)["vocab"] = Json::object();
     } else if (key == "merges") {
@@ -174,8 +178,8 @@ std::unique_ptr<TokenizerJsonScan> TokenizerJsonScan::Scan(std::string_view json
     sj::value value;
     if (!KeyAndValue(field, &key, &value)) return nullptr;
     if (key == "model") {
-      if (seen_model ||
-          !ScanModel(value, &scan->vocab_, &scan->merges_, &scan->skeleton_["model"])) {
+      if (seen_model || !ScanModel(value, json.size(), &scan->vocab_, &scan->merges_,
+                                   &scan->skeleton_["model"])) {
         return nullptr;
       }
       seen_model = true;

@@ -127,6 +127,11 @@ TEST(TokenizerJsonScanTest, OddFilesGoToTheDomReader) {
   ExpectSameAsDom(R"({"mldel": "{type": "BPE", "model": {"vocab": {}, "merges": []}})", false,
                   "a colon after a value");
   ExpectSameAsDom(R"({"a": 1: 2, "model": {"vocab": {}, "merges": []}})", false, "after a number");
+  // Also from the fuzzer: an id bigger than the file (here in a file that is not JSON) is left to
+  // the DOM reader, which refuses the file before it sizes anything by that id.
+  EXPECT_EQ(TokenizerJsonScan::Scan(R"({"model": {"vocab": {"e": 1333333338{ "x": 3}}})", "t.json"),
+            nullptr);
+  ExpectSameAsDom(EscapedVocabJson(R"(, "zz": 20000)"), false, "an id above the file size");
   ExpectSameAsDom(R"({"a": true: 2, "model": {"vocab": {}, "merges": []}})", false, "after true");
   ExpectSameAsDom(R"({"model": {"type": "BPE": 1, "vocab": {}, "merges": []}})", false,
                   "in the model");
