@@ -46,21 +46,31 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
 
 }  // namespace
 
-Result<std::string> ReadFileToString(const std::string& path) {
+// Reads into the string itself, sized from fstat: appending 64 KiB chunks copied a 14 MB
+// tokenizer.json about twice over, into fresh pages at each doubling.
+Result<std::string> ReadFileToString(const std::string& path, size_t spare_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("open " + path, errno);
   FdCloser closer(fd);
+  struct stat st;
+  const size_t expected =
+      ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0;
   std::string out;
-  char buf[1 << 16];
+  out.reserve(expected + std::max<size_t>(spare_bytes, 1));
+  out.resize(expected + 1);  // one byte more, so that the read that sees the end has room
+  size_t got = 0;
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (got == out.size()) out.resize(std::max<size_t>(2 * out.size(), 1 << 16));  // it grew
+    ssize_t n = ::read(fd, out.data() + got, out.size() - got);
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus("read " + path, errno);
     }
     if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    got += static_cast<size_t>(n);
   }
+  out.resize(got);
+  if (out.capacity() < got + spare_bytes) out.reserve(got + spare_bytes);
   return out;
 }
 

@@ -12,8 +12,9 @@
 
 namespace stoker {
 
-// Reads the whole file. kNotFound if it does not exist.
-Result<std::string> ReadFileToString(const std::string& path);
+// Reads the whole file. kNotFound if it does not exist. The string's capacity() is at least
+// size() + `spare_bytes` (simdjson reads up to 64 bytes past the end of its input).
+Result<std::string> ReadFileToString(const std::string& path, size_t spare_bytes = 0);
 
 // Writes `contents` to `path` so that a reader sees either the old file or the complete new one:
 // writes <path>.tmp, fsyncs it, renames it over `path`, then fsyncs the directory.

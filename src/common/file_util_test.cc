@@ -28,6 +28,26 @@ TEST(FileUtilTest, ReadMissingIsNotFoundAndNamesFile) {
   EXPECT_NE(r.status().message().find("/nonexistent/stoker/x"), std::string::npos);
 }
 
+// Files larger than a read, empty files, files whose size stat does not know (/proc), and the
+// spare capacity asked for.
+TEST(FileUtilTest, ReadsWholeFilesOfAnySizeWithSpareCapacity) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  std::string big(300000, 'x');
+  for (size_t i = 0; i < big.size(); i += 7) big[i] = static_cast<char>('a' + i % 26);
+  for (const std::string& contents : {big, std::string()}) {
+    std::string path = (*dir)->Join("f");
+    ASSERT_TRUE(WriteFileAtomically(path, contents).ok());
+    auto text = ReadFileToString(path, 64);
+    ASSERT_TRUE(text.ok());
+    EXPECT_EQ(*text, contents);
+    EXPECT_GE(text->capacity(), text->size() + 64);
+  }
+  auto proc = ReadFileToString("/proc/self/status");
+  ASSERT_TRUE(proc.ok());
+  EXPECT_NE(proc->find("Name:"), std::string::npos);
+}
+
 TEST(FileUtilTest, MakeDirectoriesAndListSorted) {
   auto dir = TempDir::Create();
   ASSERT_TRUE(dir.ok());

@@ -185,8 +185,8 @@ Result<BpeModel> BpeModel::Build(const std::vector<std::string>& tokens,
       return InvalidArgument("merge " + std::to_string(g.rank) +
                              ": the merged token's bytes are not the pair's bytes");
     }
-    m.InsertPair(g.left, g.right, g.rank, g.merged);
   }
+  m.InsertPairs(merges);
   return m;
 }
 
@@ -258,20 +258,21 @@ Result<BpeModel> BpeModel::BuildFromRanks(TokenBytes tokens, int threads) {
   const uint64_t slots = TableSize(total);
   m.pairs_ = ZeroedArray<PairSlot>(slots);
   m.pair_mask_ = slots - 1;
-  RunParts(parts, [&](size_t p) {
-    // The inserts miss the cache (a random slot each): the slot 16 merges ahead is prefetched.
-    constexpr size_t kAhead = 16;
-    const std::vector<Merge>& part = merges[p];
-    for (size_t i = 0; i < part.size(); ++i) {
-      if (i + kAhead < part.size()) {
-        const Merge& a = part[i + kAhead];
-        __builtin_prefetch(&m.pairs_[HashPair(PairKey(a.left, a.right)) & m.pair_mask_], 1);
-      }
-      const Merge& g = part[i];
-      m.InsertPair(g.left, g.right, g.rank, g.merged);
-    }
-  });
+  RunParts(parts, [&](size_t p) { m.InsertPairs(merges[p]); });
   return m;
+}
+
+// The inserts miss the cache (a random slot each): the slot 16 merges ahead is prefetched.
+void BpeModel::InsertPairs(std::span<const Merge> merges) {
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < merges.size(); ++i) {
+    if (i + kAhead < merges.size()) {
+      const Merge& a = merges[i + kAhead];
+      __builtin_prefetch(&pairs_[HashPair(PairKey(a.left, a.right)) & pair_mask_], 1);
+    }
+    const Merge& g = merges[i];
+    InsertPair(g.left, g.right, g.rank, g.merged);
+  }
 }
 
 void BpeModel::EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const {

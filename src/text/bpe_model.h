@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,8 @@ class BpeModel {
   bool FindPair(int32_t left, int32_t right, uint32_t* rank, int32_t* merged) const;
   // Other threads may insert at the same time if their keys all differ from this one.
   void InsertPair(int32_t left, int32_t right, uint32_t rank, int32_t merged);
+  // InsertPair for each, on this thread (the same contract for concurrent callers).
+  void InsertPairs(std::span<const Merge> merges);
   // Fills slots_ and byte_ids_ on `parts` threads; true if two ids have the same bytes.
   bool BuildIndex(size_t parts);
   // Files the tokens [first, last) in slots_; byte_ids: their lowest single-byte ids. Returns the

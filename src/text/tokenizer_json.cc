@@ -2,50 +2,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include <array>
+#include <cstdint>
+#include <span>
 #include <unordered_map>
 
 #include "common/file_util.h"
 #include "common/hash.h"
 #include "text/bpe_options.h"
 #include "text/tokenizer_json_pipeline.h"
+#include "text/tokenizer_json_scan.h"
+#include "text/tokenizer_json_vocab.h"
 
 namespace stoker {
 namespace {
 
 using Json = nlohmann::json;
-
-// Inverse of ByteLevelChar over UTF-8: a vocabulary string's raw bytes, or false if it holds a
-// character outside the byte-level alphabet.
-class ByteLevelDecoder {
- public:
-  ByteLevelDecoder() {
-    reverse_.fill(-1);
-    for (int b = 0; b < 256; ++b) reverse_[ByteLevelChar(static_cast<uint8_t>(b))] = b;
-  }
-  bool Decode(std::string_view s, std::string* out) const {
-    out->clear();
-    for (size_t i = 0; i < s.size();) {
-      unsigned char c = static_cast<unsigned char>(s[i]);
-      char32_t cp;
-      if (c < 0x80) {
-        cp = c;
-        i += 1;
-      } else if ((c & 0xE0) == 0xC0 && i + 1 < s.size()) {
-        cp = (static_cast<char32_t>(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
-        i += 2;
-      } else {
-        return false;  // every byte-level character is below U+0800
-      }
-      if (cp >= reverse_.size() || reverse_[cp] < 0) return false;
-      out->push_back(static_cast<char>(reverse_[cp]));
-    }
-    return true;
-  }
-
- private:
-  std::array<int, 512> reverse_;
-};
 
 struct Fields {
   std::string_view origin;
@@ -87,29 +58,29 @@ Status ParseAddedTokens(const Json& j, const Fields& f, std::vector<AddedTokens:
   return Status::OK();
 }
 
-// The "a b" / ["a", "b"] halves of merge i.
-Status MergeHalves(const Json& m, size_t i, const Fields& f, std::string* a, std::string* b) {
-  std::string at = "model.merges[" + std::to_string(i) + "]";
+// The "a b" / ["a", "b"] halves of merge i (views into m).
+Status MergeHalves(const Json& m, size_t i, const Fields& f, JsonVocab::MergeText* halves) {
   if (m.is_string()) {
     const std::string& s = m.get_ref<const std::string&>();
     size_t sp = s.find(' ');
     if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos) {
-      return f.Fail(at, "'" + s + "' is not two tokens separated by one space");
+      return f.Fail("model.merges[" + std::to_string(i) + "]",
+                    "'" + s + "' is not two tokens separated by one space");
     }
-    *a = s.substr(0, sp);
-    *b = s.substr(sp + 1);
+    *halves = {std::string_view(s).substr(0, sp), std::string_view(s).substr(sp + 1)};
     return Status::OK();
   }
   if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-    *a = m[0].get<std::string>();
-    *b = m[1].get<std::string>();
+    *halves = {m[0].get_ref<const std::string&>(), m[1].get_ref<const std::string&>()};
     return Status::OK();
   }
-  return f.Fail(at, "must be \"A B\" or [\"A\", \"B\"]");
+  return f.Fail("model.merges[" + std::to_string(i) + "]", "must be \"A B\" or [\"A\", \"B\"]");
 }
 
-Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c,
-                  uint64_t* model_size, std::unordered_map<std::string, int32_t>* vocab) {
+// `scanned`: the merges TokenizerJsonScan read (and *vocab holds its vocab), whose places in
+// `model` are empty; null: read both from `model`.
+Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c, uint64_t* model_size,
+                  JsonVocab* vocab, const std::vector<JsonVocab::MergeText>* scanned) {
   if (!model.is_object()) return f.Fail("model", "must be an object");
   std::string type = model.value("type", std::string("BPE"));
   if (type != "BPE") {
@@ -134,50 +105,29 @@ Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c,
   if (!model.contains("merges") || !model["merges"].is_array()) {
     return f.Fail("model.merges", "must be an array");
   }
-  ByteLevelDecoder bytes_of;
-  std::unordered_map<std::string, int32_t>& ids = *vocab;
-  std::vector<std::string> tokens;
-  std::vector<bool> seen;
-  std::string raw;
-  for (const auto& [text, v] : model["vocab"].items()) {
-    if (!v.is_number_unsigned() || v.get<uint64_t>() >= static_cast<uint64_t>(INT32_MAX)) {
-      return f.Fail("model.vocab[\"" + text + "\"]",
-                    "must be an id below 2^31-1 (the vocabulary must fit int32)");
+  if (scanned != nullptr) {
+    STOKER_RETURN_IF_ERROR(vocab->AddMerges(*scanned, 0));
+  } else {
+    for (const auto& [text, v] : model["vocab"].items()) {  // in key order (a std::map)
+      STOKER_RETURN_IF_ERROR(
+          vocab->Add(text, v.is_number_unsigned() ? v.get<uint64_t>() : UINT64_MAX));
     }
-    size_t id = v.get<size_t>();
-    if (id >= tokens.size()) {
-      tokens.resize(id + 1);
-      seen.resize(id + 1, false);
-    }
-    if (seen[id]) return f.Fail("model.vocab[\"" + text + "\"]", "duplicate id " + std::to_string(id));
-    seen[id] = true;
-    if (bytes_of.Decode(text, &raw)) tokens[id] = raw;
-    ids[text] = static_cast<int32_t>(id);
+    // The merges before the first malformed one are checked first: the error names the first
+    // merge that is wrong in any way.
+    const Json& jm = model["merges"];
+    std::vector<JsonVocab::MergeText> halves(jm.size());
+    Status malformed;
+    size_t n = 0;
+    while (n < jm.size() && (malformed = MergeHalves(jm[n], n, f, &halves[n])).ok()) ++n;
+    STOKER_RETURN_IF_ERROR(vocab->AddMerges(std::span(halves).first(n), 0));
+    STOKER_RETURN_IF_ERROR(malformed);
   }
-  std::vector<BpeModel::Merge> merges;
-  const Json& jm = model["merges"];
-  merges.reserve(jm.size());
-  std::string a, b;
-  for (size_t i = 0; i < jm.size(); ++i) {
-    STOKER_RETURN_IF_ERROR(MergeHalves(jm[i], i, f, &a, &b));
-    std::string at = "model.merges[" + std::to_string(i) + "]";
-    auto ia = ids.find(a), ib = ids.find(b), im = ids.find(a + b);
-    if (ia == ids.end()) return f.Fail(at, "the token '" + a + "' is not in model.vocab");
-    if (ib == ids.end()) return f.Fail(at, "the token '" + b + "' is not in model.vocab");
-    if (im == ids.end()) return f.Fail(at, "the merged token '" + a + b + "' is not in model.vocab");
-    if (tokens[ia->second].empty() || tokens[ib->second].empty()) {
-      return f.Fail(at, "the tokens are not byte-level (a character outside its alphabet)");
-    }
-    merges.push_back({ia->second, ib->second, static_cast<uint32_t>(i), im->second});
-  }
-  *model_size = tokens.size();
-  Result<BpeModel> m = BpeModel::Build(std::move(tokens), merges);
-  if (!m.ok()) return f.Fail("model.merges", m.status().message());
-  c->model = std::move(m).value();
+  *model_size = vocab->model_size();
+  STOKER_ASSIGN_OR_RETURN(c->model, vocab->Build());
   c->whole_piece_first = model.value("ignore_merges", false);
   if (model.contains("unk_token") && model["unk_token"].is_string()) {
-    auto u = ids.find(model["unk_token"].get<std::string>());
-    if (u != ids.end()) c->model.set_unk(u->second, model.value("fuse_unk", false));
+    int32_t u = vocab->index().Find(model["unk_token"].get<std::string>());
+    if (u >= 0) c->model.set_unk(u, model.value("fuse_unk", false));
   }
   return Status::OK();
 }
@@ -185,14 +135,13 @@ Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c,
 // tokenizers ignores the ids written in added_tokens when it loads a file: a token whose text is
 // in the vocabulary takes that id, any other the next one after the vocabulary (counted as its
 // number of entries) and the added tokens so far. Do the same, or the ids would differ.
-void AssignAddedIds(const std::unordered_map<std::string, int32_t>& vocab,
-                    std::vector<AddedTokens::Token>* added) {
+void AssignAddedIds(const VocabIndex& vocab, std::vector<AddedTokens::Token>* added) {
   const int64_t count = static_cast<int64_t>(vocab.size());
   std::unordered_map<std::string, int32_t> assigned;
   int64_t max_id = -1;
   for (AddedTokens::Token& t : *added) {
-    if (auto v = vocab.find(t.content); v != vocab.end()) {
-      t.id = v->second;
+    if (int32_t v = vocab.Find(t.content); v >= 0) {
+      t.id = v;
     } else if (auto a = assigned.find(t.content); a != assigned.end()) {
       t.id = a->second;
     } else if (max_id < 0) {
@@ -219,9 +168,11 @@ char32_t ByteLevelChar(uint8_t b) {
 
 namespace {
 
+// `scan`: what TokenizerJsonScan read (j is its skeleton), or null (j is the whole document).
 Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view json,
                                                std::string_view origin,
-                                               const TokenizerOptions& options) {
+                                               const TokenizerOptions& options,
+                                               TokenizerJsonScan* scan) {
   Fields f{origin};
   if (!j.is_object()) return f.Fail("top level", "must be an object");
   if (j.contains("truncation") && !j["truncation"].is_null()) {
@@ -229,16 +180,19 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
   }
   BpeTokenizer::Config c;
   uint64_t model_size = 0;
-  std::unordered_map<std::string, int32_t> vocab;
+  JsonVocab dom_vocab(origin);
+  JsonVocab& vocab = scan != nullptr ? scan->vocab() : dom_vocab;
+  static const Json kNoModel;  // a reference either way: `j["model"] : Json()` would copy it
+  const Json& model = j.contains("model") ? j["model"] : kNoModel;
   STOKER_RETURN_IF_ERROR(
-      ParseModel(j.contains("model") ? j["model"] : Json(), f, &c, &model_size, &vocab));
+      ParseModel(model, f, &c, &model_size, &vocab, scan != nullptr ? &scan->merges() : nullptr));
   STOKER_RETURN_IF_ERROR(ParseNormalizer(j.value("normalizer", Json()), f.origin, &c));
   STOKER_RETURN_IF_ERROR(ParsePreTokenizer(j.value("pre_tokenizer", Json()), f.origin, &c));
 
   std::vector<AddedTokens::Token> added;
   std::vector<AddedFlags> flags;
   STOKER_RETURN_IF_ERROR(ParseAddedTokens(j.value("added_tokens", Json()), f, &added, &flags));
-  AssignAddedIds(vocab, &added);
+  AssignAddedIds(vocab.index(), &added);
   uint64_t vocab_size = model_size;
   std::vector<AddedTokens::Token> raw, normalized;
   for (size_t i = 0; i < added.size(); ++i) {
@@ -274,12 +228,12 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
 
 }  // namespace
 
-Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJson(std::string_view json,
-                                                         std::string_view origin,
-                                                         const TokenizerOptions& options) {
+Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJsonWithDom(std::string_view json,
+                                                                std::string_view origin,
+                                                                const TokenizerOptions& options) {
   try {
     Json j = Json::parse(json.begin(), json.end());
-    return FromJson(j, json, origin, options);
+    return FromJson(j, json, origin, options, nullptr);
   } catch (const Json::parse_error& e) {
     return InvalidArgument(std::string(origin) + ": not valid JSON at byte " +
                            std::to_string(e.byte) + ": " + e.what());
@@ -288,11 +242,35 @@ Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJson(std::string_view json,
   }
 }
 
+namespace {
+
+// `readable_past_end`: see TokenizerJsonScan::Scan.
+Result<std::unique_ptr<BpeTokenizer>> ParseJsonText(std::string_view json, size_t readable_past_end,
+                                                    std::string_view origin,
+                                                    const TokenizerOptions& options) {
+  std::unique_ptr<TokenizerJsonScan> scan =
+      TokenizerJsonScan::Scan(json, origin, readable_past_end);
+  if (scan == nullptr) return ParseTokenizerJsonWithDom(json, origin, options);
+  try {
+    return FromJson(scan->skeleton(), json, origin, options, scan.get());
+  } catch (const Json::exception& e) {
+    return InvalidArgument(std::string(origin) + ": unexpected JSON value: " + e.what());
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJson(std::string_view json,
+                                                         std::string_view origin,
+                                                         const TokenizerOptions& options) {
+  return ParseJsonText(json, 0, origin, options);
+}
+
 Result<std::unique_ptr<BpeTokenizer>> OpenTokenizerJson(const std::string& path,
                                                         const TokenizerOptions& options) {
-  Result<std::string> bytes = ReadFileToString(path);
+  Result<std::string> bytes = ReadFileToString(path, TokenizerJsonScan::kPadding);
   if (!bytes.ok()) return bytes.status().WithContext("tokenizer.json");
-  return ParseTokenizerJson(*bytes, path, options);
+  return ParseJsonText(*bytes, bytes->capacity() - bytes->size(), path, options);
 }
 
 }  // namespace stoker

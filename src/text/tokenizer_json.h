@@ -18,10 +18,17 @@
 
 namespace stoker {
 
-// Parses `json` (the file's bytes); `origin` (the path) names the file in errors.
+// Parses `json` (the file's bytes); `origin` (the path) names the file in errors. Reads with
+// simdjson where it can (TokenizerJsonScan), else with ParseTokenizerJsonWithDom.
 Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJson(std::string_view json,
                                                          std::string_view origin,
                                                          const TokenizerOptions& options);
+// The same from nlohmann's DOM of the whole file: the reader of every file the fast one does not
+// take (its errors are the messages users see: "not valid JSON at byte N", the JSON field).
+// Public for the tests and the fuzzer, which check that both readers agree.
+Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJsonWithDom(std::string_view json,
+                                                                std::string_view origin,
+                                                                const TokenizerOptions& options);
 
 // Reads and parses `path`. kNotFound if it is missing.
 Result<std::unique_ptr<BpeTokenizer>> OpenTokenizerJson(const std::string& path,
