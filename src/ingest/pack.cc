@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -69,8 +69,11 @@ Status StoreTokens(TokenDType dtype, DoneItem* done) {
   return Status::OK();
 }
 
-// The reader -> workers -> writer graph. One mutex and one condition variable guard the queue,
-// the reorder map and the flags; items are large (about batch_bytes), so contention is low.
+// The reader -> workers -> writer graph. One mutex guards the queue, the reorder map and the
+// counters; each kind of thread waits on a condition variable of its own and is woken only when
+// its own condition may have become true (a worker when a batch is queued, the writer when the
+// batch it waits for is filed, the reader when a slot frees), not on every change: on a machine
+// with as many encode threads as cores, every needless wake-up takes a core from an encoder.
 class Pipeline {
  public:
   Pipeline(const PackOptions& options, const std::vector<InputFile>& files, TaskSlice slice,
@@ -119,30 +122,35 @@ class Pipeline {
       }
       if (last) break;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    reader_done_ = true;
-    cv_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reader_done_ = true;
+    }
+    work_cv_.notify_all();  // idle workers exit once the queue is empty
+    done_cv_.notify_one();  // the writer may be waiting past the last batch
   }
 
   bool Submit(WorkItem item) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return cancelled_ || in_flight_ < max_in_flight_; });
-    if (cancelled_) return false;
-    item.seq = produced_++;
-    ++in_flight_;
-    queue_.push_back(std::move(item));
-    cv_.notify_all();
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      room_cv_.wait(lock, [this] { return cancelled_ || in_flight_ < max_in_flight_; });
+      if (cancelled_) return false;
+      item.seq = produced_++;
+      ++in_flight_;
+      queue_.push_back(std::move(item));
+    }
+    work_cv_.notify_one();
     return true;
   }
 
   // 1. Take a batch; 2. encode and store it outside the lock; 3. file the result under its
-  // number.
+  // number, waking the writer if it is the batch the writer waits for.
   void WorkLoop() {
     while (true) {
       WorkItem item;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return cancelled_ || !queue_.empty() || reader_done_; });
+        work_cv_.wait(lock, [this] { return cancelled_ || !queue_.empty() || reader_done_; });
         if (cancelled_ || queue_.empty()) return;
         item = std::move(queue_.front());
         queue_.pop_front();
@@ -155,36 +163,45 @@ class Pipeline {
       }
       if (done.status.ok()) done.status = StoreTokens(dtype_, &done);
       if (done.status.ok()) done.status = item.read_error;
-      std::lock_guard<std::mutex> lock(mu_);
-      done_.emplace(item.seq, std::move(done));
-      cv_.notify_all();
+      bool wanted;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        wanted = item.seq == next_write_;
+        done_.emplace(item.seq, std::move(done));
+      }
+      if (wanted) done_cv_.notify_one();
     }
   }
 
   // 1. Wait for the next batch in order; 2. release its in-flight slot; 3. write it.
   Status WriteLoop(const std::function<Status(const DoneItem&)>& write) {
-    for (uint64_t next = 0;; ++next) {
+    while (true) {
       DoneItem item;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock,
-                 [&] { return done_.count(next) > 0 || (reader_done_ && next == produced_); });
-        auto it = done_.find(next);
+        done_cv_.wait(lock, [&] {
+          return done_.count(next_write_) > 0 || (reader_done_ && next_write_ == produced_);
+        });
+        auto it = done_.find(next_write_);
         if (it == done_.end()) return Status::OK();  // the reader is done and all were written
         item = std::move(it->second);
         done_.erase(it);
+        ++next_write_;
         --in_flight_;
-        cv_.notify_all();
       }
+      room_cv_.notify_one();
       if (!item.status.ok()) return item.status;
       STOKER_RETURN_IF_ERROR(write(item));
     }
   }
 
   void Cancel() {
-    std::lock_guard<std::mutex> lock(mu_);
-    cancelled_ = true;
-    cv_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+    }
+    work_cv_.notify_all();
+    room_cv_.notify_all();
   }
 
   const PackOptions& options_;
@@ -195,10 +212,13 @@ class Pipeline {
   const uint64_t max_in_flight_;
 
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable work_cv_;    // workers: a batch queued, the reader done, or cancelled
+  std::condition_variable done_cv_;    // the writer: batch next_write_ filed, or the reader done
+  std::condition_variable room_cv_;    // the reader: an in-flight slot free, or cancelled
   std::deque<WorkItem> queue_;         // guarded by mu_
   std::map<uint64_t, DoneItem> done_;  // guarded by mu_: encoded batches waiting for their turn
   uint64_t produced_ = 0;              // guarded by mu_
+  uint64_t next_write_ = 0;            // guarded by mu_: the batch the writer takes next
   uint64_t in_flight_ = 0;             // guarded by mu_: submitted and not yet written
   bool reader_done_ = false;           // guarded by mu_
   bool cancelled_ = false;             // guarded by mu_

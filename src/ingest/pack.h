@@ -53,10 +53,12 @@ struct PackOptions {
   uint32_t task_count = 1;
   std::optional<TokenDType> dtype;  // default: uint16 if the vocabulary allows, else int32
   bool overwrite = false;
-  // Documents per work item, by raw size. Small enough that a few MB already make enough items
-  // to keep every worker busy to the end (1 MiB gave 5 items for 4.7 MB: 2 threads waited on
-  // the last one), large enough that queueing is noise (about 4 ms of BPE work each).
-  uint64_t batch_bytes = 256 << 10;
+  // Documents per work item, by raw size: about 20 ms of BPE work, so that handing items over
+  // (a wake-up or two each) stays out of the encoders' way. Small inputs still make enough items:
+  // the reader shrinks the items towards the end of the input (pack.cc), so the workers finish
+  // together (1 MiB without that made 5 items of a 4.7 MB input, and 2 threads waited on the
+  // last one). At 256 KiB, 2 threads on 2 cores context-switched 5 times as often.
+  uint64_t batch_bytes = 1 << 20;
   // Called on the calling thread after each batch is written; may be empty.
   std::function<void(const PackProgress&)> on_progress;
 };
