@@ -31,7 +31,10 @@ call has fixed costs (loading the process's libraries, the tokenizer load, the f
 0.1 s here) that would otherwise make the rate of a small input, and the difference of the two
 sizes gives the steady-state rate of a large corpus. The fixed cost is printed on its own line.
 (Session 20 packed 50 MB, session 21 moved to 200 MB and the difference once JSON parsing became
-fast enough that 0.1 s was a sixth of a 2-thread 50 MB call.)
+fast enough that 0.1 s was a sixth of a 2-thread 50 MB call.) Since session 22 each pack call
+writes a new dataset after the previous one was removed and synced to disk, untimed; before, each
+call replaced the previous one with --overwrite, and deleting it (and the kernel writing it back)
+ran during the timed call, on the core a 2-thread call needs.
 """
 
 import argparse
@@ -39,6 +42,7 @@ import gzip
 import json
 import math
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -173,18 +177,21 @@ def main():
           "| speed-up (CPU: 1-thread CPU / busiest thread) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
 
-    def scaling(name, run, data_mb, split_cpu=True):
+    def scaling(name, run, data_mb, split_cpu=True, prepare=None):
         """Steady state, as a user encoding batch after batch sees it: each round runs the 1-thread
         and then the 2-thread case, each as an untimed warm-up call followed by the timed call at
         the same thread count (best of --scaling-repeat rounds: on a busy machine the best is the
         least disturbed). The warm-up call, the first at its thread count after calls at the other
         one, is timed too and printed as the cold row, so nothing is hidden: a 2-thread call after
         a 1-thread call starts with the second core's caches cold. Returns, per thread count, the
-        run's own result (run's return value) of each steady call."""
+        run's own result (run's return value) of each steady call. `prepare`, if given, runs
+        before every call, untimed."""
         steady, cold, results = {}, {}, {1: [], 2: []}
         for _ in range(args.scaling_repeat):
             for n in (1, 2):
                 for store in (cold, steady):
+                    if prepare:
+                        prepare()
                     c0, m0, t0 = time.process_time(), time.thread_time(), time.perf_counter()
                     result = run(n)
                     wall = time.perf_counter() - t0
@@ -236,13 +243,24 @@ def main():
                         f.write(json.dumps({"text": t}) + "\n")
             pack_mb = mb * repeat
 
+            out = Path(d) / "ds"
+
             def pack(n):
-                r = stoker.pack(src, Path(d) / "ds", tokenizer=str(cl100k_path()),
-                                pattern="cl100k", threads=n, overwrite=True)
+                r = stoker.pack(src, out, tokenizer=str(cl100k_path()), pattern="cl100k",
+                                threads=n)
                 return float(r["elapsed_s"])
 
+            def clear_output():
+                # The previous call's shards are removed and the disk left idle before the next
+                # call, untimed: with --overwrite the removal runs on a thread of pack's own and
+                # the kernel writes the last call's shards back meanwhile, work that lands on a
+                # core the 1-thread call leaves idle but that the 2-thread call's workers need.
+                shutil.rmtree(out, ignore_errors=True)
+                os.sync()
+
             label = f"stoker.pack, {pack_mb:.0f} MB JSONL"
-            results = scaling(f"{label} (whole call)", pack, pack_mb, split_cpu=False)
+            results = scaling(f"{label} (whole call)", pack, pack_mb, split_cpu=False,
+                              prepare=clear_output)
             p1, p2 = (min(own for _, own in results[n]) for n in (1, 2))
             print(f"| {label} (pack's own elapsed_s) | {pack_mb / p1:.1f} | {pack_mb / p2:.1f} "
                   f"| {p1 / p2:.2f}x | | | | |")
