@@ -21,7 +21,9 @@ the speed-up two idle cores would give. Not a test: no assertion on times.
 How the scaling rows are measured (since session 20): they are steady-state figures, as a user who
 encodes batch after batch (or runs the stream, or packs a large corpus) sees them. Each round runs
 the 1-thread case and then the 2-thread case; each case is one untimed warm-up call and then the
-timed call at the same thread count; the best timed call of --scaling-repeat rounds is shown. The
+timed call at the same thread count; the best timed call of --scaling-repeat rounds is shown, and
+in the last column the median of the rounds' own speed-ups (since session 22: on this VM, whose
+speed drifts by up to 1.5x within a minute, the ratio of two bests scatters more). The
 warm-up calls are timed as well and printed as the "cold" rows: the first call at a thread count
 right after calls at the other count (a 2-thread call after a 1-thread one finds the second core's
 caches and the pool thread cold, which cost about 5 ms of a 45 ms call on this machine). Before
@@ -43,6 +45,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -97,7 +100,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--prose-mb", type=int, default=3)
     ap.add_argument("--code-mb", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds of the one-thread rows (each tokenizer once per round, best of)")
     ap.add_argument("--scaling-repeat", type=int, default=5,
                     help="runs per thread count in the 2-thread scaling rows (best of)")
     ap.add_argument("--pack-mb", type=float, default=200,
@@ -139,21 +143,35 @@ def main():
     except ImportError:
         print("tokenizers not installed; skipped")
 
-    # One thread: CPU time of the process (the machine may be shared), and wall time.
-    rows = {}
-    for name, fn in runners.items():
-        cpu, got = timed(fn, args.repeat, time.process_time)
-        wall, _ = timed(fn, args.repeat)
-        same = sum(list(g) == w for g, w in zip(got, want))
-        rows[name] = (cpu, wall, same)
-    base_cpu, base_wall = rows["tiktoken"][0], rows["tiktoken"][1]
+    # One thread: CPU time of the process (the machine may be shared), and wall time, both of the
+    # same calls. The tokenizers take turns, one call each per round, best of --repeat rounds: a
+    # VM whose speed drifts over minutes then slows them all alike, where running one tokenizer's
+    # calls back to back and then the next one's would compare different minutes of the machine.
+    # The last column is the median over the rounds of each round's ratio to tiktoken, which
+    # the machine's drift moves less than the ratio of two bests.
+    cpus = {name: [] for name in runners}
+    walls = {name: [] for name in runners}
+    same = {}
+    for _ in range(args.repeat):
+        for name, fn in runners.items():
+            c0, t0 = time.process_time(), time.perf_counter()
+            got = fn()
+            walls[name].append(time.perf_counter() - t0)
+            cpus[name].append(time.process_time() - c0)
+            same[name] = sum(list(g) == w for g, w in zip(got, want))
+            del got
+    base_cpu, base_wall = min(cpus["tiktoken"]), min(walls["tiktoken"])
     print(f"\nload average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print("\n| tokenizer (cl100k, 1 thread) | MB/s (CPU time) | Mtokens/s (CPU) | vs tiktoken (CPU) "
-          "| MB/s (wall) | vs tiktoken (wall) | docs = tiktoken |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, (cpu, wall, same) in rows.items():
+          "| MB/s (wall) | vs tiktoken (wall) | docs = tiktoken "
+          "| vs tiktoken (CPU), median of the rounds |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in runners:
+        cpu, wall = min(cpus[name]), min(walls[name])
+        per_round = statistics.median(t / c for t, c in zip(cpus["tiktoken"], cpus[name]))
         print(f"| {name} | {mb / cpu:.1f} | {n_tokens / cpu / 1e6:.2f} | {base_cpu / cpu:.2f}x "
-              f"| {mb / wall:.1f} | {base_wall / wall:.2f}x | {same}/{len(texts)} |")
+              f"| {mb / wall:.1f} | {base_wall / wall:.2f}x | {same[name]}/{len(texts)} "
+              f"| {per_round:.2f}x |")
 
     # Opening the tokenizer (parsing the file, indexing the tokens, finding every mergeable pair),
     # on all cores as pack does: best of 5, wall and process CPU.
@@ -174,8 +192,9 @@ def main():
     print(f"\nload average before the scaling runs: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print("\n| 2-thread scaling | 1 thread MB/s (wall) | 2 threads MB/s (wall) | speed-up (wall) "
           "| CPU s, 1 thread | CPU s, 2 threads | busiest thread CPU s, 2 threads "
-          "| speed-up (CPU: 1-thread CPU / busiest thread) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| speed-up (CPU: 1-thread CPU / busiest thread) "
+          "| speed-up (wall), median of the rounds |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 
     def scaling(name, run, data_mb, split_cpu=True, prepare=None):
         """Steady state, as a user encoding batch after batch sees it: each round runs the 1-thread
@@ -187,6 +206,7 @@ def main():
         run's own result (run's return value) of each steady call. `prepare`, if given, runs
         before every call, untimed."""
         steady, cold, results = {}, {}, {1: [], 2: []}
+        ratios = []  # per round: the steady 1-thread wall over the steady 2-thread wall
         for _ in range(args.scaling_repeat):
             for n in (1, 2):
                 for store in (cold, steady):
@@ -198,6 +218,7 @@ def main():
                     cpu, main = time.process_time() - c0, time.thread_time() - m0
                     if store is steady:
                         results[n].append((wall, run_result(result)))
+                        ratios.append(wall if n == 1 else ratios.pop() / wall)
                     if n not in store or wall < store[n][0]:
                         store[n] = (wall, cpu, main)
         (w1, c1, _), (w2, c2, m2) = steady[1], steady[2]
@@ -207,10 +228,10 @@ def main():
         else:
             cells = "- | -"
         print(f"| {name} | {data_mb / w1:.1f} | {data_mb / w2:.1f} | {w1 / w2:.2f}x "
-              f"| {c1:.3f} | {c2:.3f} | {cells} |")
+              f"| {c1:.3f} | {c2:.3f} | {cells} | {statistics.median(ratios):.2f}x |")
         (k1, _, _), (k2, _, _) = cold[1], cold[2]
         print(f"| {name}, cold (the first call at its thread count) | {data_mb / k1:.1f} "
-              f"| {data_mb / k2:.1f} | {k1 / k2:.2f}x | | | | |")
+              f"| {data_mb / k2:.1f} | {k1 / k2:.2f}x | | | | | |")
         return results
 
     def run_result(result):
@@ -263,7 +284,7 @@ def main():
                               prepare=clear_output)
             p1, p2 = (min(own for _, own in results[n]) for n in (1, 2))
             print(f"| {label} (pack's own elapsed_s) | {pack_mb / p1:.1f} | {pack_mb / p2:.1f} "
-                  f"| {p1 / p2:.2f}x | | | | |")
+                  f"| {p1 / p2:.2f}x | | | | | |")
             walls[repeat] = {n: min(w for w, _ in results[n]) for n in (1, 2)}
             # The serial step before pack's clock starts: opening the tokenizer.
             load = {n: min(w - own for w, own in results[n]) for n in (1, 2)}
@@ -271,7 +292,7 @@ def main():
         delta_mb = mb * (big_repeat - small_repeat)
         rate = {n: delta_mb / (walls[big_repeat][n] - walls[small_repeat][n]) for n in (1, 2)}
         print(f"| stoker.pack, steady state ({delta_mb:.0f} MB more JSONL / the time it added) "
-              f"| {rate[1]:.1f} | {rate[2]:.1f} | {rate[2] / rate[1]:.2f}x | | | | |")
+              f"| {rate[1]:.1f} | {rate[2]:.1f} | {rate[2] / rate[1]:.2f}x | | | | | |")
         fixed = {n: walls[big_repeat][n] - mb * big_repeat / rate[n] for n in (1, 2)}
         print(f"\nstoker.pack's fixed cost per call (the whole call less its steady-state time): "
               f"{fixed[1] * 1e3:.0f} ms at 1 thread, {fixed[2] * 1e3:.0f} ms at 2 threads; of it, "
