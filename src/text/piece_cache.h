@@ -17,7 +17,8 @@ class PieceCache {
  public:
   static constexpr size_t kMaxBytes = 16;
   static constexpr size_t kMaxIds = 3;
-  static constexpr size_t kEntries = 1 << 15;  // 1 MiB
+  static constexpr int kSlotBits = 15;
+  static constexpr size_t kEntries = size_t{1} << kSlotBits;  // 32 bytes each: 1 MiB
 
   // The cache of the calling thread for the tokenizer `owner` (emptied when the owner changes).
   static PieceCache* ForThread(uint64_t owner) {
@@ -63,15 +64,35 @@ class PieceCache {
     uint8_t count = 0;
   };
 
+  // The key of a piece of up to kMaxBytes: with its length, (a, b) determine every byte. Loads
+  // of a fixed size that overlap (the first and the last 8, or 4, bytes) rather than a copy into
+  // a zeroed buffer: a variable-length memcpy was a call and a store-to-load stall on every
+  // piece (a fifth of the lookup's time in perf), and the piece's bytes are never read past its
+  // end.
   static void Load(std::string_view piece, uint64_t* a, uint64_t* b) {
-    unsigned char buf[kMaxBytes] = {};
-    std::memcpy(buf, piece.data(), piece.size());
-    std::memcpy(a, buf, 8);
-    std::memcpy(b, buf + 8, 8);
+    const char* p = piece.data();
+    const size_t n = piece.size();
+    if (n > 8) {
+      std::memcpy(a, p, 8);
+      std::memcpy(b, p + n - 8, 8);
+    } else if (n >= 4) {
+      uint32_t lo, hi;
+      std::memcpy(&lo, p, 4);
+      std::memcpy(&hi, p + n - 4, 4);
+      *a = lo | (static_cast<uint64_t>(hi) << 32);
+      *b = 0;
+    } else {
+      // 0 to 3 bytes: the first, the middle and the last (zero for an empty piece).
+      *a = n == 0 ? 0
+                  : static_cast<uint64_t>(static_cast<unsigned char>(p[0])) |
+                        static_cast<uint64_t>(static_cast<unsigned char>(p[n / 2])) << 8 |
+                        static_cast<uint64_t>(static_cast<unsigned char>(p[n - 1])) << 16;
+      *b = 0;
+    }
   }
   static size_t Slot(uint64_t a, uint64_t b, size_t len) {
     uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ULL) ^ len) * 0xff51afd7ed558ccdULL;
-    return static_cast<size_t>(h >> 49);  // 15 bits: kEntries
+    return static_cast<size_t>(h >> (64 - kSlotBits));
   }
   void Clear() {
     for (Entry& e : entries_) e.count = 0;
