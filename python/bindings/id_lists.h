@@ -67,8 +67,9 @@ class RefCounts {
  public:
   // Under the GIL, before Fill: allocates the counts for `cache` (once). Throws std::bad_alloc.
   void Prepare(const IntCache& cache);
-  // No GIL: sets the items of `shell` (a NewShell of ids.size() items, seen by no other thread)
-  // to the cached ints of `ids`, which the cache must cover.
+  // With or without the GIL: sets the items of `shell` (a new list of ids.size() empty items,
+  // from NewShell or PyList_New, seen by no other thread) to the cached ints of `ids`, which the
+  // cache must cover.
   void Fill(PyObject* shell, std::span<const int32_t> ids, const IntCache& cache);
   // Under the GIL: adds the counted references to the ints and starts again from zero.
   void Apply(const IntCache& cache);

@@ -29,6 +29,7 @@ namespace {
 struct PyTokenizer {
   std::unique_ptr<Tokenizer> tokenizer;
   IntCache ints;
+  RefCounts refs;  // guarded by the GIL: encode's list output (ListOfIds)
 };
 
 // Under the GIL: a list of ints (from `cache`) or a NumPy array that takes over `ids`.
@@ -60,6 +61,27 @@ PyTokenizer Open(const std::string& path, const std::string& pattern, const std:
   return PyTokenizer{Unwrap(std::move(t)), IntCache()};
 }
 
+// Under the GIL: the list of `ids`, for a text long enough that taking a reference per token
+// (a write to one of 100k ints scattered over megabytes: a cache miss each) costs more than
+// counting them per id and adding each id's count once (RefCounts, as encode_batch does). A
+// fresh list with no items, filled and counted before any Python code runs: nothing sees the
+// items between Fill and Apply.
+constexpr size_t kCountedRefsFrom = 256;  // tokens
+
+nb::object ListOfIds(PyTokenizer& t, std::vector<int32_t>&& ids) {
+  t.ints.Fill(t.tokenizer->vocab_size());
+  if (!kFillListsWithoutGil || ids.size() < kCountedRefsFrom || ids.size() > UINT32_MAX ||
+      !t.ints.Covers(ids)) {
+    return IdsToPython(std::move(ids), false, t.ints);
+  }
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(ids.size()));
+  if (!list) throw nb::python_error();
+  t.refs.Prepare(t.ints);
+  t.refs.Fill(list, ids, t.ints);
+  t.refs.Apply(t.ints);
+  return nb::steal(list);
+}
+
 nb::object Encode(PyTokenizer& t, const std::string& text, bool numpy) {
   std::vector<int32_t> ids;
   Status st;
@@ -68,8 +90,8 @@ nb::object Encode(PyTokenizer& t, const std::string& text, bool numpy) {
     st = t.tokenizer->Encode(text, &ids);
   }
   ThrowIfError(st);
-  if (!numpy) t.ints.Fill(t.tokenizer->vocab_size());
-  return IdsToPython(std::move(ids), numpy, t.ints);
+  if (!numpy) return ListOfIds(t, std::move(ids));
+  return IdsToPython(std::move(ids), true, t.ints);
 }
 
 // A run of consecutive texts encoded together, and the ids of each.

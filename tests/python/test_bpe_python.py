@@ -202,6 +202,34 @@ def test_encode_batch_lists_hold_exactly_one_reference_per_item(tok):
         assert refs() == before
 
 
+def test_encode_of_a_long_text_holds_exactly_one_reference_per_item(tok):
+    # encode() of a text of 256 tokens or more counts its references per id and adds them in one
+    # pass (as encode_batch does); a shorter one takes one per item as it goes. Both must leave
+    # each cached int with exactly one reference per occurrence, and take them back when freed.
+    import sys
+    from collections import Counter
+
+    long_text = "\n".join(corpus_texts()[:40])
+    short_text = " hello world, hello world"
+    for text in (long_text, short_text):
+        first = tok.encode(text)
+        counts = Counter(v for v in first if v > 256)
+        assert (len(first) >= 256) == (text is long_text)
+        objs = {v: v for v in counts}
+        picked = [v for v, _ in counts.most_common(5)] + sorted(objs)[:5]
+
+        def refs():
+            return [sys.getrefcount(objs[v]) for v in picked]
+
+        before = refs()
+        again = tok.encode(text)
+        assert again == first == cl100k_reference().encode_ordinary(text)
+        assert [a - b for a, b in zip(refs(), before)] == [counts[v] for v in picked]
+        assert all(v is objs[v] for v in again if v > 256)
+        del again
+        assert refs() == before
+
+
 def test_encode_batch_lists_while_other_threads_collect_garbage(tok):
     # The cyclic GC runs in other Python threads while list shells are being filled: it must
     # never see one half built. A list of the result can then take part in a cycle and be
