@@ -113,9 +113,19 @@ Cl100kScanner::Class Cl100kScanner::ClassAt(std::string_view t, size_t p, size_t
 
 size_t Cl100kScanner::Match(std::string_view t, size_t i) const {
   const size_t n = t.size();
+  // ClassAt with ASCII read straight from the table: most of prose and code is ASCII, and the
+  // call and the UTF-8 decoding were 15% of the samples of a cl100k pack in perf.
+  auto class_at = [&](size_t p, size_t* len) {
+    const auto c = static_cast<unsigned char>(t[p]);
+    if (c < 0x80) {
+      *len = 1;
+      return static_cast<Class>(classes_[c]);
+    }
+    return ClassAt(t, p, len);
+  };
   auto run = [&](size_t p, Class cls) {
     size_t len;
-    while (p < n && ClassAt(t, p, &len) == cls) p += len;
+    while (p < n && class_at(p, &len) == cls) p += len;
     return p;
   };
   const char ch = t[i];
@@ -132,30 +142,30 @@ size_t Cl100kScanner::Match(std::string_view t, size_t i) const {
     }
   }
   size_t len0;
-  const Class c0 = ClassAt(t, i, &len0);
+  const Class c0 = class_at(i, &len0);
   // [^\r\n\p{L}\p{N}]?+\p{L}++
   if (c0 == kLetter) return run(i + len0, kLetter);
   if (c0 != kNumber && ch != '\r' && ch != '\n' && i + len0 < n) {
     size_t len1;
-    if (ClassAt(t, i + len0, &len1) == kLetter) return run(i + len0 + len1, kLetter);
+    if (class_at(i + len0, &len1) == kLetter) return run(i + len0 + len1, kLetter);
   }
   // \p{N}{1,3}+
   if (c0 == kNumber) {
     size_t p = i + len0, len;
-    for (int k = 1; k < 3 && p < n && ClassAt(t, p, &len) == kNumber; ++k) p += len;
+    for (int k = 1; k < 3 && p < n && class_at(p, &len) == kNumber; ++k) p += len;
     return p;
   }
   //  ?[^\s\p{L}\p{N}]++[\r\n]*+
   size_t p = ch == ' ' ? i + 1 : i;
   size_t len;
-  if (p < n && ClassAt(t, p, &len) == kOther) {
+  if (p < n && class_at(p, &len) == kOther) {
     p = run(p + len, kOther);
     while (p < n && (t[p] == '\r' || t[p] == '\n')) ++p;
     return p;
   }
   // c0 is whitespace from here on.
   size_t end = i, last_newline = std::string_view::npos, last_start = i;
-  while (end < n && ClassAt(t, end, &len) == kSpace) {
+  while (end < n && class_at(end, &len) == kSpace) {
     if (t[end] == '\r' || t[end] == '\n') last_newline = end;
     last_start = end;
     end += len;
