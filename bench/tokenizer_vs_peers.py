@@ -36,7 +36,9 @@ sizes gives the steady-state rate of a large corpus. The fixed cost is printed o
 fast enough that 0.1 s was a sixth of a 2-thread 50 MB call.) Since session 22 each pack call
 writes a new dataset after the previous one was removed and synced to disk, untimed; before, each
 call replaced the previous one with --overwrite, and deleting it (and the kernel writing it back)
-ran during the timed call, on the core a 2-thread call needs.
+ran during the timed call, on the core a 2-thread call needs. With each table the load average
+and the share of the machine's CPU time that the hypervisor stole (steal in /proc/stat) are
+printed: on a shared VM that share, not the code, is often what moves the 2-thread rows.
 """
 
 import argparse
@@ -84,6 +86,22 @@ def bench_texts(prose_mb, code_mb):
     )
     code = sorted(Path(os.__file__).parent.glob("*.py"))
     return corpus_texts() + read_files(prose, prose_mb << 20) + read_files(code, code_mb << 20)
+
+
+def cpu_jiffies():
+    """(steal, total) of the machine's CPU time so far, from /proc/stat (zeros elsewhere)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return 0, 0
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
+def steal_since(start):
+    """The share of CPU time the hypervisor took from this VM since `start` (cpu_jiffies())."""
+    steal, total = (a - b for a, b in zip(cpu_jiffies(), start))
+    return f"{100 * steal / total:.0f}%" if total else "unknown"
 
 
 def timed(fn, repeat, clock=time.perf_counter):
@@ -152,6 +170,7 @@ def main():
     cpus = {name: [] for name in runners}
     walls = {name: [] for name in runners}
     same = {}
+    jiffies = cpu_jiffies()
     for _ in range(args.repeat):
         for name, fn in runners.items():
             c0, t0 = time.process_time(), time.perf_counter()
@@ -161,7 +180,8 @@ def main():
             same[name] = sum(list(g) == w for g, w in zip(got, want))
             del got
     base_cpu, base_wall = min(cpus["tiktoken"]), min(walls["tiktoken"])
-    print(f"\nload average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"\nload average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+          f"CPU time stolen by the hypervisor during the one-thread rows: {steal_since(jiffies)}")
     print("\n| tokenizer (cl100k, 1 thread) | MB/s (CPU time) | Mtokens/s (CPU) | vs tiktoken (CPU) "
           "| MB/s (wall) | vs tiktoken (wall) | docs = tiktoken "
           "| vs tiktoken (CPU), median of the rounds |")
@@ -190,6 +210,7 @@ def main():
           f"{json_wall * 1e3:.1f} ms wall, {json_cpu * 1e3:.1f} ms CPU")
 
     print(f"\nload average before the scaling runs: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    jiffies = cpu_jiffies()
     print("\n| 2-thread scaling | 1 thread MB/s (wall) | 2 threads MB/s (wall) | speed-up (wall) "
           "| CPU s, 1 thread | CPU s, 2 threads | busiest thread CPU s, 2 threads "
           "| speed-up (CPU: 1-thread CPU / busiest thread) "
@@ -298,7 +319,8 @@ def main():
               f"{fixed[1] * 1e3:.0f} ms at 1 thread, {fixed[2] * 1e3:.0f} ms at 2 threads; of it, "
               f"before pack's own clock starts (the tokenizer load), least of the steady runs: "
               f"{load[1] * 1e3:.0f} ms at 1 thread, {load[2] * 1e3:.0f} ms at 2 threads")
-    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}; CPU time stolen by the "
+          f"hypervisor during the scaling rows: {steal_since(jiffies)}")
 
 if __name__ == "__main__":
     main()
