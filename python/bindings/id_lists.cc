@@ -42,9 +42,26 @@ bool IntCache::Covers(std::span<const int32_t> ids) const {
   return ok;
 }
 
+// PyList_New(size) would calloc the items: zeroing every list under the GIL, where the other
+// threads wait for it, just before Fill writes the same memory. An empty list given an
+// uninitialised array of `size` items instead: Fill must set them all before the list can be seen
+// or freed (RefCounts::Fill's contract), and nothing can see it before (it is untracked, and
+// only the caller holds it).
 PyObject* NewShell(size_t size) {
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(size));
-  if (list) PyObject_GC_UnTrack(list);
+  PyObject* list = PyList_New(0);
+  if (!list) return nullptr;
+  if (size > 0) {
+    auto* items = static_cast<PyObject**>(PyMem_Malloc(size * sizeof(PyObject*)));
+    if (!items) {
+      Py_DECREF(list);
+      return PyErr_NoMemory();
+    }
+    auto* l = reinterpret_cast<PyListObject*>(list);
+    l->ob_item = items;
+    l->allocated = static_cast<Py_ssize_t>(size);
+    Py_SET_SIZE(l, static_cast<Py_ssize_t>(size));
+  }
+  PyObject_GC_UnTrack(list);
   return list;
 }
 

@@ -2,9 +2,9 @@
 //
 // A list of ids holds references to one cached Python int per vocabulary id (IntCache), so a
 // list is a run of pointers, not an int object per token. encode_batch makes each list under the
-// GIL as an empty, untracked shell (NewShell: one allocation, invisible to the cyclic GC, which
-// otherwise traversed the young lists' million items on every collection that their allocation
-// triggered), then points its items at the cached ints on its own thread without the GIL
+// GIL as an untracked shell whose items are not yet set (NewShell: invisible to the cyclic GC,
+// which otherwise traversed the young lists' million items on every collection that their
+// allocation triggered, and not zeroed under the GIL), then points its items at the cached ints on its own thread without the GIL
 // (RefCounts::Fill), counting the references it hands out per id. Those counts are added to the
 // ints' reference counts in one pass under the GIL (RefCounts::Apply) before any list can be seen
 // or freed, and the lists are tracked again (TrackShells) before encode_batch returns.
@@ -55,8 +55,9 @@ inline constexpr bool kFillListsWithoutGil = false;
 inline constexpr bool kFillListsWithoutGil = true;
 #endif
 
-// Under the GIL: a new list of `size` empty items, not tracked by the cyclic GC (a new
-// reference, or nullptr with a Python error set).
+// Under the GIL: a new list of `size` items NOT YET SET, not tracked by the cyclic GC (a new
+// reference, or nullptr with a Python error set). RefCounts::Fill must set its items before the
+// list is seen by other code or freed.
 PyObject* NewShell(size_t size);
 // Under the GIL: tracks again every untracked list among the items of `list`.
 void TrackShells(PyObject* list);
@@ -67,8 +68,8 @@ class RefCounts {
  public:
   // Under the GIL, before Fill: allocates the counts for `cache` (once). Throws std::bad_alloc.
   void Prepare(const IntCache& cache);
-  // With or without the GIL: sets the items of `shell` (a new list of ids.size() empty items,
-  // from NewShell or PyList_New, seen by no other thread) to the cached ints of `ids`, which the
+  // With or without the GIL: sets the items of `shell` (a new list of ids.size() items not yet
+  // set, from NewShell or PyList_New, seen by no other thread) to the cached ints of `ids`, which the
   // cache must cover.
   void Fill(PyObject* shell, std::span<const int32_t> ids, const IntCache& cache);
   // Under the GIL: adds the counted references to the ints and starts again from zero.

@@ -215,7 +215,9 @@ nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy
           next.store(order.size());
         }
       }
-      for (size_t j = 0; j < c.shells.size(); ++j) {  // the shells made: filled on this thread
+      // Every shell made is filled here, on this thread, also after a failure: NewShell leaves
+      // its items unset, and the result frees them when the call fails.
+      for (size_t j = 0; j < c.shells.size(); ++j) {
         if (c.shells[j]) rc.Fill(c.shells[j], c.ids[j], t.ints);
       }
       std::vector<std::vector<int32_t>>().swap(c.ids);  // freed without the GIL
