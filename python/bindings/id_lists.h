@@ -4,10 +4,11 @@
 // list is a run of pointers, not an int object per token. encode_batch makes each list under the
 // GIL as an untracked shell whose items are not yet set (NewShell: invisible to the cyclic GC,
 // which otherwise traversed the young lists' million items on every collection that their
-// allocation triggered, and not zeroed under the GIL), then points its items at the cached ints on its own thread without the GIL
-// (RefCounts::Fill), counting the references it hands out per id. Those counts are added to the
-// ints' reference counts in one pass under the GIL (RefCounts::Apply) before any list can be seen
-// or freed, and the lists are tracked again (TrackShells) before encode_batch returns.
+// allocation triggered, and not zeroed under the GIL), then points its items at the cached ints
+// on its own thread without the GIL (RefCounts::Fill), counting the references it hands out per
+// id. Those counts are added to the ints' reference counts in one pass under the GIL
+// (RefCounts::Apply) before any list can be seen or freed, and the lists are tracked again
+// (TrackShells) before encode_batch returns.
 //
 // Thread contract: IntCache is filled and destroyed under the GIL; once filled, Get needs the GIL
 // and data()/size() may be read from any thread. A RefCounts belongs to one thread at a time;
@@ -69,8 +70,8 @@ class RefCounts {
   // Under the GIL, before Fill: allocates the counts for `cache` (once). Throws std::bad_alloc.
   void Prepare(const IntCache& cache);
   // With or without the GIL: sets the items of `shell` (a new list of ids.size() items not yet
-  // set, from NewShell or PyList_New, seen by no other thread) to the cached ints of `ids`, which the
-  // cache must cover.
+  // set, from NewShell or PyList_New, seen by no other thread) to the cached ints of `ids`,
+  // which the cache must cover.
   void Fill(PyObject* shell, std::span<const int32_t> ids, const IntCache& cache);
   // Under the GIL: adds the counted references to the ints and starts again from zero.
   void Apply(const IntCache& cache);
