@@ -1,4 +1,4 @@
-// Status -> Python exception, in one place (STYLE.md: "Errors").
+// Status -> Python exception, in one place (docs/style.md: "Errors").
 #include <Python.h>
 
 #include <string>

@@ -23,7 +23,7 @@
 
 namespace stoker {
 
-// 128 MiB: Megatron-style "few large files" (DESIGN.md asks for ~100 MB+) — a 1 T-token uint16
+// 128 MiB: Megatron-style "few large files" (docs/design.md asks for ~100 MB+) — a 1 T-token uint16
 // corpus is ~16,000 shards, one manifest entry and two mappings each — while one shard still
 // downloads into a cache in about a second and a single task of a small job still produces
 // several shards to spread over readers.

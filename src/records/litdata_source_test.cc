@@ -1,5 +1,5 @@
-// LitData chunks built here byte by byte (FORMATS.md 5.3/5.4); the files that litdata's own
-// writer makes are tests/python/test_records_litdata.py.
+// LitData chunks built here byte by byte (docs/formats-reference.md §5.3 and §5.4); the files that
+// litdata's own writer makes are tests/python/test_records_litdata.py.
 #include "records/litdata_source.h"
 
 #include <gtest/gtest.h>
@@ -48,8 +48,9 @@ class LitDataTest : public ::testing::Test {
 };
 
 TEST_F(LitDataTest, TokensLoaderVectorFromFormatsMd) {
-  // FORMATS.md 5.4: int32 items [1,2,3] and [4,5].
-  std::string chunk = Chunk({std::string("\1\0\0\0\2\0\0\0\3\0\0\0", 12), std::string("\4\0\0\0\5\0\0\0", 8)});
+  // docs/formats-reference.md §5.4: int32 items [1,2,3] and [4,5].
+  std::string chunk =
+      Chunk({std::string("\1\0\0\0\2\0\0\0\3\0\0\0", 12), std::string("\4\0\0\0\5\0\0\0", 8)});
   ASSERT_EQ(chunk.substr(0, 16), std::string("\2\0\0\0\x10\0\0\0\x1c\0\0\0\x24\0\0\0", 16));
   testing_util::WriteBytes(dir_->Join("chunk-0-0.bin"), chunk);
   testing_util::WriteBytes(dir_->Join("index.json"), R"({"chunks": [{"chunk_bytes": 36, "chunk_size": 2, "dim": 5, "filename": "chunk-0-0.bin"}],

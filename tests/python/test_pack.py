@@ -34,7 +34,7 @@ def pack(*args, **kw):
 
 
 def read_idx(path):
-    """Parses a Megatron .idx (FORMATS.md §1.2): returns (dtype, lengths, pointers, doc_idx)."""
+    """Parses a Megatron .idx (docs/formats-reference.md §1.2): returns (dtype, lengths, pointers, doc_idx)."""
     raw = Path(path).read_bytes()
     assert raw[:9] == b"MMIDIDX\x00\x00"
     dtype = {8: np.uint16, 4: np.int32}[raw[17]]

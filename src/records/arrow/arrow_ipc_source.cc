@@ -1,5 +1,6 @@
-// Arrow IPC through Arrow C++: the stream format (what Hugging Face save_to_disk writes, FORMATS.md
-// 7.2) read message by message, or the ARROW1 file format read batch by batch.
+// Arrow IPC through Arrow C++: the stream format (what Hugging Face save_to_disk writes,
+// docs/formats-reference.md §7.2) read message by message, or the ARROW1 file format read batch by
+// batch.
 #include <arrow/ipc/reader.h>
 #include <arrow/record_batch.h>
 
