@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -19,7 +19,6 @@
 #include "ingest/upload_dataset.h"
 #include "records/record_store.h"
 #include "storage/open_backend.h"
-#include "storage/storage_uri.h"
 
 namespace stoker {
 namespace {
@@ -71,9 +70,9 @@ Status UploadLocalFile(const storage::Backend& backend, const std::string& path,
 }
 
 // The bucket of an s3:// URI, or an error saying what remote tools accept.
-Result<storage::StorageUri> S3Location(const std::string& uri, const char* what) {
-  STOKER_ASSIGN_OR_RETURN(storage::StorageUri parsed, storage::ParseStorageUri(uri));
-  if (parsed.kind != storage::UriKind::kS3) {
+Result<ParsedUri> S3Location(const std::string& uri, const char* what) {
+  STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(uri));
+  if (parsed.kind != UriKind::kS3) {
     return InvalidArgument(uri + ": " + what + " must be s3:// when any dataset is remote (" +
                            "http(s):// is read-only, and local and remote datasets cannot refer "
                            "to each other's shards)");
@@ -146,20 +145,20 @@ bool IsRemoteMerge(const MergeOptions& options) {
 }
 
 Result<Manifest> MergeRemote(const MergeOptions& options) {
-  STOKER_ASSIGN_OR_RETURN(storage::StorageUri out, S3Location(options.output_dir, "the output"));
+  STOKER_ASSIGN_OR_RETURN(ParsedUri out, S3Location(options.output_dir, "the output"));
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
                           storage::OpenBackendForUri(options.output_dir));
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> staging, TempDir::Create("stoker-merge-"));
   // s3://bucket/key is mirrored at <staging>/key, so relative paths between parts and output are
   // the keys' relative paths.
-  auto local = [&](const storage::StorageUri& u) {
+  auto local = [&](const ParsedUri& u) {
     return (fs::path(staging->path()) / "b" / u.key).lexically_normal().string();
   };
   MergeOptions mirrored;
   mirrored.overwrite = true;  // the mirror is new; the output is checked on the server below
   mirrored.output_dir = local(out);
   for (const std::string& part : options.parts) {
-    STOKER_ASSIGN_OR_RETURN(storage::StorageUri p, S3Location(part, "every part"));
+    STOKER_ASSIGN_OR_RETURN(ParsedUri p, S3Location(part, "every part"));
     if (p.bucket != out.bucket) {
       return InvalidArgument(part + ": a remote merge keeps its parts and its output in one "
                              "bucket (the output is in " + out.bucket + ")");

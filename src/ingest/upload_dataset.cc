@@ -11,7 +11,6 @@
 #include "common/uri.h"
 #include "format/manifest.h"
 #include "storage/open_backend.h"
-#include "storage/storage_uri.h"
 
 namespace stoker {
 namespace {
@@ -37,14 +36,14 @@ Status UploadFile(const storage::Backend& backend, const std::string& path,
 
 Result<PackDestination> PreparePackDestination(const std::string& output, bool overwrite,
                                                const std::string& marker) {
-  STOKER_ASSIGN_OR_RETURN(const storage::StorageUri parsed, storage::ParseStorageUri(output));
+  STOKER_ASSIGN_OR_RETURN(const ParsedUri parsed, ParseUri(output));
   PackDestination d;
   d.uri = output;
-  if (parsed.kind == storage::UriKind::kFile) {
+  if (parsed.kind == UriKind::kFile) {
     d.local_dir = parsed.path;
     return d;
   }
-  if (parsed.kind == storage::UriKind::kHttp) {
+  if (parsed.kind == UriKind::kHttp) {
     return InvalidArgument(output + ": http:// and https:// are read-only; write to a local "
                            "path or s3://bucket/prefix");
   }

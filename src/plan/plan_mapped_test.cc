@@ -188,8 +188,8 @@ TEST(PlanMappedTest, ConcurrentReadersShareTheChunkChecks) {
 TEST(PlanMappedTest, MegatronTotalsAreCountedOnceThenCached) {
   auto dir = TempDir::Create();
   ASSERT_TRUE(dir.ok());
-  const std::string cache = (*dir)->Join("cache");
-  ASSERT_EQ(setenv("STOKER_CACHE_DIR", cache.c_str(), 1), 0);
+  ASSERT_EQ(setenv("STOKER_CACHE_DIR", (*dir)->Join("cache").c_str(), 1), 0);
+  const std::string cache = (*dir)->Join("cache/plan");  // the cache root's plan/
   auto memory = MakeLengths(2'600'000, 20, 0.05, 1, 21);
   std::vector<int32_t> sizes(memory->document_lengths.begin(), memory->document_lengths.end());
   uint64_t tokens = 0, nonempty = 0;

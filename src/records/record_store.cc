@@ -21,10 +21,7 @@ Status NotListable(const std::string& uri) {
 
 }  // namespace
 
-bool IsRemoteRecordUri(const std::string& uri) {
-  const std::string scheme = UriScheme(uri);
-  return scheme == "s3" || scheme == "http" || scheme == "https";
-}
+bool IsRemoteRecordUri(const std::string& uri) { return IsRemoteUri(uri); }
 
 bool HasGlobPattern(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <map>
 
+#include "common/uri.h"
 #include "storage/cancel.h"
-#include "storage/storage_uri.h"
 
 namespace stoker::storage {
 
@@ -62,7 +62,7 @@ bool IsThrottle(const Status& status) {
 }
 
 std::string HostOf(const std::string& uri) {
-  Result<StorageUri> parsed = ParseStorageUri(uri);
+  Result<ParsedUri> parsed = ParseUri(uri);
   if (!parsed.ok() || parsed->kind == UriKind::kFile) return "";
   if (parsed->kind == UriKind::kS3) return "s3://" + parsed->bucket;
   const size_t start = parsed->url.find("://") + 3;

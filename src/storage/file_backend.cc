@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "storage/storage_uri.h"
+#include "common/uri.h"
 
 namespace stoker::storage {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Result<std::string> LocalPath(const std::string& uri) {
-  STOKER_ASSIGN_OR_RETURN(StorageUri parsed, ParseStorageUri(uri));
+  STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(uri));
   if (parsed.kind != UriKind::kFile) {
     return InvalidArgument(uri + ": the file backend serves local paths and file:// URIs only");
   }

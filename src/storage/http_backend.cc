@@ -1,13 +1,13 @@
 #include "storage/http_backend.h"
 
+#include "common/uri.h"
 #include "storage/http_client.h"
-#include "storage/storage_uri.h"
 
 namespace stoker::storage {
 namespace {
 
 Status CheckHttpUri(const std::string& uri) {
-  STOKER_ASSIGN_OR_RETURN(StorageUri parsed, ParseStorageUri(uri));
+  STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(uri));
   if (parsed.kind != UriKind::kHttp) {
     return InvalidArgument(uri + ": the HTTP backend serves http:// and https:// URIs only");
   }

@@ -1,13 +1,13 @@
 #include "storage/open_backend.h"
 
+#include "common/uri.h"
 #include "storage/file_backend.h"
-#include "storage/storage_uri.h"
 
 namespace stoker::storage {
 
 Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
                                                    const BackendOptions& options) {
-  STOKER_ASSIGN_OR_RETURN(StorageUri parsed, ParseStorageUri(uri));
+  STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(uri));
   std::unique_ptr<Backend> backend;
   switch (parsed.kind) {
     case UriKind::kFile:

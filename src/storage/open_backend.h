@@ -31,7 +31,7 @@ struct BackendOptions {
   FaultCounts* fault_counts = nullptr;
 };
 
-// The backend for `uri`'s scheme (see storage_uri.h for the served ones): kInvalidArgument for
+// The backend for `uri`'s scheme (common/uri.h lists the served ones): kInvalidArgument for
 // others, naming the served schemes; kFailedPrecondition for s3:// without credentials.
 Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
                                                    const BackendOptions& options = {});

@@ -2,8 +2,8 @@
 
 #include <cctype>
 
+#include "common/uri.h"
 #include "storage/sigv4.h"
-#include "storage/storage_uri.h"
 
 namespace stoker::storage {
 

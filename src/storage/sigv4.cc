@@ -8,7 +8,7 @@
 #include <cctype>
 #include <ctime>
 
-#include "storage/storage_uri.h"
+#include "common/uri.h"
 
 namespace stoker::storage {
 namespace {

@@ -28,8 +28,8 @@ struct PrescanOptions {
   int threads = 0;           // 0: the hardware's
 };
 
-// The default cache directory: plan's (STOKER_CACHE_DIR, else $XDG_CACHE_HOME/stoker, else
-// ~/.cache/stoker) + "/stream-scan"; "" when caching is off (STOKER_CACHE_DIR=off).
+// The default cache directory: the cache root's stream-scan/ (common/cache_root.h); "" when
+// caching is off ($STOKER_CACHE_DIR=off).
 std::string DefaultScanCacheDir();
 
 struct PrescanSummary {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "common/cache_root.h"
 #include "common/human_size.h"
 #include "common/progress.h"
 #include "stoker/cli_common.h"
@@ -31,8 +32,9 @@ void AddStreamIndexFlags(CLI::App* sub, StreamIndexArgs* a) {
                 "--stream: write .<file>.stoker-scan beside each input file (hidden) instead of "
                 "into the cache directory");
   sub->add_option("--cache-dir", a->cache_dir,
-                  "--stream: the cache directory (default $STOKER_CACHE_DIR, else "
-                  "$XDG_CACHE_HOME/stoker, else ~/.cache/stoker; + /stream-scan)")
+                  "--stream: the directory of the scans (default: stream-scan/ in the cache "
+                  "root, " +
+                      std::string(kCacheRootRule) + ")")
       ->transform(LocalFile());
 }
 

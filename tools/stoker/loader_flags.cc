@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/cache_root.h"
 #include "common/human_size.h"
 #include "common/progress.h"
 #include "diag/bench_report.h"
@@ -48,7 +49,8 @@ void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
   auto* dir = sub->add_option("--cache-dir", f->cache_dir,
                               "Read remote datasets through a node-local disk cache in DIR "
                               "(shared by the ranks of a node; look-ahead in plan order; default: "
-                              "$XDG_CACHE_HOME/stoker, else /tmp/stoker-cache-<uid>)")
+                              "shards/ in the cache root, " +
+                                  std::string(kCacheRootRule) + ")")
                   ->transform(LocalFile());
   auto* size = sub->add_option("--cache-size", f->cache_size,
                                "The cache's budget, e.g. 200GiB (default: 64 GiB or half the "

@@ -103,9 +103,11 @@ class Loader:
     the document) and ``row_offset`` (where in the row they start). See docs/provenance.md.
 
     Remote datasets (``s3://``, ``http(s)://``) are read through a node-local disk cache:
-    ``cache_dir="auto"`` (the default) is ``$XDG_CACHE_HOME/stoker``, else
-    ``/tmp/stoker-cache-<uid>``; ``cache_size`` its budget (default: 64 GiB or half the free
-    disk); ``cache_dir=None`` turns it off. Local datasets never use it. See docs/cache.md.
+    ``cache_dir="auto"`` (the default) is ``shards/`` in the cache root (``$STOKER_CACHE_DIR``,
+    else ``$XDG_CACHE_HOME/stoker``, else ``/tmp/stoker-cache-<uid>``; ``STOKER_CACHE_DIR=off``:
+    no cache), any other path is the shard cache's own directory; ``cache_size`` its budget
+    (default: 64 GiB or half the free disk); ``cache_dir=None`` turns it off. Local datasets
+    never use it. See docs/cache.md.
 
     Not thread-safe: iterate from one thread. Every blocking call releases the GIL.
     """
@@ -162,8 +164,8 @@ class Loader:
         if cache_size is not None and cache_dir is None:
             raise ValueError("cache_size needs a cache (cache_dir is None: no cache)")
         # Remote datasets go through a node-local cache, with look-ahead in plan order: "auto"
-        # is the per-user default ($XDG_CACHE_HOME/stoker, else /tmp/stoker-cache-<uid>);
-        # None reads them by ranged GETs. Local datasets never use it.
+        # is shards/ in the cache root (cache/cache_defaults.h resolves it); None reads them by
+        # ranged GETs. Local datasets never use it.
         self._options.cache_dir = "" if cache_dir is None else os.fspath(cache_dir)
         if cache_size is not None:
             size = (_stoker.parse_size(cache_size) if isinstance(cache_size, str)
