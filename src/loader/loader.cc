@@ -1,5 +1,6 @@
 #include "stoker/loader.h"
 #include "common/clock.h"
+#include "common/env.h"
 
 #include "format/stoker_dataset.h"
 
@@ -135,12 +136,7 @@ double ProduceSeconds(const Engine& e, const loader::Delivered& d) {
 
 }  // namespace
 
-int DefaultNumWorkers() {
-  int cores = static_cast<int>(std::thread::hardware_concurrency());
-  int local = 1;
-  if (const char* env = std::getenv("LOCAL_WORLD_SIZE")) local = std::max(1, std::atoi(env));
-  return std::max(1, cores / local);
-}
+int DefaultNumWorkers() { return DefaultThreadsPerRank(); }
 
 namespace loader {
 void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan,

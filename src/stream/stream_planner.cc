@@ -1,9 +1,9 @@
 #include "stream/stream_planner.h"
 
 #include <algorithm>
-#include <thread>
 #include <xxhash.h>
 
+#include "common/env.h"
 #include "loader/loader_internal.h"
 #include "stream/elastic.h"
 #include "stream/row_count.h"
@@ -69,11 +69,9 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   c.reader.encoder.skip_bad_lines = loader.on_error == ErrorPolicy::kSkip;
   c.reader.encoder.skip_hint = kStreamSkipHint;
   c.reader.skip_corrupt_shards = loader.on_error == ErrorPolicy::kSkip;
-  int threads = options.encode_threads > 0 ? options.encode_threads : loader.num_workers;
-  if (threads <= 0) {
-    threads = static_cast<int>(std::max<unsigned>(1, std::thread::hardware_concurrency()));
-  }
-  ctx->pool = std::make_shared<EncodePool>(threads);
+  const int workers = loader.num_workers > 0 ? loader.num_workers : DefaultThreadsPerRank();
+  ctx->pool =
+      std::make_shared<EncodePool>(options.encode_threads > 0 ? options.encode_threads : workers);
   ctx->tokenizer = options.tokenizer_instance;
   if (!ctx->tokenizer) {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tok,
@@ -88,10 +86,7 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   p->global_rows_ = loader.batch_size * loader.world_size;
   // Steps kept behind the newest: every step in flight is within one ring of it (the ring holds
   // prefetch_factor * workers + 1 slots); twice that, and at least 32.
-  const uint64_t workers = loader.num_workers > 0
-                               ? static_cast<uint64_t>(loader.num_workers)
-                               : std::max<uint64_t>(1, std::thread::hardware_concurrency());
-  p->retention_ = std::max<uint64_t>(32, 2 * (loader.prefetch_factor * workers + 1));
+  p->retention_ = std::max<uint64_t>(32, 2 * (uint64_t(loader.prefetch_factor) * workers + 1));
   p->fingerprint_ = p->FingerprintFor(ctx->shards, c.world_size, loader.batch_size);
   if (options.steps_per_epoch == 0) STOKER_RETURN_IF_ERROR(p->PreScan());
   if (p->steps_per_epoch(0) == 0) {
@@ -129,6 +124,7 @@ Status StreamPlanner::PreScan() {
   po.cache_dir = options_.scan_cache_dir == "auto"  ? DefaultScanCacheDir()
                  : options_.scan_cache_dir == "off" ? std::string()
                                                     : options_.scan_cache_dir;
+  po.threads = ctx_->pool->threads();  // this rank's share of the node, as the encoders
   STOKER_ASSIGN_OR_RETURN(lengths_, PrescanShards(*ctx_, po, nullptr, &offsets_));
   // Offsets are kept only where another world may cut the file differently (elastic resume).
   for (size_t s = 0; s < offsets_.size(); ++s) {

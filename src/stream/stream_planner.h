@@ -40,7 +40,8 @@ struct StreamOptions {
   // to num_workers, so that the batches do not depend on it.
   uint64_t split_factor = 8;
   // Threads that decode and tokenize (one pool per planner); 0: the loader's num_workers (itself
-  // 0: the hardware's). Only the speed depends on it, never the batches.
+  // 0: DefaultThreadsPerRank, the node's cores / LOCAL_WORLD_SIZE). Only the speed depends on it,
+  // never the batches.
   int encode_threads = 0;
   // The cached pre-scan (`stoker index --stream`, prescan.h): "auto" = DefaultScanCacheDir(),
   // "off" = none, else a directory. Scans beside the data (<file>.stoker-scan) are read too.
@@ -70,6 +71,8 @@ class StreamPlanner final : public loader::BatchPlanner {
   Result<std::vector<PackedRow>> RowsAt(const PlanPosition& pos) const;
   const std::vector<StreamShard>& shards() const { return ctx_->shards; }
   const std::string& fingerprint() const { return fingerprint_; }
+  // Threads that decode and tokenize for this planner (its EncodePool; also the pre-scan's).
+  int encode_threads() const { return ctx_->pool->threads(); }
   // The TokenSource that serves the planned rows' tokens (dataset 0 of every row).
   std::shared_ptr<const TokenSource> token_source() const { return source_; }
   // Remote record shards: every request their stores made (listings and reads), summed over the

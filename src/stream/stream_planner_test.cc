@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -52,6 +53,27 @@ void Cover(const std::vector<PackedRow>& rows, PlannerCoverage* c) {
       for (uint64_t i = p.offset; i < p.offset + p.length; ++i) ++t[i];
     }
   }
+}
+
+// Regression: with num_workers = 0 the encode pool took every core of the node in every rank, so
+// the 8 ranks of a node started 8x the cores in tokenizer threads. It now takes the loader's
+// default, the node's cores / LOCAL_WORLD_SIZE.
+TEST(StreamPlanner, EncodePoolDefaultsToTheCoresOfOneLocalRank) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  if (cores < 2) GTEST_SKIP() << "one hardware thread: every default is 1";
+  TempDir dir;
+  std::vector<std::string> paths = WriteCorpus(dir, {40, 40});
+  ::setenv("LOCAL_WORLD_SIZE", std::to_string(cores).c_str(), 1);
+  LoaderOptions lo = PlannerOpts(1, 0, PackMode::kConcat);
+  lo.num_workers = 0;
+  auto p = StreamPlanner::Create(SOpts(paths, 8), lo);
+  ::unsetenv("LOCAL_WORLD_SIZE");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ((*p)->encode_threads(), 1);
+  lo.num_workers = 3;  // an explicit count is taken as given
+  auto three = StreamPlanner::Create(SOpts(paths, 8), lo);
+  ASSERT_TRUE(three.ok()) << three.status().ToString();
+  EXPECT_EQ((*three)->encode_threads(), 3);
 }
 
 class StreamExactlyOnce : public ::testing::TestWithParam<std::tuple<uint32_t, PackMode>> {};
