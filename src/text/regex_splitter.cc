@@ -1,5 +1,7 @@
 #include "text/regex_splitter.h"
 
+#include <algorithm>
+
 #include "text/regex_translate.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -50,15 +52,15 @@ struct RegexSplitter::Code {
 Result<std::unique_ptr<RegexSplitter>> RegexSplitter::Compile(std::string_view pattern,
                                                               Dialect dialect,
                                                               std::string_view origin,
-                                                              bool allow_scanner) {
+                                                              bool allow_scanner, Behavior behavior,
+                                                              bool invert) {
   std::string widened = TranslateToPcre2(pattern, dialect == Dialect::kOniguruma);
   uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C;
   options |= dialect == Dialect::kTiktoken ? PCRE2_DOLLAR_ENDONLY : PCRE2_MULTILINE;
   int error = 0;
   PCRE2_SIZE offset = 0;
-  pcre2_code* code =
-      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(widened.data()), widened.size(), options, &error,
-                    &offset, nullptr);
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(widened.data()), widened.size(),
+                                   options, &error, &offset, nullptr);
   if (!code) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error, message, sizeof(message));
@@ -72,7 +74,17 @@ Result<std::unique_ptr<RegexSplitter>> RegexSplitter::Compile(std::string_view p
   s->code_->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
   s->pattern_ = std::string(pattern);
   s->keep_gaps_ = dialect == Dialect::kOniguruma;
-  if (allow_scanner && dialect == Dialect::kTiktoken && pattern == kCl100kPattern) {
+  s->behavior_ = behavior;
+  s->invert_ = invert;
+  if (dialect == Dialect::kOniguruma && behavior == Behavior::kRemoved) {
+    // The delimiters go: the matches, or (inverted) the text between them.
+    s->keep_gaps_ = !invert;
+    s->keep_matches_ = invert;
+  }
+  s->merging_ = dialect == Dialect::kOniguruma && behavior != Behavior::kIsolated &&
+                behavior != Behavior::kRemoved;
+  if (allow_scanner && dialect == Dialect::kTiktoken && pattern == kCl100kPattern &&
+      behavior == Behavior::kIsolated && !invert) {
     s->scanner_ = std::make_unique<Cl100kScanner>();
   }
   return s;
@@ -85,10 +97,10 @@ Status RegexSplitter::Next(std::string_view text, size_t pos, size_t* start, siz
   if (!st.data || !st.context) return Internal("PCRE2: out of memory for match data");
   auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   while (pos < text.size()) {
-    int rc = code_->jit ? pcre2_jit_match(code_->code, subject, text.size(), pos, 0, st.data,
-                                          st.context)
-                        : pcre2_match(code_->code, subject, text.size(), pos,
-                                      PCRE2_NO_UTF_CHECK, st.data, st.context);
+    int rc = code_->jit
+                 ? pcre2_jit_match(code_->code, subject, text.size(), pos, 0, st.data, st.context)
+                 : pcre2_match(code_->code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, st.data,
+                               st.context);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) {
       PCRE2_UCHAR message[256];
@@ -108,6 +120,57 @@ Status RegexSplitter::Next(std::string_view text, size_t pos, size_t* start, siz
   }
   *start = std::string_view::npos;
   *end = text.size();
+  return Status::OK();
+}
+
+// tokenizers' Split (split.rs) over the segments of the text, each a match or the text between
+// two: MergedWithPrevious appends a delimiter to the piece before it (unless that one is a
+// delimiter too), MergedWithNext prepends it to the piece after it (unless that one is a
+// delimiter), Contiguous joins runs of delimiters. Empty matches are skipped, as Next does.
+Status RegexSplitter::SplitMerging(std::string_view text,
+                                   std::vector<std::string_view>* pieces) const {
+  struct Segment {
+    size_t start, end;
+    bool delimiter;
+  };
+  thread_local std::vector<Segment> segments;
+  segments.clear();
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t start, end;
+    STOKER_RETURN_IF_ERROR(Next(text, pos, &start, &end));
+    if (start == std::string_view::npos) start = end = text.size();
+    if (start > pos) segments.push_back({pos, start, invert_});
+    if (end > start) segments.push_back({start, end, !invert_});
+    pos = end;
+  }
+  std::vector<Segment> merged;
+  bool previous_delimiter = false;
+  if (behavior_ == Behavior::kMergedWithNext) {
+    for (size_t i = segments.size(); i-- > 0;) {
+      const Segment& s = segments[i];
+      if (s.delimiter && !previous_delimiter && !merged.empty()) {
+        merged.back().start = s.start;
+      } else {
+        merged.push_back(s);
+      }
+      previous_delimiter = s.delimiter;
+    }
+    std::reverse(merged.begin(), merged.end());
+  } else {
+    for (const Segment& s : segments) {
+      bool join = behavior_ == Behavior::kContiguous
+                      ? s.delimiter == previous_delimiter
+                      : s.delimiter && !previous_delimiter;  // kMergedWithPrevious
+      if (join && !merged.empty()) {
+        merged.back().end = s.end;
+      } else {
+        merged.push_back(s);
+      }
+      previous_delimiter = s.delimiter;
+    }
+  }
+  for (const Segment& s : merged) pieces->push_back(text.substr(s.start, s.end - s.start));
   return Status::OK();
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stoker/status.h"
 #include "text/cl100k_scanner.h"
@@ -20,13 +21,20 @@ namespace stoker {
 class RegexSplitter {
  public:
   enum class Dialect { kTiktoken, kOniguruma };
+  // tokenizers' SplitDelimiterBehavior: what becomes of the matches (the "delimiters") and of the
+  // text between them. The tiktoken dialect always drops the text between matches.
+  enum class Behavior { kIsolated, kRemoved, kMergedWithPrevious, kMergedWithNext, kContiguous };
 
   // kInvalidArgument naming `origin` and the offset in the pattern if it does not compile.
   // tiktoken's cl100k pattern runs on the identical hand-written Cl100kScanner unless
-  // `allow_scanner` is false (for the differential tests).
+  // `allow_scanner` is false (for the differential tests). `behavior` and `invert` (the text
+  // between matches is taken as the delimiters, the matches as the rest) are tokenizers' Split
+  // options, for the Oniguruma dialect.
   static Result<std::unique_ptr<RegexSplitter>> Compile(std::string_view pattern, Dialect dialect,
                                                         std::string_view origin,
-                                                        bool allow_scanner = true);
+                                                        bool allow_scanner = true,
+                                                        Behavior behavior = Behavior::kIsolated,
+                                                        bool invert = false);
   ~RegexSplitter();
   RegexSplitter(const RegexSplitter&) = delete;
   RegexSplitter& operator=(const RegexSplitter&) = delete;
@@ -39,6 +47,12 @@ class RegexSplitter {
       scanner_->Split(text, fn);
       return Status::OK();
     }
+    if (merging_) {
+      std::vector<std::string_view> pieces;  // not thread_local: fn may split with another stage
+      STOKER_RETURN_IF_ERROR(SplitMerging(text, &pieces));
+      for (std::string_view p : pieces) fn(p);
+      return Status::OK();
+    }
     size_t pos = 0;
     while (pos < text.size()) {
       size_t start, end;
@@ -48,7 +62,7 @@ class RegexSplitter {
         break;
       }
       if (keep_gaps_ && start > pos) fn(text.substr(pos, start - pos));
-      if (end > start) fn(text.substr(start, end - start));
+      if (keep_matches_ && end > start) fn(text.substr(start, end - start));
       pos = end;
     }
     return Status::OK();
@@ -62,12 +76,18 @@ class RegexSplitter {
   // The next match at or after `pos`: [*start, *end), *end > pos; *start = npos if none. An empty
   // match is skipped over by one character.
   Status Next(std::string_view text, size_t pos, size_t* start, size_t* end) const;
+  // The pieces of the merging behaviours (MergedWithPrevious, MergedWithNext, Contiguous).
+  Status SplitMerging(std::string_view text, std::vector<std::string_view>* pieces) const;
 
   struct Code;
   std::unique_ptr<Code> code_;
   std::unique_ptr<Cl100kScanner> scanner_;
   std::string pattern_;
-  bool keep_gaps_ = false;
+  bool keep_gaps_ = false;    // the text between matches is a piece
+  bool keep_matches_ = true;  // the matches are pieces
+  bool merging_ = false;      // behavior_ merges pieces: SplitMerging
+  bool invert_ = false;
+  Behavior behavior_ = Behavior::kIsolated;
 };
 
 }  // namespace stoker

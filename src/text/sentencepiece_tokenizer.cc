@@ -6,9 +6,25 @@
 #include "common/hash.h"
 
 namespace stoker {
+namespace {
+
+// A piece of the model by its text, or (for `allow_number`) a decimal id; -1 if neither.
+int32_t FindPiece(const sentencepiece::SentencePieceProcessor& p, const std::string& text,
+                  bool allow_number) {
+  int id = p.PieceToId(absl::string_view(text));
+  if (id >= 0 && p.IdToPiece(id) == text) return id;
+  if (allow_number && !text.empty() && text.size() < 10 &&
+      text.find_first_not_of("0123456789") == std::string::npos) {
+    int64_t n = std::stoll(text);
+    if (n < p.GetPieceSize()) return static_cast<int32_t>(n);
+  }
+  return -1;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Open(
-    const std::string& path) {
+    const std::string& path, const Options& options) {
   // Read the bytes ourselves: one read serves both the checksum and the parse.
   Result<std::string> bytes = ReadFileToString(path);
   if (!bytes.ok()) return bytes.status().WithContext("SentencePiece model");
@@ -18,7 +34,7 @@ Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Open(
     return InvalidArgument(path + ": not a valid SentencePiece model (" +
                            std::string(loaded.message()) + ")");
   }
-  if (processor->eos_id() < 0) {
+  if (processor->eos_id() < 0 && options.eos.empty()) {
     return InvalidArgument(path +
                            ": the SentencePiece model has no EOS piece (train it with "
                            "--eos_id=N, N >= 0)");
@@ -26,7 +42,23 @@ Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Open(
   std::unique_ptr<SentencePieceTokenizer> t(new SentencePieceTokenizer());
   t->vocab_size_ = static_cast<uint64_t>(processor->GetPieceSize());
   t->eos_id_ = processor->eos_id();
-  t->identity_ = {"sentencepiece", BaseName(path), Xxh3Hex(Xxh3(bytes->data(), bytes->size()))};
+  if (!options.eos.empty()) {
+    t->eos_id_ = FindPiece(*processor, options.eos, /*allow_number=*/true);
+    if (t->eos_id_ < 0) {
+      return InvalidArgument(path + ": the EOS '" + options.eos +
+                             "' is neither a piece of the SentencePiece model nor an id");
+    }
+  }
+  if (options.add_bos) {
+    t->bos_id_ = options.bos.empty() ? processor->bos_id()
+                                     : FindPiece(*processor, options.bos, /*allow_number=*/false);
+    if (t->bos_id_ < 0) {
+      return InvalidArgument(path + ": add_bos_token is set but the BOS '" + options.bos +
+                             "' is not a piece of the SentencePiece model");
+    }
+  }
+  t->identity_ = {"sentencepiece", BaseName(path) + (t->bos_id_ >= 0 ? " add-bos" : ""),
+                  Xxh3Hex(Xxh3(bytes->data(), bytes->size()))};
   t->processor_ = std::move(processor);
   return t;
 }
@@ -37,6 +69,7 @@ Status SentencePieceTokenizer::Encode(std::string_view utf8, std::vector<int32_t
   std::vector<int> piece_ids;
   auto st = processor_->Encode(absl::string_view(utf8.data(), utf8.size()), &piece_ids);
   if (!st.ok()) return Internal("SentencePiece encode failed: " + std::string(st.message()));
+  if (bos_id_ >= 0) ids->push_back(bos_id_);
   ids->insert(ids->end(), piece_ids.begin(), piece_ids.end());
   return Status::OK();
 }

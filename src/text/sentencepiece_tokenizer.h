@@ -16,11 +16,20 @@ class SentencePieceProcessor;
 
 namespace stoker {
 
+// What a model's tokenizer_config.json (or --eos) changes. Plain data.
+struct SentencePieceOptions {
+  std::string eos;       // the EOS piece or a decimal id; empty = the model's eos_id
+  std::string bos;       // the BOS piece; empty = the model's bos_id
+  bool add_bos = false;  // put BOS before every document (tokenizer_config's add_bos_token)
+};
+
 class SentencePieceTokenizer final : public Tokenizer {
  public:
-  // Loads the model at `path`. kNotFound if missing; kInvalidArgument if it does not parse or has
-  // no EOS piece (train with --eos_id >= 0).
-  static Result<std::unique_ptr<SentencePieceTokenizer>> Open(const std::string& path);
+  using Options = SentencePieceOptions;
+  // Loads the model at `path`. kNotFound if missing; kInvalidArgument if it does not parse, has
+  // no EOS piece (train with --eos_id >= 0) or `options` name a piece it does not have.
+  static Result<std::unique_ptr<SentencePieceTokenizer>> Open(const std::string& path,
+                                                              const Options& options = {});
   ~SentencePieceTokenizer() override;
 
   Status Encode(std::string_view utf8, std::vector<int32_t>* ids) const override;
@@ -35,6 +44,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
   uint64_t vocab_size_ = 0;
   int32_t eos_id_ = -1;
+  int32_t bos_id_ = -1;  // put before each document; -1 = none
   TokenizerIdentity identity_;
 };
 

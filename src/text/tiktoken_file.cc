@@ -8,8 +8,8 @@
 
 #include "common/file_util.h"
 #include "common/hash.h"
-#include "text/cl100k_scanner.h"
 #include "text/bpe_options.h"
+#include "text/cl100k_scanner.h"
 
 namespace stoker {
 namespace {
@@ -18,6 +18,10 @@ constexpr std::string_view kR50kPattern =
     R"('(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s)";
 constexpr std::string_view kO200kPattern =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// Meta's Llama 3 tokenizer (llama3/tokenizer.py); Llama 4 uses o200k's.
+constexpr std::string_view kLlama3Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 std::string_view StripBase(std::string_view name) {
   constexpr std::string_view kSuffix = "_base";
@@ -39,6 +43,37 @@ std::vector<AddedTokens::Token> DefaultSpecials(std::string_view name) {
             {"<|endofprompt|>", 100276}};
   }
   if (name == "o200k") return {{"<|endoftext|>", 199999}, {"<|endofprompt|>", 200018}};
+  if (name == "llama3") {
+    // Llama 3.1-3.3's 256 special tokens (3.0 named 128004, 128005, 128008, 128010 reserved).
+    std::vector<AddedTokens::Token> t = {{"<|begin_of_text|>", 128000},
+                                         {"<|end_of_text|>", 128001},
+                                         {"<|reserved_special_token_0|>", 128002},
+                                         {"<|reserved_special_token_1|>", 128003},
+                                         {"<|finetune_right_pad_id|>", 128004},
+                                         {"<|reserved_special_token_2|>", 128005},
+                                         {"<|start_header_id|>", 128006},
+                                         {"<|end_header_id|>", 128007},
+                                         {"<|eom_id|>", 128008},
+                                         {"<|eot_id|>", 128009},
+                                         {"<|python_tag|>", 128010}};
+    for (int32_t i = 0; i < 245; ++i) {
+      t.push_back({"<|reserved_special_token_" + std::to_string(3 + i) + "|>", 128011 + i});
+    }
+    return t;
+  }
+  if (name == "llama4") {  // the named ones of Meta's Llama 4 list (its reserved ones are not)
+    return {{"<|begin_of_text|>", 200000},
+            {"<|end_of_text|>", 200001},
+            {"<|fim_prefix|>", 200002},
+            {"<|fim_middle|>", 200003},
+            {"<|fim_suffix|>", 200004},
+            {"<|header_start|>", 200005},
+            {"<|header_end|>", 200006},
+            {"<|eom|>", 200007},
+            {"<|eot|>", 200008},
+            {"<|step|>", 200009},
+            {"<|finetune_right_pad|>", 200018}};
+  }
   return {};
 }
 
@@ -80,12 +115,12 @@ struct ParsedPart {
     uint64_t rank;
     size_t offset;  // the token's bytes: bytes[offset, offset + size)
     size_t size;
-    size_t line;    // in the part
+    size_t line;  // in the part
   };
   std::string bytes;  // the part's tokens, one after another
   std::vector<Entry> entries;
-  size_t lines = 0;   // lines in the part
-  Status error;       // the part's first bad line, after its entries
+  size_t lines = 0;  // lines in the part
+  Status error;      // the part's first bad line, after its entries
   size_t error_line = 0;
 };
 
@@ -196,7 +231,8 @@ std::string_view KnownTiktokenPattern(std::string_view name) {
   name = StripBase(name);
   if (name == "r50k" || name == "p50k") return kR50kPattern;
   if (name == "cl100k") return kCl100kPattern;
-  if (name == "o200k") return kO200kPattern;
+  if (name == "o200k" || name == "llama4") return kO200kPattern;
+  if (name == "llama3") return kLlama3Pattern;
   return {};
 }
 
@@ -204,8 +240,8 @@ Result<std::unique_ptr<BpeTokenizer>> OpenTiktokenFile(const std::string& path,
                                                        const TokenizerOptions& options) {
   if (options.pattern.empty()) {
     return InvalidArgument(path +
-                           ": a tiktoken file needs --pattern (r50k, p50k, cl100k, o200k or a "
-                           "regex)");
+                           ": a tiktoken file needs --pattern (r50k, p50k, cl100k, o200k, llama3, "
+                           "llama4 or a regex)");
   }
   Result<std::string> bytes = ReadFileToString(path);
   if (!bytes.ok()) return bytes.status().WithContext("tiktoken file");
@@ -242,9 +278,9 @@ Result<std::unique_ptr<BpeTokenizer>> OpenTiktokenFile(const std::string& path,
     if (!model.ok()) return InvalidArgument(path + ": " + model.status().message());
     c.model = std::move(model).value();
   }
-  STOKER_ASSIGN_OR_RETURN(auto split,
-                          RegexSplitter::Compile(pattern, RegexSplitter::Dialect::kTiktoken,
-                                                 path + " (--pattern)"));
+  STOKER_ASSIGN_OR_RETURN(
+      auto split,
+      RegexSplitter::Compile(pattern, RegexSplitter::Dialect::kTiktoken, path + " (--pattern)"));
   c.stages.push_back({std::move(split)});
   c.whole_piece_first = true;
   STOKER_ASSIGN_OR_RETURN(c.eos_id, ResolveEos(options.eos, specials, vocab_size, path));

@@ -11,8 +11,8 @@
 
 namespace stoker {
 
-// The regex of a tiktoken encoding named r50k, p50k, cl100k or o200k (with or without "_base");
-// empty for any other name.
+// The regex of a tiktoken encoding named r50k, p50k, cl100k, o200k (with or without "_base"),
+// llama3 or llama4 (Meta's; llama4's is o200k's); empty for any other name.
 std::string_view KnownTiktokenPattern(std::string_view name);
 
 // Opens `path`. kNotFound if missing; kInvalidArgument naming the file and line for a bad line

@@ -1,8 +1,11 @@
 #include "text/tokenizer.h"
 
+#include <cstdio>
+
 #include "common/file_util.h"
 #include "common/uri.h"
 #include "text/bytes_tokenizer.h"
+#include "text/model_files.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "text/tiktoken_file.h"
 #include "text/tokenizer_json.h"
@@ -14,6 +17,22 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// The format of the file at `path` from its first 4 KiB, else from its name (so that an empty or
+// unreadable file still gets its own loader's error).
+TokenizerFormat FormatOf(const std::string& path) {
+  std::string head(4096, '\0');
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    head.resize(std::fread(head.data(), 1, head.size(), f));
+    std::fclose(f);
+    TokenizerFormat sniffed = SniffTokenizerFormat(head);
+    if (sniffed != TokenizerFormat::kUnknown) return sniffed;
+  }
+  if (EndsWith(path, ".model")) return TokenizerFormat::kSentencePiece;
+  if (EndsWith(path, ".json")) return TokenizerFormat::kTokenizerJson;
+  if (EndsWith(path, ".tiktoken")) return TokenizerFormat::kTiktoken;
+  return TokenizerFormat::kUnknown;
+}
+
 }  // namespace
 
 Status Tokenizer::Decode(std::span<const int32_t> ids, std::string* out) const {
@@ -23,26 +42,41 @@ Status Tokenizer::Decode(std::span<const int32_t> ids, std::string* out) const {
 Result<std::unique_ptr<Tokenizer>> OpenTokenizer(std::string_view uri,
                                                  const TokenizerOptions& options) {
   STOKER_ASSIGN_OR_RETURN(std::string path, LocalPathFromUri(uri));
-  const std::string spec = path;
-  if (spec == "bytes") return std::unique_ptr<Tokenizer>(std::make_unique<BytesTokenizer>());
-  if (EndsWith(spec, ".model")) {
-    STOKER_ASSIGN_OR_RETURN(auto sp, SentencePieceTokenizer::Open(path));
-    return std::unique_ptr<Tokenizer>(std::move(sp));
+  if (path == "bytes") return std::unique_ptr<Tokenizer>(std::make_unique<BytesTokenizer>());
+  if (IsDirectory(path)) {
+    std::string file = TokenizerFileInDirectory(path);
+    if (file.empty()) {
+      return NotFound(path + ": the directory holds no tokenizer.json or tokenizer.model");
+    }
+    path = file;
   }
-  if (IsDirectory(path) && PathExists(JoinPath(path, "tokenizer.json"))) {
-    path = JoinPath(path, "tokenizer.json");
-  }
-  if (EndsWith(path, ".json")) {
-    STOKER_ASSIGN_OR_RETURN(auto bpe, OpenTokenizerJson(path, options));
-    return std::unique_ptr<Tokenizer>(std::move(bpe));
-  }
-  if (EndsWith(path, ".tiktoken")) {
-    STOKER_ASSIGN_OR_RETURN(auto bpe, OpenTiktokenFile(path, options));
-    return std::unique_ptr<Tokenizer>(std::move(bpe));
+  // A model's tokenizer_config.json names its EOS and BOS; --eos still wins.
+  STOKER_ASSIGN_OR_RETURN(TokenizerConfig config, ReadTokenizerConfigBeside(path));
+  TokenizerOptions opts = options;
+  if (opts.eos.empty() && config.eos_token) opts.eos = *config.eos_token;
+  switch (FormatOf(path)) {
+    case TokenizerFormat::kSentencePiece: {
+      SentencePieceTokenizer::Options sp;
+      sp.eos = opts.eos;
+      sp.add_bos = options.post_processor && config.add_bos_token.value_or(false);
+      sp.bos = config.bos_token.value_or("");
+      STOKER_ASSIGN_OR_RETURN(auto t, SentencePieceTokenizer::Open(path, sp));
+      return std::unique_ptr<Tokenizer>(std::move(t));
+    }
+    case TokenizerFormat::kTokenizerJson: {
+      STOKER_ASSIGN_OR_RETURN(auto t, OpenTokenizerJson(path, opts));
+      return std::unique_ptr<Tokenizer>(std::move(t));
+    }
+    case TokenizerFormat::kTiktoken: {
+      STOKER_ASSIGN_OR_RETURN(auto t, OpenTiktokenFile(path, opts));
+      return std::unique_ptr<Tokenizer>(std::move(t));
+    }
+    case TokenizerFormat::kUnknown:
+      break;
   }
   return InvalidArgument("unknown tokenizer '" + path +
-                         "': expected 'bytes', PATH.model (SentencePiece), PATH/tokenizer.json "
-                         "or PATH.tiktoken");
+                         "': expected 'bytes', a tokenizer.json, a tiktoken file, a SentencePiece "
+                         "model or a directory holding tokenizer.json or tokenizer.model");
 }
 
 }  // namespace stoker

@@ -61,9 +61,12 @@ struct TokenizerOptions {
 
 // Opens the tokenizer named by a --tokenizer value:
 //  - "bytes": UTF-8 bytes 0-255, EOS 256, vocabulary 257;
-//  - "PATH.model": a SentencePiece model (must define an EOS piece);
-//  - "PATH/tokenizer.json" (or a directory holding one, or any *.json): Hugging Face BPE;
-//  - "PATH.tiktoken": a tiktoken rank file, with options.pattern.
+//  - a directory: its tokenizer.json, else its tokenizer.model;
+//  - a file, by its content (text/model_files.h; by its name only when that tells nothing): a
+//    SentencePiece model (must define an EOS piece), a tokenizer.json (Hugging Face BPE) or a
+//    tiktoken rank file (with options.pattern; Llama 3's original/tokenizer.model is one).
+// A tokenizer_config.json beside the file gives the EOS (unless options.eos) and, for
+// SentencePiece, add_bos_token/bos_token (unless !options.post_processor).
 // Errors name the file: kNotFound if it is missing, kInvalidArgument if it is not a valid model.
 Result<std::unique_ptr<Tokenizer>> OpenTokenizer(std::string_view spec,
                                                  const TokenizerOptions& options = {});

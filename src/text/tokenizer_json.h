@@ -3,7 +3,7 @@
 // Supported, exactly as `tokenizers` encodes: model BPE (vocab, merges as "a b" or ["a", "b"],
 // ignore_merges, unk_token/fuse_unk); normalizer null, NFC or a Sequence of those; pre_tokenizer
 // ByteLevel (use_regex, add_prefix_space) alone or at the end of a Sequence after Split(Regex or
-// String, behavior Isolated) stages; added_tokens (non-special ones always cut out, special ones
+// String, any behavior, invert) stages; added_tokens (non-special ones always cut out, special ones
 // only with allow_special); post_processor null, ByteLevel, TemplateProcessing, RobertaProcessing,
 // BertProcessing or a Sequence of those. Anything else is kInvalidArgument naming the file and the
 // JSON field, never a silently different tokenization.

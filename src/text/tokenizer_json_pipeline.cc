@@ -22,9 +22,12 @@ std::string EscapeLiteral(std::string_view s) {
 }
 
 Status AddSplit(std::string_view pattern, std::string_view origin, const std::string& field,
-                BpeTokenizer::Config* c) {
-  Result<std::unique_ptr<RegexSplitter>> split = RegexSplitter::Compile(
-      pattern, RegexSplitter::Dialect::kOniguruma, std::string(origin) + ": " + field);
+                BpeTokenizer::Config* c,
+                RegexSplitter::Behavior behavior = RegexSplitter::Behavior::kIsolated,
+                bool invert = false) {
+  Result<std::unique_ptr<RegexSplitter>> split =
+      RegexSplitter::Compile(pattern, RegexSplitter::Dialect::kOniguruma,
+                             std::string(origin) + ": " + field, true, behavior, invert);
   if (!split.ok()) return split.status();
   c->stages.push_back({std::move(split).value()});
   return Status::OK();
@@ -50,19 +53,39 @@ Status WalkPreTokenizer(const Json& j, std::string_view origin, const std::strin
     return Status::OK();
   }
   if (type == "Split") {
-    std::string behavior = j.value("behavior", std::string());
-    if (behavior != "Isolated") {
-      return Fail(origin, field + ".behavior",
-                  "'" + behavior + "' is not supported (only Isolated)");
+    using B = RegexSplitter::Behavior;
+    static const std::pair<const char*, B> kBehaviors[] = {
+        {"Isolated", B::kIsolated},
+        {"Removed", B::kRemoved},
+        {"MergedWithPrevious", B::kMergedWithPrevious},
+        {"MergedWithNext", B::kMergedWithNext},
+        {"Contiguous", B::kContiguous}};
+    const Json& jb = j.contains("behavior") ? j["behavior"] : Json();
+    std::string behavior = jb.is_string() ? jb.get<std::string>() : "";
+    B b = B::kIsolated;
+    bool known = false;
+    for (const auto& [name, value] : kBehaviors) {
+      if (behavior == name) b = value, known = true;
     }
-    if (j.value("invert", false)) return Fail(origin, field + ".invert", "true is not supported");
+    if (!known) {
+      return Fail(origin, field + ".behavior",
+                  "'" + behavior +
+                      "' is not supported (Isolated, Removed, MergedWithPrevious, "
+                      "MergedWithNext or Contiguous)");
+    }
+    const Json& ji = j.contains("invert") ? j["invert"] : Json();
+    if (!ji.is_null() && !ji.is_boolean()) {
+      return Fail(origin, field + ".invert", "must be true or false");
+    }
+    bool invert = ji.is_boolean() && ji.get<bool>();
     const Json& p = j.contains("pattern") ? j["pattern"] : Json();
     if (p.is_object() && p.contains("Regex") && p["Regex"].is_string()) {
-      return AddSplit(p["Regex"].get<std::string>(), origin, field + ".pattern.Regex", c);
+      return AddSplit(p["Regex"].get<std::string>(), origin, field + ".pattern.Regex", c, b,
+                      invert);
     }
     if (p.is_object() && p.contains("String") && p["String"].is_string()) {
       return AddSplit(EscapeLiteral(p["String"].get<std::string>()), origin,
-                      field + ".pattern.String", c);
+                      field + ".pattern.String", c, b, invert);
     }
     return Fail(origin, field + ".pattern", "must be {\"Regex\": ...} or {\"String\": ...}");
   }
@@ -105,8 +128,8 @@ Status WalkPostProcessor(const Json& j, std::string_view origin, const std::stri
   if (type == "Sequence") {
     const Json& list = j.contains("processors") ? j["processors"] : Json();
     for (size_t i = 0; i < list.size(); ++i) {
-      STOKER_RETURN_IF_ERROR(WalkPostProcessor(
-          list[i], origin, field + ".processors[" + std::to_string(i) + "]", c));
+      STOKER_RETURN_IF_ERROR(
+          WalkPostProcessor(list[i], origin, field + ".processors[" + std::to_string(i) + "]", c));
     }
     return Status::OK();
   }

@@ -128,9 +128,11 @@ def train_gpt2_style(path: Path, vocab_size=3000):
     return path
 
 
-def train_llama3_style(path: Path, vocab_size=3000):
+def train_llama3_style(path: Path, vocab_size=3000, bos="<|begin_of_text|>",
+                       eos="<|end_of_text|>"):
     """A Llama-3 / Qwen style tokenizer.json: NFC, Split(regex) + ByteLevel(use_regex=False),
-    ignore_merges, special and non-special added tokens, a BOS post-processor template."""
+    ignore_merges, special and non-special added tokens, a BOS post-processor template. `bos` and
+    `eos` name the special tokens (DeepSeek-V3's are `<｜begin▁of▁sentence｜>`, ...)."""
     from tokenizers import (Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers,
                             processors, trainers)
 
@@ -143,15 +145,14 @@ def train_llama3_style(path: Path, vocab_size=3000):
     t.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
-        special_tokens=["<|begin_of_text|>", "<|end_of_text|>"],
+        special_tokens=[bos, eos],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
     t.train_from_iterator(corpus_texts(), trainer)
     t.add_tokens(["stoker"])
-    bos = t.token_to_id("<|begin_of_text|>")
     t.post_processor = processors.TemplateProcessing(
-        single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", bos)]
+        single=f"{bos} $A", special_tokens=[(bos, t.token_to_id(bos))]
     )
     t.save(str(path))
     return path

@@ -18,7 +18,7 @@ class Stream:
     pack, seed, rank/world_size, on_error, state_dict) mean what they mean for datasets.
     ``steps_per_epoch`` fixes the epoch length; without it a pre-scan at open reads every shard
     once. ``tokenizer``: "bytes", a SentencePiece ``.model``, a ``tokenizer.json`` or a
-    ``.tiktoken`` file (then ``pattern`` names its split: r50k, p50k, cl100k, o200k or a regex;
+    ``.tiktoken`` file (then ``pattern`` names its split: r50k, p50k, cl100k, o200k, llama3, llama4 or a regex;
     ``special``, ``allow_special``, ``eos`` as for ``stoker.Tokenizer``). ``text_field`` is the
     JSONL field or the record shards' field holding the text. ``scan_cache``: where the pre-scans
     written by ``stoker index --stream`` are looked up ("auto": the default cache directory,

@@ -10,8 +10,8 @@ from . import _stoker
 
 class Tokenizer:
     """A tokenizer as ``stoker pack --tokenizer`` opens it: ``"bytes"``, a SentencePiece
-    ``.model``, a ``tokenizer.json`` (or a directory holding one) or a ``.tiktoken`` file (with
-    ``pattern``: r50k, p50k, cl100k, o200k or a regex).
+    ``.model``, a ``tokenizer.json``, a model directory (its tokenizer_config.json gives the EOS)
+    or a tiktoken file (with ``pattern``: r50k, p50k, cl100k, o200k, llama3, llama4 or a regex).
 
     ``allow_special``: special-token text in the input becomes the special id (tiktoken's
     ``allowed_special="all"``); by default it is ordinary text (``encode_ordinary``).

@@ -44,7 +44,7 @@ def pack(
 
     Byte-level BPE tokenizers (``tokenizer.json``, ``.tiktoken``) take the options of
     ``stoker.Tokenizer`` and ``stoker pack``: ``pattern`` (tiktoken files: r50k, p50k, cl100k,
-    o200k or a regex), ``special`` ("NAME=ID,..."), ``allow_special``, ``eos`` (token text or id)
+    o200k, llama3, llama4 or a regex), ``special`` ("NAME=ID,..."), ``allow_special``, ``eos`` (token text or id)
     and ``post_processor``.
 
     ``format`` picks the output, as ``stoker pack --format``: "stoker" (token shards),
