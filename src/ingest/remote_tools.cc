@@ -43,7 +43,8 @@ Status SparseFile(const std::string& path, uint64_t size) {
   return Status::OK();
 }
 
-// Runs fn(i) for i in [0, n) on up to 8 threads; the first error wins and stops the rest.
+}  // namespace
+
 Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn) {
   std::atomic<size_t> next{0};
   std::mutex mu;
@@ -64,6 +65,20 @@ Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn) {
   return first;
 }
 
+Status MirrorShardMetadata(const storage::Backend& backend, const std::string& uri,
+                           const std::vector<ShardInfo>& shards, const std::string& local_dir) {
+  return ParallelFor(shards.size(), [&](size_t i) -> Status {
+    const ShardInfo& s = shards[i];
+    const std::string local = (fs::path(local_dir) / s.prefix).lexically_normal().string();
+    STOKER_RETURN_IF_ERROR(SparseFile(local + ".bin", s.bin_bytes));
+    STOKER_ASSIGN_OR_RETURN(std::string idx,
+                            storage::ReadAll(backend, JoinUri(uri, s.prefix) + ".idx"));
+    return WriteLocal(local + ".idx", idx);
+  });
+}
+
+namespace {
+
 Status UploadLocalFile(const storage::Backend& backend, const std::string& path,
                        const std::string& uri) {
   STOKER_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
@@ -81,7 +96,8 @@ Result<storage::StorageUri> S3Location(const std::string& uri, const char* what)
   return parsed;
 }
 
-// Uploads what `local_dir` holds beside the shards: its length index, then its manifest.
+}  // namespace
+
 Status UploadIndexAndManifest(const storage::Backend& backend, const std::string& local_dir,
                               const Manifest& m, const std::string& uri) {
   if (m.length_index) {
@@ -91,8 +107,6 @@ Status UploadIndexAndManifest(const storage::Backend& backend, const std::string
   return UploadLocalFile(backend, JoinPath(local_dir, kManifestFileName),
                          JoinUri(uri, kManifestFileName));
 }
-
-}  // namespace
 
 Result<Manifest> MirrorDatasetMetadata(const storage::Backend& backend, const std::string& uri,
                                        const std::string& local_dir) {
@@ -126,14 +140,7 @@ Result<Manifest> MirrorDatasetMetadata(const storage::Backend& backend, const st
       }
     }
   }
-  STOKER_RETURN_IF_ERROR(ParallelFor(m.shards.size(), [&](size_t i) -> Status {
-    const ShardInfo& s = m.shards[i];
-    const std::string local = (fs::path(local_dir) / s.prefix).lexically_normal().string();
-    STOKER_RETURN_IF_ERROR(SparseFile(local + ".bin", s.bin_bytes));
-    STOKER_ASSIGN_OR_RETURN(std::string idx,
-                            storage::ReadAll(backend, JoinUri(uri, s.prefix) + ".idx"));
-    return WriteLocal(local + ".idx", idx);
-  }));
+  STOKER_RETURN_IF_ERROR(MirrorShardMetadata(backend, uri, m.shards, local_dir));
   return m;
 }
 
