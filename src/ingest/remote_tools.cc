@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -113,8 +113,8 @@ Result<Manifest> MirrorDatasetMetadata(const storage::Backend& backend, const st
   const std::string manifest_uri = JoinUri(uri, kManifestFileName);
   Result<std::string> text = storage::ReadAll(backend, manifest_uri);
   if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
-    return NotFound(uri + ": not a complete stoker dataset (no " +
-                    std::string(kManifestFileName) + ")");
+    return NotFound(uri + ": not a complete stoker dataset (no " + std::string(kManifestFileName) +
+                    ")");
   }
   STOKER_RETURN_IF_ERROR(text.status());
   STOKER_RETURN_IF_ERROR(WriteLocal(JoinPath(local_dir, kManifestFileName), *text));
@@ -168,8 +168,10 @@ Result<Manifest> MergeRemote(const MergeOptions& options) {
   for (const std::string& part : options.parts) {
     STOKER_ASSIGN_OR_RETURN(storage::StorageUri p, S3Location(part, "every part"));
     if (p.bucket != out.bucket) {
-      return InvalidArgument(part + ": a remote merge keeps its parts and its output in one "
-                             "bucket (the output is in " + out.bucket + ")");
+      return InvalidArgument(part +
+                             ": a remote merge keeps its parts and its output in one "
+                             "bucket (the output is in " +
+                             out.bucket + ")");
     }
     STOKER_RETURN_IF_ERROR(MirrorDatasetMetadata(*backend, part, local(p)).status());
     mirrored.parts.push_back(local(p));
@@ -205,15 +207,16 @@ Result<LengthIndexInfo> IndexRemote(const std::string& uri, bool check) {
   const std::string dir = staging->Join("dataset");
   STOKER_ASSIGN_OR_RETURN(Manifest m, MirrorDatasetMetadata(*backend, uri, dir));
   if (check) {
-    if (!m.length_index) return NotFound(uri + " has no length index (`stoker index " + uri +
-                                         "` writes one)");
+    if (!m.length_index)
+      return NotFound(uri + " has no length index (`stoker index " + uri + "` writes one)");
     STOKER_ASSIGN_OR_RETURN(std::string bytes,
                             storage::ReadAll(*backend, JoinUri(uri, m.length_index->file)));
     STOKER_RETURN_IF_ERROR(WriteLocal(JoinPath(dir, m.length_index->file), bytes));
     STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const LengthIndex> index,
                             OpenDatasetLengthIndex(dir, m));
     Status st = index->Verify();
-    if (!st.ok()) return Status(st.code(), JoinUri(uri, m.length_index->file) + ": " + st.message());
+    if (!st.ok())
+      return Status(st.code(), JoinUri(uri, m.length_index->file) + ": " + st.message());
     return *m.length_index;
   }
   STOKER_ASSIGN_OR_RETURN(LengthIndexInfo info, BuildDatasetLengthIndex(dir, m));

@@ -15,8 +15,8 @@
 #include "format/length_index.h"
 #include "format/manifest.h"
 #include "ingest/merge.h"
-#include "storage/backend.h"
 #include "stoker/status.h"
+#include "storage/backend.h"
 
 namespace stoker {
 

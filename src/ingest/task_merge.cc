@@ -1,8 +1,8 @@
 #include "ingest/task_merge.h"
 
 #include <map>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -165,8 +165,8 @@ Result<Manifest> MergeTasks(const std::string& output) {
         const std::string uri = JoinUri(root, "tfrecord/" + f.name);
         auto it = sizes.find(uri);
         if (it == sizes.end() || it->second != f.size_bytes) {
-          return FailedPrecondition("cannot merge: " + TaskName(t, n) + "'s TFRecord file " +
-                                    uri + " is missing or not of its recorded size: rerun the "
+          return FailedPrecondition("cannot merge: " + TaskName(t, n) + "'s TFRecord file " + uri +
+                                    " is missing or not of its recorded size: rerun the "
                                     "task");
         }
         tf_files.push_back(f);

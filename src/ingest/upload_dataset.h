@@ -11,15 +11,15 @@
 #include <vector>
 
 #include "common/temp_dir.h"
-#include "storage/backend.h"
 #include "stoker/status.h"
+#include "storage/backend.h"
 
 namespace stoker {
 
 // Where a pack writes: `local_dir`; for a remote output also the staging directory behind it.
 struct PackDestination {
-  std::string uri;        // what the user gave (-o)
-  std::string local_dir;  // where the pack writes
+  std::string uri;                   // what the user gave (-o)
+  std::string local_dir;             // where the pack writes
   std::unique_ptr<TempDir> staging;  // set for a remote output; removed with it
   bool remote() const { return staging != nullptr; }
 };
