@@ -10,6 +10,8 @@
 #include "ingest/pack.h"
 #include "ingest/pack_args.h"
 #include "ingest/pack_run.h"
+#include "ingest/pack_task.h"
+#include "ingest/task_merge.h"
 #include "register.h"
 
 namespace nb = nanobind;
@@ -38,6 +40,10 @@ nb::dict PackToDict(const PackArgs& args) {
   d["output"] = run.output.empty() ? args.output : run.output;
   d["format"] = args.format;
   if (run.records) d["records"] = RecordsToDict(*run.records);
+  if (!run.receipt.empty()) {
+    d["receipt"] = run.receipt;
+    d["skipped"] = run.skipped;
+  }
   if (!run.pack) return d;
   const PackResult& r = *run.pack;
   d["manifest_json"] = r.manifest.ToJson();
@@ -87,6 +93,42 @@ void RegisterIngest(nb::module_& m) {
       nb::arg("allow_special") = false, nb::arg("eos") = "", nb::arg("post_processor") = true,
       nb::arg("input_format") = "auto", nb::arg("key_field") = "", nb::arg("format") = "stoker",
       "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
+  m.def(
+      "pack_plan",
+      [](std::vector<std::string> inputs, std::string output, uint32_t task_count,
+         std::string input_format) {
+        PackArgs args;
+        args.inputs = std::move(inputs);
+        args.output = std::move(output);
+        args.task_index = 0;
+        args.task_count = task_count;
+        args.input_format = std::move(input_format);
+        Result<TaskPlan> plan = [&] {
+          nb::gil_scoped_release release;
+          return PlanPackTasks(args);
+        }();
+        TaskPlan p = Unwrap(std::move(plan));
+        nb::list slices;
+        for (uint32_t t = 0; t < p.task_count; ++t) {
+          TaskSlice s = p.Slice(t);
+          slices.append(nb::make_tuple(s.first, s.last));
+        }
+        return nb::make_tuple(p.ToJson(), p.checksum, slices);
+      },
+      nb::arg("inputs"), nb::arg("output"), nb::arg("task_count"), nb::arg("input_format"),
+      "Records (or reads) the input plan of a task-split pack (`stoker pack --list`): "
+      "(plan JSON, its checksum, [(first, last)] per task).");
+  m.def(
+      "merge_tasks",
+      [](std::string output) {
+        Result<Manifest> merged = [&] {
+          nb::gil_scoped_release release;
+          return MergeTasks(output);
+        }();
+        return Unwrap(std::move(merged)).ToJson();
+      },
+      nb::arg("output"),
+      "Merges a task-split pack (`stoker merge OUTPUT`); returns the manifest JSON.");
 }
 
 }  // namespace stoker::python

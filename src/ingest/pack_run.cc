@@ -6,6 +6,7 @@
 
 #include "common/human_size.h"
 #include "common/uri.h"
+#include "ingest/pack_task.h"
 #include "ingest/upload_dataset.h"
 #include "text/tokenizer.h"
 
@@ -23,6 +24,9 @@ Result<PackRunResult> RunPackArgs(const PackArgs& args,
                                   std::function<void(const PackProgress&)> on_progress) {
   PackRunResult run;
   STOKER_ASSIGN_OR_RETURN(run.format, ParsePackFormat(args.format));
+  // One task of several: writes its shards and its receipt into the job's output.
+  STOKER_ASSIGN_OR_RETURN(bool task_split, IsTaskSplit(args));
+  if (task_split) return RunPackTask(args, std::move(on_progress));
   if (run.format == PackFormat::kWebDataset) {
     // -o s3://...: packed into a local staging directory, then uploaded (records.json last).
     STOKER_ASSIGN_OR_RETURN(

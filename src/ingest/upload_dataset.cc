@@ -62,9 +62,6 @@ Result<PackDestination> PreparePackDestination(const std::string& output, bool o
   return d;
 }
 
-namespace {
-
-// Uploads local_dir/<files[i]> to uri/<files[i]> on `threads` threads; the first error wins.
 Status UploadFiles(const storage::Backend& backend, const std::string& local_dir,
                    const std::string& uri, const std::vector<std::string>& files, int threads) {
   std::atomic<size_t> next{0};
@@ -86,8 +83,6 @@ Status UploadFiles(const storage::Backend& backend, const std::string& local_dir
   for (std::thread& t : pool) t.join();
   return first_error;
 }
-
-}  // namespace
 
 Status UploadDataset(const storage::Backend& backend, const std::string& local_dir,
                      const std::string& uri, int threads) {
