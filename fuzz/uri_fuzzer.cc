@@ -1,4 +1,4 @@
-// libFuzzer target: the URI parsers (common/uri.h, storage/storage_uri.h) on any bytes, with the
+// libFuzzer target: the URI parsers (common/uri.h) on any bytes, with the
 // properties their contracts promise.
 #include <cstddef>
 #include <cstdint>
@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "common/uri.h"
-#include "storage/storage_uri.h"
 
 namespace {
 
@@ -33,13 +32,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (cut != std::string_view::npos) {
     (void)stoker::JoinUri(in.substr(0, cut), in.substr(cut + 1));
   }
-  auto parsed = stoker::storage::ParseStorageUri(in);
-  if (parsed.ok() && parsed->kind == stoker::storage::UriKind::kS3 && parsed->bucket.empty()) {
+  auto parsed = stoker::ParseUri(in);
+  if (parsed.ok() && parsed->kind == stoker::UriKind::kS3 && parsed->bucket.empty()) {
     __builtin_trap();  // an s3:// URI without a bucket is refused
   }
   // UriEncode: only unreserved bytes (and '/' when kept) or %XX escapes, decoding to the input.
   for (bool keep_slash : {false, true}) {
-    const std::string enc = stoker::storage::UriEncode(in, keep_slash);
+    const std::string enc = stoker::UriEncode(in, keep_slash);
     std::string decoded;
     for (size_t i = 0; i < enc.size(); ++i) {
       const char c = enc[i];

@@ -21,7 +21,6 @@
 #include "ingest/upload_dataset.h"
 #include "records/record_store.h"
 #include "storage/open_backend.h"
-#include "storage/storage_uri.h"
 #include "text/tokenizer.h"
 
 namespace stoker {

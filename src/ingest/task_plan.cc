@@ -6,7 +6,6 @@
 
 #include "common/hash.h"
 #include "common/uri.h"
-#include "storage/storage_uri.h"
 
 namespace stoker {
 namespace {
@@ -81,9 +80,9 @@ std::vector<PlannedInput> PlanFiles(const std::vector<InputFile>& files) {
 }
 
 Result<std::string> TaskOutputRoot(const std::string& output) {
-  STOKER_ASSIGN_OR_RETURN(storage::StorageUri parsed, storage::ParseStorageUri(output));
-  if (parsed.kind == storage::UriKind::kFile) return parsed.path;
-  if (parsed.kind == storage::UriKind::kHttp) {
+  STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(output));
+  if (parsed.kind == UriKind::kFile) return parsed.path;
+  if (parsed.kind == UriKind::kHttp) {
     return InvalidArgument(output +
                            ": http:// and https:// are read-only; write to a local "
                            "path or s3://bucket/prefix");
