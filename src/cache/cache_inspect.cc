@@ -7,7 +7,6 @@
 #include <string_view>
 
 #include "cache/cache_layout.h"
-#include "common/atomic_write.h"
 #include "common/file_lock.h"
 #include "common/file_util.h"
 

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
-#include "common/atomic_write.h"
 #include "common/cache_root.h"
 #include "common/file_lock.h"
 #include "common/file_util.h"

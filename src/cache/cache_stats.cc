@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/atomic_write.h"
 #include "common/file_lock.h"
 #include "common/file_util.h"
 

@@ -9,8 +9,6 @@
 #include <atomic>
 #include <cerrno>
 
-#include "common/atomic_write.h"
-
 namespace stoker {
 namespace {
 
@@ -75,10 +73,6 @@ Result<std::string> ReadFileToString(const std::string& path, size_t spare_bytes
   out.resize(got);
   if (out.capacity() < got + spare_bytes) out.reserve(got + spare_bytes);
   return out;
-}
-
-Status WriteFileAtomically(const std::string& path, std::string_view contents) {
-  return WriteFileAtomically(path, contents, /*durable=*/true);
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents, bool durable) {

@@ -8,7 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include "common/atomic_write.h"
 #include "common/temp_dir.h"
 
 namespace stoker {

@@ -6,7 +6,7 @@
 
 #include "records/arrow/arrow_byte_file.h"
 #include "records/arrow/arrow_columns.h"
-#include "records/arrow_sources.h"
+#include "records/arrow/arrow_module.h"
 
 namespace stoker {
 namespace {
@@ -82,9 +82,12 @@ class ArrowIpcSource final : public RecordSource {
 
 }  // namespace
 
+namespace arrow_module {
+
 Result<std::unique_ptr<RecordSource>> OpenArrowIpcShard(const RecordShard& shard,
                                                         std::shared_ptr<const ByteSource> source) {
   return ArrowIpcSource::Open(std::move(source));
 }
 
+}  // namespace arrow_module
 }  // namespace stoker
