@@ -70,6 +70,8 @@ Result<TokenizerConfig> ParseTokenizerConfig(std::string_view json, std::string_
   } catch (const Json::parse_error& e) {
     return InvalidArgument(std::string(origin) + ": not valid JSON at byte " +
                            std::to_string(e.byte) + ": " + e.what());
+  } catch (const Json::exception& e) {  // e.g. a number out of range: 5e1002
+    return InvalidArgument(std::string(origin) + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) return InvalidArgument(std::string(origin) + ": must be a JSON object");
   TokenizerConfig c;
