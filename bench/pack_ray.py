@@ -54,7 +54,8 @@ def start_cluster(cores):
     ray_bin = str(Path(sys.executable).parent / "ray")
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     per_node = str(max(1, cores // 2))
-    common = ["--num-cpus", per_node, "--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
+    common = ["--num-cpus", per_node, "--node-ip-address", "127.0.0.1", "--disable-usage-stats",
+              "--object-store-memory", str(128 << 20)]  # not 30% of the machine's memory
     subprocess.run([ray_bin, "start", "--head", "--port", port, "--temp-dir", temp,
                     "--include-dashboard=false", *common], check=True, env=env,
                    capture_output=True)
