@@ -51,7 +51,8 @@ def ray_cluster():
     temp = tempfile.mkdtemp(prefix="stkray-")  # short: Ray's socket paths must fit 107 bytes
     port = free_port()
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
+    common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--disable-usage-stats",
+              "--object-store-memory", str(128 << 20)]  # not 30% of the machine's memory
     try:
         subprocess.run([RAY, "start", "--head", "--port", str(port), "--temp-dir", temp,
                         "--include-dashboard=false", *common], check=True, env=env,
