@@ -13,6 +13,7 @@
 #include "ingest/pack_run.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
+#include "stoker/flag_alias.h"
 #include "stoker/number_flags.h"
 #include "stoker/tokenizer_flags.h"
 #include "text/tokenizer.h"
@@ -33,12 +34,12 @@ ProgressReporter::Mode ProgressMode(const std::string& s) {
 }
 
 int PrintWebDataset(const RecordPackResult& r) {
-  std::printf("pack: %llu file(s) -> %llu sample(s) in %llu WebDataset shard(s), %s, in %s "
-              "(%llu file(s) without an extension skipped)\n",
-              static_cast<unsigned long long>(r.files_read),
-              static_cast<unsigned long long>(r.records),
-              static_cast<unsigned long long>(r.output_files), FormatSize(r.output_bytes).c_str(),
-              r.output_dir.c_str(), static_cast<unsigned long long>(r.files_skipped));
+  std::printf(
+      "pack: %llu file(s) -> %llu sample(s) in %llu WebDataset shard(s), %s, in %s "
+      "(%llu file(s) without an extension skipped)\n",
+      static_cast<unsigned long long>(r.files_read), static_cast<unsigned long long>(r.records),
+      static_cast<unsigned long long>(r.output_files), FormatSize(r.output_bytes).c_str(),
+      r.output_dir.c_str(), static_cast<unsigned long long>(r.files_skipped));
   return kExitOk;
 }
 
@@ -69,19 +70,19 @@ int RunPack(const PackCliArgs& cli) {
   const PackResult* result = &*run->pack;
   if (run->format == PackFormat::kTfRecord) {
     const RecordPackResult& tf = *run->records;
-    std::printf("pack: %llu document(s) also written as tf.train.Example in %llu TFRecord "
-                "file(s), %s, in %s\n",
-                static_cast<unsigned long long>(tf.records),
-                static_cast<unsigned long long>(tf.output_files),
-                FormatSize(tf.output_bytes).c_str(), tf.output_dir.c_str());
+    std::printf(
+        "pack: %llu document(s) also written as tf.train.Example in %llu TFRecord "
+        "file(s), %s, in %s\n",
+        static_cast<unsigned long long>(tf.records),
+        static_cast<unsigned long long>(tf.output_files), FormatSize(tf.output_bytes).c_str(),
+        tf.output_dir.c_str());
   }
 
   const Manifest& m = result->manifest;
   const PackCounters& c = result->counters;
   std::printf("pack: task %u of %u: %llu of %llu input file(s) -> %s\n", options->task_index,
               options->task_count, static_cast<unsigned long long>(result->input_files),
-              static_cast<unsigned long long>(result->total_files),
-              run->output.c_str());
+              static_cast<unsigned long long>(result->total_files), run->output.c_str());
   std::printf(
       "pack: %s documents, %s tokens (%s, %s), %zu shard(s), %s read in %s (%s, %d threads)\n",
       FormatCount(m.total_documents()).c_str(), FormatCount(m.total_tokens()).c_str(),
@@ -101,8 +102,9 @@ int RunPack(const PackCliArgs& cli) {
         static_cast<unsigned long long>(c.empty_documents_skipped));
   }
   if (c.corrupt_shards_skipped) {
-    std::printf("pack: %llu corrupt record shard(s) cut short at the corruption (--bad-lines skip)\n",
-                static_cast<unsigned long long>(c.corrupt_shards_skipped));
+    std::printf(
+        "pack: %llu corrupt record shard(s) cut short at the corruption (--on-error skip)\n",
+        static_cast<unsigned long long>(c.corrupt_shards_skipped));
   }
   return kExitOk;
 }
@@ -118,7 +120,7 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       "Inputs: JSONL files (*.jsonl, *.ndjson; one document per line, text in --text-field),\n"
       "optionally compressed (.gz, .zst); any other file is one document (decompressed if .gz or\n"
       ".zst); directories are walked recursively in sorted path order, each file classified the\n"
-      "same way (hidden names are skipped). Documents keep that order whatever --threads is.\n"
+      "same way (hidden names are skipped). Documents keep that order whatever --num-workers is.\n"
       "EOS is appended to every document; empty documents are skipped. Tokens are uint16 when\n"
       "the vocabulary has fewer than 65,500 entries, else int32. The manifest is written last:\n"
       "DATASET is complete exactly when DATASET/manifest.json exists.\n"
@@ -129,7 +131,8 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       "of tf.train.Example), a directory with index.json (MosaicML MDS or LitData), *.parquet\n"
       "(one shard per row group), *.arrow or a Dataset.save_to_disk directory; one document per\n"
       "record, from --text-field (text is tokenized, token ids are copied, EOS appended).\n"
-      "Record shards may be s3:// (globs are listed) or http(s):// (names, brace lists, index.json)\n"
+      "Record shards may be s3:// (globs are listed) or http(s):// (names, brace lists, "
+      "index.json)\n"
       "and are read in place; -o s3://bucket/prefix uploads the output (every --format).\n"
       "Example: stoker pack data/sample/corpus.jsonl -o out/sample --tokenizer "
       "data/sample/sample.model");
@@ -158,8 +161,10 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--shard-size", args->shard_size,
                   "Close a shard at this .bin size, e.g. 64MiB, 1GiB (a document is never split)")
       ->capture_default_str();
-  sub->add_option("--threads", args->threads, "Tokenizer threads (0 = all cores)")
-      ->check(WholeNumber<int>(0));
+  auto* workers =
+      sub->add_option("--num-workers", args->num_workers, "Tokenizer threads (0 = all cores)")
+          ->check(WholeNumber<int>(0));
+  AddDeprecatedAlias(sub, "--threads", workers, &args->num_workers, WholeNumber<int>(0));
   sub->add_option("--task-index", args->task_index, "This task's index, 0-based")
       ->check(WholeNumber<uint32_t>());
   sub->add_option("--task-count", args->task_count, "Number of tasks in the job")
@@ -168,11 +173,14 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
                   "Invalid UTF-8: replace (with U+FFFD), skip (the document) or fail")
       ->check(CLI::IsMember({"replace", "skip", "fail"}))
       ->capture_default_str();
-  sub->add_option("--bad-lines", args->bad_lines,
-                  "JSONL lines that are not JSON objects with a string text field, records "
-                  "without the field, and the rest of a corrupt record shard: fail or skip")
-      ->check(CLI::IsMember({"fail", "skip"}))
-      ->capture_default_str();
+  auto* on_error =
+      sub->add_option("--on-error", args->on_error,
+                      "JSONL lines that are not JSON objects with a string text field, records "
+                      "without the field, and the rest of a corrupt record shard: fail or skip")
+          ->check(CLI::IsMember({"fail", "skip"}))
+          ->capture_default_str();
+  AddDeprecatedAlias(sub, "--bad-lines", on_error, &args->on_error,
+                     CLI::IsMember({"fail", "skip"}));
   sub->add_option("--dtype", args->dtype, "Token type: auto, uint16 or int32")
       ->check(CLI::IsMember({"auto", "uint16", "int32"}))
       ->capture_default_str();
