@@ -26,15 +26,16 @@ enum class ErrorPolicy : uint8_t {
   kSkip,  // the bad piece becomes a masked hole (labels -100) and is counted; the plan is unchanged
 };
 
-// Options keep torch DataLoader's names and meanings where one exists.
-struct LoaderOptions {
-  uint64_t batch_size = 8;        // rows per rank per step
-  uint64_t seq_len = 2048;        // tokens per row
+// Options keep torch DataLoader's names and meanings where one exists. The plan's options
+// (seq_len, batch_size, world_size, rank, seed, shuffle, block_shards, pack, bestfit_window and
+// remainder, torch's drop_last) are PlanOptions itself: one definition, with the loader's default
+// batch_size of 8 rows per rank per step.
+struct LoaderOptions : PlanOptions {
+  LoaderOptions() { batch_size = 8; }
   int num_workers = 0;            // threads; 0 = cores / LOCAL_WORLD_SIZE (env), at least 1
   bool pin_memory = true;         // page-locked ring when a CUDA device is usable
   int prefetch_factor = 2;        // batches in flight per worker; ring = this * workers + 1
   bool persistent_workers = true; // threads live across epochs (and prefetch into the next one)
-  bool drop_last = true;          // the plan's remainder policy: drop, or pad with repeated rows
   int device = -1;                // CUDA device index for device batches; -1 = host batches only
   int device_buffers = 2;         // device copies in flight (2 = double, 3 = triple buffering)
   TokenDType token_dtype = TokenDType::kInt64;  // kInt32 or kInt64, for every [B, S] tensor
@@ -47,14 +48,6 @@ struct LoaderOptions {
   bool segment_ids = true;
   ErrorPolicy on_error = ErrorPolicy::kFail;
   int64_t pad_token_id = 0;       // input_ids value at padding positions
-  // The plan's own options (seq_len, batch_size and remainder above take precedence).
-  uint32_t world_size = 1;
-  uint32_t rank = 0;
-  uint64_t seed = 0;
-  ShuffleMode shuffle = ShuffleMode::kGlobal;
-  PackMode pack = PackMode::kConcat;
-  uint64_t block_shards = 4;
-  uint64_t bestfit_window = 4096;
   // The live stall monitor (see docs/diagnostics.md) always measures; these say where its
   // warnings go: at most one line per 5 minutes, to `monitor_sink` if set (called on the thread
   // inside Next()), else to stderr; monitor_warnings = false silences them (still counted).
@@ -239,11 +232,11 @@ class Loader {
   std::unique_ptr<Impl> impl_;
 };
 
-// The plan options a loader with `options` uses (its seq_len, batch_size, rank, world size, seed,
-// shuffle, packing, and drop_last as the remainder policy).
-PlanOptions PlanOptionsFor(const LoaderOptions& options);
+// The plan options a loader with `options` uses (its PlanOptions part).
+inline PlanOptions PlanOptionsFor(const LoaderOptions& options) { return options; }
 
-// The worker count used for num_workers = 0: hardware threads / LOCAL_WORLD_SIZE, at least 1.
+// The worker count used for num_workers = 0: hardware threads / LOCAL_WORLD_SIZE, at least 1
+// (the stream's encode threads default to the same).
 int DefaultNumWorkers();
 
 }  // namespace stoker

@@ -62,9 +62,9 @@ void RegisterIngest(nb::module_& m) {
   m.def(
       "pack",
       [](std::vector<std::string> inputs, std::string output, std::string tokenizer,
-         std::string text_field, std::string shard_size, int threads,
+         std::string text_field, std::string shard_size, int num_workers,
          std::optional<uint32_t> task_index, std::optional<uint32_t> task_count, std::string utf8,
-         std::string bad_lines, std::string dtype, bool overwrite, std::string pattern,
+         std::string on_error, std::string dtype, bool overwrite, std::string pattern,
          std::string special, bool allow_special, std::string eos, bool post_processor,
          std::string input_format, std::string key_field, std::string format) {
         PackArgs args;  // by name: PackArgs gained fields (key_field, input_format) since
@@ -73,11 +73,11 @@ void RegisterIngest(nb::module_& m) {
         args.tokenizer = std::move(tokenizer);
         args.text_field = std::move(text_field);
         args.shard_size = std::move(shard_size);
-        args.threads = threads;
+        args.num_workers = num_workers;
         args.task_index = task_index;
         args.task_count = task_count;
         args.utf8 = std::move(utf8);
-        args.bad_lines = std::move(bad_lines);
+        args.on_error = std::move(on_error);
         args.dtype = std::move(dtype);
         args.overwrite = overwrite;
         args.tokenizer_options = {pattern, special, allow_special, eos, post_processor};
@@ -87,8 +87,8 @@ void RegisterIngest(nb::module_& m) {
         return PackToDict(args);
       },
       nb::arg("inputs"), nb::arg("output"), nb::arg("tokenizer"), nb::arg("text_field"),
-      nb::arg("shard_size"), nb::arg("threads"), nb::arg("task_index").none(),
-      nb::arg("task_count").none(), nb::arg("utf8"), nb::arg("bad_lines"), nb::arg("dtype"),
+      nb::arg("shard_size"), nb::arg("num_workers"), nb::arg("task_index").none(),
+      nb::arg("task_count").none(), nb::arg("utf8"), nb::arg("on_error"), nb::arg("dtype"),
       nb::arg("overwrite"), nb::arg("pattern") = "", nb::arg("special") = "",
       nb::arg("allow_special") = false, nb::arg("eos") = "", nb::arg("post_processor") = true,
       nb::arg("input_format") = "auto", nb::arg("key_field") = "", nb::arg("format") = "stoker",

@@ -170,29 +170,8 @@ std::string ProvenanceJson(PyLoader& self, uint64_t epoch, uint64_t rows_consume
   return Unwrap(std::move(p)).ToJson();
 }
 
-std::unique_ptr<PyLoader> OpenStream(const std::vector<std::string>& inputs,
-                                     const std::string& tokenizer, const std::string& text_field,
-                                     uint64_t shuffle_buffer, const std::string& utf8,
-                                     uint64_t bestfit_window, uint64_t steps_per_epoch,
-                                     uint64_t split_factor, const LoaderOptions& options,
-                                     const std::optional<std::string>& resume_json,
-                                     const std::string& pattern, const std::string& special,
-                                     bool allow_special, const std::string& eos,
-                                     const std::string& scan_cache) {
-  stream::StreamOptions so;
-  so.inputs = inputs;
-  so.tokenizer = tokenizer;
-  so.tokenizer_options.pattern = pattern;
-  so.tokenizer_options.special = special;
-  so.tokenizer_options.allow_special = allow_special;
-  so.tokenizer_options.eos = eos;
-  so.scan_cache_dir = scan_cache;
-  so.text_field = text_field;
-  so.shuffle_buffer = shuffle_buffer;
-  so.utf8 = Unwrap(ParseUtf8Policy(utf8));
-  so.bestfit_window = bestfit_window;
-  so.steps_per_epoch = steps_per_epoch;
-  so.split_factor = split_factor;
+std::unique_ptr<PyLoader> OpenStream(const stream::StreamOptions& so, const LoaderOptions& options,
+                                     const std::optional<std::string>& resume_json) {
   std::optional<PlanState> resume;
   if (resume_json) resume = Unwrap(PlanState::FromJson(*resume_json));
   auto out = std::make_unique<PyLoader>();
@@ -321,13 +300,8 @@ void RegisterLoader(nb::module_& m) {
             return out;
           },
           nb::arg("options"))
-      .def_static("open_stream", &OpenStream, nb::arg("inputs"), nb::arg("tokenizer"),
-                  nb::arg("text_field"), nb::arg("shuffle_buffer"), nb::arg("utf8"),
-                  nb::arg("bestfit_window"), nb::arg("steps_per_epoch"), nb::arg("split_factor"),
-                  nb::arg("options"), nb::arg("resume_json").none() = nb::none(),
-                  nb::arg("pattern") = "", nb::arg("special") = "",
-                  nb::arg("allow_special") = false, nb::arg("eos") = "",
-                  nb::arg("scan_cache") = "auto")
+      .def_static("open_stream", &OpenStream, nb::arg("stream"), nb::arg("options"),
+                  nb::arg("resume_json").none() = nb::none())
       .def("next", &NextBatch,
            "The next batch, or None once at the end of each epoch. Releases the GIL.")
       .def("state_json", [](PyLoader& self) { return self.get().State().ToJson(); })

@@ -11,21 +11,6 @@
 
 namespace stoker {
 
-PlanOptions PlanOptionsFor(const LoaderOptions& options) {
-  PlanOptions po;
-  po.seq_len = options.seq_len;
-  po.batch_size = options.batch_size;
-  po.world_size = options.world_size;
-  po.rank = options.rank;
-  po.seed = options.seed;
-  po.shuffle = options.shuffle;
-  po.block_shards = options.block_shards;
-  po.pack = options.pack;
-  po.bestfit_window = options.bestfit_window;
-  po.remainder = options.drop_last ? RemainderPolicy::kDropLast : RemainderPolicy::kPad;
-  return po;
-}
-
 RemoteDatasetOptions RemoteOptionsFor(const LoaderOptions& options) {
   RemoteDatasetOptions ro;
   // Global shuffle reads one document here and one there: fetching whole parts would read many

@@ -29,6 +29,7 @@ LoaderOptions Opts(uint32_t world, uint32_t rank, PackMode pack) {
   o.rank = rank;
   o.seed = 5;
   o.pack = pack;
+  o.bestfit_window = 8;
   o.num_workers = 2;
   return o;
 }
@@ -50,7 +51,6 @@ StreamOptions SOpts(std::vector<std::string> inputs) {
   StreamOptions s;
   s.inputs = std::move(inputs);
   s.shuffle_buffer = 40;  // full within the first steps of every rank
-  s.bestfit_window = 8;
   s.scan_cache_dir = "off";
   return s;
 }

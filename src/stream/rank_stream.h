@@ -25,7 +25,7 @@ struct StreamConfig {
   uint32_t world_size = 1;
   uint32_t rank = 0;
   PackMode pack = PackMode::kConcat;
-  uint64_t bestfit_window = 256;  // documents per best-fit window
+  uint64_t bestfit_window = PlanOptions{}.bestfit_window;  // documents per best-fit window
   ReaderOptions reader;
 };
 

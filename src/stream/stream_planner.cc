@@ -47,9 +47,32 @@ class StreamTokenSource final : public TokenSource {
 
 }  // namespace
 
+Status CheckStreamLoaderOptions(const LoaderOptions& o) {
+  const PlanOptions plan_defaults;
+  if (o.shuffle != ShuffleMode::kGlobal) {
+    return InvalidArgument("stream: shuffle='" + std::string(ShuffleModeName(o.shuffle)) +
+                           "' does not apply to a stream: its order is the seeded dealing of "
+                           "shards and the shuffle buffer (shuffle_buffer=, --shuffle-buffer; 1 = "
+                           "file order within each rank's shards)");
+  }
+  if (o.block_shards != plan_defaults.block_shards) {
+    return InvalidArgument(
+        "stream: block_shards applies to shuffle='block' of token datasets, "
+        "not to a stream");
+  }
+  if (o.remainder != RemainderPolicy::kDropLast) {
+    return InvalidArgument(
+        "stream: drop_last=False (remainder 'pad') does not apply to a stream: "
+        "every rank gets the same whole steps per epoch and a rank's short "
+        "stream continues into the next epoch's (docs/streaming.md)");
+  }
+  return Status::OK();
+}
+
 Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions& options,
                                                              const LoaderOptions& loader) {
   if (options.inputs.empty()) return InvalidArgument("stream: no input given");
+  STOKER_RETURN_IF_ERROR(CheckStreamLoaderOptions(loader));
   if (loader.batch_size * loader.seq_len >= (uint64_t{1} << kPieceBits)) {
     return InvalidArgument("stream: batch_size * seq_len must be below 2^28");
   }
@@ -63,7 +86,7 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   c.world_size = loader.world_size;
   c.rank = loader.rank;
   c.pack = loader.pack;
-  c.bestfit_window = options.bestfit_window;
+  c.bestfit_window = loader.bestfit_window;
   c.reader.encoder.text_field = options.text_field;
   c.reader.encoder.utf8 = options.utf8;
   c.reader.encoder.skip_bad_lines = loader.on_error == ErrorPolicy::kSkip;
@@ -121,11 +144,10 @@ std::string StreamPlanner::FingerprintFor(const std::vector<StreamShard>& shards
 
 Status StreamPlanner::PreScan() {
   PrescanOptions po;
-  po.cache_dir = options_.scan_cache_dir == "auto"  ? DefaultScanCacheDir()
-                 : options_.scan_cache_dir == "off" ? std::string()
-                                                    : options_.scan_cache_dir;
+  const std::string& dir = options_.scan_cache_dir;
+  po.cache_dir = dir == "auto" ? DefaultScanCacheDir() : dir == "off" ? std::string() : dir;
   po.threads = ctx_->pool->threads();  // this rank's share of the node, as the encoders
-  STOKER_ASSIGN_OR_RETURN(lengths_, PrescanShards(*ctx_, po, nullptr, &offsets_));
+  STOKER_ASSIGN_OR_RETURN(lengths_, PrescanShards(*ctx_, po, &prescan_, &offsets_));
   // Offsets are kept only where another world may cut the file differently (elastic resume).
   for (size_t s = 0; s < offsets_.size(); ++s) {
     const StreamShard& sh = ctx_->shards[s];

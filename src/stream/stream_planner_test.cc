@@ -24,6 +24,7 @@ LoaderOptions PlannerOpts(uint32_t world, uint32_t rank, PackMode pack) {
   o.rank = rank;
   o.seed = 11;
   o.pack = pack;
+  o.bestfit_window = 16;
   return o;
 }
 
@@ -31,7 +32,6 @@ StreamOptions SOpts(std::vector<std::string> inputs, uint64_t buffer) {
   StreamOptions s;
   s.inputs = std::move(inputs);
   s.shuffle_buffer = buffer;
-  s.bestfit_window = 16;
   return s;
 }
 
@@ -74,6 +74,42 @@ TEST(StreamPlanner, EncodePoolDefaultsToTheCoresOfOneLocalRank) {
   auto three = StreamPlanner::Create(SOpts(paths, 8), lo);
   ASSERT_TRUE(three.ok()) << three.status().ToString();
   EXPECT_EQ((*three)->encode_threads(), 3);
+}
+
+// shuffle, block_shards and drop_last were silently ignored by streams: now refused, by name.
+TEST(StreamPlanner, RefusesLoaderOptionsThatDoNotApplyToAStream) {
+  TempDir dir;
+  std::vector<std::string> paths = WriteCorpus(dir, {40});
+  auto refused = [&](LoaderOptions lo, const std::string& name) {
+    auto p = StreamPlanner::Create(SOpts(paths, 8), lo);
+    ASSERT_FALSE(p.ok()) << name;
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(p.status().message().find(name), std::string::npos) << p.status().message();
+  };
+  LoaderOptions lo = PlannerOpts(1, 0, PackMode::kConcat);
+  lo.shuffle = ShuffleMode::kNone;
+  refused(lo, "shuffle='none'");
+  lo = PlannerOpts(1, 0, PackMode::kConcat);
+  lo.block_shards = 16;
+  refused(lo, "block_shards");
+  lo = PlannerOpts(1, 0, PackMode::kConcat);
+  lo.remainder = RemainderPolicy::kPad;
+  refused(lo, "drop_last=False");
+  EXPECT_TRUE(StreamPlanner::Create(SOpts(paths, 8), PlannerOpts(1, 0, PackMode::kConcat)).ok());
+}
+
+// One default for bestfit_window: the stream packs with the loader's (the plan's) window.
+TEST(StreamPlanner, BestfitWindowIsTheLoaderOption) {
+  TempDir dir;
+  std::vector<std::string> paths = WriteCorpus(dir, {300});
+  LoaderOptions lo = PlannerOpts(1, 0, PackMode::kBestFit);
+  lo.bestfit_window = 2;
+  auto two = StreamPlanner::Create(SOpts(paths, 8), lo);
+  lo.bestfit_window = 64;
+  auto many = StreamPlanner::Create(SOpts(paths, 8), lo);
+  ASSERT_TRUE(two.ok() && many.ok());
+  EXPECT_NE((*two)->fingerprint(), (*many)->fingerprint());
+  EXPECT_EQ(LoaderOptions{}.bestfit_window, PlanOptions{}.bestfit_window);
 }
 
 class StreamExactlyOnce : public ::testing::TestWithParam<std::tuple<uint32_t, PackMode>> {};

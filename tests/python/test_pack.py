@@ -126,7 +126,7 @@ def test_output_is_identical_for_1_2_and_8_threads(tmp_path):
     outputs = []
     for threads in (1, 2, 8):
         out = tmp_path / f"out{threads}"
-        pack(tmp_path / "in", "-o", out, "--threads", threads, "--shard-size", "256KiB",
+        pack(tmp_path / "in", "-o", out, "--num-workers", threads, "--shard-size", "256KiB",
              "--tokenizer", SAMPLE / "sample.model")
         outputs.append(tree_bytes(out))
     assert len(outputs[0]) > 4  # several shards
@@ -145,7 +145,7 @@ def test_100k_files_pack_with_64_open_files(tmp_path):
             os.write(fd, b"doc %d/%d " % (d, i) + b"z" * (i % 50))
             os.close(fd)
     # A hard limit of 64 descriptors: opening the files all at once would fail with EMFILE.
-    p = run("pack", "--progress", "off", src, "-o", tmp_path / "out", "--threads", "2",
+    p = run("pack", "--progress", "off", src, "-o", tmp_path / "out", "--num-workers", "2",
             prefix=("prlimit", "--nofile=64:64"))
     assert p.returncode == 0, p.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -238,7 +238,7 @@ def test_bad_json_line_and_missing_field(tmp_path):
                  "missing text field 'text'")
     p = run("pack", "--progress", "off", missing, "-o", tmp_path / "o3", "--text-field", "body")
     assert p.returncode == 0, p.stderr
-    p = run("pack", "--progress", "off", bad, missing, "-o", tmp_path / "o4", "--bad-lines", "skip")
+    p = run("pack", "--progress", "off", bad, missing, "-o", tmp_path / "o4", "--on-error", "skip")
     assert p.returncode == 0, p.stderr
     assert json.loads((tmp_path / "o4" / "manifest.json").read_text())["counters"]["bad_lines_skipped"] == 2
 
@@ -285,6 +285,6 @@ def test_tokenizer_errors(tmp_path):
 def test_help_lists_the_options():
     p = run("pack", "--help")
     assert p.returncode == 0
-    for option in ("--tokenizer", "--text-field", "--shard-size", "--threads", "--task-index",
+    for option in ("--tokenizer", "--text-field", "--shard-size", "--num-workers", "--task-index",
                    "--task-count", "--utf8", "--overwrite", "SLURM_ARRAY_TASK_ID"):
         assert option in p.stdout, option

@@ -56,7 +56,7 @@ def dataset(stoker_cli, s3, tmp_path_factory):
     uri = f"s3://{BUCKET}/{PREFIX}/ds"
     for out in (d / "local", uri):
         run(stoker_cli, s3, s3["endpoint"], "pack", d / "in.jsonl", "-o", out,
-            "--shard-size", "16KiB", "--threads", "1")
+            "--shard-size", "16KiB", "--num-workers", "1")
     manifest = json.loads((d / "local" / "manifest.json").read_text())
     assert len(manifest["shards"]) >= 8
     return {"local": d / "local", "uri": uri, "manifest": manifest}
@@ -95,7 +95,7 @@ def test_two_processes_share_a_cache_and_download_each_shard_once(stoker_cli, s3
                                                                   proxy, tmp_path):
     cache = tmp_path / "shared"
     args = ["bench", dataset["uri"], "--seq-len", 64, "--batch-size", 4, "--shuffle", "block",
-            "--batches", 1000, "--warmup-batches", 1, "--workers", 2, "--cache-dir", cache,
+            "--batches", 1000, "--warmup-batches", 1, "--num-workers", 2, "--cache-dir", cache,
             "--cache-size", "64MiB", "--json"]
     results = [None, None]
 

@@ -14,6 +14,7 @@
 #include "ingest/pack_task.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
+#include "stoker/flag_alias.h"
 #include "stoker/number_flags.h"
 #include "stoker/tokenizer_flags.h"
 #include "text/tokenizer.h"
@@ -133,7 +134,7 @@ int RunPack(const PackCliArgs& cli) {
   }
   if (c.corrupt_shards_skipped) {
     std::printf(
-        "pack: %llu corrupt record shard(s) cut short at the corruption (--bad-lines skip)\n",
+        "pack: %llu corrupt record shard(s) cut short at the corruption (--on-error skip)\n",
         static_cast<unsigned long long>(c.corrupt_shards_skipped));
   }
   return kExitOk;
@@ -150,7 +151,7 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       "Inputs: JSONL files (*.jsonl, *.ndjson; one document per line, text in --text-field),\n"
       "optionally compressed (.gz, .zst); any other file is one document (decompressed if .gz or\n"
       ".zst); directories are walked recursively in sorted path order, each file classified the\n"
-      "same way (hidden names are skipped). Documents keep that order whatever --threads is.\n"
+      "same way (hidden names are skipped). Documents keep that order whatever --num-workers is.\n"
       "EOS is appended to every document; empty documents are skipped. Tokens are uint16 when\n"
       "the vocabulary has fewer than 65,500 entries, else int32. The manifest is written last:\n"
       "DATASET is complete exactly when DATASET/manifest.json exists.\n"
@@ -195,8 +196,10 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--shard-size", args->shard_size,
                   "Close a shard at this .bin size, e.g. 64MiB, 1GiB (a document is never split)")
       ->capture_default_str();
-  sub->add_option("--threads", args->threads, "Tokenizer threads (0 = all cores)")
-      ->check(WholeNumber<int>(0));
+  auto* workers =
+      sub->add_option("--num-workers", args->num_workers, "Tokenizer threads (0 = all cores)")
+          ->check(WholeNumber<int>(0));
+  AddDeprecatedAlias(sub, "--threads", workers, &args->num_workers, WholeNumber<int>(0));
   sub->add_option("--task-index", args->task_index, "This task's index, 0-based")
       ->check(WholeNumber<uint32_t>());
   sub->add_option("--task-count", args->task_count, "Number of tasks in the job")
@@ -205,11 +208,14 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
                   "Invalid UTF-8: replace (with U+FFFD), skip (the document) or fail")
       ->check(CLI::IsMember({"replace", "skip", "fail"}))
       ->capture_default_str();
-  sub->add_option("--bad-lines", args->bad_lines,
-                  "JSONL lines that are not JSON objects with a string text field, records "
-                  "without the field, and the rest of a corrupt record shard: fail or skip")
-      ->check(CLI::IsMember({"fail", "skip"}))
-      ->capture_default_str();
+  auto* on_error =
+      sub->add_option("--on-error", args->on_error,
+                      "JSONL lines that are not JSON objects with a string text field, records "
+                      "without the field, and the rest of a corrupt record shard: fail or skip")
+          ->check(CLI::IsMember({"fail", "skip"}))
+          ->capture_default_str();
+  AddDeprecatedAlias(sub, "--bad-lines", on_error, &args->on_error,
+                     CLI::IsMember({"fail", "skip"}));
   sub->add_option("--dtype", args->dtype, "Token type: auto, uint16 or int32")
       ->check(CLI::IsMember({"auto", "uint16", "int32"}))
       ->capture_default_str();
