@@ -7,7 +7,7 @@ scheduler's overhead per task and per GB, the cost of a rerun that skips every t
       [--tasks 2,8,32] [--merge-tasks 256] [--address HOST:PORT]
 
 The corpus: --mb of JSONL in 64 files of varying sizes; --tokenizer bytes (default) measures the
-pack pipeline, data/sample/sample.model a tokenizer-bound pack. "one process": `stoker pack --threads CORES`. Ray: a head and
+pack pipeline, data/sample/sample.model a tokenizer-bound pack. "one process": `stoker pack --num-workers CORES`. Ray: a head and
 a worker node on 127.0.0.1 with CORES/2 CPUs each (started here unless --address), and
 stoker.ray.pack(num_tasks=T, num_cpus=1) — T tasks of one thread each, CORES at a time, plan
 and merge included. Each figure is the best of --repeat runs (a fresh output each).
@@ -133,11 +133,11 @@ def main():
 
         single = timed(lambda: subprocess.run(
             [STOKER, "pack", "--progress", "off", str(work / "in"), "-o", str(fresh()),
-             "--threads", str(args.cores), "--tokenizer", args.tokenizer], check=True,
+             "--num-workers", str(args.cores), "--tokenizer", args.tokenizer], check=True,
             capture_output=True), args.repeat)
         print(f"{'run':32} {'s':>7} {'MB/s':>7} {'vs 1 process':>13} {'overhead/task':>14} "
               f"{'overhead/GB':>12}")
-        print(f"{'one process, --threads ' + str(args.cores):32} {single:7.2f} "
+        print(f"{'one process, --num-workers ' + str(args.cores):32} {single:7.2f} "
               f"{size / 1e6 / single:7.1f} {1.0:13.2f}")
         if args.address:
             address = args.address
@@ -171,7 +171,7 @@ def main():
             (small / f"{i:05d}.jsonl").write_text(json.dumps({"text": f"doc {i}"}) + "\n")
         for i in range(m):
             subprocess.run([STOKER, "pack", "--progress", "off", str(small), "-o", str(job),
-                            "--task-index", str(i), "--task-count", str(m), "--threads", "1"],
+                            "--task-index", str(i), "--task-count", str(m), "--num-workers", "1"],
                            check=True, capture_output=True)
         merge_s = timed(lambda: subprocess.run([STOKER, "merge", str(job)], check=True,
                                                capture_output=True), args.repeat)

@@ -42,7 +42,7 @@ std::string OptionsJson(const PackArgs& args, const PackOptions& o, const Tokeni
   j["key_field"] = args.key_field;
   j["input_format"] = args.input_format;
   j["utf8"] = args.utf8;
-  j["bad_lines"] = args.bad_lines;
+  j["on_error"] = args.on_error;
   j["shard_size_bytes"] = o.shard_size_bytes;
   return j.dump();
 }

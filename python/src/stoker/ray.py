@@ -23,7 +23,7 @@ def _pack_task(inputs: List[str], output: str, tokenizer: str, index: int, count
     import stoker  # in the worker
 
     result = stoker.pack(inputs, output, tokenizer, task_index=index, task_count=count,
-                         threads=threads, overwrite=overwrite, **options)
+                         num_workers=threads, overwrite=overwrite, **options)
     manifest = result.get("manifest") or {}
     shards = manifest.get("shards", [])
     return {
@@ -66,8 +66,8 @@ def pack(
     them). ``progress``: True prints a line per finished task to stderr; a callable gets
     ``(done, total, task_result)``. ``ray_options`` go to ``.options()`` of the Ray task (e.g.
     ``runtime_env``, ``resources``, ``scheduling_strategy``). ``pack_options`` are those of
-    ``stoker.pack`` (text_field, shard_size, utf8, bad_lines, dtype, input_format, key_field,
-    format, pattern, special, eos, ...); task_index, task_count and threads are set here.
+    ``stoker.pack`` (text_field, shard_size, utf8, on_error, dtype, input_format, key_field,
+    format, pattern, special, eos, ...); task_index, task_count and num_workers are set here.
     """
     import ray  # optional dependency: imported only here
 
@@ -75,7 +75,7 @@ def pack(
 
     if num_tasks < 1:
         raise ValueError("num_tasks must be at least 1")
-    for name in ("task_index", "task_count", "threads"):
+    for name in ("task_index", "task_count", "num_workers", "threads"):
         if name in pack_options:
             raise ValueError(f"stoker.ray.pack sets {name} itself")
     if isinstance(inputs, (str, os.PathLike)):
@@ -114,7 +114,7 @@ def _run_single(inputs: List[str], output: str, tokenizer: str, threads: int, ov
                 options: Dict[str, Any]) -> Dict[str, Any]:
     import stoker
 
-    return stoker.pack(inputs, output, tokenizer, threads=threads, overwrite=overwrite,
+    return stoker.pack(inputs, output, tokenizer, num_workers=threads, overwrite=overwrite,
                        task_index=0, task_count=1, **options)["manifest"]
 
 
