@@ -40,7 +40,8 @@ struct CacheOptions {
   uint64_t largest_object_bytes = 0;  // when known: Open refuses a budget smaller than this
   // true: fdatasync each object before its rename (durable at once). false: rename at once and
   // tag the object with this boot's id; an object tagged by an earlier boot (a power loss may
-  // have torn it) is re-hashed before first use (docs/cache.md, "Durability"). No boot id: fsync.
+  // have torn it) is re-hashed before first use (src/cache/README.md, "Durability"). No boot id:
+  // fsync.
   bool fsync = false;
   // How often a waiter looks for space freed by other processes; at most this long between the
   // polls of a wait for another process's lock (file_lock.h) and between its cancel checks.

@@ -1,6 +1,6 @@
 // Counting a whole epoch's windows (bestfit rows per window): in parallel over windows, and kept in
 // a cache file shared by the processes of a machine, so that only the first process of the first
-// run pays (docs/plan.md, "Counting an epoch").
+// run pays (docs/plan.md, "Thread safety and cost").
 //
 // The cache file is named by a key that covers everything the counts depend on (the plan
 // fingerprint, the dataset, the epoch, the window count). It holds the key again, the counts and
