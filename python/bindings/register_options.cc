@@ -82,15 +82,18 @@ void RegisterOptions(nb::module_& m) {
       .def_prop_rw(
           "token_dtype",
           [](const LoaderOptions& o) { return std::string(TokenDTypeName(o.token_dtype)); },
-          [](LoaderOptions& o, const std::string& v) { o.token_dtype = Unwrap(ParseOutputDType(v)); })
+          [](LoaderOptions& o, const std::string& v) {
+            o.token_dtype = Unwrap(ParseOutputDType(v));
+          })
       .def_prop_rw(
           "on_error",
           [](const LoaderOptions& o) {
             return std::string(o.on_error == ErrorPolicy::kSkip ? "skip" : "fail");
           },
           [](LoaderOptions& o, const std::string& v) { o.on_error = Unwrap(ParseErrorPolicy(v)); });
-  m.def("parse_size", [](const std::string& text) { return Unwrap(ParseSize(text)); },
-        "'200GiB', '500M', '1.5TiB' or a byte count, as `stoker pack --shard-size` reads them");
+  m.def(
+      "parse_size", [](const std::string& text) { return Unwrap(ParseSize(text)); },
+      "'200GiB', '500M', '1.5TiB' or a byte count, as `stoker pack --shard-size` reads them");
   nb::class_<TokenizerOptions>(m, "TokenizerOptions",
                                "Byte-level BPE options (docs/tokenizers.md).")
       .def(nb::init<>())

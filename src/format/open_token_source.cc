@@ -52,7 +52,8 @@ Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& uri,
   if (parsed.kind != UriKind::kFile) {
     // An object store has no directories to look into: a remote URI names a stoker dataset.
     if (EndsWith(uri, ".bin") || EndsWith(uri, ".idx") || EndsWith(uri, ".npy")) {
-      return InvalidArgument(uri + ": remote token data must be a stoker dataset (a prefix "
+      return InvalidArgument(uri +
+                             ": remote token data must be a stoker dataset (a prefix "
                              "holding manifest.json); copy other formats to local disk, or "
                              "`stoker pack` them");
     }

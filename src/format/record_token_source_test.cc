@@ -21,7 +21,8 @@ std::string TokenChunk(const std::vector<std::vector<int32_t>>& items) {
   return out;
 }
 
-const char* kIndex = R"({"chunks": [{"chunk_bytes": 0, "chunk_size": 2, "dim": 5, "filename": "chunk-0-0.bin"},
+const char* kIndex =
+    R"({"chunks": [{"chunk_bytes": 0, "chunk_size": 2, "dim": 5, "filename": "chunk-0-0.bin"},
   {"chunk_bytes": 0, "chunk_size": 1, "dim": 3, "filename": "chunk-0-1.bin"}],
   "config": {"compression": null, "data_format": ["no_header_numpy:2"],
   "data_spec": "[1, {\"type\": null, \"context\": null, \"children_spec\": []}]", "encryption": null,

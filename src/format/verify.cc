@@ -167,16 +167,16 @@ class Checker {
     ++report_->files;
     uint64_t doc = 0;
     for (uint64_t s = 0; s < m.shards.size(); ++s) {
-      auto shard = MegatronSource::Open(JoinPath(dir, m.shards[s].prefix),
-                                        MegatronIndex::Checks::kHeader);
+      auto shard =
+          MegatronSource::Open(JoinPath(dir, m.shards[s].prefix), MegatronIndex::Checks::kHeader);
       if (!shard.ok()) return;  // VerifyShard reported it
       for (uint64_t d = 0; d < (*shard)->num_documents(); ++d, ++doc) {
         if ((*index)->lengths()[doc] != (*shard)->document_length(d)) {
           return Problem((*index)->path() + ": document " + std::to_string(doc) + " has length " +
                          std::to_string((*index)->lengths()[doc]) + " but " +
                          (*shard)->idx_file().path() + " says " +
-                         std::to_string((*shard)->document_length(d)) +
-                         " (`stoker index " + dir + "` rebuilds it)");
+                         std::to_string((*shard)->document_length(d)) + " (`stoker index " + dir +
+                         "` rebuilds it)");
         }
       }
     }

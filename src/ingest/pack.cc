@@ -307,8 +307,7 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   }
   Result<std::vector<ShardInfo>> shards =
       status.ok() ? sink.Finish() : Result<std::vector<ShardInfo>>(status);
-  if (Status deleted = old_files ? old_files->Wait() : Status::OK();
-      shards.ok() && !deleted.ok()) {
+  if (Status deleted = old_files ? old_files->Wait() : Status::OK(); shards.ok() && !deleted.ok()) {
     shards = Result<std::vector<ShardInfo>>(deleted);
   }
   if (!shards.ok()) {

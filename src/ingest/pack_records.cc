@@ -8,13 +8,13 @@
 #include "common/file_util.h"
 #include "format/megatron_source.h"
 #include "ingest/input_plan.h"
-#include "storage/byte_source.h"
 #include "records/record_file_sink.h"
 #include "records/tar_reader.h"
 #include "records/tar_writer.h"
 #include "records/tf_example.h"
 #include "records/tfrecord.h"
 #include "records/webdataset_source.h"
+#include "storage/byte_source.h"
 
 namespace stoker {
 namespace {

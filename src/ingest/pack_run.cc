@@ -38,9 +38,8 @@ Result<PackRunResult> RunPackArgs(const PackArgs& args,
       inputs.push_back(std::move(local));
     }
     STOKER_ASSIGN_OR_RETURN(uint64_t shard_size, ParseSize(args.shard_size));
-    STOKER_ASSIGN_OR_RETURN(run.records,
-                            PackWebDataset(inputs, destination.local_dir, shard_size,
-                                           args.overwrite || destination.remote()));
+    STOKER_ASSIGN_OR_RETURN(run.records, PackWebDataset(inputs, destination.local_dir, shard_size,
+                                                        args.overwrite || destination.remote()));
     STOKER_RETURN_IF_ERROR(FinishRecordsDestination(destination, ""));
     run.output = destination.remote() ? destination.uri : destination.local_dir;
     run.records->output_dir = run.output;
@@ -55,8 +54,7 @@ Result<PackRunResult> RunPackArgs(const PackArgs& args,
                           OpenTokenizer(args.tokenizer, tokenizer_options));
   STOKER_ASSIGN_OR_RETURN(run.pack, Pack(run.options, *tokenizer));
   if (run.format == PackFormat::kTfRecord) {
-    STOKER_ASSIGN_OR_RETURN(run.records, ExportTfRecord(run.options.output_dir,
-                                                        run.pack->manifest,
+    STOKER_ASSIGN_OR_RETURN(run.records, ExportTfRecord(run.options.output_dir, run.pack->manifest,
                                                         run.options.shard_size_bytes));
     // Remote: the TFRecord files go up before the dataset, whose manifest is the last object.
     STOKER_RETURN_IF_ERROR(FinishRecordsDestination(destination, "tfrecord"));

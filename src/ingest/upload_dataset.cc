@@ -44,7 +44,8 @@ Result<PackDestination> PreparePackDestination(const std::string& output, bool o
     return d;
   }
   if (parsed.kind == UriKind::kHttp) {
-    return InvalidArgument(output + ": http:// and https:// are read-only; write to a local "
+    return InvalidArgument(output +
+                           ": http:// and https:// are read-only; write to a local "
                            "path or s3://bucket/prefix");
   }
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
@@ -108,8 +109,8 @@ Status FinishPackDestination(const PackDestination& destination) {
 
 Status FinishRecordsDestination(const PackDestination& destination, const std::string& subdir) {
   if (!destination.remote()) return Status::OK();
-  const std::string dir = subdir.empty() ? destination.local_dir
-                                         : JoinPath(destination.local_dir, subdir);
+  const std::string dir =
+      subdir.empty() ? destination.local_dir : JoinPath(destination.local_dir, subdir);
   const std::string uri = subdir.empty() ? destination.uri : JoinUri(destination.uri, subdir);
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
   std::vector<std::string> files;

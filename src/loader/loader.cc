@@ -1,8 +1,4 @@
 #include "stoker/loader.h"
-#include "common/clock.h"
-#include "common/env.h"
-
-#include "format/stoker_dataset.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +9,8 @@
 #include <thread>
 #include <utility>
 
+#include "common/clock.h"
+#include "common/env.h"
 #include "format/stoker_dataset.h"
 #include "loader/cache_lookahead.h"
 #include "loader/engine.h"
@@ -237,9 +235,9 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
     return std::optional<LoaderBatch>();
   }
   if (!d->info.error.ok()) {
-    m.failed = d->info.error.WithContext("loader: batch of epoch " +
-                                         std::to_string(d->position.epoch) + " step " +
-                                         std::to_string(d->info.step));
+    m.failed =
+        d->info.error.WithContext("loader: batch of epoch " + std::to_string(d->position.epoch) +
+                                  " step " + std::to_string(d->info.step));
     m.engine->Stop();
     return m.failed;
   }

@@ -55,9 +55,9 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     STOKER_ASSIGN_OR_RETURN(start, plan->Restore(*resume));
   }
   auto planner = std::make_shared<loader::PlanBatchPlanner>(plan, options.rank);
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> l,
-                          loader::OpenLoaderWithPlanner(planner, std::move(sources), options,
-                                                        start));
+  STOKER_ASSIGN_OR_RETURN(
+      std::unique_ptr<Loader> l,
+      loader::OpenLoaderWithPlanner(planner, std::move(sources), options, start));
   loader::SetLoaderPlan(l->impl_.get(), std::move(plan), start);
   return l;
 }

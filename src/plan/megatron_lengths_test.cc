@@ -238,7 +238,8 @@ TEST(MegatronLengthsTest, ASequenceNotWhereThePreviousEndsIsAnErrorWhenRead) {
   Status all = plan->GetRows(0, 0, plan->rows_in_epoch(0), &rows);
   EXPECT_EQ(all.code(), StatusCode::kCorruption);
   EXPECT_NE(all.message().find(f.prefix + ".idx"), std::string::npos) << all.message();
-  EXPECT_NE(all.message().find("sequences 14336 to 15359 hold"), std::string::npos) << all.message();
+  EXPECT_NE(all.message().find("sequences 14336 to 15359 hold"), std::string::npos)
+      << all.message();
   EXPECT_EQ(plan->GetBatch(0, 0, 1).status().code(), StatusCode::kCorruption);
 }
 

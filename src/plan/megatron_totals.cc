@@ -21,8 +21,8 @@ namespace stoker::plan {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'K', 'M', 'G', 'T', 'T', '1'};
-constexpr uint32_t kChunkShift = 10;          // sequences checked together (as a length index)
-constexpr uint64_t kCountWindow = 1 << 20;    // sequences per task of the parallel count
+constexpr uint32_t kChunkShift = 10;        // sequences checked together (as a length index)
+constexpr uint64_t kCountWindow = 1 << 20;  // sequences per task of the parallel count
 
 std::atomic<uint64_t> passes{0};
 
@@ -86,15 +86,16 @@ struct MegatronLengthsOwner {
     for (uint64_t d = first; d < last; ++d) {
       const int32_t len = index.sequence_length(d);
       if (len < 0) {
-        return CorruptionAt(idx_path, kMegatronHeaderBytes + 4 * d,
-                            "sequence " + std::to_string(d) + " has negative length " +
-                                std::to_string(len));
+        return CorruptionAt(
+            idx_path, kMegatronHeaderBytes + 4 * d,
+            "sequence " + std::to_string(d) + " has negative length " + std::to_string(len));
       }
       sum += static_cast<uint64_t>(len);
     }
     if (!check_contiguous) return Status::OK();
     const int64_t begin = index.sequence_pointer(first);
-    const int64_t end = last < n ? index.sequence_pointer(last) : static_cast<int64_t>(tokens * item);
+    const int64_t end =
+        last < n ? index.sequence_pointer(last) : static_cast<int64_t>(tokens * item);
     if (end - begin != static_cast<int64_t>(sum * item)) {
       return CorruptionAt(
           idx_path, index.pointers_offset() + 8 * first,
@@ -202,8 +203,8 @@ Result<DatasetLengths> MegatronLengths(const MegatronSource& source) {
   o.cache_dir = CacheDirectory();
   if (o.cache_dir) o.id = IdentityOf(o.idx_path);
   DatasetLengths out;
-  out.mapped = {source.idx_file().data() + kMegatronHeaderBytes, n,
-                MappedLengths::Element::kInt32, owner, nullptr};
+  out.mapped = {source.idx_file().data() + kMegatronHeaderBytes, n, MappedLengths::Element::kInt32,
+                owner, nullptr};
   LengthTotals totals;
   if (std::optional<std::string> body = o.ReadTotals()) {
     // Counted by an earlier open of this very file: exact, whatever the layout of the .bin.

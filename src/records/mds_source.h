@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/byte_source.h"
 #include "records/record_source.h"
+#include "storage/byte_source.h"
 
 namespace stoker {
 

@@ -11,7 +11,8 @@ namespace stoker::storage {
 
 ConcurrencyLimiter::ConcurrencyLimiter(const ConcurrencyOptions& options)
     : options_{std::max<uint32_t>(options.max_in_flight, 1),
-               std::clamp<uint32_t>(options.min_in_flight, 1, std::max<uint32_t>(options.max_in_flight, 1))},
+               std::clamp<uint32_t>(options.min_in_flight, 1,
+                                    std::max<uint32_t>(options.max_in_flight, 1))},
       limit_(options_.max_in_flight) {}
 
 Status ConcurrencyLimiter::Acquire() {

@@ -9,7 +9,8 @@ constexpr size_t kMinPartBytes = size_t{5} << 20;
 
 Result<ParsedUri> ParseS3(const std::string& uri) {
   STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(uri));
-  if (parsed.kind != UriKind::kS3) return InvalidArgument(uri + ": the S3 backend serves s3:// URIs only");
+  if (parsed.kind != UriKind::kS3)
+    return InvalidArgument(uri + ": the S3 backend serves s3:// URIs only");
   return parsed;
 }
 
@@ -89,7 +90,8 @@ class S3Writer final : public Writer {
 class S3Backend final : public Backend {
  public:
   S3Backend(std::shared_ptr<const S3Client> client, const S3Options& options)
-      : client_(std::move(client)), options_(options),
+      : client_(std::move(client)),
+        options_(options),
         write_backoff_(std::make_shared<const Backoff>(options.write_retry)) {}
 
   Result<ObjectInfo> Stat(const std::string& uri) const override {
@@ -127,15 +129,16 @@ class S3Backend final : public Backend {
     std::shared_ptr<const S3Client> client = client_;
     return NewRangedSource(uri, size_bytes, options_.read_part_bytes,
                            [client, s3, size_bytes](uint64_t offset, size_t n, char* out) {
-                             return client->GetRange(s3.bucket, s3.key, offset, n, out,
-                                                     size_bytes);
+                             return client->GetRange(s3.bucket, s3.key, offset, n, out, size_bytes);
                            });
   }
 
   Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
     STOKER_ASSIGN_OR_RETURN(ParsedUri s3, ParseS3(uri));
-    if (s3.key.empty()) return InvalidArgument(uri + ": an object to write needs a key (s3://bucket/key)");
-    return std::unique_ptr<Writer>(new S3Writer(client_, std::move(s3), options_.write_part_bytes, write_backoff_));
+    if (s3.key.empty())
+      return InvalidArgument(uri + ": an object to write needs a key (s3://bucket/key)");
+    return std::unique_ptr<Writer>(
+        new S3Writer(client_, std::move(s3), options_.write_part_bytes, write_backoff_));
   }
 
  private:

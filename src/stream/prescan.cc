@@ -84,8 +84,8 @@ std::optional<FileScan> ReadScan(const std::string& file, const std::string& dat
   nlohmann::json h = nlohmann::json::parse(bytes->begin() + kScanMagicSize, bytes->begin() + eol,
                                            nullptr, /*allow_exceptions=*/false);
   if (!h.is_object() || h.value("version", 0) != 1 || h.value("path", "") != AbsolutePath(data) ||
-      h.value("size_bytes", uint64_t{0}) != st.size || h.value("mtime_ns", int64_t{0}) != st.mtime_ns ||
-      h.value("identity", "") != identity) {
+      h.value("size_bytes", uint64_t{0}) != st.size ||
+      h.value("mtime_ns", int64_t{0}) != st.mtime_ns || h.value("identity", "") != identity) {
     return std::nullopt;
   }
   const uint64_t n = h.value("documents", uint64_t{0});

@@ -1,10 +1,10 @@
 // The stream through the loader's engine: identical batches for any num_workers, exact resume
 // with the shuffle buffer full, and bad input.
-#include <cstring>
-#include <random>
-
 #include <gtest/gtest.h>
 #include <zlib.h>
+
+#include <cstring>
+#include <random>
 
 #include "stream/stream_planner.h"
 #include "stream/stream_test_util.h"

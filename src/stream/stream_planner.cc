@@ -1,7 +1,8 @@
 #include "stream/stream_planner.h"
 
-#include <algorithm>
 #include <xxhash.h>
+
+#include <algorithm>
 
 #include "common/env.h"
 #include "loader/loader_internal.h"
@@ -101,9 +102,9 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
                             OpenTokenizer(options.tokenizer, options.tokenizer_options));
     ctx->tokenizer = std::move(tok);
   }
-  STOKER_ASSIGN_OR_RETURN(ctx->shards,
-                          p->ExpandShards(uint64_t{loader.world_size} *
-                                          std::max<uint64_t>(options.split_factor, 1)));
+  STOKER_ASSIGN_OR_RETURN(
+      ctx->shards,
+      p->ExpandShards(uint64_t{loader.world_size} * std::max<uint64_t>(options.split_factor, 1)));
   p->ctx_ = ctx;
   p->batch_size_ = loader.batch_size;
   p->global_rows_ = loader.batch_size * loader.world_size;
@@ -173,7 +174,8 @@ uint64_t StreamPlanner::steps_per_epoch(uint64_t epoch) const {
   auto it = steps_cache_.find(epoch);
   if (it != steps_cache_.end()) return it->second;
   uint64_t rows = UINT64_MAX;
-  for (uint32_t r = 0; r < ctx_->config.world_size; ++r) rows = std::min(rows, RowsOfRank(epoch, r));
+  for (uint32_t r = 0; r < ctx_->config.world_size; ++r)
+    rows = std::min(rows, RowsOfRank(epoch, r));
   const uint64_t steps = rows / batch_size_;
   steps_cache_[epoch] = steps;
   return steps;
@@ -324,9 +326,8 @@ Result<PlanPosition> StreamPlanner::RestorePosition(const PlanState& state) cons
   if (step > 0 && IsElasticState(rank_state)) {
     STOKER_ASSIGN_OR_RETURN(ElasticEpoch e, DecodeElasticHeader(&rank_state));
     if (e.epoch != pos.epoch) return InvalidArgument("stream: elastic state of another epoch");
-    STOKER_ASSIGN_OR_RETURN(e.shards,
-                            ExpandShards(uint64_t{e.shard_world} *
-                                         std::max<uint64_t>(options_.split_factor, 1)));
+    STOKER_ASSIGN_OR_RETURN(e.shards, ExpandShards(uint64_t{e.shard_world} *
+                                                   std::max<uint64_t>(options_.split_factor, 1)));
     elastic_ = std::make_shared<const ElasticEpoch>(std::move(e));
   }
   Generator& g = gens_[pos.epoch];

@@ -3,10 +3,11 @@
 // dealt per epoch (shards.h), a shuffle buffer, online tokenization and packing (rank_stream.h).
 // Rows are generated in step order under a lock (so the batches are the same for any num_workers);
 // the documents behind them are decoded and tokenized ahead on a pool of num_workers threads
-// (DocPipeline, in read order). Their tokens are served to the workers by StreamTokenSource, which the engine reads like any
-// TokenSource. Steps per epoch are equal on every rank: steps_per_epoch if given, else a pre-scan
-// counts every shard's document lengths once and each epoch takes the smallest rank's row count.
-// Thread-safe: every method may be called from many threads at once (one internal lock).
+// (DocPipeline, in read order). Their tokens are served to the workers by StreamTokenSource, which
+// the engine reads like any TokenSource. Steps per epoch are equal on every rank: steps_per_epoch
+// if given, else a pre-scan counts every shard's document lengths once and each epoch takes the
+// smallest rank's row count. Thread-safe: every method may be called from many threads at once (one
+// internal lock).
 #pragma once
 
 #include <cstdint>
@@ -135,8 +136,8 @@ class StreamPlanner final : public loader::BatchPlanner {
   mutable std::mutex mu_;
   mutable std::map<uint64_t, uint64_t> steps_cache_;
   mutable std::shared_ptr<const ElasticEpoch> elastic_;  // set by an elastic state's restore
-  mutable std::map<uint64_t, Generator> gens_;                           // by epoch
-  mutable std::map<std::pair<uint64_t, uint64_t>, Entry> entries_;       // (epoch, step)
+  mutable std::map<uint64_t, Generator> gens_;           // by epoch
+  mutable std::map<std::pair<uint64_t, uint64_t>, Entry> entries_;  // (epoch, step)
   mutable std::shared_mutex pieces_mu_;
   mutable std::unordered_map<uint64_t, const Entry*> by_id_;
   mutable uint64_t next_id_ = 1;

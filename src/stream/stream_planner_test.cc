@@ -2,11 +2,11 @@
 // `stoker pack`, shuffle quality.
 #include "stream/stream_planner.h"
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <set>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "stream/stream_test_util.h"
 
@@ -127,8 +127,8 @@ TEST_P(StreamExactlyOnce, EveryTokenAtMostOnceAcrossRanksAndEqualSteps) {
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     if (r == 0) steps = (*p)->steps_per_epoch(0);
     EXPECT_EQ((*p)->steps_per_epoch(0), steps) << "rank " << r;
-    EXPECT_EQ((*p)->steps_per_epoch(1), planners.empty() ? (*p)->steps_per_epoch(1)
-                                                         : planners[0]->steps_per_epoch(1));
+    EXPECT_EQ((*p)->steps_per_epoch(1),
+              planners.empty() ? (*p)->steps_per_epoch(1) : planners[0]->steps_per_epoch(1));
     for (uint64_t s = 0; s < steps; ++s) {
       auto rows = (*p)->RowsAt({0, s * 2 * world});
       ASSERT_TRUE(rows.ok()) << rows.status().ToString();
@@ -167,8 +167,7 @@ TEST_P(StreamExactlyOnce, EveryTokenAtMostOnceAcrossRanksAndEqualSteps) {
 
 INSTANTIATE_TEST_SUITE_P(Worlds, StreamExactlyOnce,
                          ::testing::Combine(::testing::Values(1u, 3u, 8u),
-                                            ::testing::Values(PackMode::kConcat,
-                                                              PackMode::kBestFit,
+                                            ::testing::Values(PackMode::kConcat, PackMode::kBestFit,
                                                               PackMode::kPad)));
 
 TEST(StreamPlanner, WorldOneEpochSeesEveryDocumentExceptTheLastPartialBatch) {

@@ -63,12 +63,12 @@ Status Prefetch(const PrefetchArgs& a) {
       if (options.shuffle != ShuffleMode::kGlobal) bytes += ref.info->bin_bytes;
     }
   }
-  std::printf("prefetch: %llu shard(s), %s, staged in %s for rank %u of %u, epoch %llu, steps "
-              "0-%llu\n",
-              static_cast<unsigned long long>(shards), FormatSize(bytes).c_str(),
-              options.cache_dir.c_str(), options.rank, options.world_size,
-              static_cast<unsigned long long>(a.epoch),
-              static_cast<unsigned long long>(a.steps - 1));
+  std::printf(
+      "prefetch: %llu shard(s), %s, staged in %s for rank %u of %u, epoch %llu, steps "
+      "0-%llu\n",
+      static_cast<unsigned long long>(shards), FormatSize(bytes).c_str(), options.cache_dir.c_str(),
+      options.rank, options.world_size, static_cast<unsigned long long>(a.epoch),
+      static_cast<unsigned long long>(a.steps - 1));
   return Status::OK();
 }
 

@@ -5,14 +5,13 @@
 // and doctor. Not thread-safe: one command at a time.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "diag/bench_runner.h"
 #include "stoker/loader.h"
@@ -48,7 +47,7 @@ std::string DescribeLoaderFlags(const LoaderFlags& flags, const LoaderOptions& o
 // How long the bench runs and what it simulates.
 struct BenchFlags {
   std::optional<uint64_t> batches;
-  std::optional<double> seconds;  // default 10 when neither is given
+  std::optional<double> seconds;           // default 10 when neither is given
   std::optional<uint64_t> warmup_batches;  // default: max(10, 2 x ring slots)
   double consumer_step_ms = 0;
   bool synthetic = false;

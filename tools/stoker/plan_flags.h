@@ -5,12 +5,11 @@
 // Not thread-safe: one command at a time.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "stoker/plan.h"
 #include "stoker/status.h"
