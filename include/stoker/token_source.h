@@ -8,9 +8,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "stoker/document_reader.h"
 #include "stoker/status.h"
 #include "stoker/storage_stats.h"
 
@@ -37,14 +39,12 @@ std::string_view TokenDTypeName(TokenDType dtype);
 // Parses a NumPy-style name ("uint16", "int32", ...).
 Result<TokenDType> ParseTokenDType(std::string_view name);
 
-class TokenSource {
+// A DocumentReader that also knows its documents' count and lengths up front, so a Plan can be
+// made from them. Read, Prefetch*, path() and storage_stats() are DocumentReader's.
+class TokenSource : public DocumentReader {
  public:
-  virtual ~TokenSource() = default;
-
   // "stoker", "megatron", "nanogpt", "llmc" or "npy".
   virtual std::string_view format() const = 0;
-  // The path the source was opened from.
-  virtual const std::string& path() const = 0;
   virtual TokenDType dtype() const = 0;
 
   virtual uint64_t num_documents() const = 0;
@@ -59,18 +59,9 @@ class TokenSource {
     }
   }
 
-  // Copies tokens [offset, offset + count) of document `doc` into `out` (count elements), converted
-  // to the output type. Fails with kOutOfRange if the range is outside the document, and with
-  // kCorruption if a value does not fit the output type (e.g. a negative or > INT32_MAX id).
-  virtual Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const = 0;
-  virtual Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const = 0;
-  // Hints that `doc` will be read soon, so that its cache misses overlap other work: the loader
-  // asks for the index entry of the piece after next, and for the tokens of the next piece, while
-  // it copies the current one. Never fail; do nothing by default.
-  virtual void PrefetchIndex(uint64_t doc) const { (void)doc; }
-  virtual void PrefetchTokens(uint64_t doc, uint64_t offset) const {
-    (void)doc;
-    (void)offset;
+  std::optional<uint64_t> FindDocumentLength(uint64_t doc) const final {
+    if (doc >= num_documents()) return std::nullopt;
+    return document_length(doc);
   }
 
   // Shards group consecutive documents stored in one file; block shuffle keeps reads within a few.
@@ -80,10 +71,6 @@ class TokenSource {
   virtual uint64_t shard_first_document(uint64_t shard) const {
     return shard == 0 ? 0 : num_documents();
   }
-
-  // The requests made to remote storage (s3://, http(s)://) for this source since it was opened:
-  // its listing, its index objects and its reads. Zero for local data.
-  virtual StorageStats storage_stats() const { return {}; }
 };
 
 // Opens any supported token data, detecting the format from `path`:

@@ -7,7 +7,6 @@
 #include <thread>
 #include <vector>
 
-#include "loader/loader_internal.h"
 #include "loader/loader_test_util.h"
 
 namespace stoker::loader {
@@ -45,7 +44,7 @@ std::unique_ptr<Loader> OpenOrDie(std::shared_ptr<const TokenSource> src, Loader
   o.seq_len = kMonitorSeq;
   o.num_workers = 2;
   auto planner = std::make_shared<ScriptedPlanner>(src, kMonitorSeq, kMonitorBatch, /*seed=*/5);
-  auto r = OpenLoaderWithPlanner(std::move(planner), {std::move(src)}, o, {});
+  auto r = Loader::OpenWithPlanner(std::move(planner), {std::move(src)}, o);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(r).value() : nullptr;
 }

@@ -6,7 +6,7 @@
 
 #include "format/stoker_dataset.h"
 
-namespace stoker::loader {
+namespace stoker {
 
 std::string StepProvenance::ToJson() const {
   nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
@@ -38,6 +38,8 @@ std::string StepProvenance::ToJson() const {
   out["rows"] = std::move(rows_json);
   return out.dump();
 }
+
+namespace loader {
 
 ProvenanceDataset ProvenanceDataset::FromSource(const TokenSource& source,
                                                 const std::string& path) {
@@ -100,4 +102,22 @@ Result<StepProvenance> ProvenanceMap::Explain(const Batch& batch) const {
   return out;
 }
 
-}  // namespace stoker::loader
+Result<StepProvenance> ProvenanceMap::ExplainStep(const Plan& plan, const PlanPosition& pos,
+                                                  uint32_t rank) const {
+  STOKER_ASSIGN_OR_RETURN(Batch batch, plan.GetBatchAt(pos, rank));
+  return Explain(batch);
+}
+
+ProvenanceMap ProvenanceMap::ForSources(
+    const std::vector<std::shared_ptr<const TokenSource>>& sources,
+    const std::vector<std::string>& paths) {
+  std::vector<ProvenanceDataset> datasets;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    datasets.push_back(
+        ProvenanceDataset::FromSource(*sources[i], i < paths.size() ? paths[i] : ""));
+  }
+  return ProvenanceMap(std::move(datasets));
+}
+
+}  // namespace loader
+}  // namespace stoker

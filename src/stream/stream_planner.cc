@@ -1,29 +1,28 @@
 #include "stream/stream_planner.h"
 
-#include <algorithm>
-#include <thread>
 #include <xxhash.h>
 
-#include "loader/loader_internal.h"
+#include <algorithm>
+#include <optional>
+#include <thread>
+
 #include "stream/elastic.h"
 #include "stream/row_count.h"
 
 namespace stoker::stream {
 namespace {
 
-// Serves the tokens of the planned pieces: document `doc` is a piece handle of the planner.
-class StreamTokenSource final : public TokenSource {
+// Serves the tokens of the planned pieces: document `doc` is a piece handle of the planner, and
+// exists while the planner keeps its step (an evicted or unknown handle is no document).
+class StreamPieceReader final : public DocumentReader {
  public:
-  explicit StreamTokenSource(const StreamPlanner* planner) : planner_(planner) {}
-  std::string_view format() const override { return "stream"; }
+  explicit StreamPieceReader(const StreamPlanner* planner) : planner_(planner) {}
   StorageStats storage_stats() const override { return planner_->storage_stats(); }
   const std::string& path() const override { return name_; }
-  TokenDType dtype() const override { return TokenDType::kInt32; }
-  uint64_t num_documents() const override { return UINT64_MAX; }
-  uint64_t num_tokens() const override { return 0; }
-  uint64_t document_length(uint64_t doc) const override {
+  std::optional<uint64_t> FindDocumentLength(uint64_t doc) const override {
     Tokens t = planner_->PieceTokens(doc);
-    return t ? t->size() : 0;
+    if (!t) return std::nullopt;
+    return t->size();
   }
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override {
     return ReadT(doc, offset, count, out);
@@ -80,9 +79,9 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
                             OpenTokenizer(options.tokenizer, options.tokenizer_options));
     ctx->tokenizer = std::move(tok);
   }
-  STOKER_ASSIGN_OR_RETURN(ctx->shards,
-                          p->ExpandShards(uint64_t{loader.world_size} *
-                                          std::max<uint64_t>(options.split_factor, 1)));
+  STOKER_ASSIGN_OR_RETURN(
+      ctx->shards,
+      p->ExpandShards(uint64_t{loader.world_size} * std::max<uint64_t>(options.split_factor, 1)));
   p->ctx_ = ctx;
   p->batch_size_ = loader.batch_size;
   p->global_rows_ = loader.batch_size * loader.world_size;
@@ -100,7 +99,7 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
                            std::to_string(loader.seq_len) + " tokens on every one of " +
                            std::to_string(loader.world_size) + " ranks");
   }
-  p->source_ = std::make_shared<StreamTokenSource>(p.get());
+  p->reader_ = std::make_shared<StreamPieceReader>(p.get());
   return p;
 }
 
@@ -155,7 +154,8 @@ uint64_t StreamPlanner::steps_per_epoch(uint64_t epoch) const {
   auto it = steps_cache_.find(epoch);
   if (it != steps_cache_.end()) return it->second;
   uint64_t rows = UINT64_MAX;
-  for (uint32_t r = 0; r < ctx_->config.world_size; ++r) rows = std::min(rows, RowsOfRank(epoch, r));
+  for (uint32_t r = 0; r < ctx_->config.world_size; ++r)
+    rows = std::min(rows, RowsOfRank(epoch, r));
   const uint64_t steps = rows / batch_size_;
   steps_cache_[epoch] = steps;
   return steps;
@@ -306,9 +306,8 @@ Result<PlanPosition> StreamPlanner::RestorePosition(const PlanState& state) cons
   if (step > 0 && IsElasticState(rank_state)) {
     STOKER_ASSIGN_OR_RETURN(ElasticEpoch e, DecodeElasticHeader(&rank_state));
     if (e.epoch != pos.epoch) return InvalidArgument("stream: elastic state of another epoch");
-    STOKER_ASSIGN_OR_RETURN(e.shards,
-                            ExpandShards(uint64_t{e.shard_world} *
-                                         std::max<uint64_t>(options_.split_factor, 1)));
+    STOKER_ASSIGN_OR_RETURN(e.shards, ExpandShards(uint64_t{e.shard_world} *
+                                                   std::max<uint64_t>(options_.split_factor, 1)));
     elastic_ = std::make_shared<const ElasticEpoch>(std::move(e));
   }
   Generator& g = gens_[pos.epoch];
@@ -330,20 +329,25 @@ Result<std::vector<StreamShard>> StreamPlanner::ExpandShards(uint64_t min_shards
   return shards;
 }
 
-Result<std::unique_ptr<Loader>> OpenStreamLoader(const StreamOptions& options,
-                                                 const LoaderOptions& loader,
-                                                 const PlanState* resume,
-                                                 std::shared_ptr<const StreamPlanner>* out) {
-  STOKER_RETURN_IF_ERROR(loader::ValidateOptions(loader));
+Result<std::unique_ptr<Loader>> OpenStreamLoaderWithPlanner(
+    const StreamOptions& options, const LoaderOptions& loader, const PlanState* resume,
+    std::shared_ptr<const StreamPlanner>* out) {
+  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(loader));  // before the pre-scan
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<StreamPlanner> planner,
                           StreamPlanner::Create(options, loader));
-  PlanPosition start;
-  if (resume != nullptr) {
-    STOKER_ASSIGN_OR_RETURN(start, planner->RestorePosition(*resume));
-  }
-  std::vector<std::shared_ptr<const TokenSource>> sources{planner->token_source()};
+  std::vector<std::shared_ptr<const DocumentReader>> readers{planner->reader()};
   if (out != nullptr) *out = planner;
-  return loader::OpenLoaderWithPlanner(planner, std::move(sources), loader, start);
+  return Loader::OpenWithPlanner(std::move(planner), std::move(readers), loader, resume);
 }
 
 }  // namespace stoker::stream
+
+namespace stoker {
+
+Result<std::unique_ptr<Loader>> OpenStreamLoader(const StreamOptions& options,
+                                                 const LoaderOptions& loader,
+                                                 const PlanState* resume) {
+  return stream::OpenStreamLoaderWithPlanner(options, loader, resume, nullptr);
+}
+
+}  // namespace stoker

@@ -49,7 +49,7 @@ TEST(StreamProvenance, EveryPieceNamesItsLineAndTokenRange) {
       ASSERT_EQ(p->rows[r].pieces.size(), (*rows)[r].size());
       for (size_t k = 0; k < (*rows)[r].size(); ++k) {
         const PackedPiece& want = (*rows)[r][k];
-        const loader::PieceProvenance& got = p->rows[r].pieces[k];
+        const PieceProvenance& got = p->rows[r].pieces[k];
         EXPECT_EQ(got.row_offset, at);
         at += got.length;
         EXPECT_EQ(got.offset, want.offset);
@@ -61,8 +61,8 @@ TEST(StreamProvenance, EveryPieceNamesItsLineAndTokenRange) {
         const std::string file = ReadAll(got.source);
         const size_t end = file.find('\n', *got.byte_offset);
         ASSERT_NE(end, std::string::npos);
-        const std::string text = nlohmann::json::parse(
-            file.substr(*got.byte_offset, end - *got.byte_offset))["text"];
+        const std::string text =
+            nlohmann::json::parse(file.substr(*got.byte_offset, end - *got.byte_offset))["text"];
         std::vector<int32_t> doc(text.begin(), text.end());
         for (int32_t& id : doc) id &= 0xff;
         doc.push_back(256);

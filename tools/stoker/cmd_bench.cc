@@ -37,7 +37,7 @@ int RunBenchCommand(BenchArgs& a) {
   if (!options.ok()) return ReportError("bench", options.status());
   if (a.stream.stream) {
     const stream::StreamOptions so = ToStreamOptions(a.stream, a.loader.datasets);
-    a.bench.open = [so](const LoaderOptions& o) { return stream::OpenStreamLoader(so, o); };
+    a.bench.open = [so](const LoaderOptions& o) { return OpenStreamLoader(so, o); };
   }
   a.bench.progress = true;
   Result<diag::BenchResult> r = RunBenchFromFlags(a.loader, *options, a.bench, "bench");
