@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
       std::printf("%s: %s\n", path.c_str(), source.status().ToString().c_str());
       continue;
     }
-    auto l = DatasetLengths::FromTokenSource(**source);
+    auto l = (*source)->Lengths();
     auto shared = std::make_shared<DatasetLengths>(std::move(*l));
     MeasureAll(shared);
   }

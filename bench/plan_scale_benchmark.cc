@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "format/index_lengths.h"
 #include "format/length_index.h"
 #include "format/megatron_index.h"
-#include "plan/mapped_lengths.h"
 #include "stoker/plan.h"
 #include "stoker/token_source.h"
 
@@ -138,14 +138,14 @@ void Make(const std::string& dir, uint64_t docs, bool megatron) {
 std::shared_ptr<const DatasetLengths> OpenIndex(const std::string& path) {
   auto index = stoker::LengthIndex::Open(path);
   if (!index.ok()) Die(index.status().ToString());
-  return std::make_shared<const DatasetLengths>(stoker::plan::LengthsFromIndex(*index, path));
+  return std::make_shared<const DatasetLengths>(stoker::LengthsFromIndex(*index, path));
 }
 
 std::shared_ptr<const DatasetLengths> OpenAny(const std::string& path) {
   if (path.size() > 7 && path.compare(path.size() - 7, 7, ".stkidx") == 0) return OpenIndex(path);
   auto source = stoker::OpenTokenSource(path);
   if (!source.ok()) Die(source.status().ToString());
-  auto lengths = DatasetLengths::FromTokenSource(**source);
+  auto lengths = (*source)->Lengths();
   if (!lengths.ok()) Die(lengths.status().ToString());
   return std::make_shared<const DatasetLengths>(std::move(*lengths));
 }
@@ -186,7 +186,7 @@ int Run(int argc, char** argv) {
     datasets.push_back({OpenAny(files[k]), static_cast<double>(files.size() - k)});
   }
   const double open_s = Since(start);
-  auto plan = stoker::Plan::Create(datasets, o);
+  auto plan = stoker::Plan::Create(datasets, o, stoker::SharedWindowCounter());
   if (!plan.ok()) Die(plan.status().ToString());
   auto batch = (*plan)->GetBatch(0, 0, o.rank);
   if (!batch.ok()) Die(batch.status().ToString());
@@ -205,7 +205,7 @@ int Run(int argc, char** argv) {
     anon_count = StatusKb("RssAnon:");
     file_count = StatusKb("RssFile:");
     // Another process's view: a new plan over the same files counts from the cache.
-    auto again = stoker::Plan::Create(datasets, o);
+    auto again = stoker::Plan::Create(datasets, o, stoker::SharedWindowCounter());
     t = Clock::now();
     if ((*again)->steps_per_epoch(0) != steps) Die("cached count differs");
     cached_s = Since(t);

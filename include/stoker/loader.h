@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "stoker/plan.h"
+#include "stoker/planner.h"
+#include "stoker/provenance.h"
 #include "stoker/status.h"
 #include "stoker/storage_stats.h"
 #include "stoker/token_source.h"
@@ -81,7 +83,6 @@ struct TensorView {
 class Loader;
 namespace loader {
 class BatchOwner;
-class BatchPlanner;
 struct BatchLayout;
 }  // namespace loader
 
@@ -157,7 +158,7 @@ class LoaderBatch {
   uint64_t real_tokens_ = 0, skipped_documents_ = 0;
   TokenDType dtype_ = TokenDType::kInt64;
   PlanPosition position_after_;
-  std::shared_ptr<const loader::BatchPlanner> planner_;  // makes state_after_ when asked for
+  std::shared_ptr<const BatchPlanner> planner_;  // makes state_after_ when asked for
   mutable std::optional<PlanState> state_after_;
 };
 
@@ -208,6 +209,14 @@ class Loader {
   // The "remove the data pipeline" experiment: one fixed batch of batch_size x seq_len tokens
   // (pseudo-random ids from `seed`, documents of random lengths), served forever by Next().
   static Result<std::unique_ptr<Loader>> OpenSynthetic(const LoaderOptions& options);
+  // The engine over any planner (stoker/planner.h): rows from `planner`, their tokens from
+  // `readers[piece.dataset]`; starts at `resume` (planner->RestorePosition) or at epoch 0.
+  // Loader::Open is this over a Plan; OpenStreamLoader (stoker/stream.h) over the stream.
+  // plan() is then null and State()/Restore() are the planner's.
+  static Result<std::unique_ptr<Loader>> OpenWithPlanner(
+      std::shared_ptr<const BatchPlanner> planner,
+      std::vector<std::shared_ptr<const DocumentReader>> readers, const LoaderOptions& options,
+      const PlanState* resume = nullptr);
 
   // Cancels and joins the workers, then frees the ring once no batch holds it.
   ~Loader();
@@ -223,14 +232,28 @@ class Loader {
   LoaderStats Stats() const;
   // The plan (null for the synthetic loader).
   const Plan* plan() const;
+  // Provenance: which documents fill this rank's rows of the step that starts at `pos`
+  // (normalized as Next takes it): dataset, shard, record and token range of every piece
+  // (stoker/provenance.h), from the datasets this loader reads, without reading tokens. An
+  // indexed loader maps its datasets' shards on the first call. kUnimplemented for a planner that
+  // cannot explain its rows, and for the synthetic loader. Thread-safe.
+  Result<StepProvenance> Explain(const PlanPosition& pos) const;
   const LoaderOptions& options() const;
 
-  struct Impl;
-  explicit Loader(std::unique_ptr<Impl> impl);
-
  private:
+  struct Impl;  // src/loader/loader_impl.h
+  explicit Loader(std::unique_ptr<Impl> impl);
+  static Result<std::unique_ptr<Loader>> OpenEngine(
+      std::shared_ptr<const BatchPlanner> planner,
+      std::vector<std::shared_ptr<const DocumentReader>> readers, const LoaderOptions& options,
+      const PlanPosition& start);
+
   std::unique_ptr<Impl> impl_;
 };
+
+// Checks options every loader shares (sizes, dtype, workers, mask, device buffers):
+// kInvalidArgument naming the bad one.
+Status ValidateLoaderOptions(const LoaderOptions& options);
 
 // The plan options a loader with `options` uses (its PlanOptions part).
 inline PlanOptions PlanOptionsFor(const LoaderOptions& options) { return options; }

@@ -8,9 +8,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "stoker/dataset_lengths.h"
+#include "stoker/document_reader.h"
 #include "stoker/status.h"
 #include "stoker/storage_stats.h"
 
@@ -37,14 +41,21 @@ std::string_view TokenDTypeName(TokenDType dtype);
 // Parses a NumPy-style name ("uint16", "int32", ...).
 Result<TokenDType> ParseTokenDType(std::string_view name);
 
-class TokenSource {
- public:
-  virtual ~TokenSource() = default;
+// The tokenizer that produced a dataset's tokens, where the data records it (a stoker manifest).
+struct TokenizerInfo {
+  std::string kind;  // "bytes", "sentencepiece", ...
+  std::string name;  // e.g. the model file's base name
+  uint64_t vocab_size = 0;
+  int64_t eos_id = -1;
+  std::string checksum;  // xxh3-64 hex of the tokenizer model file; empty for "bytes"
+};
 
+// A DocumentReader that also knows its documents' count and lengths up front, so a Plan can be
+// made from them. Read, Prefetch*, path() and storage_stats() are DocumentReader's.
+class TokenSource : public DocumentReader {
+ public:
   // "stoker", "megatron", "nanogpt", "llmc" or "npy".
   virtual std::string_view format() const = 0;
-  // The path the source was opened from.
-  virtual const std::string& path() const = 0;
   virtual TokenDType dtype() const = 0;
 
   virtual uint64_t num_documents() const = 0;
@@ -59,18 +70,9 @@ class TokenSource {
     }
   }
 
-  // Copies tokens [offset, offset + count) of document `doc` into `out` (count elements), converted
-  // to the output type. Fails with kOutOfRange if the range is outside the document, and with
-  // kCorruption if a value does not fit the output type (e.g. a negative or > INT32_MAX id).
-  virtual Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const = 0;
-  virtual Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const = 0;
-  // Hints that `doc` will be read soon, so that its cache misses overlap other work: the loader
-  // asks for the index entry of the piece after next, and for the tokens of the next piece, while
-  // it copies the current one. Never fail; do nothing by default.
-  virtual void PrefetchIndex(uint64_t doc) const { (void)doc; }
-  virtual void PrefetchTokens(uint64_t doc, uint64_t offset) const {
-    (void)doc;
-    (void)offset;
+  std::optional<uint64_t> FindDocumentLength(uint64_t doc) const final {
+    if (doc >= num_documents()) return std::nullopt;
+    return document_length(doc);
   }
 
   // Shards group consecutive documents stored in one file; block shuffle keeps reads within a few.
@@ -80,10 +82,38 @@ class TokenSource {
   virtual uint64_t shard_first_document(uint64_t shard) const {
     return shard == 0 ? 0 : num_documents();
   }
+  // The shard holding document `doc` (< num_documents()), from shard_first_document.
+  uint64_t ShardOf(uint64_t doc) const;
+  // The files of shard `shard` (provenance, messages): a stoker dataset's shard prefix; path()
+  // for a source of one file.
+  virtual std::string shard_path(uint64_t shard) const { return path(); }
 
-  // The requests made to remote storage (s3://, http(s)://) for this source since it was opened:
-  // its listing, its index objects and its reads. Zero for local data.
-  virtual StorageStats storage_stats() const { return {}; }
+  // The lengths and shard boundaries a plan reads (stoker/plan.h). By default they are copied
+  // (DocumentLengths, one pass); a stoker dataset with a length index and a Megatron source give
+  // theirs in place (MappedLengths, no copy), with the totals known without a pass.
+  virtual Result<DatasetLengths> Lengths() const;
+
+  // The tokenizer recorded with the data; nullopt where the format records none.
+  virtual std::optional<TokenizerInfo> tokenizer_info() const { return std::nullopt; }
+  // Checks every entry of the source's index, beyond the header checks of opening (Megatron:
+  // every sequence pointer and length): kCorruption naming the file and the entry.
+  virtual Status CheckWholeIndex() const { return Status::OK(); }
+
+  // Shards fetched from remote storage (a remote stoker dataset): the loader schedules the shards
+  // of the steps ahead (ScheduleShards), and, where they go through a node-local cache
+  // (caches_shards), `stoker prefetch` stages them. The defaults are for local data.
+  virtual bool remote_shards() const { return false; }
+  virtual bool caches_shards() const { return false; }
+  struct ShardBytes {
+    uint64_t bin = 0;  // token bytes
+    uint64_t idx = 0;  // index bytes
+  };
+  // The bytes a cache holds for shard `shard`; zero where nothing is fetched.
+  virtual ShardBytes shard_bytes(uint64_t shard) const { return {}; }
+  // Starts fetching `shards` into the cache, in this order (a hint; never fails).
+  virtual void ScheduleShards(const std::vector<uint64_t>& shards) const { (void)shards; }
+  // Fetches shard `shard` into the cache and waits for it.
+  virtual Status StageShard(uint64_t shard) const { return Status::OK(); }
 };
 
 // Opens any supported token data, detecting the format from `path`:

@@ -15,11 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "loader/provenance.h"
 #include "register.h"
 #include "stoker/loader.h"
 #include "stream/stream_planner.h"
-#include "stream/stream_provenance.h"
 
 namespace nb = nanobind;
 
@@ -30,7 +28,6 @@ namespace {
 struct PyLoader {
   std::unique_ptr<Loader> loader;
   std::shared_ptr<const stream::StreamPlanner> stream;  // set for stoker.Stream loaders
-  std::optional<loader::ProvenanceMap> provenance;      // indexed loaders opened with provenance
 
   ~PyLoader() { Close(); }
 
@@ -132,17 +129,9 @@ std::unique_ptr<PyLoader> OpenLoader(const std::vector<DatasetSpec>& specs,
   auto out = std::make_unique<PyLoader>();
   Result<std::unique_ptr<Loader>> loader = [&]() -> Result<std::unique_ptr<Loader>> {
     nb::gil_scoped_release release;
-    if (provenance) {
-      // Opened here so the provenance map sees the sources the loader reads (shard names).
-      std::vector<loader::ProvenanceDataset> map;
-      for (LoaderDataset& d : datasets) {
-        Result<std::unique_ptr<TokenSource>> opened = OpenTokenSource(d.path);
-        if (!opened.ok()) return opened.status().WithContext("loader: opening " + d.path);
-        d.source = std::move(opened).value();
-        map.push_back(loader::ProvenanceDataset::FromSource(*d.source, d.path));
-      }
-      out->provenance.emplace(std::move(map));
-    }
+    // `provenance` is the Python loader's (whether batches carry it): Loader::Explain maps the
+    // datasets the loader itself opened, with its remote options.
+    (void)provenance;
     return Loader::Open(std::move(datasets), options, resume ? &*resume : nullptr);
   }();
   out->loader = Unwrap(std::move(loader));
@@ -150,24 +139,12 @@ std::unique_ptr<PyLoader> OpenLoader(const std::vector<DatasetSpec>& specs,
 }
 
 // The provenance of the step that starts at (epoch, rows_consumed) (normalized, as the loader
-// would take it), as JSON (loader::StepProvenance::ToJson).
+// would take it), as JSON (StepProvenance::ToJson).
 std::string ProvenanceJson(PyLoader& self, uint64_t epoch, uint64_t rows_consumed) {
   Loader& loader = self.get();
-  const uint32_t rank = loader.options().rank;
-  Result<loader::StepProvenance> p = [&]() -> Result<loader::StepProvenance> {
+  Result<StepProvenance> p = [&] {
     nb::gil_scoped_release release;
-    if (self.stream) {
-      const PlanPosition pos = self.stream->Normalize({epoch, rows_consumed});
-      return stream::ExplainStreamStep(*self.stream, pos, rank,
-                                       loader.options().batch_size * loader.options().world_size);
-    }
-    const Plan* plan = loader.plan();
-    if (plan == nullptr || !self.provenance) {
-      return FailedPrecondition("provenance: open the loader with provenance=True");
-    }
-    STOKER_ASSIGN_OR_RETURN(Batch batch,
-                            plan->GetBatchAt(plan->Normalize({epoch, rows_consumed}), rank));
-    return self.provenance->Explain(batch);
+    return loader.Explain({epoch, rows_consumed});
   }();
   return Unwrap(std::move(p)).ToJson();
 }
@@ -179,7 +156,8 @@ std::unique_ptr<PyLoader> OpenStream(const stream::StreamOptions& so, const Load
   auto out = std::make_unique<PyLoader>();
   Result<std::unique_ptr<Loader>> loader = [&] {
     nb::gil_scoped_release release;
-    return stream::OpenStreamLoader(so, options, resume ? &*resume : nullptr, &out->stream);
+    return stream::OpenStreamLoaderWithPlanner(so, options, resume ? &*resume : nullptr,
+                                               &out->stream);
   }();
   out->loader = Unwrap(std::move(loader));
   return out;

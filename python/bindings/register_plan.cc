@@ -31,10 +31,11 @@ Result<std::unique_ptr<PyPlan>> CreatePlan(const std::vector<DatasetSpec>& specs
   auto out = std::make_unique<PyPlan>();
   for (const auto& [path, weight] : specs) {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TokenSource> source, OpenTokenSource(path));
-    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*source));
+    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, source->Lengths());
     out->datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), weight});
   }
-  STOKER_ASSIGN_OR_RETURN(out->plan, Plan::Create(out->datasets, PlanOptionsFor(options)));
+  STOKER_ASSIGN_OR_RETURN(
+      out->plan, Plan::Create(out->datasets, PlanOptionsFor(options), SharedWindowCounter()));
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/env.h"
 #include "id_lists.h"
 #include "register.h"
 #include "text/tokenizer.h"
@@ -51,9 +52,7 @@ nb::object IdsToPython(std::vector<int32_t>&& ids, bool numpy, IntCache& cache) 
   return nb::ndarray<nb::numpy, int32_t>(owned->data(), 1, shape, owner).cast();
 }
 
-PyTokenizer Open(const std::string& path, const std::string& pattern, const std::string& special,
-                 bool allow_special, const std::string& eos, bool post_processor) {
-  TokenizerOptions o{pattern, special, allow_special, eos, post_processor};
+PyTokenizer Open(const std::string& path, const TokenizerOptions& o) {
   Result<std::unique_ptr<Tokenizer>> t = [&] {
     nb::gil_scoped_release release;
     return OpenTokenizer(path, o);
@@ -148,8 +147,7 @@ nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy
   for (size_t c = 0; c < order.size(); ++c) order[c] = c;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return chunks[a].bytes > chunks[b].bytes; });
-  int n = num_threads > 0 ? num_threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int n = num_threads > 0 ? num_threads : DefaultThreadsPerRank();
   n = static_cast<int>(
       std::min<size_t>(static_cast<size_t>(n), std::max<size_t>(1, chunks.size())));
 
@@ -262,8 +260,7 @@ void RegisterText(nb::module_& m) {
       .def("encode_batch", &EncodeBatch, nb::arg("texts"), nb::arg("num_threads") = 0,
            nb::arg("numpy") = false)
       .def("decode_bytes", &Decode, nb::arg("ids"));
-  m.def("_open_tokenizer", &Open, nb::arg("path"), nb::arg("pattern"), nb::arg("special"),
-        nb::arg("allow_special"), nb::arg("eos"), nb::arg("post_processor"));
+  m.def("_open_tokenizer", &Open, nb::arg("path"), nb::arg("options"));
 }
 
 }  // namespace stoker::python

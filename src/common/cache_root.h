@@ -2,8 +2,9 @@
 // subdirectory per kind (docs/cache.md, "One cache root"):
 //
 //   <root>/shards/       the node-local shard cache of remote datasets (cache/shard_cache.h)
-//   <root>/plan/         the plan's Megatron totals and epoch window counts (plan/window_counts.h)
-//   <root>/stream-scan/  the stream's pre-scans (stream/prescan.h)
+//   <root>/plan/         the plan's Megatron totals and epoch window counts
+//   (common/window_counts.h, format/megatron_lengths.h) <root>/stream-scan/  the stream's pre-scans
+//   (stream/prescan.h)
 //
 // <root> is $STOKER_CACHE_DIR when set ("off" or "": no root, every default cache off), else
 // $XDG_CACHE_HOME/stoker, else /tmp/stoker-cache-<uid> (node-local and per user).

@@ -7,7 +7,6 @@
 
 #include "common/human_size.h"
 #include "common/progress.h"
-#include "format/stoker_dataset.h"
 
 namespace stoker {
 namespace {
@@ -31,7 +30,7 @@ InspectSummary Inspect(const TokenSource& source) {
   s.shards = source.num_shards();
   s.documents = source.num_documents();
   s.tokens = source.num_tokens();
-  if (const auto* ds = dynamic_cast<const StokerDataset*>(&source)) s.manifest = ds->manifest();
+  s.tokenizer = source.tokenizer_info();
   std::vector<uint64_t> counts(65, 0);
   uint64_t total = 0;
   s.min_length = s.documents > 0 ? ~0ull : 0;
@@ -67,11 +66,11 @@ std::string InspectSummary::ToJson() const {
   j["shards"] = shards;
   j["documents"] = documents;
   j["tokens"] = tokens;
-  if (manifest) {
-    j["tokenizer"] = {{"kind", manifest->tokenizer.kind},
-                      {"name", manifest->tokenizer.name},
-                      {"vocab_size", manifest->tokenizer.vocab_size},
-                      {"eos_id", manifest->tokenizer.eos_id}};
+  if (tokenizer) {
+    j["tokenizer"] = {{"kind", tokenizer->kind},
+                      {"name", tokenizer->name},
+                      {"vocab_size", tokenizer->vocab_size},
+                      {"eos_id", tokenizer->eos_id}};
   } else {
     j["tokenizer"] = nullptr;
   }
@@ -99,8 +98,8 @@ std::string InspectSummary::ToText() const {
   line("shards", FormatCount(shards));
   line("documents", FormatCount(documents));
   line("tokens", FormatCount(tokens) + " (" + FormatSize(tokens * TokenDTypeSize(dtype)) + ")");
-  if (manifest) {
-    const TokenizerInfo& t = manifest->tokenizer;
+  if (tokenizer) {
+    const TokenizerInfo& t = *tokenizer;
     line("tokenizer", t.kind + (t.name.empty() || t.name == t.kind ? "" : " " + t.name) +
                           ", vocab " + FormatCount(t.vocab_size) + ", eos " +
                           std::to_string(t.eos_id));

@@ -32,7 +32,7 @@ struct InspectSummary {
   double mean_length = 0;
   // Buckets [0,0], [1,1], [2,3], [4,7], ... from the first to the last non-empty one.
   std::vector<LengthBucket> histogram;
-  std::optional<Manifest> manifest;  // stoker datasets only
+  std::optional<TokenizerInfo> tokenizer;  // where the format records it
 
   // Machine-readable form (stable keys) for `stoker inspect --json`.
   std::string ToJson() const;

@@ -21,14 +21,6 @@ namespace stoker {
 inline constexpr std::string_view kManifestFileName = "manifest.json";
 inline constexpr int kManifestFormatVersion = 1;
 
-struct TokenizerInfo {
-  std::string kind;  // "bytes", "sentencepiece", ...
-  std::string name;  // e.g. the model file's base name
-  uint64_t vocab_size = 0;
-  int64_t eos_id = -1;
-  std::string checksum;  // xxh3-64 hex of the tokenizer model file; empty for "bytes"
-};
-
 struct ShardInfo {
   // Path prefix of the shard relative to the dataset directory (may contain "../" after a merge).
   // The files are <prefix>.bin and <prefix>.idx.

@@ -29,6 +29,9 @@ class MegatronSource : public TokenSource {
 
   std::string_view format() const override { return "megatron"; }
   const std::string& path() const override { return prefix_; }
+  // Its `.idx` sizes read in place, with lazy totals (format/megatron_lengths.h).
+  Result<DatasetLengths> Lengths() const override;
+  Status CheckWholeIndex() const override { return index_.ValidateFull(); }
   TokenDType dtype() const override { return index_.dtype(); }
   uint64_t num_documents() const override { return index_.num_sequences(); }
   uint64_t num_tokens() const override { return num_tokens_; }

@@ -6,9 +6,15 @@
 #include "common/file_util.h"
 #include "common/uri.h"
 #include "format/dataset_length_index.h"
+#include "format/index_lengths.h"
 #include "format/token_convert.h"
 
 namespace stoker {
+
+namespace {
+// A dataset without a length index and at least this many documents gets a note.
+constexpr uint64_t kLargeWithoutIndex = uint64_t{1} << 20;
+}  // namespace
 
 Status CheckShardAgainstManifest(const Manifest& manifest, uint64_t s, const MegatronSource& shard,
                                  const std::string& manifest_path) {
@@ -55,6 +61,42 @@ Result<ShardPool::Shard> StokerDataset::OpenShard(uint64_t s) const {
 ShardRef StokerDataset::shard_ref(uint64_t s) const {
   return ShardRef{s, shard_prefix(s), &manifest_.shards[s], manifest_.dtype,
                   JoinUri(dir_, kManifestFileName)};
+}
+
+Result<DatasetLengths> StokerDataset::Lengths() const {
+  if (length_index_ != nullptr) {
+    DatasetLengths mapped = LengthsFromIndex(length_index_, dir_);
+    // The dataset's boundaries, which Open checked against the index.
+    mapped.shard_first_document = first_document_;
+    return mapped;
+  }
+  // A dataset written before length indexes existed: copied, one pass over the shards.
+  if (num_documents() >= kLargeWithoutIndex) {
+    std::fprintf(stderr,
+                 "stoker: note: %s has no length index; the plan copies its %llu lengths into "
+                 "memory (8 bytes each, in every process). `stoker index %s` writes one.\n",
+                 dir_.c_str(), static_cast<unsigned long long>(num_documents()), dir_.c_str());
+  }
+  return TokenSource::Lengths();
+}
+
+TokenSource::ShardBytes StokerDataset::shard_bytes(uint64_t shard) const {
+  if (opener_ == nullptr) return {};
+  const ShardInfo& info = manifest_.shards[shard];
+  return {info.bin_bytes, info.idx_bytes};
+}
+
+void StokerDataset::ScheduleShards(const std::vector<uint64_t>& shards) const {
+  if (opener_ == nullptr) return;
+  std::vector<ShardRef> refs;
+  refs.reserve(shards.size());
+  for (uint64_t s : shards) refs.push_back(shard_ref(s));
+  opener_->Schedule(refs);
+}
+
+Status StokerDataset::StageShard(uint64_t shard) const {
+  if (opener_ == nullptr) return Status::OK();
+  return opener_->Stage(shard_ref(shard));
 }
 
 Result<std::unique_ptr<StokerDataset>> StokerDataset::Open(const std::string& dir) {
@@ -106,7 +148,7 @@ ShardPool::Counters StokerDataset::pool_counters() const {
   return pool_ == nullptr ? ShardPool::Counters{} : pool_->counters();
 }
 
-uint64_t StokerDataset::ShardOf(uint64_t doc) const {
+uint64_t StokerDataset::FindShard(uint64_t doc) const {
   // The last shard whose first document is <= doc; empty shards share their first document with
   // the next one, and upper_bound skips past them.
   auto it = std::upper_bound(first_document_.begin(), first_document_.end(), doc);
@@ -114,7 +156,7 @@ uint64_t StokerDataset::ShardOf(uint64_t doc) const {
 }
 
 Status StokerDataset::Locate(uint64_t doc, Location* at) const {
-  at->index = ShardOf(doc);
+  at->index = FindShard(doc);
   at->doc = doc - first_document_[at->index];
   // The common case indexes the resident shards: no lock, no reference count on the hot path.
   if (pool_ == nullptr) {

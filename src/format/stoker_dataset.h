@@ -72,6 +72,16 @@ class StokerDataset : public TokenSource {
   void PrefetchTokens(uint64_t doc, uint64_t offset) const override;
   uint64_t num_shards() const override { return first_document_.size() - 1; }
   uint64_t shard_first_document(uint64_t shard) const override { return first_document_[shard]; }
+  std::string shard_path(uint64_t shard) const override { return shard_prefix(shard); }
+  // Read in place from the length index when there is one; copied otherwise (with a note on
+  // stderr for a large dataset: `stoker index` writes one).
+  Result<DatasetLengths> Lengths() const override;
+  std::optional<TokenizerInfo> tokenizer_info() const override { return manifest_.tokenizer; }
+  bool remote_shards() const override { return remote(); }
+  bool caches_shards() const override { return cached(); }
+  ShardBytes shard_bytes(uint64_t shard) const override;
+  void ScheduleShards(const std::vector<uint64_t>& shards) const override;
+  Status StageShard(uint64_t shard) const override;
 
   const Manifest& manifest() const { return manifest_; }
   // The dataset's length index (checked against the manifest at Open), or null when the manifest
@@ -94,13 +104,11 @@ class StokerDataset : public TokenSource {
   ShardRef shard_ref(uint64_t s) const;
   const ShardOpener* opener() const { return opener_.get(); }
   bool cached() const { return opener_ != nullptr && opener_->cached(); }
-  // The shard holding global document `doc` (< num_documents()).
-  uint64_t shard_of(uint64_t doc) const { return ShardOf(doc); }
 
  private:
   StokerDataset() = default;
   // The shard holding global document `doc` (< num_documents()).
-  uint64_t ShardOf(uint64_t doc) const;
+  uint64_t FindShard(uint64_t doc) const;  // ShardOf, on the hot path
   // Maps shard `s` and checks it against the manifest; errors name the shard and the manifest.
   Result<ShardPool::Shard> OpenShard(uint64_t s) const;
   // Where a global document lives. `shard` points into resident_, or at `hold`, which keeps a

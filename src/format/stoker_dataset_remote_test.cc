@@ -127,7 +127,7 @@ TEST(RemoteDatasetTest, OpeningAndPlanningTenThousandShardsCostsThreeRequests) {
   EXPECT_EQ(f.Count(RequestKind::kHead), 1u);
   EXPECT_EQ(f.Count(RequestKind::kGet), 2u);
   // Planning: every length and shard boundary, then a few batches: still nothing per shard.
-  auto lengths = DatasetLengths::FromTokenSource(**ds);
+  auto lengths = (*ds)->Lengths();
   ASSERT_TRUE(lengths.ok());
   PlanOptions po;
   po.seq_len = 16;

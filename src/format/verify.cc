@@ -190,11 +190,9 @@ class Checker {
     SetTotals(src.num_documents(), src.num_tokens() * item);
     // Opening checked the header only; the whole index is checked here (reads check their own
     // entries too, but not the document index array).
-    if (const auto* mg = dynamic_cast<const MegatronSource*>(&src); mg != nullptr) {
-      if (Status st = mg->index().ValidateFull(); !st.ok()) {
-        Problem(st.message());
-        return;
-      }
+    if (Status st = src.CheckWholeIndex(); !st.ok()) {
+      Problem(st.message());
+      return;
     }
     const uint64_t chunk = kBlockBytes / 8;
     std::vector<int64_t> ids(chunk);

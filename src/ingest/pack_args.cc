@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/env.h"
 #include "common/human_size.h"
 #include "common/uri.h"
 #include "ingest/input_plan.h"
@@ -32,10 +33,10 @@ Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
   }
   o.encoder.skip_bad_lines = a.on_error == "skip";
   STOKER_ASSIGN_OR_RETURN(o.shard_size_bytes, ParseSize(a.shard_size));
-  if (a.num_workers < 0) return InvalidArgument("num_workers must be >= 0 (0 = all cores)");
-  o.threads = a.num_workers > 0
-                  ? a.num_workers
-                  : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (a.num_workers < 0) {
+    return InvalidArgument("num_workers must be >= 0 (0 = the node's cores / LOCAL_WORLD_SIZE)");
+  }
+  o.threads = a.num_workers > 0 ? a.num_workers : DefaultThreadsPerRank();
   if (a.task_index.has_value() != a.task_count.has_value()) {
     return InvalidArgument("task index and task count go together: set both or neither");
   }

@@ -20,8 +20,8 @@ struct PackArgs {
   std::string output;
   std::string tokenizer = "bytes";  // bytes | PATH.model | PATH/tokenizer.json | PATH.tiktoken
   std::string text_field = "text";
-  std::string shard_size = "128MiB";   // human size, e.g. 64MiB, 1GiB
-  int num_workers = 0;                 // tokenizer threads; 0 = all cores (CLI --num-workers)
+  std::string shard_size = "128MiB";  // human size, e.g. 64MiB, 1GiB
+  int num_workers = 0;  // tokenizer threads; 0 = cores / LOCAL_WORLD_SIZE (CLI --num-workers)
   std::optional<uint32_t> task_index;  // both or neither; default from Slurm/torchrun env
   std::optional<uint32_t> task_count;
   std::string utf8 = "replace";   // replace | skip | fail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -65,8 +66,8 @@ template <typename T>
 class Assembler {
  public:
   Assembler(const AssemblyOptions& options, const BatchLayout& layout,
-            const std::vector<const TokenSource*>& sources, uint8_t* slot, AssemblyResult* result,
-            std::vector<T>& iota, std::vector<T>& scratch)
+            const std::vector<const DocumentReader*>& sources, uint8_t* slot,
+            AssemblyResult* result, std::vector<T>& iota, std::vector<T>& scratch)
       : opt_(options),
         sources_(sources),
         ids_(reinterpret_cast<T*>(slot + layout.input_ids)),
@@ -116,21 +117,22 @@ class Assembler {
     return Status::OK();
   }
 
-  Status CheckPiece(const RowPiece& p, size_t used, size_t S) {
+  // Checks piece `p` against its reader; sets *document_length (the piece's whole document).
+  Status CheckPiece(const RowPiece& p, size_t used, size_t S, uint64_t* document_length) {
     // Messages are built only on failure: this runs for every piece of every row.
     auto where = [&] {
       return "dataset " + std::to_string(p.dataset) + " document " + std::to_string(p.document);
     };
     if (p.dataset >= sources_.size()) return Corruption("plan names missing " + where());
-    const TokenSource& src = *sources_[p.dataset];
-    if (p.document >= src.num_documents()) {
-      return Corruption(src.path() + ": plan names missing " + where());
-    }
-    if (p.length == 0 || p.offset + p.length > src.document_length(p.document)) {
+    const DocumentReader& src = *sources_[p.dataset];
+    const std::optional<uint64_t> length = src.FindDocumentLength(p.document);
+    if (!length) return Corruption(src.path() + ": plan names missing " + where());
+    if (p.length == 0 || p.offset + p.length > *length) {
       return Corruption(src.path() + ": plan piece [" + std::to_string(p.offset) + ", " +
                         std::to_string(p.offset + p.length) + ") is outside " + where());
     }
     if (used + p.length > S) return Internal("plan row longer than seq_len at " + where());
+    *document_length = *length;
     return Status::OK();
   }
 
@@ -178,14 +180,15 @@ class Assembler {
     for (size_t k = 0; k < row.pieces.size(); ++k) {
       const RowPiece& p = row.pieces[k];
       PrefetchAfter(row, k);
-      Status s = CheckPiece(p, used, S);
+      uint64_t document_length = 0;
+      Status s = CheckPiece(p, used, S, &document_length);
       if (s.code() == StatusCode::kInternal) return s;
       const size_t at = base + used;
       const size_t n = s.ok() ? p.length : std::min<uint64_t>(p.length, S - used);
       bool split = false;
       if (s.ok()) {
         // A piece that ends inside its document also reads the token after it: its last label.
-        split = p.offset + p.length < sources_[p.dataset]->document_length(p.document);
+        split = p.offset + p.length < document_length;
         s = Read(p, p.offset, p.length + (split ? 1 : 0), scratch_.data());
       }
       if (!s.ok()) {
@@ -240,7 +243,7 @@ class Assembler {
   }
 
   const AssemblyOptions& opt_;
-  const std::vector<const TokenSource*>& sources_;
+  const std::vector<const DocumentReader*>& sources_;
   T* ids_;
   T* labels_;
   T* pos_;
@@ -280,8 +283,9 @@ BatchLayout BatchLayout::For(const AssemblyOptions& options) {
 }
 
 Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
-                     const std::vector<const TokenSource*>& sources, const std::vector<Row>& rows,
-                     uint8_t* slot, AssemblyResult* result, AssemblyScratch* scratch) {
+                     const std::vector<const DocumentReader*>& sources,
+                     const std::vector<Row>& rows, uint8_t* slot, AssemblyResult* result,
+                     AssemblyScratch* scratch) {
   if (rows.size() != static_cast<size_t>(options.batch_size)) {
     return Internal("plan gave " + std::to_string(rows.size()) + " rows for a batch of " +
                     std::to_string(options.batch_size));

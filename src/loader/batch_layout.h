@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "stoker/document_reader.h"
 #include "stoker/plan.h"
 #include "stoker/status.h"
 #include "stoker/token_source.h"
@@ -49,7 +50,7 @@ struct AssemblyResult {
   int max_seqlen = 0;
   uint64_t real_tokens = 0;  // non-padding positions
   uint64_t skipped_documents = 0;
-  uint64_t read_ns = 0;  // time inside TokenSource::Read
+  uint64_t read_ns = 0;  // time inside DocumentReader::Read
 };
 
 // Buffers an assembler reuses from batch to batch (a piece's tokens, the 0..S-1 positions). A
@@ -66,7 +67,8 @@ struct AssemblyScratch {
 // piece's positions become a masked hole (labels -100, segment 0) and are counted as skipped.
 // `scratch` may be null (buffers are then allocated for this call).
 Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
-                     const std::vector<const TokenSource*>& sources, const std::vector<Row>& rows,
-                     uint8_t* slot, AssemblyResult* result, AssemblyScratch* scratch = nullptr);
+                     const std::vector<const DocumentReader*>& sources,
+                     const std::vector<Row>& rows, uint8_t* slot, AssemblyResult* result,
+                     AssemblyScratch* scratch = nullptr);
 
 }  // namespace stoker::loader

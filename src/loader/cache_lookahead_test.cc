@@ -43,9 +43,7 @@ class CacheLookAheadTest : public ::testing::Test {
                                         uint32_t rank = 1) {
     std::vector<PlanDataset> datasets;
     for (const auto& s : sources) {
-      datasets.push_back(
-          {std::make_shared<const DatasetLengths>(DatasetLengths::FromTokenSource(*s).value()),
-           1.0});
+      datasets.push_back({std::make_shared<const DatasetLengths>(s->Lengths().value()), 1.0});
     }
     PlanOptions o;
     o.seq_len = 16;

@@ -21,7 +21,7 @@ void AtomicMax(std::atomic<uint64_t>& target, uint64_t value) {
 }  // namespace
 
 Engine::Engine(const EngineOptions& options, std::shared_ptr<const BatchPlanner> planner,
-               std::vector<std::shared_ptr<const TokenSource>> sources)
+               std::vector<std::shared_ptr<const DocumentReader>> sources)
     : options_(options),
       layout_(BatchLayout::For(options.assembly)),
       planner_(std::move(planner)),
@@ -36,7 +36,7 @@ Engine::Engine(const EngineOptions& options, std::shared_ptr<const BatchPlanner>
 
 Result<std::shared_ptr<Engine>> Engine::Open(
     const EngineOptions& options, std::shared_ptr<const BatchPlanner> planner,
-    std::vector<std::shared_ptr<const TokenSource>> sources) {
+    std::vector<std::shared_ptr<const DocumentReader>> sources) {
   if (options.num_workers < 1 || options.num_slots < 2) {
     return InvalidArgument("loader needs at least 1 worker and 2 ring slots");
   }

@@ -25,12 +25,12 @@
 #include "cuda/copier.h"
 #include "loader/batch_layout.h"
 #include "loader/batch_owner.h"
-#include "loader/batch_planner.h"
 #include "loader/bounded_queue.h"
 #include "loader/slot_ring.h"
 #include "loader/thread_annotations.h"
+#include "stoker/document_reader.h"
+#include "stoker/planner.h"
 #include "stoker/status.h"
-#include "stoker/token_source.h"
 
 namespace stoker::loader {
 
@@ -73,7 +73,7 @@ class Engine final : public BatchOwner {
   // `sources` and `planner` must outlive the engine (the Loader shares ownership with it).
   static Result<std::shared_ptr<Engine>> Open(
       const EngineOptions& options, std::shared_ptr<const BatchPlanner> planner,
-      std::vector<std::shared_ptr<const TokenSource>> sources);
+      std::vector<std::shared_ptr<const DocumentReader>> sources);
   ~Engine() override;
 
   // Drops every prefetched batch and starts producing from `pos` (normalized here). Consumer only.
@@ -110,7 +110,7 @@ class Engine final : public BatchOwner {
     int slot;
   };
   Engine(const EngineOptions& options, std::shared_ptr<const BatchPlanner> planner,
-         std::vector<std::shared_ptr<const TokenSource>> sources);
+         std::vector<std::shared_ptr<const DocumentReader>> sources);
   bool Dispatch(WorkItem* item);
   void WorkerLoop();
   void Fill(const WorkItem& item, Batch* scratch, AssemblyScratch* assembly_scratch);
@@ -121,8 +121,8 @@ class Engine final : public BatchOwner {
   const EngineOptions options_;
   const BatchLayout layout_;
   std::shared_ptr<const BatchPlanner> planner_;
-  std::vector<std::shared_ptr<const TokenSource>> owned_sources_;
-  std::vector<const TokenSource*> sources_;
+  std::vector<std::shared_ptr<const DocumentReader>> owned_sources_;
+  std::vector<const DocumentReader*> sources_;
   std::unique_ptr<SlotRing> ring_;
   std::unique_ptr<cuda::DeviceCopier> copier_;
   std::vector<SlotInfo> slot_info_;  // slot i: owned by whoever holds slot i

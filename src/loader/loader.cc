@@ -11,41 +11,17 @@
 
 #include "common/clock.h"
 #include "common/env.h"
-#include "format/stoker_dataset.h"
 #include "loader/cache_lookahead.h"
 #include "loader/engine.h"
-#include "loader/loader_internal.h"
+#include "loader/loader_impl.h"
 #include "loader/stall_monitor.h"
 #include "loader/synthetic.h"
 
 namespace stoker {
 
 using loader::AssemblyOptions;
-using loader::BatchPlanner;
 using loader::Engine;
 using loader::EngineCounters;
-
-struct Loader::Impl {
-  LoaderOptions options;
-  std::shared_ptr<const Plan> plan;  // null for hand-made planners and the synthetic source
-  std::shared_ptr<const BatchPlanner> planner;
-  std::shared_ptr<Engine> engine;                     // the pipeline, or
-  std::shared_ptr<loader::SyntheticBatch> synthetic;  // the fixed batch
-  PlanPosition synthetic_pos;
-  EngineCounters synthetic_counters;
-  Status failed;  // sticky error under ErrorPolicy::kFail
-  // The live stall monitor (engine loaders only). Set at Open, never replaced: Stats() reads it
-  // from any thread.
-  std::unique_ptr<loader::StallMonitor> monitor;
-  int64_t last_return_ns = 0;  // when Next() last returned a batch; 0: none to measure from
-  std::vector<std::shared_ptr<const TokenSource>> sources;  // for their storage counters
-  // Remote datasets behind a node-local cache: the shards of the next steps (LookAhead: at least
-  // 64 steps, up to 1,024 or 256 MiB of shards) are scheduled at open, and again once half of
-  // the steps covered (at least kRescheduleSteps) have been delivered.
-  bool cached_sources = false;
-  uint64_t delivered_since_schedule = 0;
-  uint64_t scheduled_steps = 0;  // steps the last schedule covered
-};
 
 namespace {
 
@@ -136,18 +112,7 @@ double ProduceSeconds(const Engine& e, const loader::Delivered& d) {
 
 int DefaultNumWorkers() { return DefaultThreadsPerRank(); }
 
-namespace loader {
-void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan,
-                   const PlanPosition& start) {
-  impl->plan = std::move(plan);
-  impl->cached_sources = AnyCachedSource(impl->sources);
-  if (impl->cached_sources) {
-    impl->scheduled_steps =
-        ScheduleShardsAhead(*impl->plan, impl->sources, start, impl->options.rank);
-  }
-}
-Status ValidateOptions(const LoaderOptions& options) { return Validate(options); }
-}  // namespace loader
+Status ValidateLoaderOptions(const LoaderOptions& options) { return Validate(options); }
 
 Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -156,17 +121,31 @@ Loader::~Loader() {
   if (impl_->engine) impl_->engine->Stop();
 }
 
-namespace loader {
-
-Result<std::unique_ptr<Loader>> OpenLoaderWithPlanner(
+Result<std::unique_ptr<Loader>> Loader::OpenWithPlanner(
     std::shared_ptr<const BatchPlanner> planner,
-    std::vector<std::shared_ptr<const TokenSource>> sources, const LoaderOptions& options,
+    std::vector<std::shared_ptr<const DocumentReader>> readers, const LoaderOptions& options,
+    const PlanState* resume) {
+  STOKER_RETURN_IF_ERROR(Validate(options));
+  if (planner == nullptr) return InvalidArgument("loader: no planner given");
+  for (const auto& r : readers) {
+    if (r == nullptr) return InvalidArgument("loader: a null DocumentReader");
+  }
+  PlanPosition start;
+  if (resume != nullptr) {
+    STOKER_ASSIGN_OR_RETURN(start, planner->RestorePosition(*resume));
+  }
+  return OpenEngine(std::move(planner), std::move(readers), options, start);
+}
+
+Result<std::unique_ptr<Loader>> Loader::OpenEngine(
+    std::shared_ptr<const BatchPlanner> planner,
+    std::vector<std::shared_ptr<const DocumentReader>> readers, const LoaderOptions& options,
     const PlanPosition& start) {
   STOKER_RETURN_IF_ERROR(Validate(options));
-  auto impl = std::make_unique<Loader::Impl>();
+  auto impl = std::make_unique<Impl>();
   impl->options = options;
   if (impl->options.num_workers == 0) impl->options.num_workers = DefaultNumWorkers();
-  EngineOptions eo;
+  loader::EngineOptions eo;
   eo.assembly = ToAssembly(options);
   eo.num_workers = impl->options.num_workers;
   eo.num_slots = options.prefetch_factor * eo.num_workers + 1;
@@ -176,13 +155,11 @@ Result<std::unique_ptr<Loader>> OpenLoaderWithPlanner(
   eo.device_buffers = options.device_buffers;
   impl->planner = planner;
   impl->monitor = MakeMonitor(options);
-  impl->sources = sources;
-  STOKER_ASSIGN_OR_RETURN(impl->engine, Engine::Open(eo, std::move(planner), std::move(sources)));
+  impl->readers = readers;
+  STOKER_ASSIGN_OR_RETURN(impl->engine, Engine::Open(eo, std::move(planner), std::move(readers)));
   impl->engine->Start(start);
-  return std::make_unique<Loader>(std::move(impl));
+  return std::unique_ptr<Loader>(new Loader(std::move(impl)));
 }
-
-}  // namespace loader
 
 Result<std::unique_ptr<Loader>> Loader::OpenSynthetic(const LoaderOptions& options) {
   STOKER_RETURN_IF_ERROR(Validate(options));
@@ -193,7 +170,7 @@ Result<std::unique_ptr<Loader>> Loader::OpenSynthetic(const LoaderOptions& optio
                                                        options.pin_memory, options.device));
   impl->planner = impl->synthetic->planner();
   impl->synthetic_counters.start_ns = SteadyNowNs();
-  return std::make_unique<Loader>(std::move(impl));
+  return std::unique_ptr<Loader>(new Loader(std::move(impl)));
 }
 
 Result<std::optional<LoaderBatch>> Loader::Next() {
@@ -266,7 +243,7 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
   if (m.cached_sources && m.plan &&
       ++m.delivered_since_schedule >= std::max(loader::kRescheduleSteps, m.scheduled_steps / 2)) {
     m.delivered_since_schedule = 0;
-    m.scheduled_steps = ScheduleShardsAhead(*m.plan, m.sources, d->next, m.options.rank);
+    m.scheduled_steps = ScheduleShardsAhead(*m.plan, m.plan_sources, d->next, m.options.rank);
   }
   return std::optional<LoaderBatch>(std::move(b));
 }
@@ -301,7 +278,7 @@ Status Loader::Restore(const PlanState& state) {
   if (impl_->cached_sources && impl_->plan) {  // the look-ahead follows the restored position
     impl_->delivered_since_schedule = 0;
     impl_->scheduled_steps =
-        ScheduleShardsAhead(*impl_->plan, impl_->sources, pos, impl_->options.rank);
+        ScheduleShardsAhead(*impl_->plan, impl_->plan_sources, pos, impl_->options.rank);
   }
   impl_->engine->Start(pos);
   return Status::OK();
@@ -330,11 +307,23 @@ LoaderStats Loader::Stats() const {
   s.monitor_ratio = w.ratio;
   s.monitor_warnings = impl_->monitor->warnings();
   s.monitor_warned = s.monitor_warnings > 0;
-  for (const auto& source : impl_->sources) s.storage += source->storage_stats();
+  for (const auto& reader : impl_->readers) s.storage += reader->storage_stats();
   return s;
 }
 
 const Plan* Loader::plan() const { return impl_->plan.get(); }
+
+Result<StepProvenance> Loader::Explain(const PlanPosition& pos) const {
+  const Impl& m = *impl_;
+  if (m.synthetic) return Unimplemented("provenance: the synthetic loader has no documents");
+  const PlanPosition at = m.planner->Normalize(pos);
+  if (!m.plan) return m.planner->Explain(at);
+  std::call_once(m.provenance_once, [&m] {
+    m.provenance = std::make_unique<loader::ProvenanceMap>(
+        loader::ProvenanceMap::ForSources(m.plan_sources, m.plan_paths));
+  });
+  return m.provenance->ExplainStep(*m.plan, at, m.options.rank);
+}
 const LoaderOptions& Loader::options() const { return impl_->options; }
 
 }  // namespace stoker

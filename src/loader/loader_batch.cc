@@ -3,8 +3,8 @@
 
 #include "loader/batch_layout.h"
 #include "loader/batch_owner.h"
-#include "loader/batch_planner.h"
 #include "stoker/loader.h"
+#include "stoker/planner.h"
 
 namespace stoker {
 

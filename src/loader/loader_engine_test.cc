@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "cuda/copier.h"
-#include "loader/loader_internal.h"
 #include "loader/loader_test_util.h"
 
 namespace stoker::loader {
@@ -36,7 +35,9 @@ LoaderOptions Options(int workers) {
 std::unique_ptr<Loader> OpenOrDie(std::shared_ptr<const BatchPlanner> planner,
                                   std::shared_ptr<const TokenSource> src, const LoaderOptions& o,
                                   PlanPosition start = {}) {
-  auto r = OpenLoaderWithPlanner(std::move(planner), {std::move(src)}, o, start);
+  PlanState resume;
+  resume.position = start;
+  auto r = Loader::OpenWithPlanner(std::move(planner), {std::move(src)}, o, &resume);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(r).value() : nullptr;
 }
@@ -366,7 +367,7 @@ TEST(LoaderTest, BatchesWithoutPositionAndSegmentIds) {
   // The dense mask is built from segment ids.
   LoaderOptions bad = lean;
   bad.attention_mask = true;
-  auto r = OpenLoaderWithPlanner(planner, {src}, bad, {});
+  auto r = Loader::OpenWithPlanner(planner, {src}, bad);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("segment_ids"), std::string::npos) << r.status().ToString();
 }

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "loader/loader_internal.h"
 #include "loader/loader_test_util.h"
 
 namespace stoker::loader {
@@ -124,7 +123,7 @@ std::unique_ptr<Loader> OpenOrDie(std::shared_ptr<const TokenSource> src, Loader
   o.seq_len = kMonitorSeq;
   o.num_workers = 2;
   auto planner = std::make_shared<ScriptedPlanner>(src, kMonitorSeq, kMonitorBatch, /*seed=*/5);
-  auto r = OpenLoaderWithPlanner(std::move(planner), {std::move(src)}, o, {});
+  auto r = Loader::OpenWithPlanner(std::move(planner), {std::move(src)}, o);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(r).value() : nullptr;
 }
@@ -156,7 +155,7 @@ class ClockedLoader {
     auto planner = std::make_shared<GatedPlanner>(
         std::make_shared<ScriptedPlanner>(source_, kMonitorSeq, kMonitorBatch, /*seed=*/5),
         &clock_);
-    auto r = OpenLoaderWithPlanner(std::move(planner), {source_}, o, {});
+    auto r = Loader::OpenWithPlanner(std::move(planner), {source_}, o);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (r.ok()) loader_ = std::move(r).value();
   }

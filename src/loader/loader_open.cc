@@ -5,8 +5,10 @@
 
 #include "cache/cache_defaults.h"
 #include "format/open_token_source.h"
-#include "loader/loader_internal.h"
+#include "loader/cache_lookahead.h"
+#include "loader/loader_impl.h"
 #include "loader/remote_options.h"
+#include "plan/plan_batch_planner.h"
 #include "stoker/loader.h"
 
 namespace stoker {
@@ -25,11 +27,13 @@ RemoteDatasetOptions RemoteOptionsFor(const LoaderOptions& options) {
 Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets,
                                              const LoaderOptions& options,
                                              const PlanState* resume) {
-  STOKER_RETURN_IF_ERROR(loader::ValidateOptions(options));
+  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(options));
   if (datasets.empty()) return InvalidArgument("loader: no dataset given");
   std::vector<std::shared_ptr<const TokenSource>> sources;
   std::vector<PlanDataset> plan_datasets;
+  std::vector<std::string> paths;
   for (LoaderDataset& d : datasets) {
+    paths.push_back(d.path);
     std::shared_ptr<const TokenSource> source = d.source;
     if (!source) {
       Result<std::unique_ptr<TokenSource>> opened =
@@ -37,13 +41,14 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
       if (!opened.ok()) return opened.status().WithContext("loader: opening " + d.path);
       source = std::move(opened).value();
     }
-    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*source));
+    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, source->Lengths());
     if (lengths.name.empty()) lengths.name = d.path.empty() ? source->path() : d.path;
     plan_datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), d.weight});
     sources.push_back(std::move(source));
   }
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan_owned,
-                          Plan::Create(std::move(plan_datasets), PlanOptionsFor(options)));
+  STOKER_ASSIGN_OR_RETURN(
+      std::unique_ptr<Plan> plan_owned,
+      Plan::Create(std::move(plan_datasets), PlanOptionsFor(options), SharedWindowCounter()));
   std::shared_ptr<const Plan> plan(std::move(plan_owned));
   if (!plan->HasStep({0, 0})) {  // not steps_per_epoch: that would pack a whole bestfit epoch
     return InvalidArgument("loader: the plan yields no full batch of " +
@@ -54,11 +59,20 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   if (resume != nullptr) {
     STOKER_ASSIGN_OR_RETURN(start, plan->Restore(*resume));
   }
-  auto planner = std::make_shared<loader::PlanBatchPlanner>(plan, options.rank);
-  STOKER_ASSIGN_OR_RETURN(
-      std::unique_ptr<Loader> l,
-      loader::OpenLoaderWithPlanner(planner, std::move(sources), options, start));
-  loader::SetLoaderPlan(l->impl_.get(), std::move(plan), start);
+  auto planner = std::make_shared<PlanBatchPlanner>(plan, options.rank);
+  std::vector<std::shared_ptr<const DocumentReader>> readers(sources.begin(), sources.end());
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> l,
+                          OpenEngine(std::move(planner), std::move(readers), options, start));
+  // Remote datasets behind a cache: schedule the shards of the first steps from `start` (and
+  // Next keeps the look-ahead going).
+  Impl& m = *l->impl_;
+  m.plan = std::move(plan);
+  m.plan_sources = std::move(sources);
+  m.plan_paths = std::move(paths);
+  m.cached_sources = AnyCachedSource(m.plan_sources);
+  if (m.cached_sources) {
+    m.scheduled_steps = ScheduleShardsAhead(*m.plan, m.plan_sources, start, options.rank);
+  }
   return l;
 }
 

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "format/megatron_lengths.h"
 #include "format/test_files.h"
 #include "loader/loader_test_util.h"
-#include "plan/megatron_totals.h"
 #include "stoker/loader.h"
 
 namespace stoker::loader {
@@ -191,17 +191,17 @@ TEST(LoaderPlanTest, AMegatronInputsFingerprintIsPaidAtTheFirstCheckpointNotTheF
   LoaderOptions o = PlanTestOptions(2);
   o.batch_size = 2;
   o.seq_len = 40;
-  const uint64_t before = plan::MegatronLengthPasses();
+  const uint64_t before = MegatronLengthPasses();
   auto loader = OpenOrDie({{prefix, nullptr}}, o);
   ASSERT_NE(loader, nullptr);
   auto r = loader->Next();
   ASSERT_TRUE(r.ok() && r->has_value()) << r.status().ToString();
   EXPECT_EQ((*r)->position_after().rows_consumed, 2u);
-  EXPECT_EQ(plan::MegatronLengthPasses(), before) << "no pass before the first batch";
+  EXPECT_EQ(MegatronLengthPasses(), before) << "no pass before the first batch";
   const PlanState& state = (*r)->state_after();
   EXPECT_EQ(state.position.rows_consumed, 2u);
   EXPECT_EQ(state.fingerprint, loader->plan()->fingerprint());
-  EXPECT_EQ(plan::MegatronLengthPasses(), before + 1) << "one hash pass, at the checkpoint";
+  EXPECT_EQ(MegatronLengthPasses(), before + 1) << "one hash pass, at the checkpoint";
   ASSERT_EQ(setenv("STOKER_CACHE_DIR", "off", 1), 0);
   std::filesystem::remove_all(tmpl);
 }

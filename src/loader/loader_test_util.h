@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "loader/batch_planner.h"
 #include "loader/memory_token_source.h"
 #include "stoker/loader.h"
+#include "stoker/planner.h"
 
 namespace stoker::loader::testing {
 

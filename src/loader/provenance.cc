@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "format/stoker_dataset.h"
-
-namespace stoker::loader {
+namespace stoker {
 
 std::string StepProvenance::ToJson() const {
   nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
@@ -38,15 +36,16 @@ std::string StepProvenance::ToJson() const {
   return out.dump();
 }
 
+namespace loader {
+
 ProvenanceDataset ProvenanceDataset::FromSource(const TokenSource& source,
                                                 const std::string& path) {
   ProvenanceDataset d;
   d.path = path.empty() ? source.path() : path;
   const uint64_t shards = source.num_shards();
-  const auto* ds = dynamic_cast<const StokerDataset*>(&source);
   for (uint64_t s = 0; s <= shards; ++s) {
     d.shard_first_document.push_back(source.shard_first_document(s));
-    if (s < shards) d.shard_paths.push_back(ds != nullptr ? ds->shard_prefix(s) : source.path());
+    if (s < shards) d.shard_paths.push_back(source.shard_path(s));
   }
   return d;
 }
@@ -99,4 +98,22 @@ Result<StepProvenance> ProvenanceMap::Explain(const Batch& batch) const {
   return out;
 }
 
-}  // namespace stoker::loader
+Result<StepProvenance> ProvenanceMap::ExplainStep(const Plan& plan, const PlanPosition& pos,
+                                                  uint32_t rank) const {
+  STOKER_ASSIGN_OR_RETURN(Batch batch, plan.GetBatchAt(pos, rank));
+  return Explain(batch);
+}
+
+ProvenanceMap ProvenanceMap::ForSources(
+    const std::vector<std::shared_ptr<const TokenSource>>& sources,
+    const std::vector<std::string>& paths) {
+  std::vector<ProvenanceDataset> datasets;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    datasets.push_back(
+        ProvenanceDataset::FromSource(*sources[i], i < paths.size() ? paths[i] : ""));
+  }
+  return ProvenanceMap(std::move(datasets));
+}
+
+}  // namespace loader
+}  // namespace stoker

@@ -1,11 +1,6 @@
-// Provenance: which documents fill each row of a step — for each piece its dataset (source path),
-// shard, record index within the shard, record key where the format has one, and the token range
-// taken from the document (docs/provenance.md). A user chasing a loss spike at step 81,234 asks
-// `stoker explain --step 81234 --rank R` or reads `batch["provenance"]`.
-//
-// ProvenanceMap maps an indexed plan's (dataset, document) to (source, shard, record); the
-// streaming path builds the same StepProvenance from its rows' document references
-// (stream/stream_provenance.h).
+// ProvenanceMap: the provenance (stoker/provenance.h) of an indexed plan's rows; it maps a
+// (dataset, document) to (source, shard, record). Loader::Explain and `stoker explain` use it; the
+// streaming path builds the same StepProvenance from its rows (stream/stream_provenance.h).
 // Thread-safe: ProvenanceMap is immutable after construction; the rest are plain values.
 #pragma once
 
@@ -16,40 +11,10 @@
 #include <vector>
 
 #include "stoker/plan.h"
+#include "stoker/provenance.h"
 #include "stoker/token_source.h"
 
 namespace stoker::loader {
-
-struct PieceProvenance {
-  uint32_t dataset = 0;            // index among the loader's (plan's) datasets
-  std::string source;              // the dataset's path (a stream: the input file)
-  uint64_t document = 0;           // indexed: the document's index in the dataset (the plan's id)
-  uint64_t shard = 0;              // the shard within the dataset (a stream: its shard number)
-  std::string shard_path;          // the shard's file (a Megatron prefix for stoker shards)
-  uint64_t record = 0;             // the document's index among its shard's records
-  std::optional<std::string> key;  // the record's key, where the format has one
-  std::optional<uint64_t> byte_offset;  // a stream: the record's line in the (decompressed) file
-  // A stream: the epoch whose shard dealing the document came from (the step's epoch, or the next
-  // one where a rank's stream ran short; docs/streaming.md).
-  std::optional<uint64_t> stream_epoch;
-  uint64_t offset = 0;      // first token taken from the document
-  uint64_t length = 0;      // tokens taken: [offset, offset + length) of the document
-  uint64_t row_offset = 0;  // where in the row the piece's first token lies
-};
-
-struct RowProvenance {
-  std::vector<PieceProvenance> pieces;  // in row order; the rest of the row is padding
-  bool repeated = false;                // remainder=pad took it from the next epoch
-};
-
-struct StepProvenance {
-  PlanPosition position;  // where the step starts (global rows, all ranks)
-  uint64_t step = 0;
-  uint32_t rank = 0;
-  std::vector<RowProvenance> rows;
-  // {"epoch":..,"rows_consumed":..,"step":..,"rank":..,"rows":[{"repeated":..,"pieces":[{..}]}]}
-  std::string ToJson() const;
-};
 
 // The shards of each dataset of an indexed plan, for ProvenanceMap.
 struct ProvenanceDataset {
@@ -66,9 +31,17 @@ class ProvenanceMap {
   explicit ProvenanceMap(std::vector<ProvenanceDataset> datasets)
       : datasets_(std::move(datasets)) {}
 
+  // The map of a plan's datasets: `sources` in plan order, labelled by `paths` (a source's own
+  // path where a label is missing or empty).
+  static ProvenanceMap ForSources(const std::vector<std::shared_ptr<const TokenSource>>& sources,
+                                  const std::vector<std::string>& paths);
+
   // The provenance of each row of `batch` (a Batch of a plan over these datasets, in order).
   // kInvalidArgument for a piece whose dataset or document is not in the map.
   Result<StepProvenance> Explain(const Batch& batch) const;
+  // The provenance of `rank`'s step of `plan` (over these datasets) that starts at `pos`.
+  Result<StepProvenance> ExplainStep(const Plan& plan, const PlanPosition& pos,
+                                     uint32_t rank) const;
 
  private:
   Result<PieceProvenance> Locate(const RowPiece& piece) const;

@@ -9,7 +9,7 @@
 #include "cuda/copier.h"
 #include "loader/batch_layout.h"
 #include "loader/batch_owner.h"
-#include "loader/batch_planner.h"
+#include "loader/fixed_batch_planner.h"
 #include "loader/slot_ring.h"
 
 namespace stoker::loader {

@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "plan/best_fit.h"
-#include "plan/window_counts.h"
 
 namespace stoker::plan {
 namespace {
@@ -51,7 +50,7 @@ struct DatasetStream::WindowPool {
 DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
                              const PlanOptions& options, uint64_t num_tokens,
                              std::function<uint64_t()> nonempty_documents,
-                             std::function<std::string()> fingerprint)
+                             std::function<std::string()> fingerprint, const WindowCounter* counter)
     : index_(index),
       lengths_(std::move(lengths)),
       options_(options),
@@ -59,6 +58,7 @@ DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLength
       num_tokens_(num_tokens),
       count_nonempty_(std::move(nonempty_documents)),
       fingerprint_(std::move(fingerprint)),
+      counter_(counter),
       window_pool_(std::make_shared<WindowPool>()) {}
 
 uint64_t DatasetStream::EpochKey(uint64_t epoch) const {
@@ -206,28 +206,17 @@ void DatasetStream::CountAllLocked(const Layout& layout) const {
   std::vector<uint64_t>& prefix = layout.prefix;
   const uint64_t n = layout.num_windows;
   if (prefix.size() - 1 == n) return;
-  std::optional<std::string> dir;
-  if (n >= CacheMinWindows()) dir = CacheDirectory();
-  WindowCountsKey key;
-  if (dir) {
-    key = {fingerprint_(), index_, layout.epoch, n};
-    if (std::optional<std::vector<uint64_t>> counts = ReadWindowCounts(*dir, key)) {
-      prefix.assign(1, 0);
-      prefix.reserve(n + 1);
-      for (uint64_t c : *counts) prefix.push_back(prefix.back() + c);
-      return;
-    }
-  }
-  std::vector<uint64_t> amounts = CountWindowsInParallel(
-      prefix.size() - 1, n, CountingThreads(), [&](uint64_t w) { return WindowAmount(layout, w); });
+  auto amount = [&](uint64_t w) { return WindowAmount(layout, w); };
   prefix.reserve(n + 1);
-  for (uint64_t a : amounts) prefix.push_back(prefix.back() + a);
-  // Counts from a damaged chunk of lengths are never shared (the plan reports the damage).
-  if (dir && lengths_->status().ok()) {
-    std::vector<uint64_t> counts(n);
-    for (uint64_t w = 0; w < n; ++w) counts[w] = prefix[w + 1] - prefix[w];
-    WriteWindowCounts(*dir, key, counts);
+  if (counter_ == nullptr) {  // the pure plan: on this thread, kept by nobody else
+    while (prefix.size() - 1 < n) prefix.push_back(prefix.back() + amount(prefix.size() - 1));
+    return;
   }
+  // Counts from a damaged chunk of lengths are never shared (the plan reports the damage).
+  const std::vector<uint64_t> counts = counter_->Count(
+      {fingerprint_(), index_, layout.epoch, n}, amount, [&] { return lengths_->status().ok(); });
+  prefix.assign(1, 0);
+  for (uint64_t c : counts) prefix.push_back(prefix.back() + c);
 }
 
 uint64_t DatasetStream::FindWindow(const Layout& layout, uint64_t amount,

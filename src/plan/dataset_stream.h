@@ -23,11 +23,12 @@ class DatasetStream {
  public:
   // `num_tokens`: the dataset's tokens; `nonempty_documents` gives its non-empty documents (called
   // once, when first needed: it may make a pass over the lengths).
-  // `fingerprint` gives the plan's fingerprint, the key of cached window counts (window_counts.h).
+  // `fingerprint` gives the plan's fingerprint, the key of counted windows; `counter` (may be
+  // null: this thread, no cache) counts a whole epoch's windows (stoker/window_counter.h).
   DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
                 const PlanOptions& options, uint64_t num_tokens,
                 std::function<uint64_t()> nonempty_documents,
-                std::function<std::string()> fingerprint);
+                std::function<std::string()> fingerprint, const WindowCounter* counter);
 
   const DatasetLengths& lengths() const { return *lengths_; }
   uint64_t num_tokens() const { return num_tokens_; }
@@ -82,6 +83,7 @@ class DatasetStream {
   mutable uint64_t nonempty_documents_ = 0;
   uint64_t NonemptyDocuments() const;
   std::function<std::string()> fingerprint_;
+  const WindowCounter* counter_;  // may be null
 
   mutable std::mutex mu_;
   // Most recently used first; small, so linear search.

@@ -1,6 +1,8 @@
 // A Megatron input this machine has never seen: planned with no pass over its sizes before the
 // first batch, with the fingerprints (so every checkpoint) of the code before, and with the token
 // total taken from the pointers only where the .idx and the .bin agree (docs/plan.md, "Scale").
+#include "format/megatron_lengths.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -14,7 +16,6 @@
 #include "common/temp_dir.h"
 #include "format/length_hash.h"
 #include "format/test_files.h"
-#include "plan/megatron_totals.h"
 #include "plan/plan_test_util.h"
 #include "stoker/plan.h"
 #include "stoker/token_source.h"
@@ -70,7 +71,7 @@ Files Write(const std::vector<int32_t>& sizes, std::vector<int64_t> pointers = {
 
 Result<std::shared_ptr<const DatasetLengths>> Open(const std::string& prefix) {
   STOKER_ASSIGN_OR_RETURN(auto source, OpenTokenSource(prefix));
-  STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*source));
+  STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, source->Lengths());
   return std::make_shared<const DatasetLengths>(std::move(lengths));
 }
 

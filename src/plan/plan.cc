@@ -63,7 +63,8 @@ struct Plan::Impl {
   std::vector<std::unique_ptr<plan::DatasetStream>> streams;
   std::unique_ptr<plan::Mixture> mixture;  // only with several datasets
   uint64_t mixture_epoch_rows = 0;
-  std::vector<uint64_t> tokens;  // per dataset
+  std::vector<uint64_t> tokens;                  // per dataset
+  std::shared_ptr<const WindowCounter> counter;  // may be null
   // Computed when first asked for: without a length index it hashes every length.
   mutable std::once_flag fingerprint_once;
   mutable std::string fingerprint;
@@ -91,7 +92,8 @@ Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Plan::~Plan() = default;
 
 Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
-                                           const PlanOptions& options) {
+                                           const PlanOptions& options,
+                                           std::shared_ptr<const WindowCounter> counter) {
   if (datasets.empty()) return InvalidArgument("no datasets to plan");
   if (options.seq_len == 0 || options.seq_len >= (uint64_t{1} << 32)) {
     return InvalidArgument("seq_len must be between 1 and 2^32 - 1");
@@ -125,11 +127,12 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
     }
   }
   impl->options = options;
+  impl->counter = std::move(counter);
   std::vector<double> weights;
   for (size_t i = 0; i < datasets.size(); ++i) {
     impl->streams.push_back(std::make_unique<plan::DatasetStream>(
         static_cast<uint32_t>(i), datasets[i].lengths, options, impl->tokens[i], nonempty[i],
-        [impl = impl.get()] { return impl->Fingerprint(); }));
+        [impl = impl.get()] { return impl->Fingerprint(); }, impl->counter.get()));
     weights.push_back(datasets[i].weight);
   }
   if (datasets.size() > 1) {

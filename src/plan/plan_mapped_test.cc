@@ -12,9 +12,9 @@
 
 #include "common/file_util.h"
 #include "common/temp_dir.h"
+#include "format/index_lengths.h"
 #include "format/length_index.h"
 #include "format/test_files.h"
-#include "plan/mapped_lengths.h"
 #include "plan/plan_test_util.h"
 #include "stoker/plan.h"
 
@@ -226,7 +226,7 @@ TEST(PlanMappedTest, MegatronTotalsAreCountedOnceThenCached) {
     }
     auto source = OpenTokenSource(prefix);
     ASSERT_TRUE(source.ok()) << source.status().ToString();
-    auto lengths = DatasetLengths::FromTokenSource(**source);
+    auto lengths = (*source)->Lengths();
     ASSERT_TRUE(lengths.ok()) << lengths.status().ToString();
     ASSERT_TRUE(lengths->totals.has_value());
     EXPECT_EQ(lengths->totals->tokens, tokens);
@@ -257,7 +257,7 @@ TEST(PlanMappedTest, MegatronTotalsAreCountedOnceThenCached) {
   ASSERT_TRUE(WriteFileAtomically(prefix + ".idx", idx).ok());
   auto source = OpenTokenSource(prefix);
   ASSERT_TRUE(source.ok());
-  auto lengths = DatasetLengths::FromTokenSource(**source);
+  auto lengths = (*source)->Lengths();
   ASSERT_TRUE(lengths.ok()) << "open is O(1): the size is checked when read";
   ASSERT_NE(lengths->mapped.verifier, nullptr);
   Status all = lengths->mapped.verifier->VerifyAll();

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "common/temp_dir.h"
+#include "format/index_lengths.h"
 #include "format/length_index.h"
-#include "plan/mapped_lengths.h"
 #include "stoker/plan.h"
 
 namespace stoker::plan::testing {
@@ -73,8 +73,11 @@ inline std::shared_ptr<const DatasetLengths> MakeLengths(uint64_t n, double medi
   return out;
 }
 
-inline std::unique_ptr<Plan> MakePlan(std::vector<PlanDataset> datasets, const PlanOptions& o) {
-  auto plan = Plan::Create(std::move(datasets), o);
+// A plan counted as the loader counts it (SharedWindowCounter); `counter` null: the pure plan.
+inline std::unique_ptr<Plan> MakePlan(
+    std::vector<PlanDataset> datasets, const PlanOptions& o,
+    std::shared_ptr<const WindowCounter> counter = SharedWindowCounter()) {
+  auto plan = Plan::Create(std::move(datasets), o, std::move(counter));
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   return plan.ok() ? std::move(plan).value() : nullptr;
 }

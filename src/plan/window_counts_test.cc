@@ -1,9 +1,10 @@
-#include "plan/window_counts.h"
+#include "common/window_counts.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "common/file_util.h"
@@ -82,6 +83,27 @@ TEST_F(WindowCountsCacheTest, TheFirstCountWritesTheCacheAndLaterPlansReadIt) {
   counts[0] += 1;
   WriteWindowCounts(PlanDir(), key, counts);
   EXPECT_EQ(NewPlan()->rows_in_epoch(0), rows + 1);
+}
+
+TEST_F(WindowCountsCacheTest, ThePurePlanCountsTheSameWindowsAndWritesNoFile) {
+  const uint64_t rows = NewPlan()->rows_in_epoch(0);  // through the shared counter: a file
+  ASSERT_TRUE(std::filesystem::exists(PlanDir()));
+  std::filesystem::remove_all(PlanDir());
+  auto pure = MakePlan({{lengths_, 1.0}}, options_, nullptr);
+  EXPECT_EQ(pure->rows_in_epoch(0), rows);
+  const PlanPosition far{0, rows - 3};  // every window counted at once
+  Result<Batch> pure_batch = pure->GetBatchAt(far, 0);
+  ASSERT_TRUE(pure_batch.ok()) << pure_batch.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(CacheFile(*pure, 0))) << "the pure plan keeps nothing";
+  Result<Batch> shared_batch = NewPlan()->GetBatchAt(far, 0);
+  ASSERT_TRUE(shared_batch.ok());
+  ASSERT_EQ(pure_batch->rows.size(), shared_batch->rows.size());
+  for (size_t r = 0; r < pure_batch->rows.size(); ++r) {
+    ASSERT_EQ(pure_batch->rows[r].pieces.size(), shared_batch->rows[r].pieces.size());
+    for (size_t p = 0; p < pure_batch->rows[r].pieces.size(); ++p) {
+      EXPECT_EQ(pure_batch->rows[r].pieces[p].document, shared_batch->rows[r].pieces[p].document);
+    }
+  }
 }
 
 TEST_F(WindowCountsCacheTest, AFileFromAKilledOrForeignWriterIsNeverUsed) {

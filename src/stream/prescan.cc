@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/cache_root.h"
+#include "common/env.h"
 #include "common/file_util.h"
 
 namespace stoker::stream {
@@ -208,8 +209,8 @@ Result<std::vector<std::vector<uint32_t>>> PrescanShards(
       if (offsets != nullptr) (*offsets)[s] = scans[s].offsets;
     }
   };
-  const unsigned hw = std::max<unsigned>(1, std::thread::hardware_concurrency());
-  const size_t threads = std::min<size_t>(n, options.threads > 0 ? options.threads : hw);
+  const int per_rank = options.threads > 0 ? options.threads : DefaultThreadsPerRank();
+  const size_t threads = std::min<size_t>(n, static_cast<size_t>(per_rank));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(scan);
   scan();

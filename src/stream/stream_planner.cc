@@ -3,28 +3,27 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <optional>
+#include <thread>
 
 #include "common/env.h"
-#include "loader/loader_internal.h"
 #include "stream/elastic.h"
 #include "stream/row_count.h"
 
 namespace stoker::stream {
 namespace {
 
-// Serves the tokens of the planned pieces: document `doc` is a piece handle of the planner.
-class StreamTokenSource final : public TokenSource {
+// Serves the tokens of the planned pieces: document `doc` is a piece handle of the planner, and
+// exists while the planner keeps its step (an evicted or unknown handle is no document).
+class StreamPieceReader final : public DocumentReader {
  public:
-  explicit StreamTokenSource(const StreamPlanner* planner) : planner_(planner) {}
-  std::string_view format() const override { return "stream"; }
+  explicit StreamPieceReader(const StreamPlanner* planner) : planner_(planner) {}
   StorageStats storage_stats() const override { return planner_->storage_stats(); }
   const std::string& path() const override { return name_; }
-  TokenDType dtype() const override { return TokenDType::kInt32; }
-  uint64_t num_documents() const override { return UINT64_MAX; }
-  uint64_t num_tokens() const override { return 0; }
-  uint64_t document_length(uint64_t doc) const override {
+  std::optional<uint64_t> FindDocumentLength(uint64_t doc) const override {
     Tokens t = planner_->PieceTokens(doc);
-    return t ? t->size() : 0;
+    if (!t) return std::nullopt;
+    return t->size();
   }
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override {
     return ReadT(doc, offset, count, out);
@@ -119,7 +118,7 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
                            std::to_string(loader.seq_len) + " tokens on every one of " +
                            std::to_string(loader.world_size) + " ranks");
   }
-  p->source_ = std::make_shared<StreamTokenSource>(p.get());
+  p->reader_ = std::make_shared<StreamPieceReader>(p.get());
   return p;
 }
 
@@ -349,20 +348,25 @@ Result<std::vector<StreamShard>> StreamPlanner::ExpandShards(uint64_t min_shards
   return shards;
 }
 
-Result<std::unique_ptr<Loader>> OpenStreamLoader(const StreamOptions& options,
-                                                 const LoaderOptions& loader,
-                                                 const PlanState* resume,
-                                                 std::shared_ptr<const StreamPlanner>* out) {
-  STOKER_RETURN_IF_ERROR(loader::ValidateOptions(loader));
+Result<std::unique_ptr<Loader>> OpenStreamLoaderWithPlanner(
+    const StreamOptions& options, const LoaderOptions& loader, const PlanState* resume,
+    std::shared_ptr<const StreamPlanner>* out) {
+  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(loader));  // before the pre-scan
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<StreamPlanner> planner,
                           StreamPlanner::Create(options, loader));
-  PlanPosition start;
-  if (resume != nullptr) {
-    STOKER_ASSIGN_OR_RETURN(start, planner->RestorePosition(*resume));
-  }
-  std::vector<std::shared_ptr<const TokenSource>> sources{planner->token_source()};
+  std::vector<std::shared_ptr<const DocumentReader>> readers{planner->reader()};
   if (out != nullptr) *out = planner;
-  return loader::OpenLoaderWithPlanner(planner, std::move(sources), loader, start);
+  return Loader::OpenWithPlanner(std::move(planner), std::move(readers), loader, resume);
 }
 
 }  // namespace stoker::stream
+
+namespace stoker {
+
+Result<std::unique_ptr<Loader>> OpenStreamLoader(const StreamOptions& options,
+                                                 const LoaderOptions& loader,
+                                                 const PlanState* resume) {
+  return stream::OpenStreamLoaderWithPlanner(options, loader, resume, nullptr);
+}
+
+}  // namespace stoker

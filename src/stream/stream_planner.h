@@ -1,13 +1,13 @@
-// StreamPlanner: the streaming path's planner for the loader's engine (loader::BatchPlanner). It
+// StreamPlanner: the streaming path's planner for the loader's engine (stoker/planner.h). It
 // produces one rank's rows in a fixed order from (seed, epoch, rank) and its checkpoint: shards
 // dealt per epoch (shards.h), a shuffle buffer, online tokenization and packing (rank_stream.h).
 // Rows are generated in step order under a lock (so the batches are the same for any num_workers);
 // the documents behind them are decoded and tokenized ahead on a pool of num_workers threads
-// (DocPipeline, in read order). Their tokens are served to the workers by StreamTokenSource, which
-// the engine reads like any TokenSource. Steps per epoch are equal on every rank: steps_per_epoch
-// if given, else a pre-scan counts every shard's document lengths once and each epoch takes the
-// smallest rank's row count. Thread-safe: every method may be called from many threads at once (one
-// internal lock).
+// (DocPipeline, in read order). Their tokens are served to the workers by the planner's
+// DocumentReader (reader()): a row piece's document is a handle to a tokenized piece. Steps per
+// epoch are equal on every rank: steps_per_epoch if given, else a pre-scan counts every shard's
+// document lengths once and each epoch takes the smallest rank's row count. Thread-safe: every
+// method may be called from many threads at once (one internal lock).
 #pragma once
 
 #include <cstdint>
@@ -19,42 +19,24 @@
 #include <unordered_map>
 #include <vector>
 
-#include "loader/batch_planner.h"
 #include "stoker/loader.h"
+#include "stoker/planner.h"
+#include "stoker/stream.h"
 #include "storage/metering_backend.h"
 #include "stream/prescan.h"
 #include "stream/rank_stream.h"
 
 namespace stoker::stream {
 
-struct StreamOptions {
-  std::vector<std::string> inputs;  // files and directories (ingest's expansion rules)
-  std::string tokenizer = "bytes";  // an OpenTokenizer spec, unless tokenizer_instance is set
-  TokenizerOptions tokenizer_options;
-  std::shared_ptr<const Tokenizer> tokenizer_instance;
-  std::string text_field = "text";
-  Utf8Policy utf8 = Utf8Policy::kReplace;
-  uint64_t shuffle_buffer = 10000;
-  uint64_t steps_per_epoch = 0;  // 0: from the pre-scan
-  // Files are split into byte ranges until there are world_size * split_factor shards. Not tied
-  // to num_workers, so that the batches do not depend on it.
-  uint64_t split_factor = 8;
-  // Threads that decode and tokenize (one pool per planner); 0: the loader's num_workers (itself
-  // 0: DefaultThreadsPerRank, the node's cores / LOCAL_WORLD_SIZE). Only the speed depends on it,
-  // never the batches.
-  int encode_threads = 0;
-  // The cached pre-scan (`stoker scan`, prescan.h): "auto" = DefaultScanCacheDir(), "" = none
-  // (as LoaderOptions::cache_dir; "off" is read as "" too), else a directory. Scans beside the
-  // data (.<file>.stoker-scan) are read too.
-  std::string scan_cache_dir = "auto";
-};
+// The public options (stoker/stream.h), also by their older name stream::StreamOptions.
+using ::stoker::StreamOptions;
 
 // The loader options a stream cannot honour are refused, never ignored: shuffle other than
 // "global" (a stream's order is its shard dealing and shuffle buffer), block_shards other than the
 // default, and remainder "pad" (drop_last=False). kInvalidArgument naming the option.
 Status CheckStreamLoaderOptions(const LoaderOptions& options);
 
-class StreamPlanner final : public loader::BatchPlanner {
+class StreamPlanner final : public BatchPlanner {
  public:
   // The loader options give seq_len, batch_size, seed, world_size, rank, pack, bestfit_window,
   // on_error and num_workers (CheckStreamLoaderOptions refuses the ones a stream cannot honour).
@@ -66,6 +48,8 @@ class StreamPlanner final : public loader::BatchPlanner {
   Status BatchAt(const PlanPosition& pos, Batch* out) const override;
   PlanState MakeState(const PlanPosition& pos) const override;
   Result<PlanPosition> RestorePosition(const PlanState& state) const override;
+  // The provenance of the step at `pos` (stream_provenance.cc: input file, record, line offset).
+  Result<StepProvenance> Explain(const PlanPosition& pos) const override;
 
   uint64_t steps_per_epoch(uint64_t epoch) const;
   // Elastic resume (elastic.cc, docs/streaming.md): from the states of every rank of another
@@ -82,13 +66,13 @@ class StreamPlanner final : public loader::BatchPlanner {
   const PrescanSummary& prescan_summary() const { return prescan_; }
   // Threads that decode and tokenize for this planner (its EncodePool; also the pre-scan's).
   int encode_threads() const { return ctx_->pool->threads(); }
-  // The TokenSource that serves the planned rows' tokens (dataset 0 of every row).
-  std::shared_ptr<const TokenSource> token_source() const { return source_; }
+  // The reader that serves the planned rows' tokens (dataset 0 of every row).
+  std::shared_ptr<const DocumentReader> reader() const { return reader_; }
   // Remote record shards: every request their stores made (listings and reads), summed over the
   // expansions of the inputs this planner made (at open, and for elastic states).
   StorageStats storage_stats() const { return storage_.Total(); }
 
-  // For StreamTokenSource: the tokens of piece handle `doc`, or null if it was evicted.
+  // For reader(): the tokens of piece handle `doc`, or null if it was evicted.
   Tokens PieceTokens(uint64_t doc) const;
   // The shard list that pieces of `stream_epoch` refer to (another world's after an elastic
   // resume into that epoch).
@@ -130,7 +114,7 @@ class StreamPlanner final : public loader::BatchPlanner {
   std::vector<std::vector<uint32_t>> lengths_;  // pre-scan: document lengths per shard
   std::vector<std::vector<uint64_t>> offsets_;  // their byte offsets (uncompressed JSONL only)
   PrescanSummary prescan_;
-  std::shared_ptr<const TokenSource> source_;
+  std::shared_ptr<const DocumentReader> reader_;
   mutable storage::MetricsSet storage_;
 
   mutable std::mutex mu_;
@@ -144,11 +128,10 @@ class StreamPlanner final : public loader::BatchPlanner {
   uint64_t retention_ = 32;  // steps kept per epoch behind the newest (> the ring)
 };
 
-// Opens a loader over the stream (the engine, ring, copier, monitor and stats of the indexed
-// path). `resume`: a state from Loader::State() of the same stream and world size. `planner`, if
-// given, receives the stream's planner (steps per epoch, states for a position, provenance).
-Result<std::unique_ptr<Loader>> OpenStreamLoader(
-    const StreamOptions& options, const LoaderOptions& loader, const PlanState* resume = nullptr,
-    std::shared_ptr<const StreamPlanner>* planner = nullptr);
+// stoker::OpenStreamLoader (stoker/stream.h), and `planner`, if given, receives the stream's
+// planner (steps per epoch, states for a position, elastic states).
+Result<std::unique_ptr<Loader>> OpenStreamLoaderWithPlanner(
+    const StreamOptions& options, const LoaderOptions& loader, const PlanState* resume,
+    std::shared_ptr<const StreamPlanner>* planner);
 
 }  // namespace stoker::stream

@@ -2,19 +2,18 @@
 
 namespace stoker::stream {
 
-Result<loader::StepProvenance> ExplainStreamStep(const StreamPlanner& planner,
-                                                 const PlanPosition& pos, uint32_t rank,
-                                                 uint64_t global_batch_rows) {
+Result<StepProvenance> ExplainStreamStep(const StreamPlanner& planner, const PlanPosition& pos,
+                                         uint32_t rank, uint64_t global_batch_rows) {
   STOKER_ASSIGN_OR_RETURN(std::vector<PackedRow> rows, planner.RowsAt(pos));
-  loader::StepProvenance out;
+  StepProvenance out;
   out.position = pos;
   out.step = global_batch_rows > 0 ? pos.rows_consumed / global_batch_rows : 0;
   out.rank = rank;
   for (const PackedRow& row : rows) {
-    loader::RowProvenance r;
+    RowProvenance r;
     uint64_t at = 0;
     for (const PackedPiece& piece : row) {
-      loader::PieceProvenance p;
+      PieceProvenance p;
       const std::shared_ptr<const std::vector<StreamShard>> list =
           planner.ShardsOf(piece.stream_epoch);
       const std::vector<StreamShard>& shards = *list;
@@ -36,6 +35,10 @@ Result<loader::StepProvenance> ExplainStreamStep(const StreamPlanner& planner,
     out.rows.push_back(std::move(r));
   }
   return out;
+}
+
+Result<StepProvenance> StreamPlanner::Explain(const PlanPosition& pos) const {
+  return ExplainStreamStep(*this, pos, ctx_->config.rank, global_rows_);
 }
 
 }  // namespace stoker::stream

@@ -49,7 +49,7 @@ TEST(StreamProvenance, EveryPieceNamesItsLineAndTokenRange) {
       ASSERT_EQ(p->rows[r].pieces.size(), (*rows)[r].size());
       for (size_t k = 0; k < (*rows)[r].size(); ++k) {
         const PackedPiece& want = (*rows)[r][k];
-        const loader::PieceProvenance& got = p->rows[r].pieces[k];
+        const PieceProvenance& got = p->rows[r].pieces[k];
         EXPECT_EQ(got.row_offset, at);
         at += got.length;
         EXPECT_EQ(got.offset, want.offset);

@@ -7,6 +7,8 @@
 #include <queue>
 #include <thread>
 
+#include "common/env.h"
+
 namespace stoker {
 namespace {
 
@@ -235,8 +237,7 @@ Result<BpeModel> BpeModel::BuildFromRanks(const std::vector<std::string>& tokens
 }
 
 Result<BpeModel> BpeModel::BuildFromRanks(TokenBytes tokens, int threads) {
-  size_t parts = threads > 0 ? static_cast<size_t>(threads)
-                             : std::max<size_t>(1, std::thread::hardware_concurrency());
+  size_t parts = static_cast<size_t>(threads > 0 ? threads : DefaultThreadsPerRank());
   parts = std::min<size_t>({parts, 16, std::max<size_t>(1, tokens.size() / 4096)});
   BpeModel m;
   m.tokens_ = std::move(tokens);

@@ -37,8 +37,8 @@ class BpeModel {
                                 const std::vector<Merge>& merges);
   // tiktoken's ranks: every pair (a, b) whose concatenation is a token merges with that token's
   // id as rank. Requires all 256 single bytes to be tokens.
-  // Indexes the tokens and finds and files the pairs on `threads` threads (0 = all cores); the
-  // tables' layout may differ between runs, their answers do not.
+  // Indexes the tokens and finds and files the pairs on `threads` threads (0 =
+  // DefaultThreadsPerRank); the tables' layout may differ between runs, their answers do not.
   static Result<BpeModel> BuildFromRanks(TokenBytes tokens, int threads = 1);
   static Result<BpeModel> BuildFromRanks(const std::vector<std::string>& tokens, int threads = 1);
 

@@ -6,6 +6,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/env.h"
 #include "common/file_util.h"
 #include "common/hash.h"
 #include "text/bpe_options.h"
@@ -163,13 +164,12 @@ void ParsePart(std::string_view text, ParsedPart* out) {
 }
 
 // "BASE64-TOKEN RANK" lines into *tokens, by rank (rank_line[rank]: its line, 0 = none). The file
-// is cut at line ends into parts parsed on `threads` threads (0 = all cores); the parts are then
-// taken in file order, so the first bad line (a duplicate rank included) is the one reported,
-// as with one thread.
+// is cut at line ends into parts parsed on `threads` threads (0 = DefaultThreadsPerRank); the parts
+// are then taken in file order, so the first bad line (a duplicate rank included) is the one
+// reported, as with one thread.
 Status ParseRanks(std::string_view text, const std::string& path, int threads, TokenBytes* tokens,
                   std::vector<size_t>* rank_line) {
-  size_t parts = threads > 0 ? static_cast<size_t>(threads)
-                             : std::max<size_t>(1, std::thread::hardware_concurrency());
+  size_t parts = static_cast<size_t>(threads > 0 ? threads : DefaultThreadsPerRank());
   parts = std::min<size_t>({parts, 16, std::max<size_t>(1, text.size() / (64 << 10))});
   std::vector<size_t> cut = {0};  // part p is text[cut[p], cut[p + 1])
   for (size_t p = 1; p < parts; ++p) {

@@ -10,10 +10,9 @@
 #include <string_view>
 
 #include "stoker/status.h"
+#include "stoker/tokenizer.h"  // Utf8Policy
 
 namespace stoker {
-
-enum class Utf8Policy { kReplace, kSkip, kFail };
 
 // Parses "replace", "skip" or "fail".
 Result<Utf8Policy> ParseUtf8Policy(std::string_view name);

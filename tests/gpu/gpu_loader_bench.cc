@@ -11,7 +11,6 @@
 #include "busy_kernel.h"
 #include "cuda/copier.h"
 #include "loader/batch_layout.h"
-#include "loader/loader_internal.h"
 #include "loader/loader_test_util.h"
 
 namespace {
@@ -100,7 +99,7 @@ void ConsumerStall(double step_ms, int steps) {
   o.device = 0;
   auto planner =
       std::make_shared<loader::testing::ScriptedPlanner>(src, o.seq_len, o.batch_size, 1);
-  auto opened = loader::OpenLoaderWithPlanner(planner, {src}, o, {});
+  auto opened = Loader::OpenWithPlanner(planner, {src}, o);
   if (!opened.ok()) {
     std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
     std::exit(1);

@@ -8,7 +8,6 @@
 
 #include "busy_kernel.h"
 #include "cuda/copier.h"
-#include "loader/loader_internal.h"
 #include "loader/loader_test_util.h"
 
 namespace stoker::loader {
@@ -37,7 +36,7 @@ LoaderOptions Options(int device) {
 
 std::unique_ptr<Loader> Open(std::shared_ptr<const TokenSource> src, const LoaderOptions& o) {
   auto planner = std::make_shared<testing::ScriptedPlanner>(src, kSeq, kBatch, 5);
-  auto r = OpenLoaderWithPlanner(planner, {src}, o, {});
+  auto r = Loader::OpenWithPlanner(planner, {src}, o);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(r).value() : nullptr;
 }

@@ -252,3 +252,19 @@ def test_one_xdg_cache_home_for_a_megatron_plan_then_a_remote_dataset(dataset, p
     assert len(batches(stoker.Loader(dataset["uri"], **kw))) > 0  # the default shard cache
     assert (root / "shards" / "stoker-cache.json").is_file()
     assert sorted(p.name for p in root.iterdir()) == ["plan", "shards"]
+
+
+def test_provenance_keeps_the_loaders_remote_options(dataset, proxy, tmp_path):
+    """Provenance is the loader's own: with provenance=True a remote dataset is opened once, with
+    the loader's cache_dir and cache_size. The binding used to open the datasets again for the
+    provenance map, without them: the shards bypassed the cache (regression test)."""
+    kw = dict(seq_len=64, batch_size=4, num_workers=2, pin_memory=False, shuffle="block", seed=9)
+    cache = tmp_path / "prov"
+    loader = stoker.Loader(dataset["uri"], cache_dir=str(cache), cache_size="64MiB",
+                           provenance=True, **kw)
+    batch = next(iter(loader))
+    assert cached_names(cache), "the shards went through the loader's cache"
+    pieces = [p for row in batch["provenance"] for p in row]
+    assert pieces and all(p["shard_path"].startswith(dataset["uri"] + "/") for p in pieces), pieces[:2]
+    # The manifest was read once: the provenance map is the loader's datasets, not a second open.
+    assert proxy.get_paths[f"/{BUCKET}/{PREFIX}/ds/manifest.json"] == 1, proxy.get_paths

@@ -42,7 +42,7 @@ int RunBenchCommand(BenchArgs& a) {
     Result<stream::StreamOptions> so = ToStreamOptions(a.stream, a.loader.datasets);
     if (!so.ok()) return ReportError("bench", so.status());
     a.bench.open = [so = *so, planner](const LoaderOptions& o) {
-      return stream::OpenStreamLoader(so, o, nullptr, planner.get());
+      return stream::OpenStreamLoaderWithPlanner(so, o, nullptr, planner.get());
     };
   }
   a.bench.progress = true;

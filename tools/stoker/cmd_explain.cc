@@ -12,7 +12,7 @@
 #include "stoker/number_flags.h"
 #include "stoker/plan_flags.h"
 #include "stoker/stream_flags.h"
-#include "stream/stream_provenance.h"
+#include "stream/stream_planner.h"
 
 namespace stoker::cli {
 namespace {
@@ -25,27 +25,27 @@ struct ExplainArgs {
   StreamFlags stream;  // --stream: the DATASET arguments are raw text read by the streaming path
 };
 
-Result<loader::StepProvenance> ExplainIndexed(const ExplainArgs& a, const PlanOptions& o) {
+Result<StepProvenance> ExplainIndexed(const ExplainArgs& a, const PlanOptions& o) {
   std::vector<PlanDataset> datasets;
-  std::vector<loader::ProvenanceDataset> sources;
+  std::vector<std::shared_ptr<const TokenSource>> sources;
   for (const std::string& arg : a.plan.datasets) {
     std::shared_ptr<const TokenSource> source;
     STOKER_ASSIGN_OR_RETURN(PlanDataset ds, OpenPlanDataset(arg, &source));
     datasets.push_back(std::move(ds));
-    sources.push_back(loader::ProvenanceDataset::FromSource(*source));
+    sources.push_back(std::move(source));
   }
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Plan::Create(std::move(datasets), o));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan,
+                          Plan::Create(std::move(datasets), o, SharedWindowCounter()));
   const PlanPosition pos{a.epoch, a.step * plan->global_batch_rows()};
   if (!plan->HasStep(pos)) {
     return OutOfRange("step " + std::to_string(a.step) + " is past the end of epoch " +
                       std::to_string(a.epoch) + " (" +
                       std::to_string(plan->steps_per_epoch(a.epoch)) + " steps)");
   }
-  STOKER_ASSIGN_OR_RETURN(Batch batch, plan->GetBatchAt(pos, o.rank));
-  return loader::ProvenanceMap(std::move(sources)).Explain(batch);
+  return loader::ProvenanceMap::ForSources(sources, {}).ExplainStep(*plan, pos, o.rank);
 }
 
-Result<loader::StepProvenance> ExplainStream(const ExplainArgs& a, const PlanOptions& o) {
+Result<StepProvenance> ExplainStream(const ExplainArgs& a, const PlanOptions& o) {
   STOKER_ASSIGN_OR_RETURN(stream::StreamOptions so, ToStreamOptions(a.stream, a.plan.datasets));
   LoaderOptions lo;
   static_cast<PlanOptions&>(lo) = o;  // the plan flags, as bench --stream takes them
@@ -57,17 +57,16 @@ Result<loader::StepProvenance> ExplainStream(const ExplainArgs& a, const PlanOpt
     return OutOfRange("step " + std::to_string(a.step) + " is past the end of epoch " +
                       std::to_string(a.epoch) + " (" + std::to_string(steps) + " steps)");
   }
-  const uint64_t global = o.batch_size * o.world_size;
-  return stream::ExplainStreamStep(*planner, {a.epoch, a.step * global}, o.rank, global);
+  return planner->Explain({a.epoch, a.step * o.batch_size * o.world_size});
 }
 
-void Print(const loader::StepProvenance& p) {
+void Print(const StepProvenance& p) {
   std::printf("epoch %llu step %llu rank %u: %zu rows\n",
               static_cast<unsigned long long>(p.position.epoch),
               static_cast<unsigned long long>(p.step), p.rank, p.rows.size());
   for (size_t r = 0; r < p.rows.size(); ++r) {
     std::printf("  row %zu%s:\n", r, p.rows[r].repeated ? " (repeated from the next epoch)" : "");
-    for (const loader::PieceProvenance& x : p.rows[r].pieces) {
+    for (const PieceProvenance& x : p.rows[r].pieces) {
       std::string where =
           x.byte_offset
               ? "record " + std::to_string(x.record) + " at byte " + std::to_string(*x.byte_offset)
@@ -87,7 +86,7 @@ int RunExplain(const ExplainArgs& a) {
   if (Status st = CheckStreamFlagsUse(a.stream); !st.ok()) return ReportError("explain", st);
   Result<PlanOptions> o = BuildPlanOptions(a.plan);
   if (!o.ok()) return ReportError("explain", o.status());
-  Result<loader::StepProvenance> p = a.stream.stream ? ExplainStream(a, *o) : ExplainIndexed(a, *o);
+  Result<StepProvenance> p = a.stream.stream ? ExplainStream(a, *o) : ExplainIndexed(a, *o);
   if (!p.ok()) return ReportError("explain", p.status());
   if (a.json) {
     std::printf("%s\n", p->ToJson().c_str());

@@ -196,9 +196,10 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--shard-size", args->shard_size,
                   "Close a shard at this .bin size, e.g. 64MiB, 1GiB (a document is never split)")
       ->capture_default_str();
-  auto* workers =
-      sub->add_option("--num-workers", args->num_workers, "Tokenizer threads (0 = all cores)")
-          ->check(WholeNumber<int>(0));
+  auto* workers = sub->add_option("--num-workers", args->num_workers,
+                                  "Tokenizer threads (0 = the node's cores / LOCAL_WORLD_SIZE: all "
+                                  "of them outside a launcher)")
+                      ->check(WholeNumber<int>(0));
   AddDeprecatedAlias(sub, "--threads", workers, &args->num_workers, WholeNumber<int>(0));
   sub->add_option("--task-index", args->task_index, "This task's index, 0-based")
       ->check(WholeNumber<uint32_t>());

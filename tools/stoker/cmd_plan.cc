@@ -164,7 +164,7 @@ int RunPlan(const PlanArgs& args) {
     if (!ds.ok()) return ReportError("plan", ds.status());
     datasets.push_back(*ds);
   }
-  Result<std::unique_ptr<Plan>> plan = Plan::Create(datasets, *options);
+  Result<std::unique_ptr<Plan>> plan = Plan::Create(datasets, *options, SharedWindowCounter());
   if (!plan.ok()) return ReportError("plan", plan.status());
   if (args.stats) {
     PrintStats(**plan, datasets, args.epoch, args.json);

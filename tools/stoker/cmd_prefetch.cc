@@ -8,7 +8,6 @@
 #include "common/cache_root.h"
 #include "common/human_size.h"
 #include "diag/bench_runner.h"
-#include "format/stoker_dataset.h"
 #include "loader/cache_lookahead.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
@@ -39,7 +38,7 @@ Status Prefetch(const PrefetchArgs& a) {
   std::vector<std::shared_ptr<const TokenSource>> sources;
   std::vector<PlanDataset> plan_datasets;
   for (const LoaderDataset& d : datasets) {
-    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*d.source));
+    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, d.source->Lengths());
     plan_datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), d.weight});
     sources.push_back(d.source);
   }
@@ -50,17 +49,16 @@ Status Prefetch(const PrefetchArgs& a) {
   const auto upcoming = ShardsAhead(*plan, sources, from, options.rank, a.steps);
   uint64_t shards = 0, bytes = 0;
   for (size_t d = 0; d < sources.size(); ++d) {
-    const auto* ds = dynamic_cast<const StokerDataset*>(sources[d].get());
-    if (ds == nullptr || !ds->cached() || upcoming[d].empty()) continue;
-    std::vector<ShardRef> refs;
-    for (uint64_t s : upcoming[d]) refs.push_back(ds->shard_ref(s));
-    ds->opener()->Schedule(refs);
-    for (const ShardRef& ref : refs) {
-      STOKER_RETURN_IF_ERROR(ds->opener()->Stage(ref));
+    const TokenSource& ds = *sources[d];
+    if (!ds.caches_shards() || upcoming[d].empty()) continue;
+    ds.ScheduleShards(upcoming[d]);
+    for (uint64_t s : upcoming[d]) {
+      STOKER_RETURN_IF_ERROR(ds.StageShard(s));
       ++shards;
       // Under global shuffle only the .idx is staged (the documents are read by ranged GETs).
-      bytes += ref.info->idx_bytes;
-      if (options.shuffle != ShuffleMode::kGlobal) bytes += ref.info->bin_bytes;
+      const TokenSource::ShardBytes b = ds.shard_bytes(s);
+      bytes += b.idx;
+      if (options.shuffle != ShuffleMode::kGlobal) bytes += b.bin;
     }
   }
   std::printf(

@@ -62,7 +62,7 @@ Result<PlanDataset> OpenPlanDataset(const std::string& arg,
     }
   }
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TokenSource> source, OpenTokenSource(path));
-  STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, DatasetLengths::FromTokenSource(*source));
+  STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, source->Lengths());
   if (source_out != nullptr) *source_out = std::move(source);
   return PlanDataset{std::make_shared<const DatasetLengths>(std::move(lengths)), weight};
 }

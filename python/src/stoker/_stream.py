@@ -9,6 +9,7 @@ import sys
 from typing import Any, Optional, Sequence, Union
 
 from . import _spelling
+from ._tokenizer import tokenizer_options
 
 
 class Stream:
@@ -117,21 +118,6 @@ class Stream:
     def __repr__(self) -> str:
         return (f"stoker.Stream({self.inputs!r}, tokenizer={self.tokenizer!r}, "
                 f"shuffle_buffer={self.shuffle_buffer})")
-
-
-def tokenizer_options(pattern: Optional[str] = None, special: Optional[str] = None,
-                      allow_special: bool = False, eos: Optional[Union[str, int]] = None,
-                      post_processor: bool = True):
-    """The C++ TokenizerOptions from the keyword arguments every tokenizer-taking call shares."""
-    from . import _stoker
-
-    t = _stoker.TokenizerOptions()
-    t.pattern = pattern or ""
-    t.special = special or ""
-    t.allow_special = bool(allow_special)
-    t.eos = "" if eos is None else str(eos)
-    t.post_processor = bool(post_processor)
-    return t
 
 
 def gather_state_dicts(loader, group=None) -> list:

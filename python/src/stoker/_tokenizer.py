@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, Union
 
 from . import _spelling, _stoker
 
@@ -24,9 +24,7 @@ class Tokenizer:
                  special: Optional[str] = None, allow_special: bool = False,
                  eos: Optional[str | int] = None, post_processor: bool = True):
         self._t = _stoker._open_tokenizer(
-            os.fspath(path), pattern or "", special or "", allow_special,
-            "" if eos is None else str(eos), post_processor,
-        )
+            os.fspath(path), tokenizer_options(pattern, special, allow_special, eos, post_processor))
 
     @property
     def vocab_size(self) -> int:
@@ -50,7 +48,7 @@ class Tokenizer:
 
     def encode_batch(self, texts: Sequence[str], num_workers: int = 0, *, numpy: bool = False,
                      num_threads: Any = _spelling._UNSET):
-        """The ids of each text, encoded on ``num_workers`` threads (0 = all cores): the calling
+        """The ids of each text, encoded on ``num_workers`` threads (0 = cores / LOCAL_WORLD_SIZE): the calling
         thread and threads of a pool that lives across calls. The GIL is released while encoding
         and taken by each thread only to build the Python objects of what it encoded.
         ``num_threads`` is the deprecated spelling of ``num_workers``."""
@@ -67,3 +65,16 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         return f"stoker.Tokenizer({self.name!r}, kind={self.kind!r}, vocab_size={self.vocab_size})"
+
+
+def tokenizer_options(pattern: Optional[str] = None, special: Optional[str] = None,
+                      allow_special: bool = False, eos: Optional[Union[str, int]] = None,
+                      post_processor: bool = True):
+    """The C++ TokenizerOptions from the keyword arguments every tokenizer-taking call shares."""
+    t = _stoker.TokenizerOptions()
+    t.pattern = pattern or ""
+    t.special = special or ""
+    t.allow_special = bool(allow_special)
+    t.eos = "" if eos is None else str(eos)
+    t.post_processor = bool(post_processor)
+    return t

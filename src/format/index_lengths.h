@@ -8,9 +8,9 @@
 #include <string>
 
 #include "format/length_index.h"
-#include "stoker/plan.h"
+#include "stoker/dataset_lengths.h"
 
-namespace stoker::plan {
+namespace stoker {
 
 // Lengths named `name` that read `index` in place (no copy; the result keeps it mapped).
 inline DatasetLengths LengthsFromIndex(const std::shared_ptr<const LengthIndex>& index,
@@ -28,4 +28,4 @@ inline DatasetLengths LengthsFromIndex(const std::shared_ptr<const LengthIndex>&
   return out;
 }
 
-}  // namespace stoker::plan
+}  // namespace stoker

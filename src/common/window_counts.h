@@ -1,6 +1,7 @@
-// Counting a whole epoch's windows (bestfit rows per window): in parallel over windows, and kept in
-// a cache file shared by the processes of a machine, so that only the first process of the first
-// run pays (docs/plan.md, "Thread safety and cost").
+// Counting in parallel, and cache files shared by the processes of a machine: what
+// SharedWindowCounter (stoker/window_counter.h) counts a whole epoch's best-fit windows with, so
+// that only the first process of the first run pays (docs/plan.md, "Thread safety and cost"), and
+// what a Megatron source keeps its totals in (format/megatron_lengths.h).
 //
 // The cache file is named by a key that covers everything the counts depend on (the plan
 // fingerprint, the dataset, the epoch, the window count). It holds the key again, the counts and
@@ -16,14 +17,16 @@
 #include <string>
 #include <vector>
 
-namespace stoker::plan {
+#include "stoker/window_counter.h"
+
+namespace stoker {
 
 // amount(w) for w in [first, last), computed by up to `threads` threads (each takes contiguous
 // chunks of windows). `amount` must be thread-safe.
 std::vector<uint64_t> CountWindowsInParallel(uint64_t first, uint64_t last, unsigned threads,
                                              const std::function<uint64_t(uint64_t)>& amount);
 
-// Threads for counting: $STOKER_PLAN_THREADS when set (>= 1), else the hardware's.
+// Threads for counting: $STOKER_PLAN_THREADS when set (>= 1), else DefaultThreadsPerRank().
 unsigned CountingThreads();
 
 // The directory for cached counts and totals: the cache root's plan/ (common/cache_root.h);
@@ -42,14 +45,6 @@ std::optional<std::string> ReadCacheFile(const std::string& dir, const std::stri
 // cache that cannot be written is not an error.
 void WriteCacheFile(const std::string& dir, const std::string& name, std::string bytes);
 
-struct WindowCountsKey {
-  std::string fingerprint;  // the plan's
-  uint32_t dataset = 0;
-  uint64_t epoch = 0;
-  uint64_t num_windows = 0;
-  std::string FileName() const;  // "plan-<fingerprint>-d<dataset>-e<epoch>-w<windows>.counts"
-};
-
 // The counts in `dir` for `key`, or nullopt if there is no such file or it fails its checks.
 std::optional<std::vector<uint64_t>> ReadWindowCounts(const std::string& dir,
                                                       const WindowCountsKey& key);
@@ -57,4 +52,4 @@ std::optional<std::vector<uint64_t>> ReadWindowCounts(const std::string& dir,
 void WriteWindowCounts(const std::string& dir, const WindowCountsKey& key,
                        const std::vector<uint64_t>& counts);
 
-}  // namespace stoker::plan
+}  // namespace stoker

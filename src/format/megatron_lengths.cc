@@ -1,4 +1,4 @@
-#include "plan/megatron_totals.h"
+#include "format/megatron_lengths.h"
 
 #include <sys/stat.h>
 
@@ -13,11 +13,11 @@
 #include "common/file_lock.h"
 #include "common/file_util.h"
 #include "common/hash.h"
+#include "common/window_counts.h"
 #include "format/length_hash.h"
 #include "format/token_convert.h"
-#include "plan/window_counts.h"
 
-namespace stoker::plan {
+namespace stoker {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'K', 'M', 'G', 'T', 'T', '1'};
@@ -190,6 +190,23 @@ struct MegatronLengthsOwner {
 
 }  // namespace
 
+Result<DatasetLengths> MegatronSource::Lengths() const {
+  DatasetLengths out;
+  if (nonempty_documents_) {  // counted while the source validated every entry
+    out.name = path();
+    out.shard_first_document = {0, num_documents()};
+    out.mapped = {idx_->data() + kMegatronHeaderBytes, num_documents(),
+                  MappedLengths::Element::kInt32, idx_};
+    out.totals = LengthTotals{num_tokens(), *nonempty_documents_, std::nullopt, {}, {}};
+    return out;
+  }
+  // O(1): the total from the .bin's size, the rest when first needed.
+  STOKER_ASSIGN_OR_RETURN(out, MegatronLengths(*this));
+  out.name = path();
+  out.shard_first_document = {0, num_documents()};
+  return out;
+}
+
 uint64_t MegatronLengthPasses() { return passes.load(std::memory_order_relaxed); }
 
 Result<DatasetLengths> MegatronLengths(const MegatronSource& source) {
@@ -249,4 +266,4 @@ Result<DatasetLengths> MegatronLengths(const MegatronSource& source) {
   return out;
 }
 
-}  // namespace stoker::plan
+}  // namespace stoker

@@ -9,8 +9,8 @@
 // - non-empty documents (pad's row count, statistics): counted in parallel when first needed;
 // - the fingerprint's length hash (a chain, hence one thread): computed when the fingerprint is
 //   first asked for (a checkpoint, `stoker plan --state`, `--stats`).
-// The last two are kept in the cache directory (window_counts.h) under a name made of the .idx
-// file's identity (device, inode, size, modification and change times): the other ranks of the
+// The last two are kept in the cache directory (common/window_counts.h) under a name made of the
+// .idx file's identity (device, inode, size, modification and change times): the other ranks of the
 // machine wait on a lock while the first one counts, then read them, as do later runs.
 // Free functions; thread-safe (the lazy totals are computed once per open, under a lock).
 #pragma once
@@ -18,9 +18,9 @@
 #include <cstdint>
 
 #include "format/megatron_source.h"
-#include "stoker/plan.h"
+#include "stoker/dataset_lengths.h"
 
-namespace stoker::plan {
+namespace stoker {
 
 // `source`'s lengths read in place, with their totals (lazy as above) and chunk checks.
 // kCorruption naming the .idx and the .bin when the first sequence does not start at byte 0 or the
@@ -30,4 +30,4 @@ Result<DatasetLengths> MegatronLengths(const MegatronSource& source);
 // Passes over a whole sizes array made so far by this process (tests: a first batch makes none).
 uint64_t MegatronLengthPasses();
 
-}  // namespace stoker::plan
+}  // namespace stoker

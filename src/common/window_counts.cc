@@ -1,4 +1,4 @@
-#include "plan/window_counts.h"
+#include "common/window_counts.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +10,7 @@
 #include "common/file_util.h"
 #include "common/hash.h"
 
-namespace stoker::plan {
+namespace stoker {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'K', 'W', 'C', 'N', 'T', '1'};
@@ -107,4 +107,30 @@ void WriteWindowCounts(const std::string& dir, const WindowCountsKey& key,
   WriteCacheFile(dir, key.FileName(), Serialize(key, counts));
 }
 
-}  // namespace stoker::plan
+namespace {
+
+class CachingWindowCounter final : public WindowCounter {
+ public:
+  std::vector<uint64_t> Count(const WindowCountsKey& key,
+                              const std::function<uint64_t(uint64_t)>& amount,
+                              const std::function<bool()>& shareable) const override {
+    std::optional<std::string> dir;
+    if (key.num_windows >= CacheMinWindows()) dir = CacheDirectory();
+    if (dir) {
+      if (std::optional<std::vector<uint64_t>> counts = ReadWindowCounts(*dir, key)) return *counts;
+    }
+    std::vector<uint64_t> counts =
+        CountWindowsInParallel(0, key.num_windows, CountingThreads(), amount);
+    if (dir && shareable()) WriteWindowCounts(*dir, key, counts);
+    return counts;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const WindowCounter> SharedWindowCounter() {
+  static const auto counter = std::make_shared<const CachingWindowCounter>();
+  return counter;
+}
+
+}  // namespace stoker
