@@ -62,7 +62,7 @@ class Overlap final : public BackendWrapper {
     int seen = max_seen.load();
     while (now > seen && !max_seen.compare_exchange_weak(seen, now)) {
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a request's latency (work)
     --in_flight;
     return ObjectInfo{uri, 0, ""};
   }
