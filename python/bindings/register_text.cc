@@ -10,7 +10,6 @@
 #include <exception>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -29,22 +28,15 @@ namespace {
 
 struct PyTokenizer {
   std::unique_ptr<Tokenizer> tokenizer;
-  IntCache ints;
-  RefCounts refs;  // guarded by the GIL: encode's list output (ListOfIds)
+  IntCache ints;  // guarded by the GIL
 };
 
 // Under the GIL: a list of ints (from `cache`) or a NumPy array that takes over `ids`.
 nb::object IdsToPython(std::vector<int32_t>&& ids, bool numpy, IntCache& cache) {
   if (!numpy) {
-    PyObject* list = PyList_New(static_cast<Py_ssize_t>(ids.size()));
+    PyObject* list = cache.NewList(ids);
     if (!list) throw nb::python_error();
-    nb::object owner = nb::steal(list);
-    for (size_t i = 0; i < ids.size(); ++i) {
-      PyObject* v = cache.Get(ids[i]);
-      if (!v) throw nb::python_error();
-      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), v);
-    }
-    return owner;
+    return nb::steal(list);
   }
   auto* owned = new std::vector<int32_t>(std::move(ids));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<int32_t>*>(p); });
@@ -60,27 +52,6 @@ PyTokenizer Open(const std::string& path, const TokenizerOptions& o) {
   return PyTokenizer{Unwrap(std::move(t)), IntCache()};
 }
 
-// Under the GIL: the list of `ids`, for a text long enough that taking a reference per token
-// (a write to one of 100k ints scattered over megabytes: a cache miss each) costs more than
-// counting them per id and adding each id's count once (RefCounts, as encode_batch does). A
-// fresh list with no items, filled and counted before any Python code runs: nothing sees the
-// items between Fill and Apply.
-constexpr size_t kCountedRefsFrom = 256;  // tokens
-
-nb::object ListOfIds(PyTokenizer& t, std::vector<int32_t>&& ids) {
-  t.ints.Fill(t.tokenizer->vocab_size());
-  if (!kFillListsWithoutGil || ids.size() < kCountedRefsFrom || ids.size() > UINT32_MAX ||
-      !t.ints.Covers(ids)) {
-    return IdsToPython(std::move(ids), false, t.ints);
-  }
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(ids.size()));
-  if (!list) throw nb::python_error();
-  t.refs.Prepare(t.ints);
-  t.refs.Fill(list, ids, t.ints);
-  t.refs.Apply(t.ints);
-  return nb::steal(list);
-}
-
 nb::object Encode(PyTokenizer& t, const std::string& text, bool numpy) {
   std::vector<int32_t> ids;
   Status st;
@@ -89,8 +60,8 @@ nb::object Encode(PyTokenizer& t, const std::string& text, bool numpy) {
     st = t.tokenizer->Encode(text, &ids);
   }
   ThrowIfError(st);
-  if (!numpy) return ListOfIds(t, std::move(ids));
-  return IdsToPython(std::move(ids), true, t.ints);
+  if (!numpy) t.ints.Fill(t.tokenizer->vocab_size());
+  return IdsToPython(std::move(ids), numpy, t.ints);
 }
 
 // A run of consecutive texts encoded together, and the ids of each.
@@ -98,8 +69,6 @@ struct Chunk {
   size_t first = 0, last = 0;  // texts [first, last)
   size_t bytes = 0;
   std::vector<std::vector<int32_t>> ids;  // per text
-  std::vector<uint8_t> covered;           // per text: every id has a cached int
-  std::vector<PyObject*> shells;          // per text: its list shell, to fill without the GIL
   Status status;
   size_t failed = 0;  // the text that failed, when !status.ok()
 };
@@ -135,9 +104,8 @@ std::vector<Chunk> ChunkTexts(const nb::list& texts, std::vector<nb::object>* ke
 // encode_batch: the chunks go to the threads largest first (so no thread is left with a big one
 // at the end): the calling thread and num_threads - 1 threads of the process's WorkerPool (whose
 // piece caches stay warm across calls). Each thread takes the GIL once per chunk it encoded, to
-// make that chunk's Python objects: a NumPy array per text, or for lists (see id_lists.h) an
-// untracked list shell whose items the thread then fills without the GIL. The GIL-held part is
-// thus a few allocations per chunk, and it overlaps the other threads' encoding.
+// make that chunk's Python objects: a NumPy array per text, or a list of cached ints (see
+// id_lists.h). The GIL-held part overlaps the other threads' encoding.
 nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy) {
   const size_t count = texts.size();
   std::vector<nb::object> keep;
@@ -152,18 +120,15 @@ nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy
       std::min<size_t>(static_cast<size_t>(n), std::max<size_t>(1, chunks.size())));
 
   if (!numpy) t.ints.Fill(t.tokenizer->vocab_size());
-  const bool shells = !numpy && kFillListsWithoutGil && t.ints.size() > 0;
   PyObject* result = PyList_New(static_cast<Py_ssize_t>(count));
   if (!result) throw nb::python_error();
   nb::list out = nb::steal<nb::list>(result);
   std::atomic<size_t> next{0};  // into order
-  std::atomic<size_t> next_thread{0};
-  std::vector<RefCounts> refs(static_cast<size_t>(n));  // one per thread
   Status error;                                         // guarded by the GIL, like the two below
   size_t error_text = count;
   std::exception_ptr failure;  // a Python error while converting
-  // Under the GIL: the chunk's Python objects (list shells where c.shells says so).
-  auto convert = [&](Chunk& c, RefCounts& rc) {
+  // Under the GIL: the chunk's Python objects.
+  auto convert = [&](Chunk& c) {
     if (!c.status.ok()) {
       if (c.failed < error_text) {
         error_text = c.failed;
@@ -171,52 +136,28 @@ nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy
       }
       return;
     }
-    uint64_t tokens = 0;
-    for (const std::vector<int32_t>& ids : c.ids) tokens += ids.size();
-    if (shells) {
-      rc.Prepare(t.ints);
-      if (rc.pending() + tokens > UINT32_MAX) rc.Apply(t.ints);
-    }
     for (size_t i = c.first; i < c.last; ++i) {
-      std::vector<int32_t>& ids = c.ids[i - c.first];
-      PyObject* item = nullptr;
-      if (shells && c.covered[i - c.first]) {
-        item = NewShell(ids.size());
-        if (!item) throw nb::python_error();
-        c.shells[i - c.first] = item;
-      } else {
-        item = IdsToPython(std::move(ids), numpy, t.ints).release().ptr();
-      }
+      PyObject* item = IdsToPython(std::move(c.ids[i - c.first]), numpy, t.ints).release().ptr();
       PyList_SET_ITEM(result, static_cast<Py_ssize_t>(i), item);
     }
   };
   auto work = [&] {
-    RefCounts& rc = refs[next_thread.fetch_add(1)];
     for (size_t k; (k = next.fetch_add(1)) < order.size();) {
       Chunk& c = chunks[order[k]];
       c.ids.resize(c.last - c.first);
-      c.covered.assign(c.last - c.first, 0);
-      c.shells.assign(c.last - c.first, nullptr);
       for (size_t i = c.first; i < c.last && c.status.ok(); ++i) {
-        std::vector<int32_t>& ids = c.ids[i - c.first];
-        c.status = t.tokenizer->Encode(utf8[i], &ids);
+        c.status = t.tokenizer->Encode(utf8[i], &c.ids[i - c.first]);
         c.failed = i;
-        c.covered[i - c.first] = shells && t.ints.Covers(ids);
       }
       {
         nb::gil_scoped_acquire gil;
         if (failure) return;
         try {
-          convert(c, rc);
+          convert(c);
         } catch (...) {
           failure = std::current_exception();
           next.store(order.size());
         }
-      }
-      // Every shell made is filled here, on this thread, also after a failure: NewShell leaves
-      // its items unset, and the result frees them when the call fails.
-      for (size_t j = 0; j < c.shells.size(); ++j) {
-        if (c.shells[j]) rc.Fill(c.shells[j], c.ids[j], t.ints);
       }
       std::vector<std::vector<int32_t>>().swap(c.ids);  // freed without the GIL
     }
@@ -227,11 +168,8 @@ nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy
     if (n > 1) helpers.emplace(WorkerPool::Shared().Start(static_cast<size_t>(n - 1), work));
     work();
   }  // the helpers are waited for here, without the GIL (they take it to convert)
-  // The references the shells took, before any of them can be freed (also on an error).
-  for (RefCounts& rc : refs) rc.Apply(t.ints);
   if (failure) std::rethrow_exception(failure);
   ThrowIfError(error);
-  if (shells) TrackShells(result);
   return out;
 }
 

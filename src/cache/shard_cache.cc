@@ -52,8 +52,9 @@ Result<std::shared_ptr<ShardCache>> ShardCache::Open(const CacheOptions& options
   STOKER_RETURN_IF_ERROR(layout.RemoveStaleTemps().status());
   STOKER_RETURN_IF_ERROR(AddToStatsFile(layout, CacheStats(), options.budget_bytes));
   std::shared_ptr<ShardCache> cache(new ShardCache(options, std::move(source), std::move(layout)));
-  for (int i = 0; i < options.download_threads; ++i) {
-    cache->workers_.emplace_back([c = cache.get()] { c->DownloadLoop(); });
+  cache->idle_at_.assign(static_cast<size_t>(options.download_threads), ~uint64_t{0});
+  for (size_t i = 0; i < cache->idle_at_.size(); ++i) {
+    cache->workers_.emplace_back([c = cache.get(), i] { c->DownloadLoop(i); });
   }
   return cache;
 }
@@ -71,6 +72,7 @@ ShardCache::~ShardCache() {
   }
   cancel_.store(true);
   changed_.notify_all();
+  idle_.notify_all();
   for (std::thread& t : workers_) t.join();
   (void)FlushStats();  // best effort: the counters are advisory
 }
@@ -260,16 +262,32 @@ bool ShardCache::NextLookAhead(CacheRequest* request, size_t* position) {
   return false;
 }
 
-void ShardCache::DownloadLoop() {
+void ShardCache::WaitLookAheadIdle() {
+  std::unique_lock<std::mutex> l(mu_);
+  idle_.wait(l, [&] {
+    if (stop_) return true;
+    for (uint64_t g : idle_at_) {
+      if (g != generation_) return false;
+    }
+    return true;
+  });
+}
+
+void ShardCache::DownloadLoop(size_t worker) {
   std::unique_lock<std::mutex> l(mu_);
   while (!stop_) {
     CacheRequest request;
     size_t position;
     if (!NextLookAhead(&request, &position)) {
+      if (idle_at_[worker] != generation_) {
+        idle_at_[worker] = generation_;
+        idle_.notify_all();
+      }
       // Other processes free space and finish downloads without telling us: look again soon.
       if (changed_.wait_for(l, std::chrono::milliseconds(options_.poll_ms)) ==
           std::cv_status::timeout) {
         ++generation_;
+        changed_.notify_all();  // the other look-ahead threads look again too
       }
       continue;
     }

@@ -112,6 +112,12 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   // should let them go now (format/cached_bin_lease.h).
   bool WaitingForSpace() const { return space_waiters_.load(std::memory_order_relaxed) > 0; }
 
+  // For tests and tools: blocks until every look-ahead thread has looked for work since the
+  // last change (a Schedule, a Passed, a release, a download's end) and found none, so the
+  // look-ahead has done all it will do until something changes. Returns at once without
+  // look-ahead threads, or once the cache is being destroyed.
+  void WaitLookAheadIdle();
+
   const CacheOptions& options() const { return options_; }
 
  private:
@@ -133,7 +139,7 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   Status EvictFor(const std::vector<StoredObject>& objects, uint64_t need, uint64_t* used,
                   Priority priority, size_t position);
   void Release(const std::string& uri);
-  void DownloadLoop();
+  void DownloadLoop(size_t worker);
   bool NextLookAhead(CacheRequest* request, size_t* position);  // mu_ held
   void Count(uint64_t CacheStats::*counter, uint64_t n);
 
@@ -143,6 +149,7 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
 
   mutable std::mutex mu_;
   std::condition_variable changed_;  // a download ended, a pin was released, a plan changed
+  std::condition_variable idle_;     // a look-ahead thread found nothing to do
   std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;  // by uri; guarded by mu_
   std::unordered_map<std::string, Entry*> by_key_;                   // guarded by mu_
   std::vector<std::string> schedule_;                                // guarded by mu_
@@ -153,6 +160,8 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   std::atomic<int> space_waiters_{0};  // demand downloads waiting for space now
   CacheStats counts_;                  // this process's totals; guarded by mu_
   CacheStats unflushed_;               // not yet in stats.json; guarded by mu_
+  // Per look-ahead thread: the generation_ at which it last found nothing to do; guarded by mu_.
+  std::vector<uint64_t> idle_at_;
   std::vector<std::thread> workers_;
 };
 

@@ -1,6 +1,8 @@
 // ShardCache shared by processes: this test binary runs itself as the other processes
 // (ShardCacheChild.Run, skipped unless STOKER_CACHE_CHILD says what to do).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -20,6 +22,7 @@
 #include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "storage/cancel.h"
+#include "storage/cancel_testing.h"
 #include "storage/fault_backend.h"
 #include "storage/file_backend.h"
 
@@ -48,60 +51,105 @@ CacheRequest Request(const std::string& src, int i) {
   return {ObjectPath(src, i), bytes.size(), Xxh3Of(bytes)};
 }
 
+// A child process of the tests below: this test binary running ShardCacheChild.Run, with two
+// pipes to its parent. It writes a byte on `ready` when it has done what the test waits for (no
+// polling), and reads `hold` until the parent closes it or dies (so no child outlives its test).
+struct Child {
+  pid_t pid = -1;
+  int ready = -1;  // the parent's read end
+  int hold = -1;   // the parent's write end
+};
+
 // Starts this test binary as a child that runs ShardCacheChild.Run with `vars` added to the
 // environment.
-pid_t SpawnChild(const std::vector<std::string>& vars) {
+Child SpawnChild(const std::vector<std::string>& vars) {
+  int ready[2], hold[2];
+  EXPECT_EQ(::pipe2(ready, O_CLOEXEC), 0);
+  EXPECT_EQ(::pipe2(hold, O_CLOEXEC), 0);
+  // The child's ends are inherited (the parent's stay close-on-exec, so no other child holds
+  // them): STOKER_CACHE_READY_FD and STOKER_CACHE_HOLD_FD name them.
+  ::fcntl(ready[1], F_SETFD, 0);
+  ::fcntl(hold[0], F_SETFD, 0);
   std::vector<std::string> env_strings = vars;
+  env_strings.push_back("STOKER_CACHE_READY_FD=" + std::to_string(ready[1]));
+  env_strings.push_back("STOKER_CACHE_HOLD_FD=" + std::to_string(hold[0]));
   for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
   std::vector<char*> envp;
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::string exe = "/proc/self/exe", filter = "--gtest_filter=ShardCacheChild.Run";
   char* argv[] = {exe.data(), filter.data(), nullptr};
-  pid_t pid = -1;
-  EXPECT_EQ(::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()), 0);
-  return pid;
+  Child child;
+  EXPECT_EQ(::posix_spawn(&child.pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()), 0);
+  ::close(ready[1]);
+  ::close(hold[0]);
+  child.ready = ready[0];
+  child.hold = hold[1];
+  return child;
 }
 
-int WaitChild(pid_t pid) {
+// Waits for the child's ready byte: false when the child ended (or closed the pipe) without
+// sending it, or after a minute (it hangs).
+bool WaitReady(const Child& child) {
+  pollfd p{child.ready, POLLIN, 0};
+  if (::poll(&p, 1, 60'000) != 1) return false;
+  char byte;
+  return ::read(child.ready, &byte, 1) == 1;
+}
+
+int WaitChild(Child& child) {
   int status = 0;
-  EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(::waitpid(child.pid, &status, 0), child.pid);
+  for (int* fd : {&child.ready, &child.hold}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// Polls `done` every millisecond for up to 30 s.
-template <typename F>
-bool WaitUntil(F done) {
-  for (int i = 0; i < 30000 && !done(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+// In the child: the fd its parent passed in `name`.
+int ChildFd(const char* name) { return std::atoi(Env(name).c_str()); }
+
+// In the child: tells the parent it is ready.
+void SendReady() {
+  const char byte = 1;
+  EXPECT_EQ(::write(ChildFd("STOKER_CACHE_READY_FD"), &byte, 1), 1);
+}
+
+// In the child: blocks until the parent closes the hold pipe or dies.
+void WaitForParentToLetGo() {
+  char byte;
+  while (::read(ChildFd("STOKER_CACHE_HOLD_FD"), &byte, 1) > 0 || errno == EINTR) {
   }
-  return done();
 }
 
 // A child process killed with SIGKILL (and reaped) when the test lets go of it.
 struct KilledAtEnd {
-  pid_t pid;
+  Child child;
   void Kill() {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      WaitChild(pid);
+    if (child.pid > 0) {
+      ::kill(child.pid, SIGKILL);
+      WaitChild(child);
     }
-    pid = -1;
+    child.pid = -1;
   }
   ~KilledAtEnd() { Kill(); }
 };
 
-// Runs cache->Acquire(request) on a thread under a CancelScope; Cancel() sets its flag.
+// Runs cache->Acquire(request) on a thread under a CancelScope; Cancel() sets its flag, and
+// WaitUntilWaiting() returns once the thread has looked at the flag (storage/cancel_testing.h):
+// it then waits for another process's lock, where the first look is made.
 class CancellableReader {
  public:
   CancellableReader(std::shared_ptr<ShardCache> cache, CacheRequest request)
       : thread_([this, cache = std::move(cache), request = std::move(request)] {
-          const storage::CancelScope scope(&stop_);
+          const storage::CancelScope scope(cancel_.flag(), cancel_.hook());
           Result<CachedFile> file = cache->Acquire(request);
           result_.set_value(file.ok() ? ReadFileToString(file->path()) : file.status());
         }) {}
   ~CancellableReader() { thread_.join(); }
-  void Cancel() { stop_ = true; }
+  bool WaitUntilWaiting() { return cancel_.WaitChecks(1); }
+  void Cancel() { cancel_.Cancel(); }
   // The bytes it read or its error; nullopt when it still waits after a minute (hung: the
   // caller then ends what it waits for, so that the thread can be joined).
   std::optional<Result<std::string>> Wait() {
@@ -110,7 +158,7 @@ class CancellableReader {
   }
 
  private:
-  std::atomic<bool> stop_{false};
+  storage::testing::CheckedCancel cancel_;
   std::promise<Result<std::string>> result_;
   std::future<Result<std::string>> future_ = result_.get_future();
   std::thread thread_;  // last: started once the members it uses exist
@@ -143,20 +191,20 @@ class ShardCacheProcessTest : public ::testing::Test {
     options.poll_ms = 2;
     return options;
   }
-  // Starts a child in `mode` and waits until it holds shard 0's lock (the file `ready` says so).
-  pid_t SpawnHolder(const std::string& mode, const std::function<bool()>& ready) {
-    pid_t child = SpawnChild(Vars(mode, dir_->Join(mode + ".out")));
-    EXPECT_TRUE(WaitUntil(ready)) << "the child never took the lock";
+  // Starts a child in `mode` and waits until it holds shard 0's lock (it says so on its pipe).
+  Child SpawnHolder(const std::string& mode) {
+    Child child = SpawnChild(Vars(mode, dir_->Join(mode + ".out")));
+    EXPECT_TRUE(WaitReady(child)) << "the child never took the lock";
     return child;
   }
 
-  // A reader of shard 0, cancelled once it most likely waits for `holder`, ends with kCancelled
-  // naming the object. A reader still waiting after a minute is freed by killing `holder`.
+  // A reader of shard 0, cancelled once it waits for `holder`, ends with kCancelled naming the
+  // object. A reader still waiting after a minute is freed by killing `holder`.
   void ExpectCancelledWhileWaiting(std::shared_ptr<ShardCache> cache, KilledAtEnd& holder) {
     Result<std::string> read = Internal("not read");
     {
       CancellableReader reader(std::move(cache), Request(src_, 0));
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      EXPECT_TRUE(reader.WaitUntilWaiting());
       reader.Cancel();
       std::optional<Result<std::string>> done = reader.Wait();
       if (!done.has_value()) holder.Kill();
@@ -174,8 +222,8 @@ class ShardCacheProcessTest : public ::testing::Test {
 // Two processes read every object (in opposite orders, with look-ahead on, through a slow
 // source): each object is downloaded once in all, counted at each process's backend.
 TEST_F(ShardCacheProcessTest, TwoProcessesDownloadEachObjectOnce) {
-  pid_t a = SpawnChild(Vars("forward", dir_->Join("a.out")));
-  pid_t b = SpawnChild(Vars("reverse", dir_->Join("b.out")));
+  Child a = SpawnChild(Vars("forward", dir_->Join("a.out")));
+  Child b = SpawnChild(Vars("reverse", dir_->Join("b.out")));
   ASSERT_EQ(WaitChild(a), 0);
   ASSERT_EQ(WaitChild(b), 0);
   uint64_t opens = 0, downloads = 0, acquires = 0;
@@ -198,16 +246,10 @@ TEST_F(ShardCacheProcessTest, TwoProcessesDownloadEachObjectOnce) {
 // A process killed with SIGKILL in the middle of a download leaves a temporary file and nothing
 // else: its lock died with it, the next start removes the file and downloads the object.
 TEST_F(ShardCacheProcessTest, KilledMidDownloadLeavesNothingThatBlocks) {
-  pid_t child = SpawnChild(Vars("hang", dir_->Join("hang.out")));
+  Child child = SpawnChild(Vars("hang", dir_->Join("hang.out")));
   const std::string tmp = cache_dir_ + "/tmp";
-  for (int i = 0; i < 30000; ++i) {  // until the download has started (its temp file exists)
-    Result<std::vector<std::string>> names = ListDirectory(tmp);
-    if (names.ok() && !names->empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  Result<std::vector<std::string>> names = ListDirectory(tmp);
-  const bool started = names.ok() && !names->empty();
-  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  const bool started = WaitReady(child);  // its download has started: its temp file exists
+  ASSERT_EQ(::kill(child.pid, SIGKILL), 0);
   WaitChild(child);
   ASSERT_TRUE(started) << "the child never started its download";
   ASSERT_FALSE(ListDirectory(tmp).value().empty());  // the leftover the next start must handle
@@ -231,10 +273,7 @@ TEST_F(ShardCacheProcessTest, KilledMidDownloadLeavesNothingThatBlocks) {
 // once that process is killed a new cache on the directory cleans up and serves the object.
 TEST_F(ShardCacheProcessTest, CancellingAReaderThatWaitsForAnotherProcesssDownload) {
   const std::string tmp = cache_dir_ + "/tmp";
-  KilledAtEnd child{SpawnHolder("hang", [&] {
-    Result<std::vector<std::string>> names = ListDirectory(tmp);
-    return names.ok() && !names->empty();
-  })};
+  KilledAtEnd child{SpawnHolder("hang")};
   auto backend = std::make_shared<TestBackend>(storage::NewFileBackend());
   std::shared_ptr<ShardCache> cache = ShardCache::Open(Options(), backend).value();
   ExpectCancelledWhileWaiting(cache, child);
@@ -255,7 +294,7 @@ TEST_F(ShardCacheProcessTest, CancellingAReaderThatWaitsForAnotherProcesssDownlo
 // the new version waits to replace it, and its cancellation ends that wait too, the old version
 // left in place for its reader. Once that reader is gone the new version is downloaded.
 TEST_F(ShardCacheProcessTest, CancellingAReaderThatWaitsToReplaceAnotherProcesssPin) {
-  KilledAtEnd child{SpawnHolder("pin", [&] { return PathExists(dir_->Join("pin.out")); })};
+  KilledAtEnd child{SpawnHolder("pin")};
   auto backend = std::make_shared<TestBackend>(storage::NewFileBackend());
   std::shared_ptr<ShardCache> cache = ShardCache::Open(Options(), backend).value();
   ExpectCancelledWhileWaiting(cache, child);
@@ -273,16 +312,13 @@ TEST_F(ShardCacheProcessTest, CancellingAReaderThatWaitsToReplaceAnotherProcesss
 // A reader that can be cancelled but is not goes on when the process it waits for is killed in
 // the middle of its download: it takes the lock, downloads the object and reads it.
 TEST_F(ShardCacheProcessTest, AWaitingReaderGoesOnWhenTheDownloaderIsKilled) {
-  KilledAtEnd child{SpawnHolder("hang", [&] {
-    Result<std::vector<std::string>> names = ListDirectory(cache_dir_ + "/tmp");
-    return names.ok() && !names->empty();
-  })};
+  KilledAtEnd child{SpawnHolder("hang")};
   auto backend = std::make_shared<TestBackend>(storage::NewFileBackend());
   std::shared_ptr<ShardCache> cache = ShardCache::Open(Options(), backend).value();
   Result<std::string> read = Internal("not read");
   {
     CancellableReader reader(cache, Request(src_, 0));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(reader.WaitUntilWaiting());  // it waits for the child's lock
     child.Kill();
     read = reader.Wait().value_or(Internal("the reader still waits"));
   }
@@ -310,15 +346,24 @@ TEST(ShardCacheChild, Run) {
     Result<CachedFile> pin =
         (*cache)->Acquire({ObjectPath(src, 0), old_bytes.size(), Xxh3Of(old_bytes)});
     ASSERT_TRUE(pin.ok()) << pin.status().ToString();
-    std::ofstream(Env("STOKER_CACHE_OUT")) << "pinned\n";
-    std::this_thread::sleep_for(std::chrono::minutes(2));  // killed long before
+    SendReady();
+    WaitForParentToLetGo();  // killed before, in the tests
     return;
   }
   storage::FaultOptions slow;
   slow.latency_ms = 2;  // so that the two processes overlap
   auto backend =
       std::make_shared<TestBackend>(storage::NewFaultBackend(storage::NewFileBackend(), slow));
-  if (mode == "hang") backend->Block(ObjectPath(src, 0));
+  std::thread tell_parent;  // hang: says when the download has started, ends it at the end
+  if (mode == "hang") {
+    backend->Block(ObjectPath(src, 0));
+    tell_parent = std::thread([&backend] {
+      backend->WaitBlocked();
+      SendReady();
+      WaitForParentToLetGo();  // killed before, in the tests
+      backend->Unblock();
+    });
+  }
   CacheOptions options;
   options.dir = Env("STOKER_TEST_CACHE_DIR");
   options.budget_bytes = kObjectBytes * 64;
@@ -339,6 +384,7 @@ TEST(ShardCacheChild, Run) {
     ASSERT_EQ(ReadFileToString(file->path()).value(),
               ObjectBytes("shard" + std::to_string(i), kObjectBytes));
   }
+  if (tell_parent.joinable()) tell_parent.join();
   CacheStats stats = (*cache)->Stats();
   std::ofstream(Env("STOKER_CACHE_OUT")) << backend->order().size() << " " << stats.downloads << " "
                                          << stats.hits << " " << stats.misses << "\n";

@@ -242,8 +242,7 @@ TEST_F(ShardCacheTest, BudgetFullOfPinsWaitsForARelease) {
 TEST_F(ShardCacheTest, LookAheadDownloadsInPlanOrderWithinTheBudget) {
   auto cache = OpenCache(Options(Budget(3), /*threads=*/1));
   cache->Schedule({Request(4), Request(2), Request(6), Request(0), Request(1)});
-  while (cache->Stats().downloads < 3) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // it must stop there
+  cache->WaitLookAheadIdle();  // it stops at the budget
   EXPECT_EQ(cache->Stats().downloads, 3u);
   EXPECT_EQ(backend_->order(), (std::vector<std::string>{Uri(4), Uri(2), Uri(6)}));
   for (int i : {4, 2}) {
@@ -255,7 +254,8 @@ TEST_F(ShardCacheTest, LookAheadDownloadsInPlanOrderWithinTheBudget) {
   EXPECT_EQ(cache->Stats().hits, 2u);
   EXPECT_EQ(cache->Stats().misses, 0u);
   // With 4 and 2 passed, the look-ahead brings 0 and 1 in their place.
-  while (cache->Stats().downloads < 5) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  cache->WaitLookAheadIdle();
+  EXPECT_EQ(cache->Stats().downloads, 5u);
   EXPECT_EQ(Cached(), (std::set<int>{6, 0, 1}));
   EXPECT_EQ(backend_->order(), (std::vector<std::string>{Uri(4), Uri(2), Uri(6), Uri(0), Uri(1)}));
 }

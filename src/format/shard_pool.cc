@@ -27,7 +27,10 @@ Result<ShardPool::Shard> ShardPool::Acquire(uint64_t s) {
   std::unique_lock<std::mutex> lock(mu_);
   // A shard another thread is opening is waited for, not opened twice (for a remote shard that
   // would be a second download).
-  cv_.wait(lock, [&] { return !opening_[s]; });
+  if (opening_[s]) {
+    ++counters_.waited;
+    cv_.wait(lock, [&] { return !opening_[s]; });
+  }
   if (slots_[s] != nullptr) {
     TouchLocked(s);
     return slots_[s];

@@ -40,6 +40,7 @@ class ShardPool {
     uint64_t mapped = 0;    // shards the pool holds now
     uint64_t opened = 0;    // shards mapped by Acquire since the pool was made
     uint64_t unmapped = 0;  // shards let go to make room
+    uint64_t waited = 0;    // Acquire calls that waited for another thread's open of their shard
   };
   Counters counters() const;
   uint64_t capacity() const { return capacity_; }

@@ -136,14 +136,17 @@ TEST_F(ShardPoolTest, ManyReadersGetTheirOwnShards) {
 }
 
 // Regression: two readers of a shard not yet open each opened it (for a remote shard, a second
-// download of its index and parts).
+// download of its index and parts). The open lasts until the seven other readers wait for it, or
+// (the bug) until all eight have started an open of their own.
 TEST_F(ShardPoolTest, ReadersOfAShardBeingOpenedWaitForTheOneOpen) {
   std::atomic<int> started{0};
+  ShardPool* pool_seen = nullptr;
   ShardPool pool(kShards, 4, [&](uint64_t s) -> Result<ShardPool::Shard> {
     ++started;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the open takes a while
+    while (pool_seen->counters().waited < 7 && started.load() < 8) std::this_thread::yield();
     return Opener()(s);
   });
+  pool_seen = &pool;
   std::vector<std::thread> readers;
   for (int t = 0; t < 8; ++t) {
     readers.emplace_back([&] {
@@ -155,6 +158,7 @@ TEST_F(ShardPoolTest, ReadersOfAShardBeingOpenedWaitForTheOneOpen) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(started.load(), 1);
   EXPECT_EQ(pool.counters().opened, 1u);
+  EXPECT_EQ(pool.counters().waited, 7u);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 
 namespace stoker::storage {
 
@@ -20,6 +21,11 @@ class CancelScope {
   // default the thread's current scopes, or those of the thread that started this helper.
   explicit CancelScope(const std::atomic<bool>* flag);
   CancelScope(const std::atomic<bool>* flag, const CancelScope* outer);
+  // For tests: like CancelScope(flag), and `on_check` runs each time this scope's flag is looked
+  // at (on the thread that looks), so that a test learns that the thread has reached a wait
+  // that checks for cancellation instead of sleeping until it most likely has
+  // (storage/cancel_testing.h).
+  CancelScope(const std::atomic<bool>* flag, std::function<void()> on_check);
   ~CancelScope();
   CancelScope(const CancelScope&) = delete;
   CancelScope& operator=(const CancelScope&) = delete;
@@ -31,6 +37,7 @@ class CancelScope {
   const std::atomic<bool>* flag_;
   const CancelScope* outer_;
   const CancelScope* previous_;  // the thread's innermost scope before this one
+  std::function<void()> on_check_;
 };
 
 // The calling thread's innermost scope, or nullptr (to pass to helpers it starts and joins).

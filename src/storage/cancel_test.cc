@@ -8,6 +8,7 @@
 #include <atomic>
 #include <thread>
 
+#include "storage/cancel_testing.h"
 #include "storage/http_client.h"
 #include "storage/open_backend.h"
 #include "storage/retry_backend.h"
@@ -127,19 +128,20 @@ TEST(CancelTest, BackoffSleepEndsEarlyAndTheCallIsNotRepeated) {
   options.max_delay_ms = 600000;
   options.seed = 5;
   Backoff backoff(options);
-  std::atomic<bool> cancel{false};
+  testing::CheckedCancel cancel;
   std::atomic<int> calls{0};
   Status result;
   std::thread t([&] {
-    const CancelScope scope(&cancel);
+    const CancelScope scope(cancel.flag(), cancel.hook());
     result = backoff.Run([&] {
       ++calls;
       return Unavailable("GET x: HTTP 503 SlowDown");
     });
   });
-  while (calls.load() == 0) std::this_thread::yield();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // well into the sleep
-  cancel = true;
+  // The first look is before the backoff starts, the next ones between its 20 ms slices: after
+  // the third, the thread has slept a slice of its ten minutes.
+  ASSERT_TRUE(cancel.WaitChecks(3)) << "the backoff never looked at its cancel flag";
+  cancel.Cancel();
   t.join();
   EXPECT_EQ(result.code(), StatusCode::kCancelled) << result.ToString();
   EXPECT_NE(result.message().find("SlowDown"), std::string::npos);

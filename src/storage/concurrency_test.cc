@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "storage/cancel.h"
+#include "storage/cancel_testing.h"
 #include "storage/concurrency_backend.h"
 #include "storage/memory_backend.h"
 
@@ -61,7 +62,7 @@ class Overlap final : public BackendWrapper {
     int seen = max_seen.load();
     while (now > seen && !max_seen.compare_exchange_weak(seen, now)) {
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a request's latency (work)
     --in_flight;
     return ObjectInfo{uri, 0, ""};
   }
@@ -87,14 +88,15 @@ TEST(ConcurrencyBackendTest, NeverMoreInFlightThanTheBound) {
 TEST(ConcurrencyLimiterTest, CancellingAThreadThatWaitsForASlotEndsItsWait) {
   ConcurrencyLimiter limiter({/*max_in_flight=*/1, 1});
   ASSERT_TRUE(limiter.Acquire().ok());  // the one slot, held
-  std::atomic<bool> stop{false};
+  testing::CheckedCancel cancel;
   Status waited;
   std::thread waiter([&] {
-    const CancelScope scope(&stop);
+    const CancelScope scope(cancel.flag(), cancel.hook());
     waited = limiter.Acquire();
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // most likely waiting by now
-  stop = true;
+  // Its first look at the flag comes after a wait for the slot timed out: it is waiting.
+  EXPECT_TRUE(cancel.WaitChecks(1)) << "the waiter never looked at its cancel flag";
+  cancel.Cancel();
   waiter.join();
   EXPECT_EQ(waited.code(), StatusCode::kCancelled) << waited.ToString();
   EXPECT_EQ(limiter.in_flight(), 1u);  // the cancelled wait took nothing
@@ -159,14 +161,14 @@ TEST(ConcurrencyBackendTest, ARequestWaitingForAFullHostIsCancelledUnsent) {
   Status first;
   std::thread holder([&] { first = backend->Stat("s3://bkt/a").status(); });
   gate->WaitEntered(1);
-  std::atomic<bool> stop{false};
+  testing::CheckedCancel cancel;
   Status second;
   std::thread waiter([&] {
-    const CancelScope scope(&stop);
+    const CancelScope scope(cancel.flag(), cancel.hook());
     second = backend->Stat("s3://bkt/b").status();
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  stop = true;
+  EXPECT_TRUE(cancel.WaitChecks(1)) << "the waiter never looked at its cancel flag";
+  cancel.Cancel();
   waiter.join();
   EXPECT_EQ(second.code(), StatusCode::kCancelled) << second.ToString();
   EXPECT_NE(second.message().find("s3://bkt/b"), std::string::npos) << second.ToString();

@@ -4,30 +4,67 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 namespace stoker::storage {
 namespace {
 
-// Counts the reads that reach it; the first `fail_first` of them fail.
+// Counts the reads that reach it (in `reads`, which outlives it); the first `fail_first` of them
+// fail.
 class CountingSource final : public ByteSource {
  public:
+  // The reads so far; a test waits for a number of them.
+  class Reads {
+   public:
+    int load() const {
+      std::lock_guard<std::mutex> l(mu_);
+      return n_;
+    }
+    void Add() {
+      std::lock_guard<std::mutex> l(mu_);
+      ++n_;
+      cv_.notify_all();
+    }
+    // Until `n` reads have reached the source; false when that has not happened after a minute.
+    bool WaitFor(int n) const {
+      std::unique_lock<std::mutex> l(mu_);
+      return cv_.wait_for(l, std::chrono::minutes(1), [&] { return n_ >= n; });
+    }
+
+   private:
+    mutable std::mutex mu_;
+    mutable std::condition_variable cv_;
+    int n_ = 0;
+  };
+
   CountingSource(std::string bytes, int fail_first)
       : inner_(MemorySource("mem://x", std::move(bytes))), fail_(fail_first) {}
   const std::string& uri() const override { return inner_->uri(); }
   uint64_t size_bytes() const override { return inner_->size_bytes(); }
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
-    ++(*reads);
+    reads->Add();
     if (fail_-- > 0) return Unavailable("mem://x: injected");
     return inner_->ReadAt(offset, n, out);
   }
-  std::shared_ptr<std::atomic<int>> reads = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<Reads> reads = std::make_shared<Reads>();
 
  private:
   std::unique_ptr<ByteSource> inner_;
   mutable std::atomic<int> fail_;
 };
+
+// The threads of this process now.
+size_t ThreadCount() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    ++n;
+  }
+  return n;
+}
 
 std::string Pattern(size_t n) {
   std::string s(n, '\0');
@@ -75,14 +112,15 @@ TEST(PartCacheSourceTest, FetchAheadFetchesEveryPartOnceAndStopsWhenDestroyed) {
   auto counting = std::make_unique<CountingSource>(data, 0);
   auto reads = counting->reads;
   {
+    // Nothing before the first read: no fetcher is even started (a thread that exited just
+    // before may still be listed by the first count, hence <=).
+    const size_t threads_before = ThreadCount();
     auto source = NewPartCacheSource(std::move(counting), 64, 3);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_EQ(reads->load(), 0);  // nothing before the first read
+    EXPECT_LE(ThreadCount(), threads_before);
+    EXPECT_EQ(reads->load(), 0);
     char first;
     ASSERT_TRUE(source->ReadAt(0, 1, &first).ok());
-    for (int i = 0; i < 200 && reads->load() < 21; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    ASSERT_TRUE(reads->WaitFor(21)) << "the fetchers never fetched every part";
     char buf[64 * 3];
     auto got = source->ReadAt(64 * 19, sizeof(buf), buf);
     ASSERT_TRUE(got.ok());

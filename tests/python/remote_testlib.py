@@ -24,16 +24,48 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_for_port(port, proc, what):
-    for _ in range(300):
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited early with {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port}")
+class ServerLog(threading.Thread):
+    """Copies a server's output, line by line, to `path`, and says when the server is ready: when
+    a line holds `ready`, which the server writes once it listens (so nothing polls its port).
+    close() waits for the copy to end (the caller has stopped the server)."""
+
+    def __init__(self, proc, path, ready):
+        super().__init__(daemon=True)
+        self.proc, self.path, self.ready_text = proc, path, ready
+        self.ready = False
+        self.seen = threading.Event()  # the ready line, or the end of the output
+        self.start()
+
+    def run(self):
+        with open(self.path, "w") as log:
+            for line in self.proc.stdout:
+                log.write(line)
+                log.flush()
+                if self.ready_text in line and not self.ready:
+                    self.ready = True
+                    self.seen.set()
+        self.seen.set()
+
+    def wait_ready(self, what):
+        # The minute is a guard against a hang, not a guess at a start-up time.
+        if not self.seen.wait(60) or not self.ready:
+            self.proc.kill()
+            self.proc.wait()
+            self.join()
+            raise RuntimeError(f"{what} did not start: {self.path.read_text()}")
+
+    def close(self):
+        self.join(60)
+
+
+def start_server(cmd, log_path, ready, what, env=None):
+    """Starts `cmd` with its output copied to `log_path`, and returns (proc, ServerLog) once the
+    output holds `ready`."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace")
+    log = ServerLog(proc, log_path, ready)
+    log.wait_ready(what)
+    return proc, log
 
 
 def start_moto(log_dir):
@@ -41,12 +73,11 @@ def start_moto(log_dir):
     import boto3
 
     port = free_port()
-    log = open(log_dir / "moto.log", "w")
     env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT="3")
-    proc = subprocess.Popen(
+    # werkzeug writes "Running on" once its socket listens.
+    proc, log = start_server(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        env=env, stdout=log, stderr=subprocess.STDOUT)
-    wait_for_port(port, proc, "moto server")
+        log_dir / "moto.log", f"Running on http://127.0.0.1:{port}", "moto server", env=env)
     endpoint = f"http://127.0.0.1:{port}"
     iam = boto3.client("iam", endpoint_url=endpoint, region_name="us-east-1",
                        aws_access_key_id="bootstrap", aws_secret_access_key="bootstrap")
@@ -106,6 +137,7 @@ class Proxy:
         self.paths = collections.Counter()  # every request, by path
         self.get_paths = collections.Counter()  # GETs (not LIST), by path
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)  # notified when `stalled` grows
         self.stalled = 0
         self.intervals = []  # (start, end) of every answered request, time.monotonic()
         self.get_bytes = 0  # body bytes of the GET answers sent whole
@@ -155,6 +187,7 @@ class Proxy:
                 if stall is not None and kind == "GET" and stall in self.path:
                     with proxy.lock:
                         proxy.stalled += 1
+                        proxy.changed.notify_all()
                     proxy.closing.wait()
                     self.close_connection = True
                     return
@@ -225,6 +258,11 @@ class Proxy:
             self.intervals.clear()
             self.get_bytes = 0
 
+    def wait_stalled(self, more_than, timeout):
+        """Waits until more than `more_than` GETs are stalled; False after `timeout` seconds."""
+        with self.lock:
+            return self.changed.wait_for(lambda: self.stalled > more_than, timeout)
+
     def close(self):
         self.closing.set()
         self.server.shutdown()
@@ -233,7 +271,7 @@ class Proxy:
 
 def start_nginx(d):
     """nginx serving d/www (which the caller fills, before or after) on a free port, with its
-    access log in d/access.log; returns (proc, base url)."""
+    access log in d/access.log and its error log in d/error.log; returns (proc, base url)."""
     import shutil
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.path.exists(nginx):
@@ -243,7 +281,7 @@ def start_nginx(d):
     user = "user root;" if os.geteuid() == 0 else ""
     (d / "nginx.conf").write_text(f"""
 daemon off; master_process off; worker_processes 1; {user}
-pid {d}/nginx.pid; error_log {d}/error.log;
+pid {d}/nginx.pid; error_log stderr notice;
 events {{ worker_connections 64; }}
 http {{
   access_log {d}/access.log;
@@ -252,10 +290,16 @@ http {{
   server {{ listen 127.0.0.1:{port}; root {d}/www; }}
 }}
 """)
-    proc = subprocess.Popen([nginx, "-c", str(d / "nginx.conf"), "-p", str(d)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for_port(port, proc, "nginx")
+    proc, _ = start_nginx_conf(nginx, d)
     return proc, f"http://127.0.0.1:{port}"
+
+
+def start_nginx_conf(nginx, d):
+    """Starts `nginx` with d/nginx.conf (which logs errors to stderr at level notice); returns
+    (proc, ServerLog) once it listens. Its log goes to d/error.log."""
+    # nginx logs its getrlimit notice after it has opened its listening sockets.
+    return start_server([nginx, "-c", str(d / "nginx.conf"), "-p", str(d)], d / "error.log",
+                        "getrlimit(RLIMIT_NOFILE)", "nginx")
 
 
 # One server of each kind per test session. pytest makes a separate fixture of a session-scoped

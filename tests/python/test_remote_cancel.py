@@ -11,7 +11,6 @@ import random
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest
@@ -101,10 +100,7 @@ def test_close_while_downloads_stall_returns_and_restarts(dataset, s3_session, t
                 assert line == expect, (lines, child.stderr.read() if child.poll() else "")
                 if expect == "opened":
                     # Let the child close once a .bin GET of this loader is stalled.
-                    deadline = time.monotonic() + HANG_GUARD_S
-                    while proxy.stalled <= base and time.monotonic() < deadline:
-                        time.sleep(0.02)
-                    assert proxy.stalled > base, "no shard GET reached the proxy"
+                    assert proxy.wait_stalled(base, HANG_GUARD_S), "no shard GET reached the proxy"
                     child.stdin.write("go\n")
                     child.stdin.flush()
                 else:

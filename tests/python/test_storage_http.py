@@ -3,11 +3,10 @@ location that ignores Range (max_ranges 0), which stoker must refuse rather than
 
 import os
 import shutil
-import socket
 import subprocess
-import time
 
 import pytest
+from remote_testlib import free_port, start_nginx_conf
 
 MIB = 1 << 20
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -18,7 +17,7 @@ master_process off;
 worker_processes 1;
 {user}
 pid {d}/nginx.pid;
-error_log {d}/error.log;
+error_log stderr notice;
 events {{ worker_connections 64; }}
 http {{
   log_format conn '$connection $status $request';
@@ -38,12 +37,6 @@ http {{
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def nginx(tmp_path_factory):
     if not os.path.exists(NGINX):
@@ -56,21 +49,13 @@ def nginx(tmp_path_factory):
     port = free_port()
     user = "user root;" if os.geteuid() == 0 else ""
     (d / "nginx.conf").write_text(CONF.format(d=d, port=port, user=user))
-    proc = subprocess.Popen([NGINX, "-c", str(d / "nginx.conf"), "-p", str(d)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, log = start_nginx_conf(NGINX, d)
     try:
-        for _ in range(200):
-            if proc.poll() is not None:
-                pytest.fail("nginx exited: " + (d / "error.log").read_text())
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         yield {"url": f"http://127.0.0.1:{port}", "data": data, "dir": d}
     finally:
         proc.kill()
         proc.wait()
+        log.close()
 
 
 def storage(stoker_cli, *args):
