@@ -12,7 +12,6 @@ import sys
 import tarfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from test_pack import read_dataset, run
