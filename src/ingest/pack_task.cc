@@ -144,10 +144,11 @@ Status ForgetRemoteTask(const storage::Backend& backend, const std::string& root
 // sequence number), so a rerun with the same plan and options overwrites an earlier attempt's
 // objects; these are the extra ones an attempt with other options (another --shard-size) left.
 Status DeleteOrphans(const storage::Backend& backend, const std::string& root, uint32_t task_index,
-                     const std::vector<std::string>& written) {
+                     const std::vector<std::string>& written, bool tfrecord) {
   std::set<std::string> keep;
   for (const std::string& f : written) keep.insert(JoinUri(root, f));
   for (const std::string& dir : {std::string(), std::string("tfrecord/")}) {
+    if (!dir.empty() && !tfrecord) continue;
     STOKER_ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> objects,
                             backend.List(JoinUri(root, dir + ShardPrefix(task_index))));
     for (const storage::ObjectInfo& o : objects) {
@@ -409,7 +410,8 @@ Result<PackRunResult> RunPackTask(const PackArgs& args,
     for (const RecordFileInfo& f : receipt.tfrecord) files.push_back("tfrecord/" + f.name);
     for (const RecordFileInfo& f : receipt.webdataset) files.push_back(f.name);
     STOKER_RETURN_IF_ERROR(UploadFiles(*backend, o.output_dir, root, files, 8));
-    STOKER_RETURN_IF_ERROR(DeleteOrphans(*backend, root, o.task_index, files));
+    STOKER_RETURN_IF_ERROR(
+        DeleteOrphans(*backend, root, o.task_index, files, run.format == PackFormat::kTfRecord));
   }
   MaybeKillForTest(o.task_index);
   // Last, in one write: the task is finished exactly when its receipt exists.
