@@ -84,7 +84,8 @@ def test_s3_jsonl_glob_packs_with_and_without_tasks(tmp_path, s3):
 def test_a_task_reads_the_recorded_list_and_lists_nothing(tmp_path, s3):
     src = raw_corpus(tmp_path)
     upload_dir(s3["client"], src, "cluster/once/raw")
-    glob = [f"s3://{BUCKET}/cluster/once/raw/*.jsonl", f"s3://{BUCKET}/cluster/once/raw/*.zst"]
+    glob = [f"s3://{BUCKET}/cluster/once/raw/*.jsonl",
+            f"s3://{BUCKET}/cluster/once/raw/*.jsonl.zst"]
     job = tmp_path / "job"
     s3["proxy"].reset_counts()
     pack(*glob, "-o", job, "--task-count", "4", "--list")  # the one listing of the job
