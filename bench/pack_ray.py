@@ -84,12 +84,18 @@ def paper_estimate(nodes=1000, cores=8, mb_s_core=50.0, corpus_tb=30.0, tasks=10
     task_gb = corpus_tb * 1000 / tasks
     tasks_s = tasks / run_s
     pages = max(1, files // 1000)  # ListObjectsV2: 1,000 keys a page
-    plan_bytes = files * 110  # one {"path", "bytes"} entry, ~110 B
+    plan_bytes = files * 130  # one {"path", "bytes", "kind"} entry, ~130 B
     shards_per_task = max(1, int(task_gb * 1e9 / (128 << 20)) + 1)
+    files_per_task = max(1.0, files / tasks)
     out = {
         "aggregate GB/s": agg_gb_s, "run s": run_s, "task GB": task_gb, "tasks finishing /s": tasks_s,
-        "LIST /s, every task lists its inputs (as now)": tasks_s * pages,
-        "LIST /s, tasks trust the plan (not done)": 0.0,
+        # The input list is taken once (stoker pack --list or stoker.ray.pack's plan): `pages`
+        # LIST requests for the whole job; a task lists nothing of its inputs.
+        "LIST pages of the inputs, once per job": pages,
+        "LIST /s, inputs, per task (before: every task re-listed)": 0.0,
+        "LIST /s, each task's own part-IIIII- names (orphans)": tasks_s,
+        "HEAD /s, each task's own input files (size check)": tasks_s * files_per_task,
+        "HEAD /s, merged manifest there? (one per task)": tasks_s,
         "GET /s plan + receipt": 2 * tasks_s,
         "plan bytes read /s (MB)": tasks_s * plan_bytes / 1e6,
         "PUT /s shards (.bin+.idx) + receipt": tasks_s * (2 * shards_per_task + 1),

@@ -96,8 +96,9 @@ void RegisterIngest(nb::module_& m) {
   m.def(
       "pack_plan",
       [](std::vector<std::string> inputs, std::string output, uint32_t task_count,
-         std::string input_format) {
+         std::string input_format, std::string format) {
         PackArgs args;
+        args.format = std::move(format);
         args.inputs = std::move(inputs);
         args.output = std::move(output);
         args.task_index = 0;
@@ -116,6 +117,7 @@ void RegisterIngest(nb::module_& m) {
         return nb::make_tuple(p.ToJson(), p.checksum, slices);
       },
       nb::arg("inputs"), nb::arg("output"), nb::arg("task_count"), nb::arg("input_format"),
+      nb::arg("format") = "stoker",
       "Records (or reads) the input plan of a task-split pack (`stoker pack --list`): "
       "(plan JSON, its checksum, [(first, last)] per task).");
   m.def(

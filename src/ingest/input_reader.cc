@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ingest/remote_inputs.h"
+
 namespace stoker {
 namespace {
 
@@ -98,13 +100,14 @@ Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* d
       continue;
     }
     if (file.kind == InputKind::kJsonl) {
-      STOKER_ASSIGN_OR_RETURN(auto stream, OpenByteStream(file.path));
+      STOKER_ASSIGN_OR_RETURN(auto stream, OpenInputStream(file));
       lines_ = std::make_unique<LineReader>(std::move(stream));
       counted_in_file_ = 0;
       continue;
     }
     RawDocument doc;
-    STOKER_RETURN_IF_ERROR(ReadAllDecompressed(file.path, &doc.data));
+    STOKER_ASSIGN_OR_RETURN(auto stream, OpenInputStream(file));
+    STOKER_RETURN_IF_ERROR(ReadAllDecompressed(*stream, &doc.data));
     doc.file_index = static_cast<uint32_t>(next_file_);
     bytes += doc.data.size();
     batch->push_back(std::move(doc));

@@ -258,10 +258,16 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   };
   STOKER_RETURN_IF_ERROR(ValidateOptions(options));
   STOKER_ASSIGN_OR_RETURN(TokenDType dtype, ChooseDType(tokenizer, options.dtype));
-  STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files,
-                          ExpandPackInputs(options.inputs, options.input_format));
-  if (options.plan) {
-    STOKER_ASSIGN_OR_RETURN(files, ApplyTaskPlan(std::move(files), *options.plan));
+  // A task of a task-split pack reads its inputs from the recorded plan: nothing is listed.
+  std::vector<InputFile> files;
+  if (options.plan && options.plan->has_kinds()) {
+    STOKER_ASSIGN_OR_RETURN(
+        files, PlannedInputFiles(*options.plan, options.plan->Slice(options.task_index)));
+  } else {
+    STOKER_ASSIGN_OR_RETURN(files, ExpandPackInputs(options.inputs, options.input_format));
+    if (options.plan) {
+      STOKER_ASSIGN_OR_RETURN(files, ApplyTaskPlan(std::move(files), *options.plan));
+    }
   }
   if (files.empty()) {
     return InvalidArgument(

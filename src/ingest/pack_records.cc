@@ -56,6 +56,99 @@ RecordPackResult Summary(const RecordFileSink& sink, const std::string& dir) {
 
 }  // namespace
 
+Result<std::vector<WebDatasetMember>> ListWebDatasetMembers(
+    const std::vector<std::string>& inputs) {
+  if (inputs.empty()) return InvalidArgument("no inputs given");
+  std::vector<WebDatasetMember> members;
+  for (const std::string& input : inputs) {
+    STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files, ExpandInputs({input}));
+    bool dir = IsDirectory(input);
+    std::string base = input;
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    for (InputFile& f : files) {
+      std::string name = dir ? f.path.substr(base.size() + 1) : BaseName(f.path);
+      members.push_back({std::move(name), std::move(f.path), f.size_bytes});
+    }
+  }
+  return members;
+}
+
+std::string WebDatasetSampleKey(std::string_view member) {
+  std::string_view k, ext;
+  if (!SplitWebDatasetName(member, &k, &ext) || IsWebDatasetMetaName(member)) {
+    return std::string(member);
+  }
+  return std::string(k);
+}
+
+Result<RecordPackResult> WriteWebDataset(const std::vector<WebDatasetMember>& members,
+                                         const std::string& output_dir, uint64_t shard_size_bytes,
+                                         const std::string& file_prefix, bool with_manifest) {
+  RecordFileSink sink(output_dir, file_prefix, ".tar");
+  RecordPackResult result;
+  std::string key;  // of the sample being written
+  bool in_sample = false;
+  bool new_sample = false;
+  Status st;
+  for (const WebDatasetMember& m : members) {
+    const std::string& name = m.name;
+    std::string_view k, ext;
+    if (!SplitWebDatasetName(name, &k, &ext) || IsWebDatasetMetaName(name)) {
+      ++result.files_skipped;
+      continue;
+    }
+    if (IsUnsafeMemberName(name)) {
+      st = InvalidArgument(m.path + ": member name '" + name + "' is not a safe relative path");
+      break;
+    }
+    if (!in_sample || k != key) {
+      if (in_sample && sink.open_bytes() >= shard_size_bytes) st = CloseTar(sink);
+      if (!st.ok()) break;
+      key = std::string(k);
+      in_sample = true;
+      new_sample = true;
+    }
+    st = AppendMember(sink, name, m.path);
+    if (!st.ok()) break;
+    if (new_sample) sink.CountRecord();  // in the shard that the sample's first member opened
+    new_sample = false;
+    ++result.files_read;
+  }
+  if (st.ok()) st = CloseTar(sink);
+  if (st.ok() && with_manifest) {
+    nlohmann::json extra = {{"files_skipped", result.files_skipped}};
+    st = sink.Finish(kRecordsManifestName, "webdataset", extra.dump());
+  } else if (st.ok()) {
+    st = MakeDirectories(output_dir);
+    if (st.ok()) st = FsyncDirectory(output_dir);
+  }
+  if (!st.ok()) {
+    sink.RemoveAll();
+    return st;
+  }
+  RecordPackResult summary = Summary(sink, output_dir);
+  summary.files_read = result.files_read;
+  summary.files_skipped = result.files_skipped;
+  return summary;
+}
+
+std::string WebDatasetManifestJson(const std::vector<RecordFileInfo>& files,
+                                   uint64_t files_skipped) {
+  // As RecordFileSink::Finish writes it.
+  nlohmann::json m = {{"files_skipped", files_skipped}};
+  m["format"] = "webdataset";
+  uint64_t records = 0;
+  nlohmann::json list = nlohmann::json::array();
+  for (const RecordFileInfo& f : files) {
+    list.push_back(
+        {{"name", f.name}, {"bytes", f.size_bytes}, {"records", f.records}, {"xxh3", f.xxh3}});
+    records += f.records;
+  }
+  m["files"] = std::move(list);
+  m["records"] = records;
+  return m.dump(2) + "\n";
+}
+
 Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
                                         const std::string& output_dir, uint64_t shard_size_bytes,
                                         bool overwrite) {
@@ -68,60 +161,8 @@ Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
     }
     if (::unlink(manifest.c_str()) != 0) return ErrnoStatus("remove " + manifest, errno);
   }
-  // (member name, path) in pack's input order.
-  std::vector<std::pair<std::string, std::string>> members;
-  for (const std::string& input : inputs) {
-    STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files, ExpandInputs({input}));
-    bool dir = IsDirectory(input);
-    std::string base = input;
-    while (base.size() > 1 && base.back() == '/') base.pop_back();
-    for (InputFile& f : files) {
-      std::string name = dir ? f.path.substr(base.size() + 1) : BaseName(f.path);
-      members.emplace_back(std::move(name), std::move(f.path));
-    }
-  }
-  RecordFileSink sink(output_dir, "shard", ".tar");
-  RecordPackResult result;
-  std::string key;  // of the sample being written
-  bool in_sample = false;
-  bool new_sample = false;
-  Status st;
-  for (const auto& [name, path] : members) {
-    std::string_view k, ext;
-    if (!SplitWebDatasetName(name, &k, &ext) || IsWebDatasetMetaName(name)) {
-      ++result.files_skipped;
-      continue;
-    }
-    if (IsUnsafeMemberName(name)) {
-      st = InvalidArgument(path + ": member name '" + name + "' is not a safe relative path");
-      break;
-    }
-    if (!in_sample || k != key) {
-      if (in_sample && sink.open_bytes() >= shard_size_bytes) st = CloseTar(sink);
-      if (!st.ok()) break;
-      key = std::string(k);
-      in_sample = true;
-      new_sample = true;
-    }
-    st = AppendMember(sink, name, path);
-    if (!st.ok()) break;
-    if (new_sample) sink.CountRecord();  // in the shard that the sample's first member opened
-    new_sample = false;
-    ++result.files_read;
-  }
-  if (st.ok()) st = CloseTar(sink);
-  if (st.ok()) {
-    nlohmann::json extra = {{"files_skipped", result.files_skipped}};
-    st = sink.Finish(kRecordsManifestName, "webdataset", extra.dump());
-  }
-  if (!st.ok()) {
-    sink.RemoveAll();
-    return st;
-  }
-  RecordPackResult summary = Summary(sink, output_dir);
-  summary.files_read = result.files_read;
-  summary.files_skipped = result.files_skipped;
-  return summary;
+  STOKER_ASSIGN_OR_RETURN(std::vector<WebDatasetMember> members, ListWebDatasetMembers(inputs));
+  return WriteWebDataset(members, output_dir, shard_size_bytes, "shard", true);
 }
 
 std::string TfRecordManifestJson(const Manifest& manifest,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/manifest.h"
@@ -36,6 +37,30 @@ struct RecordPackResult {
 Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
                                         const std::string& output_dir, uint64_t shard_size_bytes,
                                         bool overwrite);
+
+// One input file of a webdataset pack: its tar member name and where it is.
+struct WebDatasetMember {
+  std::string name;
+  std::string path;
+  uint64_t size_bytes = 0;
+};
+
+// PackWebDataset's member list for `inputs`, in pack's input order.
+Result<std::vector<WebDatasetMember>> ListWebDatasetMembers(const std::vector<std::string>& inputs);
+
+// The sample a member belongs to (webdataset's key; the whole name for a member it skips):
+// consecutive members with one key are one sample, which a task split never cuts.
+std::string WebDatasetSampleKey(std::string_view member);
+
+// Writes `members` as PackWebDataset does, into `output_dir`/`file_prefix`-NNNNNN.tar; with
+// `with_manifest`, records.json last (a task of a task-split pack writes none: the merge does).
+Result<RecordPackResult> WriteWebDataset(const std::vector<WebDatasetMember>& members,
+                                         const std::string& output_dir, uint64_t shard_size_bytes,
+                                         const std::string& file_prefix, bool with_manifest);
+
+// The records.json of WriteWebDataset for `files`.
+std::string WebDatasetManifestJson(const std::vector<RecordFileInfo>& files,
+                                   uint64_t files_skipped);
 
 // Writes the documents of the stoker dataset in `dataset_dir` (described by `manifest`) into
 // `dataset_dir`/tfrecord/part-NNNNNN.tfrecord, one Example {"input_ids": int64_list} per

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/file_util.h"
 #include "common/hash.h"
@@ -47,6 +48,14 @@ std::string OptionsJson(const PackArgs& args, const PackOptions& o, const Tokeni
   return j.dump();
 }
 
+// --format webdataset: no tokenizer; the shard size decides the output.
+std::string WebDatasetOptionsJson(const PackOptions& o) {
+  nlohmann::ordered_json j;
+  j["format"] = "webdataset";
+  j["shard_size_bytes"] = o.shard_size_bytes;
+  return j.dump();
+}
+
 std::string ShardPrefix(uint32_t task_index) {
   std::string name = ShardSink::ShardName(task_index, 0);
   return name.substr(0, name.size() - 5);  // "part-00003-"
@@ -66,6 +75,10 @@ Result<bool> ShardsPresent(const storage::Backend& backend, const std::string& r
       if (it == sizes.end() || it->second != bytes) return false;
     }
   }
+  for (const RecordFileInfo& f : r.webdataset) {
+    auto it = sizes.find(JoinUri(root, f.name));
+    if (it == sizes.end() || it->second != f.size_bytes) return false;
+  }
   if (r.tfrecord.empty()) return true;
   STOKER_ASSIGN_OR_RETURN(objects,
                           backend.List(JoinUri(root, "tfrecord/" + ShardPrefix(r.task_index))));
@@ -83,7 +96,8 @@ Result<bool> ShardsPresent(const storage::Backend& backend, const std::string& r
 Status ForgetLocalTask(const std::string& root, uint32_t task_index) {
   for (std::string path : {TaskReceiptUri(root, task_index), JoinPath(root, kManifestFileName),
                            JoinPath(root, std::string(kLengthIndexFileName)),
-                           JoinPath(JoinPath(root, "tfrecord"), kRecordsManifestName)}) {
+                           JoinPath(JoinPath(root, "tfrecord"), kRecordsManifestName),
+                           JoinPath(root, kRecordsManifestName)}) {
     if (std::remove(path.c_str()) != 0 && errno != ENOENT) {
       return ErrnoStatus(path + ": cannot remove", errno);
     }
@@ -103,6 +117,60 @@ Status ForgetLocalTask(const std::string& root, uint32_t task_index) {
   return Status::OK();
 }
 
+// The job-level files a finished dataset has (the merge writes them): a task that is redone
+// removes them, since the dataset is no longer complete.
+std::vector<std::string> MergedFiles(const std::string& root) {
+  return {JoinUri(root, kManifestFileName), JoinUri(root, kRecordsManifestName),
+          JoinUri(root, std::string(kLengthIndexFileName)),
+          JoinUri(root, std::string("tfrecord/") + kRecordsManifestName)};
+}
+
+// s3:// output, before the task is redone: removes its receipt (first, if it had one), then the
+// merged files if the job was merged (one HEAD of the file the merge writes last, so that the
+// first run of a task costs one request here, not a DELETE per name).
+Status ForgetRemoteTask(const storage::Backend& backend, const std::string& root,
+                        uint32_t task_index, bool had_receipt, bool webdataset) {
+  if (had_receipt) STOKER_RETURN_IF_ERROR(backend.Delete(TaskReceiptUri(root, task_index)));
+  Result<storage::ObjectInfo> merged = backend.Stat(JoinUri(
+      root, webdataset ? std::string(kRecordsManifestName) : std::string(kManifestFileName)));
+  if (!merged.ok() && merged.status().code() != StatusCode::kNotFound) return merged.status();
+  if (!merged.ok()) return Status::OK();
+  for (const std::string& uri : MergedFiles(root)) STOKER_RETURN_IF_ERROR(backend.Delete(uri));
+  return Status::OK();
+}
+
+// s3:// output, after the task's files are uploaded and before its receipt: deletes the objects
+// under the task's names that this attempt did not write. Names are deterministic (task index,
+// sequence number), so a rerun with the same plan and options overwrites an earlier attempt's
+// objects; these are the extra ones an attempt with other options (another --shard-size) left.
+Status DeleteOrphans(const storage::Backend& backend, const std::string& root, uint32_t task_index,
+                     const std::vector<std::string>& written, bool tfrecord) {
+  std::set<std::string> keep;
+  for (const std::string& f : written) keep.insert(JoinUri(root, f));
+  for (const std::string& dir : {std::string(), std::string("tfrecord/")}) {
+    if (!dir.empty() && !tfrecord) continue;
+    STOKER_ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> objects,
+                            backend.List(JoinUri(root, dir + ShardPrefix(task_index))));
+    for (const storage::ObjectInfo& o : objects) {
+      if (!keep.count(o.uri)) STOKER_RETURN_IF_ERROR(backend.Delete(o.uri));
+    }
+  }
+  return Status::OK();
+}
+
+// Tests only: STOKER_TEST_PLAN_LISTED=FIFO makes the task that lists the inputs (no plan was
+// recorded) wait, after listing and before recording its list, until the test has written to
+// and closed FIFO: the test then knows this task listed, and can let another task record first.
+void MaybeWaitAfterListingForTest() {
+  const char* fifo = std::getenv("STOKER_TEST_PLAN_LISTED");
+  if (fifo == nullptr) return;
+  std::FILE* f = std::fopen(fifo, "r");  // blocks until the test opens it for writing
+  if (f == nullptr) return;
+  while (std::fgetc(f) != EOF) {
+  }
+  std::fclose(f);
+}
+
 // Tests only: STOKER_TEST_KILL_TASK=INDEX:MARKER kills this process with SIGKILL before task
 // INDEX writes its receipt, once (the marker file records that it happened), as a preempted or
 // lost worker would die.
@@ -116,6 +184,25 @@ void MaybeKillForTest(uint32_t task_index) {
   if (PathExists(marker)) return;
   if (!WriteFileAtomically(marker, "killed\n").ok()) return;
   ::kill(::getpid(), SIGKILL);
+}
+
+// A finished webdataset task's result, from its receipt.
+RecordPackResult WebDatasetSummary(const TaskReceipt& r, const std::string& root) {
+  RecordPackResult done;
+  done.output_dir = root;
+  done.files = r.webdataset;
+  auto counter = [&](const char* name) {
+    auto it = r.manifest.counters.find(name);
+    return it == r.manifest.counters.end() ? uint64_t{0} : static_cast<uint64_t>(it->second);
+  };
+  done.files_read = counter("files_read");
+  done.files_skipped = counter("files_skipped");
+  for (const RecordFileInfo& f : r.webdataset) {
+    ++done.output_files;
+    done.output_bytes += f.size_bytes;
+    done.records += f.records;
+  }
+  return done;
 }
 
 Result<std::vector<ReceiptInput>> HashInputs(const TaskPlan& plan, TaskSlice slice) {
@@ -165,16 +252,33 @@ Result<TaskPlan> PlanPackTasks(const PackArgs& args) {
   want.task_count = task.count;
   want.arguments = args.inputs;
   want.input_format = args.input_format;
+  STOKER_ASSIGN_OR_RETURN(PackFormat format, ParsePackFormat(args.format));
+  if (format == PackFormat::kWebDataset) want.output_format = "webdataset";
   return ReadOrWriteTaskPlan(*backend, root, want, [&]() -> Result<std::vector<PlannedInput>> {
     // A new job: not over a dataset that is already there, nor inside the inputs.
-    Result<storage::ObjectInfo> dataset = backend->Stat(JoinUri(root, kManifestFileName));
-    if (dataset.ok()) {
-      return AlreadyExists(JoinUri(root, kManifestFileName) +
-                           ": a dataset is already there, and no task plan (" + kTaskPlanFileName +
-                           "); write the job to another output");
+    for (std::string name : {std::string(kManifestFileName), std::string(kRecordsManifestName)}) {
+      Result<storage::ObjectInfo> dataset = backend->Stat(JoinUri(root, name));
+      if (dataset.ok()) {
+        return AlreadyExists(JoinUri(root, name) + ": a dataset is already there, and no task " +
+                             "plan (" + kTaskPlanFileName + "); write the job to another output");
+      }
     }
     if (!IsRemoteRecordUri(root)) {
       STOKER_RETURN_IF_ERROR(CheckOutputOutsideInputs(root, o.inputs));
+    }
+    if (format == PackFormat::kWebDataset) {
+      // The input files themselves, each with its tar member name.
+      STOKER_ASSIGN_OR_RETURN(std::vector<WebDatasetMember> members,
+                              ListWebDatasetMembers(o.inputs));
+      std::vector<PlannedInput> planned;
+      for (WebDatasetMember& m : members) {
+        PlannedInput p;
+        p.key = std::move(m.path);
+        p.size_bytes = m.size_bytes;
+        p.member = std::move(m.name);
+        planned.push_back(std::move(p));
+      }
+      return planned;
     }
     STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files,
                             ExpandPackInputs(o.inputs, o.input_format));
@@ -183,7 +287,9 @@ Result<TaskPlan> PlanPackTasks(const PackArgs& args) {
           "no input files: the inputs are empty directories (hidden "
           "files are ignored)");
     }
-    return PlanFiles(files);
+    std::vector<PlannedInput> planned = PlanFiles(files);
+    MaybeWaitAfterListingForTest();
+    return planned;
   });
 }
 
@@ -191,11 +297,7 @@ Result<PackRunResult> RunPackTask(const PackArgs& args,
                                   std::function<void(const PackProgress&)> on_progress) {
   PackRunResult run;
   STOKER_ASSIGN_OR_RETURN(run.format, ParsePackFormat(args.format));
-  if (run.format == PackFormat::kWebDataset) {
-    return InvalidArgument(
-        "--format webdataset does not split into tasks (it copies files "
-        "without tokenizing: run it as one task)");
-  }
+  const bool webdataset = run.format == PackFormat::kWebDataset;
   STOKER_ASSIGN_OR_RETURN(std::string root, TaskOutputRoot(args.output));
   const bool remote = IsRemoteRecordUri(root);
   PackArgs local = args;
@@ -204,13 +306,16 @@ Result<PackRunResult> RunPackTask(const PackArgs& args,
   PackOptions& o = run.options;
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
                           storage::OpenBackendForUri(root));
-  TokenizerOptions tokenizer_options = args.tokenizer_options;
-  tokenizer_options.load_threads = o.threads;
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
-                          OpenTokenizer(args.tokenizer, tokenizer_options));
-  STOKER_ASSIGN_OR_RETURN(TokenDType dtype, ChooseDType(*tokenizer, o.dtype));
+  std::unique_ptr<Tokenizer> tokenizer;  // none for webdataset: the files are copied
+  std::string options_json = WebDatasetOptionsJson(o);
+  if (!webdataset) {
+    TokenizerOptions tokenizer_options = args.tokenizer_options;
+    tokenizer_options.load_threads = o.threads;
+    STOKER_ASSIGN_OR_RETURN(tokenizer, OpenTokenizer(args.tokenizer, tokenizer_options));
+    STOKER_ASSIGN_OR_RETURN(TokenDType dtype, ChooseDType(*tokenizer, o.dtype));
+    options_json = OptionsJson(args, o, *tokenizer, dtype);
+  }
   STOKER_ASSIGN_OR_RETURN(TaskPlan plan, PlanPackTasks(args));
-  const std::string options_json = OptionsJson(args, o, *tokenizer, dtype);
   run.receipt = TaskReceiptUri(root, o.task_index);
   run.output = root;
 
@@ -228,6 +333,11 @@ Result<PackRunResult> RunPackTask(const PackArgs& args,
                                   options_json + "); --overwrite redoes it");
       }
       STOKER_ASSIGN_OR_RETURN(bool present, ShardsPresent(*backend, root, *r));
+      if (present && webdataset) {
+        run.skipped = true;
+        run.records = WebDatasetSummary(*r, root);
+        return run;
+      }
       if (present) {
         run.skipped = true;
         PackResult done;
@@ -245,22 +355,44 @@ Result<PackRunResult> RunPackTask(const PackArgs& args,
   // Redo the task. Locally, first make sure nothing of an earlier attempt can pass for finished.
   std::unique_ptr<TempDir> staging;
   if (remote) {
+    STOKER_RETURN_IF_ERROR(
+        ForgetRemoteTask(*backend, root, o.task_index, existing.ok(), webdataset));
     STOKER_ASSIGN_OR_RETURN(staging, TempDir::Create("stoker-task-"));
     o.output_dir = staging->Join("task");
   } else {
     STOKER_RETURN_IF_ERROR(ForgetLocalTask(root, o.task_index));
     o.output_dir = root;
   }
-  o.plan = std::make_shared<const TaskPlan>(plan);
-  o.on_progress = std::move(on_progress);
-  STOKER_ASSIGN_OR_RETURN(run.pack, Pack(o, *tokenizer));
   TaskReceipt receipt;
   receipt.task_index = o.task_index;
   receipt.task_count = o.task_count;
   receipt.plan_checksum = plan.checksum;
   receipt.options_json = options_json;
-  STOKER_ASSIGN_OR_RETURN(receipt.inputs, HashInputs(plan, plan.Slice(o.task_index)));
-  receipt.manifest = run.pack->manifest;
+  const TaskSlice slice = plan.Slice(o.task_index);
+  if (webdataset) {
+    std::vector<WebDatasetMember> members;
+    for (size_t i = slice.first; i < slice.last; ++i) {
+      const PlannedInput& f = plan.files[i];
+      members.push_back({f.member, f.key, f.size_bytes});
+    }
+    const std::string prefix = ShardPrefix(o.task_index);
+    STOKER_ASSIGN_OR_RETURN(run.records,
+                            WriteWebDataset(members, o.output_dir, o.shard_size_bytes,
+                                            prefix.substr(0, prefix.size() - 1), false));
+    receipt.webdataset = run.records->files;
+    receipt.manifest.counters = {{"files_read", run.records->files_read},
+                                 {"files_skipped", run.records->files_skipped},
+                                 {"records", run.records->records},
+                                 {"task_index", o.task_index},
+                                 {"task_count", o.task_count}};
+    run.records->output_dir = root;
+  } else {
+    o.plan = std::make_shared<const TaskPlan>(plan);
+    o.on_progress = std::move(on_progress);
+    STOKER_ASSIGN_OR_RETURN(run.pack, Pack(o, *tokenizer));
+    receipt.manifest = run.pack->manifest;
+  }
+  STOKER_ASSIGN_OR_RETURN(receipt.inputs, HashInputs(plan, slice));
   if (run.format == PackFormat::kTfRecord) {
     std::string name = ShardPrefix(o.task_index);
     STOKER_ASSIGN_OR_RETURN(run.records,
@@ -276,7 +408,10 @@ Result<PackRunResult> RunPackTask(const PackArgs& args,
       files.push_back(s.prefix + ".idx");
     }
     for (const RecordFileInfo& f : receipt.tfrecord) files.push_back("tfrecord/" + f.name);
+    for (const RecordFileInfo& f : receipt.webdataset) files.push_back(f.name);
     STOKER_RETURN_IF_ERROR(UploadFiles(*backend, o.output_dir, root, files, 8));
+    STOKER_RETURN_IF_ERROR(
+        DeleteOrphans(*backend, root, o.task_index, files, run.format == PackFormat::kTfRecord));
   }
   MaybeKillForTest(o.task_index);
   // Last, in one write: the task is finished exactly when its receipt exists.

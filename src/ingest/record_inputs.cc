@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "common/file_util.h"
+#include "ingest/remote_inputs.h"
 #include "records/brace_expand.h"
 
 namespace stoker {
@@ -64,10 +65,22 @@ Result<PackInputFormat> ParsePackInputFormat(std::string_view name) {
 
 Result<std::vector<InputFile>> ExpandPackInputs(const std::vector<std::string>& inputs,
                                                 PackInputFormat format) {
-  if (format == PackInputFormat::kPlain) return ExpandInputs(inputs);
   std::vector<InputFile> files;
   for (const std::string& input : inputs) {
-    // A remote input is record shards: JSONL and text are read from local files only.
+    // Remote JSONL and text (by name, or all remote inputs with --input-format jsonl|text).
+    if (IsRemoteRecordUri(input) &&
+        (format == PackInputFormat::kPlain ||
+         (format == PackInputFormat::kAuto && IsRemotePlainInput(input)))) {
+      STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> remote, ExpandRemotePlainInput(input));
+      for (InputFile& f : remote) files.push_back(std::move(f));
+      continue;
+    }
+    if (format == PackInputFormat::kPlain) {
+      STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> plain, ExpandInputs({input}));
+      for (InputFile& f : plain) files.push_back(std::move(f));
+      continue;
+    }
+    // A remote input with another name is record shards.
     bool records = format != PackInputFormat::kAuto || IsRemoteRecordUri(input) ||
                    DetectRecordFormat(input) != RecordFormat::kAuto ||
                    (HasBracePattern(input) && !PathExists(input));

@@ -153,9 +153,33 @@ Result<Manifest> MergeTasks(const std::string& output) {
     }
   }
 
+  const std::string format =
+      nlohmann::json::parse(first.options_json).value("format", std::string("stoker"));
+  if (format == "webdataset") {
+    // The tasks' tar shards, listed in the job's records.json (no token shards, no manifest).
+    std::vector<RecordFileInfo> tars;
+    for (uint32_t t = 0; t < n; ++t) {
+      for (const RecordFileInfo& f : receipts[t]->webdataset) {
+        const std::string uri = JoinUri(root, f.name);
+        auto it = sizes.find(uri);
+        if (it == sizes.end() || it->second != f.size_bytes) {
+          return FailedPrecondition("cannot merge: " + TaskName(t, n) + "'s tar shard " + uri +
+                                    " is missing or not of its recorded size: rerun the task");
+        }
+        tars.push_back(f);
+      }
+    }
+    const std::string json = WebDatasetManifestJson(tars, merged.counters["files_skipped"]);
+    const std::string uri = JoinUri(root, kRecordsManifestName);
+    if (remote) {
+      STOKER_RETURN_IF_ERROR(storage::WriteAll(*backend, uri, json));
+    } else {
+      STOKER_RETURN_IF_ERROR(WriteFileAtomically(uri, json));
+    }
+    return merged;
+  }
   // --format tfrecord: the tasks' TFRecord files, listed in the job's tfrecord/records.json.
-  const bool tfrecord =
-      nlohmann::json::parse(first.options_json).value("format", "stoker") == "tfrecord";
+  const bool tfrecord = format == "tfrecord";
   std::vector<RecordFileInfo> tf_files;
   if (tfrecord) {
     STOKER_ASSIGN_OR_RETURN(listed, backend->List(JoinUri(root, "tfrecord/part-")));

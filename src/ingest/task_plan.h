@@ -22,19 +22,32 @@ inline constexpr const char* kTaskReceiptDir = "tasks";
 struct PlannedInput {
   std::string key;  // the input's path (URI for remote shards), "#N" appended for row group N
   uint64_t size_bytes = 0;
+  // --format webdataset: the file's tar member name (ingest/pack_records.h); else empty.
+  std::string member;
+  // How a task reads it without listing anything again: "jsonl" or "text", or the record
+  // format's name (records/record_source.h); "" in a plan written before kinds were recorded.
+  std::string kind;
+  uint64_t object_bytes = 0;  // a Parquet row group's whole file; 0 when equal to size_bytes
+  std::vector<std::pair<std::string, std::string>> hashes;  // MDS: index.json's digests
 };
 
 struct TaskPlan {
   uint32_t task_count = 1;
   std::vector<std::string> arguments;  // the INPUT arguments as given
   std::string input_format = "auto";
+  // "webdataset" for a --format webdataset job (its files are tar members, not documents);
+  // "" for the token formats (stoker, tfrecord: the same plan).
+  std::string output_format;
   std::vector<PlannedInput> files;  // in pack order
   std::string checksum;             // XXH3 of the recorded inputs.json text (set on load)
 
   std::string ToJson() const;
+  // True when every file records its kind: a task then needs no listing (PlannedInputFiles).
+  bool has_kinds() const;
   static Result<TaskPlan> Parse(std::string_view json, std::string_view origin);
   uint64_t total_bytes() const;
-  // The files task `index` packs: SliceForTask's range.
+  // The files task `index` packs: SliceForTask's range, with each boundary moved forward past
+  // the members of a webdataset sample it would cut (so a sample stays in one task).
   TaskSlice Slice(uint32_t index) const;
 };
 
@@ -49,15 +62,23 @@ Result<TaskPlan> ReadTaskPlan(const storage::Backend& backend, const std::string
 
 // The recorded plan at `root`; when there is none, `want` with the files `list_files` gives,
 // written there (atomically: a file is renamed into place, an object is one PUT) and read back.
-// kFailedPrecondition when the recorded plan is for other arguments, input format or task count
-// than `want` (it names both).
+// kFailedPrecondition when the recorded plan is for other arguments, input format, output format
+// or task count than `want` (it names both).
 Result<TaskPlan> ReadOrWriteTaskPlan(
     const storage::Backend& backend, const std::string& root, TaskPlan want,
     const std::function<Result<std::vector<PlannedInput>>()>& list_files);
 
-// Restricts a fresh expansion of the inputs to the plan, in plan order: files that appeared since
-// are left out; a planned file that is gone or changed size is kFailedPrecondition (naming it).
+// (Plans without kinds.) Restricts a fresh expansion of the inputs to the plan, in plan order:
+// files that appeared since are left out; a planned file that is gone or changed size is
+// kFailedPrecondition (naming it).
 Result<std::vector<InputFile>> ApplyTaskPlan(std::vector<InputFile> expanded, const TaskPlan& plan);
+
+// The input files of `plan` as ExpandPackInputs would give them, without listing anything: the
+// files of `slice` (the task's) are checked against the plan (kFailedPrecondition naming a
+// planned input that is gone or changed size: a stat, or one HEAD per remote object) and a
+// remote LitData chunk gets its index.json (one GET per dataset); the others are placeholders
+// with their sizes. Requires plan.has_kinds().
+Result<std::vector<InputFile>> PlannedInputFiles(const TaskPlan& plan, TaskSlice slice);
 
 // The job's root for an -o OUTPUT: a local path (file:// stripped) or the s3:// URI;
 // kInvalidArgument for http(s):// (read-only).

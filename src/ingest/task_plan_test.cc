@@ -87,6 +87,64 @@ TEST(TaskPlanTest, TheFirstPlanIsRecordedAndAnotherJobIsRefused) {
   EXPECT_NE(refused.status().message().find("task count 3, not 4"), std::string::npos);
 }
 
+TEST(TaskPlanTest, AWebDatasetSampleIsNeverCutBetweenTwoTasks) {
+  // Byte balance alone puts the boundary after "a.txt" (file 1); sample "a" goes on to file 3.
+  std::vector<PlannedInput> files = {{"/in/a.jpg", 500, "a.jpg"},  {"/in/a.txt", 10, "a.txt"},
+                                     {"/in/a.json", 10, "a.json"}, {"/in/b.jpg", 300, "b.jpg"},
+                                     {"/in/b.txt", 10, "b.txt"},   {"/in/c.txt", 190, "c.txt"}};
+  TaskPlan p = Plan(2, files);
+  EXPECT_EQ(p.Slice(0).first, 0u);
+  EXPECT_EQ(p.Slice(0).last, 3u);
+  EXPECT_EQ(p.Slice(1).first, 3u);
+  EXPECT_EQ(p.Slice(1).last, 6u);
+  // Many tasks: the slices still tile the list, and every sample is in one slice.
+  TaskPlan many = Plan(5, files);
+  size_t next = 0;
+  for (uint32_t t = 0; t < 5; ++t) {
+    EXPECT_EQ(many.Slice(t).first, next);
+    next = many.Slice(t).last;
+    if (next > 0 && next < files.size()) {
+      EXPECT_NE(files[next].member[0], files[next - 1].member[0]) << "task " << t;
+    }
+  }
+  EXPECT_EQ(next, files.size());
+}
+
+TEST(TaskPlanTest, KindsRoundTripAndGiveTheInputFilesWithoutListing) {
+  std::unique_ptr<TempDir> dir = std::move(*TempDir::Create("stoker-task-plan-"));
+  std::ofstream(dir->Join("a.jsonl")) << "{\"text\": \"x\"}\n";
+  std::ofstream(dir->Join("b.txt")) << "text";
+  PlannedInput parquet{"/elsewhere/t.parquet#2", 40};
+  parquet.kind = "parquet";
+  parquet.object_bytes = 400;
+  PlannedInput a{dir->Join("a.jsonl"), 14};
+  a.kind = "jsonl";
+  PlannedInput b{dir->Join("b.txt"), 4};
+  b.kind = "text";
+  TaskPlan p = Plan(2, {parquet, a, b});
+  Result<TaskPlan> back = TaskPlan::Parse(p.ToJson(), "plan");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_TRUE(back->has_kinds());
+  // The files of slice [1, 3) are checked; the Parquet row group (not in it) is not opened.
+  Result<std::vector<InputFile>> files = PlannedInputFiles(*back, {1, 3});
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  ASSERT_EQ(files->size(), 3u);
+  EXPECT_EQ((*files)[0].kind, InputKind::kRecords);
+  EXPECT_EQ((*files)[0].path, "/elsewhere/t.parquet");
+  EXPECT_EQ((*files)[0].shard.part, 2);
+  EXPECT_EQ((*files)[0].shard.object_bytes, 400u);
+  EXPECT_EQ((*files)[1].kind, InputKind::kJsonl);
+  EXPECT_EQ((*files)[2].kind, InputKind::kText);
+  // A planned file of the slice that changed size is refused, naming it.
+  std::ofstream(dir->Join("b.txt"), std::ios::app) << "more";
+  Result<std::vector<InputFile>> changed = PlannedInputFiles(*back, {1, 3});
+  EXPECT_EQ(changed.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(changed.status().message().find("b.txt: planned input changed size"),
+            std::string::npos);
+  p.files[0].kind.clear();  // a plan from before kinds
+  EXPECT_FALSE(TaskPlan::Parse(p.ToJson(), "plan")->has_kinds());
+}
+
 TEST(TaskReceiptTest, RoundTrips) {
   TaskReceipt r;
   r.task_index = 3;

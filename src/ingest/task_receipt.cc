@@ -18,13 +18,15 @@ std::string TaskReceipt::ToJson() const {
     in.push_back({{"path", f.key}, {"bytes", f.size_bytes}, {"xxh3", f.xxh3}});
   }
   j["inputs"] = std::move(in);
-  if (!tfrecord.empty()) {
+  for (auto [key, list] :
+       {std::pair{"tfrecord", &tfrecord}, std::pair{"webdataset", &webdataset}}) {
+    if (list->empty()) continue;
     OrderedJson files = OrderedJson::array();
-    for (const RecordFileInfo& f : tfrecord) {
+    for (const RecordFileInfo& f : *list) {
       files.push_back(
           {{"name", f.name}, {"bytes", f.size_bytes}, {"records", f.records}, {"xxh3", f.xxh3}});
     }
-    j["tfrecord"] = std::move(files);
+    j[key] = std::move(files);
   }
   j["manifest"] = OrderedJson::parse(manifest.ToJson());
   return j.dump(1) + "\n";
@@ -46,10 +48,12 @@ Result<TaskReceipt> TaskReceipt::Parse(std::string_view json, std::string_view o
       r.inputs.push_back({f.at("path").get<std::string>(), f.at("bytes").get<uint64_t>(),
                           f.at("xxh3").get<std::string>()});
     }
-    if (j.contains("tfrecord")) {
-      for (const auto& f : j.at("tfrecord")) {
-        r.tfrecord.push_back({f.at("name").get<std::string>(), f.at("bytes").get<uint64_t>(),
-                              f.at("records").get<uint64_t>(), f.at("xxh3").get<std::string>()});
+    for (auto [key, list] :
+         {std::pair{"tfrecord", &r.tfrecord}, std::pair{"webdataset", &r.webdataset}}) {
+      if (!j.contains(key)) continue;
+      for (const auto& f : j.at(key)) {
+        list->push_back({f.at("name").get<std::string>(), f.at("bytes").get<uint64_t>(),
+                         f.at("records").get<uint64_t>(), f.at("xxh3").get<std::string>()});
       }
     }
     manifest_json = j.at("manifest").dump();

@@ -34,6 +34,9 @@ struct TaskReceipt {
   Manifest manifest;  // the task's shards (prefixes relative to OUTPUT), tokenizer, counters
   // --format tfrecord: the task's TFRecord files under OUTPUT/tfrecord.
   std::vector<RecordFileInfo> tfrecord;
+  // --format webdataset: the task's tar shards under OUTPUT (`manifest` then has no shards; its
+  // counters hold files_read and files_skipped).
+  std::vector<RecordFileInfo> webdataset;
 
   std::string ToJson() const;
   static Result<TaskReceipt> Parse(std::string_view json, std::string_view origin);

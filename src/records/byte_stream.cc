@@ -214,6 +214,12 @@ Result<size_t> ReadFully(ByteStream& stream, char* buf, size_t n) {
 Status ReadAllDecompressed(const std::string& path, std::string* out) {
   out->clear();
   STOKER_ASSIGN_OR_RETURN(auto stream, OpenByteStream(path));
+  return ReadAllDecompressed(*stream, out);
+}
+
+Status ReadAllDecompressed(ByteStream& stream_ref, std::string* out) {
+  out->clear();
+  ByteStream* stream = &stream_ref;
   // Size the buffer from the hint (+1 to see the end in the same pass), so that a million small
   // documents do not each hold a 64 KiB buffer.
   size_t step = static_cast<size_t>(stream->size_hint_bytes()) + 1;

@@ -50,5 +50,7 @@ Result<size_t> ReadFully(ByteStream& stream, char* buf, size_t n);
 
 // Reads a whole (possibly compressed) file into *out (replacing its contents).
 Status ReadAllDecompressed(const std::string& path, std::string* out);
+// Reads the rest of `stream` into *out (replacing its contents).
+Status ReadAllDecompressed(ByteStream& stream, std::string* out);
 
 }  // namespace stoker

@@ -125,9 +125,8 @@ Status ExpandRemote(const std::string& path, RecordFormat format, std::vector<Re
   if (f == RecordFormat::kAuto && (plain.ends_with(".jsonl") || plain.ends_with(".json") ||
                                    plain.ends_with(".txt") || plain.ends_with(".text"))) {
     return InvalidArgument(path +
-                           ": JSONL and text inputs are read from local disk only; remote "
-                           "inputs are record shards (WebDataset, TFRecord, MDS, LitData, "
-                           "Parquet, Arrow)");
+                           ": JSONL and text are not record shards (WebDataset, TFRecord, MDS, "
+                           "LitData, Parquet, Arrow); `stoker pack` reads them, remote too");
   }
   STOKER_ASSIGN_OR_RETURN(RecordStore store, RecordStore::For(path));
   if (HasGlobPattern(path)) {

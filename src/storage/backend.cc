@@ -32,4 +32,12 @@ Status WriteAll(const Backend& backend, const std::string& uri, std::string_view
   return writer->Close();
 }
 
+Status Backend::WriteIfAbsent(const std::string& uri, std::string_view) const {
+  return Unimplemented(uri + ": this backend cannot write an object only if it is absent");
+}
+
+Status Backend::Delete(const std::string& uri) const {
+  return Unimplemented(uri + ": this backend cannot delete objects");
+}
+
 }  // namespace stoker::storage

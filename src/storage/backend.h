@@ -56,6 +56,14 @@ class Backend {
   // Starts a new object (replacing any old one when it is closed). kUnimplemented for read-only
   // backends (http://).
   virtual Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const = 0;
+  // Writes `bytes` as a whole object only if no object is at `uri` yet: of several writers
+  // racing, exactly one succeeds; the others get kAlreadyExists and write nothing (files: a
+  // temporary file hard-linked into place; S3: PutObject with If-None-Match: *). The default
+  // is kUnimplemented.
+  virtual Status WriteIfAbsent(const std::string& uri, std::string_view bytes) const;
+  // Removes an object. Removing one that is not there succeeds (as S3's DeleteObject does).
+  // The default is kUnimplemented (read-only backends).
+  virtual Status Delete(const std::string& uri) const;
 };
 
 // Forwards every call to `inner`, so that a decorator overrides only what it changes (LevelDB's
@@ -78,6 +86,10 @@ class BackendWrapper : public Backend {
   Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
     return inner_->OpenForWrite(uri);
   }
+  Status WriteIfAbsent(const std::string& uri, std::string_view bytes) const override {
+    return inner_->WriteIfAbsent(uri, bytes);
+  }
+  Status Delete(const std::string& uri) const override { return inner_->Delete(uri); }
 
  protected:
   const Backend& inner() const { return *inner_; }

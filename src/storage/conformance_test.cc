@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/temp_dir.h"
 #include "storage/file_backend.h"
@@ -138,6 +140,47 @@ TEST_P(ConformanceTest, CloseReplacesAnOldObject) {
   ASSERT_TRUE(WriteAll(*f_.backend, name, "old contents").ok());
   ASSERT_TRUE(WriteAll(*f_.backend, name, "new").ok());
   EXPECT_EQ(ReadAll(*f_.backend, name).value(), "new");
+}
+
+TEST_P(ConformanceTest, WriteIfAbsentLetsExactlyOneOfRacingWritersWin) {
+  const std::string name = f_.prefix + "first-wins";
+  constexpr int kWriters = 8;
+  std::vector<Status> results(kWriters);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back(
+        [&, i] { results[i] = f_.backend->WriteIfAbsent(name, "writer " + std::to_string(i)); });
+  }
+  for (std::thread& t : threads) t.join();
+  int winner = -1;
+  for (int i = 0; i < kWriters; ++i) {
+    if (results[i].ok()) {
+      EXPECT_EQ(winner, -1) << "two writers won";
+      winner = i;
+    } else {
+      EXPECT_EQ(results[i].code(), StatusCode::kAlreadyExists) << results[i].ToString();
+    }
+  }
+  ASSERT_NE(winner, -1);
+  EXPECT_EQ(ReadAll(*f_.backend, name).value(), "writer " + std::to_string(winner));
+  // An existing object (written any way) is never replaced, and nothing else is listed.
+  Status again = f_.backend->WriteIfAbsent(name, "late");
+  EXPECT_EQ(again.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(ReadAll(*f_.backend, name).value(), "writer " + std::to_string(winner));
+  EXPECT_EQ(f_.backend->List(f_.prefix).value().size(), 1u);
+}
+
+TEST_P(ConformanceTest, DeleteRemovesAnObjectAndAMissingOneIsNoError) {
+  const std::string name = f_.prefix + "deleted";
+  ASSERT_TRUE(WriteAll(*f_.backend, name, "bytes").ok());
+  ASSERT_TRUE(WriteAll(*f_.backend, name + "-kept", "kept").ok());
+  ASSERT_TRUE(f_.backend->Delete(name).ok());
+  EXPECT_EQ(f_.backend->Stat(name).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(f_.backend->Delete(name).ok());
+  EXPECT_EQ(ReadAll(*f_.backend, name + "-kept").value(), "kept");
+  // Once deleted, WriteIfAbsent writes it again.
+  EXPECT_TRUE(f_.backend->WriteIfAbsent(name, "again").ok());
+  EXPECT_EQ(ReadAll(*f_.backend, name).value(), "again");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ConformanceTest, ::testing::Values("memory", "file", "s3"),

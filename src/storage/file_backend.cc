@@ -49,6 +49,21 @@ class FileWriter final : public Writer {
     return Status::OK();
   }
 
+  // Syncs and closes the temporary file and returns its name, leaving it there (unrenamed) for
+  // the caller: WriteIfAbsent links it into place.
+  Result<std::string> Publish() {
+    if (fd_ < 0) return FailedPrecondition(path_ + ": closed twice");
+    Status status;
+    if (::fsync(fd_) != 0) status = ErrnoStatus(temp_ + ": fsync failed", errno);
+    if (::close(fd_) != 0 && status.ok()) status = ErrnoStatus(temp_ + ": close failed", errno);
+    fd_ = -1;
+    if (!status.ok()) {
+      ::unlink(temp_.c_str());
+      return status;
+    }
+    return temp_;
+  }
+
   Status Close() override {
     if (fd_ < 0) return FailedPrecondition(path_ + ": closed twice");
     Status status;
@@ -126,6 +141,32 @@ class FileBackend final : public Backend {
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) return ErrnoStatus(temp + ": cannot create", errno);
     return std::unique_ptr<Writer>(new FileWriter(path, temp, fd));
+  }
+
+  Status WriteIfAbsent(const std::string& uri, std::string_view bytes) const override {
+    STOKER_ASSIGN_OR_RETURN(std::string path, LocalPath(uri));
+    // Written whole under a temporary name, then link()ed: link never replaces a file, so of
+    // several writers exactly one publishes, and a reader never sees a partial file.
+    const std::string temp_uri = uri + ".if-absent";
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Writer> w, OpenForWrite(temp_uri));
+    auto* file = static_cast<FileWriter*>(w.get());
+    STOKER_RETURN_IF_ERROR(file->Append(bytes));
+    STOKER_ASSIGN_OR_RETURN(std::string temp, file->Publish());
+    Status status;
+    if (::link(temp.c_str(), path.c_str()) != 0) {
+      status = errno == EEXIST ? AlreadyExists(uri + ": a file is already there")
+                               : ErrnoStatus(path + ": cannot link " + temp + " into place", errno);
+    }
+    ::unlink(temp.c_str());
+    return status;
+  }
+
+  Status Delete(const std::string& uri) const override {
+    STOKER_ASSIGN_OR_RETURN(std::string path, LocalPath(uri));
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return ErrnoStatus(path + ": cannot remove", errno);
+    }
+    return Status::OK();
   }
 };
 

@@ -15,6 +15,14 @@ class Objects {
     if (it == objects_.end()) return std::nullopt;
     return it->second;
   }
+  bool PutIfAbsent(const std::string& uri, std::string bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return objects_.emplace(uri, std::move(bytes)).second;
+  }
+  void Erase(const std::string& uri) {
+    std::lock_guard<std::mutex> lock(mu_);
+    objects_.erase(uri);
+  }
   void Put(const std::string& uri, std::string bytes) {
     std::lock_guard<std::mutex> lock(mu_);
     objects_[uri] = std::move(bytes);
@@ -74,6 +82,14 @@ class MemoryBackend final : public Backend {
   }
   Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
     return std::unique_ptr<Writer>(new MemoryWriter(objects_, uri));
+  }
+  Status WriteIfAbsent(const std::string& uri, std::string_view bytes) const override {
+    if (objects_->PutIfAbsent(uri, std::string(bytes))) return Status::OK();
+    return AlreadyExists(uri + ": an object is already there");
+  }
+  Status Delete(const std::string& uri) const override {
+    objects_->Erase(uri);
+    return Status::OK();
   }
 
  private:

@@ -73,6 +73,14 @@ class RetryBackend final : public BackendWrapper {
   Result<ObjectInfo> Stat(const std::string& uri) const override {
     return backoff_->Run([&] { return inner().Stat(uri); });
   }
+  // A retried WriteIfAbsent whose first attempt did land answers kAlreadyExists: the caller
+  // reads the object back either way.
+  Status WriteIfAbsent(const std::string& uri, std::string_view bytes) const override {
+    return backoff_->Run([&] { return inner().WriteIfAbsent(uri, bytes); });
+  }
+  Status Delete(const std::string& uri) const override {
+    return backoff_->Run([&] { return inner().Delete(uri); });
+  }
   Result<std::vector<ObjectInfo>> List(const std::string& prefix) const override {
     return backoff_->Run([&] { return inner().List(prefix); });
   }

@@ -141,6 +141,16 @@ class S3Backend final : public Backend {
         new S3Writer(client_, std::move(s3), options_.write_part_bytes, write_backoff_));
   }
 
+  Status WriteIfAbsent(const std::string& uri, std::string_view bytes) const override {
+    STOKER_ASSIGN_OR_RETURN(ParsedUri s3, ParseS3(uri));
+    return client_->PutObjectIfAbsent(s3.bucket, s3.key, bytes);
+  }
+
+  Status Delete(const std::string& uri) const override {
+    STOKER_ASSIGN_OR_RETURN(ParsedUri s3, ParseS3(uri));
+    return client_->DeleteObject(s3.bucket, s3.key);
+  }
+
  private:
   std::shared_ptr<const S3Client> client_;
   S3Options options_;

@@ -102,6 +102,12 @@ Result<HttpResponse> S3Client::Send(const Call& call) const {
       if (detail.empty()) detail = "Forbidden (a wrong secret, or no permission on this object)";
       detail += " (" + config_.ToString() + "; check the key, the secret and the region)";
     }
+    if (call.if_none_match && response->status == 412) {
+      return AlreadyExists(Scrub(call.method + " " + uri) + ": an object is already there");
+    }
+    if (call.if_none_match && response->status == 409) {
+      return Unavailable(Scrub(call.method + " " + uri) + ": HTTP 409 " + Scrub(detail));
+    }
     return StatusForHttp(Scrub(call.method + " " + uri), response->status, Scrub(detail));
   }
   return response;
@@ -157,6 +163,20 @@ Status S3Client::PutObject(const std::string& bucket, const std::string& key,
   Call call{"PUT", bucket, key};
   call.body = body;
   return Send(call).status();
+}
+
+Status S3Client::PutObjectIfAbsent(const std::string& bucket, const std::string& key,
+                                   std::string_view body) const {
+  Call call{"PUT", bucket, key};
+  call.body = body;
+  call.headers.emplace_back("if-none-match", "*");
+  call.if_none_match = true;
+  return Send(call).status();
+}
+
+Status S3Client::DeleteObject(const std::string& bucket, const std::string& key) const {
+  Status st = Send({"DELETE", bucket, key}).status();
+  return st.code() == StatusCode::kNotFound ? Status::OK() : st;
 }
 
 Result<std::string> S3Client::CreateMultipartUpload(const std::string& bucket,

@@ -37,6 +37,12 @@ class S3Client {
   Result<S3ListPage> ListPage(const std::string& bucket, const std::string& prefix,
                               const std::string& continuation_token, int max_keys) const;
   Status PutObject(const std::string& bucket, const std::string& key, std::string_view body) const;
+  // PutObject with If-None-Match: * — kAlreadyExists (HTTP 412) when the key exists; S3's 409
+  // (a conditional write in flight for the key) is kUnavailable, to be retried.
+  Status PutObjectIfAbsent(const std::string& bucket, const std::string& key,
+                           std::string_view body) const;
+  // DeleteObject; a missing key is not an error.
+  Status DeleteObject(const std::string& bucket, const std::string& key) const;
   Result<std::string> CreateMultipartUpload(const std::string& bucket,
                                             const std::string& key) const;
   // Returns the part's ETag (with its quotes, as CompleteMultipartUpload wants it).
@@ -63,6 +69,7 @@ class S3Client {
     std::string_view body;
     char* body_out = nullptr;
     size_t max_body_bytes = 64 << 20;
+    bool if_none_match = false;  // PutObjectIfAbsent: 412 is kAlreadyExists, 409 kUnavailable
   };
   // Signs and sends; a non-2xx answer is returned as an error Status.
   Result<HttpResponse> Send(const Call& call) const;

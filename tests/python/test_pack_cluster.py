@@ -12,10 +12,9 @@ import sys
 import tarfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from test_pack import read_idx, run
+from test_pack import read_dataset, run
 
 BYTES_EOS = 256
 
@@ -44,20 +43,13 @@ def merge(out):
 
 
 def documents(directory):
-    """(id, text) of every document, in dataset order, read from the shards (bytes tokenizer)."""
-    directory = Path(directory)
-    manifest = json.loads((directory / "manifest.json").read_text())
+    """(id, text) of every document, in dataset order, read from the shards (bytes tokenizer):
+    test_pack.read_dataset's token lists, decoded."""
     docs = []
-    for shard in manifest["shards"]:
-        prefix = directory / shard["prefix"]
-        dtype, lengths, pointers, _ = read_idx(f"{prefix}.idx")
-        data = np.fromfile(f"{prefix}.bin", dtype)
-        for length, pointer in zip(lengths, pointers):
-            start = pointer // np.dtype(dtype).itemsize
-            tokens = data[start:start + length].tolist()
-            assert tokens[-1] == BYTES_EOS
-            text = bytes(tokens[:-1]).decode("utf-8")
-            docs.append((text.split(" ", 1)[0], text))
+    for tokens in read_dataset(directory)[1]:
+        assert tokens[-1] == BYTES_EOS
+        text = bytes(tokens[:-1]).decode("utf-8")
+        docs.append((text.split(" ", 1)[0], text))
     return docs
 
 
@@ -216,6 +208,23 @@ def test_an_input_changed_since_the_plan_is_refused(tmp_path):
     assert p.returncode == 2 and "00.jsonl: planned input changed size" in p.stderr, p.stderr
 
 
+def test_a_task_reads_its_inputs_from_the_plan_not_from_a_new_listing(tmp_path):
+    # The plan records each file's kind and size: a task opens its own slice from it, and
+    # neither lists the inputs nor looks at the other tasks' files.
+    src = corpus(tmp_path / "in")
+    job = tmp_path / "job"
+    listing = pack(src, "-o", job, "--task-count", "2", "--list").stdout
+    plan = json.loads((job / "inputs.json").read_text())
+    assert {f["kind"] for f in plan["files"]} == {"jsonl"}
+    last = Path(plan["files"][-1]["path"])  # in task 1's slice
+    assert f"{last} " in listing.split("task 1:")[1]
+    last.unlink()
+    out = pack(src, "-o", job, "--task-index", "0", "--task-count", "2").stdout
+    assert "nothing to do" not in out
+    p = run("pack", src, "-o", job, "--task-index", "1", "--task-count", "2")
+    assert p.returncode == 2 and f"{last}: planned input" in p.stderr and "is gone" in p.stderr
+
+
 def test_2_and_8_tasks_give_the_same_documents(tmp_path):
     src = corpus(tmp_path / "in")
     for n in (2, 8):
@@ -277,11 +286,65 @@ def test_tfrecord_output_split_into_tasks_holds_the_single_pack_records(tmp_path
     assert cat(job, many["files"]) == cat(tmp_path / "single", one["files"])
 
 
-def test_webdataset_output_is_refused_for_a_task_split(tmp_path):
-    src = corpus(tmp_path / "in")
-    p = run("pack", src, "-o", tmp_path / "wds", "--format", "webdataset", "--task-index", "0",
-            "--task-count", "2")
-    assert p.returncode == 2 and "does not split into tasks" in p.stderr, p.stderr
+def wds_members(directory):
+    """[(tar, member name, bytes)] of a webdataset output, in its records.json order."""
+    directory = Path(directory)
+    listed = json.loads((directory / "records.json").read_text())
+    assert listed["format"] == "webdataset"
+    members = []
+    for f in listed["files"]:
+        assert (directory / f["name"]).stat().st_size == f["bytes"]
+        with tarfile.open(directory / f["name"]) as tar:
+            members += [(f["name"], m.name, tar.extractfile(m).read()) for m in tar.getmembers()]
+    return listed, members
+
+
+def test_webdataset_output_split_into_tasks(tmp_path):
+    # Samples of two or three members of very different sizes: byte-balanced boundaries fall
+    # inside samples, and must be moved so that no sample is cut between two tasks.
+    src = tmp_path / "samples"
+    src.mkdir()
+    for k in range(23):
+        (src / f"{k:03d}.txt").write_text(f"sample {k} " + "слово " * (k * 37 % 101))
+        (src / f"{k:03d}.json").write_text(json.dumps({"k": k, "pad": "x" * (k * 53 % 211)}))
+        if k % 3 == 0:
+            (src / f"{k:03d}.cls").write_text(str(k % 5))
+    (src / "README").write_text("no extension: skipped")
+    p = run("pack", "--progress", "off", src, "-o", tmp_path / "single", "--format", "webdataset",
+            "--shard-size", "2KiB")
+    assert p.returncode == 0, p.stderr
+    one, single = wds_members(tmp_path / "single")
+    for n in (2, 8):
+        job = tmp_path / f"t{n}"
+        slurm_array([src], job, n, "--format", "webdataset", "--shard-size", "2KiB")
+        assert not (job / "records.json").exists()  # the merge writes it
+        m = run("merge", job)
+        assert m.returncode == 0 and "23 samples" in m.stdout, m.stderr + m.stdout
+        listed, members = wds_members(job)
+        # The same members with the same bytes in the same order; only the tar names differ.
+        assert [x[1:] for x in members] == [x[1:] for x in single]
+        assert listed["records"] == one["records"] == 23
+        assert listed["files_skipped"] == one["files_skipped"] == 1
+        assert {f["name"][:10] for f in listed["files"]} <= {f"part-{t:05d}" for t in range(n)}
+        # No sample is in two tar shards.
+        tars_of = collections.defaultdict(set)
+        for tar, name, _ in members:
+            tars_of[name.split(".")[0]].add(tar)
+        assert all(len(t) == 1 for t in tars_of.values()), tars_of
+        receipt = json.loads((job / "tasks" / "00001.json").read_text())
+        assert receipt["options"] == {"format": "webdataset", "shard_size_bytes": 2048}
+    # A rerun does nothing; merge refuses a missing task and names it; its rerun redoes it.
+    job = tmp_path / "t8"
+    outs = slurm_array([src], job, 8, "--format", "webdataset", "--shard-size", "2KiB")
+    assert all("nothing to do" in o for o in outs), outs
+    (job / "tasks" / "00005.json").unlink()
+    m = run("merge", job)
+    assert m.returncode == 2 and "task 5 of 8 has no receipt" in m.stderr, m.stderr
+    outs = slurm_array([src], job, 8, "--format", "webdataset", "--shard-size", "2KiB")
+    assert ["nothing to do" in o for o in outs] == [t != 5 for t in range(8)], outs
+    assert not (job / "records.json").exists()  # the rerun task unpublished the merged listing
+    assert run("merge", job).returncode == 0
+    assert [x[1:] for x in wds_members(job)[1]] == [x[1:] for x in single]
 
 
 def test_import_stoker_does_not_import_ray():

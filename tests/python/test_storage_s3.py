@@ -149,7 +149,7 @@ def test_cpp_conformance_suite_passes_on_s3(stoker_cli, s3):
     proc = subprocess.run([str(binary), "--gtest_filter=Backends/ConformanceTest.*/s3"],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:]
-    assert "[  PASSED  ] 6 tests" in proc.stdout, proc.stdout[-2000:]
+    assert "[  PASSED  ] 8 tests" in proc.stdout, proc.stdout[-2000:]
 
 
 class FaultyProxy:

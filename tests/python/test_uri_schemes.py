@@ -84,8 +84,12 @@ def test_python_refuses_unserved_schemes(data, tmp_path, monkeypatch):
     for call in calls:
         with pytest.raises(ValueError, match="does not serve (gs|s3):// URIs; it serves local paths"):
             call()
-    # s3:// pack inputs are record shards; JSONL is read from local disk only.
-    with pytest.raises(ValueError, match="local disk only"):
+    # s3:// JSONL is read where it is (test_pack_cluster_s3.py): here without credentials.
+    for k in [k for k in os.environ if k.startswith("AWS_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    with pytest.raises(ValueError, match="credentials"):
         stoker.pack("s3://bucket/in.jsonl", str(tmp_path / "out"))
     assert not any(p.name.endswith(":") for p in tmp_path.iterdir())
     assert not (tmp_path / "out").exists()

@@ -24,6 +24,15 @@ struct MergeArgs {
 int RunMergeTasks(const std::string& output) {
   Result<Manifest> merged = MergeTasks(output);
   if (!merged.ok()) return ReportError("merge", merged.status());
+  if (merged->shards.empty() && merged->counters.count("files_read")) {  // --format webdataset
+    std::printf(
+        "merge: %llu task(s) -> %s: %s samples from %s files (records.json; no data "
+        "copied)\n",
+        static_cast<unsigned long long>(merged->counters.at("merged_parts")), output.c_str(),
+        FormatCount(merged->counters.at("records")).c_str(),
+        FormatCount(merged->counters.at("files_read")).c_str());
+    return kExitOk;
+  }
   std::printf("merge: %llu task(s) -> %s: %s documents, %s tokens, %zu shard(s) (no data copied)\n",
               static_cast<unsigned long long>(merged->counters.at("merged_parts")), output.c_str(),
               FormatCount(merged->total_documents()).c_str(),

@@ -11,18 +11,19 @@ from ._datasets import PathLike
 
 
 def pack_plan(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, task_count: int,
-              *, input_format: str = "auto") -> Dict[str, Any]:
+              *, input_format: str = "auto", format: str = "stoker") -> Dict[str, Any]:
     """Records the input plan of a task-split pack at ``output/inputs.json`` (or reads the one
     there) like ``stoker pack --task-count N --list``.
 
-    Returns the plan (``files``: [{"path", "bytes"}], ``task_count``, ...) with ``checksum`` and
-    ``tasks``: for each task, the list of its files (a contiguous, byte-balanced slice). Raises
-    ValueError when the recorded plan is for other inputs or another task count.
+    Returns the plan (``files``: [{"path", "bytes", "kind", ...}], ``task_count``, ...) with
+    ``checksum`` and ``tasks``: for each task, the list of its files (a contiguous, byte-balanced
+    slice; ``format="webdataset"``: the files are tar members, and no sample is cut). Raises
+    ValueError when the recorded plan is for other inputs, another format or task count.
     """
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     text, checksum, slices = _stoker.pack_plan(
-        [os.fspath(p) for p in inputs], os.fspath(output), task_count, input_format)
+        [os.fspath(p) for p in inputs], os.fspath(output), task_count, input_format, format)
     plan = json.loads(text)
     plan["checksum"] = checksum
     plan["tasks"] = [plan["files"][first:last] for first, last in slices]

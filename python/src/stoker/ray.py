@@ -29,7 +29,9 @@ def _pack_task(inputs: List[str], output: str, tokenizer: str, index: int, count
     return {
         "task": index,
         "skipped": bool(result.get("skipped", False)),
-        "documents": sum(s["documents"] for s in shards),
+        # format="webdataset": samples copied (no token shards).
+        "documents": sum(s["documents"] for s in shards) or
+        (result.get("records") or {}).get("records", 0),
         "tokens": sum(s["tokens"] for s in shards),
         "input_bytes": manifest.get("counters", {}).get("input_bytes", 0),
         "elapsed_s": result.get("elapsed_s", 0.0),
@@ -89,7 +91,8 @@ def pack(
         return ray.get(task.options(**(ray_options or {})).remote(
             inputs, output, tokenizer, num_cpus, overwrite, pack_options))
     # The plan before any task starts, so that every task splits the same list.
-    pack_plan(inputs, output, num_tasks, input_format=pack_options.get("input_format", "auto"))
+    pack_plan(inputs, output, num_tasks, input_format=pack_options.get("input_format", "auto"),
+              format=pack_options.get("format", "stoker"))
     task = ray.remote(num_cpus=num_cpus, max_retries=max_retries,
                       retry_exceptions=False)(_pack_task)
     task = task.options(**(ray_options or {}))
