@@ -3,14 +3,13 @@
 // Prints, per thread count, wall MB/s and the CPU seconds the workers used (their sum and the
 // slowest), so a busy machine shows up as wall time without CPU time. Asserts nothing.
 //   build/bpe_threads_benchmark TOKENIZER PATTERN CORPUS.jsonl [REPEAT] [THREADS...]
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,7 +59,8 @@ int main(int argc, char** argv) {
   if (counts.empty()) counts = {1, 2};
   std::printf("%zu documents, %.2f MB; load average %.1f\n", docs.size(), bytes / 1e6,
               LoadAverage());
-  std::printf("| threads | wall MB/s | worker CPU s (sum) | slowest worker CPU s | MB/s per CPU s |\n");
+  std::printf(
+      "| threads | wall MB/s | worker CPU s (sum) | slowest worker CPU s | MB/s per CPU s |\n");
   std::printf("|---:|---:|---:|---:|---:|\n");
   for (int n : counts) {
     double best_wall = 1e30, cpu_sum = 0, cpu_max = 0;

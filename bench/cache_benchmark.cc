@@ -94,9 +94,8 @@ int main(int argc, char** argv) {
       "\"cold_MBps\":%.1f,\"warm_s\":%.4f,\"warm_MBps\":%.1f,\"downloads\":%llu,"
       "\"warm_hits\":%llu,\"gets\":%llu}\n",
       requests.size(), static_cast<unsigned long long>(bytes), options.download_threads,
-      options.fsync ? "true" : "false", cold_s, bytes / cold_s / 1e6, warm_s,
-      bytes / warm_s / 1e6, static_cast<unsigned long long>(cold.downloads),
-      static_cast<unsigned long long>(warm.hits),
+      options.fsync ? "true" : "false", cold_s, bytes / cold_s / 1e6, warm_s, bytes / warm_s / 1e6,
+      static_cast<unsigned long long>(cold.downloads), static_cast<unsigned long long>(warm.hits),
       static_cast<unsigned long long>(m.requests[static_cast<int>(storage::RequestKind::kGet)]));
   return 0;
 }

@@ -42,9 +42,9 @@ def main():
         for kind in (list(kinds) if r % 2 == 0 else list(reversed(kinds))):
             wall = {}
             for n in (1, 2):
-                bool(tok.encode_batch(texts, num_threads=n, numpy=kinds[kind]))
+                bool(tok.encode_batch(texts, num_workers=n, numpy=kinds[kind]))
                 c0, t0 = time.process_time(), time.perf_counter()
-                bool(tok.encode_batch(texts, num_threads=n, numpy=kinds[kind]))
+                bool(tok.encode_batch(texts, num_workers=n, numpy=kinds[kind]))
                 wall[n] = time.perf_counter() - t0
                 cpu[kind, n].append(time.process_time() - c0)
             speedups[kind].append(wall[1] / wall[2])

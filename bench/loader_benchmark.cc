@@ -42,7 +42,7 @@ struct Args {
   std::vector<int> workers = {1, 2, 4, 8, 16};
   uint64_t seq_len = 2048, batch = 32;
   bool json = false;
-  bool int32 = false;    // int32 tokens (default int64, like the torch recipe)
+  bool int32 = false;            // int32 tokens (default int64, like the torch recipe)
   bool ids_labels_only = false;  // no position_ids / segment_ids
   int ring_batches = 0;  // > 0: batches in flight fixed (prefetch_factor = ceil(this / workers))
 };
@@ -167,21 +167,21 @@ int RunOne(const Args& a, int workers) {
   const double tokens_per_cpu_s = batches * a.batch * a.seq_len / cpu_s;
   const long anon_kb = StatusKb("RssAnon"), file_kb = StatusKb("RssFile");
   if (a.json) {
-    std::printf("{\"workers\": %d, \"tokens_per_s\": %.0f, \"tokens_per_cpu_s\": %.0f, "
-                "\"first_batch_s\": %.4f, "
-                "\"rss_anon_mb\": %.1f, \"rss_file_mb\": %.1f, \"max_rss_mb\": %.1f, "
-                "\"stall_ms\": %.1f, \"batches\": %llu, \"read_s\": %.3f, \"assemble_s\": %.3f, "
-                "\"checksum\": %llu}\n",
-                workers, tokens_per_s, tokens_per_cpu_s, first_batch_s, anon_kb / 1024.0,
-                file_kb / 1024.0,
-                ru.ru_maxrss / 1024.0, s.wait_total_ms,
-                static_cast<unsigned long long>(batches), s.read_s, s.assemble_s,
-                static_cast<unsigned long long>(checksum));
+    std::printf(
+        "{\"workers\": %d, \"tokens_per_s\": %.0f, \"tokens_per_cpu_s\": %.0f, "
+        "\"first_batch_s\": %.4f, "
+        "\"rss_anon_mb\": %.1f, \"rss_file_mb\": %.1f, \"max_rss_mb\": %.1f, "
+        "\"stall_ms\": %.1f, \"batches\": %llu, \"read_s\": %.3f, \"assemble_s\": %.3f, "
+        "\"checksum\": %llu}\n",
+        workers, tokens_per_s, tokens_per_cpu_s, first_batch_s, anon_kb / 1024.0, file_kb / 1024.0,
+        ru.ru_maxrss / 1024.0, s.wait_total_ms, static_cast<unsigned long long>(batches), s.read_s,
+        s.assemble_s, static_cast<unsigned long long>(checksum));
   } else {
-    std::printf("workers %2d  %7.1f M tokens/s  %7.1f M tokens/CPU-s  first batch %6.1f ms  "
-                "RSS anon %6.1f MB (ring %2d slots)  file %6.1f MB  read %.2f s  assemble %.2f s\n",
-                workers, tokens_per_s / 1e6, tokens_per_cpu_s / 1e6, first_batch_s * 1e3,
-                anon_kb / 1024.0, s.ring_slots, file_kb / 1024.0, s.read_s, s.assemble_s);
+    std::printf(
+        "workers %2d  %7.1f M tokens/s  %7.1f M tokens/CPU-s  first batch %6.1f ms  "
+        "RSS anon %6.1f MB (ring %2d slots)  file %6.1f MB  read %.2f s  assemble %.2f s\n",
+        workers, tokens_per_s / 1e6, tokens_per_cpu_s / 1e6, first_batch_s * 1e3, anon_kb / 1024.0,
+        s.ring_slots, file_kb / 1024.0, s.read_s, s.assemble_s);
   }
   std::fflush(stdout);
   return 0;
@@ -198,15 +198,24 @@ Args Parse(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (k == "--data") a.data = val();
-    else if (k == "--tokens") a.tokens = std::stoull(val());
-    else if (k == "--seconds") a.seconds = std::stod(val());
-    else if (k == "--seq-len") a.seq_len = std::stoull(val());
-    else if (k == "--batch") a.batch = std::stoull(val());
-    else if (k == "--json") a.json = true;
-    else if (k == "--ring-batches") a.ring_batches = std::stoi(val());
-    else if (k == "--ids-labels-only") a.ids_labels_only = true;
-    else if (k == "--int32") a.int32 = true;
+    if (k == "--data")
+      a.data = val();
+    else if (k == "--tokens")
+      a.tokens = std::stoull(val());
+    else if (k == "--seconds")
+      a.seconds = std::stod(val());
+    else if (k == "--seq-len")
+      a.seq_len = std::stoull(val());
+    else if (k == "--batch")
+      a.batch = std::stoull(val());
+    else if (k == "--json")
+      a.json = true;
+    else if (k == "--ring-batches")
+      a.ring_batches = std::stoi(val());
+    else if (k == "--ids-labels-only")
+      a.ids_labels_only = true;
+    else if (k == "--int32")
+      a.int32 = true;
     else if (k == "--workers") {
       a.workers.clear();
       std::stringstream ss(val());
@@ -225,10 +234,11 @@ int main(int argc, char** argv) {
   Args a = Parse(argc, argv);
   if (a.data.empty()) a.data = MakeDataset(a.tokens);
   if (!a.json) {
-    std::printf("loader_benchmark: %s, seq_len %llu, batch %llu, global shuffle, concat, "
-                "%.1f s per run, %ld cores\n",
-                a.data.c_str(), static_cast<unsigned long long>(a.seq_len),
-                static_cast<unsigned long long>(a.batch), a.seconds, sysconf(_SC_NPROCESSORS_ONLN));
+    std::printf(
+        "loader_benchmark: %s, seq_len %llu, batch %llu, global shuffle, concat, "
+        "%.1f s per run, %ld cores\n",
+        a.data.c_str(), static_cast<unsigned long long>(a.seq_len),
+        static_cast<unsigned long long>(a.batch), a.seconds, sysconf(_SC_NPROCESSORS_ONLN));
   }
   std::fflush(stdout);
   int rc = 0;

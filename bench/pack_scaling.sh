@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 2-thread scaling of the `stoker pack` command, measured the way a VM whose speed drifts allows:
-# ROUNDS rounds, each a --threads 1 pack and then a --threads 2 pack of the same input, each
+# ROUNDS rounds, each a --num-workers 1 pack and then a --num-workers 2 pack of the same input, each
 # after the previous output was removed and synced (untimed); per round the wall times, the CPU
 # time (user + sys) and the context switches (from /proc, via GNU time), and the round's own
 # speed-up; at the end the median of the rounds' speed-ups and of the CPU ratio. Not a test.
@@ -30,7 +30,7 @@ for round in $(seq "$rounds"); do
     rm -rf "$out/ds"
     sync
     if ! /usr/bin/time -f "$round $threads %e %U %S %c %w" -a -o "$out/times" \
-      "$stoker" "${args[@]}" -o "$out/ds" --threads "$threads" >/dev/null 2>"$out/err"; then
+      "$stoker" "${args[@]}" -o "$out/ds" --num-workers "$threads" >/dev/null 2>"$out/err"; then
       cat "$out/err" >&2
       exit 1
     fi

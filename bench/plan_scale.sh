@@ -28,17 +28,17 @@ for n in "${sizes[@]}"; do
   for input in "${inputs[@]}"; do
     # Every run over a Megatron input is a first open (no cached totals).
     for pack in concat bestfit pad; do
-      rm -f "$STOKER_CACHE_DIR"/megatron-*
+      rm -f "$STOKER_CACHE_DIR"/plan/megatron-*
       echo "{\"input\": \"$(basename "$input")\"}"
       "$B" run --pack "$pack" $count "$input"
     done
-    rm -f "$STOKER_CACHE_DIR"/megatron-*
+    rm -f "$STOKER_CACHE_DIR"/plan/megatron-*
     echo "{\"input\": \"mixture of 3 $(basename "$input")\"}"
     "$B" run --pack bestfit $count "$input" "$input" "$input"
   done
   if [ -n "${MEGATRON:-}" ]; then
     for pack in concat bestfit pad; do
-      rm -f "$STOKER_CACHE_DIR"/megatron-*
+      rm -f "$STOKER_CACHE_DIR"/plan/megatron-*
       start=$(date +%s.%N)
       "$STOKER" plan "$dir/megatron-$n" --steps 1 --seq-len 4096 --batch-size 8 --world-size 1024 \
         --rank 517 --pack "$pack" >/dev/null
@@ -49,7 +49,7 @@ for n in "${sizes[@]}"; do
   [ "${NODE:-1}" = 0 ] && { rm -f "$dir"/lengths-* "$dir"/megatron-*; continue; }
   for input in "${inputs[@]}"; do
     for pack in concat bestfit; do
-      rm -f "$STOKER_CACHE_DIR"/megatron-*  # 8 ranks of a first run: all of them cold
+      rm -f "$STOKER_CACHE_DIR"/plan/megatron-*  # 8 ranks of a first run: all of them cold
       start=$(date +%s.%N)
       for r in 0 1 2 3 4 5 6 7; do
         "$B" run --pack "$pack" --rank "$r" "$input" >"$dir/rank$r" &

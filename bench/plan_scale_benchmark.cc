@@ -214,14 +214,14 @@ int Run(int argc, char** argv) {
   for (const auto& d : datasets) docs += d.lengths->num_documents();
   std::printf(
       "{\"pack\": \"%s\", \"datasets\": %zu, \"docs\": %llu, \"rank\": %u, \"open_s\": %.3f, "
-      "\"first_batch_s\": %.3f, \"fingerprint_s\": %.3f, \"rss_anon_mb\": %.1f, \"rss_file_mb\": %.1f, \"steps\": %llu, "
+      "\"first_batch_s\": %.3f, \"fingerprint_s\": %.3f, \"rss_anon_mb\": %.1f, \"rss_file_mb\": "
+      "%.1f, \"steps\": %llu, "
       "\"count_cold_s\": %.3f, \"count_cached_s\": %.4f, \"rss_anon_after_count_mb\": %.1f, "
       "\"rss_file_after_count_mb\": %.1f, \"fingerprint\": \"%s\"}\n",
       std::string(stoker::PackModeName(o.pack)).c_str(), datasets.size(),
       static_cast<unsigned long long>(docs), o.rank, open_s, first_s, fingerprint_s,
-      anon_first / 1024.0,
-      file_first / 1024.0, static_cast<unsigned long long>(steps), cold_s, cached_s,
-      anon_count / 1024.0, file_count / 1024.0, fingerprint.c_str());
+      anon_first / 1024.0, file_first / 1024.0, static_cast<unsigned long long>(steps), cold_s,
+      cached_s, anon_count / 1024.0, file_count / 1024.0, fingerprint.c_str());
   return 0;
 }
 

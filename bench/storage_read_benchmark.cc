@@ -20,7 +20,8 @@
 int main(int argc, char** argv) {
   using namespace stoker;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: storage_read_benchmark URI [--rounds N] [--part-mib M] [--threads T]\n");
+    std::fprintf(stderr,
+                 "usage: storage_read_benchmark URI [--rounds N] [--part-mib M] [--threads T]\n");
     return 2;
   }
   int rounds = 5, threads = 1;
@@ -70,11 +71,11 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const uint64_t gets =
         metrics.Snapshot().requests[static_cast<int>(storage::RequestKind::kGet)] - gets_before;
-    std::printf("{\"round\":%d,\"bytes\":%llu,\"threads\":%d,\"part_mib\":%zu,\"s\":%.4f,"
-                "\"MiBps\":%.1f,\"gets\":%llu,\"ok\":%s}\n",
-                r, static_cast<unsigned long long>(size), threads, part_mib, s,
-                size / s / (1 << 20), static_cast<unsigned long long>(gets),
-                failed ? "false" : "true");
+    std::printf(
+        "{\"round\":%d,\"bytes\":%llu,\"threads\":%d,\"part_mib\":%zu,\"s\":%.4f,"
+        "\"MiBps\":%.1f,\"gets\":%llu,\"ok\":%s}\n",
+        r, static_cast<unsigned long long>(size), threads, part_mib, s, size / s / (1 << 20),
+        static_cast<unsigned long long>(gets), failed ? "false" : "true");
   }
   return 0;
 }

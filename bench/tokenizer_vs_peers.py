@@ -280,9 +280,9 @@ def main():
             random.Random(repeat).shuffle(batch)
         size = "" if repeat == 1 else f", texts x{repeat} ({batch_mb:.0f} MB)"
         scaling(f"stoker Tokenizer.encode_batch (numpy){size}",
-                lambda n: bool(tok.encode_batch(batch, num_threads=n, numpy=True)), batch_mb)
+                lambda n: bool(tok.encode_batch(batch, num_workers=n, numpy=True)), batch_mb)
         scaling(f"stoker Tokenizer.encode_batch (lists){size}",
-                lambda n: bool(tok.encode_batch(batch, num_threads=n)), batch_mb)
+                lambda n: bool(tok.encode_batch(batch, num_workers=n)), batch_mb)
         scaling(f"tiktoken encode_ordinary_batch{size}",  # all its threads work: CPU not split
                 lambda n: bool(ref.encode_ordinary_batch(batch, num_threads=n)), batch_mb,
                 split_cpu=False)

@@ -61,8 +61,9 @@ const std::vector<std::unique_ptr<BpeTokenizer>>& Tokenizers() {
                       false, false));
     v->push_back(Make(stoker::KnownTiktokenPattern("o200k"), RegexSplitter::Dialect::kTiktoken,
                       false, false));
-    v->push_back(Make(R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)",
-                      RegexSplitter::Dialect::kOniguruma, true, true));
+    v->push_back(
+        Make(R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)",
+             RegexSplitter::Dialect::kOniguruma, true, true));
     return v;
   }();
   return *all;
@@ -87,13 +88,12 @@ std::vector<std::string> Pieces(const RegexSplitter& s, std::string_view text) {
 }
 
 void CheckScanner(std::string_view text) {
-  static const auto* fast = RegexSplitter::Compile(stoker::kCl100kPattern,
-                                                   RegexSplitter::Dialect::kTiktoken, "fuzz")
-                                .value()
-                                .release();
+  static const auto* fast =
+      RegexSplitter::Compile(stoker::kCl100kPattern, RegexSplitter::Dialect::kTiktoken, "fuzz")
+          .value()
+          .release();
   static const auto* slow = RegexSplitter::Compile(stoker::kCl100kPattern,
-                                                   RegexSplitter::Dialect::kTiktoken, "fuzz",
-                                                   false)
+                                                   RegexSplitter::Dialect::kTiktoken, "fuzz", false)
                                 .value()
                                 .release();
   if (!fast->uses_scanner() || slow->uses_scanner()) __builtin_trap();

@@ -10,8 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   static const stoker::LitDataConfig config = [] {
     stoker::LitDataConfig c;
-    c.data_format = {"int", "str", "no_header_numpy:5", "numpy", "tensor", "float", "bool",
-                     "no_header_tensor:16", "jpeg"};
+    c.data_format = {"int",   "str",  "no_header_numpy:5",   "numpy", "tensor",
+                     "float", "bool", "no_header_tensor:16", "jpeg"};
     for (size_t i = 0; i < c.data_format.size(); ++i) c.leaf_names.push_back(std::to_string(i));
     return c;
   }();

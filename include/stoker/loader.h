@@ -26,35 +26,28 @@ enum class ErrorPolicy : uint8_t {
   kSkip,  // the bad piece becomes a masked hole (labels -100) and is counted; the plan is unchanged
 };
 
-// Options keep torch DataLoader's names and meanings where one exists.
-struct LoaderOptions {
-  uint64_t batch_size = 8;        // rows per rank per step
-  uint64_t seq_len = 2048;        // tokens per row
-  int num_workers = 0;            // threads; 0 = cores / LOCAL_WORLD_SIZE (env), at least 1
-  bool pin_memory = true;         // page-locked ring when a CUDA device is usable
-  int prefetch_factor = 2;        // batches in flight per worker; ring = this * workers + 1
-  bool persistent_workers = true; // threads live across epochs (and prefetch into the next one)
-  bool drop_last = true;          // the plan's remainder policy: drop, or pad with repeated rows
-  int device = -1;                // CUDA device index for device batches; -1 = host batches only
-  int device_buffers = 2;         // device copies in flight (2 = double, 3 = triple buffering)
+// Options keep torch DataLoader's names and meanings where one exists. The plan's options
+// (seq_len, batch_size, world_size, rank, seed, shuffle, block_shards, pack, bestfit_window and
+// remainder, torch's drop_last) are PlanOptions itself: one definition, with the loader's default
+// batch_size of 8 rows per rank per step.
+struct LoaderOptions : PlanOptions {
+  LoaderOptions() { batch_size = 8; }
+  int num_workers = 0;             // threads; 0 = cores / LOCAL_WORLD_SIZE (env), at least 1
+  bool pin_memory = true;          // page-locked ring when a CUDA device is usable
+  int prefetch_factor = 2;         // batches in flight per worker; ring = this * workers + 1
+  bool persistent_workers = true;  // threads live across epochs (and prefetch into the next one)
+  int device = -1;                 // CUDA device index for device batches; -1 = host batches only
+  int device_buffers = 2;          // device copies in flight (2 = double, 3 = triple buffering)
   TokenDType token_dtype = TokenDType::kInt64;  // kInt32 or kInt64, for every [B, S] tensor
   bool cross_document_targets = false;  // label of a document's last token = next document's first
-  bool attention_mask = false;    // also build a dense causal block-diagonal mask [B, S, S]
+  bool attention_mask = false;          // also build a dense causal block-diagonal mask [B, S, S]
   // position_ids and segment_ids [B, S] are built unless turned off: a model that needs neither
   // (no document masking, positions 0..S-1) then gets half the bytes per token at int64, in the
   // ring and over PCIe. The mask needs segment_ids.
   bool position_ids = true;
   bool segment_ids = true;
   ErrorPolicy on_error = ErrorPolicy::kFail;
-  int64_t pad_token_id = 0;       // input_ids value at padding positions
-  // The plan's own options (seq_len, batch_size and remainder above take precedence).
-  uint32_t world_size = 1;
-  uint32_t rank = 0;
-  uint64_t seed = 0;
-  ShuffleMode shuffle = ShuffleMode::kGlobal;
-  PackMode pack = PackMode::kConcat;
-  uint64_t block_shards = 4;
-  uint64_t bestfit_window = 4096;
+  int64_t pad_token_id = 0;  // input_ids value at padding positions
   // The live stall monitor (see docs/diagnostics.md) always measures; these say where its
   // warnings go: at most one line per 5 minutes, to `monitor_sink` if set (called on the thread
   // inside Next()), else to stderr; monitor_warnings = false silences them (still counted).
@@ -120,8 +113,8 @@ class LoaderBatch {
   // Host tensors (in the ring slot): [B, S] in the token dtype.
   TensorView input_ids() const { return View(0, false); }
   TensorView labels() const { return View(1, false); }
-  TensorView position_ids() const { return View(2, false); }  // null if not built
-  TensorView segment_ids() const { return View(3, false); }   // null if not built
+  TensorView position_ids() const { return View(2, false); }    // null if not built
+  TensorView segment_ids() const { return View(3, false); }     // null if not built
   TensorView cu_seqlens() const { return View(4, false); }      // int32 [segments + 1]
   TensorView attention_mask() const { return View(5, false); }  // uint8 [B, S, S]; null if off
   // The same tensors on the device, when the loader has one (data == nullptr otherwise).
@@ -170,27 +163,27 @@ class LoaderBatch {
 
 // Counters since Open (or the last Restore). Times are totals over all threads.
 struct LoaderStats {
-  uint64_t batches = 0;             // delivered to the consumer
-  uint64_t samples = 0;             // rows delivered
-  uint64_t tokens = 0;              // positions delivered (batch_size * seq_len each)
-  uint64_t real_tokens = 0;         // non-padding positions delivered
-  uint64_t skipped_documents = 0;   // pieces blanked by ErrorPolicy::kSkip
-  double elapsed_s = 0;             // since the loader started producing
-  double tokens_per_s = 0;          // delivered positions / elapsed
+  uint64_t batches = 0;            // delivered to the consumer
+  uint64_t samples = 0;            // rows delivered
+  uint64_t tokens = 0;             // positions delivered (batch_size * seq_len each)
+  uint64_t real_tokens = 0;        // non-padding positions delivered
+  uint64_t skipped_documents = 0;  // pieces blanked by ErrorPolicy::kSkip
+  double elapsed_s = 0;            // since the loader started producing
+  double tokens_per_s = 0;         // delivered positions / elapsed
   double samples_per_s = 0;
-  double wait_last_ms = 0;          // the consumer's wait inside Next() for the last batch
-  double wait_total_ms = 0;         // the data stall, summed
+  double wait_last_ms = 0;   // the consumer's wait inside Next() for the last batch
+  double wait_total_ms = 0;  // the data stall, summed
   double wait_max_ms = 0;
-  double read_s = 0;                // time inside TokenSource reads
-  double assemble_s = 0;            // plan lookup + building rows, beside reads
-  double copy_s = 0;                // host-to-device copies (GPU time)
+  double read_s = 0;      // time inside TokenSource reads
+  double assemble_s = 0;  // plan lookup + building rows, beside reads
+  double copy_s = 0;      // host-to-device copies (GPU time)
   int num_workers = 0;
   int ring_slots = 0;
-  int slots_ready = 0;              // filled, not yet delivered (queue occupancy)
-  int slots_in_use = 0;             // held by workers, ready or by the consumer
-  double mean_slots_ready = 0;      // occupancy seen by Next(), averaged over batches
-  bool pinned = false;              // the ring is page-locked memory
-  bool device_batches = false;      // batches are copied to a CUDA device
+  int slots_ready = 0;          // filled, not yet delivered (queue occupancy)
+  int slots_in_use = 0;         // held by workers, ready or by the consumer
+  double mean_slots_ready = 0;  // occupancy seen by Next(), averaged over batches
+  bool pinned = false;          // the ring is page-locked memory
+  bool device_batches = false;  // batches are copied to a CUDA device
   // The live stall monitor, over its sliding window (the last 30 s of batches), since Open —
   // Restore does not clear it. Zero for the synthetic loader, which is not monitored.
   uint64_t monitor_batches = 0;                 // batches in the window
@@ -239,11 +232,11 @@ class Loader {
   std::unique_ptr<Impl> impl_;
 };
 
-// The plan options a loader with `options` uses (its seq_len, batch_size, rank, world size, seed,
-// shuffle, packing, and drop_last as the remainder policy).
-PlanOptions PlanOptionsFor(const LoaderOptions& options);
+// The plan options a loader with `options` uses (its PlanOptions part).
+inline PlanOptions PlanOptionsFor(const LoaderOptions& options) { return options; }
 
-// The worker count used for num_workers = 0: hardware threads / LOCAL_WORLD_SIZE, at least 1.
+// The worker count used for num_workers = 0: hardware threads / LOCAL_WORLD_SIZE, at least 1
+// (the stream's encode threads default to the same).
 int DefaultNumWorkers();
 
 }  // namespace stoker

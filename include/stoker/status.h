@@ -17,17 +17,17 @@ namespace stoker {
 
 enum class StatusCode : int {
   kOk = 0,
-  kInvalidArgument,    // bad option or input the caller controls
-  kNotFound,           // missing file, key or dataset
-  kAlreadyExists,      // refusing to overwrite
-  kCorruption,         // data on disk is malformed; never retried
-  kIOError,            // the OS refused a read or write
-  kUnavailable,        // transient (network, throttling); retried
-  kCancelled,          // stopped on request
-  kOutOfRange,         // an index past the end
-  kFailedPrecondition, // e.g. a checkpoint that does not match the dataset
+  kInvalidArgument,     // bad option or input the caller controls
+  kNotFound,            // missing file, key or dataset
+  kAlreadyExists,       // refusing to overwrite
+  kCorruption,          // data on disk is malformed; never retried
+  kIOError,             // the OS refused a read or write
+  kUnavailable,         // transient (network, throttling); retried
+  kCancelled,           // stopped on request
+  kOutOfRange,          // an index past the end
+  kFailedPrecondition,  // e.g. a checkpoint that does not match the dataset
   kUnimplemented,
-  kInternal,           // a bug in stoker
+  kInternal,  // a bug in stoker
 };
 
 // Returns a stable lower_snake name for `code`, e.g. "corruption".
@@ -58,7 +58,9 @@ class [[nodiscard]] Status {
   std::shared_ptr<const State> state_;  // null when OK; shared so copies are cheap
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
 inline Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
@@ -79,7 +81,7 @@ Status ErrnoStatus(std::string_view what, int errno_value);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(v_).ok() && "Result constructed from an OK status");
   }
@@ -106,9 +108,9 @@ class [[nodiscard]] Result {
 #define STOKER_CONCAT_(a, b) STOKER_CONCAT_INNER_(a, b)
 
 // Returns the status from the enclosing function if `expr` (a Status) is not OK.
-#define STOKER_RETURN_IF_ERROR(expr)           \
-  do {                                         \
-    ::stoker::Status stoker_status_ = (expr);  \
+#define STOKER_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::stoker::Status stoker_status_ = (expr);        \
     if (!stoker_status_.ok()) return stoker_status_; \
   } while (0)
 

@@ -69,9 +69,12 @@ struct PyBatch {
 
 nb::dlpack::dtype ToDLPack(TokenDType dtype) {
   switch (dtype) {
-    case TokenDType::kInt32: return nb::dtype<int32_t>();
-    case TokenDType::kUint8: return nb::dtype<uint8_t>();
-    default: return nb::dtype<int64_t>();
+    case TokenDType::kInt32:
+      return nb::dtype<int32_t>();
+    case TokenDType::kUint8:
+      return nb::dtype<uint8_t>();
+    default:
+      return nb::dtype<int64_t>();
   }
 }
 
@@ -81,7 +84,7 @@ nb::object MakeArray(const TensorView& v, nb::handle owner) {
   for (int i = 0; i < v.ndim; ++i) shape[i] = static_cast<size_t>(v.shape[i]);
   const int device_type = v.device >= 0 ? nb::device::cuda::value : nb::device::cpu::value;
   nb::ndarray<Framework...> array(v.data, static_cast<size_t>(v.ndim), shape, owner, nullptr,
-                               ToDLPack(v.dtype), device_type, v.device >= 0 ? v.device : 0);
+                                  ToDLPack(v.dtype), device_type, v.device >= 0 ? v.device : 0);
   return array.cast();
 }
 
@@ -94,9 +97,8 @@ nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
     throw nb::python_error();
   }
   auto* holder = new std::shared_ptr<LoaderBatch>(b.batch);
-  nb::capsule owner(holder, [](void* p) noexcept {
-    delete static_cast<std::shared_ptr<LoaderBatch>*>(p);
-  });
+  nb::capsule owner(holder,
+                    [](void* p) noexcept { delete static_cast<std::shared_ptr<LoaderBatch>*>(p); });
   const std::pair<const char*, TensorView> views[] = {
       {"input_ids", device ? lb.device_input_ids() : lb.input_ids()},
       {"labels", device ? lb.device_labels() : lb.labels()},
@@ -163,36 +165,15 @@ std::string ProvenanceJson(PyLoader& self, uint64_t epoch, uint64_t rows_consume
     if (plan == nullptr || !self.provenance) {
       return FailedPrecondition("provenance: open the loader with provenance=True");
     }
-    STOKER_ASSIGN_OR_RETURN(Batch batch, plan->GetBatchAt(plan->Normalize({epoch, rows_consumed}),
-                                                          rank));
+    STOKER_ASSIGN_OR_RETURN(Batch batch,
+                            plan->GetBatchAt(plan->Normalize({epoch, rows_consumed}), rank));
     return self.provenance->Explain(batch);
   }();
   return Unwrap(std::move(p)).ToJson();
 }
 
-std::unique_ptr<PyLoader> OpenStream(const std::vector<std::string>& inputs,
-                                     const std::string& tokenizer, const std::string& text_field,
-                                     uint64_t shuffle_buffer, const std::string& utf8,
-                                     uint64_t bestfit_window, uint64_t steps_per_epoch,
-                                     uint64_t split_factor, const LoaderOptions& options,
-                                     const std::optional<std::string>& resume_json,
-                                     const std::string& pattern, const std::string& special,
-                                     bool allow_special, const std::string& eos,
-                                     const std::string& scan_cache) {
-  stream::StreamOptions so;
-  so.inputs = inputs;
-  so.tokenizer = tokenizer;
-  so.tokenizer_options.pattern = pattern;
-  so.tokenizer_options.special = special;
-  so.tokenizer_options.allow_special = allow_special;
-  so.tokenizer_options.eos = eos;
-  so.scan_cache_dir = scan_cache;
-  so.text_field = text_field;
-  so.shuffle_buffer = shuffle_buffer;
-  so.utf8 = Unwrap(ParseUtf8Policy(utf8));
-  so.bestfit_window = bestfit_window;
-  so.steps_per_epoch = steps_per_epoch;
-  so.split_factor = split_factor;
+std::unique_ptr<PyLoader> OpenStream(const stream::StreamOptions& so, const LoaderOptions& options,
+                                     const std::optional<std::string>& resume_json) {
   std::optional<PlanState> resume;
   if (resume_json) resume = Unwrap(PlanState::FromJson(*resume_json));
   auto out = std::make_unique<PyLoader>();
@@ -285,19 +266,19 @@ void RegisterLoader(nb::module_& m) {
       .def_prop_ro("skipped_documents",
                    [](const PyBatch& b) { return b.batch->skipped_documents(); })
       .def_prop_ro("on_device", [](const PyBatch& b) { return b.batch->on_device(); })
-      .def_prop_ro("ends_epoch",
-                   [](const PyBatch& b) {
-                     return b.batch->position_after().epoch != b.batch->epoch();
-                   })
+      .def_prop_ro(
+          "ends_epoch",
+          [](const PyBatch& b) { return b.batch->position_after().epoch != b.batch->epoch(); })
       .def_prop_ro("state_after_json",
                    [](const PyBatch& b) { return b.batch->state_after().ToJson(); })
       .def("arrays", &Arrays, nb::arg("framework"), nb::arg("device") = false,
            "{name: array} without a copy; framework is 'torch', 'numpy' or 'dlpack'.")
-      .def("wait_on_stream",
-           [](PyBatch& b, uintptr_t stream) {
-             ThrowIfError(b.batch->WaitOnStream(reinterpret_cast<void*>(stream)));
-           },
-           nb::arg("cuda_stream"), "Makes a CUDA stream wait for this batch's copy (on the GPU).")
+      .def(
+          "wait_on_stream",
+          [](PyBatch& b, uintptr_t stream) {
+            ThrowIfError(b.batch->WaitOnStream(reinterpret_cast<void*>(stream)));
+          },
+          nb::arg("cuda_stream"), "Makes a CUDA stream wait for this batch's copy (on the GPU).")
       .def("synchronize", [](PyBatch& b) {
         Status s = [&] {
           nb::gil_scoped_release release;
@@ -321,46 +302,44 @@ void RegisterLoader(nb::module_& m) {
             return out;
           },
           nb::arg("options"))
-      .def_static("open_stream", &OpenStream, nb::arg("inputs"), nb::arg("tokenizer"),
-                  nb::arg("text_field"), nb::arg("shuffle_buffer"), nb::arg("utf8"),
-                  nb::arg("bestfit_window"), nb::arg("steps_per_epoch"), nb::arg("split_factor"),
-                  nb::arg("options"), nb::arg("resume_json").none() = nb::none(),
-                  nb::arg("pattern") = "", nb::arg("special") = "",
-                  nb::arg("allow_special") = false, nb::arg("eos") = "",
-                  nb::arg("scan_cache") = "auto")
+      .def_static("open_stream", &OpenStream, nb::arg("stream"), nb::arg("options"),
+                  nb::arg("resume_json").none() = nb::none())
       .def("next", &NextBatch,
            "The next batch, or None once at the end of each epoch. Releases the GIL.")
       .def("state_json", [](PyLoader& self) { return self.get().State().ToJson(); })
       .def("provenance_json", &ProvenanceJson, nb::arg("epoch"), nb::arg("rows_consumed"),
            "The provenance of the step starting there, as JSON. Releases the GIL.")
-      .def("restore",
-           [](PyLoader& self, const std::string& json) {
-             PlanState state = Unwrap(PlanState::FromJson(json));
-             Loader& loader = self.get();
-             Status s = [&] {
-               nb::gil_scoped_release release;
-               return loader.Restore(state);
-             }();
-             ThrowIfError(s);
-           },
-           nb::arg("state_json"))
-      .def("elastic_state_json",
-           [](PyLoader& self, const std::vector<std::string>& jsons) {
-             if (!self.stream) {
-               PyErr_SetString(PyExc_ValueError, "an elastic resume from every rank's state is "
-                                                 "for stoker.Stream loaders");
-               throw nb::python_error();
-             }
-             std::vector<PlanState> states;
-             for (const std::string& j : jsons) states.push_back(Unwrap(PlanState::FromJson(j)));
-             Result<PlanState> mine = [&] {
-               nb::gil_scoped_release release;
-               return self.stream->ElasticState(states);
-             }();
-             return Unwrap(std::move(mine)).ToJson();
-           },
-           nb::arg("states_json"),
-           "This rank's state continuing every old rank's (a list, in rank order) on this world.")
+      .def(
+          "restore",
+          [](PyLoader& self, const std::string& json) {
+            PlanState state = Unwrap(PlanState::FromJson(json));
+            Loader& loader = self.get();
+            Status s = [&] {
+              nb::gil_scoped_release release;
+              return loader.Restore(state);
+            }();
+            ThrowIfError(s);
+          },
+          nb::arg("state_json"))
+      .def(
+          "elastic_state_json",
+          [](PyLoader& self, const std::vector<std::string>& jsons) {
+            if (!self.stream) {
+              PyErr_SetString(PyExc_ValueError,
+                              "an elastic resume from every rank's state is "
+                              "for stoker.Stream loaders");
+              throw nb::python_error();
+            }
+            std::vector<PlanState> states;
+            for (const std::string& j : jsons) states.push_back(Unwrap(PlanState::FromJson(j)));
+            Result<PlanState> mine = [&] {
+              nb::gil_scoped_release release;
+              return self.stream->ElasticState(states);
+            }();
+            return Unwrap(std::move(mine)).ToJson();
+          },
+          nb::arg("states_json"),
+          "This rank's state continuing every old rank's (a list, in rank order) on this world.")
       .def("stats", [](PyLoader& self) { return StatsToDict(self.get().Stats()); })
       .def_prop_ro("has_plan",
                    [](PyLoader& self) { return self.get().plan() != nullptr || self.stream; })
@@ -369,30 +348,33 @@ void RegisterLoader(nb::module_& m) {
                      return self.stream ? self.stream->fingerprint() : PlanOf(self).fingerprint();
                    })
       .def_prop_ro("num_workers", [](PyLoader& self) { return self.get().options().num_workers; })
-      .def("steps_per_epoch",
-           [](PyLoader& self, uint64_t epoch) {
-             if (self.stream) {
-               nb::gil_scoped_release release;
-               return self.stream->steps_per_epoch(epoch);
-             }
-             const Plan& plan = PlanOf(self);
-             nb::gil_scoped_release release;
-             return plan.steps_per_epoch(epoch);
-           },
-           nb::arg("epoch"))
-      .def("steps_remaining",
-           [](PyLoader& self, uint64_t epoch, uint64_t rows) {
-             const Plan& plan = PlanOf(self);
-             nb::gil_scoped_release release;
-             return plan.steps_remaining({epoch, rows});
-           },
-           nb::arg("epoch"), nb::arg("rows_consumed"))
-      .def("make_state_json",
-           [](PyLoader& self, uint64_t epoch, uint64_t rows) {
-             if (self.stream) return self.stream->MakeState({epoch, rows}).ToJson();
-             return PlanOf(self).MakeState({epoch, rows}).ToJson();
-           },
-           nb::arg("epoch"), nb::arg("rows_consumed"))
+      .def(
+          "steps_per_epoch",
+          [](PyLoader& self, uint64_t epoch) {
+            if (self.stream) {
+              nb::gil_scoped_release release;
+              return self.stream->steps_per_epoch(epoch);
+            }
+            const Plan& plan = PlanOf(self);
+            nb::gil_scoped_release release;
+            return plan.steps_per_epoch(epoch);
+          },
+          nb::arg("epoch"))
+      .def(
+          "steps_remaining",
+          [](PyLoader& self, uint64_t epoch, uint64_t rows) {
+            const Plan& plan = PlanOf(self);
+            nb::gil_scoped_release release;
+            return plan.steps_remaining({epoch, rows});
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"))
+      .def(
+          "make_state_json",
+          [](PyLoader& self, uint64_t epoch, uint64_t rows) {
+            if (self.stream) return self.stream->MakeState({epoch, rows}).ToJson();
+            return PlanOf(self).MakeState({epoch, rows}).ToJson();
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"))
       .def("close", &PyLoader::Close, "Stops and joins the workers (the GIL is released).");
 }
 

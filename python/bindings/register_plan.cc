@@ -96,63 +96,73 @@ void RegisterPlan(nb::module_& m) {
       .def_prop_ro("fingerprint", [](const PyPlan& p) { return p.plan->fingerprint(); })
       .def_prop_ro("global_batch_rows", [](const PyPlan& p) { return p.plan->global_batch_rows(); })
       .def_prop_ro("num_datasets", [](const PyPlan& p) { return p.plan->num_datasets(); })
-      .def("rows_in_epoch", [](const PyPlan& p, uint64_t e) { return p.plan->rows_in_epoch(e); },
-           nb::arg("epoch"), nb::call_guard<nb::gil_scoped_release>())
-      .def("steps_per_epoch",
-           [](const PyPlan& p, uint64_t e) { return p.plan->steps_per_epoch(e); },
-           nb::arg("epoch") = 0, nb::call_guard<nb::gil_scoped_release>())
-      .def("steps_remaining",
-           [](const PyPlan& p, uint64_t e, uint64_t rows) {
-             return p.plan->steps_remaining({e, rows});
-           },
-           nb::arg("epoch"), nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>())
-      .def("batch",
-           [](const PyPlan& p, uint64_t epoch, uint64_t step, std::optional<uint32_t> rank) {
-             Result<Batch> b = [&] {
-               nb::gil_scoped_release release;
-               return p.plan->GetBatch(epoch, step, RankOr(p, rank));
-             }();
-             return BatchToDict(Unwrap(std::move(b)));
-           },
-           nb::arg("epoch"), nb::arg("step"), nb::arg("rank").none() = nb::none(),
-           "One rank's rows for one step: the dict `stoker plan --json` prints per line.")
-      .def("batch_at",
-           [](const PyPlan& p, uint64_t epoch, uint64_t rows, std::optional<uint32_t> rank) {
-             Result<Batch> b = [&] {
-               nb::gil_scoped_release release;
-               return p.plan->GetBatchAt({epoch, rows}, RankOr(p, rank));
-             }();
-             return BatchToDict(Unwrap(std::move(b)));
-           },
-           nb::arg("epoch"), nb::arg("rows_consumed"), nb::arg("rank").none() = nb::none())
-      .def("advance",
-           [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
-             PlanPosition next = p.plan->Normalize(p.plan->Advance({epoch, rows}));
-             return std::make_pair(next.epoch, next.rows_consumed);
-           },
-           nb::arg("epoch"), nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>(),
-           "The (epoch, rows_consumed) after one global step.")
-      .def("make_state_json",
-           [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
-             return p.plan->MakeState({epoch, rows}).ToJson();
-           },
-           nb::arg("epoch"), nb::arg("rows_consumed"))
-      .def("restore",
-           [](const PyPlan& p, const std::string& json, bool force) {
-             PlanState state = Unwrap(PlanState::FromJson(json));
-             PlanPosition pos = Unwrap(p.plan->Restore(state, force));
-             return std::make_pair(pos.epoch, pos.rows_consumed);
-           },
-           nb::arg("state_json"), nb::arg("force") = false,
-           "(epoch, rows_consumed) stored in a checkpoint; ValueError if it belongs to another plan.")
-      .def("packing_stats",
-           [](const PyPlan& p, uint64_t epoch) { return PackingToDict(*p.plan, epoch); },
-           nb::arg("epoch") = 0)
-      .def("dataset_epochs",
-           [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
-             return p.plan->DatasetEpochs({epoch, rows});
-           },
-           nb::arg("epoch"), nb::arg("rows_consumed"));
+      .def(
+          "rows_in_epoch", [](const PyPlan& p, uint64_t e) { return p.plan->rows_in_epoch(e); },
+          nb::arg("epoch"), nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "steps_per_epoch", [](const PyPlan& p, uint64_t e) { return p.plan->steps_per_epoch(e); },
+          nb::arg("epoch") = 0, nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "steps_remaining",
+          [](const PyPlan& p, uint64_t e, uint64_t rows) {
+            return p.plan->steps_remaining({e, rows});
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "batch",
+          [](const PyPlan& p, uint64_t epoch, uint64_t step, std::optional<uint32_t> rank) {
+            Result<Batch> b = [&] {
+              nb::gil_scoped_release release;
+              return p.plan->GetBatch(epoch, step, RankOr(p, rank));
+            }();
+            return BatchToDict(Unwrap(std::move(b)));
+          },
+          nb::arg("epoch"), nb::arg("step"), nb::arg("rank").none() = nb::none(),
+          "One rank's rows for one step: the dict `stoker plan --json` prints per line.")
+      .def(
+          "batch_at",
+          [](const PyPlan& p, uint64_t epoch, uint64_t rows, std::optional<uint32_t> rank) {
+            Result<Batch> b = [&] {
+              nb::gil_scoped_release release;
+              return p.plan->GetBatchAt({epoch, rows}, RankOr(p, rank));
+            }();
+            return BatchToDict(Unwrap(std::move(b)));
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"), nb::arg("rank").none() = nb::none())
+      .def(
+          "advance",
+          [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
+            PlanPosition next = p.plan->Normalize(p.plan->Advance({epoch, rows}));
+            return std::make_pair(next.epoch, next.rows_consumed);
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>(),
+          "The (epoch, rows_consumed) after one global step.")
+      .def(
+          "make_state_json",
+          [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
+            return p.plan->MakeState({epoch, rows}).ToJson();
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"))
+      .def(
+          "restore",
+          [](const PyPlan& p, const std::string& json, bool force) {
+            PlanState state = Unwrap(PlanState::FromJson(json));
+            PlanPosition pos = Unwrap(p.plan->Restore(state, force));
+            return std::make_pair(pos.epoch, pos.rows_consumed);
+          },
+          nb::arg("state_json"), nb::arg("force") = false,
+          "(epoch, rows_consumed) stored in a checkpoint; ValueError if it belongs to another "
+          "plan.")
+      .def(
+          "packing_stats",
+          [](const PyPlan& p, uint64_t epoch) { return PackingToDict(*p.plan, epoch); },
+          nb::arg("epoch") = 0)
+      .def(
+          "dataset_epochs",
+          [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
+            return p.plan->DatasetEpochs({epoch, rows});
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"));
 }
 
 }  // namespace stoker::python

@@ -1,21 +1,23 @@
 #include "cache/cache_defaults.h"
 
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
+#include <optional>
 
+#include "cache/cache_layout.h"
+#include "common/cache_root.h"
 #include "common/file_util.h"
 #include "common/human_size.h"
 
 namespace stoker::cache {
 
 std::string DefaultCacheDir() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && *xdg != '\0') return JoinPath(xdg, "stoker");
-  return "/tmp/stoker-cache-" + std::to_string(::getuid());
+  const std::optional<std::string> root = CacheRoot();
+  if (!root) return "";
+  if (PathExists(JoinPath(*root, kMarkerFileName))) return *root;  // an older stoker's layout
+  return JoinPath(*root, CacheKindDirName(CacheKind::kShards));
 }
 
 std::string ResolveCacheDir(const std::string& setting) {

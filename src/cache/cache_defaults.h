@@ -18,11 +18,13 @@ inline constexpr uint64_t kDefaultBudgetBytes = uint64_t{64} << 30;
 // The cache-directory setting (LoaderOptions::cache_dir) that means "the default directory".
 inline constexpr std::string_view kDefaultCacheDirSetting = "auto";
 
-// $XDG_CACHE_HOME/stoker when XDG_CACHE_HOME is set, else /tmp/stoker-cache-<uid>.
+// The shard cache of the cache root (common/cache_root.h): <root>/shards, or the root itself where
+// an older stoker kept its shard cache there (its marker at the root), so that what it holds is
+// used, not downloaded again. "" when the root is off ($STOKER_CACHE_DIR=off): no cache.
 std::string DefaultCacheDir();
 
 // The directory a setting names: "auto" is DefaultCacheDir(), "" stays "" (no cache), anything
-// else is a directory.
+// else is the shard cache's directory itself.
 std::string ResolveCacheDir(const std::string& setting);
 
 // min(kDefaultBudgetBytes, (free bytes of the file system under `dir` + `cache_used_bytes`) / 2).

@@ -1,20 +1,74 @@
 #include "cache/cache_defaults.h"
 
-#include <cstdlib>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cache/cache_layout.h"
+#include "common/cache_root.h"
+#include "common/env_testing.h"
+#include "common/file_util.h"
+#include "common/temp_dir.h"
 
 namespace stoker::cache {
 namespace {
 
-TEST(CacheDefaults, DirFollowsXdgCacheHome) {
-  const char* old = std::getenv("XDG_CACHE_HOME");
-  const std::string saved = old == nullptr ? "" : old;
-  ::setenv("XDG_CACHE_HOME", "/scratch/me/.cache", 1);
-  EXPECT_EQ(DefaultCacheDir(), "/scratch/me/.cache/stoker");
-  ::unsetenv("XDG_CACHE_HOME");
-  EXPECT_EQ(DefaultCacheDir().rfind("/tmp/stoker-cache-", 0), 0u);
-  if (old != nullptr) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+// The cache root's variables unset at the start of each test and put back at its end, and a
+// fresh directory.
+class CacheDirDefaults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env_.Unset("STOKER_CACHE_DIR");
+    env_.Unset("XDG_CACHE_HOME");
+    dir_ = TempDir::Create("stoker-cache-defaults-").value();
+  }
+  stoker::testing::ScopedEnv env_;
+  std::unique_ptr<TempDir> dir_;
+};
+
+TEST_F(CacheDirDefaults, TheShardsSubdirectoryOfTheCacheRoot) {
+  env_.Set("XDG_CACHE_HOME", "/scratch/me/.cache");
+  EXPECT_EQ(DefaultCacheDir(), "/scratch/me/.cache/stoker/shards");
+  EXPECT_EQ(ResolveCacheDir("auto"), "/scratch/me/.cache/stoker/shards");
+  EXPECT_EQ(ResolveCacheDir("/nvme/c"), "/nvme/c");  // a setting names the shard cache itself
+  EXPECT_EQ(ResolveCacheDir(""), "");
+  env_.Unset("XDG_CACHE_HOME");
+  EXPECT_EQ(DefaultCacheDir(), "/tmp/stoker-cache-" + std::to_string(::getuid()) + "/shards");
+  env_.Set("STOKER_CACHE_DIR", "/nvme/root");
+  EXPECT_EQ(DefaultCacheDir(), "/nvme/root/shards");
+  env_.Set("STOKER_CACHE_DIR", "off");  // every default cache off: remote data uncached
+  EXPECT_EQ(ResolveCacheDir("auto"), "");
+}
+
+// The issue-27 collision, in C++: the plan's lock and totals files in the same root do not stop
+// the default shard cache from opening.
+TEST_F(CacheDirDefaults, TheShardCacheOpensBesideThePlansFiles) {
+  env_.Set("XDG_CACHE_HOME", dir_->path().c_str());
+  const std::string plan = CacheDirFor(CacheKind::kPlan).value();
+  ASSERT_TRUE(MakeDirectories(plan).ok());
+  ASSERT_TRUE(WriteFileAtomically(JoinPath(plan, "megatron-0123456789abcdef.lock"), "").ok());
+  Result<CacheLayout> layout = CacheLayout::Open(DefaultCacheDir(), /*create=*/true);
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->dir(), dir_->Join("stoker/shards"));
+}
+
+// A cache root where an older stoker kept its shard cache (the marker at the root) goes on
+// serving that cache, beside the root's new subdirectories of the other kinds.
+TEST_F(CacheDirDefaults, AnOlderShardCacheAtTheRootIsUsedOn) {
+  env_.Set("STOKER_CACHE_DIR", dir_->path().c_str());
+  ASSERT_TRUE(CacheLayout::Open(dir_->path(), /*create=*/true).ok());
+  EXPECT_EQ(DefaultCacheDir(), dir_->path());
+  for (CacheKind k : {CacheKind::kPlan, CacheKind::kStreamScan}) {
+    ASSERT_TRUE(MakeDirectories(CacheDirFor(k).value()).ok());
+  }
+  Result<CacheLayout> again = CacheLayout::Open(DefaultCacheDir(), /*create=*/false);
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
 }
 
 TEST(CacheDefaults, BudgetIsCappedAndMeasuredOnAnExistingParent) {

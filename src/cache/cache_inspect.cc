@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "cache/cache_layout.h"
-#include "cache/file_lock.h"
+#include "common/file_lock.h"
 #include "common/file_util.h"
 
 namespace stoker::cache {
@@ -56,13 +56,9 @@ Result<ClearReport> ClearCache(const std::string& dir) {
   // Meta files whose data is gone (a process died between writing one and renaming the other).
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> metas, ListDirectory(layout.dir() + "/meta"));
   for (const std::string& name : metas) {
-    std::string key = name;  // "<key>.json" or ReplaceFile's "<key>.json.tmp"
-    for (std::string_view suffix : {".tmp", ".json"}) {
-      if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(),
-                                                    suffix) == 0) {
-        key.resize(key.size() - suffix.size());
-      }
-    }
+    std::string key = AtomicWriteTarget(name);  // WriteMeta's temporary file of "<key>.json"
+    if (key.empty()) key = name;
+    if (key.size() > 5 && key.ends_with(".json")) key.resize(key.size() - 5);
     if (!IsObjectKey(key)) continue;
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
                             FileLock::TryAcquire(layout.lock_path(key), LockMode::kExclusive));
@@ -73,8 +69,12 @@ Result<ClearReport> ClearCache(const std::string& dir) {
   {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
                             FileLock::Acquire(layout.stats_lock_path(), LockMode::kExclusive));
-    for (const std::string& path : {layout.stats_path(), layout.stats_path() + ".tmp"}) {
-      if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink " + path, errno);
+    STOKER_ASSIGN_OR_RETURN(std::vector<std::string> top, ListDirectory(layout.dir()));
+    for (const std::string& name : top) {
+      if (name != "stats.json" && AtomicWriteTarget(name) != "stats.json") continue;
+      const std::string path = JoinPath(layout.dir(), name);
+      if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+        return ErrnoStatus("unlink " + path, errno);
     }
   }
   return report;

@@ -6,10 +6,10 @@
 
 #include <atomic>
 #include <cerrno>
-
 #include <nlohmann/json.hpp>
 
-#include "cache/file_lock.h"
+#include "common/cache_root.h"
+#include "common/file_lock.h"
 #include "common/file_util.h"
 #include "common/hash.h"
 
@@ -20,8 +20,8 @@ constexpr size_t kMaxBaseNameChars = 48;
 constexpr std::string_view kDirs[] = {"data", "meta", "tmp", "locks"};
 
 bool IsSafeChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '.' || c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
 }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -38,10 +38,12 @@ std::string_view TempKey(std::string_view name) {
 bool IsOwnEntry(std::string_view sub, std::string_view name) {
   if (sub == "data") return IsObjectKey(name);
   if (sub == "meta") {
-    if (EndsWith(name, ".json.tmp")) name.remove_suffix(4);  // ReplaceFile's temp
+    const std::string target = AtomicWriteTarget(name);  // WriteMeta's temporary file
+    if (!target.empty()) name = target;
     return EndsWith(name, ".json") && IsObjectKey(name.substr(0, name.size() - 5));
   }
-  if (sub == "locks") return EndsWith(name, ".lock") && IsObjectKey(name.substr(0, name.size() - 5));
+  if (sub == "locks")
+    return EndsWith(name, ".lock") && IsObjectKey(name.substr(0, name.size() - 5));
   return IsObjectKey(TempKey(name));  // tmp
 }
 
@@ -49,8 +51,12 @@ bool IsOwnTopLevel(std::string_view name) {
   for (std::string_view d : kDirs) {
     if (name == d) return true;
   }
+  // A cache at a cache root (where an older stoker kept it) lives beside the root's other kinds.
+  if (IsCacheKindDirName(name)) return true;
+  const std::string target = AtomicWriteTarget(name);  // the marker's or stats.json's temporary
+  if (!target.empty()) name = target;
   return name == kMarkerFileName || name == "space.lock" || name == "stats.lock" ||
-         name == "stats.json" || name == "stats.json.tmp";
+         name == "stats.json";
 }
 
 Result<struct stat> StatPath(const std::string& path) {
@@ -117,9 +123,10 @@ Status CacheLayout::CheckOwnEntries() const {
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> top, ListDirectory(dir_));
   for (const std::string& name : top) {
     if (!IsOwnTopLevel(name)) {
-      return FailedPrecondition(JoinPath(dir_, name) +
-                                ": not written by the stoker cache; the cache refuses a directory "
-                                "that holds anything else (it never deletes what it did not write)");
+      return FailedPrecondition(
+          JoinPath(dir_, name) +
+          ": not written by the stoker cache; the cache refuses a directory "
+          "that holds anything else (it never deletes what it did not write)");
     }
   }
   for (std::string_view sub : kDirs) {
@@ -210,36 +217,17 @@ Status CacheLayout::RemoveObject(std::string_view key) const {
   return Status::OK();
 }
 
-Status ReplaceFile(const std::string& path, std::string_view contents) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create " + tmp, errno);
-  Status s;
-  for (size_t done = 0; s.ok() && done < contents.size();) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno != EINTR) s = ErrnoStatus("write " + tmp, errno);
-    if (n > 0) done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0 && s.ok()) s = ErrnoStatus("close " + tmp, errno);
-  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    s = ErrnoStatus("rename " + tmp + " to " + path, errno);
-  }
-  if (!s.ok()) ::unlink(tmp.c_str());
-  return s;
-}
-
 Status WriteMeta(const std::string& path, const ObjectMeta& meta) {
   nlohmann::json j = {{"uri", meta.uri}, {"size_bytes", meta.size_bytes}, {"xxh3", meta.xxh3}};
   if (!meta.unsynced_boot.empty()) j["unsynced_boot"] = meta.unsynced_boot;
-  return ReplaceFile(path, j.dump() + "\n");
+  return WriteFileAtomically(path, j.dump() + "\n", /*durable=*/false);
 }
 
 Result<ObjectMeta> ReadMeta(const std::string& path) {
   STOKER_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("uri") || !j["uri"].is_string() ||
-      !j.contains("size_bytes") || !j["size_bytes"].is_number_unsigned() || !j.contains("xxh3") ||
-      !j["xxh3"].is_string()) {
+  if (!j.is_object() || !j.contains("uri") || !j["uri"].is_string() || !j.contains("size_bytes") ||
+      !j["size_bytes"].is_number_unsigned() || !j.contains("xxh3") || !j["xxh3"].is_string()) {
     return Corruption(path + ": not a cache meta file (want uri, size_bytes, xxh3)");
   }
   if (j.contains("unsynced_boot") && !j["unsynced_boot"].is_string()) {

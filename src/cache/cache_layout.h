@@ -79,11 +79,9 @@ class CacheLayout {
   std::string dir_;
 };
 
-// Writes `contents` to "<path>.tmp" and renames it over `path`, without fsync: for the meta and
-// counter files, whose loss in a power cut costs a download or a few counts, never a wrong byte
+// Writes the meta file atomically without fsync (WriteFileAtomically, durable = false), as
+// stats.json is: their loss in a power cut costs a download or a few counts, never a wrong byte
 // (a data file without its meta is not a hit).
-Status ReplaceFile(const std::string& path, std::string_view contents);
-
 Status WriteMeta(const std::string& path, const ObjectMeta& meta);
 Result<ObjectMeta> ReadMeta(const std::string& path);
 

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cache/file_lock.h"
+#include "common/file_lock.h"
 #include "common/file_util.h"
 
 namespace stoker::cache {
@@ -14,9 +14,12 @@ struct Field {
   uint64_t CacheStats::*member;
 };
 constexpr Field kCounters[] = {
-    {"hits", &CacheStats::hits},           {"misses", &CacheStats::misses},
-    {"downloads", &CacheStats::downloads}, {"bytes_downloaded", &CacheStats::bytes_downloaded},
-    {"refetches", &CacheStats::refetches}, {"evictions", &CacheStats::evictions},
+    {"hits", &CacheStats::hits},
+    {"misses", &CacheStats::misses},
+    {"downloads", &CacheStats::downloads},
+    {"bytes_downloaded", &CacheStats::bytes_downloaded},
+    {"refetches", &CacheStats::refetches},
+    {"evictions", &CacheStats::evictions},
     {"reverified", &CacheStats::reverified},
 };
 
@@ -56,7 +59,7 @@ Status AddToStatsFile(const CacheLayout& layout, const CacheStats& delta, uint64
   nlohmann::json j = nlohmann::json::object();
   for (const Field& f : kCounters) j[f.name] = stats.*f.member;
   j["budget_bytes"] = budget_bytes;
-  return ReplaceFile(layout.stats_path(), j.dump(2) + "\n");
+  return WriteFileAtomically(layout.stats_path(), j.dump(2) + "\n", /*durable=*/false);
 }
 
 Result<CacheStats> ReadStatsFile(const CacheLayout& layout) {

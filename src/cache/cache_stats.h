@@ -23,7 +23,7 @@ struct CacheStats {
   uint64_t evictions = 0;         // objects removed to make room
   uint64_t reverified = 0;        // objects of an earlier boot re-hashed and kept (not fetched)
   uint64_t budget_bytes = 0;
-  uint64_t used_bytes = 0;        // data plus space reserved by downloads in progress
+  uint64_t used_bytes = 0;  // data plus space reserved by downloads in progress
 
   double hit_rate() const;  // hits / (hits + misses); 0 when there were none
   // Adds the counters (not budget and used) of `delta`.

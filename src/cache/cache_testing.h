@@ -1,9 +1,10 @@
 // Test doubles for the cache tests (header-only, test code only): a backend that records which
 // objects were opened, one that corrupts the first N reads, and one that blocks in ReadAt until
-// released (or until its process is killed). Thread-safe.
+// released, or until its thread's requests are cancelled (or its process is killed). Thread-safe.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -12,6 +13,7 @@
 
 #include "common/hash.h"
 #include "storage/backend.h"
+#include "storage/cancel.h"
 #include "storage/memory_backend.h"
 
 namespace stoker::cache::testing {
@@ -28,8 +30,9 @@ inline std::string Xxh3Of(const std::string& bytes) {
   return Xxh3Hex(Xxh3(bytes.data(), bytes.size()));
 }
 
-// Counts OpenForRead and OpenForReadWithSize per uri and remembers their order. Optionally corrupts (flips a byte of)
-// the first `corrupt_reads` ReadAt bodies, or blocks every ReadAt of `block_uri` until Unblock().
+// Counts OpenForRead and OpenForReadWithSize per uri and remembers their order. Optionally corrupts
+// (flips a byte of) the first `corrupt_reads` ReadAt bodies, or blocks every ReadAt of `block_uri`
+// until Unblock().
 class TestBackend final : public storage::BackendWrapper {
  public:
   explicit TestBackend(std::unique_ptr<storage::Backend> inner)
@@ -76,6 +79,13 @@ class TestBackend final : public storage::BackendWrapper {
     block_uri_.clear();
     cv_.notify_all();
   }
+  // A blocked ReadAt returns once its thread's storage requests are cancelled
+  // (storage/cancel.h), and not before: it checks every millisecond, since nothing notifies it.
+  void UnblockWhenCancelled() {
+    std::lock_guard<std::mutex> l(mu_);
+    unblock_when_cancelled_ = true;
+    cv_.notify_all();
+  }
   // Waits until a ReadAt of the blocked uri has started.
   void WaitBlocked() const {
     std::unique_lock<std::mutex> l(mu_);
@@ -95,7 +105,11 @@ class TestBackend final : public storage::BackendWrapper {
         if (owner_->block_uri_ == uri()) {
           ++owner_->blocked_;
           owner_->cv_.notify_all();
-          owner_->cv_.wait(l, [&] { return owner_->block_uri_ != uri(); });
+          while (!owner_->cv_.wait_for(l, std::chrono::milliseconds(1), [&] {
+            return owner_->block_uri_ != uri() ||
+                   (owner_->unblock_when_cancelled_ && storage::CancelRequested());
+          })) {
+          }
         }
       }
       STOKER_ASSIGN_OR_RETURN(size_t got, inner_->ReadAt(offset, n, out));
@@ -114,6 +128,7 @@ class TestBackend final : public storage::BackendWrapper {
   mutable std::vector<std::string> order_;
   mutable std::atomic<int> corrupt_reads_{0};
   mutable int blocked_ = 0;
+  bool unblock_when_cancelled_ = false;
   std::string block_uri_;
 };
 

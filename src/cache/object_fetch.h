@@ -9,17 +9,17 @@
 #include <cstdint>
 #include <string>
 
-#include "storage/backend.h"
 #include "stoker/status.h"
+#include "storage/backend.h"
 
 namespace stoker::cache {
 
 struct FetchTarget {
   std::string uri;
-  uint64_t size_bytes = 0;   // expected; the backend must report exactly this
-  std::string xxh3;          // expected XXH3-64 hex; empty: size only
-  int fd = -1;               // the temporary file, open for writing
-  std::string temp_path;     // its name, for errors
+  uint64_t size_bytes = 0;  // expected; the backend must report exactly this
+  std::string xxh3;         // expected XXH3-64 hex; empty: size only
+  int fd = -1;              // the temporary file, open for writing
+  std::string temp_path;    // its name, for errors
 };
 
 struct FetchCounts {

@@ -19,8 +19,9 @@ constexpr uint64_t kHitsPerFlush = 64;
 constexpr uint64_t kDownloadsPerFlush = 16;
 
 Status TooLargeForBudget(const std::string& uri, uint64_t size, uint64_t budget) {
-  return InvalidArgument(uri + ": " + FormatSize(size) + " is larger than the whole cache budget (" +
-                         FormatSize(budget) + "); the budget must hold at least one read unit: "
+  return InvalidArgument(uri + ": " + FormatSize(size) +
+                         " is larger than the whole cache budget (" + FormatSize(budget) +
+                         "); the budget must hold at least one read unit: "
                          "raise the cache size");
 }
 
@@ -180,10 +181,12 @@ Result<CachedFile> ShardCache::Acquire(const CacheRequest& request) {
                             FileLock::TryAcquire(lock_path, LockMode::kShared));
     if (lock == nullptr) {
       waited = true;
-      Result<std::unique_ptr<FileLock>> after_wait = FileLock::AcquireCancellable(
-          lock_path, LockMode::kShared, std::chrono::milliseconds(options_.poll_ms));
+      Result<std::unique_ptr<FileLock>> after_wait =
+          FileLock::AcquireCancellable(lock_path, LockMode::kShared, StorageCancelCheck(),
+                                       std::chrono::milliseconds(options_.poll_ms));
       if (!after_wait.ok()) {
-        return after_wait.status().WithContext(request.uri + ": waiting for another process's "
+        return after_wait.status().WithContext(request.uri +
+                                               ": waiting for another process's "
                                                "download");
       }
       lock = std::move(*after_wait);

@@ -25,22 +25,23 @@
 
 #include "cache/cache_layout.h"
 #include "cache/cache_stats.h"
-#include "storage/backend.h"
 #include "stoker/status.h"
+#include "storage/backend.h"
 
 namespace stoker::cache {
 
 struct CacheOptions {
-  std::string dir;                 // created if missing; refused if it holds foreign files
-  uint64_t budget_bytes = 0;       // data plus downloads in progress never exceed it
-  int download_threads = 8;        // look-ahead downloads at once (0: download only on Acquire)
-  int max_refetch = 3;             // downloads repeated after a mismatch before giving up
-  uint64_t chunk_bytes = 8 << 20;  // bytes per backend read (one ranged GET)
-  int part_threads = 4;            // reads of one object in flight at once
+  std::string dir;                    // created if missing; refused if it holds foreign files
+  uint64_t budget_bytes = 0;          // data plus downloads in progress never exceed it
+  int download_threads = 8;           // look-ahead downloads at once (0: download only on Acquire)
+  int max_refetch = 3;                // downloads repeated after a mismatch before giving up
+  uint64_t chunk_bytes = 8 << 20;     // bytes per backend read (one ranged GET)
+  int part_threads = 4;               // reads of one object in flight at once
   uint64_t largest_object_bytes = 0;  // when known: Open refuses a budget smaller than this
   // true: fdatasync each object before its rename (durable at once). false: rename at once and
   // tag the object with this boot's id; an object tagged by an earlier boot (a power loss may
-  // have torn it) is re-hashed before first use (docs/cache.md, "Durability"). No boot id: fsync.
+  // have torn it) is re-hashed before first use (src/cache/README.md, "Durability"). No boot id:
+  // fsync.
   bool fsync = false;
   // How often a waiter looks for space freed by other processes; at most this long between the
   // polls of a wait for another process's lock (file_lock.h) and between its cancel checks.
@@ -67,6 +68,7 @@ class CachedFile {
 
  private:
   friend class ShardCache;
+
  public:
   struct Pin;  // defined in shard_cache.cc
 
@@ -126,8 +128,8 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   // boot; true when it is intact (it is then marked synced), false when it is not that case.
   Result<bool> ReverifyEarlierBoot(const std::string& key, const CacheRequest& request);
   Result<Outcome> Download(const CacheRequest& request, Priority priority, size_t position);
-  Result<Space> Reserve(const std::string& key, uint64_t size, Priority priority,
-                        size_t position, const std::string& uri);
+  Result<Space> Reserve(const std::string& key, uint64_t size, Priority priority, size_t position,
+                        const std::string& uri);
   Status EvictFor(const std::vector<StoredObject>& objects, uint64_t need, uint64_t* used,
                   Priority priority, size_t position);
   void Release(const std::string& uri);
@@ -146,11 +148,11 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   std::vector<std::string> schedule_;                                // guarded by mu_
   uint64_t generation_ = 0;  // bumped on every change that may free space; guarded by mu_
   uint64_t blocked_generation_ = ~uint64_t{0};  // look-ahead found no space at this generation
-  bool stop_ = false;        // guarded by mu_
-  std::atomic<bool> cancel_{false};  // set at destruction: downloads stop after their part
+  bool stop_ = false;                           // guarded by mu_
+  std::atomic<bool> cancel_{false};    // set at destruction: downloads stop after their part
   std::atomic<int> space_waiters_{0};  // demand downloads waiting for space now
-  CacheStats counts_;        // this process's totals; guarded by mu_
-  CacheStats unflushed_;     // not yet in stats.json; guarded by mu_
+  CacheStats counts_;                  // this process's totals; guarded by mu_
+  CacheStats unflushed_;               // not yet in stats.json; guarded by mu_
   std::vector<std::thread> workers_;
 };
 

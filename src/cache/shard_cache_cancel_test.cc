@@ -1,10 +1,10 @@
 // Closing a cache (or a loader whose worker is inside Acquire) while a download is stalled at the
 // server: the transfer is aborted inside libcurl, not retried, no partial file is left, and the
 // next cache on the directory works. The server accepts every request and never answers.
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "cache/cache_testing.h"
 #include "cache/shard_cache.h"

@@ -4,9 +4,8 @@
 // rewriting the tag in the meta file to another boot id; a torn file by overwriting its bytes
 // in place (as zeros, which is what unwritten blocks read back as, or as one flipped byte).
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "cache/cache_testing.h"
 #include "cache/shard_cache.h"
@@ -147,13 +146,15 @@ TEST_F(ShardCacheDurabilityTest, LookAheadReverifiesAndRefetchesBeforeTheRead) {
 TEST_F(ShardCacheDurabilityTest, MetaFromBeforeTheBootTagStillReads) {
   // Caches written before the tag existed were always fsynced: their meta has no unsynced_boot.
   const std::string path = dir_->Join("meta.json");
-  ASSERT_TRUE(WriteFileAtomically(path, "{\"uri\":\"u\",\"size_bytes\":3,\"xxh3\":\"0011223344556677\"}\n")
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(path, "{\"uri\":\"u\",\"size_bytes\":3,\"xxh3\":\"0011223344556677\"}\n")
+          .ok());
   Result<ObjectMeta> meta = ReadMeta(path);
   ASSERT_TRUE(meta.ok()) << meta.status().ToString();
   EXPECT_TRUE(meta->unsynced_boot.empty());
-  ASSERT_TRUE(WriteFileAtomically(path, "{\"uri\":\"u\",\"size_bytes\":3,\"xxh3\":\"0011223344556677\","
-                                    "\"unsynced_boot\":7}\n")
+  ASSERT_TRUE(WriteFileAtomically(path,
+                                  "{\"uri\":\"u\",\"size_bytes\":3,\"xxh3\":\"0011223344556677\","
+                                  "\"unsynced_boot\":7}\n")
                   .ok());
   EXPECT_FALSE(ReadMeta(path).ok());
 }

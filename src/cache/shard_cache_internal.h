@@ -2,17 +2,26 @@
 // temporary file. Guarded by ShardCache::mu_ unless said otherwise.
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
 #include <utility>
 
-#include "cache/file_lock.h"
 #include "cache/shard_cache.h"
+#include "common/file_lock.h"
+#include "storage/cancel.h"
 
 namespace stoker::cache {
 
 inline constexpr size_t kUnscheduled = std::numeric_limits<size_t>::max();
+
+// The cancel check of FileLock::AcquireCancellable for the calling thread's storage requests
+// (storage/cancel.h); empty for a thread with no CancelScope, which nothing can cancel.
+inline std::function<bool()> StorageCancelCheck() {
+  if (storage::CurrentCancelScope() == nullptr) return {};
+  return [] { return storage::CancelRequested(); };
+}
 
 // The running kernel's boot id (/proc/sys/kernel/random/boot_id), read once; "" if unreadable.
 const std::string& BootId();
@@ -20,14 +29,14 @@ const std::string& BootId();
 struct ShardCache::Entry {
   CacheRequest request;  // the latest one seen for this uri
   std::string key;
-  int pins = 0;              // live CachedFiles of this process
-  bool downloading = false;  // a thread of this process is downloading it
-  uint64_t fetches = 0;      // downloads of it this process completed (a waiter's miss)
-  bool local = false;        // this process saw it complete (the look-ahead skips it)
-  bool passed = false;       // its last planned read has passed
+  int pins = 0;                    // live CachedFiles of this process
+  bool downloading = false;        // a thread of this process is downloading it
+  uint64_t fetches = 0;            // downloads of it this process completed (a waiter's miss)
+  bool local = false;              // this process saw it complete (the look-ahead skips it)
+  bool passed = false;             // its last planned read has passed
   size_t position = kUnscheduled;  // in the current schedule
   uint64_t busy_generation = ~uint64_t{0};  // another process was downloading it then
-  Status failed;             // the look-ahead's failure, handed to the next Acquire
+  Status failed;                            // the look-ahead's failure, handed to the next Acquire
 };
 
 // A shared flock on the object's lock file keeps the file from eviction while the pin lives.

@@ -1,5 +1,6 @@
 // ShardCache shared by processes: this test binary runs itself as the other processes
 // (ShardCacheChild.Run, skipped unless STOKER_CACHE_CHILD says what to do).
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -13,8 +14,6 @@
 #include <future>
 #include <optional>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "cache/cache_testing.h"
 #include "cache/shard_cache.h"
@@ -131,7 +130,7 @@ class ShardCacheProcessTest : public ::testing::Test {
     }
   }
   std::vector<std::string> Vars(const std::string& mode, const std::string& out) {
-    return {"STOKER_CACHE_CHILD=" + mode, "STOKER_CACHE_DIR=" + cache_dir_,
+    return {"STOKER_CACHE_CHILD=" + mode, "STOKER_TEST_CACHE_DIR=" + cache_dir_,
             "STOKER_CACHE_SRC=" + src_, "STOKER_CACHE_OUT=" + out};
   }
 
@@ -302,7 +301,7 @@ TEST(ShardCacheChild, Run) {
     const std::string old_bytes = ObjectBytes("old0", kObjectBytes);
     ASSERT_TRUE(storage::WriteAll(*old_version, ObjectPath(src, 0), old_bytes).ok());
     CacheOptions options;
-    options.dir = Env("STOKER_CACHE_DIR");
+    options.dir = Env("STOKER_TEST_CACHE_DIR");
     options.budget_bytes = kObjectBytes * 64;
     options.download_threads = 0;
     options.fsync = false;
@@ -317,11 +316,11 @@ TEST(ShardCacheChild, Run) {
   }
   storage::FaultOptions slow;
   slow.latency_ms = 2;  // so that the two processes overlap
-  auto backend = std::make_shared<TestBackend>(
-      storage::NewFaultBackend(storage::NewFileBackend(), slow));
+  auto backend =
+      std::make_shared<TestBackend>(storage::NewFaultBackend(storage::NewFileBackend(), slow));
   if (mode == "hang") backend->Block(ObjectPath(src, 0));
   CacheOptions options;
-  options.dir = Env("STOKER_CACHE_DIR");
+  options.dir = Env("STOKER_TEST_CACHE_DIR");
   options.budget_bytes = kObjectBytes * 64;
   options.download_threads = mode == "hang" ? 0 : 2;
   options.fsync = false;
@@ -341,8 +340,8 @@ TEST(ShardCacheChild, Run) {
               ObjectBytes("shard" + std::to_string(i), kObjectBytes));
   }
   CacheStats stats = (*cache)->Stats();
-  std::ofstream(Env("STOKER_CACHE_OUT")) << backend->order().size() << " " << stats.downloads
-                                         << " " << stats.hits << " " << stats.misses << "\n";
+  std::ofstream(Env("STOKER_CACHE_OUT")) << backend->order().size() << " " << stats.downloads << " "
+                                         << stats.hits << " " << stats.misses << "\n";
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ Status RemoveTempsOf(const CacheLayout& layout, const std::string& key) {
     if (name.size() > key.size() && name.compare(0, key.size(), key) == 0 &&
         name[key.size()] == '~') {
       const std::string path = JoinPath(layout.temp_dir(), name);
-      if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink " + path, errno);
+      if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+        return ErrnoStatus("unlink " + path, errno);
     }
   }
   return Status::OK();
@@ -97,14 +98,15 @@ Result<bool> ShardCache::ReverifyEarlierBoot(const std::string& key, const Cache
 }
 
 Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Priority priority,
-                                                  size_t position) {
+                                                 size_t position) {
   const std::string key = ObjectKey(request.uri);
   const std::string lock_path = layout_.lock_path(key);
   std::unique_ptr<FileLock> lock;
   if (priority == Priority::kDemand) {
     // Another process may hold it for a whole download, or pin an older version while it reads.
-    Result<std::unique_ptr<FileLock>> locked = FileLock::AcquireCancellable(
-        lock_path, LockMode::kExclusive, std::chrono::milliseconds(options_.poll_ms));
+    Result<std::unique_ptr<FileLock>> locked =
+        FileLock::AcquireCancellable(lock_path, LockMode::kExclusive, StorageCancelCheck(),
+                                     std::chrono::milliseconds(options_.poll_ms));
     if (!locked.ok()) return locked.status().WithContext(request.uri);
     lock = std::move(*locked);
   } else {
@@ -151,10 +153,9 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
     }
   }
   FetchCounts counts;
-  Result<std::string> xxh3 =
-      FetchVerified(*source_, {request.uri, size, request.checksum, space.fd, space.path},
-                    {options_.chunk_bytes, options_.part_threads, options_.max_refetch, &cancel_},
-                    &counts);
+  Result<std::string> xxh3 = FetchVerified(
+      *source_, {request.uri, size, request.checksum, space.fd, space.path},
+      {options_.chunk_bytes, options_.part_threads, options_.max_refetch, &cancel_}, &counts);
   Count(&CacheStats::bytes_downloaded, counts.bytes_fetched);
   Count(&CacheStats::refetches, counts.refetches);
   if (!xxh3.ok()) return xxh3.status();
@@ -163,8 +164,8 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
   // before it is used (ReverifyEarlierBoot). With fsync the data is synced before the rename.
   // The directory is never synced: a rename lost in a crash only means a second download.
   const bool sync = options_.fsync || BootId().empty();
-  STOKER_RETURN_IF_ERROR(WriteMeta(layout_.meta_path(key),
-                                   {request.uri, size, *xxh3, sync ? "" : BootId()}));
+  STOKER_RETURN_IF_ERROR(
+      WriteMeta(layout_.meta_path(key), {request.uri, size, *xxh3, sync ? "" : BootId()}));
   STOKER_RETURN_IF_ERROR(space.Publish(layout_.data_path(key), sync));
   Count(&CacheStats::downloads, 1);
   return Outcome::kDone;
@@ -185,7 +186,8 @@ Result<ShardCache::Space> ShardCache::Reserve(const std::string& key, uint64_t s
       STOKER_ASSIGN_OR_RETURN(used, layout_.TempBytes());
       for (const StoredObject& o : objects) used += o.size_bytes;
     }
-    if (used + size > options_.budget_bytes) STOKER_RETURN_IF_ERROR(EvictFor(objects, size, &used, priority, position));
+    if (used + size > options_.budget_bytes)
+      STOKER_RETURN_IF_ERROR(EvictFor(objects, size, &used, priority, position));
     if (used + size > options_.budget_bytes) return Space();
   }
   Space space;
@@ -212,12 +214,12 @@ Result<ShardCache::Space> ShardCache::Reserve(const std::string& key, uint64_t s
   return space;
 }
 
-Status ShardCache::EvictFor(const std::vector<StoredObject>& objects, uint64_t need,
-                            uint64_t* used, Priority priority, size_t position) {
+Status ShardCache::EvictFor(const std::vector<StoredObject>& objects, uint64_t need, uint64_t* used,
+                            Priority priority, size_t position) {
   struct Candidate {
     const StoredObject* object;
-    int rank;        // 0: passed, 1: not in this process's plan, 2: scheduled
-    int64_t order;   // within a rank, smaller goes first
+    int rank;       // 0: passed, 1: not in this process's plan, 2: scheduled
+    int64_t order;  // within a rank, smaller goes first
   };
   std::vector<Candidate> candidates;
   {
@@ -242,9 +244,9 @@ Status ShardCache::EvictFor(const std::vector<StoredObject>& objects, uint64_t n
   for (const Candidate& c : candidates) {
     if (*used + need <= options_.budget_bytes) break;
     // Pinned (shared lock) or being replaced elsewhere: not ours to take.
-    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
-                            FileLock::TryAcquire(layout_.lock_path(c.object->key),
-                                                 LockMode::kExclusive));
+    STOKER_ASSIGN_OR_RETURN(
+        std::unique_ptr<FileLock> lock,
+        FileLock::TryAcquire(layout_.lock_path(c.object->key), LockMode::kExclusive));
     if (lock == nullptr) continue;
     if (!PathExists(layout_.data_path(c.object->key))) continue;  // evicted meanwhile
     STOKER_RETURN_IF_ERROR(layout_.RemoveObject(c.object->key));

@@ -1,13 +1,12 @@
 #include "cache/shard_cache.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <random>
 #include <set>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "cache/cache_testing.h"
 #include "common/file_util.h"
@@ -231,8 +230,9 @@ TEST_F(ShardCacheTest, BudgetFullOfPinsWaitsForARelease) {
     ExpectContent(*next);
     done = true;
   });
-  // The waiter cannot make room while 0 is pinned; releasing it lets the waiter through.
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  // The waiter cannot make room while 0 is pinned: it waits for space (back-pressure), and
+  // releasing 0 lets it through.
+  while (!cache->WaitingForSpace()) std::this_thread::yield();
   EXPECT_FALSE(done.load());
   held.reset();
   waiter.join();
@@ -257,8 +257,7 @@ TEST_F(ShardCacheTest, LookAheadDownloadsInPlanOrderWithinTheBudget) {
   // With 4 and 2 passed, the look-ahead brings 0 and 1 in their place.
   while (cache->Stats().downloads < 5) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   EXPECT_EQ(Cached(), (std::set<int>{6, 0, 1}));
-  EXPECT_EQ(backend_->order(),
-            (std::vector<std::string>{Uri(4), Uri(2), Uri(6), Uri(0), Uri(1)}));
+  EXPECT_EQ(backend_->order(), (std::vector<std::string>{Uri(4), Uri(2), Uri(6), Uri(0), Uri(1)}));
 }
 
 TEST_F(ShardCacheTest, ForeignFilesAreRefusedAndKept) {
@@ -283,8 +282,7 @@ TEST_F(ShardCacheTest, ForeignFilesAreRefusedAndKept) {
 
 TEST_F(ShardCacheTest, StaleTemporaryFilesAreRemovedAtOpen) {
   { ASSERT_TRUE(ShardCache::Open(Options(Budget(2)), backend_).ok()); }
-  const std::string stale =
-      dir_->Join("cache/tmp/" + ObjectKey(Uri(0)) + "~99999~0.part");
+  const std::string stale = dir_->Join("cache/tmp/" + ObjectKey(Uri(0)) + "~99999~0.part");
   ASSERT_TRUE(WriteFileAtomically(stale, "half a shar").ok());
   auto cache = OpenCache(Options(Budget(2)));
   EXPECT_FALSE(PathExists(stale));
@@ -424,11 +422,10 @@ TEST_F(ShardCacheTest, ClosingTheCacheCancelsALookAheadDownloadAfterItsPart) {
   backend_->Block(Uri(3));
   cache->Schedule({Request(3)});
   backend_->WaitBlocked();  // the first part is in flight
+  // The part in flight returns only once the destructor has raised the flag (a late flag would
+  // let the download finish and publish the object, which the checks below catch).
+  backend_->UnblockWhenCancelled();
   std::thread closer([&] { cache.reset(); });
-  // Let the destructor raise the flag before the part returns (a late flag would let the
-  // download finish and publish the object, which the checks below catch).
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  backend_->Unblock();
   closer.join();
   EXPECT_EQ(Cached(), std::set<int>{});
   EXPECT_TRUE(ListDirectory(dir_->Join("cache/tmp")).value().empty());

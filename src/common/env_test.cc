@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 namespace stoker {
 namespace {
@@ -35,6 +37,24 @@ TEST(EnvNumber, ReadsADecimalAndRefusesTheRestNamingIt) {
         << r.status().message();
   }
   ::unsetenv(kName);
+}
+
+TEST(ThreadsPerRank, SharesTheCoresOfANodeBetweenItsRanks) {
+  EXPECT_EQ(ThreadsPerRank(64, 1), 64);
+  EXPECT_EQ(ThreadsPerRank(64, 8), 8);
+  EXPECT_EQ(ThreadsPerRank(6, 4), 1);   // rounded down
+  EXPECT_EQ(ThreadsPerRank(4, 16), 1);  // more ranks than cores: still one thread each
+  EXPECT_EQ(ThreadsPerRank(0, 0), 1);   // unknown hardware, no ranks
+}
+
+TEST(ThreadsPerRank, DefaultReadsLocalWorldSize) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ::setenv("LOCAL_WORLD_SIZE", "2", 1);
+  EXPECT_EQ(DefaultThreadsPerRank(), std::max(1, cores / 2));
+  ::setenv("LOCAL_WORLD_SIZE", "not a number", 1);  // ignored, as torchrun never writes it
+  EXPECT_EQ(DefaultThreadsPerRank(), cores);
+  ::unsetenv("LOCAL_WORLD_SIZE");
+  EXPECT_EQ(DefaultThreadsPerRank(), cores);
 }
 
 }  // namespace

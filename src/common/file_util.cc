@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 
 namespace stoker {
@@ -74,13 +75,15 @@ Result<std::string> ReadFileToString(const std::string& path, size_t spare_bytes
   return out;
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view contents) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+Status WriteFileAtomically(const std::string& path, std::string_view contents, bool durable) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp = path + "." + std::to_string(::getpid()) + "-" +
+                          std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("create " + tmp, errno);
   FdCloser closer(fd);
   Status s = WriteAll(fd, contents, tmp);
-  if (s.ok() && ::fsync(fd) != 0) s = ErrnoStatus("fsync " + tmp, errno);
+  if (s.ok() && durable && ::fsync(fd) != 0) s = ErrnoStatus("fsync " + tmp, errno);
   if (s.ok()) s = closer.Close(tmp);
   if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
     s = ErrnoStatus("rename " + tmp + " to " + path, errno);
@@ -89,7 +92,26 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
     ::unlink(tmp.c_str());
     return s;
   }
-  return FsyncDirectory(DirName(path));
+  return durable ? FsyncDirectory(DirName(path)) : Status::OK();
+}
+
+std::string AtomicWriteTarget(std::string_view name) {
+  constexpr std::string_view kSuffix = ".tmp";
+  if (name.size() <= kSuffix.size() || !name.ends_with(kSuffix)) return "";
+  name.remove_suffix(kSuffix.size());
+  const size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0) return "";
+  const std::string_view tag = name.substr(dot + 1);  // "<pid>-<n>"
+  const size_t dash = tag.find('-');
+  auto digits = [](std::string_view d) {
+    return !d.empty() &&
+           std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (dash == std::string_view::npos || !digits(tag.substr(0, dash)) ||
+      !digits(tag.substr(dash + 1))) {
+    return "";
+  }
+  return std::string(name.substr(0, dot));
 }
 
 Status FsyncDirectory(const std::string& dir) {

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "common/temp_dir.h"
 
 namespace stoker {
@@ -19,6 +25,42 @@ TEST(FileUtilTest, AtomicWriteReplacesAndLeavesNoTemp) {
   auto names = ListDirectory((*dir)->path());
   ASSERT_TRUE(names.ok());
   EXPECT_EQ(*names, std::vector<std::string>{"a.json"});
+}
+
+// Writers of one path in several threads (or processes: the temporary name carries the pid) each
+// have a temporary file of their own: the file is always one writer's whole text, never a mix, and
+// no temporary file is left.
+TEST(FileUtilTest, ConcurrentAtomicWritesOfOnePathNeverMix) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  const std::string path = (*dir)->Join("counts");
+  std::vector<std::string> texts;
+  for (int t = 0; t < 4; ++t) texts.push_back(std::string(100000 + t, static_cast<char>('a' + t)));
+  std::vector<std::thread> writers;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        if (!WriteFileAtomically(path, texts[t], /*durable=*/i % 2 == 0).ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& w : writers) w.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto text = ReadFileToString(path);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(std::find(texts.begin(), texts.end(), *text), texts.end());
+  EXPECT_EQ(ListDirectory((*dir)->path()).value(), std::vector<std::string>{"counts"});
+}
+
+TEST(FileUtilTest, AtomicWriteTargetKnowsOnlyItsOwnTemporaryNames) {
+  EXPECT_EQ(AtomicWriteTarget("x.json.123-4.tmp"), "x.json");
+  EXPECT_EQ(AtomicWriteTarget("/d/meta/k.json.9-0.tmp"), "/d/meta/k.json");
+  EXPECT_EQ(AtomicWriteTarget("stats.json.tmp"), "");
+  EXPECT_EQ(AtomicWriteTarget("x.json.12x-4.tmp"), "");
+  EXPECT_EQ(AtomicWriteTarget("x.json.123-.tmp"), "");
+  EXPECT_EQ(AtomicWriteTarget(".1-2.tmp"), "");
+  EXPECT_EQ(AtomicWriteTarget("x.json"), "");
 }
 
 TEST(FileUtilTest, ReadMissingIsNotFoundAndNamesFile) {

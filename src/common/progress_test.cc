@@ -90,8 +90,11 @@ TEST(ProgressTest, TerminalModeRedrawsInPlaceAndEndsWithNewline) {
 TEST(ProgressTest, CountsAndDrawsFromManyThreads) {
   Capture cap;
   // Interval 0: every Add tries to draw, so drawing races are exercised (run under TSan too).
-  ProgressReporter p({.label = "t", .total_items = 40000, .mode = ProgressReporter::Mode::kPlain,
-                      .out = cap.file(), .plain_interval_s = 0});
+  ProgressReporter p({.label = "t",
+                      .total_items = 40000,
+                      .mode = ProgressReporter::Mode::kPlain,
+                      .out = cap.file(),
+                      .plain_interval_s = 0});
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {

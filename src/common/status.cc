@@ -6,18 +6,30 @@ namespace stoker {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid_argument";
-    case StatusCode::kNotFound: return "not_found";
-    case StatusCode::kAlreadyExists: return "already_exists";
-    case StatusCode::kCorruption: return "corruption";
-    case StatusCode::kIOError: return "io_error";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kCancelled: return "cancelled";
-    case StatusCode::kOutOfRange: return "out_of_range";
-    case StatusCode::kFailedPrecondition: return "failed_precondition";
-    case StatusCode::kUnimplemented: return "unimplemented";
-    case StatusCode::kInternal: return "internal";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case StatusCode::kNotFound:
+      return "not_found";
+    case StatusCode::kAlreadyExists:
+      return "already_exists";
+    case StatusCode::kCorruption:
+      return "corruption";
+    case StatusCode::kIOError:
+      return "io_error";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kCancelled:
+      return "cancelled";
+    case StatusCode::kOutOfRange:
+      return "out_of_range";
+    case StatusCode::kFailedPrecondition:
+      return "failed_precondition";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
+    case StatusCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }

@@ -1,8 +1,8 @@
 #include "stoker/status.h"
 
-#include <cerrno>
-
 #include <gtest/gtest.h>
+
+#include <cerrno>
 
 namespace stoker {
 namespace {

@@ -18,20 +18,80 @@ std::string UriScheme(std::string_view path) {
   return scheme;
 }
 
-Result<std::string> LocalPathFromUri(std::string_view path) {
-  const std::string scheme = UriScheme(path);
-  if (scheme.empty()) return std::string(path);
-  if (scheme != "file") {
-    return InvalidArgument(std::string(path) + ": stoker does not serve " + scheme +
-                           ":// URIs; it serves " + std::string(kServedSchemes));
+bool IsRemoteUri(std::string_view uri) {
+  const std::string scheme = UriScheme(uri);
+  return scheme == "s3" || scheme == "http" || scheme == "https";
+}
+
+namespace {
+
+bool IsServedScheme(std::string_view scheme) {
+  for (std::string_view s : kServedSchemes) {
+    if (scheme == s) return true;
   }
-  std::string_view rest = path.substr(scheme.size() + 3);  // after "file://"
+  return false;
+}
+
+Status Unserved(std::string_view uri, std::string_view scheme) {
+  return InvalidArgument(std::string(uri) + ": stoker does not serve " + std::string(scheme) +
+                         ":// URIs; it serves " + std::string(kServedSchemesText));
+}
+
+// "file:///abs/x" or "file://localhost/abs/x" -> "/abs/x".
+Result<std::string> FileUriPath(std::string_view uri) {
+  std::string_view rest = uri.substr(7);  // after "file://"
   if (rest.rfind("localhost/", 0) == 0) rest.remove_prefix(9);
   if (rest.empty() || rest[0] != '/') {
-    return InvalidArgument(std::string(path) +
+    return InvalidArgument(std::string(uri) +
                            ": a file:// URI must name a local absolute path (file:///path)");
   }
   return std::string(rest);
+}
+
+}  // namespace
+
+Result<ParsedUri> ParseUri(std::string_view uri) {
+  const std::string scheme = UriScheme(uri);
+  if (!scheme.empty() && !IsServedScheme(scheme)) return Unserved(uri, scheme);
+  ParsedUri out;
+  if (scheme.empty() || scheme == "file") {
+    if (scheme.empty()) {
+      out.path = std::string(uri);
+    } else {
+      STOKER_ASSIGN_OR_RETURN(out.path, FileUriPath(uri));
+    }
+    if (out.path.empty()) return InvalidArgument("empty path");
+    out.kind = UriKind::kFile;
+    return out;
+  }
+  const std::string_view rest = uri.substr(scheme.size() + 3);
+  if (scheme == "s3") {
+    const size_t slash = rest.find('/');
+    out.kind = UriKind::kS3;
+    out.bucket = std::string(rest.substr(0, slash));
+    if (slash != std::string_view::npos) out.key = std::string(rest.substr(slash + 1));
+    if (out.bucket.empty()) {
+      return InvalidArgument(std::string(uri) +
+                             ": an s3:// URI must name a bucket (s3://bucket/key)");
+    }
+    return out;
+  }
+  if (rest.empty() || rest[0] == '/') {  // http, https
+    return InvalidArgument(std::string(uri) + ": an " + scheme + ":// URI must name a host");
+  }
+  out.kind = UriKind::kHttp;
+  out.url = std::string(uri);
+  return out;
+}
+
+Result<std::string> LocalPathFromUri(std::string_view path) {
+  const std::string scheme = UriScheme(path);
+  if (scheme.empty()) return std::string(path);
+  if (scheme == "file") return FileUriPath(path);
+  if (!IsServedScheme(scheme)) return Unserved(path, scheme);
+  return InvalidArgument(std::string(path) + ": stoker does not serve " + scheme +
+                         ":// URIs here; this takes local paths and file:// URIs (remote URIs are "
+                         "served for datasets, record shards and pack outputs: docs/storage.md)");
 }
 
 std::string JoinUri(std::string_view base, std::string_view rel) {
@@ -58,6 +118,25 @@ std::string JoinUri(std::string_view base, std::string_view rel) {
     }
     if (!out.empty() && out.back() != '/') out.push_back('/');
     out.append(seg);
+  }
+  return out;
+}
+
+std::string UriEncode(std::string_view s, bool keep_slash) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    const bool unreserved = (u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') ||
+                            (u >= '0' && u <= '9') || c == '-' || c == '_' || c == '.' || c == '~';
+    if (unreserved || (keep_slash && c == '/')) {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
   }
   return out;
 }

@@ -39,8 +39,8 @@ class CudaCopier final : public DeviceCopier {
 
   Status Init(size_t buffer_bytes) {
     STOKER_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device_), "cudaSetDevice"));
-    STOKER_RETURN_IF_ERROR(CudaStatus(
-        cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"));
+    STOKER_RETURN_IF_ERROR(
+        CudaStatus(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"));
     for (size_t i = 0; i < buffers_.size(); ++i) {
       STOKER_RETURN_IF_ERROR(CudaStatus(cudaMalloc(&buffers_[i], buffer_bytes), "cudaMalloc"));
       STOKER_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&start_[i]), "cudaEventCreate"));
@@ -58,8 +58,8 @@ class CudaCopier final : public DeviceCopier {
     STOKER_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device_), "cudaSetDevice"));
     if (consumed_pending_[buffer]) {
       // The consumer's kernels may still read this buffer: order the copy after them on the GPU.
-      STOKER_RETURN_IF_ERROR(CudaStatus(cudaStreamWaitEvent(stream_, consumed_[buffer], 0),
-                                        "cudaStreamWaitEvent"));
+      STOKER_RETURN_IF_ERROR(
+          CudaStatus(cudaStreamWaitEvent(stream_, consumed_[buffer], 0), "cudaStreamWaitEvent"));
       consumed_pending_[buffer] = 0;
     }
     STOKER_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(start_[buffer], stream_), "cudaEventRecord"));
@@ -83,9 +83,8 @@ class CudaCopier final : public DeviceCopier {
 
   Status StreamWaitCopied(int buffer, void* stream) override {
     STOKER_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device_), "cudaSetDevice"));
-    return CudaStatus(
-        cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), copied_[buffer], 0),
-        "cudaStreamWaitEvent");
+    return CudaStatus(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), copied_[buffer], 0),
+                      "cudaStreamWaitEvent");
   }
 
   Status RecordConsumed(int buffer, void* stream) override {

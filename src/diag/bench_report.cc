@@ -31,8 +31,7 @@ std::vector<Figure> BenchFigures(const BenchResult& r) {
       {"tokens_per_s", "tokens/s", r.tokens_per_s, true, K::kRate},
       {"real_tokens_per_s", "real (non-padding) tokens/s", r.real_tokens_per_s, true, K::kRate},
       {"mb_per_s", "MB/s read", r.mb_per_s, true, K::kRate},
-      {"time_to_first_batch_s", "time to first batch", r.time_to_first_batch_s, true,
-       K::kSeconds},
+      {"time_to_first_batch_s", "time to first batch", r.time_to_first_batch_s, true, K::kSeconds},
       {"cpu_s", "CPU time (user + system)", r.cpu_s, true, K::kSeconds},
       {"cpu_cores_used", "CPU cores busy (mean)", cores_used, true, K::kRate},
       {"peak_rss_bytes", "peak RSS", double(r.peak_rss_bytes), true, K::kBytes},
@@ -123,7 +122,9 @@ nlohmann::json BenchJson(const BenchResult& r, const LoaderOptions& o, bool synt
   j["mean_slots_ready"] = r.mean_slots_ready;
   j["monitor_warnings"] = r.monitor_warnings;
   j["storage"] = {{"requests",
-                   {{"GET", r.storage.get}, {"HEAD", r.storage.head}, {"LIST", r.storage.list},
+                   {{"GET", r.storage.get},
+                    {"HEAD", r.storage.head},
+                    {"LIST", r.storage.list},
                     {"PUT", r.storage.put}}},
                   {"failed_requests", r.storage.failed},
                   {"retries", r.storage.retries},

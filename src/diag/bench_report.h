@@ -2,10 +2,9 @@
 // object, so both always hold the same figures under the same keys. Free functions; thread-safe.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "diag/bench_runner.h"
 

@@ -58,7 +58,8 @@ Result<std::vector<LoaderDataset>> OpenDatasets(const std::vector<std::string>& 
       char* end = nullptr;
       const double w = std::strtod(prefix.c_str(), &end);
       if (end == prefix.c_str() + prefix.size()) {
-        if (!(w > 0)) return InvalidArgument("weight '" + prefix + "' of '" + arg + "' must be > 0");
+        if (!(w > 0))
+          return InvalidArgument("weight '" + prefix + "' of '" + arg + "' must be > 0");
         d.weight = w;
         d.path = arg.substr(colon + 1);
       }
@@ -94,7 +95,7 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   const Clock::time_point open_start = Clock::now();
   Result<std::unique_ptr<Loader>> opened = config.synthetic ? Loader::OpenSynthetic(options)
                                            : config.open    ? config.open(options)
-                                                            : Loader::Open(config.datasets, options);
+                                                         : Loader::Open(config.datasets, options);
   if (!opened.ok()) return opened.status();
   Loader& loader = **opened;
   r.open_s = SecondsSince(open_start);
@@ -104,9 +105,9 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   // Warm-up: the first batch (cold) and a few more, so thread start-up and page faults of the
   // ring do not count. The simulated step runs here too: the monitor sees every batch, and a
   // training loop does not race through its first batches either.
-  const uint64_t warmup = std::max<uint64_t>(
-      1, config.warmup_batches.value_or(
-             std::max<uint64_t>(10, 2 * static_cast<uint64_t>(loader.Stats().ring_slots))));
+  const uint64_t warmup =
+      std::max<uint64_t>(1, config.warmup_batches.value_or(std::max<uint64_t>(
+                                10, 2 * static_cast<uint64_t>(loader.Stats().ring_slots))));
   while (r.warmup_batches < warmup) {
     STOKER_ASSIGN_OR_RETURN(std::optional<LoaderBatch> b, loader.Next());
     if (!b) continue;  // end of an epoch: the next call starts the next one
@@ -190,11 +191,10 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   const double cycle_s = r.consumer_wait_s + r.consumer_step_s;
   r.stall_share = monitored && cycle_s > 0 ? r.consumer_wait_s / cycle_s : 0;
   r.consumer_step_ms = config.consumer_step_ms;
-  r.mean_slots_ready =
-      s1.batches > s0.batches
-          ? (s1.mean_slots_ready * s1.batches - s0.mean_slots_ready * s0.batches) /
-                (s1.batches - s0.batches)
-          : 0;
+  r.mean_slots_ready = s1.batches > s0.batches
+                           ? (s1.mean_slots_ready * s1.batches - s0.mean_slots_ready * s0.batches) /
+                                 (s1.batches - s0.batches)
+                           : 0;
   r.workers = config.synthetic ? 0 : s1.num_workers;
   r.ring_slots = s1.ring_slots;
   r.pinned = s1.pinned;

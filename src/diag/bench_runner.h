@@ -30,8 +30,8 @@ struct BenchConfig {
   // Delivered before measuring, excluded from every figure; unset: max(10, 2 x ring slots), so
   // the batches prefetched while the loader started do not inflate the rate.
   std::optional<uint64_t> warmup_batches;
-  double consumer_step_ms = 0;       // > 0: sleep this long per batch, like a training step
-  double sample_interval_s = 0.25;   // timeline resolution
+  double consumer_step_ms = 0;      // > 0: sleep this long per batch, like a training step
+  double sample_interval_s = 0.25;  // timeline resolution
   // Called every sample interval (and once at the end) with the figures so far.
   std::function<void(const struct BenchProgress&)> on_progress;
   // With a consumer step, the loader's own stall monitor judges it (warm-up included): this
@@ -41,8 +41,8 @@ struct BenchConfig {
 
 struct BenchProgress {
   bool warming_up = false;
-  double elapsed_s = 0;   // since measuring began (or since open while warming up)
-  uint64_t batches = 0;   // measured so far
+  double elapsed_s = 0;  // since measuring began (or since open while warming up)
+  uint64_t batches = 0;  // measured so far
   double tokens_per_s = 0;
   double stall_share = 0;
 };
@@ -66,11 +66,11 @@ struct BenchResult {
   double tokens_per_s = 0;
   double samples_per_s = 0;
   double real_tokens_per_s = 0;
-  double bytes_read = 0;     // token bytes read from the datasets (real tokens x token size)
-  double mb_per_s = 0;       // bytes_read / wall, 1e6 bytes
+  double bytes_read = 0;  // token bytes read from the datasets (real tokens x token size)
+  double mb_per_s = 0;    // bytes_read / wall, 1e6 bytes
   double time_to_first_batch_s = 0;  // Open + first Next, cold
   double open_s = 0;
-  double cpu_s = 0;          // user + system, whole process
+  double cpu_s = 0;  // user + system, whole process
   double cpu_user_s = 0;
   double cpu_system_s = 0;
   uint64_t peak_rss_bytes = 0;
@@ -79,10 +79,10 @@ struct BenchResult {
   double tokenize_s = -1;
   double assemble_s = 0;
   double copy_s = 0;
-  double consumer_wait_s = 0;  // the data stall
-  double consumer_step_s = 0;  // simulated training time
-  double consumer_step_ms = 0; // the simulated step asked for (0: loader only)
-  double stall_share = 0;      // wait / (wait + step); only meaningful with a step
+  double consumer_wait_s = 0;   // the data stall
+  double consumer_step_s = 0;   // simulated training time
+  double consumer_step_ms = 0;  // the simulated step asked for (0: loader only)
+  double stall_share = 0;       // wait / (wait + step); only meaningful with a step
   double wait_max_ms = 0;
   double mean_slots_ready = 0;
   // Setting.

@@ -1,12 +1,12 @@
 #include "diag/bench_runner.h"
 
-#include <cstdio>
-#include <string>
-#include <vector>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "common/file_util.h"
 #include "common/temp_dir.h"

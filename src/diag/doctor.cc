@@ -68,11 +68,20 @@ Result<double> ParseParamCount(std::string_view text) {
   double scale = 1;
   if (!s.empty()) {
     switch (std::tolower(static_cast<unsigned char>(s.back()))) {
-      case 'k': scale = 1e3; break;
-      case 'm': scale = 1e6; break;
-      case 'b': scale = 1e9; break;
-      case 't': scale = 1e12; break;
-      default: break;
+      case 'k':
+        scale = 1e3;
+        break;
+      case 'm':
+        scale = 1e6;
+        break;
+      case 'b':
+        scale = 1e9;
+        break;
+      case 't':
+        scale = 1e12;
+        break;
+      default:
+        break;
     }
     if (scale != 1) s.pop_back();
   }
@@ -156,9 +165,10 @@ Verdict Diagnose(const Measurement& m, const Consumption& c) {
     return v;
   }
   const double needed = v.ratio > 0 ? kMinHeadroom / v.ratio : INFINITY;
-  v.advice.push_back(Format("The loader must become %.2fx faster (or training consume less) to "
-                            "reach %.1fx.",
-                            needed, kMinHeadroom));
+  v.advice.push_back(
+      Format("The loader must become %.2fx faster (or training consume less) to "
+             "reach %.1fx.",
+             needed, kMinHeadroom));
   const double wall = m.wall_s > 0 ? m.wall_s : 1;
   const double cores_used = m.cpu_s / wall;
   const bool cpu_saturated = m.cores > 0 && cores_used >= 0.85 * m.cores;
@@ -168,14 +178,16 @@ Verdict Diagnose(const Measurement& m, const Consumption& c) {
 
   if (m.workers > 0 && m.cores > m.workers) {
     const double gain = static_cast<double>(m.cores) / m.workers;
-    v.advice.push_back(Format("More workers: --workers %d (now %d of %d hardware threads); the "
-                              "worker stages scale with threads, up to %.1fx here%s.",
-                              m.cores, m.workers, m.cores, gain,
-                              gain >= needed ? ", which would be enough" : ", not enough alone"));
+    v.advice.push_back(
+        Format("More workers: --workers %d (now %d of %d hardware threads); the "
+               "worker stages scale with threads, up to %.1fx here%s.",
+               m.cores, m.workers, m.cores, gain,
+               gain >= needed ? ", which would be enough" : ", not enough alone"));
   }
   if (m.tokenize_s > 0 && v.slowest_stage == "tokenize") {
-    v.advice.push_back("Tokenizing online is the slowest stage: pretokenize once with `stoker "
-                       "pack` and train from the token shards.");
+    v.advice.push_back(
+        "Tokenizing online is the slowest stage: pretokenize once with `stoker "
+        "pack` and train from the token shards.");
   }
   // Workers that are busy computing keep about one core each; workers blocked on I/O do not.
   const bool io_wait = m.workers > 0 && cores_used < 0.7 * m.workers;
@@ -187,29 +199,33 @@ Verdict Diagnose(const Measurement& m, const Consumption& c) {
         "cache).",
         100 * read_share, m.workers, cores_used));
     if (m.global_shuffle) {
-      v.advice.push_back("--shuffle block reads a few shards at a time instead of seeking across "
-                         "all of them: sequential reads for disks and remote storage.");
+      v.advice.push_back(
+          "--shuffle block reads a few shards at a time instead of seeking across "
+          "all of them: sequential reads for disks and remote storage.");
     }
     if (m.shards > 0 && m.dataset_bytes / m.shards < (100ull << 20)) {
-      v.advice.push_back(Format("Shards average %.1f MB (%llu shards): pack into larger shards "
-                                "(~100 MB or more) with `stoker pack` so reads are fewer and larger.",
-                                m.dataset_bytes / 1e6 / m.shards,
-                                static_cast<unsigned long long>(m.shards)));
+      v.advice.push_back(
+          Format("Shards average %.1f MB (%llu shards): pack into larger shards "
+                 "(~100 MB or more) with `stoker pack` so reads are fewer and larger.",
+                 m.dataset_bytes / 1e6 / m.shards, static_cast<unsigned long long>(m.shards)));
     }
   }
   if (v.slowest_stage == "assemble" && m.attention_mask) {
-    v.advice.push_back("Assembly builds a dense [B, S, S] attention mask: use cu_seqlens / "
-                       "segment_ids with varlen attention instead.");
+    v.advice.push_back(
+        "Assembly builds a dense [B, S, S] attention mask: use cu_seqlens / "
+        "segment_ids with varlen attention instead.");
   }
   if (v.slowest_stage == "host->device copy") {
-    v.advice.push_back("The host->device copy is the slowest stage: keep pin_memory on, use 3 "
-                       "device buffers, and check the PCIe link (nvidia-smi topo -m).");
+    v.advice.push_back(
+        "The host->device copy is the slowest stage: keep pin_memory on, use 3 "
+        "device buffers, and check the PCIe link (nvidia-smi topo -m).");
   }
   if (cpu_saturated) {
-    v.advice.push_back(Format("All %d cores are busy (%.1f in use): this machine's CPU is the "
-                              "limit; use int32 token ids, fewer GPUs per loader host, or more "
-                              "CPU per GPU.",
-                              m.cores, cores_used));
+    v.advice.push_back(
+        Format("All %d cores are busy (%.1f in use): this machine's CPU is the "
+               "limit; use int32 token ids, fewer GPUs per loader host, or more "
+               "CPU per GPU.",
+               m.cores, cores_used));
   }
   return v;
 }

@@ -16,9 +16,9 @@ namespace stoker::diag {
 inline constexpr double kMinHeadroom = 1.2;
 
 struct GpuSpec {
-  std::string_view name;           // "h100"
-  std::string_view description;    // "H100 SXM"
-  double peak_dense_bf16_flops;    // per GPU, dense (no sparsity)
+  std::string_view name;         // "h100"
+  std::string_view description;  // "H100 SXM"
+  double peak_dense_bf16_flops;  // per GPU, dense (no sparsity)
 };
 
 // Every GPU type --gpu accepts, in a fixed order.
@@ -43,7 +43,7 @@ struct Consumption {
   double samples_per_s = 0;
   double flops_per_token = 0;  // 6 N (kModel only)
   double peak_flops_per_gpu = 0;
-  std::string explanation;     // the formula with the numbers put in
+  std::string explanation;  // the formula with the numbers put in
 };
 
 // tokens/s = gpus * mfu * peak_flops / (6 * N) for kModel; samples/s = tokens/s / seq_len.
@@ -52,31 +52,31 @@ Result<Consumption> ComputeConsumption(const TrainingRate& rate, uint64_t seq_le
 
 // What the bench measured and the setting it ran in: the facts advice is derived from.
 struct Measurement {
-  double tokens_per_s = 0;         // delivered by the loader alone
-  double wall_s = 0;               // measured window (warm-up excluded)
+  double tokens_per_s = 0;  // delivered by the loader alone
+  double wall_s = 0;        // measured window (warm-up excluded)
   uint64_t batches = 0;
-  double cpu_s = 0;                // user + system over the window
-  double read_s = 0;               // stage totals over all worker threads
-  double tokenize_s = -1;          // < 0: not applicable (pretokenized data)
+  double cpu_s = 0;        // user + system over the window
+  double read_s = 0;       // stage totals over all worker threads
+  double tokenize_s = -1;  // < 0: not applicable (pretokenized data)
   double assemble_s = 0;
   double copy_s = 0;
-  double mean_slots_ready = 0;     // ring occupancy seen by the consumer
+  double mean_slots_ready = 0;  // ring occupancy seen by the consumer
   int ring_slots = 0;
   int workers = 0;
-  int cores = 0;                   // hardware threads of this machine
+  int cores = 0;  // hardware threads of this machine
   int prefetch_factor = 2;
   bool global_shuffle = false;
   bool attention_mask = false;
-  uint64_t shards = 0;             // over every dataset
-  uint64_t dataset_bytes = 0;      // token bytes over every dataset
+  uint64_t shards = 0;         // over every dataset
+  uint64_t dataset_bytes = 0;  // token bytes over every dataset
 };
 
 struct Verdict {
   double ratio = 0;  // delivered / consumed
   bool pass = false;
-  std::string slowest_stage;   // "read", "tokenize", "assemble" or "host->device copy"
+  std::string slowest_stage;  // "read", "tokenize", "assemble" or "host->device copy"
   double slowest_stage_s = 0;
-  double slowest_stage_share = 0;  // of the summed stage times
+  double slowest_stage_share = 0;   // of the summed stage times
   std::vector<std::string> advice;  // concrete, most useful first
 };
 

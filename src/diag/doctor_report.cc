@@ -21,8 +21,8 @@ std::string RenderDoctorReportHtml(const BenchResult& bench, const Consumption& 
   html += std::string("<p id=\"verdict\" class=\"verdict ") + (verdict.pass ? "pass" : "fail") +
           "\">" + HtmlEscape(line) + "</p>\n";
   html += "<p>Delivered by the loader alone: " + FormatSi(bench.tokens_per_s) +
-          " tokens/s. Consumed by training: " + FormatSi(consumption.tokens_per_s) +
-          " tokens/s (" + HtmlEscape(consumption.explanation) + ").</p>\n";
+          " tokens/s. Consumed by training: " + FormatSi(consumption.tokens_per_s) + " tokens/s (" +
+          HtmlEscape(consumption.explanation) + ").</p>\n";
 
   PlotSpec spec;
   spec.id = "plot-ratio";
@@ -52,8 +52,7 @@ std::string RenderDoctorReportHtml(const BenchResult& bench, const Consumption& 
 Status WriteDoctorReportHtml(const BenchResult& bench, const Consumption& consumption,
                              const Verdict& verdict, const std::string& title,
                              const std::string& path) {
-  Status st =
-      WriteFileAtomically(path, RenderDoctorReportHtml(bench, consumption, verdict, title));
+  Status st = WriteFileAtomically(path, RenderDoctorReportHtml(bench, consumption, verdict, title));
   if (!st.ok()) return st.WithContext("report " + path);
   return st;
 }

@@ -1,9 +1,9 @@
 #include "diag/doctor.h"
 
-#include <string>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace stoker::diag {
 namespace {

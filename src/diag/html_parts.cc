@@ -16,9 +16,12 @@ constexpr int kLeft = 70, kRight = 60, kBottom = 40;
 std::string YLabel(double y, const AxisTicks& ticks, AxisFormat f) {
   if (y == 0) return f == AxisFormat::kPercent ? "0%" : f == AxisFormat::kRatio ? "0x" : "0";
   switch (f) {
-    case AxisFormat::kPercent: return TickLabel(100 * y, 100 * ticks.step) + "%";
-    case AxisFormat::kRatio: return TickLabel(y, ticks.step) + "x";
-    case AxisFormat::kSi: break;
+    case AxisFormat::kPercent:
+      return TickLabel(100 * y, 100 * ticks.step) + "%";
+    case AxisFormat::kRatio:
+      return TickLabel(y, ticks.step) + "x";
+    case AxisFormat::kSi:
+      break;
   }
   // One SI unit for the whole axis, the top tick's: 0, 50 M, ..., 250 M.
   static const char* kUnits[] = {"", " k", " M", " G", " T", " P"};
@@ -86,13 +89,15 @@ std::string RenderLinePlot(const PlotSpec& spec) {
   const double pw = kPlotWidth - kLeft - kRight, ph = kHeight - kPlotTop - kBottom;
   auto X = [&](double t) { return kLeft + pw * t / xt.top; };
   auto Y = [&](double y) { return kPlotTop + ph * (1 - y / yt.top); };
-  std::string svg = "<svg id=\"" + spec.id + "\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" "
-                    "width=\"" + std::to_string(kPlotWidth) + "\" height=\"" +
-                    std::to_string(kHeight) + "\">\n";
+  std::string svg = "<svg id=\"" + spec.id +
+                    "\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" "
+                    "width=\"" +
+                    std::to_string(kPlotWidth) + "\" height=\"" + std::to_string(kHeight) + "\">\n";
   svg += "<text x=\"" + std::to_string(kLeft) + "\" y=\"18\" class=\"title\">" +
          HtmlEscape(spec.title) + "</text>\n";
-  svg += "<rect x=\"" + std::to_string(kLeft) + "\" y=\"" + std::to_string(kPlotTop) + "\" width=\"" +
-         SvgNum(pw) + "\" height=\"" + SvgNum(ph) + "\" fill=\"none\" stroke=\"#999\"/>\n";
+  svg += "<rect x=\"" + std::to_string(kLeft) + "\" y=\"" + std::to_string(kPlotTop) +
+         "\" width=\"" + SvgNum(pw) + "\" height=\"" + SvgNum(ph) +
+         "\" fill=\"none\" stroke=\"#999\"/>\n";
   for (int i = 0; i <= yt.count; ++i) {
     const double y = yt.step * i;
     svg += "<line x1=\"" + std::to_string(kLeft) + "\" x2=\"" + SvgNum(kLeft + pw) + "\" y1=\"" +

@@ -46,7 +46,7 @@ struct PlotRule {
 };
 
 struct PlotSpec {
-  std::string id;     // the <svg> id
+  std::string id;  // the <svg> id
   std::string title;
   std::string x_label = "time since measuring began (warm-up excluded)";
   AxisFormat y_format = AxisFormat::kSi;

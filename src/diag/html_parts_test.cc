@@ -1,11 +1,11 @@
 #include "diag/html_parts.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <regex>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace stoker::diag {
 namespace {
@@ -63,7 +63,8 @@ TEST(RenderLinePlotTest, TickLabelsAreRound) {
   for (int i = 0; i <= 20; ++i) s.points.emplace_back(0.37 * i, 249e6 * (0.9 + 0.005 * i));
   spec.series.push_back(s);
   const std::string svg = RenderLinePlot(spec);
-  std::regex ytick(R"re(class="ytick"[^>]*>([^<]*)<)re"), xtick(R"re(class="xtick"[^>]*>([^<]*)<)re");
+  std::regex ytick(R"re(class="ytick"[^>]*>([^<]*)<)re"),
+      xtick(R"re(class="xtick"[^>]*>([^<]*)<)re");
   std::vector<std::string> ys, xs;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), ytick); it != std::sregex_iterator();
        ++it) {

@@ -47,20 +47,21 @@ std::string StageBars(const BenchResult& r) {
   if (max_s <= 0) max_s = 1;
   const int row = 34, left = 150, width = kPlotWidth - left - 120;
   const int height = kPlotTop + row * 5 + 10;
-  std::string svg = "<svg id=\"plot-stages\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" "
-                    "width=\"" + std::to_string(kPlotWidth) + "\" height=\"" +
-                    std::to_string(height) + "\">\n";
-  svg += "<text x=\"10\" y=\"18\" class=\"title\">Time per stage in the measured window "
-         "(seconds summed over all threads)</text>\n";
+  std::string svg =
+      "<svg id=\"plot-stages\" class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" "
+      "width=\"" +
+      std::to_string(kPlotWidth) + "\" height=\"" + std::to_string(height) + "\">\n";
+  svg +=
+      "<text x=\"10\" y=\"18\" class=\"title\">Time per stage in the measured window "
+      "(seconds summed over all threads)</text>\n";
   int y = kPlotTop;
   for (const Bar& b : bars) {
     svg += "<text x=\"" + std::to_string(left - 8) + "\" y=\"" + std::to_string(y + 18) +
            "\" text-anchor=\"end\">" + HtmlEscape(b.name) + "</text>\n";
     if (b.applicable) {
       const double w = std::max(3.0, width * b.s / max_s);  // a tiny stage stays visible
-      svg += "<rect class=\"bar\" x=\"" + std::to_string(left) + "\" y=\"" +
-             std::to_string(y + 4) + "\" width=\"" + SvgNum(w) + "\" height=\"22\" fill=\"" +
-             b.color + "\"/>\n";
+      svg += "<rect class=\"bar\" x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(y + 4) +
+             "\" width=\"" + SvgNum(w) + "\" height=\"22\" fill=\"" + b.color + "\"/>\n";
       svg += "<text x=\"" + SvgNum(left + w + 6) + "\" y=\"" + std::to_string(y + 20) + "\">" +
              SvgNum(b.s) + " s</text>\n";
     } else {
@@ -99,11 +100,12 @@ std::string RenderReportHtml(const BenchResult& r, const std::string& title) {
   html += "<p>" + HtmlEscape(title) + "</p>\n<p>Warm-up excluded: the first " +
           std::to_string(r.warmup_batches) + " batches are not measured.</p>\n";
   html += TimelinePlot("plot-throughput", "Delivered tokens/s", samples, false, kThroughputColor);
-  html += TimelinePlot("plot-stall",
-                       r.consumer_step_ms > 0
-                           ? "Stall: share of time the consumer waited for a batch"
-                           : "Stall: share of time in Next() (loader only: the consumer only waits)",
-                       samples, true, kStallColor);
+  html +=
+      TimelinePlot("plot-stall",
+                   r.consumer_step_ms > 0
+                       ? "Stall: share of time the consumer waited for a batch"
+                       : "Stall: share of time in Next() (loader only: the consumer only waits)",
+                   samples, true, kStallColor);
   html += StageBars(r);
   html += FiguresTableHtml(r);
   return html + HtmlPageEnd();

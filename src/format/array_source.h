@@ -13,7 +13,8 @@
 
 namespace stoker {
 
-// llm.c shard headers: 256 int32, [0] magic, [1] version, [2] token count (FORMATS.md §6.1).
+// llm.c shard headers: 256 int32, [0] magic, [1] version, [2] token count
+// (docs/formats-reference.md §6.1).
 inline constexpr int32_t kLlmcMagicGpt2 = 20240520;    // version 1, uint16 tokens
 inline constexpr int32_t kLlmcMagicLlama3 = 20240801;  // version 7, uint32 tokens
 inline constexpr int32_t kLlmcMagicEval = 20240522;    // multiple-choice eval files, not tokens

@@ -69,8 +69,8 @@ class CacheShardOpener final : public ShardOpener {
     }
     std::unique_ptr<ByteSource> bin;
     if (exact()) {
-      STOKER_ASSIGN_OR_RETURN(bin, backend_->OpenForReadWithSize(shard.prefix + ".bin",
-                                                                 shard.info->bin_bytes));
+      STOKER_ASSIGN_OR_RETURN(
+          bin, backend_->OpenForReadWithSize(shard.prefix + ".bin", shard.info->bin_bytes));
     } else {
       const cache::CacheOptions& o = cache_->options();
       const bool keep = o.largest_object_bytes > 0 &&
@@ -142,7 +142,7 @@ class CacheShardOpener final : public ShardOpener {
   RemoteReads reads_;
   mutable std::mutex leases_mu_;
   mutable std::vector<std::weak_ptr<BinLease>> leases_;  // guarded by leases_mu_
-  bool stop_ = false;                                     // guarded by leases_mu_
+  bool stop_ = false;                                    // guarded by leases_mu_
   std::condition_variable reaper_cv_;
   std::thread reaper_;
 };

@@ -4,10 +4,10 @@
 // is copied into memory at open; the .bin is read through a lease (cached_bin_lease.h) that keeps
 // its local copy pinned and open across reads, and a reaper thread lets go of the leases idle for
 // 100 ms, so that idle open shards pin nothing for long and a budget smaller than the working set
-// slows the loader (the cache evicts and downloads again) instead of deadlocking it. Schedule hands the
-// plan-order look-ahead to the cache; Stage downloads a shard now (`stoker prefetch`).
-// With RemoteReads::kExact (global shuffle: single documents spread over every shard), only the
-// .idx files go through the cache; each read of a .bin is a ranged GET of exactly its bytes from
+// slows the loader (the cache evicts and downloads again) instead of deadlocking it. Schedule hands
+// the plan-order look-ahead to the cache; Stage downloads a shard now (`stoker prefetch`). With
+// RemoteReads::kExact (global shuffle: single documents spread over every shard), only the .idx
+// files go through the cache; each read of a .bin is a ranged GET of exactly its bytes from
 // `backend`, not a whole-shard download (which would mean holding the whole dataset).
 // Thread-safe.
 #pragma once

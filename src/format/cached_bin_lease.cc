@@ -1,5 +1,4 @@
 #include "format/cached_bin_lease.h"
-#include "common/clock.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,15 +7,13 @@
 #include <cerrno>
 #include <mutex>
 
+#include "common/clock.h"
 #include "format/shard_source.h"
 
 namespace stoker {
-namespace {
+namespace {}  // namespace
 
-}  // namespace
-
-BinLease::BinLease(std::shared_ptr<cache::ShardCache> cache, cache::CacheRequest request,
-                   bool keep)
+BinLease::BinLease(std::shared_ptr<cache::ShardCache> cache, cache::CacheRequest request, bool keep)
     : cache_(std::move(cache)), request_(std::move(request)), keep_(keep) {}
 
 BinLease::~BinLease() {
@@ -67,7 +64,8 @@ Result<size_t> BinLease::ReadAt(uint64_t offset, size_t n, char* out) {
     if (fd_ >= 0) continue;  // another reader took it meanwhile
     STOKER_ASSIGN_OR_RETURN(cache::CachedFile file, cache_->Acquire(request_));
     const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("open " + file.path() + " (cached copy of " + request_.uri + ")", errno);
+    if (fd < 0)
+      return ErrnoStatus("open " + file.path() + " (cached copy of " + request_.uri + ")", errno);
     file_ = std::move(file);
     fd_ = fd;
     Touch();

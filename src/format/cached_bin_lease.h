@@ -42,9 +42,9 @@ class BinLease {
   const std::shared_ptr<cache::ShardCache> cache_;
   const cache::CacheRequest request_;
   const bool keep_;
-  std::shared_mutex mu_;      // shared: reads through the lease; exclusive: taking or dropping it
-  cache::CachedFile file_;    // guarded by mu_
-  int fd_ = -1;               // guarded by mu_; >= 0 exactly while file_ is valid
+  std::shared_mutex mu_;    // shared: reads through the lease; exclusive: taking or dropping it
+  cache::CachedFile file_;  // guarded by mu_
+  int fd_ = -1;             // guarded by mu_; >= 0 exactly while file_ is valid
   std::atomic<int64_t> last_use_ns_{0};  // steady clock
 };
 

@@ -2,13 +2,12 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-
-#include <xxhash.h>
 
 #include "common/file_util.h"
 #include "format/megatron_index.h"
@@ -91,10 +90,10 @@ Result<LengthIndexHeader> ParseLengthIndexHeader(const uint8_t* data, uint64_t s
   }
   // The counts are bounded first so that the offset arithmetic cannot overflow.
   const uint64_t lengths_end = h.lengths_offset + 4 * h.num_documents;
-  const bool chunks_ok =
-      version == 1 ? h.file_bytes == lengths_end
-                   : h.chunk_shift == kLengthChunkShift && h.chunks_offset == lengths_end &&
-                         h.file_bytes == h.chunks_offset + 8 * h.num_chunks();
+  const bool chunks_ok = version == 1 ? h.file_bytes == lengths_end
+                                      : h.chunk_shift == kLengthChunkShift &&
+                                            h.chunks_offset == lengths_end &&
+                                            h.file_bytes == h.chunks_offset + 8 * h.num_chunks();
   const bool layout_ok =
       header_bytes == kLengthIndexHeaderBytes && h.num_shards < (uint64_t{1} << 40) &&
       h.num_documents < (uint64_t{1} << 60) && h.shards_offset == kLengthIndexHeaderBytes &&

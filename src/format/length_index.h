@@ -9,9 +9,9 @@
 // shard array's checksum). The lengths are checked lazily: a version-2 file holds an XXH3-64 per
 // chunk of 1,024 lengths, and chunk_verifier() verifies a chunk the first time one of its lengths
 // is read (a version-1 file, written before chunks existed, has none: OpenDatasetLengthIndex
-// hashes it whole instead). VerifyChecksum hashes the whole file against the header, Verify also checks
-// every chunk and recomputes the totals.
-// Thread-safe: immutable after Open. LengthIndexWriter: one user at a time.
+// hashes it whole instead). VerifyChecksum hashes the whole file against the header, Verify also
+// checks every chunk and recomputes the totals. Thread-safe: immutable after Open.
+// LengthIndexWriter: one user at a time.
 #pragma once
 
 #include <cstdint>

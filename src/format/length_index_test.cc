@@ -209,8 +209,8 @@ TEST_F(LengthIndexTest, AStaleOrForeignIndexIsAnErrorNamingTheFile) {
 void RewriteAsVersionOne(const std::string& path) {
   auto text = ReadFileToString(path);
   ASSERT_TRUE(text.ok());
-  auto h = ParseLengthIndexHeader(reinterpret_cast<const uint8_t*>(text->data()), text->size(),
-                                  path);
+  auto h =
+      ParseLengthIndexHeader(reinterpret_cast<const uint8_t*>(text->data()), text->size(), path);
   ASSERT_TRUE(h.ok());
   std::string out = text->substr(0, h->chunks_offset);
   auto put = [&](uint64_t at, uint64_t v) { std::memcpy(out.data() + at, &v, 8); };
@@ -263,8 +263,8 @@ TEST_F(LengthIndexTest, AVersionOneIndexIsStillReadAndHashedWholeAtOpen) {
   Manifest m = WriteDataset(dir_->path(), {{3, 1}, {4, 0, 2}});
   const std::string path = dir_->Join(std::string(kLengthIndexFileName));
   RewriteAsVersionOne(path);
-  auto h = ParseLengthIndexHeader(
-      reinterpret_cast<const uint8_t*>(ReadFileToString(path)->data()), 128, path);
+  auto h = ParseLengthIndexHeader(reinterpret_cast<const uint8_t*>(ReadFileToString(path)->data()),
+                                  128, path);
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   m.length_index->bytes = h->file_bytes;
   m.length_index->xxh3 = Xxh3Hex(h->arrays_xxh3);

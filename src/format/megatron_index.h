@@ -1,5 +1,5 @@
-// MegatronIndex: a parsed, validated view of a Megatron-LM `.idx` file (MMIDIDX v1, FORMATS.md
-// §1.2) held in memory that the caller owns (usually a MappedFile).
+// MegatronIndex: a parsed, validated view of a Megatron-LM `.idx` file (MMIDIDX v1,
+// docs/formats-reference.md §1.2) held in memory that the caller owns (usually a MappedFile).
 //
 // Fields are read with memcpy because the arrays start at the unaligned offset 34. Every error is
 // kCorruption and names the file and the byte offset of the offending field.

@@ -66,12 +66,12 @@ Status MegatronSource::CheckSequence(uint64_t doc) const {
   const int64_t ptr = index_.sequence_pointer(doc);
   const uint64_t at = index_.pointers_offset() + 8 * doc;
   if (ptr < 0) {
-    return CorruptionAt(idx_->path(), at,
-                        "sequence " + std::to_string(doc) + ": negative sequence pointer " +
-                            std::to_string(ptr));
+    return CorruptionAt(
+        idx_->path(), at,
+        "sequence " + std::to_string(doc) + ": negative sequence pointer " + std::to_string(ptr));
   }
-  const uint64_t end = static_cast<uint64_t>(ptr) +
-                       static_cast<uint64_t>(index_.sequence_length(doc)) * item;
+  const uint64_t end =
+      static_cast<uint64_t>(ptr) + static_cast<uint64_t>(index_.sequence_length(doc)) * item;
   if (end > bin_->size()) {
     return CorruptionAt(idx_->path(), at,
                         "sequence " + std::to_string(doc) + " (" + span(doc) + ") ends at byte " +

@@ -247,14 +247,18 @@ TEST_F(MegatronSourceTest, ABadEntryFarIntoTheIndexIsReportedWhenRead) {
   {  // sequence 9000 starts inside sequence 8999
     std::string idx = good;
     put64(&idx, pointers + 8 * 9000, get64(idx, pointers + 8 * 8999));
-    cases.push_back({"overlap", idx, 9000,
+    cases.push_back({"overlap",
+                     idx,
+                     9000,
                      {"sequence 9000", "before the end of sequence 8999", "not monotonic",
                       "at byte " + std::to_string(pointers + 8 * 9000)}});
   }
   {  // sequence 5000 points past the .bin
     std::string idx = good;
     put64(&idx, pointers + 8 * 5000, static_cast<int64_t>(bin.size()));
-    cases.push_back({"past the end", idx, 5000,
+    cases.push_back({"past the end",
+                     idx,
+                     5000,
                      {"sequence 5000", "past the end of", ".bin",
                       "at byte " + std::to_string(pointers + 8 * 5000)}});
   }
@@ -282,8 +286,7 @@ TEST_F(MegatronSourceTest, ABadEntryFarIntoTheIndexIsReportedWhenRead) {
     auto report = Verify(prefix_, nullptr);
     ASSERT_TRUE(report.ok());
     ASSERT_FALSE(report->problems.empty()) << c.what << ": verify found nothing";
-    EXPECT_NE(report->problems[0].find(prefix_ + ".idx"), std::string::npos)
-        << report->problems[0];
+    EXPECT_NE(report->problems[0].find(prefix_ + ".idx"), std::string::npos) << report->problems[0];
   }
   // The document index array is not read by a read; `stoker verify` checks it.
   std::string idx = good;

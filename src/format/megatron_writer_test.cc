@@ -18,7 +18,8 @@ std::string Bytes(std::initializer_list<int> v) {
   return s;
 }
 
-// FORMATS.md §1.4: uint16, document 0 = [10,11,12], document 1 = sequences [20,21] and [22].
+// docs/formats-reference.md §1.4: uint16, document 0 = [10,11,12], document 1 = sequences [20,21]
+// and [22].
 TEST(MegatronWriterTest, MatchesFormatsTestVectorByteForByte) {
   auto dir = TempDir::Create();
   ASSERT_TRUE(dir.ok());

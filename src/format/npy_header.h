@@ -1,4 +1,5 @@
-// NpyHeader: the parsed header of a NumPy `.npy` file (versions 1.0, 2.0 and 3.0, FORMATS.md §6.2).
+// NpyHeader: the parsed header of a NumPy `.npy` file (versions 1.0, 2.0 and 3.0,
+// docs/formats-reference.md §6.2).
 //
 // Only what token data needs is accepted: little-endian (or 1-byte) integer and float arrays of 0,
 // 1 or 2 dimensions, in C or Fortran order. Object arrays (pickles), structured dtypes, big-endian

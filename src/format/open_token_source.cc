@@ -1,15 +1,16 @@
 // OpenTokenSource: format detection, as documented in include/stoker/token_source.h.
+#include "format/open_token_source.h"
+
 #include <cstring>
 
 #include "common/file_util.h"
 #include "common/mapped_file.h"
+#include "common/uri.h"
 #include "format/array_source.h"
-#include "format/open_token_source.h"
 #include "format/manifest.h"
 #include "format/megatron_source.h"
 #include "format/record_token_source.h"
 #include "format/stoker_dataset.h"
-#include "storage/storage_uri.h"
 #include "stoker/token_source.h"
 
 namespace stoker {
@@ -47,11 +48,12 @@ Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& uri) {
 
 Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& uri,
                                                      const RemoteDatasetOptions& remote) {
-  STOKER_ASSIGN_OR_RETURN(const storage::StorageUri parsed, storage::ParseStorageUri(uri));
-  if (parsed.kind != storage::UriKind::kFile) {
+  STOKER_ASSIGN_OR_RETURN(const ParsedUri parsed, ParseUri(uri));
+  if (parsed.kind != UriKind::kFile) {
     // An object store has no directories to look into: a remote URI names a stoker dataset.
     if (EndsWith(uri, ".bin") || EndsWith(uri, ".idx") || EndsWith(uri, ".npy")) {
-      return InvalidArgument(uri + ": remote token data must be a stoker dataset (a prefix "
+      return InvalidArgument(uri +
+                             ": remote token data must be a stoker dataset (a prefix "
                              "holding manifest.json); copy other formats to local disk, or "
                              "`stoker pack` them");
     }

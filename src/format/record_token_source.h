@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "records/record_source.h"
-#include "storage/metering_backend.h"
 #include "stoker/token_source.h"
+#include "storage/metering_backend.h"
 
 namespace stoker {
 

@@ -10,7 +10,7 @@ namespace {
 
 std::string U32(uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
 
-// A LitData TokensLoader chunk of int32 items (FORMATS.md 5.3).
+// A LitData TokensLoader chunk of int32 items (docs/formats-reference.md §5.3).
 std::string TokenChunk(const std::vector<std::vector<int32_t>>& items) {
   uint32_t at = 4 + 4 * (static_cast<uint32_t>(items.size()) + 1);
   std::string out = U32(static_cast<uint32_t>(items.size())) + U32(at);
@@ -21,7 +21,8 @@ std::string TokenChunk(const std::vector<std::vector<int32_t>>& items) {
   return out;
 }
 
-const char* kIndex = R"({"chunks": [{"chunk_bytes": 0, "chunk_size": 2, "dim": 5, "filename": "chunk-0-0.bin"},
+const char* kIndex =
+    R"({"chunks": [{"chunk_bytes": 0, "chunk_size": 2, "dim": 5, "filename": "chunk-0-0.bin"},
   {"chunk_bytes": 0, "chunk_size": 1, "dim": 3, "filename": "chunk-0-1.bin"}],
   "config": {"compression": null, "data_format": ["no_header_numpy:2"],
   "data_spec": "[1, {\"type\": null, \"context\": null, \"children_spec\": []}]", "encryption": null,

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "format/manifest.h"
-#include "storage/backend.h"
 #include "stoker/token_source.h"
+#include "storage/backend.h"
 
 namespace stoker {
 

@@ -9,9 +9,8 @@ namespace stoker {
 
 Result<std::unique_ptr<ShardSource>> ShardSource::Open(
     std::string prefix, uint64_t s, const ShardInfo& info, TokenDType dtype,
-    const std::string& manifest_uri, std::shared_ptr<const void> idx_owner,
-    const uint8_t* idx_data, size_t idx_size, std::string idx_uri,
-    std::unique_ptr<ByteSource> bin) {
+    const std::string& manifest_uri, std::shared_ptr<const void> idx_owner, const uint8_t* idx_data,
+    size_t idx_size, std::string idx_uri, std::unique_ptr<ByteSource> bin) {
   const std::string shard = " (shard " + std::to_string(s) + " of " + manifest_uri + ")";
   if (idx_size != info.idx_bytes) {
     return Corruption(idx_uri + ": " + std::to_string(idx_size) + " bytes but the manifest says " +
@@ -32,13 +31,11 @@ Result<std::unique_ptr<ShardSource>> ShardSource::Open(
   }
   if (index.num_sequences() != info.documents) {
     return Corruption(idx_uri + ": " + std::to_string(index.num_sequences()) +
-                      " documents but the manifest says " + std::to_string(info.documents) +
-                      shard);
+                      " documents but the manifest says " + std::to_string(info.documents) + shard);
   }
   const uint64_t tokens = bin->size_bytes() / TokenDTypeSize(index.dtype());
-  return std::unique_ptr<ShardSource>(new ShardSource(std::move(prefix), std::move(idx_owner),
-                                                      std::move(idx_uri), index, std::move(bin),
-                                                      tokens));
+  return std::unique_ptr<ShardSource>(new ShardSource(
+      std::move(prefix), std::move(idx_owner), std::move(idx_uri), index, std::move(bin), tokens));
 }
 
 template <typename T>
@@ -61,8 +58,8 @@ Status ShardSource::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* o
   // One buffer per reading thread, reused: the loader reads piece after piece.
   thread_local std::vector<uint8_t> buffer;
   buffer.resize(count * item);
-  STOKER_RETURN_IF_ERROR(ReadExactlyAt(*bin_, pos, buffer.size(),
-                                       reinterpret_cast<char*>(buffer.data()), "tokens"));
+  STOKER_RETURN_IF_ERROR(
+      ReadExactlyAt(*bin_, pos, buffer.size(), reinterpret_cast<char*>(buffer.data()), "tokens"));
   if (std::optional<uint64_t> bad = DecodeTokens(buffer.data(), index_.dtype(), count, out)) {
     return BadTokenStatus(bin_->uri(), pos, index_.dtype(), *bad, buffer.data(),
                           sizeof(T) == 4 ? "int32" : "int64");

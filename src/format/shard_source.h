@@ -13,8 +13,8 @@
 
 #include "format/manifest.h"
 #include "format/megatron_index.h"
-#include "storage/byte_source.h"
 #include "stoker/token_source.h"
+#include "storage/byte_source.h"
 
 namespace stoker {
 
@@ -47,8 +47,11 @@ class ShardSource final : public TokenSource {
  private:
   ShardSource(std::string prefix, std::shared_ptr<const void> idx_owner, std::string idx_uri,
               MegatronIndex index, std::unique_ptr<ByteSource> bin, uint64_t num_tokens)
-      : prefix_(std::move(prefix)), idx_owner_(std::move(idx_owner)),
-        idx_uri_(std::move(idx_uri)), index_(index), bin_(std::move(bin)),
+      : prefix_(std::move(prefix)),
+        idx_owner_(std::move(idx_owner)),
+        idx_uri_(std::move(idx_uri)),
+        index_(index),
+        bin_(std::move(bin)),
         num_tokens_(num_tokens) {}
   template <typename T>
   Status ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* out) const;

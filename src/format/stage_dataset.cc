@@ -26,8 +26,10 @@ struct FileToStage {
 int Climbs(const std::string& rel) {
   int depth = 0, worst = 0;
   for (const auto& part : fs::path(rel)) {
-    if (part == "..") --depth;
-    else if (part != "." && !part.empty()) ++depth;
+    if (part == "..")
+      --depth;
+    else if (part != "." && !part.empty())
+      ++depth;
     worst = std::min(worst, depth);
   }
   return -worst;

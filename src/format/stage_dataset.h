@@ -9,8 +9,8 @@
 #include <string>
 
 #include "common/temp_dir.h"
-#include "storage/backend.h"
 #include "stoker/status.h"
+#include "storage/backend.h"
 
 namespace stoker {
 

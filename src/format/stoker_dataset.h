@@ -27,10 +27,10 @@
 #include "format/shard_map_budget.h"
 #include "format/shard_opener.h"
 #include "format/shard_pool.h"
-#include "storage/metering_backend.h"
-#include "storage/ranged_source.h"
 #include "stoker/storage_stats.h"
 #include "stoker/token_source.h"
+#include "storage/metering_backend.h"
+#include "storage/ranged_source.h"
 
 namespace stoker {
 

@@ -1,7 +1,7 @@
 // Benchmarks for the format layer; they print figures and assert nothing.
 //   stoker_dataset_benchmark [--benchmark_filter=...]
 // - OpenDataset/10000: open a 10,000-shard stoker dataset and read its first document (the
-//   DESIGN.md start-up target is "first batch <= 1 s on 10,000 shards").
+//   docs/design.md start-up target is "first batch <= 1 s on 10,000 shards").
 // - MegatronWriter: shard write throughput (uint16, 1,000-token documents, fsync included).
 // - RandomDocumentReads: documents/s and tokens/s reading random documents of a dataset.
 #include <benchmark/benchmark.h>

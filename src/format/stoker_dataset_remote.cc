@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cache/cache_defaults.h"
+#include "cache/shard_cache.h"
 #include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "common/uri.h"
-#include "cache/cache_defaults.h"
-#include "cache/shard_cache.h"
 #include "format/cache_shard_opener.h"
 #include "format/dataset_length_index.h"
 #include "format/stoker_dataset.h"
@@ -119,9 +119,11 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
     ds->opener_ = NewBackendShardOpener(backend, options.reads, options.part_bytes);
   }
   const StokerDataset* self = ds.get();
-  ds->pool_ = std::make_unique<ShardPool>(
-      num_shards, std::max<uint64_t>(options.max_open_shards, 1),
-      [self](uint64_t s) -> Result<ShardPool::Shard> { return self->opener_->Open(self->shard_ref(s)); });
+  ds->pool_ =
+      std::make_unique<ShardPool>(num_shards, std::max<uint64_t>(options.max_open_shards, 1),
+                                  [self](uint64_t s) -> Result<ShardPool::Shard> {
+                                    return self->opener_->Open(self->shard_ref(s));
+                                  });
   return ds;
 }
 

@@ -9,18 +9,18 @@
 #include <mutex>
 #include <thread>
 
+#include "common/file_util.h"
 #include "common/hash.h"
 #include "common/temp_dir.h"
-#include "common/file_util.h"
 #include "format/length_index.h"
 #include "format/open_token_source.h"
 #include "format/stoker_dataset.h"
 #include "format/test_files.h"
 #include "loader/remote_options.h"
-#include "storage/memory_backend.h"
-#include "storage/metering_backend.h"
 #include "stoker/loader.h"
 #include "stoker/plan.h"
+#include "storage/memory_backend.h"
+#include "storage/metering_backend.h"
 
 namespace stoker {
 namespace {
@@ -63,10 +63,12 @@ struct RemoteFixture {
       info.idx_bytes = idx.size();
       info.bin_xxh3 = Xxh3Hex(Xxh3(bin.data(), bin.size()));
       info.idx_xxh3 = Xxh3Hex(Xxh3(idx.data(), idx.size()));
-      ASSERT_TRUE(storage::WriteAll(*memory, "s3://bucket/data/shards/s" + std::to_string(s) +
-                                                 ".idx", idx).ok());
-      ASSERT_TRUE(storage::WriteAll(*memory, "s3://bucket/data/shards/s" + std::to_string(s) +
-                                                 ".bin", bin).ok());
+      ASSERT_TRUE(
+          storage::WriteAll(*memory, "s3://bucket/data/shards/s" + std::to_string(s) + ".idx", idx)
+              .ok());
+      ASSERT_TRUE(
+          storage::WriteAll(*memory, "s3://bucket/data/shards/s" + std::to_string(s) + ".bin", bin)
+              .ok());
       m.shards.push_back(info);
     }
     if (with_index) {
@@ -82,15 +84,13 @@ struct RemoteFixture {
                                        Xxh3Hex(h->arrays_xxh3)};
     }
     ASSERT_TRUE(storage::WriteAll(*memory, uri + "/manifest.json", m.ToJson()).ok());
-    metered = storage::NewMeteringBackend(
-        std::make_unique<storage::BackendWrapper>(
-            std::unique_ptr<storage::Backend>(new Shared(memory))),
-        &metrics);
+    metered =
+        storage::NewMeteringBackend(std::make_unique<storage::BackendWrapper>(
+                                        std::unique_ptr<storage::Backend>(new Shared(memory))),
+                                    &metrics);
   }
 
-  uint64_t Count(RequestKind k) const {
-    return metrics.Snapshot().requests[static_cast<int>(k)];
-  }
+  uint64_t Count(RequestKind k) const { return metrics.Snapshot().requests[static_cast<int>(k)]; }
 
   // Holds a shared backend (the memory objects) as a unique one for the decorators.
   struct Shared : storage::BackendWrapper {
@@ -134,8 +134,8 @@ TEST(RemoteDatasetTest, OpeningAndPlanningTenThousandShardsCostsThreeRequests) {
   po.batch_size = 4;
   po.world_size = 64;
   po.rank = 63;
-  auto plan = Plan::Create({{std::make_shared<const DatasetLengths>(std::move(*lengths)), 1.0}},
-                           po);
+  auto plan =
+      Plan::Create({{std::make_shared<const DatasetLengths>(std::move(*lengths)), 1.0}}, po);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   for (uint64_t step = 0; step < 5; ++step) ASSERT_TRUE((*plan)->GetBatch(0, step, 63).ok());
   for (uint64_t d = 0; d < 20000; d += 997) {
@@ -233,29 +233,29 @@ TEST(RemoteDatasetTest, TheCacheHoldsWholeShardsOrUnderExactReadsOnlyTheIndexes)
 // takes the pin within each read.
 TEST(RemoteDatasetTest, IdleCachedShardsLetGoOfTheirPinsForASmallBudget) {
   for (uint64_t objects : {16, 1}) {
-  RemoteFixture f;
-  f.Write(24, 5);
-  RemoteDatasetOptions o;
-  o.backend = f.metered;
-  auto plain = StokerDataset::OpenRemote(f.uri, o);
-  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
-  uint64_t bin = 0, idx = 0;
-  for (uint64_t s = 0; s < 24; ++s) {
-    bin = std::max(bin, (*plain)->shard_ref(s).info->bin_bytes);
-    idx = std::max(idx, (*plain)->shard_ref(s).info->idx_bytes);
-  }
-  auto dir = TempDir::Create("stoker-remote-lease-");
-  ASSERT_TRUE(dir.ok());
-  o.cache_dir = (*dir)->Join("cache");
-  o.cache_size_bytes = objects * std::max(bin, idx) + (objects == 1 ? idx : 0);
-  o.max_open_shards = 24;  // every shard stays open (and its lease alive) throughout
-  auto ds = StokerDataset::OpenRemote(f.uri, o);
-  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
-  for (int round = 0; round < 2; ++round) {
+    RemoteFixture f;
+    f.Write(24, 5);
+    RemoteDatasetOptions o;
+    o.backend = f.metered;
+    auto plain = StokerDataset::OpenRemote(f.uri, o);
+    ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+    uint64_t bin = 0, idx = 0;
     for (uint64_t s = 0; s < 24; ++s) {
-      for (uint64_t d = s * 5; d < s * 5 + 5; d += 2) ExpectDocument(**ds, d);
+      bin = std::max(bin, (*plain)->shard_ref(s).info->bin_bytes);
+      idx = std::max(idx, (*plain)->shard_ref(s).info->idx_bytes);
     }
-  }
+    auto dir = TempDir::Create("stoker-remote-lease-");
+    ASSERT_TRUE(dir.ok());
+    o.cache_dir = (*dir)->Join("cache");
+    o.cache_size_bytes = objects * std::max(bin, idx) + (objects == 1 ? idx : 0);
+    o.max_open_shards = 24;  // every shard stays open (and its lease alive) throughout
+    auto ds = StokerDataset::OpenRemote(f.uri, o);
+    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+    for (int round = 0; round < 2; ++round) {
+      for (uint64_t s = 0; s < 24; ++s) {
+        for (uint64_t d = s * 5; d < s * 5 + 5; d += 2) ExpectDocument(**ds, d);
+      }
+    }
   }
 }
 
@@ -270,7 +270,8 @@ TEST(RemoteDatasetTest, OpenTokenSourceServesRemoteDatasetsAndNamesTheObjectAtFa
   ExpectDocument(**src, 11);
   // A damaged index is refused by its checksum, naming the object and the manifest.
   ASSERT_TRUE(storage::WriteAll(*f.memory, "s3://bucket/data/shards/s1.idx",
-                                std::string(testing::IdxBytesFor(8, 2, {9, 9, 9, 9}))).ok());
+                                std::string(testing::IdxBytesFor(8, 2, {9, 9, 9, 9})))
+                  .ok());
   std::vector<int32_t> out(2);
   Status st = (*src)->Read(5, 0, 1, out.data());
   EXPECT_EQ(st.code(), StatusCode::kCorruption);

@@ -51,8 +51,8 @@ void ExpectDecodes(TokenDType dtype) {
 template <typename In, typename Out>
 void ExpectRejects(TokenDType dtype, In invalid) {
   constexpr uint64_t kCount = 1000;
-  for (uint64_t bad : {uint64_t{0}, uint64_t{5}, uint64_t{255}, uint64_t{256}, uint64_t{700},
-                       uint64_t{999}}) {
+  for (uint64_t bad :
+       {uint64_t{0}, uint64_t{5}, uint64_t{255}, uint64_t{256}, uint64_t{700}, uint64_t{999}}) {
     std::vector<In> values = ValidValues<In, Out>(kCount);
     values[bad] = invalid;
     std::vector<uint8_t> bytes = Bytes(values);

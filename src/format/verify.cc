@@ -5,15 +5,15 @@
 #include "common/file_util.h"
 #include "common/hash.h"
 #include "common/mapped_file.h"
+#include "common/uri.h"
 #include "format/dataset_length_index.h"
 #include "format/manifest.h"
 #include "format/megatron_index.h"
 #include "format/megatron_source.h"
 #include "format/stage_dataset.h"
 #include "format/token_convert.h"
-#include "storage/open_backend.h"
-#include "storage/storage_uri.h"
 #include "stoker/token_source.h"
+#include "storage/open_backend.h"
 
 namespace stoker {
 namespace {
@@ -167,16 +167,16 @@ class Checker {
     ++report_->files;
     uint64_t doc = 0;
     for (uint64_t s = 0; s < m.shards.size(); ++s) {
-      auto shard = MegatronSource::Open(JoinPath(dir, m.shards[s].prefix),
-                                        MegatronIndex::Checks::kHeader);
+      auto shard =
+          MegatronSource::Open(JoinPath(dir, m.shards[s].prefix), MegatronIndex::Checks::kHeader);
       if (!shard.ok()) return;  // VerifyShard reported it
       for (uint64_t d = 0; d < (*shard)->num_documents(); ++d, ++doc) {
         if ((*index)->lengths()[doc] != (*shard)->document_length(d)) {
           return Problem((*index)->path() + ": document " + std::to_string(doc) + " has length " +
                          std::to_string((*index)->lengths()[doc]) + " but " +
                          (*shard)->idx_file().path() + " says " +
-                         std::to_string((*shard)->document_length(d)) +
-                         " (`stoker index " + dir + "` rebuilds it)");
+                         std::to_string((*shard)->document_length(d)) + " (`stoker index " + dir +
+                         "` rebuilds it)");
         }
       }
     }
@@ -243,8 +243,8 @@ Result<VerifyReport> VerifyRemote(const std::string& uri, ProgressReporter* prog
 }
 
 Result<VerifyReport> Verify(const std::string& uri, ProgressReporter* progress) {
-  STOKER_ASSIGN_OR_RETURN(const storage::StorageUri parsed, storage::ParseStorageUri(uri));
-  if (parsed.kind != storage::UriKind::kFile) return VerifyRemote(uri, progress);
+  STOKER_ASSIGN_OR_RETURN(const ParsedUri parsed, ParseUri(uri));
+  if (parsed.kind != UriKind::kFile) return VerifyRemote(uri, progress);
   const std::string& path = parsed.path;
   VerifyReport report;
   report.path = path;

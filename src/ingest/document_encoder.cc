@@ -75,8 +75,8 @@ Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
         return Status::OK();
       }
       return InvalidArgument(Where(doc, path) + " (byte offset " +
-                             std::to_string(doc.offset_bytes) + "): " + why +
-                             " (use " + options_.skip_hint + " to skip such lines)");
+                             std::to_string(doc.offset_bytes) + "): " + why + " (use " +
+                             options_.skip_hint + " to skip such lines)");
     };
     if (bytes.find_first_not_of(" \t\r") == std::string_view::npos) return Status::OK();
     std::string why;

@@ -26,7 +26,7 @@ struct RawDocument {
   bool record = false;
   bool pretokenized = false;
   std::vector<int32_t> tokens;
-  std::string record_where;  // "record <i> (key '...', byte offset N)" for errors
+  std::string record_where;    // "record <i> (key '...', byte offset N)" for errors
   uint64_t record_offset = 0;  // a record: where it starts in its shard (Record::offset_bytes)
   std::string missing;
   bool corrupt_shard = false;  // the rest of a corrupt shard, skipped: `missing` says why

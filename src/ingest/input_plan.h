@@ -18,8 +18,8 @@
 namespace stoker {
 
 enum class InputKind {
-  kJsonl,  // one document per line (name ends .jsonl or .ndjson, before any .gz/.zst)
-  kText,   // the whole (decompressed) file is one document
+  kJsonl,    // one document per line (name ends .jsonl or .ndjson, before any .gz/.zst)
+  kText,     // the whole (decompressed) file is one document
   kRecords,  // a record shard (WebDataset, TFRecord, MDS): one document per record
 };
 

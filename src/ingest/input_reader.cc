@@ -10,8 +10,7 @@ constexpr size_t kMaxDocumentsPerBatch = 4096;
 }  // namespace
 
 InputReader::InputReader(const std::vector<InputFile>* files, TaskSlice slice, uint64_t batch_bytes,
-                         std::string text_field, std::string key_field,
-                         bool skip_corrupt_shards)
+                         std::string text_field, std::string key_field, bool skip_corrupt_shards)
     : files_(files),
       slice_(slice),
       batch_bytes_(batch_bytes),

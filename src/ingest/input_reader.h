@@ -41,9 +41,9 @@ class InputReader {
   std::string text_field_;
   std::string key_field_;
   bool skip_corrupt_shards_;
-  std::unique_ptr<LineReader> lines_;  // the JSONL file being read, if any
+  std::unique_ptr<LineReader> lines_;              // the JSONL file being read, if any
   std::unique_ptr<RecordDocumentReader> records_;  // the record shard being read, if any
-  uint64_t counted_in_file_ = 0;       // disk bytes of that file already reported
+  uint64_t counted_in_file_ = 0;                   // disk bytes of that file already reported
 };
 
 }  // namespace stoker

@@ -1,10 +1,10 @@
 #include "ingest/jsonl_field.h"
 
-#include <nlohmann/json.hpp>
 #include <simdjson.h>
 
 #include <algorithm>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace stoker {
@@ -18,14 +18,20 @@ constexpr size_t kKeepCapacity = 16 << 20;
 const char* TypeName(simdjson::dom::element_type t) {
   using T = simdjson::dom::element_type;
   switch (t) {
-    case T::ARRAY: return "array";
-    case T::OBJECT: return "object";
+    case T::ARRAY:
+      return "array";
+    case T::OBJECT:
+      return "object";
     case T::INT64:
     case T::UINT64:
-    case T::DOUBLE: return "number";
-    case T::STRING: return "string";
-    case T::BOOL: return "boolean";
-    case T::NULL_VALUE: return "null";
+    case T::DOUBLE:
+      return "number";
+    case T::STRING:
+      return "string";
+    case T::BOOL:
+      return "boolean";
+    case T::NULL_VALUE:
+      return "null";
   }
   return "value";
 }
@@ -40,7 +46,7 @@ std::string NlohmannMessage(const char* what) {
 
 struct JsonlFieldReader::State {
   simdjson::dom::parser parser;
-  std::vector<char> buffer;  // the line, then simdjson's padding
+  std::vector<char> buffer;   // the line, then simdjson's padding
   std::string fallback_text;  // the field, when nlohmann parsed the line
 };
 
@@ -49,8 +55,7 @@ struct JsonlFieldReader::State {
 // every line reads as it did before; bad lines are rare, and so is this second parse.
 JsonlFieldReader::Outcome JsonlFieldReader::ReadSlowly(std::string_view line,
                                                        std::string_view field,
-                                                       std::string_view* text,
-                                                       std::string* why) {
+                                                       std::string_view* text, std::string* why) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);

@@ -150,8 +150,7 @@ Result<Manifest> Merge(const MergeOptions& given) {
   merged.counters["merged_parts"] = parts.size();
   STOKER_RETURN_IF_ERROR(PrepareOutputDir(options.output_dir, {options.overwrite, false}));
   // The merged dataset's own length index, read from the parts' shards, before the manifest.
-  STOKER_ASSIGN_OR_RETURN(merged.length_index,
-                          BuildDatasetLengthIndex(options.output_dir, merged));
+  STOKER_ASSIGN_OR_RETURN(merged.length_index, BuildDatasetLengthIndex(options.output_dir, merged));
   STOKER_RETURN_IF_ERROR(WriteManifest(options.output_dir, merged));
   return merged;
 }

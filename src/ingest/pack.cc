@@ -260,6 +260,9 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   STOKER_ASSIGN_OR_RETURN(TokenDType dtype, ChooseDType(tokenizer, options.dtype));
   STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files,
                           ExpandPackInputs(options.inputs, options.input_format));
+  if (options.plan) {
+    STOKER_ASSIGN_OR_RETURN(files, ApplyTaskPlan(std::move(files), *options.plan));
+  }
   if (files.empty()) {
     return InvalidArgument(
         "no input files: the inputs are empty directories (hidden files are "
@@ -268,8 +271,12 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   STOKER_RETURN_IF_ERROR(CheckOutputOutsideInputs(options.output_dir, options.inputs));
   // The replaced dataset's shards are deleted while this one is encoded.
   std::unique_ptr<BackgroundDeletion> old_files;
-  STOKER_RETURN_IF_ERROR(PrepareOutputDir(
-      options.output_dir, {options.overwrite, /*remove_stale_shards=*/true}, &old_files));
+  if (options.plan) {
+    STOKER_RETURN_IF_ERROR(MakeDirectories(options.output_dir));  // shared with the other tasks
+  } else {
+    STOKER_RETURN_IF_ERROR(PrepareOutputDir(
+        options.output_dir, {options.overwrite, /*remove_stale_shards=*/true}, &old_files));
+  }
 
   TaskSlice slice = SliceForTask(files, options.task_index, options.task_count);
   PackResult result;
@@ -300,7 +307,7 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   }
   Result<std::vector<ShardInfo>> shards =
       status.ok() ? sink.Finish() : Result<std::vector<ShardInfo>>(status);
-  if (Status deleted = old_files->Wait(); shards.ok() && !deleted.ok()) {
+  if (Status deleted = old_files ? old_files->Wait() : Status::OK(); shards.ok() && !deleted.ok()) {
     shards = Result<std::vector<ShardInfo>>(deleted);
   }
   if (!shards.ok()) {
@@ -316,6 +323,10 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   m.counters = result.counters.ToMap();
   m.counters["task_index"] = options.task_index;
   m.counters["task_count"] = options.task_count;
+  if (options.plan) {  // a task's shards: its receipt (ingest/pack_task.h) publishes them
+    result.elapsed_s = elapsed();
+    return result;
+  }
   // The length index before the manifest: a dataset is complete when its manifest exists.
   Result<LengthIndexInfo> length_index = BuildDatasetLengthIndex(options.output_dir, m);
   Status written = length_index.status();

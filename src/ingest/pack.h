@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,12 +19,13 @@
 #include "format/manifest.h"
 #include "ingest/document_encoder.h"
 #include "ingest/record_inputs.h"
+#include "ingest/task_plan.h"
 #include "stoker/status.h"
 #include "text/tokenizer.h"
 
 namespace stoker {
 
-// 128 MiB: Megatron-style "few large files" (DESIGN.md asks for ~100 MB+) — a 1 T-token uint16
+// 128 MiB: Megatron-style "few large files" (docs/design.md asks for ~100 MB+) — a 1 T-token uint16
 // corpus is ~16,000 shards, one manifest entry and two mappings each — while one shard still
 // downloads into a cache in about a second and a single task of a small job still produces
 // several shards to spread over readers.
@@ -61,6 +63,10 @@ struct PackOptions {
   uint64_t batch_bytes = 1 << 20;
   // Called on the calling thread after each batch is written; may be empty.
   std::function<void(const PackProgress&)> on_progress;
+  // A task of a task-split pack (ingest/pack_task.h): the inputs are cut down to this recorded
+  // plan, and only this task's shards are written (no length index, no manifest; the output
+  // directory is shared with the other tasks, whose files are left alone).
+  std::shared_ptr<const TaskPlan> plan;
 };
 
 struct PackResult {

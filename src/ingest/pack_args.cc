@@ -27,14 +27,15 @@ Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
   o.key_field = a.key_field;
   STOKER_ASSIGN_OR_RETURN(o.input_format, ParsePackInputFormat(a.input_format));
   STOKER_ASSIGN_OR_RETURN(o.encoder.utf8, ParseUtf8Policy(a.utf8));
-  if (a.bad_lines != "fail" && a.bad_lines != "skip") {
-    return InvalidArgument("bad lines policy must be 'fail' or 'skip', not '" + a.bad_lines + "'");
+  if (a.on_error != "fail" && a.on_error != "skip") {
+    return InvalidArgument("on_error must be 'fail' or 'skip', not '" + a.on_error + "'");
   }
-  o.encoder.skip_bad_lines = a.bad_lines == "skip";
+  o.encoder.skip_bad_lines = a.on_error == "skip";
   STOKER_ASSIGN_OR_RETURN(o.shard_size_bytes, ParseSize(a.shard_size));
-  if (a.threads < 0) return InvalidArgument("threads must be >= 0 (0 = all cores)");
-  o.threads = a.threads > 0 ? a.threads
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (a.num_workers < 0) return InvalidArgument("num_workers must be >= 0 (0 = all cores)");
+  o.threads = a.num_workers > 0
+                  ? a.num_workers
+                  : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (a.task_index.has_value() != a.task_count.has_value()) {
     return InvalidArgument("task index and task count go together: set both or neither");
   }

@@ -1,5 +1,6 @@
 // PackArgs: the user-facing arguments of `stoker pack` / `stoker.pack()` as strings and numbers,
-// and their translation into PackOptions — one place for the CLI and the Python binding.
+// and their translation into PackOptions — one place for the CLI and the Python binding. Names
+// are the ones every surface uses (num_workers, on_error, as the loader's).
 // Plain values; not thread-safe (one user at a time).
 #pragma once
 
@@ -17,15 +18,15 @@ namespace stoker {
 struct PackArgs {
   std::vector<std::string> inputs;
   std::string output;
-  std::string tokenizer = "bytes";     // bytes | PATH.model | PATH/tokenizer.json | PATH.tiktoken
+  std::string tokenizer = "bytes";  // bytes | PATH.model | PATH/tokenizer.json | PATH.tiktoken
   std::string text_field = "text";
   std::string shard_size = "128MiB";   // human size, e.g. 64MiB, 1GiB
-  int threads = 0;                     // 0 = all cores
+  int num_workers = 0;                 // tokenizer threads; 0 = all cores (CLI --num-workers)
   std::optional<uint32_t> task_index;  // both or neither; default from Slurm/torchrun env
   std::optional<uint32_t> task_count;
-  std::string utf8 = "replace";        // replace | skip | fail
-  std::string bad_lines = "fail";      // fail | skip
-  std::string dtype = "auto";          // auto | uint16 | int32
+  std::string utf8 = "replace";   // replace | skip | fail
+  std::string on_error = "fail";  // fail | skip: bad lines and records (CLI --on-error)
+  std::string dtype = "auto";     // auto | uint16 | int32
   bool overwrite = false;
   // Last, so that positional initialisation (the Python binding) keeps working.
   std::string input_format = "auto";   // auto | jsonl | text | webdataset | tfrecord | mds

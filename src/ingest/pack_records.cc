@@ -8,13 +8,13 @@
 #include "common/file_util.h"
 #include "format/megatron_source.h"
 #include "ingest/input_plan.h"
-#include "storage/byte_source.h"
 #include "records/record_file_sink.h"
 #include "records/tar_reader.h"
 #include "records/tar_writer.h"
 #include "records/tf_example.h"
 #include "records/tfrecord.h"
 #include "records/webdataset_source.h"
+#include "storage/byte_source.h"
 
 namespace stoker {
 namespace {
@@ -50,6 +50,7 @@ RecordPackResult Summary(const RecordFileSink& sink, const std::string& dir) {
     r.output_bytes += f.size_bytes;
     r.records += f.records;
   }
+  r.files = sink.files();
   return r;
 }
 
@@ -123,10 +124,30 @@ Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
   return summary;
 }
 
+std::string TfRecordManifestJson(const Manifest& manifest,
+                                 const std::vector<RecordFileInfo>& files) {
+  // As RecordFileSink::Finish writes it.
+  nlohmann::json m = {{"feature", "input_ids"},
+                      {"tokenizer", manifest.tokenizer.name},
+                      {"eos_id", manifest.tokenizer.eos_id}};
+  m["format"] = "tfrecord";
+  uint64_t records = 0;
+  nlohmann::json list = nlohmann::json::array();
+  for (const RecordFileInfo& f : files) {
+    list.push_back(
+        {{"name", f.name}, {"bytes", f.size_bytes}, {"records", f.records}, {"xxh3", f.xxh3}});
+    records += f.records;
+  }
+  m["files"] = std::move(list);
+  m["records"] = records;
+  return m.dump(2) + "\n";
+}
+
 Result<RecordPackResult> ExportTfRecord(const std::string& dataset_dir, const Manifest& manifest,
-                                        uint64_t shard_size_bytes) {
+                                        uint64_t shard_size_bytes, const std::string& file_prefix,
+                                        bool with_manifest) {
   std::string dir = JoinPath(dataset_dir, "tfrecord");
-  RecordFileSink sink(dir, "part", ".tfrecord");
+  RecordFileSink sink(dir, file_prefix, ".tfrecord");
   std::vector<int32_t> tokens;
   Field ids;
   ids.name = "input_ids";
@@ -153,11 +174,13 @@ Result<RecordPackResult> ExportTfRecord(const std::string& dataset_dir, const Ma
     }
     if (!st.ok()) break;
   }
-  if (st.ok()) {
+  if (st.ok() && with_manifest) {
     nlohmann::json extra = {{"feature", "input_ids"},
                             {"tokenizer", manifest.tokenizer.name},
                             {"eos_id", manifest.tokenizer.eos_id}};
     st = sink.Finish(kRecordsManifestName, "tfrecord", extra.dump());
+  } else if (st.ok()) {
+    st = sink.Close();
   }
   if (!st.ok()) {
     sink.RemoveAll();

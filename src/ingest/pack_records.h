@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "format/manifest.h"
+#include "records/record_file_sink.h"
 #include "stoker/status.h"
 
 namespace stoker {
@@ -23,6 +24,7 @@ struct RecordPackResult {
   uint64_t output_files = 0;
   uint64_t output_bytes = 0;
   std::string output_dir;
+  std::vector<RecordFileInfo> files;  // the files written (names relative to output_dir)
 };
 
 // Writes the files of `inputs` (files, and directories walked as pack walks them: sorted by
@@ -37,8 +39,16 @@ Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
 
 // Writes the documents of the stoker dataset in `dataset_dir` (described by `manifest`) into
 // `dataset_dir`/tfrecord/part-NNNNNN.tfrecord, one Example {"input_ids": int64_list} per
-// document (EOS included, as packed), files closing at `shard_size_bytes`.
+// document (EOS included, as packed), files closing at `shard_size_bytes`. A task of a
+// task-split pack (ingest/pack_task.h) names its files `file_prefix`-NNNNNN.tfrecord and writes
+// no records.json (`with_manifest` false): the merge writes the job's.
 Result<RecordPackResult> ExportTfRecord(const std::string& dataset_dir, const Manifest& manifest,
-                                        uint64_t shard_size_bytes);
+                                        uint64_t shard_size_bytes,
+                                        const std::string& file_prefix = "part",
+                                        bool with_manifest = true);
+
+// The records.json of ExportTfRecord for `files` (in dataset_dir/tfrecord).
+std::string TfRecordManifestJson(const Manifest& manifest,
+                                 const std::vector<RecordFileInfo>& files);
 
 }  // namespace stoker

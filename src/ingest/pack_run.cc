@@ -6,6 +6,7 @@
 
 #include "common/human_size.h"
 #include "common/uri.h"
+#include "ingest/pack_task.h"
 #include "ingest/upload_dataset.h"
 #include "text/tokenizer.h"
 
@@ -23,6 +24,9 @@ Result<PackRunResult> RunPackArgs(const PackArgs& args,
                                   std::function<void(const PackProgress&)> on_progress) {
   PackRunResult run;
   STOKER_ASSIGN_OR_RETURN(run.format, ParsePackFormat(args.format));
+  // One task of several: writes its shards and its receipt into the job's output.
+  STOKER_ASSIGN_OR_RETURN(bool task_split, IsTaskSplit(args));
+  if (task_split) return RunPackTask(args, std::move(on_progress));
   if (run.format == PackFormat::kWebDataset) {
     // -o s3://...: packed into a local staging directory, then uploaded (records.json last).
     STOKER_ASSIGN_OR_RETURN(
@@ -34,9 +38,8 @@ Result<PackRunResult> RunPackArgs(const PackArgs& args,
       inputs.push_back(std::move(local));
     }
     STOKER_ASSIGN_OR_RETURN(uint64_t shard_size, ParseSize(args.shard_size));
-    STOKER_ASSIGN_OR_RETURN(run.records,
-                            PackWebDataset(inputs, destination.local_dir, shard_size,
-                                           args.overwrite || destination.remote()));
+    STOKER_ASSIGN_OR_RETURN(run.records, PackWebDataset(inputs, destination.local_dir, shard_size,
+                                                        args.overwrite || destination.remote()));
     STOKER_RETURN_IF_ERROR(FinishRecordsDestination(destination, ""));
     run.output = destination.remote() ? destination.uri : destination.local_dir;
     run.records->output_dir = run.output;
@@ -51,8 +54,7 @@ Result<PackRunResult> RunPackArgs(const PackArgs& args,
                           OpenTokenizer(args.tokenizer, tokenizer_options));
   STOKER_ASSIGN_OR_RETURN(run.pack, Pack(run.options, *tokenizer));
   if (run.format == PackFormat::kTfRecord) {
-    STOKER_ASSIGN_OR_RETURN(run.records, ExportTfRecord(run.options.output_dir,
-                                                        run.pack->manifest,
+    STOKER_ASSIGN_OR_RETURN(run.records, ExportTfRecord(run.options.output_dir, run.pack->manifest,
                                                         run.options.shard_size_bytes));
     // Remote: the TFRecord files go up before the dataset, whose manifest is the last object.
     STOKER_RETURN_IF_ERROR(FinishRecordsDestination(destination, "tfrecord"));

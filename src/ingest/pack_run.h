@@ -28,6 +28,10 @@ struct PackRunResult {
   std::optional<RecordPackResult> records;  // webdataset and tfrecord: the record files
   PackOptions options;                      // what the token pack ran with (stoker, tfrecord)
   std::string output;  // where the dataset is: the -o URI for a remote output, else the directory
+  // A task of a task-split pack (ingest/pack_task.h): its receipt, and whether a matching
+  // receipt was already there (then nothing was packed; `pack` holds the receipt's manifest).
+  std::string receipt;
+  bool skipped = false;
 };
 
 // Runs the pack that `args` describes (args.format picks the output). `on_progress` (may be

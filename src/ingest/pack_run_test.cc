@@ -22,7 +22,7 @@ class PackRunTest : public ::testing::Test {
     a.inputs = {dir_->Join("d.jsonl")};
     a.output = dir_->Join(out);
     a.format = std::move(format);
-    a.threads = 2;
+    a.num_workers = 2;
     a.task_index = 0;
     a.task_count = 1;
     return a;

@@ -15,8 +15,8 @@ Status DocumentEncoder::EncodeRecord(const RawDocument& doc, const std::string& 
       ++c.bad_lines_skipped;
       return Status::OK();
     }
-    return InvalidArgument(path + " " + doc.record_where + ": " + doc.missing +
-                           " (use " + options_.skip_hint + " to skip such records)");
+    return InvalidArgument(path + " " + doc.record_where + ": " + doc.missing + " (use " +
+                           options_.skip_hint + " to skip such records)");
   }
   c.input_bytes += doc.tokens.size() * sizeof(int32_t);
   if (doc.tokens.empty()) {

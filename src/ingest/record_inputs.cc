@@ -58,7 +58,8 @@ Result<PackInputFormat> ParsePackInputFormat(std::string_view name) {
   if (name == "arrow" || name == "hf") return PackInputFormat::kArrow;
   return InvalidArgument(
       "--input-format must be auto, jsonl, text, webdataset, tfrecord, mds, litdata, parquet or "
-      "arrow, not '" + std::string(name) + "'");
+      "arrow, not '" +
+      std::string(name) + "'");
 }
 
 Result<std::vector<InputFile>> ExpandPackInputs(const std::vector<std::string>& inputs,

@@ -17,7 +17,16 @@ namespace stoker {
 
 // How pack reads its inputs: "auto" (record shards by name, see DetectRecordFormat, everything
 // else as JSONL/text), "jsonl" / "text" (the JSONL/text path only), or a record format name.
-enum class PackInputFormat { kAuto, kPlain, kWebDataset, kTfRecord, kMds, kLitData, kParquet, kArrow };
+enum class PackInputFormat {
+  kAuto,
+  kPlain,
+  kWebDataset,
+  kTfRecord,
+  kMds,
+  kLitData,
+  kParquet,
+  kArrow
+};
 Result<PackInputFormat> ParsePackInputFormat(std::string_view name);
 
 // The ordered input list: each argument expands to its record shards (InputKind::kRecords) or,

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -19,7 +19,6 @@
 #include "ingest/upload_dataset.h"
 #include "records/record_store.h"
 #include "storage/open_backend.h"
-#include "storage/storage_uri.h"
 
 namespace stoker {
 namespace {
@@ -43,7 +42,8 @@ Status SparseFile(const std::string& path, uint64_t size) {
   return Status::OK();
 }
 
-// Runs fn(i) for i in [0, n) on up to 8 threads; the first error wins and stops the rest.
+}  // namespace
+
 Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn) {
   std::atomic<size_t> next{0};
   std::mutex mu;
@@ -64,6 +64,20 @@ Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn) {
   return first;
 }
 
+Status MirrorShardMetadata(const storage::Backend& backend, const std::string& uri,
+                           const std::vector<ShardInfo>& shards, const std::string& local_dir) {
+  return ParallelFor(shards.size(), [&](size_t i) -> Status {
+    const ShardInfo& s = shards[i];
+    const std::string local = (fs::path(local_dir) / s.prefix).lexically_normal().string();
+    STOKER_RETURN_IF_ERROR(SparseFile(local + ".bin", s.bin_bytes));
+    STOKER_ASSIGN_OR_RETURN(std::string idx,
+                            storage::ReadAll(backend, JoinUri(uri, s.prefix) + ".idx"));
+    return WriteLocal(local + ".idx", idx);
+  });
+}
+
+namespace {
+
 Status UploadLocalFile(const storage::Backend& backend, const std::string& path,
                        const std::string& uri) {
   STOKER_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
@@ -71,9 +85,9 @@ Status UploadLocalFile(const storage::Backend& backend, const std::string& path,
 }
 
 // The bucket of an s3:// URI, or an error saying what remote tools accept.
-Result<storage::StorageUri> S3Location(const std::string& uri, const char* what) {
-  STOKER_ASSIGN_OR_RETURN(storage::StorageUri parsed, storage::ParseStorageUri(uri));
-  if (parsed.kind != storage::UriKind::kS3) {
+Result<ParsedUri> S3Location(const std::string& uri, const char* what) {
+  STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(uri));
+  if (parsed.kind != UriKind::kS3) {
     return InvalidArgument(uri + ": " + what + " must be s3:// when any dataset is remote (" +
                            "http(s):// is read-only, and local and remote datasets cannot refer "
                            "to each other's shards)");
@@ -81,7 +95,8 @@ Result<storage::StorageUri> S3Location(const std::string& uri, const char* what)
   return parsed;
 }
 
-// Uploads what `local_dir` holds beside the shards: its length index, then its manifest.
+}  // namespace
+
 Status UploadIndexAndManifest(const storage::Backend& backend, const std::string& local_dir,
                               const Manifest& m, const std::string& uri) {
   if (m.length_index) {
@@ -92,15 +107,13 @@ Status UploadIndexAndManifest(const storage::Backend& backend, const std::string
                          JoinUri(uri, kManifestFileName));
 }
 
-}  // namespace
-
 Result<Manifest> MirrorDatasetMetadata(const storage::Backend& backend, const std::string& uri,
                                        const std::string& local_dir) {
   const std::string manifest_uri = JoinUri(uri, kManifestFileName);
   Result<std::string> text = storage::ReadAll(backend, manifest_uri);
   if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
-    return NotFound(uri + ": not a complete stoker dataset (no " +
-                    std::string(kManifestFileName) + ")");
+    return NotFound(uri + ": not a complete stoker dataset (no " + std::string(kManifestFileName) +
+                    ")");
   }
   STOKER_RETURN_IF_ERROR(text.status());
   STOKER_RETURN_IF_ERROR(WriteLocal(JoinPath(local_dir, kManifestFileName), *text));
@@ -126,14 +139,7 @@ Result<Manifest> MirrorDatasetMetadata(const storage::Backend& backend, const st
       }
     }
   }
-  STOKER_RETURN_IF_ERROR(ParallelFor(m.shards.size(), [&](size_t i) -> Status {
-    const ShardInfo& s = m.shards[i];
-    const std::string local = (fs::path(local_dir) / s.prefix).lexically_normal().string();
-    STOKER_RETURN_IF_ERROR(SparseFile(local + ".bin", s.bin_bytes));
-    STOKER_ASSIGN_OR_RETURN(std::string idx,
-                            storage::ReadAll(backend, JoinUri(uri, s.prefix) + ".idx"));
-    return WriteLocal(local + ".idx", idx);
-  }));
+  STOKER_RETURN_IF_ERROR(MirrorShardMetadata(backend, uri, m.shards, local_dir));
   return m;
 }
 
@@ -146,23 +152,25 @@ bool IsRemoteMerge(const MergeOptions& options) {
 }
 
 Result<Manifest> MergeRemote(const MergeOptions& options) {
-  STOKER_ASSIGN_OR_RETURN(storage::StorageUri out, S3Location(options.output_dir, "the output"));
+  STOKER_ASSIGN_OR_RETURN(ParsedUri out, S3Location(options.output_dir, "the output"));
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
                           storage::OpenBackendForUri(options.output_dir));
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> staging, TempDir::Create("stoker-merge-"));
   // s3://bucket/key is mirrored at <staging>/key, so relative paths between parts and output are
   // the keys' relative paths.
-  auto local = [&](const storage::StorageUri& u) {
+  auto local = [&](const ParsedUri& u) {
     return (fs::path(staging->path()) / "b" / u.key).lexically_normal().string();
   };
   MergeOptions mirrored;
   mirrored.overwrite = true;  // the mirror is new; the output is checked on the server below
   mirrored.output_dir = local(out);
   for (const std::string& part : options.parts) {
-    STOKER_ASSIGN_OR_RETURN(storage::StorageUri p, S3Location(part, "every part"));
+    STOKER_ASSIGN_OR_RETURN(ParsedUri p, S3Location(part, "every part"));
     if (p.bucket != out.bucket) {
-      return InvalidArgument(part + ": a remote merge keeps its parts and its output in one "
-                             "bucket (the output is in " + out.bucket + ")");
+      return InvalidArgument(part +
+                             ": a remote merge keeps its parts and its output in one "
+                             "bucket (the output is in " +
+                             out.bucket + ")");
     }
     STOKER_RETURN_IF_ERROR(MirrorDatasetMetadata(*backend, part, local(p)).status());
     mirrored.parts.push_back(local(p));
@@ -198,15 +206,16 @@ Result<LengthIndexInfo> IndexRemote(const std::string& uri, bool check) {
   const std::string dir = staging->Join("dataset");
   STOKER_ASSIGN_OR_RETURN(Manifest m, MirrorDatasetMetadata(*backend, uri, dir));
   if (check) {
-    if (!m.length_index) return NotFound(uri + " has no length index (`stoker index " + uri +
-                                         "` writes one)");
+    if (!m.length_index)
+      return NotFound(uri + " has no length index (`stoker index " + uri + "` writes one)");
     STOKER_ASSIGN_OR_RETURN(std::string bytes,
                             storage::ReadAll(*backend, JoinUri(uri, m.length_index->file)));
     STOKER_RETURN_IF_ERROR(WriteLocal(JoinPath(dir, m.length_index->file), bytes));
     STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const LengthIndex> index,
                             OpenDatasetLengthIndex(dir, m));
     Status st = index->Verify();
-    if (!st.ok()) return Status(st.code(), JoinUri(uri, m.length_index->file) + ": " + st.message());
+    if (!st.ok())
+      return Status(st.code(), JoinUri(uri, m.length_index->file) + ": " + st.message());
     return *m.length_index;
   }
   STOKER_ASSIGN_OR_RETURN(LengthIndexInfo info, BuildDatasetLengthIndex(dir, m));

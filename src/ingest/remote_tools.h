@@ -8,13 +8,15 @@
 // thread-safe.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "format/length_index.h"
 #include "format/manifest.h"
 #include "ingest/merge.h"
-#include "storage/backend.h"
 #include "stoker/status.h"
+#include "storage/backend.h"
 
 namespace stoker {
 
@@ -23,6 +25,19 @@ namespace stoker {
 // wrong size).
 Result<Manifest> MirrorDatasetMetadata(const storage::Backend& backend, const std::string& uri,
                                        const std::string& local_dir);
+
+// Runs fn(i) for i in [0, n) on up to 8 threads; the first error wins and stops the rest.
+Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn);
+
+// The metadata mirror of `shards` (prefixes relative to `uri`) in `local_dir`: each .idx
+// downloaded, each .bin a sparse file of its recorded size (8 threads).
+Status MirrorShardMetadata(const storage::Backend& backend, const std::string& uri,
+                           const std::vector<ShardInfo>& shards, const std::string& local_dir);
+
+// Uploads what `local_dir` holds beside the shards: the manifest's length index, then
+// manifest.json (last: the dataset at `uri` is complete once it is there).
+Status UploadIndexAndManifest(const storage::Backend& backend, const std::string& local_dir,
+                              const Manifest& m, const std::string& uri);
 
 // True when any of the parts or the output is remote (s3://, http(s)://).
 bool IsRemoteMerge(const MergeOptions& options);

@@ -11,7 +11,6 @@
 #include "common/uri.h"
 #include "format/manifest.h"
 #include "storage/open_backend.h"
-#include "storage/storage_uri.h"
 
 namespace stoker {
 namespace {
@@ -37,15 +36,16 @@ Status UploadFile(const storage::Backend& backend, const std::string& path,
 
 Result<PackDestination> PreparePackDestination(const std::string& output, bool overwrite,
                                                const std::string& marker) {
-  STOKER_ASSIGN_OR_RETURN(const storage::StorageUri parsed, storage::ParseStorageUri(output));
+  STOKER_ASSIGN_OR_RETURN(const ParsedUri parsed, ParseUri(output));
   PackDestination d;
   d.uri = output;
-  if (parsed.kind == storage::UriKind::kFile) {
+  if (parsed.kind == UriKind::kFile) {
     d.local_dir = parsed.path;
     return d;
   }
-  if (parsed.kind == storage::UriKind::kHttp) {
-    return InvalidArgument(output + ": http:// and https:// are read-only; write to a local "
+  if (parsed.kind == UriKind::kHttp) {
+    return InvalidArgument(output +
+                           ": http:// and https:// are read-only; write to a local "
                            "path or s3://bucket/prefix");
   }
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
@@ -63,9 +63,6 @@ Result<PackDestination> PreparePackDestination(const std::string& output, bool o
   return d;
 }
 
-namespace {
-
-// Uploads local_dir/<files[i]> to uri/<files[i]> on `threads` threads; the first error wins.
 Status UploadFiles(const storage::Backend& backend, const std::string& local_dir,
                    const std::string& uri, const std::vector<std::string>& files, int threads) {
   std::atomic<size_t> next{0};
@@ -87,8 +84,6 @@ Status UploadFiles(const storage::Backend& backend, const std::string& local_dir
   for (std::thread& t : pool) t.join();
   return first_error;
 }
-
-}  // namespace
 
 Status UploadDataset(const storage::Backend& backend, const std::string& local_dir,
                      const std::string& uri, int threads) {
@@ -114,8 +109,8 @@ Status FinishPackDestination(const PackDestination& destination) {
 
 Status FinishRecordsDestination(const PackDestination& destination, const std::string& subdir) {
   if (!destination.remote()) return Status::OK();
-  const std::string dir = subdir.empty() ? destination.local_dir
-                                         : JoinPath(destination.local_dir, subdir);
+  const std::string dir =
+      subdir.empty() ? destination.local_dir : JoinPath(destination.local_dir, subdir);
   const std::string uri = subdir.empty() ? destination.uri : JoinUri(destination.uri, subdir);
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
   std::vector<std::string> files;

@@ -8,17 +8,18 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/temp_dir.h"
-#include "storage/backend.h"
 #include "stoker/status.h"
+#include "storage/backend.h"
 
 namespace stoker {
 
 // Where a pack writes: `local_dir`; for a remote output also the staging directory behind it.
 struct PackDestination {
-  std::string uri;        // what the user gave (-o)
-  std::string local_dir;  // where the pack writes
+  std::string uri;                   // what the user gave (-o)
+  std::string local_dir;             // where the pack writes
   std::unique_ptr<TempDir> staging;  // set for a remote output; removed with it
   bool remote() const { return staging != nullptr; }
 };
@@ -34,6 +35,10 @@ Result<PackDestination> PreparePackDestination(const std::string& output, bool o
 // Uploads the dataset in `local_dir` to `uri` (see above). Errors name the object.
 Status UploadDataset(const storage::Backend& backend, const std::string& local_dir,
                      const std::string& uri, int threads = 8);
+
+// Uploads local_dir/<files[i]> to uri/<files[i]> on `threads` threads; the first error wins.
+Status UploadFiles(const storage::Backend& backend, const std::string& local_dir,
+                   const std::string& uri, const std::vector<std::string>& files, int threads = 8);
 
 // UploadDataset to the destination's uri when it is remote; nothing otherwise.
 Status FinishPackDestination(const PackDestination& destination);

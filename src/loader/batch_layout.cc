@@ -1,10 +1,11 @@
 #include "loader/batch_layout.h"
-#include "common/clock.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
+
+#include "common/clock.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -279,9 +280,8 @@ BatchLayout BatchLayout::For(const AssemblyOptions& options) {
 }
 
 Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
-                     const std::vector<const TokenSource*>& sources,
-                     const std::vector<Row>& rows, uint8_t* slot, AssemblyResult* result,
-                     AssemblyScratch* scratch) {
+                     const std::vector<const TokenSource*>& sources, const std::vector<Row>& rows,
+                     uint8_t* slot, AssemblyResult* result, AssemblyScratch* scratch) {
   if (rows.size() != static_cast<size_t>(options.batch_size)) {
     return Internal("plan gave " + std::to_string(rows.size()) + " rows for a batch of " +
                     std::to_string(options.batch_size));
@@ -292,8 +292,7 @@ Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
     return Assembler<int32_t>(options, layout, sources, slot, result, s.iota32, s.tokens32)
         .Run(rows);
   }
-  return Assembler<int64_t>(options, layout, sources, slot, result, s.iota64, s.tokens64)
-      .Run(rows);
+  return Assembler<int64_t>(options, layout, sources, slot, result, s.iota64, s.tokens64).Run(rows);
 }
 
 }  // namespace stoker::loader

@@ -45,11 +45,11 @@ struct BatchLayout {
 
 // What assembling one batch found, beside the tensors.
 struct AssemblyResult {
-  int num_cu_seqlens = 0;   // entries written to cu_seqlens (segments + 1)
+  int num_cu_seqlens = 0;  // entries written to cu_seqlens (segments + 1)
   int max_seqlen = 0;
   uint64_t real_tokens = 0;  // non-padding positions
   uint64_t skipped_documents = 0;
-  uint64_t read_ns = 0;      // time inside TokenSource::Read
+  uint64_t read_ns = 0;  // time inside TokenSource::Read
 };
 
 // Buffers an assembler reuses from batch to batch (a piece's tokens, the 0..S-1 positions). A
@@ -66,8 +66,7 @@ struct AssemblyScratch {
 // piece's positions become a masked hole (labels -100, segment 0) and are counted as skipped.
 // `scratch` may be null (buffers are then allocated for this call).
 Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
-                     const std::vector<const TokenSource*>& sources,
-                     const std::vector<Row>& rows, uint8_t* slot, AssemblyResult* result,
-                     AssemblyScratch* scratch = nullptr);
+                     const std::vector<const TokenSource*>& sources, const std::vector<Row>& rows,
+                     uint8_t* slot, AssemblyResult* result, AssemblyScratch* scratch = nullptr);
 
 }  // namespace stoker::loader

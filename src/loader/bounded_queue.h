@@ -83,7 +83,7 @@ class BoundedQueue {
   mutable std::mutex mu_;
   std::condition_variable not_full_;
   std::condition_variable not_empty_;
-  std::deque<T> items_;    // guarded by mu_
+  std::deque<T> items_;     // guarded by mu_
   bool cancelled_ = false;  // guarded by mu_
 };
 

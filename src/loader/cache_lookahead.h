@@ -22,9 +22,9 @@ std::vector<std::vector<uint64_t>> ShardsAhead(
 // cache downloads the scheduled shards several at once, and needs enough of them ahead to keep
 // its download threads busy: 64 steps of 8 x 2048 tokens are one 2 MiB shard).
 struct LookAhead {
-  uint64_t min_steps = 64;         // always at least this many steps
-  uint64_t max_steps = 1024;       // never more (each step is a plan lookup)
-  uint64_t bytes = 256ull << 20;   // past min_steps, stop once the shards hold this many bytes
+  uint64_t min_steps = 64;        // always at least this many steps
+  uint64_t max_steps = 1024;      // never more (each step is a plan lookup)
+  uint64_t bytes = 256ull << 20;  // past min_steps, stop once the shards hold this many bytes
 };
 
 struct ShardsAheadResult {

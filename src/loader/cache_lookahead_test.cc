@@ -27,9 +27,9 @@ class CacheLookAheadTest : public ::testing::Test {
   // kShards shards of kDocsPerShard documents; document d has 5 + d % 7 tokens.
   void SetUp() override {
     dir_ = TempDir::Create("stoker-lookahead-").value();
-    ASSERT_TRUE(testing::WriteTestDataset(dir_->path(), kShards, kDocsPerShard,
-                                          [](int d) { return 5 + d % 7; })
-                    .ok());
+    ASSERT_TRUE(testing::WriteTestDataset(dir_->path(), kShards, kDocsPerShard, [](int d) {
+                  return 5 + d % 7;
+                }).ok());
     RemoteDatasetOptions remote;
     remote.backend = storage::NewFileBackend();
     auto ds = StokerDataset::OpenRemote(dir_->path(), remote);
@@ -127,8 +127,7 @@ TEST_F(CacheLookAheadTest, CoversAtLeastMinStepsAndAtMostMaxSteps) {
 TEST_F(CacheLookAheadTest, StopsOnceTheShardsHoldTheByteBudget) {
   auto plan = MakePlan(Remote(), ShuffleMode::kNone);
   const uint64_t budget = ShardBytes(*remote_, 0) + ShardBytes(*remote_, 1) + 1;
-  const ShardsAheadResult r =
-      ShardsAheadWithin(*plan, Remote(), {}, 1, LookAhead{0, 1000, budget});
+  const ShardsAheadResult r = ShardsAheadWithin(*plan, Remote(), {}, 1, LookAhead{0, 1000, budget});
   // In source order a step reads less than a shard: the third shard is the one that reaches it.
   ASSERT_EQ(r.shards[0], (std::vector<uint64_t>{0, 1, 2}));
   ASSERT_GT(r.steps, 0u);

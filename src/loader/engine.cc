@@ -1,5 +1,4 @@
 #include "loader/engine.h"
-#include "common/clock.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "common/clock.h"
 #include "storage/cancel.h"
 
 namespace stoker::loader {
@@ -41,9 +41,9 @@ Result<std::shared_ptr<Engine>> Engine::Open(
     return InvalidArgument("loader needs at least 1 worker and 2 ring slots");
   }
   std::shared_ptr<Engine> engine(new Engine(options, std::move(planner), std::move(sources)));
-  STOKER_ASSIGN_OR_RETURN(engine->ring_, SlotRing::Open(options.num_slots,
-                                                        engine->layout_.total_bytes,
-                                                        options.pin_memory));
+  STOKER_ASSIGN_OR_RETURN(
+      engine->ring_,
+      SlotRing::Open(options.num_slots, engine->layout_.total_bytes, options.pin_memory));
   // No usable device (no GPU, no driver, or built without CUDA) simply means host batches.
   if (options.device >= 0 && cuda::DeviceCount() > options.device) {
     STOKER_ASSIGN_OR_RETURN(engine->copier_,
@@ -166,8 +166,8 @@ void Engine::Fill(const WorkItem& item, Batch* scratch, AssemblyScratch* assembl
     Status s = planner_->BatchAt(item.pos, scratch);
     if (s.ok()) {
       info.step = scratch->step;
-      s = AssembleBatch(options_.assembly, layout_, sources_, scratch->rows,
-                        ring_->slot(item.slot), &info.assembly, assembly_scratch);
+      s = AssembleBatch(options_.assembly, layout_, sources_, scratch->rows, ring_->slot(item.slot),
+                        &info.assembly, assembly_scratch);
     }
     info.error = s;
   } catch (const std::exception& e) {
@@ -231,8 +231,8 @@ Result<std::optional<Delivered>> Engine::Next() {
     std::unique_lock<std::mutex> lock(mu_);
     // Waiting while the consumer itself holds every slot (or device buffer) would never end.
     if (std::count(slot_held_.begin(), slot_held_.end(), true) == options_.num_slots ||
-        (copier_ != nullptr && std::count(buffer_held_.begin(), buffer_held_.end(), true) ==
-                                   copier_->num_buffers())) {
+        (copier_ != nullptr &&
+         std::count(buffer_held_.begin(), buffer_held_.end(), true) == copier_->num_buffers())) {
       return FailedPrecondition("every loader ring slot (" + std::to_string(options_.num_slots) +
                                 ") or device buffer is held by unreleased batches; release one "
                                 "before calling Next() again");

@@ -143,8 +143,8 @@ class Engine final : public BatchOwner {
   std::atomic<bool> stop_requests_{false};
   std::map<uint64_t, int> ready_ STOKER_GUARDED_BY(mu_);                   // seq -> slot
   std::map<uint64_t, std::pair<int, int>> staged_ STOKER_GUARDED_BY(mu_);  // seq -> slot, buffer
-  std::vector<bool> slot_held_ STOKER_GUARDED_BY(mu_);    // by the consumer
-  std::vector<bool> buffer_held_ STOKER_GUARDED_BY(mu_);  // by the consumer
+  std::vector<bool> slot_held_ STOKER_GUARDED_BY(mu_);                     // by the consumer
+  std::vector<bool> buffer_held_ STOKER_GUARDED_BY(mu_);                   // by the consumer
   uint64_t copy_seq_ = 0;  // confined to the copier thread (reset while it is joined)
 
   // Consumer-confined state.

@@ -1,7 +1,4 @@
 #include "stoker/loader.h"
-#include "common/clock.h"
-
-#include "format/stoker_dataset.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +9,8 @@
 #include <thread>
 #include <utility>
 
+#include "common/clock.h"
+#include "common/env.h"
 #include "format/stoker_dataset.h"
 #include "loader/cache_lookahead.h"
 #include "loader/engine.h"
@@ -135,12 +134,7 @@ double ProduceSeconds(const Engine& e, const loader::Delivered& d) {
 
 }  // namespace
 
-int DefaultNumWorkers() {
-  int cores = static_cast<int>(std::thread::hardware_concurrency());
-  int local = 1;
-  if (const char* env = std::getenv("LOCAL_WORLD_SIZE")) local = std::max(1, std::atoi(env));
-  return std::max(1, cores / local);
-}
+int DefaultNumWorkers() { return DefaultThreadsPerRank(); }
 
 namespace loader {
 void SetLoaderPlan(Loader::Impl* impl, std::shared_ptr<const Plan> plan,
@@ -241,9 +235,9 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
     return std::optional<LoaderBatch>();
   }
   if (!d->info.error.ok()) {
-    m.failed = d->info.error.WithContext("loader: batch of epoch " +
-                                         std::to_string(d->position.epoch) + " step " +
-                                         std::to_string(d->info.step));
+    m.failed =
+        d->info.error.WithContext("loader: batch of epoch " + std::to_string(d->position.epoch) +
+                                  " step " + std::to_string(d->info.step));
     m.engine->Stop();
     return m.failed;
   }

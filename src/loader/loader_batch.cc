@@ -72,7 +72,10 @@ TensorView LoaderBatch::View(int which, bool device) const {
   v.device = device ? device_ : -1;
   const int64_t B = static_cast<int64_t>(batch_size_), S = static_cast<int64_t>(seq_len_);
   switch (which) {
-    case 0: case 1: case 2: case 3: {
+    case 0:
+    case 1:
+    case 2:
+    case 3: {
       if ((which == 2 && !l.has_position_ids) || (which == 3 && !l.has_segment_ids)) {
         return TensorView{};
       }

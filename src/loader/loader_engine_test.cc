@@ -201,8 +201,7 @@ TEST(LoaderTest, InjectedReadErrorSurfacesAtItsBatchAndNothingHangs) {
     auto r = loader->Next();
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kIOError);
-    EXPECT_NE(r.status().message().find("document 123"), std::string::npos)
-        << r.status().message();
+    EXPECT_NE(r.status().message().find("document 123"), std::string::npos) << r.status().message();
     EXPECT_NE(r.status().message().find("step " + std::to_string(bad_step)), std::string::npos)
         << r.status().message();
     auto again = loader->Next();

@@ -11,21 +11,6 @@
 
 namespace stoker {
 
-PlanOptions PlanOptionsFor(const LoaderOptions& options) {
-  PlanOptions po;
-  po.seq_len = options.seq_len;
-  po.batch_size = options.batch_size;
-  po.world_size = options.world_size;
-  po.rank = options.rank;
-  po.seed = options.seed;
-  po.shuffle = options.shuffle;
-  po.block_shards = options.block_shards;
-  po.pack = options.pack;
-  po.bestfit_window = options.bestfit_window;
-  po.remainder = options.drop_last ? RemainderPolicy::kDropLast : RemainderPolicy::kPad;
-  return po;
-}
-
 RemoteDatasetOptions RemoteOptionsFor(const LoaderOptions& options) {
   RemoteDatasetOptions ro;
   // Global shuffle reads one document here and one there: fetching whole parts would read many
@@ -70,9 +55,9 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     STOKER_ASSIGN_OR_RETURN(start, plan->Restore(*resume));
   }
   auto planner = std::make_shared<loader::PlanBatchPlanner>(plan, options.rank);
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> l,
-                          loader::OpenLoaderWithPlanner(planner, std::move(sources), options,
-                                                        start));
+  STOKER_ASSIGN_OR_RETURN(
+      std::unique_ptr<Loader> l,
+      loader::OpenLoaderWithPlanner(planner, std::move(sources), options, start));
   loader::SetLoaderPlan(l->impl_.get(), std::move(plan), start);
   return l;
 }

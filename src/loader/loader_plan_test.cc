@@ -1,6 +1,5 @@
 // The loader over a real stoker::Plan: opened by path and by TokenSource, checked against the plan.
 #include <gtest/gtest.h>
-
 #include <stdlib.h>
 
 #include <filesystem>

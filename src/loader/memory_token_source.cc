@@ -13,8 +13,7 @@ MemoryTokenSource::MemoryTokenSource(std::string name, std::vector<std::vector<i
 Status MemoryTokenSource::Check(uint64_t doc, uint64_t offset, uint64_t count) const {
   if (doc >= docs_.size() || offset > docs_[doc].size() || count > docs_[doc].size() - offset) {
     return OutOfRange(name_ + ": tokens [" + std::to_string(offset) + ", " +
-                      std::to_string(offset + count) + ") outside document " +
-                      std::to_string(doc));
+                      std::to_string(offset + count) + ") outside document " + std::to_string(doc));
   }
   return Status::OK();
 }

@@ -1,7 +1,6 @@
 #include "loader/provenance.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "format/stoker_dataset.h"

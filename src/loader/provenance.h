@@ -21,20 +21,20 @@
 namespace stoker::loader {
 
 struct PieceProvenance {
-  uint32_t dataset = 0;        // index among the loader's (plan's) datasets
-  std::string source;          // the dataset's path (a stream: the input file)
-  uint64_t document = 0;       // indexed: the document's index in the dataset (the plan's id)
-  uint64_t shard = 0;          // the shard within the dataset (a stream: its shard number)
-  std::string shard_path;      // the shard's file (a Megatron prefix for stoker shards)
-  uint64_t record = 0;         // the document's index among its shard's records
-  std::optional<std::string> key;          // the record's key, where the format has one
-  std::optional<uint64_t> byte_offset;     // a stream: the record's line in the (decompressed) file
+  uint32_t dataset = 0;            // index among the loader's (plan's) datasets
+  std::string source;              // the dataset's path (a stream: the input file)
+  uint64_t document = 0;           // indexed: the document's index in the dataset (the plan's id)
+  uint64_t shard = 0;              // the shard within the dataset (a stream: its shard number)
+  std::string shard_path;          // the shard's file (a Megatron prefix for stoker shards)
+  uint64_t record = 0;             // the document's index among its shard's records
+  std::optional<std::string> key;  // the record's key, where the format has one
+  std::optional<uint64_t> byte_offset;  // a stream: the record's line in the (decompressed) file
   // A stream: the epoch whose shard dealing the document came from (the step's epoch, or the next
   // one where a rank's stream ran short; docs/streaming.md).
   std::optional<uint64_t> stream_epoch;
-  uint64_t offset = 0;         // first token taken from the document
-  uint64_t length = 0;         // tokens taken: [offset, offset + length) of the document
-  uint64_t row_offset = 0;     // where in the row the piece's first token lies
+  uint64_t offset = 0;      // first token taken from the document
+  uint64_t length = 0;      // tokens taken: [offset, offset + length) of the document
+  uint64_t row_offset = 0;  // where in the row the piece's first token lies
 };
 
 struct RowProvenance {

@@ -64,8 +64,8 @@ TEST(ProvenanceTest, PiecesMapToShardRecordAndTokenRange) {
           EXPECT_LE(first[got.shard], want.document);
           EXPECT_LT(want.document, first[got.shard + 1]) << "an empty shard holds nothing";
           EXPECT_EQ(got.record, want.document - first[got.shard]);
-          EXPECT_EQ(got.shard_path, want.dataset == 0 ? "data/a/s" + std::to_string(got.shard)
-                                                      : "data/b.bin");
+          EXPECT_EQ(got.shard_path,
+                    want.dataset == 0 ? "data/a/s" + std::to_string(got.shard) : "data/b.bin");
           EXPECT_EQ(got.offset, want.offset);
           EXPECT_EQ(got.length, want.length);
           EXPECT_EQ(got.row_offset, at);

@@ -1,10 +1,11 @@
 #include "loader/stall_monitor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <utility>
+
+#include "common/clock.h"
 
 namespace stoker::loader {
 
@@ -18,8 +19,7 @@ StallMonitor::StallMonitor(StallMonitorOptions options) : options_(std::move(opt
 
 double StallMonitor::Now() const {
   if (options_.clock) return options_.clock();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return static_cast<double>(SteadyNowNs()) * 1e-9;
 }
 
 namespace {
@@ -111,9 +111,8 @@ std::string StallMonitor::JudgeLocked(const StallWindow& w) const {
                   "(%.2fx, below %.2fx) over the last %llu batches; the consumer waited %.1f%% "
                   "of the time. Run `stoker doctor` for advice; silence this with "
                   "monitor_warnings=False.",
-                  w.deliverable_tokens_per_s, w.consumed_tokens_per_s, w.ratio,
-                  options_.min_ratio, static_cast<unsigned long long>(w.batches),
-                  100 * w.stall_share);
+                  w.deliverable_tokens_per_s, w.consumed_tokens_per_s, w.ratio, options_.min_ratio,
+                  static_cast<unsigned long long>(w.batches), 100 * w.stall_share);
     return buf;
   }
   if (w.stall_share > options_.max_stall_share) {

@@ -22,9 +22,9 @@
 namespace stoker::loader {
 
 struct StallMonitorOptions {
-  double window_s = 30;           // sliding window length
-  uint64_t max_batches = 4096;    // the window also ends this many batches back (bounds memory)
-  uint64_t min_batches = 8;       // no verdict before this many batches in the window
+  double window_s = 30;         // sliding window length
+  uint64_t max_batches = 4096;  // the window also ends this many batches back (bounds memory)
+  uint64_t min_batches = 8;     // no verdict before this many batches in the window
   // No verdict while the consumer's mean time per batch in the window is below this: a loop that
   // trains nothing (Python's `for batch in loader: pass` takes ~20 us) always waits. The fastest
   // real training steps (small models on a GPU) take milliseconds.
@@ -32,7 +32,8 @@ struct StallMonitorOptions {
   double min_ratio = 1.2;         // deliverable / consumed below this warns
   double max_stall_share = 0.05;  // wait / (wait + consumer time) above this warns
   double warn_interval_s = 300;   // at most one warning per interval
-  // Monotonic seconds; default steady_clock. Tests inject a fake clock.
+  // Monotonic seconds; default SteadyNowNs() (common/clock.h: steady_clock, or the test clock a
+  // test has installed). Tests inject a fake clock here or there.
   std::function<double()> clock;
   // Receives each warning line, on the thread calling Record(); default prints
   // "stoker: warning: ..." on stderr. Warnings are counted whether or not a sink prints them.
@@ -43,15 +44,15 @@ struct StallMonitorOptions {
 struct StallWindow {
   uint64_t batches = 0;
   uint64_t tokens = 0;
-  double span_s = 0;       // clock time covered by the batches in the window
-  double wait_s = 0;       // consumer waits, summed
-  double consumer_s = 0;   // consumer work, summed
-  double produce_s = 0;    // pipeline time per batch at full parallelism, summed
-  bool produce_known = false;      // every batch in the window carried a produce time
-  double stall_share = 0;          // wait / (wait + consumer)
+  double span_s = 0;                    // clock time covered by the batches in the window
+  double wait_s = 0;                    // consumer waits, summed
+  double consumer_s = 0;                // consumer work, summed
+  double produce_s = 0;                 // pipeline time per batch at full parallelism, summed
+  bool produce_known = false;           // every batch in the window carried a produce time
+  double stall_share = 0;               // wait / (wait + consumer)
   double consumed_tokens_per_s = 0;     // tokens / consumer time: what training would take
   double deliverable_tokens_per_s = 0;  // tokens / produce time (0 when unknown)
-  double ratio = 0;                // deliverable / consumed (0 when unknown)
+  double ratio = 0;                     // deliverable / consumed (0 when unknown)
 };
 
 class StallMonitor {

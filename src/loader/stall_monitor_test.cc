@@ -1,10 +1,12 @@
 #include "loader/stall_monitor.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
+#include "common/clock.h"
 
 namespace stoker::loader {
 namespace {
@@ -29,6 +31,24 @@ struct FakeTraining {
     }
   }
 };
+
+// Without a clock of its own the monitor reads SteadyNowNs(), so the test clock a loader test
+// installs (common/clock.h) is the one its window is measured on.
+TEST(StallMonitorTest, DefaultClockIsTheInstalledTestClock) {
+  ManualClock clock;
+  ScopedTestClock installed(&clock);
+  StallMonitorOptions o;
+  o.sink = [](const std::string&) {};
+  StallMonitor monitor(o);
+  for (int i = 0; i < 10; ++i) {
+    clock.AdvanceNs(1'000'000'000);
+    monitor.Record(0, 1.0, 100);
+  }
+  EXPECT_EQ(monitor.Window().batches, 10u);
+  EXPECT_NEAR(monitor.Window().span_s, 10.0, 1e-9);
+  clock.AdvanceNs(31'000'000'000);  // past the 30 s window: only the newest batch is kept
+  EXPECT_EQ(monitor.Window().batches, 1u);
+}
 
 TEST(StallMonitorTest, FastLoaderStaysQuiet) {
   FakeTraining t;
@@ -136,8 +156,8 @@ TEST(StallMonitorTest, WindowIsBoundedInBatchesAndSumsStayExact) {
   StallMonitorOptions o;
   o.max_batches = 100;
   FakeTraining t(o);
-  t.Steps(1000, 0.2, 0.1, 1000, 0.3);   // slow: in, then out of the window
-  t.Steps(100, 0, 0.1, 1000, 0.01);     // all within 30 s, but only the last 100 count
+  t.Steps(1000, 0.2, 0.1, 1000, 0.3);  // slow: in, then out of the window
+  t.Steps(100, 0, 0.1, 1000, 0.01);    // all within 30 s, but only the last 100 count
   StallWindow w = t.monitor.Window();
   EXPECT_EQ(w.batches, 100u);
   EXPECT_EQ(w.tokens, 100000u);

@@ -7,8 +7,8 @@
 namespace stoker::loader {
 
 Result<std::shared_ptr<SyntheticBatch>> SyntheticBatch::Open(const AssemblyOptions& options,
-                                                            uint64_t seed, bool pin_memory,
-                                                            int device) {
+                                                             uint64_t seed, bool pin_memory,
+                                                             int device) {
   auto batch = std::make_shared<SyntheticBatch>();
   batch->layout_ = BatchLayout::For(options);
   // Documents of 64..seq_len tokens packed end to end, so the batch has realistic boundaries.

@@ -55,8 +55,7 @@ DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLength
     : index_(index),
       lengths_(std::move(lengths)),
       options_(options),
-      window_docs_(options.pack == PackMode::kBestFit ? options.bestfit_window
-                                                      : kConcatWindowDocs),
+      window_docs_(options.pack == PackMode::kBestFit ? options.bestfit_window : kConcatWindowDocs),
       num_tokens_(num_tokens),
       count_nonempty_(std::move(nonempty_documents)),
       fingerprint_(std::move(fingerprint)),
@@ -67,8 +66,8 @@ uint64_t DatasetStream::EpochKey(uint64_t epoch) const {
 }
 
 DocumentOrder DatasetStream::MakeOrder(uint64_t epoch) const {
-  return DocumentOrder(lengths_->num_documents(), &lengths_->shard_first_document,
-                       options_.shuffle, options_.block_shards, EpochKey(epoch));
+  return DocumentOrder(lengths_->num_documents(), &lengths_->shard_first_document, options_.shuffle,
+                       options_.block_shards, EpochKey(epoch));
 }
 
 uint64_t DatasetStream::NonemptyDocuments() const {
@@ -219,9 +218,8 @@ void DatasetStream::CountAllLocked(const Layout& layout) const {
       return;
     }
   }
-  std::vector<uint64_t> amounts =
-      CountWindowsInParallel(prefix.size() - 1, n, CountingThreads(),
-                             [&](uint64_t w) { return WindowAmount(layout, w); });
+  std::vector<uint64_t> amounts = CountWindowsInParallel(
+      prefix.size() - 1, n, CountingThreads(), [&](uint64_t w) { return WindowAmount(layout, w); });
   prefix.reserve(n + 1);
   for (uint64_t a : amounts) prefix.push_back(prefix.back() + a);
   // Counts from a damaged chunk of lengths are never shared (the plan reports the damage).

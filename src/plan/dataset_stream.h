@@ -89,7 +89,7 @@ class DatasetStream {
   mutable std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::shared_ptr<const Window>>>
       windows_;
   mutable std::vector<uint64_t> epoch_row_prefix_{0};  // bestfit: rows before each epoch
-  std::shared_ptr<WindowPool> window_pool_;  // shared with the windows' deleters
+  std::shared_ptr<WindowPool> window_pool_;            // shared with the windows' deleters
 };
 
 }  // namespace stoker::plan

@@ -40,7 +40,7 @@ uint64_t Sum(const std::vector<int32_t>& sizes) {
 }
 
 // A uint16 .idx of `sizes` (pointers as given, else end to end) and a sparse .bin of `bin_bytes`
-// (else the sizes' end); STOKER_CACHE_DIR is a fresh directory: nothing is cached yet.
+// (else the sizes' end); STOKER_CACHE_DIR is a fresh root: nothing is cached yet.
 struct Files {
   std::unique_ptr<TempDir> dir;
   std::string prefix;
@@ -51,8 +51,8 @@ Files Write(const std::vector<int32_t>& sizes, std::vector<int64_t> pointers = {
   Files f;
   f.dir = std::move(TempDir::Create()).value();
   f.prefix = f.dir->Join("m");
-  f.cache = f.dir->Join("cache");
-  EXPECT_EQ(setenv("STOKER_CACHE_DIR", f.cache.c_str(), 1), 0);
+  EXPECT_EQ(setenv("STOKER_CACHE_DIR", f.dir->Join("cache").c_str(), 1), 0);
+  f.cache = f.dir->Join("cache/plan");  // the cache root's plan/
   std::string idx;
   if (pointers.empty()) {
     idx = stoker::testing::IdxBytesFor(8, 2, sizes);
@@ -238,7 +238,8 @@ TEST(MegatronLengthsTest, ASequenceNotWhereThePreviousEndsIsAnErrorWhenRead) {
   Status all = plan->GetRows(0, 0, plan->rows_in_epoch(0), &rows);
   EXPECT_EQ(all.code(), StatusCode::kCorruption);
   EXPECT_NE(all.message().find(f.prefix + ".idx"), std::string::npos) << all.message();
-  EXPECT_NE(all.message().find("sequences 14336 to 15359 hold"), std::string::npos) << all.message();
+  EXPECT_NE(all.message().find("sequences 14336 to 15359 hold"), std::string::npos)
+      << all.message();
   EXPECT_EQ(plan->GetBatch(0, 0, 1).status().code(), StatusCode::kCorruption);
 }
 

@@ -1,9 +1,6 @@
 #include "plan/megatron_totals.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -13,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_lock.h"
 #include "common/file_util.h"
 #include "common/hash.h"
 #include "format/length_hash.h"
@@ -23,8 +21,8 @@ namespace stoker::plan {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'K', 'M', 'G', 'T', 'T', '1'};
-constexpr uint32_t kChunkShift = 10;          // sequences checked together (as a length index)
-constexpr uint64_t kCountWindow = 1 << 20;    // sequences per task of the parallel count
+constexpr uint32_t kChunkShift = 10;        // sequences checked together (as a length index)
+constexpr uint64_t kCountWindow = 1 << 20;  // sequences per task of the parallel count
 
 std::atomic<uint64_t> passes{0};
 
@@ -47,24 +45,6 @@ std::optional<Identity> IdentityOf(const std::string& path) {
   id.name = "megatron-" + Xxh3Hex(Xxh3(id.head.data(), id.head.size()));
   return id;
 }
-
-// Holds an exclusive lock on `path` (created if missing) while alive: the ranks of a machine
-// opening the same new .idx together count it once; the others wait, then read the cache.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path)
-      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
 
 uint64_t Load64(const std::string& s, size_t at) {
   uint64_t v;
@@ -106,15 +86,16 @@ struct MegatronLengthsOwner {
     for (uint64_t d = first; d < last; ++d) {
       const int32_t len = index.sequence_length(d);
       if (len < 0) {
-        return CorruptionAt(idx_path, kMegatronHeaderBytes + 4 * d,
-                            "sequence " + std::to_string(d) + " has negative length " +
-                                std::to_string(len));
+        return CorruptionAt(
+            idx_path, kMegatronHeaderBytes + 4 * d,
+            "sequence " + std::to_string(d) + " has negative length " + std::to_string(len));
       }
       sum += static_cast<uint64_t>(len);
     }
     if (!check_contiguous) return Status::OK();
     const int64_t begin = index.sequence_pointer(first);
-    const int64_t end = last < n ? index.sequence_pointer(last) : static_cast<int64_t>(tokens * item);
+    const int64_t end =
+        last < n ? index.sequence_pointer(last) : static_cast<int64_t>(tokens * item);
     if (end - begin != static_cast<int64_t>(sum * item)) {
       return CorruptionAt(
           idx_path, index.pointers_offset() + 8 * first,
@@ -134,10 +115,19 @@ struct MegatronLengthsOwner {
     return ReadCacheFile(*cache_dir, id->name + ".totals", id->head, 24);
   }
 
+  // An exclusive lock on the cache file's lock (created if missing), or null when there is no
+  // cache: the ranks of a machine opening the same new .idx together count it once; the others
+  // wait, then read the cache.
+  std::unique_ptr<FileLock> LockCache() const {
+    if (!cache_dir || !id || !MakeDirectories(*cache_dir).ok()) return nullptr;
+    Result<std::unique_ptr<FileLock>> lock =
+        FileLock::Acquire(CachePath(".lock"), LockMode::kExclusive);
+    return lock.ok() ? std::move(*lock) : nullptr;
+  }
+
   // The hash pass (one thread: a chain), which also counts; cached when the file is sound.
   void ComputeHash() {
-    std::optional<FileLock> lock;
-    if (cache_dir && id && MakeDirectories(*cache_dir).ok()) lock.emplace(CachePath(".lock"));
+    const std::unique_ptr<FileLock> lock = LockCache();
     if (std::optional<std::string> body = ReadTotals()) {  // counted while we waited
       hash = Load64(*body, 16);
       return;
@@ -169,8 +159,7 @@ struct MegatronLengthsOwner {
 
   // Counted in parallel (no chain), unless the cache or the hash pass has it.
   void CountNonempty() {
-    std::optional<FileLock> lock;
-    if (cache_dir && id && MakeDirectories(*cache_dir).ok()) lock.emplace(CachePath(".lock"));
+    const std::unique_ptr<FileLock> lock = LockCache();
     if (std::optional<std::string> body = ReadTotals()) {
       nonempty = Load64(*body, 8);
       return;
@@ -214,8 +203,8 @@ Result<DatasetLengths> MegatronLengths(const MegatronSource& source) {
   o.cache_dir = CacheDirectory();
   if (o.cache_dir) o.id = IdentityOf(o.idx_path);
   DatasetLengths out;
-  out.mapped = {source.idx_file().data() + kMegatronHeaderBytes, n,
-                MappedLengths::Element::kInt32, owner, nullptr};
+  out.mapped = {source.idx_file().data() + kMegatronHeaderBytes, n, MappedLengths::Element::kInt32,
+                owner, nullptr};
   LengthTotals totals;
   if (std::optional<std::string> body = o.ReadTotals()) {
     // Counted by an earlier open of this very file: exact, whatever the layout of the .bin.

@@ -127,12 +127,9 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
   impl->options = options;
   std::vector<double> weights;
   for (size_t i = 0; i < datasets.size(); ++i) {
-    impl->streams.push_back(std::make_unique<plan::DatasetStream>(static_cast<uint32_t>(i),
-                                                                  datasets[i].lengths, options,
-                                                                  impl->tokens[i], nonempty[i],
-                                                                  [impl = impl.get()] {
-                                                                    return impl->Fingerprint();
-                                                                  }));
+    impl->streams.push_back(std::make_unique<plan::DatasetStream>(
+        static_cast<uint32_t>(i), datasets[i].lengths, options, impl->tokens[i], nonempty[i],
+        [impl = impl.get()] { return impl->Fingerprint(); }));
     weights.push_back(datasets[i].weight);
   }
   if (datasets.size() > 1) {

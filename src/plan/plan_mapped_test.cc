@@ -12,8 +12,8 @@
 
 #include "common/file_util.h"
 #include "common/temp_dir.h"
-#include "format/test_files.h"
 #include "format/length_index.h"
+#include "format/test_files.h"
 #include "plan/mapped_lengths.h"
 #include "plan/plan_test_util.h"
 #include "stoker/plan.h"
@@ -137,8 +137,8 @@ TEST(PlanMappedTest, ADamagedChunkIsTheErrorOfTheBatchesNeverADifferentPlan) {
   PlanOptions o;
   o.seq_len = 512;
   o.pack = PackMode::kBestFit;
-  auto plan = MakePlan(
-      {{std::make_shared<DatasetLengths>(LengthsFromIndex(*index, path)), 1.0}}, o);
+  auto plan =
+      MakePlan({{std::make_shared<DatasetLengths>(LengthsFromIndex(*index, path)), 1.0}}, o);
   ASSERT_TRUE(plan);
   EXPECT_GT(plan->steps_per_epoch(0), 0u);
   EXPECT_FALSE(std::filesystem::is_empty((*dir)->Join("cache")));
@@ -188,8 +188,8 @@ TEST(PlanMappedTest, ConcurrentReadersShareTheChunkChecks) {
 TEST(PlanMappedTest, MegatronTotalsAreCountedOnceThenCached) {
   auto dir = TempDir::Create();
   ASSERT_TRUE(dir.ok());
-  const std::string cache = (*dir)->Join("cache");
-  ASSERT_EQ(setenv("STOKER_CACHE_DIR", cache.c_str(), 1), 0);
+  ASSERT_EQ(setenv("STOKER_CACHE_DIR", (*dir)->Join("cache").c_str(), 1), 0);
+  const std::string cache = (*dir)->Join("cache/plan");  // the cache root's plan/
   auto memory = MakeLengths(2'600'000, 20, 0.05, 1, 21);
   std::vector<int32_t> sizes(memory->document_lengths.begin(), memory->document_lengths.end());
   uint64_t tokens = 0, nonempty = 0;
@@ -265,8 +265,7 @@ TEST(PlanMappedTest, MegatronTotalsAreCountedOnceThenCached) {
   EXPECT_NE(all.message().find(prefix + ".idx"), std::string::npos);
   EXPECT_NE(all.message().find("sequence 2500000 has negative length -5"), std::string::npos)
       << all.message();
-  EXPECT_NE(all.message().find("at byte " + std::to_string(34 + 4 * 2'500'000)),
-            std::string::npos);
+  EXPECT_NE(all.message().find("at byte " + std::to_string(34 + 4 * 2'500'000)), std::string::npos);
   auto broken = MakePlan({{std::make_shared<DatasetLengths>(std::move(*lengths)), 1.0}}, o);
   ASSERT_TRUE(broken);
   auto batch = broken->GetBatch(0, 0, 0);

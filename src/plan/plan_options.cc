@@ -6,7 +6,6 @@
 #include "format/stoker_dataset.h"
 #include "plan/mapped_lengths.h"
 #include "plan/megatron_totals.h"
-
 #include "stoker/plan.h"
 
 namespace stoker {
@@ -92,8 +91,7 @@ Result<DatasetLengths> DatasetLengths::FromTokenSource(const TokenSource& source
     std::fprintf(stderr,
                  "stoker: note: %s has no length index; the plan copies its %llu lengths into "
                  "memory (8 bytes each, in every process). `stoker index %s` writes one.\n",
-                 source.path().c_str(), static_cast<unsigned long long>(n),
-                 source.path().c_str());
+                 source.path().c_str(), static_cast<unsigned long long>(n), source.path().c_str());
   }
   out.document_lengths.resize(n);
   source.DocumentLengths(0, n, out.document_lengths.data());

@@ -147,6 +147,12 @@ TEST(PlanResumeTest, StateJsonRoundTripAndErrors) {
   EXPECT_EQ(back->position, s.position);
   EXPECT_EQ(back->fingerprint, s.fingerprint);
   EXPECT_EQ(back->world_size, 8u);
+  // A Loader's state_dict (docs/checkpoint-format.md) reads as the plan state it holds.
+  auto wrapped = PlanState::FromJson(R"({"format":"stoker-loader-state","version":1,)"
+                                     R"("plan_state":)" +
+                                     s.ToJson() + "}");
+  ASSERT_TRUE(wrapped.ok()) << wrapped.status().ToString();
+  EXPECT_EQ(wrapped->position, s.position);
   EXPECT_EQ(PlanState::FromJson("{").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(PlanState::FromJson("[1,2]").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(PlanState::FromJson(R"({"format":"stoker-plan-state","version":1})").status().code(),

@@ -34,6 +34,12 @@ Result<PlanState> PlanState::FromJson(std::string_view text) {
   PlanState s;
   try {
     nlohmann::json j = nlohmann::json::parse(text);
+    // The checkpoint of a Loader (Python's state_dict()): the plan state inside. One format for
+    // Loader and Plan states, so each reads the other's (docs/checkpoint-format.md).
+    if (j.is_object() && j.value("format", "") == "stoker-loader-state" &&
+        j.contains("plan_state") && j["plan_state"].is_object()) {
+      j = nlohmann::json(j["plan_state"]);
+    }
     if (!j.is_object() || j.value("format", "") != "stoker-plan-state") {
       return InvalidArgument("not a stoker plan state (\"format\" is not \"stoker-plan-state\")");
     }

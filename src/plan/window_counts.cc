@@ -1,14 +1,11 @@
 #include "plan/window_counts.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
+#include "common/cache_root.h"
 #include "common/env.h"
 #include "common/file_util.h"
 #include "common/hash.h"
@@ -62,19 +59,7 @@ unsigned CountingThreads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-std::optional<std::string> CacheDirectory() {
-  if (const char* dir = std::getenv("STOKER_CACHE_DIR")) {
-    if (*dir == '\0' || std::strcmp(dir, "off") == 0) return std::nullopt;
-    return std::string(dir);
-  }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return JoinPath(xdg, "stoker");
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return JoinPath(JoinPath(home, ".cache"), "stoker");
-  }
-  return std::nullopt;
-}
+std::optional<std::string> CacheDirectory() { return CacheDirFor(CacheKind::kPlan); }
 
 uint64_t CacheMinWindows() {
   Result<std::optional<uint64_t>> env = EnvNumber("STOKER_PLAN_CACHE_MIN_WINDOWS");
@@ -103,21 +88,8 @@ void WriteCacheFile(const std::string& dir, const std::string& name, std::string
   if (!MakeDirectories(dir).ok()) return;
   const uint64_t checksum = Xxh3(bytes.data(), bytes.size());
   bytes.append(reinterpret_cast<const char*>(&checksum), 8);
-  const std::string path = JoinPath(dir, name);
-  // A name of its own per process: the ranks of a node may all write the same file at once.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                          std::to_string(reinterpret_cast<uintptr_t>(&bytes) & 0xffff);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  const bool ok = done == bytes.size() && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+  // Best effort; the ranks of a node may all write the same file at once (a temporary file each).
+  (void)WriteFileAtomically(JoinPath(dir, name), bytes);
 }
 
 std::optional<std::vector<uint64_t>> ReadWindowCounts(const std::string& dir,

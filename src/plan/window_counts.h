@@ -1,6 +1,6 @@
 // Counting a whole epoch's windows (bestfit rows per window): in parallel over windows, and kept in
 // a cache file shared by the processes of a machine, so that only the first process of the first
-// run pays (docs/plan.md, "Counting an epoch").
+// run pays (docs/plan.md, "Thread safety and cost").
 //
 // The cache file is named by a key that covers everything the counts depend on (the plan
 // fingerprint, the dataset, the epoch, the window count). It holds the key again, the counts and
@@ -26,8 +26,8 @@ std::vector<uint64_t> CountWindowsInParallel(uint64_t first, uint64_t last, unsi
 // Threads for counting: $STOKER_PLAN_THREADS when set (>= 1), else the hardware's.
 unsigned CountingThreads();
 
-// The directory for cached counts: $STOKER_CACHE_DIR when set ("" or "off" disables caching),
-// else $XDG_CACHE_HOME/stoker, else $HOME/.cache/stoker; nullopt when caching is off.
+// The directory for cached counts and totals: the cache root's plan/ (common/cache_root.h);
+// nullopt when caching is off ($STOKER_CACHE_DIR=off).
 std::optional<std::string> CacheDirectory();
 
 // Epochs with fewer windows than this are counted without the cache (cheaper than the file):
@@ -38,8 +38,8 @@ uint64_t CacheMinWindows();
 // of both: its body, or nullopt if it is missing, of another size or head, or fails its checksum.
 std::optional<std::string> ReadCacheFile(const std::string& dir, const std::string& name,
                                          const std::string& head, uint64_t body_bytes);
-// Writes `bytes` and their XXH3-64 as `name` in `dir`, under a name of this process's and then
-// renamed. Best effort: a cache that cannot be written is not an error.
+// Writes `bytes` and their XXH3-64 as `name` in `dir` (WriteFileAtomically). Best effort: a
+// cache that cannot be written is not an error.
 void WriteCacheFile(const std::string& dir, const std::string& name, std::string bytes);
 
 struct WindowCountsKey {

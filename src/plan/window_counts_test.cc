@@ -49,8 +49,9 @@ class WindowCountsCacheTest : public ::testing::Test {
   std::unique_ptr<Plan> NewPlan() { return MakePlan({{lengths_, 1.0}}, options_); }
   std::string CacheFile(const Plan& plan, uint64_t epoch) const {
     WindowCountsKey key{plan.fingerprint(), 0, epoch, (20000 + 63) / 64};
-    return JoinPath(dir_->path(), key.FileName());
+    return JoinPath(PlanDir(), key.FileName());
   }
+  std::string PlanDir() const { return dir_->Join("plan"); }  // the cache root's plan/
   // The rows of epoch 0 counted with caching off.
   uint64_t UncachedRows() {
     setenv("STOKER_CACHE_DIR", "off", 1);
@@ -77,9 +78,9 @@ TEST_F(WindowCountsCacheTest, TheFirstCountWritesTheCacheAndLaterPlansReadIt) {
   EXPECT_TRUE(a == b);
   // Proof that the file is what a later plan reads: a forged (but well-formed) one changes it.
   WindowCountsKey key{plan->fingerprint(), 0, 0, (20000 + 63) / 64};
-  std::vector<uint64_t> counts = *ReadWindowCounts(dir_->path(), key);
+  std::vector<uint64_t> counts = *ReadWindowCounts(PlanDir(), key);
   counts[0] += 1;
-  WriteWindowCounts(dir_->path(), key, counts);
+  WriteWindowCounts(PlanDir(), key, counts);
   EXPECT_EQ(NewPlan()->rows_in_epoch(0), rows + 1);
 }
 
@@ -90,7 +91,7 @@ TEST_F(WindowCountsCacheTest, AFileFromAKilledOrForeignWriterIsNeverUsed) {
   // What a writer killed before its rename leaves: a temporary file (with forged counts). It is
   // never read under the cache's name.
   WindowCountsKey key{plan->fingerprint(), 0, 0, (20000 + 63) / 64};
-  WriteWindowCounts(dir_->path(), key, std::vector<uint64_t>(key.num_windows, 1));
+  WriteWindowCounts(PlanDir(), key, std::vector<uint64_t>(key.num_windows, 1));
   ASSERT_EQ(std::rename(file.c_str(), (file + ".tmp.12345.1").c_str()), 0);
   EXPECT_EQ(plan->rows_in_epoch(0), rows);
   ASSERT_TRUE(PathExists(file));
@@ -99,7 +100,7 @@ TEST_F(WindowCountsCacheTest, AFileFromAKilledOrForeignWriterIsNeverUsed) {
   ASSERT_TRUE(text.ok());
   auto key_other = key;
   key_other.epoch = 1;
-  const std::string other = JoinPath(dir_->path(), key_other.FileName());
+  const std::string other = JoinPath(PlanDir(), key_other.FileName());
   for (int damage = 0; damage < 3; ++damage) {
     std::string bad = *text;
     if (damage == 0) bad.resize(bad.size() / 2);

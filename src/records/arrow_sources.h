@@ -1,8 +1,9 @@
-// Record sources over Apache Arrow C++ (FORMATS.md sections 7 and 8): Parquet files, one shard per
-// row group, and Arrow IPC files (the stream format that Hugging Face `save_to_disk` writes, and
-// the ARROW1 file format). Arrow comes from the pyarrow wheel and is optional at build time
-// (cmake/arrow.cmake): without it every function here fails with kUnimplemented. Bytes are read
-// through ByteSource. Free functions are thread-safe; a returned RecordSource is not (one user).
+// Record sources over Apache Arrow C++ (docs/formats-reference.md §7 and §8): Parquet files, one
+// shard per row group, and Arrow IPC files (the stream format that Hugging Face `save_to_disk`
+// writes, and the ARROW1 file format). Arrow comes from the pyarrow wheel and is optional at build
+// time (cmake/arrow.cmake): without it every function here fails with kUnimplemented. Bytes are
+// read through ByteSource. Free functions are thread-safe; a returned RecordSource is not (one
+// user).
 //
 // Columns become fields: utf8 / large_utf8 / utf8_view -> kString; binary, large_binary,
 // fixed_size_binary -> kBytes; bool and every integer type -> kInt; float16/32/64 -> kFloat;

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "storage/byte_source.h"
 #include "stoker/status.h"
+#include "storage/byte_source.h"
 
 namespace stoker {
 

@@ -1,8 +1,7 @@
 #include "records/hf_dataset.h"
 
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
 #include "common/uri.h"
@@ -67,8 +66,8 @@ Result<std::vector<RecordShard>> ListHfDatasetShards(const std::string& dir,
       ++i;
     }
   } catch (const nlohmann::json::exception& e) {
-    return Corruption(state + ": malformed state.json (expected _data_files[].filename): " +
-                      e.what());
+    return Corruption(state +
+                      ": malformed state.json (expected _data_files[].filename): " + e.what());
   }
   return shards;
 }

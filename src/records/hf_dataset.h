@@ -1,6 +1,6 @@
-// Hugging Face `datasets` save_to_disk directories (FORMATS.md 7.1): state.json lists the Arrow
-// IPC stream files whose rows, concatenated in order, are the dataset. Listing needs no Arrow;
-// reading the files does (records/arrow_sources.h). Thread-safe (no state).
+// Hugging Face `datasets` save_to_disk directories (docs/formats-reference.md §7.1): state.json
+// lists the Arrow IPC stream files whose rows, concatenated in order, are the dataset. Listing
+// needs no Arrow; reading the files does (records/arrow_sources.h). Thread-safe (no state).
 #pragma once
 
 #include <string>

@@ -1,9 +1,10 @@
 #include "records/litdata_chunk.h"
-#include "records/half_float.h"
 
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
+
+#include "records/half_float.h"
 
 namespace stoker {
 namespace {
@@ -22,7 +23,8 @@ uint32_t LoadU32BigEndian(std::string_view s, size_t at) {
 }
 
 // Leaf names in flattening order from a treespec {"type", "context", "children_spec"}.
-void LeafNames(const nlohmann::json& spec, const std::string& prefix, std::vector<std::string>* out) {
+void LeafNames(const nlohmann::json& spec, const std::string& prefix,
+               std::vector<std::string>* out) {
   const nlohmann::json& children = spec.at("children_spec");
   if (children.empty()) {
     out->push_back(prefix);
@@ -58,17 +60,34 @@ Dtype NumpyDtype(int i) {
 }
 Dtype TorchDtype(int i) {
   switch (i) {
-    case 0: case 1: return {4, true, true};
-    case 2: case 3: return {8, true, true};
-    case 8: case 9: return {2, true, true};
-    case 11: return {1, false, false};
-    case 12: return {1, false, true};
-    case 13: case 14: return {2, false, true};
-    case 15: case 16: return {4, false, true};
-    case 17: case 18: return {8, false, true};
-    case 19: return {1, false, false};
-    case 20: return {2, false, false};
-    default: return {};
+    case 0:
+    case 1:
+      return {4, true, true};
+    case 2:
+    case 3:
+      return {8, true, true};
+    case 8:
+    case 9:
+      return {2, true, true};
+    case 11:
+      return {1, false, false};
+    case 12:
+      return {1, false, true};
+    case 13:
+    case 14:
+      return {2, false, true};
+    case 15:
+    case 16:
+      return {4, false, true};
+    case 17:
+    case 18:
+      return {8, false, true};
+    case 19:
+      return {1, false, false};
+    case 20:
+      return {2, false, false};
+    default:
+      return {};
   }
 }
 
@@ -216,11 +235,14 @@ Status DecodeLitDataLeaf(std::string_view format, std::string_view bytes, Field*
     }
     f->type = FieldType::kInt;
     int64_t v = 0;
-    if (format == "int") std::memcpy(&v, bytes.data(), 8);
-    else v = static_cast<unsigned char>(bytes[0]) != 0;
+    if (format == "int")
+      std::memcpy(&v, bytes.data(), 8);
+    else
+      v = static_cast<unsigned char>(bytes[0]) != 0;
     f->ints = {v};
   } else if (format == "float") {
-    if (bytes.size() != 8) return Corruption("LitData 'float' leaf of " + std::to_string(bytes.size()) + " bytes");
+    if (bytes.size() != 8)
+      return Corruption("LitData 'float' leaf of " + std::to_string(bytes.size()) + " bytes");
     f->type = FieldType::kFloat;
     double v;
     std::memcpy(&v, bytes.data(), 8);
@@ -235,9 +257,11 @@ Status DecodeLitDataLeaf(std::string_view format, std::string_view bytes, Field*
     auto u32 = [&](size_t at) { return big ? LoadU32BigEndian(bytes, at) : LoadU32(bytes, at); };
     if (bytes.size() < 8) return Corruption("LitData '" + fmt + "' leaf shorter than its header");
     uint64_t ndim = u32(4);
-    if (8 + 4 * ndim > bytes.size()) return Corruption("LitData '" + fmt + "' leaf: shape runs past the end");
+    if (8 + 4 * ndim > bytes.size())
+      return Corruption("LitData '" + fmt + "' leaf: shape runs past the end");
     int dtype = static_cast<int>(u32(0));
-    return DecodeArray(big ? TorchDtype(dtype) : NumpyDtype(dtype), bytes.substr(8 + 4 * ndim), fmt, f);
+    return DecodeArray(big ? TorchDtype(dtype) : NumpyDtype(dtype), bytes.substr(8 + 4 * ndim), fmt,
+                       f);
   } else {
     f->type = FieldType::kBytes;
     f->bytes.assign(bytes);

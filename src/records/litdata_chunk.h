@@ -1,6 +1,6 @@
-// LitData optimized chunks (FORMATS.md section 5, checked against litdata 0.2.76): the config
-// that index.json gives every chunk, and the decoding of one decompressed chunk into items and
-// leaves. Pure functions over bytes (the fuzz target drives them). Thread-safe (no state).
+// LitData optimized chunks (docs/formats-reference.md §5, checked against litdata 0.2.76): the
+// config that index.json gives every chunk, and the decoding of one decompressed chunk into items
+// and leaves. Pure functions over bytes (the fuzz target drives them). Thread-safe (no state).
 #pragma once
 
 #include <cstdint>

@@ -45,7 +45,8 @@ Status UnframeChunk(std::string_view framed, const std::string& uri, std::string
   uint16_t version;
   std::memcpy(&version, framed.data() + 8, 2);
   uint64_t n = U32At(framed, 12), frames = U32At(framed, 20);
-  if (version != 1) return Unimplemented(uri + ": framed zstd chunk version " + std::to_string(version));
+  if (version != 1)
+    return Unimplemented(uri + ": framed zstd chunk version " + std::to_string(version));
   uint64_t table = 24 + 4 * (n + 1);
   if (table + 24 * frames > framed.size()) {
     return Corruption(uri + ": framed zstd chunk tables (" + std::to_string(n) + " items, " +
@@ -215,9 +216,9 @@ Result<std::unique_ptr<RecordSource>> OpenLitDataShard(const RecordShard& shard,
     RecordShard inner;
     inner.path = uri;
     inner.format = RecordFormat::kArrow;
-    STOKER_ASSIGN_OR_RETURN(
-        std::unique_ptr<RecordSource> rows,
-        OpenArrowIpcShard(inner, MemorySource(uri + " (Arrow row footer)", std::string(arrow_file))));
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<RecordSource> rows,
+                            OpenArrowIpcShard(inner, MemorySource(uri + " (Arrow row footer)",
+                                                                  std::string(arrow_file))));
     return std::unique_ptr<RecordSource>(new LitDataArrowChunk(uri, std::move(rows)));
   }
   STOKER_ASSIGN_OR_RETURN(auto items, ParseLitDataChunk(data, uri));

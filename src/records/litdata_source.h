@@ -1,10 +1,10 @@
-// LitData optimized datasets (FORMATS.md section 5): index.json lists the chunk files in the
-// global item order; each chunk is one shard. PyTreeLoader chunks give one field per leaf (named
-// by the dict keys of litdata's data_spec); TokensLoader chunks give one "tokens" field per item
-// as written. Chunks compressed whole (chunk-*.zstd.bin), per sample and in frames ("batch", the
-// LDFZ01 layout) are read; encrypted datasets are kUnimplemented. Chunks carrying their
-// rows as an Arrow IPC footer (litdata 0.2.7x writes flat dicts so) need the Arrow build.
-// Functions are thread-safe; a returned RecordSource is not (one user at a time).
+// LitData optimized datasets (docs/formats-reference.md §5): index.json lists the chunk files in
+// the global item order; each chunk is one shard. PyTreeLoader chunks give one field per leaf
+// (named by the dict keys of litdata's data_spec); TokensLoader chunks give one "tokens" field per
+// item as written. Chunks compressed whole (chunk-*.zstd.bin), per sample and in frames ("batch",
+// the LDFZ01 layout) are read; encrypted datasets are kUnimplemented. Chunks carrying their rows as
+// an Arrow IPC footer (litdata 0.2.7x writes flat dicts so) need the Arrow build. Functions are
+// thread-safe; a returned RecordSource is not (one user at a time).
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
-// LitData chunks built here byte by byte (FORMATS.md 5.3/5.4); the files that litdata's own
-// writer makes are tests/python/test_records_litdata.py.
+// LitData chunks built here byte by byte (docs/formats-reference.md §5.3 and §5.4); the files that
+// litdata's own writer makes are tests/python/test_records_litdata.py.
 #include "records/litdata_source.h"
 
 #include <gtest/gtest.h>
@@ -35,7 +35,8 @@ std::string Item(const std::vector<std::string>& leaves) {
 
 std::string Int64(int64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
 
-const char* kTreeIndex = R"({"chunks": [{"chunk_bytes": 0, "chunk_size": 2, "dim": null, "filename": "chunk-0-0.bin"},
+const char* kTreeIndex =
+    R"({"chunks": [{"chunk_bytes": 0, "chunk_size": 2, "dim": null, "filename": "chunk-0-0.bin"},
   {"chunk_bytes": 0, "chunk_size": 1, "dim": null, "filename": "chunk-0-1.zstd.bin"}],
  "config": {"chunk_bytes": 1000, "chunk_size": null, "compression": null, "data_format": ["int", "str", "no_header_numpy:5"],
   "data_spec": "[1, {\"type\": \"builtins.dict\", \"context\": \"[\\\"id\\\", \\\"text\\\", \\\"ids\\\"]\", \"children_spec\": [{\"type\": null, \"context\": null, \"children_spec\": []}, {\"type\": null, \"context\": null, \"children_spec\": []}, {\"type\": null, \"context\": null, \"children_spec\": []}]}]",
@@ -48,11 +49,14 @@ class LitDataTest : public ::testing::Test {
 };
 
 TEST_F(LitDataTest, TokensLoaderVectorFromFormatsMd) {
-  // FORMATS.md 5.4: int32 items [1,2,3] and [4,5].
-  std::string chunk = Chunk({std::string("\1\0\0\0\2\0\0\0\3\0\0\0", 12), std::string("\4\0\0\0\5\0\0\0", 8)});
+  // docs/formats-reference.md §5.4: int32 items [1,2,3] and [4,5].
+  std::string chunk =
+      Chunk({std::string("\1\0\0\0\2\0\0\0\3\0\0\0", 12), std::string("\4\0\0\0\5\0\0\0", 8)});
   ASSERT_EQ(chunk.substr(0, 16), std::string("\2\0\0\0\x10\0\0\0\x1c\0\0\0\x24\0\0\0", 16));
   testing_util::WriteBytes(dir_->Join("chunk-0-0.bin"), chunk);
-  testing_util::WriteBytes(dir_->Join("index.json"), R"({"chunks": [{"chunk_bytes": 36, "chunk_size": 2, "dim": 5, "filename": "chunk-0-0.bin"}],
+  testing_util::WriteBytes(
+      dir_->Join("index.json"),
+      R"({"chunks": [{"chunk_bytes": 36, "chunk_size": 2, "dim": 5, "filename": "chunk-0-0.bin"}],
     "config": {"chunk_bytes": 67108864, "chunk_size": null, "compression": null, "data_format": ["no_header_numpy:2"],
     "data_spec": "[1, {\"type\": null, \"context\": null, \"children_spec\": []}]", "encryption": null, "item_loader": "TokensLoader"}})");
   EXPECT_EQ(DetectRecordFormat(dir_->path()), RecordFormat::kLitData);
@@ -111,14 +115,16 @@ TEST_F(LitDataTest, DamagedChunksAreCorruptionNamingTheChunk) {
   ASSERT_TRUE(bad_leaf.ok());
   auto rows = testing_util::ReadAllRecords(**bad_leaf);
   ASSERT_EQ(rows.status().code(), StatusCode::kCorruption);
-  EXPECT_NE(rows.status().message().find("leaf 'text'"), std::string::npos) << rows.status().message();
+  EXPECT_NE(rows.status().message().find("leaf 'text'"), std::string::npos)
+      << rows.status().message();
   // Truncated offset table and framed prefix; encrypted datasets are refused by name.
   testing_util::WriteBytes(dir_->Join("chunk-0-0.bin"), U32(5) + U32(0));
   EXPECT_EQ(OpenRecordShard(shard).status().code(), StatusCode::kCorruption);
   testing_util::WriteBytes(dir_->Join("chunk-0-0.bin"), std::string("LDFZ01\0\0", 8) + U32(0));
   EXPECT_EQ(OpenRecordShard(shard).status().code(), StatusCode::kCorruption);  // framed, short
   std::string encrypted = kTreeIndex;
-  encrypted.replace(encrypted.find("\"encryption\": null"), 18, "\"encryption\": {\"algorithm\": \"fernet\"}");
+  encrypted.replace(encrypted.find("\"encryption\": null"), 18,
+                    "\"encryption\": {\"algorithm\": \"fernet\"}");
   testing_util::WriteBytes(dir_->Join("index.json"), encrypted);
   EXPECT_EQ(ExpandRecordShards({dir_->path()}, RecordFormat::kAuto).status().code(),
             StatusCode::kUnimplemented);
@@ -127,7 +133,8 @@ TEST_F(LitDataTest, DamagedChunksAreCorruptionNamingTheChunk) {
 TEST(LitDataLeafTest, TensorHeadersAreBigEndianAndTorchAliasesMatch) {
   Field f;
   // tensor: u32 BE dtype 15 (int32), u32 BE ndim 2, dims 1x2, then LE int32 data.
-  std::string t = std::string("\0\0\0\x0f\0\0\0\x02\0\0\0\x01\0\0\0\x02", 16) + std::string("\x05\0\0\0\xfe\xff\xff\xff", 8);
+  std::string t = std::string("\0\0\0\x0f\0\0\0\x02\0\0\0\x01\0\0\0\x02", 16) +
+                  std::string("\x05\0\0\0\xfe\xff\xff\xff", 8);
   ASSERT_TRUE(DecodeLitDataLeaf("tensor", t, &f).ok());
   EXPECT_EQ(f.ints, (std::vector<int64_t>{5, -2}));
   Field g;

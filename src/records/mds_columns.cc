@@ -1,10 +1,11 @@
 #include "records/mds_columns.h"
-#include "records/half_float.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
+
+#include "records/half_float.h"
 
 namespace stoker {
 namespace {

@@ -1,5 +1,5 @@
 // MDS shard internals: the shard header (sample count, offsets, config JSON) and the column
-// encodings of a sample (FORMATS.md 2.3-2.5). Plain functions; thread-safe.
+// encodings of a sample (docs/formats-reference.md §2.3 to §2.5). Plain functions; thread-safe.
 #pragma once
 
 #include <cstdint>

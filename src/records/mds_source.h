@@ -1,6 +1,6 @@
-// MosaicML Streaming MDS datasets: index.json plus shards (FORMATS.md section 2). A shard is read
-// whole into memory (the format caps it below 4 GiB; the writer's default is 64 MiB), after its
-// hashes are checked and it is decompressed; its samples become Records with one field per
+// MosaicML Streaming MDS datasets: index.json plus shards (docs/formats-reference.md §2). A shard
+// is read whole into memory (the format caps it below 4 GiB; the writer's default is 64 MiB), after
+// its hashes are checked and it is decompressed; its samples become Records with one field per
 // column. Not thread-safe: one user at a time.
 #pragma once
 
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/byte_source.h"
 #include "records/record_source.h"
+#include "storage/byte_source.h"
 
 namespace stoker {
 

@@ -26,7 +26,7 @@ std::string Sample(int64_t id, const std::string& text, const std::vector<uint16
   return MdsU32(text.size()) + MdsU32(arr.size()) + I64(id) + text + arr;
 }
 
-// The FORMATS.md 2.6 shard: samples (7, "hi", [1,2,3]) and (8, "abc", [5]).
+// The docs/formats-reference.md §2.6 shard: samples (7, "hi", [1,2,3]) and (8, "abc", [5]).
 std::string Shard() {
   std::vector<std::string> samples = {Sample(7, "hi", {1, 2, 3}), Sample(8, "abc", {5})};
   std::string config = kConfig;

@@ -9,9 +9,9 @@
 #include "records/hf_dataset.h"
 #include "records/litdata_source.h"
 #include "records/mds_source.h"
-#include "storage/byte_source.h"
 #include "records/tfrecord.h"
 #include "records/webdataset_source.h"
+#include "storage/byte_source.h"
 
 namespace stoker {
 namespace {
@@ -68,7 +68,7 @@ bool IsLitDataIndex(const std::string& index_path) {
 // The shards of one file or dataset directory of a format that lists its own shards, or
 // std::nullopt for a format whose files are walked and taken whole.
 Result<std::optional<std::vector<RecordShard>>> ListedShards(const std::string& path,
-                                                            RecordFormat f) {
+                                                             RecordFormat f) {
   using Listed = std::optional<std::vector<RecordShard>>;
   if (f == RecordFormat::kMds || f == RecordFormat::kLitData) {
     std::string index = IsDirectory(path) ? JoinPath(path, "index.json") : path;
@@ -124,9 +124,10 @@ Status ExpandRemote(const std::string& path, RecordFormat format, std::vector<Re
   const std::string_view plain = StripCompressionSuffix(base);
   if (f == RecordFormat::kAuto && (plain.ends_with(".jsonl") || plain.ends_with(".json") ||
                                    plain.ends_with(".txt") || plain.ends_with(".text"))) {
-    return InvalidArgument(path + ": JSONL and text inputs are read from local disk only; remote "
-                                  "inputs are record shards (WebDataset, TFRecord, MDS, LitData, "
-                                  "Parquet, Arrow)");
+    return InvalidArgument(path +
+                           ": JSONL and text inputs are read from local disk only; remote "
+                           "inputs are record shards (WebDataset, TFRecord, MDS, LitData, "
+                           "Parquet, Arrow)");
   }
   STOKER_ASSIGN_OR_RETURN(RecordStore store, RecordStore::For(path));
   if (HasGlobPattern(path)) {
@@ -135,7 +136,8 @@ Status ExpandRemote(const std::string& path, RecordFormat format, std::vector<Re
     for (const storage::ObjectInfo& o : objects) {
       RecordFormat of = f == RecordFormat::kAuto ? DetectRecordFormat(o.uri) : f;
       if (of == RecordFormat::kAuto) {
-        return InvalidArgument(o.uri + ": cannot tell its record format from the name (use "
+        return InvalidArgument(o.uri +
+                               ": cannot tell its record format from the name (use "
                                "--input-format)");
       }
       STOKER_RETURN_IF_ERROR(AddRemoteObject(store, o.uri, o.size_bytes, of, out));
@@ -148,8 +150,8 @@ Status ExpandRemote(const std::string& path, RecordFormat format, std::vector<Re
     const std::string index = is_index ? path : JoinPath(path, "index.json");
     Result<std::string> text = store.ReadAll(index);
     if (text.ok()) {
-      if (format == RecordFormat::kAuto) f = IsLitDataText(*text) ? RecordFormat::kLitData
-                                                                  : RecordFormat::kMds;
+      if (format == RecordFormat::kAuto)
+        f = IsLitDataText(*text) ? RecordFormat::kLitData : RecordFormat::kMds;
     } else if (text.status().code() != StatusCode::kNotFound) {
       return text.status();
     } else if (is_index) {
@@ -271,11 +273,13 @@ Result<RecordFormat> ParseRecordFormat(std::string_view name) {
 RecordFormat DetectRecordFormat(const std::string& input) {
   if (IsDirectory(input)) {
     std::string index = JoinPath(input, "index.json");
-    if (PathExists(index)) return IsLitDataIndex(index) ? RecordFormat::kLitData : RecordFormat::kMds;
+    if (PathExists(index))
+      return IsLitDataIndex(index) ? RecordFormat::kLitData : RecordFormat::kMds;
     return IsHfDatasetDir(input) ? RecordFormat::kArrow : RecordFormat::kAuto;
   }
   std::string base = BaseName(input);
-  if (base == "index.json") return IsLitDataIndex(input) ? RecordFormat::kLitData : RecordFormat::kMds;
+  if (base == "index.json")
+    return IsLitDataIndex(input) ? RecordFormat::kLitData : RecordFormat::kMds;
   if (IsParquetName(base)) return RecordFormat::kParquet;
   if (IsArrowName(base)) return RecordFormat::kArrow;
   if (IsTarName(base)) return RecordFormat::kWebDataset;

@@ -21,10 +21,7 @@ Status NotListable(const std::string& uri) {
 
 }  // namespace
 
-bool IsRemoteRecordUri(const std::string& uri) {
-  const std::string scheme = UriScheme(uri);
-  return scheme == "s3" || scheme == "http" || scheme == "https";
-}
+bool IsRemoteRecordUri(const std::string& uri) { return IsRemoteUri(uri); }
 
 bool HasGlobPattern(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
@@ -77,8 +74,8 @@ bool RecordStore::Exists(const std::string& uri) const {
   return backend_->Stat(uri).ok();
 }
 
-Result<std::unique_ptr<ByteSource>> RecordStore::Open(const std::string& uri,
-                                                      uint64_t size_bytes, bool forward) const {
+Result<std::unique_ptr<ByteSource>> RecordStore::Open(const std::string& uri, uint64_t size_bytes,
+                                                      bool forward) const {
   if (!remote()) return OpenFileSource(uri);
   std::unique_ptr<ByteSource> source;
   if (size_bytes > 0) {
@@ -103,21 +100,24 @@ Result<std::vector<storage::ObjectInfo>> RecordStore::Glob(const std::string& pa
   for (storage::ObjectInfo& o : all) {
     if (::fnmatch(pattern.c_str(), o.uri.c_str(), FNM_PATHNAME) == 0) out.push_back(std::move(o));
   }
-  std::sort(out.begin(), out.end(),
-            [](const storage::ObjectInfo& a, const storage::ObjectInfo& b) { return a.uri < b.uri; });
+  std::sort(out.begin(), out.end(), [](const storage::ObjectInfo& a, const storage::ObjectInfo& b) {
+    return a.uri < b.uri;
+  });
   return out;
 }
 
 Result<std::vector<storage::ObjectInfo>> RecordStore::ListDir(const std::string& prefix) const {
-  if (!remote()) return InvalidArgument(prefix + ": RecordStore::ListDir lists remote objects only");
+  if (!remote())
+    return InvalidArgument(prefix + ": RecordStore::ListDir lists remote objects only");
   if (UriScheme(prefix) != "s3") {
     return NotListable(prefix);
   }
   std::string dir = prefix;
   if (!dir.ends_with("/")) dir += "/";
   STOKER_ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> all, backend_->List(dir));
-  std::sort(all.begin(), all.end(),
-            [](const storage::ObjectInfo& a, const storage::ObjectInfo& b) { return a.uri < b.uri; });
+  std::sort(all.begin(), all.end(), [](const storage::ObjectInfo& a, const storage::ObjectInfo& b) {
+    return a.uri < b.uri;
+  });
   return all;
 }
 

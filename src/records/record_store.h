@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "stoker/status.h"
 #include "storage/backend.h"
 #include "storage/byte_source.h"
 #include "storage/metering_backend.h"
-#include "stoker/status.h"
 
 namespace stoker {
 

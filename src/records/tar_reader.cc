@@ -1,8 +1,9 @@
 #include "records/tar_reader.h"
-#include "records/tar_block.h"
 
 #include <algorithm>
 #include <cstring>
+
+#include "records/tar_block.h"
 
 namespace stoker {
 namespace {

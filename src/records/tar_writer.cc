@@ -1,8 +1,9 @@
 #include "records/tar_writer.h"
-#include "records/tar_block.h"
 
 #include <cstdio>
 #include <cstring>
+
+#include "records/tar_block.h"
 
 namespace stoker {
 namespace {

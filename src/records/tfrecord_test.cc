@@ -21,7 +21,7 @@ std::string Unhex(std::string_view hex) {
   return out;
 }
 
-// FORMATS.md 4.2: ids = int64[1, -1], w = float[0.5], t = bytes["ab"].
+// docs/formats-reference.md §4.2: ids = int64[1, -1], w = float[0.5], t = bytes["ab"].
 const char* kExampleHex =
     "0a 34 0a 16 0a 03 69 64 73 12 0f 1a 0d 0a 0b 01 ff ff ff ff ff ff ff ff ff 01"
     " 0a 0d 0a 01 77 12 08 12 06 0a 04 00 00 00 3f 0a 0b 0a 01 74 12 06 0a 04 0a 02 61 62";

@@ -8,9 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include "storage/byte_source.h"
 #include "records/byte_stream.h"
 #include "records/record_source.h"
+#include "storage/byte_source.h"
 
 namespace stoker {
 

@@ -81,7 +81,8 @@ Result<AwsConfig> LoadAwsConfig(const std::string& endpoint_override) {
   } else {
     return FailedPrecondition(
         "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or add them to "
-        "profile '" + config.profile + "' in " + credentials_path + " (or " + config_path + ")");
+        "profile '" +
+        config.profile + "' in " + credentials_path + " (or " + config_path + ")");
   }
   if (!Env("AWS_REGION").empty()) {
     config.region = Env("AWS_REGION");

@@ -4,7 +4,8 @@ namespace stoker::storage {
 
 std::string UnquoteEtag(std::string etag) {
   if (etag.rfind("W/", 0) == 0) etag.erase(0, 2);
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') etag = etag.substr(1, etag.size() - 2);
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"')
+    etag = etag.substr(1, etag.size() - 2);
   return etag;
 }
 

@@ -12,16 +12,16 @@
 #include <string_view>
 #include <vector>
 
-#include "storage/byte_source.h"
 #include "stoker/status.h"
+#include "storage/byte_source.h"
 
 namespace stoker::storage {
 
 // What Stat and List say about one object.
 struct ObjectInfo {
-  std::string uri;       // full URI (or path, for the file backend given a plain path)
+  std::string uri;  // full URI (or path, for the file backend given a plain path)
   uint64_t size_bytes = 0;
-  std::string etag;      // S3/HTTP ETag without quotes; "" where the backend has none
+  std::string etag;  // S3/HTTP ETag without quotes; "" where the backend has none
 };
 
 // A new object being written. Nothing is visible under the final name until Close succeeds:

@@ -3,10 +3,10 @@
 // sent nor retried, and the retry loop's backoff sleep ends early.
 #include "storage/cancel.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "storage/http_client.h"
 #include "storage/open_backend.h"

@@ -4,14 +4,15 @@
 #include <chrono>
 #include <map>
 
+#include "common/uri.h"
 #include "storage/cancel.h"
-#include "storage/storage_uri.h"
 
 namespace stoker::storage {
 
 ConcurrencyLimiter::ConcurrencyLimiter(const ConcurrencyOptions& options)
     : options_{std::max<uint32_t>(options.max_in_flight, 1),
-               std::clamp<uint32_t>(options.min_in_flight, 1, std::max<uint32_t>(options.max_in_flight, 1))},
+               std::clamp<uint32_t>(options.min_in_flight, 1,
+                                    std::max<uint32_t>(options.max_in_flight, 1))},
       limit_(options_.max_in_flight) {}
 
 Status ConcurrencyLimiter::Acquire() {
@@ -62,7 +63,7 @@ bool IsThrottle(const Status& status) {
 }
 
 std::string HostOf(const std::string& uri) {
-  Result<StorageUri> parsed = ParseStorageUri(uri);
+  Result<ParsedUri> parsed = ParseUri(uri);
   if (!parsed.ok() || parsed->kind == UriKind::kFile) return "";
   if (parsed->kind == UriKind::kS3) return "s3://" + parsed->bucket;
   const size_t start = parsed->url.find("://") + 3;

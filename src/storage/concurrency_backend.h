@@ -40,7 +40,7 @@ class ConcurrencyLimiter {
   const ConcurrencyOptions options_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  double limit_;           // guarded by mu_
+  double limit_;            // guarded by mu_
   uint32_t in_flight_ = 0;  // guarded by mu_
 };
 

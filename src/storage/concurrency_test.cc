@@ -1,4 +1,4 @@
-#include "storage/concurrency_backend.h"
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -7,9 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "storage/cancel.h"
+#include "storage/concurrency_backend.h"
 #include "storage/memory_backend.h"
 
 namespace stoker::storage {

@@ -1,10 +1,10 @@
 // The conformance suite: the same tests against every backend. Memory and file always run; S3
 // runs when STOKER_TEST_S3_PREFIX names a writable prefix (s3://bucket/some/prefix/), which
 // tests/python/test_storage_s3.py sets against a local S3 server it starts.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "common/temp_dir.h"
 #include "storage/file_backend.h"
@@ -44,7 +44,8 @@ Fixture MakeFixture(const std::string& kind) {
     Result<std::unique_ptr<Backend>> backend = OpenBackendForUri(prefix);
     EXPECT_TRUE(backend.ok()) << backend.status().ToString();
     if (backend.ok()) f.backend = std::move(*backend);
-    f.prefix = std::string(prefix) + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "/";
+    f.prefix =
+        std::string(prefix) + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "/";
   }
   return f;
 }

@@ -72,9 +72,9 @@ TEST(RetryBackendTest, RetriesUnavailableAndShortReadsToTheSameBytes) {
   faults.fail_fraction = 0.3;
   faults.truncate_fraction = 0.3;
   StorageMetrics metrics;
-  auto backend = NewRetryBackend(
-      NewMeteringBackend(NewFaultBackend(MemoryWith("k", bytes), faults), &metrics),
-      FastRetry(30, &metrics));
+  auto backend =
+      NewRetryBackend(NewMeteringBackend(NewFaultBackend(MemoryWith("k", bytes), faults), &metrics),
+                      FastRetry(30, &metrics));
   Result<std::unique_ptr<ByteSource>> source = backend->OpenForRead("k");
   ASSERT_TRUE(source.ok()) << source.status().ToString();
   for (uint64_t offset = 0; offset < bytes.size(); offset += 7000) {
@@ -93,7 +93,8 @@ TEST(RetryBackendTest, GivesUpAfterMaxAttemptsAndSaysSo) {
   FaultOptions faults;
   faults.fail_fraction = 1.0;
   StorageMetrics metrics;
-  auto backend = NewRetryBackend(NewFaultBackend(MemoryWith("k", "x"), faults), FastRetry(4, &metrics));
+  auto backend =
+      NewRetryBackend(NewFaultBackend(MemoryWith("k", "x"), faults), FastRetry(4, &metrics));
   Status status = backend->Stat("k").status();
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
   EXPECT_NE(status.message().find("after 4 attempts"), std::string::npos) << status.ToString();

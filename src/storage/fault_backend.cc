@@ -48,8 +48,9 @@ class Dice {
   Status Failure(const std::string& uri) const {
     const uint64_t n = counts_->failed.load();
     // Alternate between the two transient failures remote storage gives most.
-    return Unavailable(uri + (n % 2 == 1 ? ": injected fault: HTTP 503 SlowDown (reduce your request rate)"
-                                         : ": injected fault: connection reset by peer"));
+    return Unavailable(uri + (n % 2 == 1
+                                  ? ": injected fault: HTTP 503 SlowDown (reduce your request rate)"
+                                  : ": injected fault: connection reset by peer"));
   }
 
  private:

@@ -17,11 +17,11 @@ namespace stoker::storage {
 
 struct FaultOptions {
   uint64_t seed = 1;
-  uint64_t fail_nth = 0;          // fail request number N (1-based); 0: never
-  double fail_fraction = 0;       // of requests failed with kUnavailable
-  double truncate_fraction = 0;   // of ReadAt bodies cut short (half the bytes, at least one less)
-  double flip_fraction = 0;       // of ReadAt bodies with one byte flipped
-  uint32_t latency_ms = 0;        // added to every request
+  uint64_t fail_nth = 0;         // fail request number N (1-based); 0: never
+  double fail_fraction = 0;      // of requests failed with kUnavailable
+  double truncate_fraction = 0;  // of ReadAt bodies cut short (half the bytes, at least one less)
+  double flip_fraction = 0;      // of ReadAt bodies with one byte flipped
+  uint32_t latency_ms = 0;       // added to every request
 };
 
 struct FaultCounts {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "storage/storage_uri.h"
+#include "common/uri.h"
 
 namespace stoker::storage {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Result<std::string> LocalPath(const std::string& uri) {
-  STOKER_ASSIGN_OR_RETURN(StorageUri parsed, ParseStorageUri(uri));
+  STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(uri));
   if (parsed.kind != UriKind::kFile) {
     return InvalidArgument(uri + ": the file backend serves local paths and file:// URIs only");
   }
@@ -81,7 +81,8 @@ class FileBackend final : public Backend {
   Result<std::vector<ObjectInfo>> List(const std::string& prefix) const override {
     STOKER_ASSIGN_OR_RETURN(std::string path, LocalPath(prefix));
     const size_t slash = path.rfind('/');
-    const fs::path dir = slash == std::string::npos ? fs::path(".") : fs::path(path.substr(0, slash + 1));
+    const fs::path dir =
+        slash == std::string::npos ? fs::path(".") : fs::path(path.substr(0, slash + 1));
     std::vector<ObjectInfo> out;
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) return out;
@@ -115,7 +116,8 @@ class FileBackend final : public Backend {
     const fs::path parent = fs::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) fs::create_directories(parent, ec);
-    if (ec) return IOError(uri + ": cannot create directory " + parent.string() + ": " + ec.message());
+    if (ec)
+      return IOError(uri + ": cannot create directory " + parent.string() + ": " + ec.message());
     const std::string temp = path + ".stoker-tmp." + std::to_string(::getpid()) + "." +
                              std::to_string(counter.fetch_add(1));
     int fd;

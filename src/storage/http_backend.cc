@@ -1,13 +1,13 @@
 #include "storage/http_backend.h"
 
+#include "common/uri.h"
 #include "storage/http_client.h"
-#include "storage/storage_uri.h"
 
 namespace stoker::storage {
 namespace {
 
 Status CheckHttpUri(const std::string& uri) {
-  STOKER_ASSIGN_OR_RETURN(StorageUri parsed, ParseStorageUri(uri));
+  STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(uri));
   if (parsed.kind != UriKind::kHttp) {
     return InvalidArgument(uri + ": the HTTP backend serves http:// and https:// URIs only");
   }
@@ -28,7 +28,8 @@ Status FetchRange(const HttpClient& http, const std::string& url, uint64_t size,
     // A server ignoring Range sends the whole object: longer than asked, which the client
     // refuses as an overflow. Say what that means.
     if (response.status().code() == StatusCode::kIOError) {
-      return FailedPrecondition(what + ": the server ignores Range requests (it sent more than "
+      return FailedPrecondition(what +
+                                ": the server ignores Range requests (it sent more than "
                                 "the bytes asked for); stoker needs a server that supports them");
     }
     return response.status();
@@ -36,8 +37,10 @@ Status FetchRange(const HttpClient& http, const std::string& url, uint64_t size,
   const HttpResponse& r = *response;
   if (r.status == 200) {
     if (offset != 0 || n != size) {
-      return FailedPrecondition(what + ": the server ignores Range requests (HTTP 200 instead "
-                                "of 206 Partial Content); stoker needs a server that supports them");
+      return FailedPrecondition(
+          what +
+          ": the server ignores Range requests (HTTP 200 instead "
+          "of 206 Partial Content); stoker needs a server that supports them");
     }
   } else if (r.status == 206) {
     const std::string content_range = r.Header("content-range");

@@ -29,8 +29,8 @@ struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string_view body;       // PUT / POST; must stay alive during Perform
-  char* body_out = nullptr;    // if set, the body is written here (at most max_body_bytes)
+  std::string_view body;     // PUT / POST; must stay alive during Perform
+  char* body_out = nullptr;  // if set, the body is written here (at most max_body_bytes)
   size_t max_body_bytes = std::numeric_limits<size_t>::max();
 };
 
@@ -40,7 +40,7 @@ struct HttpResponse {
   // The body; for a request with body_out, only a non-2xx answer's body (its first 64 KiB),
   // which never goes to body_out.
   std::string body;
-  size_t body_bytes = 0;                       // bytes of a 2xx body received, wherever they went
+  size_t body_bytes = 0;  // bytes of a 2xx body received, wherever they went
   // The value of header `name` (lower-case), or "".
   std::string Header(const std::string& name) const;
 };
@@ -52,7 +52,7 @@ long StallTimeoutFromEnv();
 struct HttpClientOptions {
   long connect_timeout_ms = 10000;
   long stall_timeout_s = StallTimeoutFromEnv();  // a transfer slower than 1 byte/s this long fails
-  long max_redirects = 5;        // 0: redirects are not followed
+  long max_redirects = 5;                        // 0: redirects are not followed
   size_t max_pooled_handles = 32;
   // If set, every HTTP request is counted here (metering_backend.h): kind (HEAD; GET; a
   // ListObjectsV2 GET as LIST; PUT, POST and DELETE as PUT), latency, failure (transport error or

@@ -1,7 +1,6 @@
 #include "storage/metering_backend.h"
 
 #include <chrono>
-
 #include <nlohmann/json.hpp>
 
 namespace stoker::storage {
@@ -72,8 +71,9 @@ class MeteringBackend final : public BackendWrapper {
   }
   Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& uri) const override {
     // Opening a remote object asks for its size: a HEAD.
-    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source,
-                            Metered(metrics_, RequestKind::kHead, [&] { return inner().OpenForRead(uri); }));
+    STOKER_ASSIGN_OR_RETURN(
+        std::unique_ptr<ByteSource> source,
+        Metered(metrics_, RequestKind::kHead, [&] { return inner().OpenForRead(uri); }));
     return std::unique_ptr<ByteSource>(new MeteredSource(std::move(source), metrics_));
   }
   // The size is known: no HEAD (a backend whose default opens with OpenForRead asks its inner
@@ -97,10 +97,14 @@ class MeteringBackend final : public BackendWrapper {
 
 const char* RequestKindName(RequestKind kind) {
   switch (kind) {
-    case RequestKind::kGet: return "GET";
-    case RequestKind::kHead: return "HEAD";
-    case RequestKind::kList: return "LIST";
-    case RequestKind::kPut: return "PUT";
+    case RequestKind::kGet:
+      return "GET";
+    case RequestKind::kHead:
+      return "HEAD";
+    case RequestKind::kList:
+      return "LIST";
+    case RequestKind::kPut:
+      return "PUT";
   }
   return "?";
 }
@@ -113,7 +117,8 @@ void StorageMetrics::AddRequest(RequestKind kind, uint64_t latency_us, bool fail
 
 StorageMetricsSnapshot StorageMetrics::Snapshot() const {
   StorageMetricsSnapshot s;
-  for (int i = 0; i < kRequestKinds; ++i) s.requests[i] = requests_[i].load(std::memory_order_relaxed);
+  for (int i = 0; i < kRequestKinds; ++i)
+    s.requests[i] = requests_[i].load(std::memory_order_relaxed);
   s.failed_requests = failed_.load(std::memory_order_relaxed);
   s.retries = retries_.load(std::memory_order_relaxed);
   s.bytes_read = bytes_read_.load(std::memory_order_relaxed);

@@ -1,13 +1,13 @@
 #include "storage/open_backend.h"
 
+#include "common/uri.h"
 #include "storage/file_backend.h"
-#include "storage/storage_uri.h"
 
 namespace stoker::storage {
 
 Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
                                                    const BackendOptions& options) {
-  STOKER_ASSIGN_OR_RETURN(StorageUri parsed, ParseStorageUri(uri));
+  STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(uri));
   std::unique_ptr<Backend> backend;
   switch (parsed.kind) {
     case UriKind::kFile:
@@ -36,9 +36,12 @@ Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
   // Remote backends count their HTTP requests themselves (one ReadAt cut into parts is one GET
   // per part; a List of many pages one LIST per page); local files are counted at the interface.
   const bool counts_http = parsed.kind != UriKind::kFile;
-  if (options.faults) backend = NewFaultBackend(std::move(backend), *options.faults, options.fault_counts);
-  if (options.concurrency) backend = NewConcurrencyBackend(std::move(backend), *options.concurrency);
-  if (options.metrics != nullptr && !counts_http) backend = NewMeteringBackend(std::move(backend), options.metrics);
+  if (options.faults)
+    backend = NewFaultBackend(std::move(backend), *options.faults, options.fault_counts);
+  if (options.concurrency)
+    backend = NewConcurrencyBackend(std::move(backend), *options.concurrency);
+  if (options.metrics != nullptr && !counts_http)
+    backend = NewMeteringBackend(std::move(backend), options.metrics);
   if (options.retry) {
     RetryOptions retry = *options.retry;
     if (retry.metrics == nullptr) retry.metrics = options.metrics;
@@ -47,8 +50,9 @@ Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
   return backend;
 }
 
-Result<std::shared_ptr<Backend>> OpenMeteredBackendForUri(
-    const std::string& uri, std::shared_ptr<StorageMetrics> metrics, BackendOptions options) {
+Result<std::shared_ptr<Backend>> OpenMeteredBackendForUri(const std::string& uri,
+                                                          std::shared_ptr<StorageMetrics> metrics,
+                                                          BackendOptions options) {
   options.metrics = metrics.get();
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Backend> opened, OpenBackendForUri(uri, options));
   struct Metered {

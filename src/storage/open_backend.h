@@ -24,14 +24,14 @@ namespace stoker::storage {
 struct BackendOptions {
   S3Options s3;
   HttpBackendOptions http;
-  std::optional<RetryOptions> retry = RetryOptions{};  // nullopt: no retries
+  std::optional<RetryOptions> retry = RetryOptions{};                    // nullopt: no retries
   std::optional<ConcurrencyOptions> concurrency = ConcurrencyOptions{};  // nullopt: unbounded
-  StorageMetrics* metrics = nullptr;  // if set: metering (and retry counts); must outlive it
-  std::optional<FaultOptions> faults;                  // if set: fault injection (tests)
+  StorageMetrics* metrics = nullptr;   // if set: metering (and retry counts); must outlive it
+  std::optional<FaultOptions> faults;  // if set: fault injection (tests)
   FaultCounts* fault_counts = nullptr;
 };
 
-// The backend for `uri`'s scheme (see storage_uri.h for the served ones): kInvalidArgument for
+// The backend for `uri`'s scheme (common/uri.h lists the served ones): kInvalidArgument for
 // others, naming the served schemes; kFailedPrecondition for s3:// without credentials.
 Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
                                                    const BackendOptions& options = {});
@@ -39,8 +39,8 @@ Result<std::unique_ptr<Backend>> OpenBackendForUri(const std::string& uri,
 // OpenBackendForUri metered into `metrics` (options.metrics is replaced), as a backend that also
 // owns `metrics`: whoever still holds the backend (a cache's download thread, a reader that
 // outlives its dataset) keeps the counters it writes to alive.
-Result<std::shared_ptr<Backend>> OpenMeteredBackendForUri(
-    const std::string& uri, std::shared_ptr<StorageMetrics> metrics,
-    BackendOptions options = {});
+Result<std::shared_ptr<Backend>> OpenMeteredBackendForUri(const std::string& uri,
+                                                          std::shared_ptr<StorageMetrics> metrics,
+                                                          BackendOptions options = {});
 
 }  // namespace stoker::storage

@@ -80,8 +80,8 @@ class PartCacheSource final : public ByteSource {
 
 }  // namespace
 
-std::unique_ptr<ByteSource> NewPartCacheSource(std::unique_ptr<ByteSource> inner,
-                                               size_t part_bytes, int fetch_ahead) {
+std::unique_ptr<ByteSource> NewPartCacheSource(std::unique_ptr<ByteSource> inner, size_t part_bytes,
+                                               int fetch_ahead) {
   return std::make_unique<PartCacheSource>(std::move(inner), part_bytes, fetch_ahead);
 }
 

@@ -7,8 +7,8 @@
 // read on,
 // so that a shard read whole (block shuffle, source order) arrives at the speed of parallel
 // downloads rather than one part per reader's miss; destroying the source aborts their requests
-// in flight (storage/cancel.h) and joins them. Use it for shards read whole, not for global shuffle (one small document
-// per part would fetch 8 MiB for a few KiB). Thread-safe.
+// in flight (storage/cancel.h) and joins them. Use it for shards read whole, not for global shuffle
+// (one small document per part would fetch 8 MiB for a few KiB). Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +18,7 @@
 
 namespace stoker::storage {
 
-std::unique_ptr<ByteSource> NewPartCacheSource(std::unique_ptr<ByteSource> inner,
-                                               size_t part_bytes, int fetch_ahead = 0);
+std::unique_ptr<ByteSource> NewPartCacheSource(std::unique_ptr<ByteSource> inner, size_t part_bytes,
+                                               int fetch_ahead = 0);
 
 }  // namespace stoker::storage

@@ -8,7 +8,9 @@ namespace {
 class RangedSource final : public ByteSource {
  public:
   RangedSource(std::string uri, uint64_t size, size_t part_bytes, RangeFetch fetch)
-      : uri_(std::move(uri)), size_(size), part_bytes_(std::max<size_t>(part_bytes, 1)),
+      : uri_(std::move(uri)),
+        size_(size),
+        part_bytes_(std::max<size_t>(part_bytes, 1)),
         fetch_(std::move(fetch)) {}
   const std::string& uri() const override { return uri_; }
   uint64_t size_bytes() const override { return size_; }
@@ -34,8 +36,8 @@ class RangedSource final : public ByteSource {
 
 }  // namespace
 
-std::unique_ptr<ByteSource> NewRangedSource(std::string uri, uint64_t size_bytes,
-                                            size_t part_bytes, RangeFetch fetch) {
+std::unique_ptr<ByteSource> NewRangedSource(std::string uri, uint64_t size_bytes, size_t part_bytes,
+                                            RangeFetch fetch) {
   return std::make_unique<RangedSource>(std::move(uri), size_bytes, part_bytes, std::move(fetch));
 }
 

@@ -18,7 +18,7 @@ inline constexpr size_t kDefaultPartBytes = size_t{8} << 20;
 // fetch(offset, n, out): exactly n bytes at offset, or an error.
 using RangeFetch = std::function<Status(uint64_t offset, size_t n, char* out)>;
 
-std::unique_ptr<ByteSource> NewRangedSource(std::string uri, uint64_t size_bytes,
-                                            size_t part_bytes, RangeFetch fetch);
+std::unique_ptr<ByteSource> NewRangedSource(std::string uri, uint64_t size_bytes, size_t part_bytes,
+                                            RangeFetch fetch);
 
 }  // namespace stoker::storage

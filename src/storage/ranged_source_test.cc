@@ -1,9 +1,9 @@
 #include "storage/ranged_source.h"
 
+#include <gtest/gtest.h>
+
 #include <mutex>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace stoker::storage {
 namespace {

@@ -10,9 +10,9 @@ namespace stoker::storage {
 
 Backoff::Backoff(const RetryOptions& options)
     : options_(options),
-      rng_(options.seed != 0
-               ? options.seed
-               : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())) {
+      rng_(options.seed != 0 ? options.seed
+                             : static_cast<uint64_t>(
+                                   std::chrono::steady_clock::now().time_since_epoch().count())) {
   options_.max_attempts = std::max(options_.max_attempts, 1);
 }
 
@@ -47,7 +47,8 @@ class RetrySource final : public ByteSource {
 
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
     const uint64_t size = inner_->size_bytes();
-    const size_t expected = offset >= size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, size - offset));
+    const size_t expected =
+        offset >= size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, size - offset));
     return backoff_->Run([&]() -> Result<size_t> {
       STOKER_ASSIGN_OR_RETURN(size_t got, inner_->ReadAt(offset, n, out));
       if (got < expected) {

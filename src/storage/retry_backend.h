@@ -20,10 +20,10 @@
 namespace stoker::storage {
 
 struct RetryOptions {
-  int max_attempts = 6;        // including the first; at least 1
+  int max_attempts = 6;  // including the first; at least 1
   uint32_t base_delay_ms = 50;
   uint32_t max_delay_ms = 5000;
-  uint64_t seed = 0;           // of the jitter; 0: from the clock
+  uint64_t seed = 0;                  // of the jitter; 0: from the clock
   StorageMetrics* metrics = nullptr;  // if set, counts every retry; must outlive the backend
 };
 
@@ -43,17 +43,22 @@ class Backoff {
       auto result = call();
       if (result.ok() || CodeOf(result) != StatusCode::kUnavailable) return result;
       if (attempt >= options_.max_attempts) return GaveUp(CodeStatus(result), attempt);
-      if (!Sleep(attempt)) return Cancelled(CodeStatus(result).message() + "; cancelled, not retried");
+      if (!Sleep(attempt))
+        return Cancelled(CodeStatus(result).message() + "; cancelled, not retried");
     }
   }
 
  private:
   static StatusCode CodeOf(const Status& s) { return s.code(); }
   template <typename T>
-  static StatusCode CodeOf(const Result<T>& r) { return r.status().code(); }
+  static StatusCode CodeOf(const Result<T>& r) {
+    return r.status().code();
+  }
   static Status CodeStatus(const Status& s) { return s; }
   template <typename T>
-  static Status CodeStatus(const Result<T>& r) { return r.status(); }
+  static Status CodeStatus(const Result<T>& r) {
+    return r.status();
+  }
   static Status GaveUp(const Status& last, int attempts) {
     return last.WithContext("gave up after " + std::to_string(attempts) + " attempts");
   }

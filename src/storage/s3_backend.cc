@@ -1,23 +1,26 @@
 #include "storage/s3_backend.h"
 
-#include "storage/storage_uri.h"
+#include "common/uri.h"
 
 namespace stoker::storage {
 namespace {
 
 constexpr size_t kMinPartBytes = size_t{5} << 20;
 
-Result<StorageUri> ParseS3(const std::string& uri) {
-  STOKER_ASSIGN_OR_RETURN(StorageUri parsed, ParseStorageUri(uri));
-  if (parsed.kind != UriKind::kS3) return InvalidArgument(uri + ": the S3 backend serves s3:// URIs only");
+Result<ParsedUri> ParseS3(const std::string& uri) {
+  STOKER_ASSIGN_OR_RETURN(ParsedUri parsed, ParseUri(uri));
+  if (parsed.kind != UriKind::kS3)
+    return InvalidArgument(uri + ": the S3 backend serves s3:// URIs only");
   return parsed;
 }
 
 class S3Writer final : public Writer {
  public:
-  S3Writer(std::shared_ptr<const S3Client> client, StorageUri uri, size_t part_bytes,
+  S3Writer(std::shared_ptr<const S3Client> client, ParsedUri uri, size_t part_bytes,
            std::shared_ptr<const Backoff> backoff)
-      : client_(std::move(client)), uri_(std::move(uri)), part_bytes_(part_bytes),
+      : client_(std::move(client)),
+        uri_(std::move(uri)),
+        part_bytes_(part_bytes),
         backoff_(std::move(backoff)) {}
   ~S3Writer() override {
     if (!closed_ && !upload_id_.empty()) {
@@ -75,7 +78,7 @@ class S3Writer final : public Writer {
   }
 
   std::shared_ptr<const S3Client> client_;
-  StorageUri uri_;
+  ParsedUri uri_;
   size_t part_bytes_;
   std::shared_ptr<const Backoff> backoff_;
   std::string buffer_;
@@ -87,16 +90,17 @@ class S3Writer final : public Writer {
 class S3Backend final : public Backend {
  public:
   S3Backend(std::shared_ptr<const S3Client> client, const S3Options& options)
-      : client_(std::move(client)), options_(options),
+      : client_(std::move(client)),
+        options_(options),
         write_backoff_(std::make_shared<const Backoff>(options.write_retry)) {}
 
   Result<ObjectInfo> Stat(const std::string& uri) const override {
-    STOKER_ASSIGN_OR_RETURN(StorageUri s3, ParseS3(uri));
+    STOKER_ASSIGN_OR_RETURN(ParsedUri s3, ParseS3(uri));
     return client_->Head(s3.bucket, s3.key);
   }
 
   Result<std::vector<ObjectInfo>> List(const std::string& prefix) const override {
-    STOKER_ASSIGN_OR_RETURN(StorageUri s3, ParseS3(prefix));
+    STOKER_ASSIGN_OR_RETURN(ParsedUri s3, ParseS3(prefix));
     std::vector<ObjectInfo> out;
     std::string token;
     do {
@@ -114,26 +118,27 @@ class S3Backend final : public Backend {
   }
 
   Result<std::unique_ptr<ByteSource>> OpenForRead(const std::string& uri) const override {
-    STOKER_ASSIGN_OR_RETURN(StorageUri s3, ParseS3(uri));
+    STOKER_ASSIGN_OR_RETURN(ParsedUri s3, ParseS3(uri));
     STOKER_ASSIGN_OR_RETURN(ObjectInfo info, client_->Head(s3.bucket, s3.key));
     return OpenForReadWithSize(uri, info.size_bytes);
   }
 
   Result<std::unique_ptr<ByteSource>> OpenForReadWithSize(const std::string& uri,
                                                           uint64_t size_bytes) const override {
-    STOKER_ASSIGN_OR_RETURN(StorageUri s3, ParseS3(uri));
+    STOKER_ASSIGN_OR_RETURN(ParsedUri s3, ParseS3(uri));
     std::shared_ptr<const S3Client> client = client_;
     return NewRangedSource(uri, size_bytes, options_.read_part_bytes,
                            [client, s3, size_bytes](uint64_t offset, size_t n, char* out) {
-                             return client->GetRange(s3.bucket, s3.key, offset, n, out,
-                                                     size_bytes);
+                             return client->GetRange(s3.bucket, s3.key, offset, n, out, size_bytes);
                            });
   }
 
   Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
-    STOKER_ASSIGN_OR_RETURN(StorageUri s3, ParseS3(uri));
-    if (s3.key.empty()) return InvalidArgument(uri + ": an object to write needs a key (s3://bucket/key)");
-    return std::unique_ptr<Writer>(new S3Writer(client_, std::move(s3), options_.write_part_bytes, write_backoff_));
+    STOKER_ASSIGN_OR_RETURN(ParsedUri s3, ParseS3(uri));
+    if (s3.key.empty())
+      return InvalidArgument(uri + ": an object to write needs a key (s3://bucket/key)");
+    return std::unique_ptr<Writer>(
+        new S3Writer(client_, std::move(s3), options_.write_part_bytes, write_backoff_));
   }
 
  private:

@@ -2,8 +2,8 @@
 
 #include <cctype>
 
+#include "common/uri.h"
 #include "storage/sigv4.h"
-#include "storage/storage_uri.h"
 
 namespace stoker::storage {
 
@@ -26,7 +26,8 @@ bool S3Client::VirtualHosted(const std::string& bucket) const {
   if (!config_.endpoint.empty()) return false;
   // A bucket name that is not a plain DNS label (dots break TLS wildcards) goes path-style.
   for (char c : bucket) {
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-')) {
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '-')) {
       return false;
     }
   }
@@ -35,14 +36,17 @@ bool S3Client::VirtualHosted(const std::string& bucket) const {
 
 std::string S3Client::ObjectUrl(const std::string& bucket, const std::string& key) const {
   const std::string encoded_key = UriEncode(key, /*keep_slash=*/true);
-  if (VirtualHosted(bucket)) return scheme_ + "://" + bucket + "." + host_ + base_path_ + "/" + encoded_key;
-  return scheme_ + "://" + host_ + base_path_ + "/" + bucket + (key.empty() ? "" : "/" + encoded_key);
+  if (VirtualHosted(bucket))
+    return scheme_ + "://" + bucket + "." + host_ + base_path_ + "/" + encoded_key;
+  return scheme_ + "://" + host_ + base_path_ + "/" + bucket +
+         (key.empty() ? "" : "/" + encoded_key);
 }
 
 std::string S3Client::Scrub(std::string text) const {
   for (const std::string* secret : {&config_.secret_access_key, &config_.session_token}) {
     if (secret->empty()) continue;
-    for (size_t pos; (pos = text.find(*secret)) != std::string::npos;) text.replace(pos, secret->size(), "<redacted>");
+    for (size_t pos; (pos = text.find(*secret)) != std::string::npos;)
+      text.replace(pos, secret->size(), "<redacted>");
   }
   return text;
 }
@@ -78,7 +82,8 @@ Result<HttpResponse> S3Client::Send(const Call& call) const {
     if (h.first != "host") request.headers.push_back(h);
   }
   request.headers.emplace_back("Authorization", AuthorizationHeader(signing, key, amz_date));
-  if (call.method == "PUT" || call.method == "POST") request.headers.emplace_back("Content-Type", "");
+  if (call.method == "PUT" || call.method == "POST")
+    request.headers.emplace_back("Content-Type", "");
   request.body = call.body;
   request.body_out = call.body_out;
   request.max_body_bytes = call.max_body_bytes;
@@ -105,15 +110,17 @@ Result<HttpResponse> S3Client::Send(const Call& call) const {
 Result<ObjectInfo> S3Client::Head(const std::string& bucket, const std::string& key) const {
   STOKER_ASSIGN_OR_RETURN(HttpResponse r, Send({"HEAD", bucket, key}));
   const std::string length = r.Header("content-length");
-  if (length.empty()) return IOError("s3://" + bucket + "/" + key + ": HEAD gave no Content-Length");
-  return ObjectInfo{"s3://" + bucket + "/" + key, std::stoull(length), UnquoteEtag(r.Header("etag"))};
+  if (length.empty())
+    return IOError("s3://" + bucket + "/" + key + ": HEAD gave no Content-Length");
+  return ObjectInfo{"s3://" + bucket + "/" + key, std::stoull(length),
+                    UnquoteEtag(r.Header("etag"))};
 }
 
 Status S3Client::GetRange(const std::string& bucket, const std::string& key, uint64_t offset,
                           size_t n, char* out, uint64_t object_size) const {
   Call call{"GET", bucket, key};
-  call.headers.emplace_back("range", "bytes=" + std::to_string(offset) + "-" +
-                                         std::to_string(offset + n - 1));
+  call.headers.emplace_back(
+      "range", "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + n - 1));
   call.body_out = out;
   call.max_body_bytes = n;
   STOKER_ASSIGN_OR_RETURN(HttpResponse r, Send(call));
@@ -136,10 +143,12 @@ Result<S3ListPage> S3Client::ListPage(const std::string& bucket, const std::stri
                                       const std::string& continuation_token, int max_keys) const {
   Call call{"GET", bucket, ""};
   call.query = {{"list-type", "2"}, {"prefix", prefix}, {"max-keys", std::to_string(max_keys)}};
-  if (!continuation_token.empty()) call.query.emplace_back("continuation-token", continuation_token);
+  if (!continuation_token.empty())
+    call.query.emplace_back("continuation-token", continuation_token);
   STOKER_ASSIGN_OR_RETURN(HttpResponse r, Send(call));
   std::optional<S3ListPage> page = ParseListObjectsV2(r.body);
-  if (!page) return Corruption("s3://" + bucket + "/" + prefix + ": malformed ListObjectsV2 answer");
+  if (!page)
+    return Corruption("s3://" + bucket + "/" + prefix + ": malformed ListObjectsV2 answer");
   return std::move(*page);
 }
 
@@ -168,7 +177,9 @@ Result<std::string> S3Client::UploadPart(const std::string& bucket, const std::s
   call.body = body;
   STOKER_ASSIGN_OR_RETURN(HttpResponse r, Send(call));
   std::string etag = r.Header("etag");
-  if (etag.empty()) return IOError("s3://" + bucket + "/" + key + ": part " + std::to_string(part_number) + " has no ETag");
+  if (etag.empty())
+    return IOError("s3://" + bucket + "/" + key + ": part " + std::to_string(part_number) +
+                   " has no ETag");
   return etag;
 }
 

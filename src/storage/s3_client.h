@@ -37,7 +37,8 @@ class S3Client {
   Result<S3ListPage> ListPage(const std::string& bucket, const std::string& prefix,
                               const std::string& continuation_token, int max_keys) const;
   Status PutObject(const std::string& bucket, const std::string& key, std::string_view body) const;
-  Result<std::string> CreateMultipartUpload(const std::string& bucket, const std::string& key) const;
+  Result<std::string> CreateMultipartUpload(const std::string& bucket,
+                                            const std::string& key) const;
   // Returns the part's ETag (with its quotes, as CompleteMultipartUpload wants it).
   Result<std::string> UploadPart(const std::string& bucket, const std::string& key,
                                  const std::string& upload_id, int part_number,
@@ -70,8 +71,8 @@ class S3Client {
 
   AwsConfig config_;
   S3Addressing addressing_;
-  std::string scheme_;  // "https"
-  std::string host_;    // "s3.us-east-1.amazonaws.com" or "127.0.0.1:9000"
+  std::string scheme_;     // "https"
+  std::string host_;       // "s3.us-east-1.amazonaws.com" or "127.0.0.1:9000"
   std::string base_path_;  // a path prefix of the endpoint, usually ""
   HttpClient http_;
 };

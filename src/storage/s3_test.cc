@@ -1,9 +1,9 @@
 // S3 pieces that need no server: XML answers, credentials lookup, addressing. The requests
 // themselves are tested against a real S3 server by tests/python/test_storage_s3.py.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "common/temp_dir.h"
 #include "storage/aws_config.h"
@@ -39,9 +39,9 @@ class AwsConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::move(TempDir::Create("aws-config-").value());
-    for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                             "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL",
-                             "AWS_ENDPOINT_URL_S3", "AWS_PROFILE"}) {
+    for (const char* name :
+         {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+          "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE"}) {
       unsetenv(name);
     }
     setenv("AWS_SHARED_CREDENTIALS_FILE", dir_->Join("credentials").c_str(), 1);
@@ -68,9 +68,10 @@ TEST_F(AwsConfigTest, EnvironmentWins) {
 
 TEST_F(AwsConfigTest, ProfileFromBothFiles) {
   setenv("AWS_PROFILE", "train", 1);
-  Write("credentials", "[default]\naws_access_key_id = D\naws_secret_access_key = d\n"
-                       "[train]\naws_access_key_id = AKIDTRAIN\naws_secret_access_key = s3cr3t\n"
-                       "aws_session_token = tok3n\n");
+  Write("credentials",
+        "[default]\naws_access_key_id = D\naws_secret_access_key = d\n"
+        "[train]\naws_access_key_id = AKIDTRAIN\naws_secret_access_key = s3cr3t\n"
+        "aws_session_token = tok3n\n");
   Write("config", "[profile train]\nregion = ap-south-1\n");
   AwsConfig c = LoadAwsConfig().value();
   EXPECT_EQ(c.access_key_id, "AKIDTRAIN");
@@ -98,8 +99,10 @@ TEST(S3ClientTest, PathStyleForAnEndpointVirtualHostedForAws) {
   EXPECT_EQ(S3Client(aws, S3Addressing::kAuto).ObjectUrl("my.bucket", "k"),
             "https://s3.us-west-2.amazonaws.com/my.bucket/k");
   aws.endpoint = "http://127.0.0.1:5000";
-  EXPECT_EQ(S3Client(aws, S3Addressing::kAuto).ObjectUrl("bkt", "k"), "http://127.0.0.1:5000/bkt/k");
-  EXPECT_EQ(S3Client(aws, S3Addressing::kVirtual).ObjectUrl("bkt", "k"), "http://bkt.127.0.0.1:5000/k");
+  EXPECT_EQ(S3Client(aws, S3Addressing::kAuto).ObjectUrl("bkt", "k"),
+            "http://127.0.0.1:5000/bkt/k");
+  EXPECT_EQ(S3Client(aws, S3Addressing::kVirtual).ObjectUrl("bkt", "k"),
+            "http://bkt.127.0.0.1:5000/k");
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 #include "storage/s3_xml.h"
 
-#include "common/escape.h"
-#include "storage/backend.h"
-
 #include <charconv>
 #include <cstdint>
+
+#include "common/escape.h"
+#include "storage/backend.h"
 
 namespace stoker::storage {
 
@@ -49,11 +49,16 @@ std::string XmlDecode(std::string_view text) {
       break;
     }
     const std::string_view entity = text.substr(i + 1, semi - i - 1);
-    if (entity == "amp") out += '&';
-    else if (entity == "lt") out += '<';
-    else if (entity == "gt") out += '>';
-    else if (entity == "quot") out += '"';
-    else if (entity == "apos") out += '\'';
+    if (entity == "amp")
+      out += '&';
+    else if (entity == "lt")
+      out += '<';
+    else if (entity == "gt")
+      out += '>';
+    else if (entity == "quot")
+      out += '"';
+    else if (entity == "apos")
+      out += '\'';
     else if (entity.size() > 1 && entity[0] == '#') {
       const bool hex = entity[1] == 'x' || entity[1] == 'X';
       uint32_t cp = 0;

@@ -13,8 +13,7 @@ Result<std::shared_ptr<const SharedPart>> AwaitPart(std::unique_lock<std::mutex>
 }
 
 Status FetchClaimedPart(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                        const ByteSource& inner, size_t part_bytes, uint64_t p,
-                        SharedPart& part) {
+                        const ByteSource& inner, size_t part_bytes, uint64_t p, SharedPart& part) {
   lock.unlock();
   const uint64_t begin = p * part_bytes;
   const size_t len =

@@ -34,14 +34,13 @@ Result<std::shared_ptr<const SharedPart>> AwaitPart(std::unique_lock<std::mutex>
 // again, publishes its bytes or its error and notifies `cv`. Returns with `lock` held, so that the
 // caller can update its table (drop a failed part, evict) before any waiter runs.
 Status FetchClaimedPart(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                        const ByteSource& inner, size_t part_bytes, uint64_t p,
-                        SharedPart& part);
+                        const ByteSource& inner, size_t part_bytes, uint64_t p, SharedPart& part);
 
 // Serves ReadAt(offset, n, out) of a source of `size` bytes from its parts, which
 // `get_part(p)` returns (a Result<std::shared_ptr<const SharedPart>>).
 template <typename GetPart>
-Result<size_t> ReadFromParts(uint64_t size, size_t part_bytes, uint64_t offset, size_t n,
-                             char* out, GetPart&& get_part) {
+Result<size_t> ReadFromParts(uint64_t size, size_t part_bytes, uint64_t offset, size_t n, char* out,
+                             GetPart&& get_part) {
   if (offset >= size) return size_t{0};
   const size_t total = static_cast<size_t>(std::min<uint64_t>(n, size - offset));
   for (size_t done = 0; done < total;) {

@@ -8,7 +8,7 @@
 #include <cctype>
 #include <ctime>
 
-#include "storage/storage_uri.h"
+#include "common/uri.h"
 
 namespace stoker::storage {
 namespace {
@@ -54,7 +54,8 @@ std::string TrimValue(std::string_view v) {
 
 std::vector<std::pair<std::string, std::string>> SortedHeaders(const SigningRequest& request) {
   std::vector<std::pair<std::string, std::string>> headers;
-  for (const auto& [name, value] : request.headers) headers.emplace_back(Lower(name), TrimValue(value));
+  for (const auto& [name, value] : request.headers)
+    headers.emplace_back(Lower(name), TrimValue(value));
   std::sort(headers.begin(), headers.end());
   return headers;
 }
@@ -116,8 +117,7 @@ std::string AuthorizationHeader(const SigningRequest& request, const SigningKeyP
   const std::string k_service = HmacSha256(k_region, key.service);
   const std::string k_signing = HmacSha256(k_service, "aws4_request");
   const std::string mac = HmacSha256(k_signing, StringToSign(request, key, amz_date));
-  const std::string signature =
-      Hex(reinterpret_cast<const unsigned char*>(mac.data()), mac.size());
+  const std::string signature = Hex(reinterpret_cast<const unsigned char*>(mac.data()), mac.size());
   return "AWS4-HMAC-SHA256 Credential=" + key.access_key_id + "/" + Scope(key, amz_date) +
          ",SignedHeaders=" + SignedHeaders(SortedHeaders(request)) + ",Signature=" + signature;
 }

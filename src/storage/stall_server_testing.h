@@ -102,7 +102,7 @@ class StallingHttpServer {
   std::atomic<bool> stop_{false};
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  int requests_ = 0;               // guarded by mu_
+  int requests_ = 0;                     // guarded by mu_
   std::vector<Connection> connections_;  // the server thread's until it is joined
   std::thread thread_;
 };

@@ -92,7 +92,7 @@ class WindowSource final : public ByteSource {
   mutable uint64_t ahead_ = 0;                               // guarded by mu_
   mutable bool stop_ = false;                                // guarded by mu_
   mutable std::atomic<bool> cancel_{false};  // set at destruction: stops the fetcher's request
-  mutable std::thread fetcher_;  // last; started by the first read, joined first
+  mutable std::thread fetcher_;              // last; started by the first read, joined first
 };
 
 }  // namespace

@@ -77,7 +77,7 @@ class DocPipeline {
     PackCounters counters;
     bool done = false;
   };
-  void Fill();                     // reads chunks until `depth` are queued (or the input ends)
+  void Fill();  // reads chunks until `depth` are queued (or the input ends)
   void ReadChunk(Chunk* c);
   void Encode(Chunk* c) const;
   void WaitIdle();
@@ -86,12 +86,12 @@ class DocPipeline {
   EncodePool* pool_;
   size_t depth_;
   const std::vector<ReadUnit>* dealt_ = nullptr;
-  StreamPosition read_pos_;   // where the reader is (open or about to open)
-  bool opened_ = false;       // reader_ is open on read_pos_'s shard
+  StreamPosition read_pos_;  // where the reader is (open or about to open)
+  bool opened_ = false;      // reader_ is open on read_pos_'s shard
   bool read_done_ = false;
-  StreamPosition pos_;        // after the last document handed out
+  StreamPosition pos_;  // after the last document handed out
   std::deque<std::shared_ptr<Chunk>> chunks_;
-  size_t front_item_ = 0;     // next item of chunks_.front()
+  size_t front_item_ = 0;  // next item of chunks_.front()
   Status failed_;
   PackCounters counters_;
 

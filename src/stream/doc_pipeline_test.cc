@@ -77,9 +77,12 @@ std::vector<std::string> MessyCorpus(const TempDir& dir) {
   std::vector<std::string> paths = WriteCorpus(dir, {1500, 7, 0, 900, 2100});
   std::string body;
   for (int i = 0; i < 800; ++i) {
-    if (i % 97 == 5) body += "{not json\n";
-    else if (i % 89 == 3) body += "{\"text\": \"\"}\n";
-    else body += "{\"text\": \"" + testing::DocText(9, i) + "\"}\n";
+    if (i % 97 == 5)
+      body += "{not json\n";
+    else if (i % 89 == 3)
+      body += "{\"text\": \"\"}\n";
+    else
+      body += "{\"text\": \"" + testing::DocText(9, i) + "\"}\n";
   }
   paths.push_back(dir.Write("messy.jsonl", body));
   return paths;
@@ -112,8 +115,7 @@ TEST(DocPipeline, ResetAtARecordedPositionContinuesThere) {
   for (size_t cut : {size_t{0}, size_t{1}, size_t{1499}, size_t{1500}, size_t{3000}}) {
     const Seen rest = corpus.Read(2, all.after[cut]);
     ASSERT_EQ(rest.refs.size(), all.refs.size() - cut - 1) << cut;
-    EXPECT_TRUE(std::equal(rest.refs.begin(), rest.refs.end(), all.refs.begin() + cut + 1))
-        << cut;
+    EXPECT_TRUE(std::equal(rest.refs.begin(), rest.refs.end(), all.refs.begin() + cut + 1)) << cut;
   }
 }
 

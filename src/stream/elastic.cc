@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <numeric>
+#include <tuple>
 
 #include "stream/row_count.h"
 #include "stream/stream_planner.h"
@@ -132,13 +132,13 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
   out.world_size = ctx_->config.world_size;
   out.batch_size = batch_size_;
   const uint64_t split = std::max<uint64_t>(options_.split_factor, 1);
-  STOKER_ASSIGN_OR_RETURN(std::vector<StreamShard> world_shards,
-                          ExpandShards(old_world * split));
+  STOKER_ASSIGN_OR_RETURN(std::vector<StreamShard> world_shards, ExpandShards(old_world * split));
   if (FingerprintFor(world_shards, static_cast<uint32_t>(old_world), old_batch) !=
       first.fingerprint) {
-    return FailedPrecondition("stream elastic resume: the states belong to another stream "
-                              "(inputs, tokenizer, seed, seq_len, pack, shuffle_buffer and "
-                              "steps_per_epoch must match)");
+    return FailedPrecondition(
+        "stream elastic resume: the states belong to another stream "
+        "(inputs, tokenizer, seed, seq_len, pack, shuffle_buffer and "
+        "steps_per_epoch must match)");
   }
   if (k == 0) return out;  // an epoch's start: nothing was read
 

@@ -2,14 +2,14 @@
 // holding partial documents) continues on W' ranks. Over the whole epoch, before and after, no
 // token of any document is delivered twice; what is never delivered is the documented epoch-end
 // remainder; the steps are equal on every new rank; the next epoch is the new world's own.
+#include "stream/elastic.h"
+
+#include <gtest/gtest.h>
 #include <zstd.h>
 
 #include <map>
 #include <random>
 
-#include <gtest/gtest.h>
-
-#include "stream/elastic.h"
 #include "stream/stream_planner.h"
 #include "stream/stream_test_util.h"
 
@@ -29,6 +29,7 @@ LoaderOptions Opts(uint32_t world, uint32_t rank, PackMode pack) {
   o.rank = rank;
   o.seed = 5;
   o.pack = pack;
+  o.bestfit_window = 8;
   o.num_workers = 2;
   return o;
 }
@@ -50,7 +51,6 @@ StreamOptions SOpts(std::vector<std::string> inputs) {
   StreamOptions s;
   s.inputs = std::move(inputs);
   s.shuffle_buffer = 40;  // full within the first steps of every rank
-  s.bestfit_window = 8;
   s.scan_cache_dir = "off";
   return s;
 }
@@ -94,8 +94,8 @@ std::string Describe(const std::vector<uint32_t>& worlds, PackMode pack) {
   return s;
 }
 
-class StreamElastic
-    : public ::testing::TestWithParam<std::tuple<std::vector<uint32_t>, PackMode>> {};
+class StreamElastic : public ::testing::TestWithParam<std::tuple<std::vector<uint32_t>, PackMode>> {
+};
 
 TEST_P(StreamElastic, AResumeOnAnotherWorldSizeLosesNoDocumentAndRepeatsNone) {
   const auto& [worlds, pack] = GetParam();
@@ -131,7 +131,8 @@ TEST_P(StreamElastic, AResumeOnAnotherWorldSizeLosesNoDocumentAndRepeatsNone) {
     for (const auto& p : world.ranks) states.push_back(p->MakeState({0, stop * w * kBatch}));
     if (t == 0) {  // the first checkpoint is taken with every shuffle buffer full
       for (const PlanState& s : states) {
-        EXPECT_GE(RankSnapshot::Decode(s.stream).value().buffer.size(), 39u) << what;  // 40 - 1 drawn
+        EXPECT_GE(RankSnapshot::Decode(s.stream).value().buffer.size(), 39u)
+            << what;  // 40 - 1 drawn
       }
     }
     World next = Open(paths, worlds[t + 1], pack);

@@ -1,8 +1,9 @@
 // EncodePool: a fixed set of threads that run the stream's decode + tokenize tasks (one pool per
-// StreamPlanner, sized by the loader's num_workers). Tasks are plain closures; their results are
-// ordered by whoever submitted them (DocPipeline), never by the pool, so the pool's size changes
-// only the speed. Shutdown (the destructor) runs every queued task, then joins.
-// Thread-safe: Submit may be called from many threads at once.
+// StreamPlanner, sized by the loader's num_workers; for num_workers = 0, by DefaultThreadsPerRank
+// in common/env.h, the node's cores / LOCAL_WORLD_SIZE, as the loader's workers are). Tasks are
+// plain closures; their results are ordered by whoever submitted them (DocPipeline), never by the
+// pool, so the pool's size changes only the speed. Shutdown (the destructor) runs every queued
+// task, then joins. Thread-safe: Submit may be called from many threads at once.
 #pragma once
 
 #include <condition_variable>

@@ -1,16 +1,17 @@
 #include "stream/prescan.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <thread>
 #include <nlohmann/json.hpp>
-#include <xxhash.h>
+#include <thread>
 
+#include "common/cache_root.h"
 #include "common/file_util.h"
-#include "plan/window_counts.h"
 
 namespace stoker::stream {
 namespace {
@@ -83,8 +84,8 @@ std::optional<FileScan> ReadScan(const std::string& file, const std::string& dat
   nlohmann::json h = nlohmann::json::parse(bytes->begin() + kScanMagicSize, bytes->begin() + eol,
                                            nullptr, /*allow_exceptions=*/false);
   if (!h.is_object() || h.value("version", 0) != 1 || h.value("path", "") != AbsolutePath(data) ||
-      h.value("size_bytes", uint64_t{0}) != st.size || h.value("mtime_ns", int64_t{0}) != st.mtime_ns ||
-      h.value("identity", "") != identity) {
+      h.value("size_bytes", uint64_t{0}) != st.size ||
+      h.value("mtime_ns", int64_t{0}) != st.mtime_ns || h.value("identity", "") != identity) {
     return std::nullopt;
   }
   const uint64_t n = h.value("documents", uint64_t{0});
@@ -145,8 +146,7 @@ std::vector<uint32_t> ShardLengths(const StreamShard& s, uint64_t file_size, con
 }  // namespace
 
 std::string DefaultScanCacheDir() {
-  std::optional<std::string> dir = plan::CacheDirectory();
-  return dir ? JoinPath(*dir, "stream-scan") : std::string();
+  return CacheDirFor(CacheKind::kStreamScan).value_or(std::string());
 }
 
 Result<std::vector<std::vector<uint32_t>>> PrescanShards(

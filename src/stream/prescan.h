@@ -22,14 +22,14 @@ namespace stoker::stream {
 struct PrescanOptions {
   // Where scans are looked up (after beside the file) and written; "" = none.
   std::string cache_dir;
-  bool read_beside = true;   // look for .<file name>.stoker-scan beside it
-  bool write = false;        // write the scans that were read from the data
-  bool write_beside = false; // write beside the data instead of into cache_dir
-  int threads = 0;           // 0: the hardware's
+  bool read_beside = true;    // look for .<file name>.stoker-scan beside it
+  bool write = false;         // write the scans that were read from the data
+  bool write_beside = false;  // write beside the data instead of into cache_dir
+  int threads = 0;            // 0: the hardware's
 };
 
-// The default cache directory: plan's (STOKER_CACHE_DIR, else $XDG_CACHE_HOME/stoker, else
-// ~/.cache/stoker) + "/stream-scan"; "" when caching is off (STOKER_CACHE_DIR=off).
+// The default cache directory: the cache root's stream-scan/ (common/cache_root.h); "" when
+// caching is off ($STOKER_CACHE_DIR=off).
 std::string DefaultScanCacheDir();
 
 struct PrescanSummary {

@@ -3,10 +3,10 @@
 // not served from a stale scan; nothing is written beside the data unless asked.
 #include "stream/prescan.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "stream/stream_test_util.h"
 

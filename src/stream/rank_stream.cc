@@ -21,8 +21,8 @@ std::string RankSnapshot::Encode() const {
   for (const std::vector<DocSpan>* docs : {&buffer, &group}) {
     put(docs->size());
     for (const DocSpan& d : *docs) {
-      for (uint64_t v : {uint64_t{d.ref.shard}, d.ref.record, d.ref.offset, d.stream_epoch,
-                         d.begin, d.end}) {
+      for (uint64_t v :
+           {uint64_t{d.ref.shard}, d.ref.record, d.ref.offset, d.stream_epoch, d.begin, d.end}) {
         put(v);
       }
     }
@@ -261,11 +261,10 @@ Status RankStream::Reread(const std::vector<DocSpan>& spans, std::vector<Doc>* o
       d.begin = span.begin;
       d.end = span.end == RankSnapshot::kWhole ? d.tokens->size() : span.end;
       if (d.begin > d.end || d.end > d.tokens->size()) {
-        return InvalidArgument("stream state: token range " + std::to_string(d.begin) + ".." +
-                               std::to_string(d.end) + " outside the document (" +
-                               std::to_string(d.tokens->size()) + " tokens) of " +
-                               (*key.first)[span.ref.shard].path + " record " +
-                               std::to_string(span.ref.record));
+        return InvalidArgument(
+            "stream state: token range " + std::to_string(d.begin) + ".." + std::to_string(d.end) +
+            " outside the document (" + std::to_string(d.tokens->size()) + " tokens) of " +
+            (*key.first)[span.ref.shard].path + " record " + std::to_string(span.ref.record));
       }
     }
   }
@@ -280,9 +279,9 @@ Status RankStream::Restore(const RankSnapshot& snap) {
   if (snap.reader_open && snap.shard_pos >= dealt_.size()) {
     return InvalidArgument("stream state: open reader past the end");
   }
-  docs_.Reset(&ShardsOf(snap.stream_epoch), &dealt_,
-              {snap.shard_pos, snap.reader_open, snap.next_record, snap.next_offset,
-               snap.next_docs});
+  docs_.Reset(
+      &ShardsOf(snap.stream_epoch), &dealt_,
+      {snap.shard_pos, snap.reader_open, snap.next_record, snap.next_offset, snap.next_docs});
   rng_ = snap.rng;
   STOKER_RETURN_IF_ERROR(Reread(snap.buffer, &buffer_));
   STOKER_RETURN_IF_ERROR(Reread(snap.group, &group_));

@@ -1,7 +1,7 @@
 // RankStream: one rank's packed rows for one epoch, read online: the rank's dealt shards in
 // order -> shuffle buffer -> pack (concat, bestfit over a window of documents, or pad). When its
 // epoch's stream runs out it continues into the stream of the next epoch (those documents are then
-// seen twice: see docs/streaming.md, "Epoch ends"). Its state is a few integers plus document
+// seen twice: see docs/streaming.md, "Equal steps"). Its state is a few integers plus document
 // references (RankSnapshot), never text. Not thread-safe: one user at a time.
 #pragma once
 
@@ -25,7 +25,7 @@ struct StreamConfig {
   uint32_t world_size = 1;
   uint32_t rank = 0;
   PackMode pack = PackMode::kConcat;
-  uint64_t bestfit_window = 256;  // documents per best-fit window
+  uint64_t bestfit_window = PlanOptions{}.bestfit_window;  // documents per best-fit window
   ReaderOptions reader;
 };
 

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "storage/byte_source.h"
 #include "records/byte_stream.h"
+#include "storage/byte_source.h"
 
 namespace stoker::stream {
 namespace {
@@ -32,7 +32,9 @@ Result<std::unique_ptr<ByteStream>> OpenAt(const StreamShard& shard, uint64_t of
 
 ShardReader::ShardReader(const std::vector<StreamShard>* shards, const Tokenizer* tokenizer,
                          ReaderOptions options)
-    : shards_(shards), tokenizer_(tokenizer), options_(options),
+    : shards_(shards),
+      tokenizer_(tokenizer),
+      options_(options),
       encoder_(tokenizer, options.encoder) {}
 
 Status ShardReader::CorruptOrFail(const Status& st) {
@@ -204,8 +206,7 @@ Status ShardReader::ReadRefs(const std::vector<DocRef>& refs, std::vector<Stream
   const bool whole = !s.jsonl && !s.records;
   const ReaderOptions saved = options_;
   options_.skip_corrupt_shards = false;  // a referenced document must be there
-  Status st = whole ? Open(shard, 0, 0)
-                    : Open(shard, refs.front().record, refs.front().offset);
+  Status st = whole ? Open(shard, 0, 0) : Open(shard, refs.front().record, refs.front().offset);
   RawItem item;
   for (size_t i = 0; st.ok() && i < refs.size(); ++i) {
     const DocRef& want = refs[i];
@@ -233,7 +234,8 @@ Status ShardReader::ReadRefs(const std::vector<DocRef>& refs, std::vector<Stream
     const std::string at = s.records ? "record " + std::to_string(want.record)
                                      : "byte offset " + std::to_string(want.offset);
     if (!found) {
-      st = Corruption(s.path + ": no record at " + at + " (the file changed since the checkpoint?)");
+      st =
+          Corruption(s.path + ": no record at " + at + " (the file changed since the checkpoint?)");
       break;
     }
     bool kept = false;

@@ -91,7 +91,7 @@ class ShardReader {
   uint32_t shard_ = 0;
   std::unique_ptr<LineReader> lines_;
   std::unique_ptr<RecordDocumentReader> records_;
-  uint64_t base_ = 0;       // file offset of the stream's byte 0
+  uint64_t base_ = 0;  // file offset of the stream's byte 0
   uint64_t next_record_ = 0, next_offset_ = 0;
   bool whole_done_ = false;  // a whole-file document already returned
   bool open_ = false;

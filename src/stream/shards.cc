@@ -64,8 +64,8 @@ Result<std::vector<StreamShard>> MakeShards(const std::vector<std::string>& inpu
   return shards;
 }
 
-std::vector<std::vector<uint32_t>> DealShards(const std::vector<StreamShard>& shards,
-                                              uint64_t seed, uint64_t epoch, uint32_t world_size) {
+std::vector<std::vector<uint32_t>> DealShards(const std::vector<StreamShard>& shards, uint64_t seed,
+                                              uint64_t epoch, uint32_t world_size) {
   std::vector<uint32_t> order(shards.size());
   std::iota(order.begin(), order.end(), 0u);
   uint64_t rng = MixKey(seed, epoch, 0x5eed5a4d);

@@ -37,8 +37,8 @@ Result<std::vector<StreamShard>> MakeShards(const std::vector<std::string>& inpu
                                             uint64_t min_shards);
 
 // The shards of each rank for `epoch`, in the order that rank reads them.
-std::vector<std::vector<uint32_t>> DealShards(const std::vector<StreamShard>& shards,
-                                              uint64_t seed, uint64_t epoch, uint32_t world_size);
+std::vector<std::vector<uint32_t>> DealShards(const std::vector<StreamShard>& shards, uint64_t seed,
+                                              uint64_t epoch, uint32_t world_size);
 
 // splitmix64: the stream's RNG (one uint64 of state) and its key mixer.
 uint64_t SplitMix64(uint64_t* state);

@@ -1,8 +1,8 @@
 #include "stream/shards.h"
 
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "stream/shard_reader.h"
 #include "stream/stream_test_util.h"

@@ -1,11 +1,11 @@
 // Bad input on the streaming path: a shard that disappears mid-epoch, a truncated .zst, a record
 // shard cut short. One clear error naming the file, or a counted skip under on_error "skip";
 // never a hang, and the step count (fixed at open) is kept.
-#include <filesystem>
-#include <fstream>
-
 #include <gtest/gtest.h>
 #include <zstd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "stream/stream_planner.h"
 #include "stream/stream_test_util.h"

@@ -1,10 +1,10 @@
 // The stream through the loader's engine: identical batches for any num_workers, exact resume
 // with the shuffle buffer full, and bad input.
-#include <cstring>
-#include <random>
-
 #include <gtest/gtest.h>
 #include <zlib.h>
+
+#include <cstring>
+#include <random>
 
 #include "stream/stream_planner.h"
 #include "stream/stream_test_util.h"
@@ -22,6 +22,7 @@ LoaderOptions Opts(int workers, PackMode pack) {
   o.num_workers = workers;
   o.seed = 5;
   o.pack = pack;
+  o.bestfit_window = 8;
   o.pin_memory = false;
   o.monitor_warnings = false;
   return o;
@@ -31,7 +32,6 @@ StreamOptions LoaderStreamOpts(std::vector<std::string> inputs) {
   StreamOptions s;
   s.inputs = std::move(inputs);
   s.shuffle_buffer = 40;  // far fewer than the documents: the buffer is full mid-stream
-  s.bestfit_window = 8;
   return s;
 }
 

@@ -1,9 +1,10 @@
 #include "stream/stream_planner.h"
 
-#include <algorithm>
-#include <thread>
 #include <xxhash.h>
 
+#include <algorithm>
+
+#include "common/env.h"
 #include "loader/loader_internal.h"
 #include "stream/elastic.h"
 #include "stream/row_count.h"
@@ -47,9 +48,32 @@ class StreamTokenSource final : public TokenSource {
 
 }  // namespace
 
+Status CheckStreamLoaderOptions(const LoaderOptions& o) {
+  const PlanOptions plan_defaults;
+  if (o.shuffle != ShuffleMode::kGlobal) {
+    return InvalidArgument("stream: shuffle='" + std::string(ShuffleModeName(o.shuffle)) +
+                           "' does not apply to a stream: its order is the seeded dealing of "
+                           "shards and the shuffle buffer (shuffle_buffer=, --shuffle-buffer; 1 = "
+                           "file order within each rank's shards)");
+  }
+  if (o.block_shards != plan_defaults.block_shards) {
+    return InvalidArgument(
+        "stream: block_shards applies to shuffle='block' of token datasets, "
+        "not to a stream");
+  }
+  if (o.remainder != RemainderPolicy::kDropLast) {
+    return InvalidArgument(
+        "stream: drop_last=False (remainder 'pad') does not apply to a stream: "
+        "every rank gets the same whole steps per epoch and a rank's short "
+        "stream continues into the next epoch's (docs/streaming.md)");
+  }
+  return Status::OK();
+}
+
 Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions& options,
                                                              const LoaderOptions& loader) {
   if (options.inputs.empty()) return InvalidArgument("stream: no input given");
+  STOKER_RETURN_IF_ERROR(CheckStreamLoaderOptions(loader));
   if (loader.batch_size * loader.seq_len >= (uint64_t{1} << kPieceBits)) {
     return InvalidArgument("stream: batch_size * seq_len must be below 2^28");
   }
@@ -63,35 +87,30 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   c.world_size = loader.world_size;
   c.rank = loader.rank;
   c.pack = loader.pack;
-  c.bestfit_window = options.bestfit_window;
+  c.bestfit_window = loader.bestfit_window;
   c.reader.encoder.text_field = options.text_field;
   c.reader.encoder.utf8 = options.utf8;
   c.reader.encoder.skip_bad_lines = loader.on_error == ErrorPolicy::kSkip;
   c.reader.encoder.skip_hint = kStreamSkipHint;
   c.reader.skip_corrupt_shards = loader.on_error == ErrorPolicy::kSkip;
-  int threads = options.encode_threads > 0 ? options.encode_threads : loader.num_workers;
-  if (threads <= 0) {
-    threads = static_cast<int>(std::max<unsigned>(1, std::thread::hardware_concurrency()));
-  }
-  ctx->pool = std::make_shared<EncodePool>(threads);
+  const int workers = loader.num_workers > 0 ? loader.num_workers : DefaultThreadsPerRank();
+  ctx->pool =
+      std::make_shared<EncodePool>(options.encode_threads > 0 ? options.encode_threads : workers);
   ctx->tokenizer = options.tokenizer_instance;
   if (!ctx->tokenizer) {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tok,
                             OpenTokenizer(options.tokenizer, options.tokenizer_options));
     ctx->tokenizer = std::move(tok);
   }
-  STOKER_ASSIGN_OR_RETURN(ctx->shards,
-                          p->ExpandShards(uint64_t{loader.world_size} *
-                                          std::max<uint64_t>(options.split_factor, 1)));
+  STOKER_ASSIGN_OR_RETURN(
+      ctx->shards,
+      p->ExpandShards(uint64_t{loader.world_size} * std::max<uint64_t>(options.split_factor, 1)));
   p->ctx_ = ctx;
   p->batch_size_ = loader.batch_size;
   p->global_rows_ = loader.batch_size * loader.world_size;
   // Steps kept behind the newest: every step in flight is within one ring of it (the ring holds
   // prefetch_factor * workers + 1 slots); twice that, and at least 32.
-  const uint64_t workers = loader.num_workers > 0
-                               ? static_cast<uint64_t>(loader.num_workers)
-                               : std::max<uint64_t>(1, std::thread::hardware_concurrency());
-  p->retention_ = std::max<uint64_t>(32, 2 * (loader.prefetch_factor * workers + 1));
+  p->retention_ = std::max<uint64_t>(32, 2 * (uint64_t(loader.prefetch_factor) * workers + 1));
   p->fingerprint_ = p->FingerprintFor(ctx->shards, c.world_size, loader.batch_size);
   if (options.steps_per_epoch == 0) STOKER_RETURN_IF_ERROR(p->PreScan());
   if (p->steps_per_epoch(0) == 0) {
@@ -126,10 +145,10 @@ std::string StreamPlanner::FingerprintFor(const std::vector<StreamShard>& shards
 
 Status StreamPlanner::PreScan() {
   PrescanOptions po;
-  po.cache_dir = options_.scan_cache_dir == "auto"  ? DefaultScanCacheDir()
-                 : options_.scan_cache_dir == "off" ? std::string()
-                                                    : options_.scan_cache_dir;
-  STOKER_ASSIGN_OR_RETURN(lengths_, PrescanShards(*ctx_, po, nullptr, &offsets_));
+  const std::string& dir = options_.scan_cache_dir;
+  po.cache_dir = dir == "auto" ? DefaultScanCacheDir() : dir == "off" ? std::string() : dir;
+  po.threads = ctx_->pool->threads();  // this rank's share of the node, as the encoders
+  STOKER_ASSIGN_OR_RETURN(lengths_, PrescanShards(*ctx_, po, &prescan_, &offsets_));
   // Offsets are kept only where another world may cut the file differently (elastic resume).
   for (size_t s = 0; s < offsets_.size(); ++s) {
     const StreamShard& sh = ctx_->shards[s];
@@ -155,7 +174,8 @@ uint64_t StreamPlanner::steps_per_epoch(uint64_t epoch) const {
   auto it = steps_cache_.find(epoch);
   if (it != steps_cache_.end()) return it->second;
   uint64_t rows = UINT64_MAX;
-  for (uint32_t r = 0; r < ctx_->config.world_size; ++r) rows = std::min(rows, RowsOfRank(epoch, r));
+  for (uint32_t r = 0; r < ctx_->config.world_size; ++r)
+    rows = std::min(rows, RowsOfRank(epoch, r));
   const uint64_t steps = rows / batch_size_;
   steps_cache_[epoch] = steps;
   return steps;
@@ -306,9 +326,8 @@ Result<PlanPosition> StreamPlanner::RestorePosition(const PlanState& state) cons
   if (step > 0 && IsElasticState(rank_state)) {
     STOKER_ASSIGN_OR_RETURN(ElasticEpoch e, DecodeElasticHeader(&rank_state));
     if (e.epoch != pos.epoch) return InvalidArgument("stream: elastic state of another epoch");
-    STOKER_ASSIGN_OR_RETURN(e.shards,
-                            ExpandShards(uint64_t{e.shard_world} *
-                                         std::max<uint64_t>(options_.split_factor, 1)));
+    STOKER_ASSIGN_OR_RETURN(e.shards, ExpandShards(uint64_t{e.shard_world} *
+                                                   std::max<uint64_t>(options_.split_factor, 1)));
     elastic_ = std::make_shared<const ElasticEpoch>(std::move(e));
   }
   Generator& g = gens_[pos.epoch];

@@ -3,10 +3,11 @@
 // dealt per epoch (shards.h), a shuffle buffer, online tokenization and packing (rank_stream.h).
 // Rows are generated in step order under a lock (so the batches are the same for any num_workers);
 // the documents behind them are decoded and tokenized ahead on a pool of num_workers threads
-// (DocPipeline, in read order). Their tokens are served to the workers by StreamTokenSource, which the engine reads like any
-// TokenSource. Steps per epoch are equal on every rank: steps_per_epoch if given, else a pre-scan
-// counts every shard's document lengths once and each epoch takes the smallest rank's row count.
-// Thread-safe: every method may be called from many threads at once (one internal lock).
+// (DocPipeline, in read order). Their tokens are served to the workers by StreamTokenSource, which
+// the engine reads like any TokenSource. Steps per epoch are equal on every rank: steps_per_epoch
+// if given, else a pre-scan counts every shard's document lengths once and each epoch takes the
+// smallest rank's row count. Thread-safe: every method may be called from many threads at once (one
+// internal lock).
 #pragma once
 
 #include <cstdint>
@@ -34,22 +35,29 @@ struct StreamOptions {
   std::string text_field = "text";
   Utf8Policy utf8 = Utf8Policy::kReplace;
   uint64_t shuffle_buffer = 10000;
-  uint64_t bestfit_window = 256;
   uint64_t steps_per_epoch = 0;  // 0: from the pre-scan
   // Files are split into byte ranges until there are world_size * split_factor shards. Not tied
   // to num_workers, so that the batches do not depend on it.
   uint64_t split_factor = 8;
   // Threads that decode and tokenize (one pool per planner); 0: the loader's num_workers (itself
-  // 0: the hardware's). Only the speed depends on it, never the batches.
+  // 0: DefaultThreadsPerRank, the node's cores / LOCAL_WORLD_SIZE). Only the speed depends on it,
+  // never the batches.
   int encode_threads = 0;
-  // The cached pre-scan (`stoker index --stream`, prescan.h): "auto" = DefaultScanCacheDir(),
-  // "off" = none, else a directory. Scans beside the data (<file>.stoker-scan) are read too.
+  // The cached pre-scan (`stoker scan`, prescan.h): "auto" = DefaultScanCacheDir(), "" = none
+  // (as LoaderOptions::cache_dir; "off" is read as "" too), else a directory. Scans beside the
+  // data (.<file>.stoker-scan) are read too.
   std::string scan_cache_dir = "auto";
 };
 
+// The loader options a stream cannot honour are refused, never ignored: shuffle other than
+// "global" (a stream's order is its shard dealing and shuffle buffer), block_shards other than the
+// default, and remainder "pad" (drop_last=False). kInvalidArgument naming the option.
+Status CheckStreamLoaderOptions(const LoaderOptions& options);
+
 class StreamPlanner final : public loader::BatchPlanner {
  public:
-  // The loader options give seq_len, batch_size, seed, world_size, rank, pack and on_error.
+  // The loader options give seq_len, batch_size, seed, world_size, rank, pack, bestfit_window,
+  // on_error and num_workers (CheckStreamLoaderOptions refuses the ones a stream cannot honour).
   static Result<std::shared_ptr<StreamPlanner>> Create(const StreamOptions& options,
                                                        const LoaderOptions& loader);
 
@@ -70,6 +78,10 @@ class StreamPlanner final : public loader::BatchPlanner {
   Result<std::vector<PackedRow>> RowsAt(const PlanPosition& pos) const;
   const std::vector<StreamShard>& shards() const { return ctx_->shards; }
   const std::string& fingerprint() const { return fingerprint_; }
+  // What the pre-scan at Create read: files, and how many of them from scan files (`stoker scan`).
+  const PrescanSummary& prescan_summary() const { return prescan_; }
+  // Threads that decode and tokenize for this planner (its EncodePool; also the pre-scan's).
+  int encode_threads() const { return ctx_->pool->threads(); }
   // The TokenSource that serves the planned rows' tokens (dataset 0 of every row).
   std::shared_ptr<const TokenSource> token_source() const { return source_; }
   // Remote record shards: every request their stores made (listings and reads), summed over the
@@ -117,14 +129,15 @@ class StreamPlanner final : public loader::BatchPlanner {
   std::string fingerprint_;
   std::vector<std::vector<uint32_t>> lengths_;  // pre-scan: document lengths per shard
   std::vector<std::vector<uint64_t>> offsets_;  // their byte offsets (uncompressed JSONL only)
+  PrescanSummary prescan_;
   std::shared_ptr<const TokenSource> source_;
   mutable storage::MetricsSet storage_;
 
   mutable std::mutex mu_;
   mutable std::map<uint64_t, uint64_t> steps_cache_;
   mutable std::shared_ptr<const ElasticEpoch> elastic_;  // set by an elastic state's restore
-  mutable std::map<uint64_t, Generator> gens_;                           // by epoch
-  mutable std::map<std::pair<uint64_t, uint64_t>, Entry> entries_;       // (epoch, step)
+  mutable std::map<uint64_t, Generator> gens_;           // by epoch
+  mutable std::map<std::pair<uint64_t, uint64_t>, Entry> entries_;  // (epoch, step)
   mutable std::shared_mutex pieces_mu_;
   mutable std::unordered_map<uint64_t, const Entry*> by_id_;
   mutable uint64_t next_id_ = 1;

@@ -2,10 +2,11 @@
 // `stoker pack`, shuffle quality.
 #include "stream/stream_planner.h"
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <set>
-
-#include <gtest/gtest.h>
+#include <thread>
 
 #include "stream/stream_test_util.h"
 
@@ -23,6 +24,7 @@ LoaderOptions PlannerOpts(uint32_t world, uint32_t rank, PackMode pack) {
   o.rank = rank;
   o.seed = 11;
   o.pack = pack;
+  o.bestfit_window = 16;
   return o;
 }
 
@@ -30,7 +32,6 @@ StreamOptions SOpts(std::vector<std::string> inputs, uint64_t buffer) {
   StreamOptions s;
   s.inputs = std::move(inputs);
   s.shuffle_buffer = buffer;
-  s.bestfit_window = 16;
   return s;
 }
 
@@ -54,6 +55,63 @@ void Cover(const std::vector<PackedRow>& rows, PlannerCoverage* c) {
   }
 }
 
+// Regression: with num_workers = 0 the encode pool took every core of the node in every rank, so
+// the 8 ranks of a node started 8x the cores in tokenizer threads. It now takes the loader's
+// default, the node's cores / LOCAL_WORLD_SIZE.
+TEST(StreamPlanner, EncodePoolDefaultsToTheCoresOfOneLocalRank) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  if (cores < 2) GTEST_SKIP() << "one hardware thread: every default is 1";
+  TempDir dir;
+  std::vector<std::string> paths = WriteCorpus(dir, {40, 40});
+  ::setenv("LOCAL_WORLD_SIZE", std::to_string(cores).c_str(), 1);
+  LoaderOptions lo = PlannerOpts(1, 0, PackMode::kConcat);
+  lo.num_workers = 0;
+  auto p = StreamPlanner::Create(SOpts(paths, 8), lo);
+  ::unsetenv("LOCAL_WORLD_SIZE");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ((*p)->encode_threads(), 1);
+  lo.num_workers = 3;  // an explicit count is taken as given
+  auto three = StreamPlanner::Create(SOpts(paths, 8), lo);
+  ASSERT_TRUE(three.ok()) << three.status().ToString();
+  EXPECT_EQ((*three)->encode_threads(), 3);
+}
+
+// shuffle, block_shards and drop_last were silently ignored by streams: now refused, by name.
+TEST(StreamPlanner, RefusesLoaderOptionsThatDoNotApplyToAStream) {
+  TempDir dir;
+  std::vector<std::string> paths = WriteCorpus(dir, {40});
+  auto refused = [&](LoaderOptions lo, const std::string& name) {
+    auto p = StreamPlanner::Create(SOpts(paths, 8), lo);
+    ASSERT_FALSE(p.ok()) << name;
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(p.status().message().find(name), std::string::npos) << p.status().message();
+  };
+  LoaderOptions lo = PlannerOpts(1, 0, PackMode::kConcat);
+  lo.shuffle = ShuffleMode::kNone;
+  refused(lo, "shuffle='none'");
+  lo = PlannerOpts(1, 0, PackMode::kConcat);
+  lo.block_shards = 16;
+  refused(lo, "block_shards");
+  lo = PlannerOpts(1, 0, PackMode::kConcat);
+  lo.remainder = RemainderPolicy::kPad;
+  refused(lo, "drop_last=False");
+  EXPECT_TRUE(StreamPlanner::Create(SOpts(paths, 8), PlannerOpts(1, 0, PackMode::kConcat)).ok());
+}
+
+// One default for bestfit_window: the stream packs with the loader's (the plan's) window.
+TEST(StreamPlanner, BestfitWindowIsTheLoaderOption) {
+  TempDir dir;
+  std::vector<std::string> paths = WriteCorpus(dir, {300});
+  LoaderOptions lo = PlannerOpts(1, 0, PackMode::kBestFit);
+  lo.bestfit_window = 2;
+  auto two = StreamPlanner::Create(SOpts(paths, 8), lo);
+  lo.bestfit_window = 64;
+  auto many = StreamPlanner::Create(SOpts(paths, 8), lo);
+  ASSERT_TRUE(two.ok() && many.ok());
+  EXPECT_NE((*two)->fingerprint(), (*many)->fingerprint());
+  EXPECT_EQ(LoaderOptions{}.bestfit_window, PlanOptions{}.bestfit_window);
+}
+
 class StreamExactlyOnce : public ::testing::TestWithParam<std::tuple<uint32_t, PackMode>> {};
 
 TEST_P(StreamExactlyOnce, EveryTokenAtMostOnceAcrossRanksAndEqualSteps) {
@@ -69,8 +127,8 @@ TEST_P(StreamExactlyOnce, EveryTokenAtMostOnceAcrossRanksAndEqualSteps) {
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     if (r == 0) steps = (*p)->steps_per_epoch(0);
     EXPECT_EQ((*p)->steps_per_epoch(0), steps) << "rank " << r;
-    EXPECT_EQ((*p)->steps_per_epoch(1), planners.empty() ? (*p)->steps_per_epoch(1)
-                                                         : planners[0]->steps_per_epoch(1));
+    EXPECT_EQ((*p)->steps_per_epoch(1),
+              planners.empty() ? (*p)->steps_per_epoch(1) : planners[0]->steps_per_epoch(1));
     for (uint64_t s = 0; s < steps; ++s) {
       auto rows = (*p)->RowsAt({0, s * 2 * world});
       ASSERT_TRUE(rows.ok()) << rows.status().ToString();
@@ -109,8 +167,7 @@ TEST_P(StreamExactlyOnce, EveryTokenAtMostOnceAcrossRanksAndEqualSteps) {
 
 INSTANTIATE_TEST_SUITE_P(Worlds, StreamExactlyOnce,
                          ::testing::Combine(::testing::Values(1u, 3u, 8u),
-                                            ::testing::Values(PackMode::kConcat,
-                                                              PackMode::kBestFit,
+                                            ::testing::Values(PackMode::kConcat, PackMode::kBestFit,
                                                               PackMode::kPad)));
 
 TEST(StreamPlanner, WorldOneEpochSeesEveryDocumentExceptTheLastPartialBatch) {

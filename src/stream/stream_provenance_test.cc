@@ -61,8 +61,8 @@ TEST(StreamProvenance, EveryPieceNamesItsLineAndTokenRange) {
         const std::string file = ReadAll(got.source);
         const size_t end = file.find('\n', *got.byte_offset);
         ASSERT_NE(end, std::string::npos);
-        const std::string text = nlohmann::json::parse(
-            file.substr(*got.byte_offset, end - *got.byte_offset))["text"];
+        const std::string text =
+            nlohmann::json::parse(file.substr(*got.byte_offset, end - *got.byte_offset))["text"];
         std::vector<int32_t> doc(text.begin(), text.end());
         for (int32_t& id : doc) id &= 0xff;
         doc.push_back(256);

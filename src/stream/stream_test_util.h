@@ -1,13 +1,13 @@
 // Helpers for the stream tests: a temporary directory of JSONL corpora. Not thread-safe.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace stoker::stream::testing {
 

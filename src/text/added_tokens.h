@@ -31,8 +31,8 @@ class AddedTokens {
   Match Find(std::string_view text, size_t from) const;
 
  private:
-  std::vector<Token> tokens_;                 // sorted by (first byte, length descending)
-  std::array<uint32_t, 257> first_index_{};   // tokens_ starting with byte b: [b], [b+1])
+  std::vector<Token> tokens_;                // sorted by (first byte, length descending)
+  std::array<uint32_t, 257> first_index_{};  // tokens_ starting with byte b: [b], [b+1])
 };
 
 }  // namespace stoker

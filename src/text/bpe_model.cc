@@ -102,7 +102,7 @@ size_t BpeModel::IndexRange(size_t first, size_t last, int32_t* byte_ids) {
           next = true;
         } else if (same && static_cast<uint32_t>(cur) - 1 < id) {
           placed = true;  // the same bytes with a lower id
-        } else {  // empty, or the same bytes with a higher id: take it unless it changed
+        } else {          // empty, or the same bytes with a higher id: take it unless it changed
           const bool was_empty = cur == 0;
           placed = slot.compare_exchange_weak(cur, mine, std::memory_order_relaxed);
           taken += placed && was_empty ? 1 : 0;

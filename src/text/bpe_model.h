@@ -60,7 +60,7 @@ class BpeModel {
 
  private:
   struct PairSlot {  // all zero = empty
-    uint64_t key;  // (left << 32 | right) + 1; 0 = empty
+    uint64_t key;    // (left << 32 | right) + 1; 0 = empty
     uint32_t rank;
     int32_t merged;
   };

@@ -45,7 +45,7 @@ std::vector<int32_t> NaiveRanks(const BpeModel& m, std::string_view s) {
 TEST(BpeModelTest, RanksMergeLowestFirstLeftmostOnTies) {
   auto m = BpeModel::BuildFromRanks(Vocab({"ab", "bc", "abc", "aa"}));
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  EXPECT_EQ(Encode(*m, "abc"), (std::vector<int32_t>{258}));      // ab, then ab+c
+  EXPECT_EQ(Encode(*m, "abc"), (std::vector<int32_t>{258}));       // ab, then ab+c
   EXPECT_EQ(Encode(*m, "aaa"), (std::vector<int32_t>{259, 'a'}));  // leftmost pair first
   EXPECT_EQ(Encode(*m, "xbc"), (std::vector<int32_t>{'x', 257}));
   EXPECT_EQ(Encode(*m, ""), (std::vector<int32_t>{}));
@@ -54,7 +54,8 @@ TEST(BpeModelTest, RanksMergeLowestFirstLeftmostOnTies) {
 TEST(BpeModelTest, MergeListRanksPairsNotTokens) {
   // merges: (b,c)=0, (a,b)=1, (ab,c)=2: "abc" becomes a + bc although "abc" is a token.
   auto v = Vocab({"bc", "ab", "abc"});
-  std::vector<BpeModel::Merge> merges = {{'b', 'c', 0, 256}, {'a', 'b', 1, 257}, {257, 'c', 2, 258}};
+  std::vector<BpeModel::Merge> merges = {
+      {'b', 'c', 0, 256}, {'a', 'b', 1, 257}, {257, 'c', 2, 258}};
   auto m = BpeModel::Build(v, merges);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(Encode(*m, "abc"), (std::vector<int32_t>{'a', 256}));
@@ -168,9 +169,15 @@ TEST(BpeModelTest, UnknownBytesBecomeUnkOrVanish) {
   std::vector<std::string> v = {"a", "b", "ab", "<unk>"};
   auto m = BpeModel::Build(v, {{0, 1, 0, 2}});
   ASSERT_TRUE(m.ok());
-  EXPECT_EQ(Encode(*m, "a\xff" "b"), (std::vector<int32_t>{2}));  // dropped: a and b merge
+  EXPECT_EQ(Encode(*m,
+                   "a\xff"
+                   "b"),
+            (std::vector<int32_t>{2}));  // dropped: a and b merge
   m->set_unk(3, true);
-  EXPECT_EQ(Encode(*m, "a\xff\xfe" "b"), (std::vector<int32_t>{0, 3, 1}));
+  EXPECT_EQ(Encode(*m,
+                   "a\xff\xfe"
+                   "b"),
+            (std::vector<int32_t>{0, 3, 1}));
   m->set_unk(3, false);
   EXPECT_EQ(Encode(*m, "\xff\xfe"), (std::vector<int32_t>{3, 3}));
 }

@@ -30,9 +30,8 @@ Result<std::vector<AddedTokens::Token>> ParseSpecialTokens(std::string_view spec
   return out;
 }
 
-Result<int32_t> ResolveEos(std::string_view requested,
-                           const std::vector<AddedTokens::Token>& named, uint64_t vocab_size,
-                           std::string_view origin) {
+Result<int32_t> ResolveEos(std::string_view requested, const std::vector<AddedTokens::Token>& named,
+                           uint64_t vocab_size, std::string_view origin) {
   if (!requested.empty()) {
     for (const auto& t : named) {
       if (t.content == requested) return t.id;

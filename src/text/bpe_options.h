@@ -19,8 +19,7 @@ Result<std::vector<AddedTokens::Token>> ParseSpecialTokens(std::string_view spec
 // The EOS id: `requested` (a token's text or a decimal id below vocab_size) if set, else the
 // first of <|endoftext|>, <|end_of_text|>, </s>, <eos> found among `named` (text -> id).
 // kInvalidArgument naming `origin` when there is none.
-Result<int32_t> ResolveEos(std::string_view requested,
-                           const std::vector<AddedTokens::Token>& named, uint64_t vocab_size,
-                           std::string_view origin);
+Result<int32_t> ResolveEos(std::string_view requested, const std::vector<AddedTokens::Token>& named,
+                           uint64_t vocab_size, std::string_view origin);
 
 }  // namespace stoker

@@ -37,7 +37,7 @@ class BpeTokenizer final : public Tokenizer {
     AddedTokens added;
     AddedTokens added_normalized;
     std::vector<std::string> added_content;  // id -> content for decode, for added/special ids
-    std::vector<int32_t> prefix_ids;  // post-processor template around the document
+    std::vector<int32_t> prefix_ids;         // post-processor template around the document
     std::vector<int32_t> suffix_ids;
     int32_t eos_id = -1;
     uint64_t vocab_size = 0;

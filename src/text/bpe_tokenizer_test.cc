@@ -38,9 +38,11 @@ std::string Base64(std::string_view s) {
 // 256 bytes, then "he", "ll", "hell", "hello", " w".
 std::string SmallTiktoken() {
   std::string f;
-  for (int b = 0; b < 256; ++b) f += Base64(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
+  for (int b = 0; b < 256; ++b)
+    f += Base64(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
   int r = 256;
-  for (const char* t : {"he", "ll", "hell", "hello", " w"}) f += Base64(t) + " " + std::to_string(r++) + "\n";
+  for (const char* t : {"he", "ll", "hell", "hello", " w"})
+    f += Base64(t) + " " + std::to_string(r++) + "\n";
   return f;
 }
 
@@ -83,7 +85,8 @@ TEST(TiktokenFileTest, EncodesDecodesAndKnowsItsIdentity) {
 TEST(TiktokenFileTest, SharedInstanceEncodesConcurrentlyAsPackDoes) {
   std::string path = TempFile("threads.tiktoken", SmallTiktoken());
   std::string text;
-  for (int i = 0; i < 200; ++i) text += "hello world " + std::to_string(i) + std::string(60, 'l') + " ";
+  for (int i = 0; i < 200; ++i)
+    text += "hello world " + std::to_string(i) + std::string(60, 'l') + " ";
   for (const char* pattern : {"cl100k", "o200k"}) {  // the scanner and the PCRE2 path
     TokenizerOptions o = Cl100kOptions();
     o.pattern = pattern;
@@ -126,7 +129,8 @@ TEST(TiktokenFileTest, BadInputNamesFileAndLine) {
   no_eos.special = "<|x|>=300";
   const BadTiktoken cases[] = {
       {"b64", good + "!!notbase64 400\n", Cl100kOptions(), ":262: the token '!!notbase64'"},
-      {"dup", good + Base64("zz") + " 256\n", Cl100kOptions(), ":262: duplicate rank 256 (first on line 257)"},
+      {"dup", good + Base64("zz") + " 256\n", Cl100kOptions(),
+       ":262: duplicate rank 256 (first on line 257)"},
       {"norank", good + Base64("zz") + "\n", Cl100kOptions(), ":262: expected"},
       {"badrank", good + Base64("zz") + " -4\n", Cl100kOptions(), ":262: the rank '-4'"},
       {"big", good + Base64("zz") + " 4294967296\n", Cl100kOptions(), "does not fit a 32-bit"},
@@ -190,9 +194,9 @@ TEST(TiktokenFileTest, LinesParsedOnManyThreadsGiveTheSameTokenizerAndErrors) {
     auto b = OpenTiktokenFile(path, many);
     ASSERT_FALSE(a.ok() || b.ok()) << at;
     EXPECT_EQ(a.status().message(), b.status().message());
-    EXPECT_NE(a.status().message().find(":" + std::to_string(262 + at + (at == 25000 ? 2 : 0)) +
-                                        ": "),
-              std::string::npos)
+    EXPECT_NE(
+        a.status().message().find(":" + std::to_string(262 + at + (at == 25000 ? 2 : 0)) + ": "),
+        std::string::npos)
         << a.status().message();
     std::filesystem::remove(path);
   }
@@ -218,9 +222,10 @@ std::string SmallJson(const std::string& model_extra = "", const std::string& to
   return R"({"version": "1.0", "truncation": null, "normalizer": null,
     "added_tokens": [{"id": 260, "content": "<|endoftext|>", "special": true, "normalized": false}],
     "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
-    "post_processor": null, )" + top_extra + R"(
-    "model": {"type": "BPE", "vocab": {)" + vocab + R"(}, )" + model_extra +
-         R"( "merges": ["h e", ["l", "l"], "he ll", "hell o"]}})";
+    "post_processor": null, )" +
+         top_extra + R"(
+    "model": {"type": "BPE", "vocab": {)" +
+         vocab + R"(}, )" + model_extra + R"( "merges": ["h e", ["l", "l"], "he ll", "hell o"]}})";
 }
 
 TEST(TokenizerJsonTest, EncodesAHandMadeFile) {
@@ -263,7 +268,8 @@ TEST(TokenizerJsonTest, BadInputNamesFileAndField) {
       {R("\"he ll\"", "\"he zz\""), "model.merges[2]: the token 'zz' is not in model.vocab"},
       {R("\"hell o\"", "\"hello o\""), "model.merges[3]: the merged token"},
       {R("\"normalizer\": null", "\"normalizer\": {\"type\": \"Lowercase\"}"), "normalizer.type"},
-      {R("\"post_processor\": null", "\"post_processor\": {\"type\": \"Weird\"}"), "post_processor.type"},
+      {R("\"post_processor\": null", "\"post_processor\": {\"type\": \"Weird\"}"),
+       "post_processor.type"},
       {R("{\"type\": \"ByteLevel\"", "{\"type\": \"Metaspace\""), "pre_tokenizer.type"},
       {R("\"truncation\": null", "\"truncation\": {\"max_length\": 5}"), "truncation"},
       {R("\"hello\": 259", "\"hello\": 4294967296"), "must fit int32"},

@@ -28,16 +28,16 @@ TEST(Cl100kScannerTest, UsedOnlyForTheExactTiktokenPattern) {
 
 TEST(Cl100kScannerTest, SameSplitsAsPcre2OnRandomText) {
   auto fast = RegexSplitter::Compile(kCl100kPattern, RegexSplitter::Dialect::kTiktoken, "t");
-  auto slow =
-      RegexSplitter::Compile(kCl100kPattern, RegexSplitter::Dialect::kTiktoken, "t", false);
+  auto slow = RegexSplitter::Compile(kCl100kPattern, RegexSplitter::Dialect::kTiktoken, "t", false);
   ASSERT_TRUE(fast.ok() && slow.ok());
   ASSERT_FALSE((*slow)->uses_scanner());
   const std::vector<char32_t> pool = {
-      'a', 'Z', 's', 'S', 'd', 'm', 't', 'l', 'L', 'v', 'e', 'r', 'R', 'E', '\'', '0', '7', ' ',
-      ' ', '\t', '\n', '\r', '\x0b', '\x0c', '!', '.', '-', '_', '/', '\\', '"', '\x00', '\x1f',
-      0x85, 0xA0, 0x17F, 0x212A, 0x301, 0x308, 0x200D, 0xFE0F, 0x2028, 0x2029, 0x3000, 0x1680,
-      0x4E00, 0x6708, 0xAC00, 0x0660, 0xFF10, 0x2160, 0x00BD, 0x1F44D, 0x1F3FD, 0x0E01, 0x05D0,
-      0x10FFFF, 0xE000};
+      'a',    'Z',    's',     'S',     'd',    'm',    't',      'l',    'L',    'v',
+      'e',    'r',    'R',     'E',     '\'',   '0',    '7',      ' ',    ' ',    '\t',
+      '\n',   '\r',   '\x0b',  '\x0c',  '!',    '.',    '-',      '_',    '/',    '\\',
+      '"',    '\x00', '\x1f',  0x85,    0xA0,   0x17F,  0x212A,   0x301,  0x308,  0x200D,
+      0xFE0F, 0x2028, 0x2029,  0x3000,  0x1680, 0x4E00, 0x6708,   0xAC00, 0x0660, 0xFF10,
+      0x2160, 0x00BD, 0x1F44D, 0x1F3FD, 0x0E01, 0x05D0, 0x10FFFF, 0xE000};
   std::mt19937 rng(20260101);
   for (int trial = 0; trial < 20000; ++trial) {
     std::string text;
@@ -45,7 +45,8 @@ TEST(Cl100kScannerTest, SameSplitsAsPcre2OnRandomText) {
     for (int k = 0; k < n; ++k) {
       char32_t cp;
       if (rng() % 8 == 0) {
-        do cp = rng() % 0x110000; while (cp >= 0xD800 && cp <= 0xDFFF);
+        do cp = rng() % 0x110000;
+        while (cp >= 0xD800 && cp <= 0xDFFF);
       } else {
         cp = pool[rng() % pool.size()];
       }
@@ -58,8 +59,9 @@ TEST(Cl100kScannerTest, SameSplitsAsPcre2OnRandomText) {
 TEST(Cl100kScannerTest, KnownSplits) {
   auto fast = RegexSplitter::Compile(kCl100kPattern, RegexSplitter::Dialect::kTiktoken, "t");
   ASSERT_TRUE(fast.ok());
-  EXPECT_EQ(Pieces(**fast, "I'M  ok 12345\r\n\n  x"),
-            (std::vector<std::string>{"I", "'M", " ", " ok", " ", "123", "45", "\r\n\n", " ", " x"}));
+  EXPECT_EQ(
+      Pieces(**fast, "I'M  ok 12345\r\n\n  x"),
+      (std::vector<std::string>{"I", "'M", " ", " ok", " ", "123", "45", "\r\n\n", " ", " x"}));
 }
 
 }  // namespace

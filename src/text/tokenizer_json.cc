@@ -1,8 +1,7 @@
 #include "text/tokenizer_json.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <unordered_map>
 
@@ -220,7 +219,8 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
   if (!eos.ok()) return eos.status();
   c.eos_id = *eos;
   c.identity.kind = "tokenizer.json";
-  c.identity.name = std::string(BaseName(origin)) + (options.allow_special ? " allow-special" : "") +
+  c.identity.name = std::string(BaseName(origin)) +
+                    (options.allow_special ? " allow-special" : "") +
                     (options.post_processor ? "" : " no-post-processor");
   c.identity.checksum = Xxh3Hex(Xxh3(json.data(), json.size()));
   return std::make_unique<BpeTokenizer>(std::move(c));

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string_view>
 
 #include "text/bpe_tokenizer.h"
@@ -16,8 +15,7 @@ inline constexpr std::string_view kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 Status ParseNormalizer(const nlohmann::json& j, std::string_view origin, BpeTokenizer::Config* c);
-Status ParsePreTokenizer(const nlohmann::json& j, std::string_view origin,
-                         BpeTokenizer::Config* c);
+Status ParsePreTokenizer(const nlohmann::json& j, std::string_view origin, BpeTokenizer::Config* c);
 // Sets c->prefix_ids / suffix_ids from the single-sequence template.
 Status ParsePostProcessor(const nlohmann::json& j, std::string_view origin,
                           BpeTokenizer::Config* c);

@@ -22,8 +22,8 @@ void* AllocateZeroed(size_t bytes) {
     return p;
   }
   const size_t len = MappedBytes(bytes);
-  void* raw = ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* raw =
+      ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   // Keep the 2 MiB-aligned `len` bytes inside the mapping; give back the rest.
   const uintptr_t start = reinterpret_cast<uintptr_t>(raw);

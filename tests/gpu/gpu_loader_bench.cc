@@ -19,14 +19,13 @@ namespace {
 using namespace stoker;
 using Clock = std::chrono::steady_clock;
 
-#define CHECK_CUDA(call)                                                     \
-  do {                                                                       \
-    cudaError_t e_ = (call);                                                 \
-    if (e_ != cudaSuccess) {                                                 \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,     \
-                   cudaGetErrorString(e_));                                  \
-      std::exit(1);                                                          \
-    }                                                                        \
+#define CHECK_CUDA(call)                                                                         \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
   } while (0)
 
 double PlainPinnedGBps(size_t bytes, int copies) {
@@ -138,10 +137,11 @@ void ConsumerStall(double step_ms, int steps) {
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   LoaderStats st = l.Stats();
   const double stall_ms = st.wait_total_ms - wait_at_warmup_ms;
-  std::printf("consumer: %d steps of %.1f ms compute, step %.2f ms, stall %.2f ms total = %.3f%% "
-              "of step time (target <= 1%%); copy GPU time %.1f ms, %s ring\n",
-              steps, step_ms, wall_ms / steps, stall_ms, 100.0 * stall_ms / wall_ms,
-              st.copy_s * 1e3, st.pinned ? "pinned" : "unpinned");
+  std::printf(
+      "consumer: %d steps of %.1f ms compute, step %.2f ms, stall %.2f ms total = %.3f%% "
+      "of step time (target <= 1%%); copy GPU time %.1f ms, %s ring\n",
+      steps, step_ms, wall_ms / steps, stall_ms, 100.0 * stall_ms / wall_ms, st.copy_s * 1e3,
+      st.pinned ? "pinned" : "unpinned");
   cudaFree(sum);
   cudaStreamDestroy(s);
 }

@@ -20,7 +20,7 @@ using testing::Dump;
 constexpr uint64_t kSeq = 256;
 constexpr uint64_t kBatch = 8;
 
-#define REQUIRE_DEVICE()                                                  \
+#define REQUIRE_DEVICE() \
   if (cuda::DeviceCount() == 0) GTEST_SKIP() << "no CUDA device here"
 
 std::shared_ptr<MemoryTokenSource> Source() { return testing::RandomSource(3, 2000, 700); }
@@ -115,8 +115,7 @@ TEST(GpuLoaderTest, ConsumerStreamSeesItsBatchAfterWaitOnStream) {
     gpu_test::LaunchSum(stream, static_cast<const int64_t*>(b.device_input_ids().data),
                         kBatch * kSeq, sum);
     unsigned long long got = 0;
-    ASSERT_EQ(cudaMemcpyAsync(&got, sum, sizeof(got), cudaMemcpyDeviceToHost, stream),
-              cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(&got, sum, sizeof(got), cudaMemcpyDeviceToHost, stream), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     EXPECT_EQ(got, HostSum(b)) << "batch " << i;
   }  // each release records "consumed" on `stream` before the buffer is reused

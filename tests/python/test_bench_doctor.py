@@ -15,7 +15,7 @@ FIGURES = [
     "mb_per_s", "time_to_first_batch_s", "cpu_s", "cpu_cores_used", "peak_rss_bytes", "read_s",
     "tokenize_s", "assemble_s", "copy_s", "consumer_wait_s", "stall_share", "wait_max_ms",
 ]
-SMALL = ["--seq-len", "512", "--batch-size", "8", "--workers", "2", "--warmup-batches", "3"]
+SMALL = ["--seq-len", "512", "--batch-size", "8", "--num-workers", "2", "--warmup-batches", "3"]
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def test_bench_synthetic_reads_nothing(run_stoker):
         (["--batches", "-3"], "--batches"),
         (["--seconds", "0"], "--seconds"),
         (["--batch-size", "0"], "--batch-size"),
-        (["--workers", "-1"], "--workers"),
+        (["--num-workers", "-1"], "--num-workers"),
         (["--shuffle", "random"], "--shuffle"),
         (["--rank", "2", "--world-size", "2"], "--rank 2 must be below --world-size 2"),
         (["--synthetic"], "--synthetic serves a fixed batch"),
@@ -102,7 +102,7 @@ def test_bench_missing_dataset(run_stoker, tmp_path):
 def test_monitor_warns_when_the_source_cannot_keep_up(run_stoker, dataset):
     # 256 x 2048 tokens per 1 ms step: ~524 M tokens/s (16.8 GB/s of int64 outputs), far beyond
     # one worker thread. The step is a real one (the monitor ignores loops that train nothing).
-    r = run_stoker("bench", dataset, "--seq-len", "2048", "--batch-size", "256", "--workers", "1",
+    r = run_stoker("bench", dataset, "--seq-len", "2048", "--batch-size", "256", "--num-workers", "1",
                    "--warmup-batches", "2", "--batches", "30", "--consumer-step-ms", "1",
                    "--json")
     assert r.returncode == 0, r.stderr
@@ -114,7 +114,7 @@ def test_monitor_warns_when_the_source_cannot_keep_up(run_stoker, dataset):
 
 def test_monitor_quiet_when_the_consumer_is_slower(run_stoker, dataset):
     # 2 x 256 tokens per 20 ms step: the loader has orders of magnitude of headroom.
-    r = run_stoker("bench", dataset, "--seq-len", "256", "--batch-size", "2", "--workers", "1",
+    r = run_stoker("bench", dataset, "--seq-len", "256", "--batch-size", "2", "--num-workers", "1",
                    "--warmup-batches", "2", "--batches", "20", "--consumer-step-ms", "20",
                    "--json")
     assert r.returncode == 0, r.stderr

@@ -20,7 +20,7 @@ def test_pack_with_tiktoken_matches_reference_for_any_thread_count(tmp_path):
     for threads in (1, 2, 8):
         out = tmp_path / f"ds{threads}"
         pack(src, "-o", out, "--tokenizer", cl100k_path(), "--pattern", "cl100k",
-             "--threads", threads, "--shard-size", "64KiB")
+             "--num-workers", threads, "--shard-size", "64KiB")
         outs.append(out)
     assert tree_bytes(outs[0]) == tree_bytes(outs[1]) == tree_bytes(outs[2])
     manifest, docs = read_dataset(outs[0])
@@ -40,7 +40,7 @@ def test_pack_with_tokenizer_json_and_eos_override(tmp_path):
     texts = corpus_texts()[:40]
     src = tmp_path / "in.jsonl"
     write_jsonl(src, texts)
-    pack(src, "-o", tmp_path / "ds", "--tokenizer", tmp_path, "--threads", 2)
+    pack(src, "-o", tmp_path / "ds", "--tokenizer", tmp_path, "--num-workers", 2)
     manifest, docs = read_dataset(tmp_path / "ds")
     import tokenizers
 

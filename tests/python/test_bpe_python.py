@@ -30,8 +30,8 @@ def test_encode_batch_equals_reference_on_many_threads(tok):
     texts = corpus_texts() + random_texts(seed=3, count=200)
     want = cl100k_reference().encode_ordinary_batch(texts)
     for threads in (1, 2, 8):
-        assert tok.encode_batch(texts, num_threads=threads) == want
-    arrays = tok.encode_batch(texts, num_threads=2, numpy=True)
+        assert tok.encode_batch(texts, num_workers=threads) == want
+    arrays = tok.encode_batch(texts, num_workers=2, numpy=True)
     assert [a.tolist() for a in arrays] == want
 
 
@@ -43,7 +43,7 @@ def test_list_output_shares_one_int_per_id_and_outlives_the_tokenizer():
 
     t = stoker.Tokenizer(cl100k_path(), pattern="cl100k")
     text = " hello world, hello world"
-    a, b = t.encode(text), t.encode_batch([text, text], num_threads=2)
+    a, b = t.encode(text), t.encode_batch([text, text], num_workers=2)
     assert a == b[0] == b[1] == cl100k_reference().encode_ordinary(text)
     assert a[1] > 256 and a[1] is b[0][1] is b[1][1]
     before = sys.getrefcount(a[1])
@@ -75,7 +75,7 @@ def test_errors_are_python_exceptions(tmp_path):
 
 def test_encode_batch_releases_the_gil(tok):
     texts = corpus_texts() * 3
-    assert progresses(lambda: tok.encode_batch(texts, num_threads=1))
+    assert progresses(lambda: tok.encode_batch(texts, num_workers=1))
 
 
 def test_encode_batch_chunks_small_and_empty_texts_and_repeats(tok):
@@ -85,16 +85,16 @@ def test_encode_batch_chunks_small_and_empty_texts_and_repeats(tok):
     texts = [t for t in random_texts(seed=11, count=3000)] + ["", "x" * 200_000, ""] + EDGE_CASES
     want = enc.encode_ordinary_batch(texts)
     for threads in (1, 2, 3, 2):
-        assert tok.encode_batch(texts, num_threads=threads) == want
-    assert tok.encode_batch([], num_threads=2) == []
-    assert tok.encode_batch((t for t in ["a b", "c"]), num_threads=2) == [[64, 293], [66]]
+        assert tok.encode_batch(texts, num_workers=threads) == want
+    assert tok.encode_batch([], num_workers=2) == []
+    assert tok.encode_batch((t for t in ["a b", "c"]), num_workers=2) == [[64, 293], [66]]
 
 
 def test_encode_batch_bad_items(tok):
     with pytest.raises(TypeError, match="text 1 is not a str"):
-        tok.encode_batch(["ok", b"bytes"], num_threads=2)
+        tok.encode_batch(["ok", b"bytes"], num_workers=2)
     with pytest.raises(UnicodeEncodeError):
-        tok.encode_batch(["ok", "lone \ud800 surrogate"], num_threads=2)
+        tok.encode_batch(["ok", "lone \ud800 surrogate"], num_workers=2)
 
 
 def test_pack_from_python_with_bpe_options(tmp_path):
@@ -105,7 +105,7 @@ def test_pack_from_python_with_bpe_options(tmp_path):
     src = tmp_path / "in.jsonl"
     write_jsonl(src, texts)
     cl100k = str(cl100k_path())
-    r = stoker.pack(src, tmp_path / "plain", tokenizer=cl100k, pattern="cl100k", threads=2)
+    r = stoker.pack(src, tmp_path / "plain", tokenizer=cl100k, pattern="cl100k", num_workers=2)
     manifest, docs = read_dataset(tmp_path / "plain")
     assert docs == [enc.encode_ordinary(t) + [100257] for t in texts]
     assert r["manifest"]["tokenizer"]["eos_id"] == 100257
@@ -141,7 +141,7 @@ def test_encode_batch_from_several_python_threads_at_once(tok):
     def call():
         try:
             for _ in range(3):
-                results.append(tok.encode_batch(texts, num_threads=2, numpy=True))
+                results.append(tok.encode_batch(texts, num_workers=2, numpy=True))
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
@@ -170,7 +170,7 @@ def test_encode_batch_lists_equal_encode_in_order_on_1_2_8_threads(tok):
     want = [tok.encode(t) for t in texts]
     assert [] in want
     for threads in (1, 2, 8):
-        got = tok.encode_batch(texts, num_threads=threads)
+        got = tok.encode_batch(texts, num_workers=threads)
         assert got == want
         assert all(type(g) is list and gc.is_tracked(g) for g in got)
         assert got[0][0] == tok.encode("0")[0] and got[-1] == want[-1]
@@ -184,7 +184,7 @@ def test_encode_batch_lists_hold_exactly_one_reference_per_item(tok):
     from collections import Counter
 
     texts = corpus_texts()[:200] + ["hello hello hello", ""] * 50
-    first = tok.encode_batch(texts, num_threads=2)
+    first = tok.encode_batch(texts, num_workers=2)
     counts = Counter(v for ids in first for v in ids)  # the same per call
     objs = {v: v for v in counts if v > 256}  # the cached ints themselves
     picked = [v for v, _ in counts.most_common() if v > 256][:5] + sorted(objs)[:5]
@@ -194,7 +194,7 @@ def test_encode_batch_lists_hold_exactly_one_reference_per_item(tok):
 
     before = refs()
     for threads in (1, 2, 8):
-        again = tok.encode_batch(texts, num_threads=threads)
+        again = tok.encode_batch(texts, num_workers=threads)
         after = refs()
         assert [a - b for a, b in zip(after, before)] == [counts[v] for v in picked]
         assert all(v is objs[v] for ids in again for v in ids if v > 256)
@@ -253,7 +253,7 @@ def test_encode_batch_lists_while_other_threads_collect_garbage(tok):
         t.start()
     try:
         for _ in range(10):
-            assert tok.encode_batch(texts, num_threads=3) == want
+            assert tok.encode_batch(texts, num_workers=3) == want
     finally:
         stop.set()
         for t in threads:
@@ -262,7 +262,7 @@ def test_encode_batch_lists_while_other_threads_collect_garbage(tok):
     class Holder:
         pass
 
-    got = tok.encode_batch(texts[:3], num_threads=2)
+    got = tok.encode_batch(texts[:3], num_workers=2)
     holder = Holder()
     got[0].append(got[0])  # a cycle through a result list
     got[0].append(holder)

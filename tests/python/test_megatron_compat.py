@@ -78,7 +78,7 @@ def test_megatron_core_reads_shards_written_by_stoker(tmp_path, run_stoker):
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
     out = tmp_path / "ds"
-    r = run_stoker("pack", src, "-o", out, "--tokenizer", "bytes", "--threads", "1",
+    r = run_stoker("pack", src, "-o", out, "--tokenizer", "bytes", "--num-workers", "1",
                    "--progress", "off")
     assert r.returncode == 0, r.stdout + r.stderr
     manifest = json.loads((out / "manifest.json").read_text())

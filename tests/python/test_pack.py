@@ -34,7 +34,7 @@ def pack(*args, **kw):
 
 
 def read_idx(path):
-    """Parses a Megatron .idx (FORMATS.md §1.2): returns (dtype, lengths, pointers, doc_idx)."""
+    """Parses a Megatron .idx (docs/formats-reference.md §1.2): returns (dtype, lengths, pointers, doc_idx)."""
     raw = Path(path).read_bytes()
     assert raw[:9] == b"MMIDIDX\x00\x00"
     dtype = {8: np.uint16, 4: np.int32}[raw[17]]
@@ -126,7 +126,7 @@ def test_output_is_identical_for_1_2_and_8_threads(tmp_path):
     outputs = []
     for threads in (1, 2, 8):
         out = tmp_path / f"out{threads}"
-        pack(tmp_path / "in", "-o", out, "--threads", threads, "--shard-size", "256KiB",
+        pack(tmp_path / "in", "-o", out, "--num-workers", threads, "--shard-size", "256KiB",
              "--tokenizer", SAMPLE / "sample.model")
         outputs.append(tree_bytes(out))
     assert len(outputs[0]) > 4  # several shards
@@ -145,7 +145,7 @@ def test_100k_files_pack_with_64_open_files(tmp_path):
             os.write(fd, b"doc %d/%d " % (d, i) + b"z" * (i % 50))
             os.close(fd)
     # A hard limit of 64 descriptors: opening the files all at once would fail with EMFILE.
-    p = run("pack", "--progress", "off", src, "-o", tmp_path / "out", "--threads", "2",
+    p = run("pack", "--progress", "off", src, "-o", tmp_path / "out", "--num-workers", "2",
             prefix=("prlimit", "--nofile=64:64"))
     assert p.returncode == 0, p.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -161,33 +161,40 @@ def test_task_split_from_slurm_environment_then_merge_equals_single_pack(tmp_pat
     for f in range(6):
         write_jsonl(inputs / f"{f}.jsonl", [f"file {f} doc {i}" for i in range(10 * (f + 1))])
     pack(inputs, "-o", tmp_path / "single", "--shard-size", "1KiB")
-    parts = []
-    for task in range(1, 5):  # a Slurm array numbered 1..4
-        part = tmp_path / "parts" / f"task{task}"
-        pack(inputs, "-o", part, "--shard-size", "1KiB",
+    job = tmp_path / "job"
+    for task in range(1, 5):  # a Slurm array numbered 1..4, every task into the same output
+        pack(inputs, "-o", job, "--shard-size", "1KiB",
              env={"SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_MIN": "1",
                   "SLURM_ARRAY_TASK_COUNT": "4"})
-        parts.append(part)
-    p = run("merge", *parts, "-o", tmp_path / "merged")
+        if task == 2:  # merging with a task missing is refused
+            p = run("merge", job)
+            assert p.returncode == 2 and "tasks 2, 3 of 4 have no receipt" in p.stderr, p.stderr
+    p = run("merge", job)
     assert p.returncode == 0, p.stderr
     _, single = read_dataset(tmp_path / "single")
-    merged_manifest, merged = read_dataset(tmp_path / "merged")
+    merged_manifest, merged = read_dataset(job)
     assert merged == single
-    assert merged_manifest["shards"][0]["prefix"].startswith("../parts/task1/")
-    # Merging with a part missing is refused.
-    p = run("merge", *parts[:2], *parts[3:], "-o", tmp_path / "bad")
-    assert p.returncode == 2 and "task 2 of 4 is missing" in p.stderr
+    assert merged_manifest["shards"][0]["prefix"] == "part-00000-00000"
+    single_counters = json.loads((tmp_path / "single" / "manifest.json").read_text())["counters"]
+    del single_counters["task_index"], single_counters["task_count"]
+    assert merged_manifest["counters"] == {**single_counters, "merged_parts": 4}
 
 
 def test_rank_world_size_and_explicit_flags_agree(tmp_path):
     write_jsonl(tmp_path / "a.jsonl", ["a"])
     write_jsonl(tmp_path / "b.jsonl", ["b"])
-    pack(tmp_path / "a.jsonl", tmp_path / "b.jsonl", "-o", tmp_path / "r1",
-         env={"RANK": "1", "WORLD_SIZE": "2"})
-    pack(tmp_path / "a.jsonl", tmp_path / "b.jsonl", "-o", tmp_path / "f1", "--task-index", "1",
-         "--task-count", "2")
-    assert tree_bytes(tmp_path / "r1") == tree_bytes(tmp_path / "f1")
-    assert read_dataset(tmp_path / "r1")[1] == [bytes_doc("b")]
+    for task in (1, 0):
+        pack(tmp_path / "a.jsonl", tmp_path / "b.jsonl", "-o", tmp_path / "r",
+             env={"RANK": str(task), "WORLD_SIZE": "2"})
+        pack(tmp_path / "a.jsonl", tmp_path / "b.jsonl", "-o", tmp_path / "f", "--task-index",
+             str(task), "--task-count", "2")
+    for job in ("r", "f"):
+        p = run("merge", tmp_path / job)
+        assert p.returncode == 0, p.stderr
+    files = lambda d: {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*"))
+                       if p.is_file()}
+    assert files(tmp_path / "r") == files(tmp_path / "f")
+    assert read_dataset(tmp_path / "r")[1] == [bytes_doc("a"), bytes_doc("b")]
 
 
 # --- bad input: exit code 2 and one line on stderr naming the file -------------------------------
@@ -231,7 +238,7 @@ def test_bad_json_line_and_missing_field(tmp_path):
                  "missing text field 'text'")
     p = run("pack", "--progress", "off", missing, "-o", tmp_path / "o3", "--text-field", "body")
     assert p.returncode == 0, p.stderr
-    p = run("pack", "--progress", "off", bad, missing, "-o", tmp_path / "o4", "--bad-lines", "skip")
+    p = run("pack", "--progress", "off", bad, missing, "-o", tmp_path / "o4", "--on-error", "skip")
     assert p.returncode == 0, p.stderr
     assert json.loads((tmp_path / "o4" / "manifest.json").read_text())["counters"]["bad_lines_skipped"] == 2
 
@@ -278,6 +285,6 @@ def test_tokenizer_errors(tmp_path):
 def test_help_lists_the_options():
     p = run("pack", "--help")
     assert p.returncode == 0
-    for option in ("--tokenizer", "--text-field", "--shard-size", "--threads", "--task-index",
+    for option in ("--tokenizer", "--text-field", "--shard-size", "--num-workers", "--task-index",
                    "--task-count", "--utf8", "--overwrite", "SLURM_ARRAY_TASK_ID"):
         assert option in p.stdout, option

@@ -44,7 +44,7 @@ def make_dataset(root: Path, name: str, num_docs: int, seed: int, alphabet: str)
     src = root / f"{name}.jsonl"
     write_jsonl(src, num_docs, seed, alphabet)
     out = root / name
-    stoker.pack([src], out, "bytes", threads=2, shard_size="8KiB")
+    stoker.pack([src], out, "bytes", num_workers=2, shard_size="8KiB")
     return str(out)
 
 

@@ -81,7 +81,7 @@ def test_open_pack_plan_and_verify_release_the_gil(datasets, tmp_path):
 
     def do_pack():
         counter[0] += 1
-        return stoker.pack([src], tmp_path / f"out{counter[0]}", threads=1)
+        return stoker.pack([src], tmp_path / f"out{counter[0]}", num_workers=1)
 
     assert progresses(do_pack, attempts=10)
     out = str(tmp_path / "out1")

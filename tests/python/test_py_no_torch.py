@@ -17,7 +17,7 @@ import numpy as np
 import stoker
 
 src, out, jsonl_dir = sys.argv[1], sys.argv[2], sys.argv[3]
-stoker.pack([src], out, "bytes", threads=1, shard_size="4KiB")
+stoker.pack([src], out, "bytes", num_workers=1, shard_size="4KiB")
 loader = stoker.Loader(out, seq_len=32, batch_size=2, num_workers=1, output="numpy", seed=1)
 batches = [{k: v.copy() for k, v in b.items()} for b in loader]
 assert batches and all(isinstance(b["input_ids"], np.ndarray) for b in batches)

@@ -17,8 +17,8 @@ def cli(stoker_cli, *args, check=True):
 def test_pack_writes_the_same_bytes_as_the_cli(stoker_cli, tmp_path):
     src = tmp_path / "in.jsonl"
     write_jsonl(src, 200, seed=3, alphabet="hello wrd")
-    result = stoker.pack([src], tmp_path / "py", threads=2, shard_size="4KiB")
-    cli(stoker_cli, "pack", src, "-o", tmp_path / "cli", "--threads", 1, "--shard-size", "4KiB",
+    result = stoker.pack([src], tmp_path / "py", num_workers=2, shard_size="4KiB")
+    cli(stoker_cli, "pack", src, "-o", tmp_path / "cli", "--num-workers", 1, "--shard-size", "4KiB",
         "--progress", "off")
     py_files = sorted(p.name for p in (tmp_path / "py").iterdir())
     assert py_files == sorted(p.name for p in (tmp_path / "cli").iterdir())
@@ -66,9 +66,63 @@ def test_plan_equals_the_cli(stoker_cli, datasets, pack):
 def test_plan_state_round_trip(datasets):
     plan = stoker.plan(datasets["a"], 32, 2)
     state = plan.state_dict(0, 6)
-    assert state["format"] == "stoker-plan-state" and state["rows_consumed"] == 6
+    assert state["format"] == "stoker-loader-state"
+    assert state["plan_state"]["rows_consumed"] == 6
     assert plan.restore(state) == (0, 6)
+    with pytest.warns(DeprecationWarning, match="bare plan state"):
+        assert plan.restore(state["plan_state"]) == (0, 6)
     other = stoker.plan(datasets["a"], 32, 2, seed=9)
     with pytest.raises(ValueError, match="fingerprint"):
         other.restore(state)
     assert other.restore(state, force=True) == (0, 6)
+
+
+def test_plan_and_loader_state_dicts_are_one_format(datasets):
+    # A Plan's state loads into a Loader over the same plan, and a Loader's back into the Plan.
+    plan = stoker.plan(datasets["a"], 32, 2, seed=3)
+    loader = stoker.Loader(datasets["a"], seq_len=32, batch_size=2, seed=3, num_workers=1,
+                           output="numpy", rank=0, world_size=1)
+    with loader:
+        loader.load_state_dict(plan.state_dict(0, 4))
+        first = next(iter(loader))
+        assert plan.batch(0, 2)["rows"] and loader.epoch == 0
+        state = loader.state_dict()
+        assert plan.restore(state) == (0, 6)
+        ref = stoker.Loader(datasets["a"], seq_len=32, batch_size=2, seed=3, num_workers=1,
+                            output="numpy")
+        with ref:
+            it = iter(ref)
+            for _ in range(3):
+                want = next(it)
+        assert (first["input_ids"] == want["input_ids"]).all()
+
+
+def test_shuffle_true_false_mean_global_and_none(datasets):
+    assert stoker.plan(datasets["a"], 32, 2, shuffle=True).fingerprint == \
+        stoker.plan(datasets["a"], 32, 2, shuffle="global").fingerprint
+    assert stoker.plan(datasets["a"], 32, 2, shuffle=False).fingerprint == \
+        stoker.plan(datasets["a"], 32, 2, shuffle="none").fingerprint
+    with pytest.raises(ValueError, match="shuffle"):
+        stoker.plan(datasets["a"], 32, 2, shuffle=1)
+
+
+def test_one_spelling_per_idea_with_the_old_ones_deprecated(stoker_cli, tmp_path, datasets):
+    src = tmp_path / "in.jsonl"
+    write_jsonl(src, 20, seed=4, alphabet="abc ")
+    with pytest.warns(DeprecationWarning, match="threads= is deprecated; use num_workers="):
+        stoker.pack([src], tmp_path / "t", threads=1)
+    with pytest.warns(DeprecationWarning, match="bad_lines= is deprecated; use on_error="):
+        stoker.pack([src], tmp_path / "b", bad_lines="skip")
+    with pytest.raises(ValueError, match="num_workers= only"):
+        stoker.pack([src], tmp_path / "x", num_workers=2, threads=1)
+    with pytest.warns(DeprecationWarning, match="cache_dir=None"):
+        stoker.Loader(datasets["a"], seq_len=32, batch_size=2, cache_dir="off",
+                      output="numpy").close()
+    # The CLI: --num-workers and --on-error; --threads, --workers and --bad-lines still work.
+    p = cli(stoker_cli, "pack", src, "-o", tmp_path / "c", "--threads", 1, "--bad-lines", "skip",
+            "--progress", "off")
+    assert "--threads is deprecated; use --num-workers" in p.stderr
+    assert "--bad-lines is deprecated; use --on-error" in p.stderr
+    p = cli(stoker_cli, "bench", datasets["a"], "--seq-len", 32, "--batch-size", 2, "--workers",
+            1, "--batches", 1, "--warmup-batches", 0)
+    assert "--workers is deprecated; use --num-workers" in p.stderr

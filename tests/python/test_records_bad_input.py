@@ -138,7 +138,7 @@ def test_corrupt_shard_is_one_error_naming_file_and_offset_or_a_counted_skip(tmp
     assert name in err and message in err and "byte offset" in err, err
     assert len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "fail" / "manifest.json").exists()
-    pack(*inputs, "-o", tmp_path / "skip", "--bad-lines", "skip")
+    pack(*inputs, "-o", tmp_path / "skip", "--on-error", "skip")
     assert counters(tmp_path / "skip")["corrupt_shards_skipped"] == 1
     docs = read_dataset(tmp_path / "skip")[1]
     assert docs[:len(GOOD)] == jsonl_documents(tmp_path, GOOD)
@@ -159,7 +159,7 @@ def test_missing_column_names_the_file_or_is_a_counted_skip(tmp_path, write):
     assert len(err.strip().splitlines()) == 1, err
     # Under skip every record without the field is counted; a JSONL file gives the documents.
     (tmp_path / "more.jsonl").write_text("".join(json.dumps({"body": t}) + "\n" for t in BAD))
-    pack(path, tmp_path / "more.jsonl", "-o", tmp_path / "skip", "--bad-lines", "skip",
+    pack(path, tmp_path / "more.jsonl", "-o", tmp_path / "skip", "--on-error", "skip",
          "--text-field", "body")
     assert counters(tmp_path / "skip")["bad_lines_skipped"] == len(GOOD)
     assert read_dataset(tmp_path / "skip")[1] == jsonl_documents(tmp_path, BAD)

@@ -2,8 +2,10 @@
 seam): the batches are the uncached ones; two processes sharing one cache directory download each
 shard object once (counted at a proxy in front of the S3 server); `stoker prefetch` stages what a
 rank reads first, so that its first steps make no shard request. Remote data is cached by default
-in a per-user directory under $XDG_CACHE_HOME (conftest.py gives each test its own), local data
-never; under global shuffle only the .idx files are cached and documents are ranged GETs."""
+in the cache root's shards/ (under $XDG_CACHE_HOME: conftest.py gives each test its own), local
+data never; under global shuffle only the .idx files are cached and documents are ranged GETs.
+The plan's caches share the root (each kind in its own subdirectory), which a session-wide
+$XDG_CACHE_HOME shows: a Megatron prefix planned, then a remote dataset read."""
 
 import json
 import os
@@ -54,7 +56,7 @@ def dataset(stoker_cli, s3, tmp_path_factory):
     uri = f"s3://{BUCKET}/{PREFIX}/ds"
     for out in (d / "local", uri):
         run(stoker_cli, s3, s3["endpoint"], "pack", d / "in.jsonl", "-o", out,
-            "--shard-size", "16KiB", "--threads", "1")
+            "--shard-size", "16KiB", "--num-workers", "1")
     manifest = json.loads((d / "local" / "manifest.json").read_text())
     assert len(manifest["shards"]) >= 8
     return {"local": d / "local", "uri": uri, "manifest": manifest}
@@ -93,7 +95,7 @@ def test_two_processes_share_a_cache_and_download_each_shard_once(stoker_cli, s3
                                                                   proxy, tmp_path):
     cache = tmp_path / "shared"
     args = ["bench", dataset["uri"], "--seq-len", 64, "--batch-size", 4, "--shuffle", "block",
-            "--batches", 1000, "--warmup-batches", 1, "--workers", 2, "--cache-dir", cache,
+            "--batches", 1000, "--warmup-batches", 1, "--num-workers", 2, "--cache-dir", cache,
             "--cache-size", "64MiB", "--json"]
     results = [None, None]
 
@@ -135,7 +137,7 @@ def cached_names(cache_dir):
 
 
 def test_remote_data_is_cached_by_default_and_local_data_is_not(stoker_cli, s3, dataset, proxy):
-    default = Path(os.environ["XDG_CACHE_HOME"]) / "stoker"
+    default = Path(os.environ["XDG_CACHE_HOME"]) / "stoker" / "shards"
     kw = dict(seq_len=64, batch_size=4, num_workers=2, pin_memory=False, shuffle="block", seed=1,
               persistent_workers=False)
     want = batches(stoker.Loader(str(dataset["local"]), **kw))
@@ -215,3 +217,38 @@ def test_global_shuffle_caches_the_indexes_and_reads_documents_by_range(dataset,
     ahead = 8 + 16  # the batches taken, and more than the workers and the ring read ahead
     assert 0 < bin_read <= ahead * 4 * 65 * 2, (bin_read, stats)
     assert bin_read * 3 < touched, (bin_read, touched)
+
+
+def write_megatron_prefix(prefix, docs):
+    """A Megatron .bin/.idx pair (int32 tokens, one sequence per document), as megatron-core's
+    IndexedDatasetBuilder writes it (docs/: the Megatron indexed layout)."""
+    sizes = np.array([len(d) for d in docs], dtype=np.int32)
+    pointers = np.concatenate([[0], np.cumsum(sizes[:-1].astype(np.int64) * 4)]).astype(np.int64)
+    with open(f"{prefix}.bin", "wb") as f:
+        for d in docs:
+            f.write(np.asarray(d, dtype=np.int32).tobytes())
+    with open(f"{prefix}.idx", "wb") as f:
+        f.write(b"MMIDIDX\x00\x00")
+        f.write(np.array([1], dtype="<u8").tobytes())  # version
+        f.write(np.array([4], dtype="<u1").tobytes())  # dtype code 4: int32
+        f.write(np.array([len(docs), len(docs) + 1], dtype="<u8").tobytes())  # N, D + 1
+        f.write(sizes.tobytes() + pointers.tobytes())
+        f.write(np.arange(len(docs) + 1, dtype=np.int64).tobytes())  # document index
+
+
+def test_one_xdg_cache_home_for_a_megatron_plan_then_a_remote_dataset(dataset, proxy, tmp_path):
+    """The issue-27 collision, with the environment users have: one $XDG_CACHE_HOME for the whole
+    session. Planning a Megatron prefix writes the plan's totals and lock files into the cache
+    root; the default shard cache opened next refused that directory ("not a stoker cache ... holds
+    'megatron-….lock'") while both used $XDG_CACHE_HOME/stoker itself."""
+    root = Path(os.environ["XDG_CACHE_HOME"]) / "stoker"
+    rng = np.random.default_rng(3)
+    prefix = tmp_path / "mg_text_document"
+    write_megatron_prefix(prefix, [rng.integers(1, 1000, rng.integers(1, 200)) for _ in range(300)])
+    kw = dict(seq_len=64, batch_size=4, num_workers=2, pin_memory=False, shuffle="block", seed=1,
+              persistent_workers=False)
+    assert stoker.plan(str(prefix), seq_len=64, batch_size=4).fingerprint  # counts the totals
+    assert list(root.rglob("megatron-*.lock")), list(root.rglob("*"))  # the plan's files
+    assert len(batches(stoker.Loader(dataset["uri"], **kw))) > 0  # the default shard cache
+    assert (root / "shards" / "stoker-cache.json").is_file()
+    assert sorted(p.name for p in root.iterdir()) == ["plan", "shards"]

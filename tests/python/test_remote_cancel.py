@@ -72,7 +72,7 @@ def dataset(stoker_cli, s3_session, tmp_path_factory):
     for out in (d / "local", uri):
         proc = subprocess.run(
             [stoker_cli, "pack", str(d / "in.jsonl"), "-o", str(out), "--shard-size", "16KiB",
-             "--threads", "1"], env=s3_env(s3_session), capture_output=True, text=True,
+             "--num-workers", "1"], env=s3_env(s3_session), capture_output=True, text=True,
             timeout=120)
         assert proc.returncode == 0, proc.stderr
     want = np.stack([np.asarray(b["input_ids"]).copy() for b in stoker.Loader(str(d / "local"), **KW)])

@@ -68,7 +68,7 @@ def corpus(tmp_path_factory):
 def datasets(stoker_cli, s3, corpus):
     """The same corpus packed locally and straight to S3 (several shards)."""
     local = corpus / "local"
-    pack = ["pack", corpus / "in.jsonl", "--shard-size", "64KiB", "--threads", "2"]
+    pack = ["pack", corpus / "in.jsonl", "--shard-size", "64KiB", "--num-workers", "2"]
     run(stoker_cli, s3, *pack, "-o", local)
     uri = f"s3://{BUCKET}/packed/ds"
     r = run(stoker_cli, s3, *pack, "-o", uri)
@@ -284,7 +284,7 @@ def test_opening_and_planning_many_shards_costs_three_requests(stoker_cli, s3, t
     local = os.path.join(scratch or str(tmp_path), "many")
     try:
         run(stoker_cli, s3, "pack", tmp_path / "many.jsonl", "-o", local, "--shard-size",
-            "1KiB", "--threads", "2")
+            "1KiB", "--num-workers", "2")
         manifest = json.loads(open(os.path.join(local, "manifest.json")).read())
         assert len(manifest["shards"]) == SHARDS
         upload_dir(s3["client"], local, "many/ds", only=["manifest.json", "lengths.stkidx"])

@@ -108,7 +108,7 @@ def test_bench_json_reports_a_streamed_remote_dataset(tmp_path, s3, stoker_cli):
     proxy = s3["start"]()
     proc = subprocess.run(
         [stoker_cli, "bench", "--stream", f"{uri}/shard-*.tar", "--tokenizer", "bytes",
-         "--text-field", "txt", "--seq-len", "256", "--batch-size", "2", "--workers", "2",
+         "--text-field", "txt", "--seq-len", "256", "--batch-size", "2", "--num-workers", "2",
          "--batches", "5", "--pack", "pad", "--json"],
         env=s3_env(s3, proxy.endpoint), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

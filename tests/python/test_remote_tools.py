@@ -67,12 +67,12 @@ def assert_same(a, b):
 
 
 def test_merge_of_s3_parts_reads_no_shard_and_equals_the_local_merge(tmp_path, s3):
-    # Two files: the tasks of a pack split its input files.
+    # Two datasets, joined in the order given.
     src = [corpus(tmp_path / "a.jsonl"), corpus(tmp_path / "b.jsonl", n=300)]
-    pack = ["pack", "--progress", "off", *src, "--shard-size", "4KiB", "--task-count", "2"]
+    pack = ["pack", "--progress", "off", "--shard-size", "4KiB"]
     for t in (0, 1):
-        ok(*pack, "--task-index", t, "-o", tmp_path / f"part-{t}")
-        ok(*pack, "--task-index", t, "-o", f"s3://{BUCKET}/merge/part-{t}")
+        ok(*pack, src[t], "-o", tmp_path / f"part-{t}")
+        ok(*pack, src[t], "-o", f"s3://{BUCKET}/merge/part-{t}")
     ok("merge", tmp_path / "part-1", tmp_path / "part-0", "-o", tmp_path / "all")
     s3["proxy"].reset_counts()
     out = ok("merge", f"s3://{BUCKET}/merge/part-1", f"s3://{BUCKET}/merge/part-0",
@@ -165,3 +165,41 @@ def test_pack_webdataset_and_tfrecord_to_s3_upload_the_local_files(tmp_path, s3)
         if n.endswith(".tfrecord"):
             assert get(s3, f"tf-out/tfrecord/{n}") == (tmp_path / "tf" / "tfrecord" / n).read_bytes()
     assert "manifest.json" in keys(s3, "tf-out/")
+
+
+def test_task_split_pack_to_s3_with_receipts_then_merge(tmp_path, s3):
+    """The Slurm recipe with an s3:// output: shards then one PUT of the receipt per task; a rerun
+    writes nothing; merge reads the plan, the receipts and the .idx files (never a .bin) and
+    names a task whose receipt is gone."""
+    src = [corpus(tmp_path / "a.jsonl"), corpus(tmp_path / "b.jsonl", n=300),
+           corpus(tmp_path / "c.jsonl", n=50)]
+    job = f"s3://{BUCKET}/tasks/job"
+    pack = ["pack", "--progress", "off", *src, "--shard-size", "4KiB", "--task-count", "3"]
+    listing = ok(*pack, "-o", job, "--list").stdout
+    assert listing.count("\ntask ") == 3 and "3 task(s)" in listing
+    for t in range(3):
+        ok(*pack, "--task-index", t, "-o", job)
+        ok(*pack, "--task-index", t, "-o", tmp_path / "job")
+    ok("merge", tmp_path / "job")
+    s3["proxy"].reset_counts()
+    assert "merge: 3 task(s)" in ok("merge", job).stdout
+    assert not [p for p in s3["proxy"].get_paths if p.endswith(".bin")], s3["proxy"].get_paths
+    local = json.loads((tmp_path / "job" / "manifest.json").read_text())
+    assert json.loads(get(s3, "tasks/job/manifest.json")) == local
+    for name in ["inputs.json", *(f"tasks/{t:05d}.json" for t in range(3)),
+                 *(s["prefix"] + ext for s in local["shards"] for ext in (".bin", ".idx"))]:
+        assert get(s3, "tasks/job/" + name) == (tmp_path / "job" / name).read_bytes(), name
+    assert_same(batches(job), batches(str(tmp_path / "job")))
+    # A rerun of every task finds its receipt and writes nothing.
+    s3["proxy"].reset_counts()
+    for t in range(3):
+        assert "nothing to do" in ok(*pack, "--task-index", t, "-o", job).stdout
+    assert s3["proxy"].counts["PUT"] == 0, s3["proxy"].counts
+    # A task whose receipt is gone is named by merge, and its rerun is the only one that packs.
+    s3["client"].delete_object(Bucket=BUCKET, Key="tasks/job/tasks/00001.json")
+    p = run("merge", job)
+    assert p.returncode == 2 and "task 1 of 3 has no receipt" in p.stderr, p.stderr
+    outs = [ok(*pack, "--task-index", t, "-o", job).stdout for t in range(3)]
+    assert ["nothing to do" in o for o in outs] == [True, False, True]
+    ok("merge", job)
+    assert json.loads(get(s3, "tasks/job/manifest.json")) == local

@@ -96,7 +96,7 @@ def report(tmp_path_factory, stoker_cli):
     np.save(data, np.random.default_rng(1).integers(0, 50000, (600, 1024), dtype=np.uint16))
     html = d / "bench.html"
     r = subprocess.run([stoker_cli, "bench", str(data), "--seq-len", "512", "--batch-size", "8",
-                        "--workers", "2", "--warmup-batches", "2", "--seconds", "1.5",
+                        "--num-workers", "2", "--warmup-batches", "2", "--seconds", "1.5",
                         "--consumer-step-ms", "1", "--report", str(html)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -204,7 +204,7 @@ def doctor_reports(tmp_path_factory, stoker_cli):
     for name, rate, code in (("pass", "1000", 0), ("fail", "1e15", 1)):
         html = d / f"doctor-{name}.html"
         r = subprocess.run([stoker_cli, "doctor", str(data), "--seq-len", "512", "--batch-size",
-                            "8", "--workers", "2", "--warmup-batches", "2", "--seconds", "1.5",
+                            "8", "--num-workers", "2", "--warmup-batches", "2", "--seconds", "1.5",
                             "--train-tokens-per-s", rate, "--report", str(html)],
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == code, r.stdout + r.stderr

@@ -56,7 +56,7 @@ def test_bench_stream_with_a_tiktoken_file(tmp_path, run_stoker):
     src = tmp_path / "in.jsonl"
     write_jsonl(src, corpus_texts()[:200])
     p = run_stoker("bench", "--stream", src, "--tokenizer", cl100k_path(), "--pattern", "cl100k",
-                   "--seq-len", "128", "--batch-size", "2", "--pack", "bestfit", "--workers", "2",
+                   "--seq-len", "128", "--batch-size", "2", "--pack", "bestfit", "--num-workers", "2",
                    "--shuffle-buffer", "50", "--batches", "10", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["batches"] == 10

@@ -15,8 +15,9 @@ from test_stream_loader import write_corpus
 
 def open_world(paths, world, pack):
     stream = stoker.Stream([str(p) for p in paths], tokenizer="bytes", shuffle_buffer=48,
-                           bestfit_window=8, scan_cache="off")
+                           scan_cache=None)
     return [stoker.Loader(stream, seq_len=64, batch_size=2, num_workers=2, pack=pack, seed=7,
+                          bestfit_window=8,
                           rank=r, world_size=world, output="numpy", pin_memory=False,
                           provenance=True) for r in range(world)]
 

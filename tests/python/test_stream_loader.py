@@ -169,7 +169,7 @@ def test_torchrun_gloo_all_reduce_every_step(tmp_path, nproc):
 def test_bench_stream_cli(tmp_path, run_stoker):
     paths = write_corpus(tmp_path, [200, 50])
     p = run_stoker("bench", "--stream", *paths, "--tokenizer", "bytes", "--shuffle-buffer", "100",
-                   "--seq-len", "64", "--batch-size", "2", "--pack", "bestfit", "--workers", "2",
+                   "--seq-len", "64", "--batch-size", "2", "--pack", "bestfit", "--num-workers", "2",
                    "--batches", "20", "--json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
@@ -181,3 +181,52 @@ def test_bench_stream_cli(tmp_path, run_stoker):
     assert p.returncode == 2, p.stdout + p.stderr
     assert "bad.jsonl" in p.stderr and "missing text field" in p.stderr
     assert "--on-error skip" in p.stderr  # the stream's own flag, not pack's --bad-lines
+
+
+@pytest.mark.parametrize("option, message", [
+    (dict(shuffle="none"), "shuffle='none'"), (dict(shuffle=False), "shuffle='none'"),
+    (dict(shuffle="block"), "shuffle='block'"), (dict(block_shards=8), "block_shards"),
+    (dict(drop_last=False), "drop_last=False")])
+def test_loader_options_a_stream_cannot_honour_are_refused(tmp_path, option, message):
+    # They were silently ignored.
+    paths = write_corpus(tmp_path, [60])
+    with pytest.raises(ValueError, match=message):
+        open_loader(paths, **option)
+    open_loader(paths, shuffle=True).close()  # the default, spelled the torch way
+
+
+def test_bench_stream_refuses_shuffle(tmp_path, run_stoker):
+    paths = write_corpus(tmp_path, [60])
+    p = run_stoker("bench", "--stream", *paths, "--seq-len", "64", "--batch-size", "2",
+                   "--shuffle", "none", "--batches", "1")
+    assert p.returncode == 2 and "shuffle='none' does not apply to a stream" in p.stderr
+
+
+def test_bestfit_window_is_one_loader_option_with_one_default(tmp_path):
+    paths = write_corpus(tmp_path, [200])
+    default = open_loader(paths)
+    assert default.fingerprint == open_loader(paths, bestfit_window=4096).fingerprint
+    assert default.fingerprint != open_loader(paths, bestfit_window=8).fingerprint
+    # The stream's own bestfit_window= is the deprecated spelling of the loader's.
+    with pytest.warns(DeprecationWarning, match="bestfit_window"):
+        stream = stoker.Stream([str(p) for p in paths], shuffle_buffer=64, bestfit_window=8)
+    old = stoker.Loader(stream, seq_len=64, batch_size=4, num_workers=1, pack="bestfit", seed=3,
+                        output="numpy", rank=0, world_size=1, pin_memory=False)
+    assert old.fingerprint == open_loader(paths, bestfit_window=8).fingerprint
+
+
+def test_no_scan_cache_is_none_and_off_is_deprecated(tmp_path):
+    paths = [str(p) for p in write_corpus(tmp_path, [20])]
+    assert stoker.Stream(paths, scan_cache=None).options.scan_cache_dir == ""
+    with pytest.warns(DeprecationWarning, match="scan_cache=None"):
+        assert stoker.Stream(paths, scan_cache="off").options.scan_cache_dir == ""
+
+
+def test_stream_flags_without_stream_are_refused(tmp_path, run_stoker):
+    # They were ignored: `bench DATASET --shuffle-buffer 10` measured the indexed path.
+    for command in ("bench", "explain"):
+        p = run_stoker(command, tmp_path / "ds", "--seq-len", "8", "--batch-size", "1", "--step",
+                       "0", "--shuffle-buffer", "10") if command == "explain" else run_stoker(
+            command, tmp_path / "ds", "--shuffle-buffer", "10")
+        assert p.returncode == 2, p.stderr
+        assert "--shuffle-buffer applies to streams only" in p.stderr

@@ -178,12 +178,12 @@ def test_record_without_the_text_field_names_shard_and_record_or_is_skipped(tmp_
     assert sum(documents(loader(good + bad, text_field="txt", on_error="skip")).values()) == 40
 
 
-def test_stoker_index_stream_writes_scans_the_stream_uses(tmp_path, run_stoker):
+def test_stoker_scan_writes_scans_the_stream_uses(tmp_path, run_stoker):
     (tmp_path / "data").mkdir()
     shards = write_tfrecord(tmp_path / "data", TEXTS)
     jsonl = write_jsonl(tmp_path / "data" / "more.jsonl", TEXTS[:50])
     cache = tmp_path / "cache"
-    p = run_stoker("index", "--stream", *shards, jsonl, "--cache-dir", cache)
+    p = run_stoker("scan", *shards, jsonl, "--scan-cache", cache)
     assert p.returncode == 0, p.stderr
     assert len(list(cache.glob("*.stoker-scan"))) == len(shards) + 1
     assert sorted(x.name for x in (tmp_path / "data").iterdir()) == sorted(
@@ -194,9 +194,34 @@ def test_stoker_index_stream_writes_scans_the_stream_uses(tmp_path, run_stoker):
         s = stoker.Stream(inputs, scan_cache=scan_cache, shuffle_buffer=16)
         return len(stoker.Loader(s, seq_len=64, batch_size=2, pack="bestfit", output="numpy",
                                  rank=0, world_size=1))
-    assert steps(str(cache)) == steps("off") > 0
+    assert steps(str(cache)) == steps(None) > 0
+    # The former spelling still works, with a warning.
     p = run_stoker("index", "--stream", jsonl, "--beside")
     assert p.returncode == 0, p.stderr
+    assert "deprecated" in p.stderr and "stoker scan" in p.stderr
     assert (tmp_path / "data" / ".more.jsonl.stoker-scan").exists()
     p = run_stoker("index", str(jsonl), str(jsonl))
     assert p.returncode == 2 and "one DATASET" in p.stderr
+
+
+def test_index_refuses_stream_flags_without_stream(tmp_path, run_stoker):
+    # They were accepted and ignored: `index DATASET --tokenizer X` wrote a bytes-free index.
+    p = run_stoker("index", tmp_path, "--tokenizer", "bytes")
+    assert p.returncode == 2 and "--tokenizer" in p.stderr and "stoker scan" in p.stderr
+
+
+def test_bench_stream_finds_the_scan_that_scan_wrote(tmp_path, run_stoker):
+    # The same flags mean the same thing on both commands: --utf8 and the scan cache included
+    # (before, index --stream --utf8 skip / --cache-dir wrote scans bench --stream never read).
+    jsonl = write_jsonl(tmp_path / "in.jsonl", TEXTS)
+    cache = tmp_path / "scans"
+    p = run_stoker("scan", jsonl, "--utf8", "skip", "--scan-cache", cache)
+    assert p.returncode == 0, p.stderr
+    bench = ["bench", "--stream", jsonl, "--seq-len", "64", "--batch-size", "2", "--batches", "2",
+             "--warmup-batches", "0", "--num-workers", "1", "--scan-cache", cache]
+    p = run_stoker(*bench, "--utf8", "skip")
+    assert p.returncode == 0, p.stderr
+    assert "stream pre-scan: 1 of 1 file(s) from scan files" in p.stderr
+    p = run_stoker(*bench)  # another --utf8: another scan (keyed by the reader's options)
+    assert p.returncode == 0, p.stderr
+    assert "stream pre-scan: 0 of 1 file(s) from scan files" in p.stderr

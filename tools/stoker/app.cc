@@ -14,6 +14,7 @@ void AddAllCommands(CLI::App& app, int* exit_code) {
   AddPlanCommand(app, exit_code);
   AddExplainCommand(app, exit_code);
   AddIndexCommand(app, exit_code);
+  AddScanCommand(app, exit_code);
   AddBenchCommand(app, exit_code);
   AddDoctorCommand(app, exit_code);
   AddTokenizeCommand(app, exit_code);

@@ -1,11 +1,10 @@
 // Helpers shared by the CLI subcommands: one-line error reporting and exit codes.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <string_view>
-
-#include <CLI/CLI.hpp>
 
 #include "stoker/status.h"
 

@@ -1,12 +1,12 @@
 // Walks every option of every subcommand: each number flag says what it wants, in words, for a
 // value that is not a number, a negative one and one too large for its type.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "stoker/app.h"
 
@@ -113,8 +113,7 @@ TEST(CliNumberFlags, EveryNumberFlagSaysWhatItWants) {
 TEST(CliNumberFlags, SeqLenSaysWholeNumberAtLeastOne) {
   EXPECT_EQ(ParseError("plan", "--seq-len", "abc"),
             "--seq-len: must be a whole number ≥ 1, got 'abc'");
-  EXPECT_EQ(ParseError("plan", "--seq-len", "0"),
-            "--seq-len: must be a whole number ≥ 1, got '0'");
+  EXPECT_EQ(ParseError("plan", "--seq-len", "0"), "--seq-len: must be a whole number ≥ 1, got '0'");
   EXPECT_EQ(ParseError("bench", "--seq-len", "0"),
             "--seq-len: must be a whole number ≥ 1, got '0'");
 }
@@ -122,8 +121,7 @@ TEST(CliNumberFlags, SeqLenSaysWholeNumberAtLeastOne) {
 TEST(CliNumberFlags, RangesFollowTheFlagsType) {
   EXPECT_EQ(ParseError("plan", "--world-size", "4294967296"),
             "--world-size: must be a whole number ≥ 1 and ≤ 4294967295, got '4294967296'");
-  EXPECT_EQ(ParseError("doctor", "--mfu", "1.5"),
-            "--mfu: must be a number > 0 and ≤ 1, got '1.5'");
+  EXPECT_EQ(ParseError("doctor", "--mfu", "1.5"), "--mfu: must be a number > 0 and ≤ 1, got '1.5'");
   EXPECT_EQ(ParseError("bench", "--seconds", "0"), "--seconds: must be a number > 0, got '0'");
   EXPECT_EQ(ParseError("bench", "--consumer-step-ms", "nan"),
             "--consumer-step-ms: must be a number ≥ 0, got 'nan'");

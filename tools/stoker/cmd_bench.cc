@@ -3,9 +3,8 @@
 // per stage, as a table, a JSON object and/or a self-contained HTML report.
 #include <cstdio>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "diag/bench_report.h"
 #include "diag/report_html.h"
@@ -27,45 +26,58 @@ struct BenchArgs {
 };
 
 int RunBenchCommand(BenchArgs& a) {
+  if (Status st = CheckStreamFlagsUse(a.stream); !st.ok()) return ReportError("bench", st);
   if (!a.bench.synthetic && a.loader.datasets.empty()) {
     return ReportError("bench", InvalidArgument("give at least one DATASET (or --synthetic)"));
   }
   if (a.bench.synthetic && !a.loader.datasets.empty()) {
-    return ReportError("bench", InvalidArgument("--synthetic serves a fixed batch: give no DATASET"));
+    return ReportError("bench",
+                       InvalidArgument("--synthetic serves a fixed batch: give no DATASET"));
   }
   Result<LoaderOptions> options = ToLoaderOptions(a.loader);
   if (!options.ok()) return ReportError("bench", options.status());
+  // The stream's planner (the last one opened), for the pre-scan line.
+  auto planner = std::make_shared<std::shared_ptr<const stream::StreamPlanner>>();
   if (a.stream.stream) {
-    const stream::StreamOptions so = ToStreamOptions(a.stream, a.loader.datasets);
-    a.bench.open = [so](const LoaderOptions& o) { return stream::OpenStreamLoader(so, o); };
+    Result<stream::StreamOptions> so = ToStreamOptions(a.stream, a.loader.datasets);
+    if (!so.ok()) return ReportError("bench", so.status());
+    a.bench.open = [so = *so, planner](const LoaderOptions& o) {
+      return stream::OpenStreamLoader(so, o, nullptr, planner.get());
+    };
   }
   a.bench.progress = true;
   Result<diag::BenchResult> r = RunBenchFromFlags(a.loader, *options, a.bench, "bench");
   if (!r.ok()) return ReportError("bench", r.status());
-  const std::string title = std::string(a.bench.synthetic ? "--synthetic " : "") +
-                            (a.stream.stream ? "--stream --tokenizer " + a.stream.tokenizer +
-                                                   " --shuffle-buffer " +
-                                                   std::to_string(a.stream.shuffle_buffer) + " "
-                                             : std::string()) +
-                            DescribeLoaderFlags(a.loader, *options);
+  if (*planner && (*planner)->prescan_summary().files > 0) {
+    const stream::PrescanSummary& s = (*planner)->prescan_summary();
+    std::fprintf(stderr, "bench: stream pre-scan: %llu of %llu file(s) from scan files\n",
+                 static_cast<unsigned long long>(s.files_from_cache),
+                 static_cast<unsigned long long>(s.files));
+  }
+  const std::string title =
+      std::string(a.bench.synthetic ? "--synthetic " : "") +
+      (a.stream.stream ? "--stream --tokenizer " + a.stream.tokenizer + " --shuffle-buffer " +
+                             std::to_string(a.stream.shuffle_buffer) + " "
+                       : std::string()) +
+      DescribeLoaderFlags(a.loader, *options);
   if (!a.report.empty()) {
     Status st = diag::WriteReportHtml(*r, title, a.report);
     if (!st.ok()) return ReportError("bench", st);
   }
   if (a.json) {
-    std::printf("%s\n",
-                diag::BenchJson(*r, *options, a.bench.synthetic, a.bench.consumer_step_ms)
-                    .dump()
-                    .c_str());
+    std::printf(
+        "%s\n",
+        diag::BenchJson(*r, *options, a.bench.synthetic, a.bench.consumer_step_ms).dump().c_str());
     return kExitOk;
   }
   std::printf("stoker bench: %s\n", title.c_str());
   std::printf("loader only, no training%s; %d workers, %d ring slots%s\n",
               a.bench.consumer_step_ms > 0 ? " (a simulated step per batch)" : "", r->workers,
               r->ring_slots, r->pinned ? ", pinned" : "");
-  std::printf("warm-up excluded: the first %llu batches are not measured (time to first batch is "
-              "measured cold, from open)\n",
-              static_cast<unsigned long long>(r->warmup_batches));
+  std::printf(
+      "warm-up excluded: the first %llu batches are not measured (time to first batch is "
+      "measured cold, from open)\n",
+      static_cast<unsigned long long>(r->warmup_batches));
   std::printf("%s", diag::RenderBenchTable(*r).c_str());
   if (a.bench.consumer_step_ms > 0) {
     std::printf("stall monitor: %llu warning(s)\n",

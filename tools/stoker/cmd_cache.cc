@@ -1,14 +1,14 @@
 // `stoker cache DIR`: what a node-local cache (src/cache/) holds, its budget, used bytes and hit
 // rate summed over every process that used it; `--clear` removes the cache's own files only.
-#include <memory>
-#include <string>
+#include "stoker/cmd_cache.h"
 
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cache/cache_inspect.h"
 #include "common/human_size.h"
 #include "stoker/cli_common.h"
-#include "stoker/cmd_cache.h"
 #include "stoker/commands.h"
 
 namespace stoker::cli {
@@ -18,21 +18,15 @@ nlohmann::json ReportJson(const cache::CacheReport& report) {
   const cache::CacheStats& s = report.stats;
   nlohmann::json objects = nlohmann::json::array();
   for (const cache::CachedObjectInfo& o : report.objects) {
-    objects.push_back({{"uri", o.uri}, {"size_bytes", o.size_bytes}, {"xxh3", o.xxh3},
-                       {"in_use", o.in_use}});
+    objects.push_back(
+        {{"uri", o.uri}, {"size_bytes", o.size_bytes}, {"xxh3", o.xxh3}, {"in_use", o.in_use}});
   }
-  return {{"dir", report.dir},
-          {"budget_bytes", s.budget_bytes},
-          {"used_bytes", s.used_bytes},
-          {"temp_bytes", report.temp_bytes},
-          {"objects", objects},
-          {"hits", s.hits},
-          {"misses", s.misses},
-          {"hit_rate", s.hit_rate()},
-          {"downloads", s.downloads},
-          {"bytes_downloaded", s.bytes_downloaded},
-          {"refetches", s.refetches},
-          {"evictions", s.evictions},
+  return {{"dir", report.dir},          {"budget_bytes", s.budget_bytes},
+          {"used_bytes", s.used_bytes}, {"temp_bytes", report.temp_bytes},
+          {"objects", objects},         {"hits", s.hits},
+          {"misses", s.misses},         {"hit_rate", s.hit_rate()},
+          {"downloads", s.downloads},   {"bytes_downloaded", s.bytes_downloaded},
+          {"refetches", s.refetches},   {"evictions", s.evictions},
           {"reverified", s.reverified}};
 }
 
@@ -44,15 +38,14 @@ void PrintReport(const cache::CacheReport& report, std::FILE* out) {
   if (report.temp_bytes > 0) {
     std::fprintf(out, " (%s in downloads)", FormatSize(report.temp_bytes).c_str());
   }
-  std::fprintf(out, "\nhit rate %.1f%% (%llu hits, %llu misses); %llu downloads (%s), %llu "
-               "refetches, %llu evictions, %llu re-hashed after a reboot\n",
-               100.0 * s.hit_rate(), static_cast<unsigned long long>(s.hits),
-               static_cast<unsigned long long>(s.misses),
-               static_cast<unsigned long long>(s.downloads),
-               FormatSize(s.bytes_downloaded).c_str(),
-               static_cast<unsigned long long>(s.refetches),
-               static_cast<unsigned long long>(s.evictions),
-               static_cast<unsigned long long>(s.reverified));
+  std::fprintf(
+      out,
+      "\nhit rate %.1f%% (%llu hits, %llu misses); %llu downloads (%s), %llu "
+      "refetches, %llu evictions, %llu re-hashed after a reboot\n",
+      100.0 * s.hit_rate(), static_cast<unsigned long long>(s.hits),
+      static_cast<unsigned long long>(s.misses), static_cast<unsigned long long>(s.downloads),
+      FormatSize(s.bytes_downloaded).c_str(), static_cast<unsigned long long>(s.refetches),
+      static_cast<unsigned long long>(s.evictions), static_cast<unsigned long long>(s.reverified));
   for (const cache::CachedObjectInfo& o : report.objects) {
     std::fprintf(out, "%10s  %s  %s%s\n", FormatSize(o.size_bytes).c_str(), o.xxh3.c_str(),
                  o.uri.c_str(), o.in_use ? "  (in use)" : "");
@@ -101,7 +94,8 @@ void AddCacheCommand(CLI::App& app, int* exit_code) {
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
-      "cache", "Show what a node-local cache directory holds: objects, budget, used bytes, hit rate");
+      "cache",
+      "Show what a node-local cache directory holds: objects, budget, used bytes, hit rate");
   sub->add_option("DIR", args->dir, "the cache directory (--cache-dir of the loader)")
       ->required()
       ->transform(LocalFile());

@@ -1,12 +1,13 @@
-#include <cstdio>
-#include <string>
+#include "stoker/cmd_cache.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cache/shard_cache.h"
 #include "common/temp_dir.h"
-#include "stoker/cmd_cache.h"
 #include "storage/memory_backend.h"
 
 namespace stoker::cli {

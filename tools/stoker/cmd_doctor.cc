@@ -4,11 +4,10 @@
 // Exit code: 0 PASS, 1 FAIL, 2 error.
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "diag/bench_report.h"
 #include "diag/doctor.h"
@@ -35,11 +34,12 @@ struct DoctorArgs {
 };
 
 Result<diag::TrainingRate> BuildRate(const DoctorArgs& a) {
-  const int given = int(a.train_tokens_per_s.has_value()) +
-                    int(a.train_samples_per_s.has_value()) + int(!a.model_params.empty());
+  const int given = int(a.train_tokens_per_s.has_value()) + int(a.train_samples_per_s.has_value()) +
+                    int(!a.model_params.empty());
   if (given != 1) {
-    return InvalidArgument("give exactly one of --train-tokens-per-s, --train-samples-per-s, or "
-                           "--model-params with --gpus");
+    return InvalidArgument(
+        "give exactly one of --train-tokens-per-s, --train-samples-per-s, or "
+        "--model-params with --gpus");
   }
   diag::TrainingRate r;
   if (a.train_tokens_per_s) {
@@ -126,10 +126,11 @@ int RunDoctor(DoctorArgs& a) {
               diag::FormatSi(consumption->tokens_per_s).c_str(),
               diag::FormatSi(consumption->samples_per_s).c_str(),
               static_cast<unsigned long long>(options->seq_len));
-  std::printf("bench (loader only; warm-up of %llu batches excluded; %llu batches in %.2f s; "
-              "%d workers):\n",
-              static_cast<unsigned long long>(bench->warmup_batches),
-              static_cast<unsigned long long>(bench->batches), bench->wall_s, bench->workers);
+  std::printf(
+      "bench (loader only; warm-up of %llu batches excluded; %llu batches in %.2f s; "
+      "%d workers):\n",
+      static_cast<unsigned long long>(bench->warmup_batches),
+      static_cast<unsigned long long>(bench->batches), bench->wall_s, bench->workers);
   std::printf("%s", diag::RenderBenchTable(*bench).c_str());
   std::printf("ratio delivered / consumed: %s / %s tokens/s = %.2fx (rule: >= %.1fx)\n",
               diag::FormatSi(bench->tokens_per_s).c_str(),

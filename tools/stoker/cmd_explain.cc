@@ -23,7 +23,6 @@ struct ExplainArgs {
   uint64_t epoch = 0;
   bool json = false;
   StreamFlags stream;  // --stream: the DATASET arguments are raw text read by the streaming path
-  bool bestfit_window_given = false;
 };
 
 Result<loader::StepProvenance> ExplainIndexed(const ExplainArgs& a, const PlanOptions& o) {
@@ -47,15 +46,10 @@ Result<loader::StepProvenance> ExplainIndexed(const ExplainArgs& a, const PlanOp
 }
 
 Result<loader::StepProvenance> ExplainStream(const ExplainArgs& a, const PlanOptions& o) {
-  stream::StreamOptions so = ToStreamOptions(a.stream, a.plan.datasets);
-  if (a.bestfit_window_given) so.bestfit_window = a.plan.bestfit_window;
+  STOKER_ASSIGN_OR_RETURN(stream::StreamOptions so, ToStreamOptions(a.stream, a.plan.datasets));
   LoaderOptions lo;
-  lo.seq_len = o.seq_len;
-  lo.batch_size = o.batch_size;
-  lo.seed = o.seed;
-  lo.world_size = o.world_size;
-  lo.rank = o.rank;
-  lo.pack = o.pack;
+  static_cast<PlanOptions&>(lo) = o;  // the plan flags, as bench --stream takes them
+  lo.on_error = a.stream.on_error == "skip" ? ErrorPolicy::kSkip : ErrorPolicy::kFail;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<stream::StreamPlanner> planner,
                           stream::StreamPlanner::Create(so, lo));
   const uint64_t steps = planner->steps_per_epoch(a.epoch);
@@ -74,10 +68,10 @@ void Print(const loader::StepProvenance& p) {
   for (size_t r = 0; r < p.rows.size(); ++r) {
     std::printf("  row %zu%s:\n", r, p.rows[r].repeated ? " (repeated from the next epoch)" : "");
     for (const loader::PieceProvenance& x : p.rows[r].pieces) {
-      std::string where = x.byte_offset ? "record " + std::to_string(x.record) + " at byte " +
-                                              std::to_string(*x.byte_offset)
-                                        : "record " + std::to_string(x.record) + ", document " +
-                                              std::to_string(x.document);
+      std::string where =
+          x.byte_offset
+              ? "record " + std::to_string(x.record) + " at byte " + std::to_string(*x.byte_offset)
+              : "record " + std::to_string(x.record) + ", document " + std::to_string(x.document);
       std::printf("    [%llu, %llu) %s: shard %llu %s, %s, tokens [%llu, %llu)%s\n",
                   static_cast<unsigned long long>(x.row_offset),
                   static_cast<unsigned long long>(x.row_offset + x.length), x.source.c_str(),
@@ -90,6 +84,7 @@ void Print(const loader::StepProvenance& p) {
 }
 
 int RunExplain(const ExplainArgs& a) {
+  if (Status st = CheckStreamFlagsUse(a.stream); !st.ok()) return ReportError("explain", st);
   Result<PlanOptions> o = BuildPlanOptions(a.plan);
   if (!o.ok()) return ReportError("explain", o.status());
   Result<loader::StepProvenance> p = a.stream.stream ? ExplainStream(a, *o) : ExplainIndexed(a, *o);
@@ -125,10 +120,7 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   sub->add_flag("--json", args->json, "One JSON object");
   AddStreamFlags(sub, &args->stream);
-  sub->callback([sub, args, exit_code] {
-    args->bestfit_window_given = sub->count("--bestfit-window") > 0;
-    *exit_code = RunExplain(*args);
-  });
+  sub->callback([args, exit_code] { *exit_code = RunExplain(*args); });
 }
 
 }  // namespace stoker::cli

@@ -1,22 +1,25 @@
 // `stoker index`: writes a stoker dataset's consolidated length index (for datasets packed before
 // it existed, or by other tools) and records it in the manifest; --check verifies an existing one.
+// `index --stream INPUT...` is the deprecated spelling of `stoker scan` (cmd_scan.cc).
 #include <cstdio>
 #include <string>
 
-#include "stoker/cmd_index_stream.h"
 #include "common/file_util.h"
 #include "common/human_size.h"
 #include "common/progress.h"
+#include "common/uri.h"
 #include "format/dataset_length_index.h"
 #include "format/manifest.h"
 #include "ingest/remote_tools.h"
 #include "records/record_store.h"
-#include "common/uri.h"
 #include "stoker/cli_common.h"
+#include "stoker/cmd_scan.h"
 #include "stoker/commands.h"
 
 namespace stoker::cli {
 namespace {
+
+constexpr const char* kDeprecated = "Deprecated: index --stream INPUT... is `stoker scan`";
 
 struct IndexArgs {
   std::string dir;
@@ -91,7 +94,8 @@ int RunIndex(const IndexArgs& given) {
 
 void AddIndexCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<IndexArgs>();
-  auto stream_args = std::make_shared<StreamIndexArgs>();
+  auto stream_args = std::make_shared<ScanArgs>();
+  auto stream = std::make_shared<bool>(false);
   auto* sub = app.add_subcommand(
       "index",
       "Write a stoker dataset's length index (every document's length in one file the plan maps "
@@ -102,19 +106,49 @@ void AddIndexCommand(CLI::App& app, int* exit_code) {
       "rewritten atomically. DATASET may be an s3:// prefix: its .idx files are read (the shards\n"
       "are listed, not read), and the index, then the manifest, are uploaded.\n"
       "Exit status: 0 written (or --check found no problem), 1 --check found a problem, 2 error.");
-  sub->add_option("DATASET", args->dir, "stoker dataset directory")
-      ->required();
+  sub->add_option("DATASET", args->dir, "stoker dataset directory")->required();
   sub->add_flag("--check", args->check,
                 "Verify the existing index (checksum, totals, shards) instead of writing one");
-  AddStreamIndexFlags(sub, stream_args.get());  // --stream INPUT...: cmd_index_stream.cc
-  sub->callback([args, stream_args, sub, exit_code] {
+  // Deprecated: `--stream INPUT...` with the flags of `stoker scan`, which it runs.
+  sub->allow_extras();  // INPUT... under --stream
+  sub->add_flag("--stream", *stream, "Deprecated: use `stoker scan INPUT...`")->group(kDeprecated);
+  const size_t before = sub->get_options().size();
+  AddScanFlags(sub, stream_args.get());
+  sub->add_option("--cache-dir", stream_args->scan_cache, "Deprecated: --scan-cache")
+      ->group(kDeprecated);
+  std::vector<const CLI::Option*> scan_flags;
+  for (size_t i = before; i < sub->get_options().size(); ++i) {
+    CLI::Option* opt = sub->get_options()[i];
+    opt->group(kDeprecated);  // listed apart; not "", as hidden options lose their name in errors
+    scan_flags.push_back(opt);
+  }
+  sub->callback([args, stream_args, stream, scan_flags, sub, exit_code] {
     std::vector<std::string> more = sub->remaining();
-    if (stream_args->stream) {
+    for (const CLI::Option* opt : scan_flags) {
+      if (!*stream && opt->count() > 0) {
+        *exit_code = ReportError("index", InvalidArgument("--" + opt->get_lnames()[0] +
+                                                          " is a flag of `stoker scan` (streamed "
+                                                          "inputs), not of index"));
+        return;
+      }
+    }
+    if (*stream) {
+      std::fprintf(stderr,
+                   "stoker: warning: `stoker index --stream` is deprecated; use "
+                   "`stoker scan` (same flags; --cache-dir is --scan-cache)\n");
+      for (const std::string& in : more) {
+        if (!in.empty() && in[0] == '-') {
+          *exit_code = ReportError("index", InvalidArgument("unknown option " + in));
+          return;
+        }
+      }
       more.insert(more.begin(), args->dir);
-      *exit_code = RunStreamIndex(more, *stream_args);
+      stream_args->inputs = more;
+      *exit_code = RunScan(*stream_args, "index");
     } else if (!more.empty()) {
       *exit_code = ReportError("index", InvalidArgument("unexpected argument " + more[0] +
-                                                        " (one DATASET, or --stream INPUT...)"));
+                                                        " (one DATASET; streamed inputs: "
+                                                        "`stoker scan INPUT...`)"));
     } else {
       *exit_code = RunIndex(*args);
     }

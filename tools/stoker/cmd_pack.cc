@@ -11,8 +11,10 @@
 #include "ingest/pack_args.h"
 #include "ingest/pack_records.h"
 #include "ingest/pack_run.h"
+#include "ingest/pack_task.h"
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
+#include "stoker/flag_alias.h"
 #include "stoker/number_flags.h"
 #include "stoker/tokenizer_flags.h"
 #include "text/tokenizer.h"
@@ -23,7 +25,31 @@ namespace {
 struct PackCliArgs {
   PackArgs pack;
   std::string progress = "auto";
+  bool list = false;
 };
+
+// --list: records the plan (OUTPUT/inputs.json, unless it is there) and prints each task's inputs.
+int ListTasks(const PackArgs& given) {
+  PackArgs args = given;
+  if (args.task_count && !args.task_index) args.task_index = 0;  // any task plans the job
+  Result<TaskPlan> plan = PlanPackTasks(args);
+  if (!plan.ok()) return ReportError("pack", plan.status());
+  std::printf("pack: plan %s/%s: %zu input file(s), %s, %u task(s)\n", args.output.c_str(),
+              kTaskPlanFileName, plan->files.size(), FormatSize(plan->total_bytes()).c_str(),
+              plan->task_count);
+  for (uint32_t t = 0; t < plan->task_count; ++t) {
+    TaskSlice slice = plan->Slice(t);
+    uint64_t bytes = 0;
+    for (size_t i = slice.first; i < slice.last; ++i) bytes += plan->files[i].size_bytes;
+    std::printf("task %u: %zu file(s), %llu bytes (%s)\n", t, slice.last - slice.first,
+                static_cast<unsigned long long>(bytes), FormatSize(bytes).c_str());
+    for (size_t i = slice.first; i < slice.last; ++i) {
+      std::printf("  %s %llu\n", plan->files[i].key.c_str(),
+                  static_cast<unsigned long long>(plan->files[i].size_bytes));
+    }
+  }
+  return kExitOk;
+}
 
 ProgressReporter::Mode ProgressMode(const std::string& s) {
   if (s == "bar") return ProgressReporter::Mode::kTerminal;
@@ -33,16 +59,17 @@ ProgressReporter::Mode ProgressMode(const std::string& s) {
 }
 
 int PrintWebDataset(const RecordPackResult& r) {
-  std::printf("pack: %llu file(s) -> %llu sample(s) in %llu WebDataset shard(s), %s, in %s "
-              "(%llu file(s) without an extension skipped)\n",
-              static_cast<unsigned long long>(r.files_read),
-              static_cast<unsigned long long>(r.records),
-              static_cast<unsigned long long>(r.output_files), FormatSize(r.output_bytes).c_str(),
-              r.output_dir.c_str(), static_cast<unsigned long long>(r.files_skipped));
+  std::printf(
+      "pack: %llu file(s) -> %llu sample(s) in %llu WebDataset shard(s), %s, in %s "
+      "(%llu file(s) without an extension skipped)\n",
+      static_cast<unsigned long long>(r.files_read), static_cast<unsigned long long>(r.records),
+      static_cast<unsigned long long>(r.output_files), FormatSize(r.output_bytes).c_str(),
+      r.output_dir.c_str(), static_cast<unsigned long long>(r.files_skipped));
   return kExitOk;
 }
 
 int RunPack(const PackCliArgs& cli) {
+  if (cli.list) return ListTasks(cli.pack);
   std::unique_ptr<ProgressReporter> reporter;
   uint64_t last_docs = 0, last_bytes = 0;
   auto on_progress = [&](const PackProgress& p) {
@@ -64,24 +91,29 @@ int RunPack(const PackCliArgs& cli) {
     reporter->Finish(run.ok());
   }
   if (!run.ok()) return ReportError("pack", run.status());
+  if (run->skipped) {
+    std::printf("pack: task %u of %u: finished before (%s matches), nothing to do\n",
+                run->options.task_index, run->options.task_count, run->receipt.c_str());
+    return kExitOk;
+  }
   if (run->format == PackFormat::kWebDataset) return PrintWebDataset(*run->records);
   const PackOptions* options = &run->options;
   const PackResult* result = &*run->pack;
   if (run->format == PackFormat::kTfRecord) {
     const RecordPackResult& tf = *run->records;
-    std::printf("pack: %llu document(s) also written as tf.train.Example in %llu TFRecord "
-                "file(s), %s, in %s\n",
-                static_cast<unsigned long long>(tf.records),
-                static_cast<unsigned long long>(tf.output_files),
-                FormatSize(tf.output_bytes).c_str(), tf.output_dir.c_str());
+    std::printf(
+        "pack: %llu document(s) also written as tf.train.Example in %llu TFRecord "
+        "file(s), %s, in %s\n",
+        static_cast<unsigned long long>(tf.records),
+        static_cast<unsigned long long>(tf.output_files), FormatSize(tf.output_bytes).c_str(),
+        tf.output_dir.c_str());
   }
 
   const Manifest& m = result->manifest;
   const PackCounters& c = result->counters;
   std::printf("pack: task %u of %u: %llu of %llu input file(s) -> %s\n", options->task_index,
               options->task_count, static_cast<unsigned long long>(result->input_files),
-              static_cast<unsigned long long>(result->total_files),
-              run->output.c_str());
+              static_cast<unsigned long long>(result->total_files), run->output.c_str());
   std::printf(
       "pack: %s documents, %s tokens (%s, %s), %zu shard(s), %s read in %s (%s, %d threads)\n",
       FormatCount(m.total_documents()).c_str(), FormatCount(m.total_tokens()).c_str(),
@@ -101,8 +133,9 @@ int RunPack(const PackCliArgs& cli) {
         static_cast<unsigned long long>(c.empty_documents_skipped));
   }
   if (c.corrupt_shards_skipped) {
-    std::printf("pack: %llu corrupt record shard(s) cut short at the corruption (--bad-lines skip)\n",
-                static_cast<unsigned long long>(c.corrupt_shards_skipped));
+    std::printf(
+        "pack: %llu corrupt record shard(s) cut short at the corruption (--on-error skip)\n",
+        static_cast<unsigned long long>(c.corrupt_shards_skipped));
   }
   return kExitOk;
 }
@@ -118,18 +151,23 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       "Inputs: JSONL files (*.jsonl, *.ndjson; one document per line, text in --text-field),\n"
       "optionally compressed (.gz, .zst); any other file is one document (decompressed if .gz or\n"
       ".zst); directories are walked recursively in sorted path order, each file classified the\n"
-      "same way (hidden names are skipped). Documents keep that order whatever --threads is.\n"
+      "same way (hidden names are skipped). Documents keep that order whatever --num-workers is.\n"
       "EOS is appended to every document; empty documents are skipped. Tokens are uint16 when\n"
       "the vocabulary has fewer than 65,500 entries, else int32. The manifest is written last:\n"
       "DATASET is complete exactly when DATASET/manifest.json exists.\n"
-      "Many machines: each task packs a contiguous, byte-balanced slice of the inputs into its\n"
-      "own DATASET (task defaults: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, else\n"
-      "RANK/WORLD_SIZE); then `stoker merge PART... -o DATASET` joins them without copying.\n"
+      "Many machines: with --task-count N > 1 (or SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, "
+      "else\n"
+      "RANK/WORLD_SIZE) every task writes into the same DATASET: the input list is taken once\n"
+      "(DATASET/inputs.json; --list writes it and prints each task's byte-balanced slice), each\n"
+      "task writes its shards then its receipt (DATASET/tasks/NNNNN.json); a task whose receipt\n"
+      "matches does nothing. Then `stoker merge DATASET` checks the receipts, writes the "
+      "manifest.\n"
       "Record shards (docs/formats.md): *.tar[.gz|.zst] (WebDataset), *.tfrecord[.gz] (TFRecord\n"
       "of tf.train.Example), a directory with index.json (MosaicML MDS or LitData), *.parquet\n"
       "(one shard per row group), *.arrow or a Dataset.save_to_disk directory; one document per\n"
       "record, from --text-field (text is tokenized, token ids are copied, EOS appended).\n"
-      "Record shards may be s3:// (globs are listed) or http(s):// (names, brace lists, index.json)\n"
+      "Record shards may be s3:// (globs are listed) or http(s):// (names, brace lists, "
+      "index.json)\n"
       "and are read in place; -o s3://bucket/prefix uploads the output (every --format).\n"
       "Example: stoker pack data/sample/corpus.jsonl -o out/sample --tokenizer "
       "data/sample/sample.model");
@@ -158,8 +196,10 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--shard-size", args->shard_size,
                   "Close a shard at this .bin size, e.g. 64MiB, 1GiB (a document is never split)")
       ->capture_default_str();
-  sub->add_option("--threads", args->threads, "Tokenizer threads (0 = all cores)")
-      ->check(WholeNumber<int>(0));
+  auto* workers =
+      sub->add_option("--num-workers", args->num_workers, "Tokenizer threads (0 = all cores)")
+          ->check(WholeNumber<int>(0));
+  AddDeprecatedAlias(sub, "--threads", workers, &args->num_workers, WholeNumber<int>(0));
   sub->add_option("--task-index", args->task_index, "This task's index, 0-based")
       ->check(WholeNumber<uint32_t>());
   sub->add_option("--task-count", args->task_count, "Number of tasks in the job")
@@ -168,11 +208,14 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
                   "Invalid UTF-8: replace (with U+FFFD), skip (the document) or fail")
       ->check(CLI::IsMember({"replace", "skip", "fail"}))
       ->capture_default_str();
-  sub->add_option("--bad-lines", args->bad_lines,
-                  "JSONL lines that are not JSON objects with a string text field, records "
-                  "without the field, and the rest of a corrupt record shard: fail or skip")
-      ->check(CLI::IsMember({"fail", "skip"}))
-      ->capture_default_str();
+  auto* on_error =
+      sub->add_option("--on-error", args->on_error,
+                      "JSONL lines that are not JSON objects with a string text field, records "
+                      "without the field, and the rest of a corrupt record shard: fail or skip")
+          ->check(CLI::IsMember({"fail", "skip"}))
+          ->capture_default_str();
+  AddDeprecatedAlias(sub, "--bad-lines", on_error, &args->on_error,
+                     CLI::IsMember({"fail", "skip"}));
   sub->add_option("--dtype", args->dtype, "Token type: auto, uint16 or int32")
       ->check(CLI::IsMember({"auto", "uint16", "int32"}))
       ->capture_default_str();
@@ -185,7 +228,12 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
                   "grouped by key into tar shards; no tokenization)")
       ->check(CLI::IsMember({"stoker", "webdataset", "tfrecord"}))
       ->capture_default_str();
-  sub->add_flag("--overwrite", args->overwrite, "Replace a dataset already in DATASET");
+  sub->add_flag("--overwrite", args->overwrite,
+                "Replace a dataset already in DATASET (a task: redo it even if its receipt "
+                "matches)");
+  sub->add_flag("--list", cli->list,
+                "With --task-count N: record the input plan (DATASET/inputs.json) and print each "
+                "task's inputs and bytes; packs nothing");
   sub->callback([cli, exit_code] { *exit_code = RunPack(*cli); });
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cache/cache_defaults.h"
+#include "common/cache_root.h"
 #include "common/human_size.h"
 #include "diag/bench_runner.h"
 #include "format/stoker_dataset.h"
@@ -28,6 +29,11 @@ Status Prefetch(const PrefetchArgs& a) {
   STOKER_ASSIGN_OR_RETURN(LoaderOptions options, ToLoaderOptions(a.loader));
   if (options.cache_dir.empty()) return InvalidArgument("--no-cache: prefetch stages into a cache");
   options.cache_dir = cache::ResolveCacheDir(options.cache_dir);
+  if (options.cache_dir.empty()) {
+    return InvalidArgument(
+        "prefetch: STOKER_CACHE_DIR=off turns the default cache off; give "
+        "--cache-dir DIR");
+  }
   STOKER_ASSIGN_OR_RETURN(std::vector<LoaderDataset> datasets,
                           diag::OpenDatasets(a.loader.datasets, options));
   std::vector<std::shared_ptr<const TokenSource>> sources;
@@ -57,12 +63,12 @@ Status Prefetch(const PrefetchArgs& a) {
       if (options.shuffle != ShuffleMode::kGlobal) bytes += ref.info->bin_bytes;
     }
   }
-  std::printf("prefetch: %llu shard(s), %s, staged in %s for rank %u of %u, epoch %llu, steps "
-              "0-%llu\n",
-              static_cast<unsigned long long>(shards), FormatSize(bytes).c_str(),
-              options.cache_dir.c_str(), options.rank, options.world_size,
-              static_cast<unsigned long long>(a.epoch),
-              static_cast<unsigned long long>(a.steps - 1));
+  std::printf(
+      "prefetch: %llu shard(s), %s, staged in %s for rank %u of %u, epoch %llu, steps "
+      "0-%llu\n",
+      static_cast<unsigned long long>(shards), FormatSize(bytes).c_str(), options.cache_dir.c_str(),
+      options.rank, options.world_size, static_cast<unsigned long long>(a.epoch),
+      static_cast<unsigned long long>(a.steps - 1));
   return Status::OK();
 }
 
@@ -77,8 +83,10 @@ void AddPrefetchCommand(CLI::App& app, int* exit_code) {
   sub->footer(
       "Takes the loader's flags (the plan must be the training run's: same --seq-len, "
       "--batch-size, --shuffle, --seed, --world-size) and the loader's --cache-dir (default: "
-      "$XDG_CACHE_HOME/stoker, else /tmp/stoker-cache-<uid>). Under --shuffle global only the "
-      ".idx files are staged: documents are then read by ranged GETs.\n"
+      "shards/ in the cache root, " +
+      std::string(kCacheRootRule) +
+      "). Under --shuffle global only the .idx files are staged: documents are then read by "
+      "ranged GETs.\n"
       "Exit status: 0 staged, 2 error.\n"
       "Example:\n"
       "  stoker prefetch s3://bucket/ds --cache-dir /nvme/stoker --cache-size 200GiB \\\n"

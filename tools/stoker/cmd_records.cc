@@ -108,7 +108,8 @@ void AddRecordsCommand(CLI::App& app, int* exit_code) {
       "(name_hex,\n"
       "type, and hex / ints / floats). Example: stoker records "
       "'shards/train-{000000..000009}.tar'");
-  sub->add_option("inputs", args->inputs, "Shards, brace patterns, directories, MDS/LitData index dirs, save_to_disk dirs")
+  sub->add_option("inputs", args->inputs,
+                  "Shards, brace patterns, directories, MDS/LitData index dirs, save_to_disk dirs")
       ->required();
   sub->add_option("--input-format", args->input_format,
                   "auto, webdataset, tfrecord, mds, litdata, parquet or arrow")

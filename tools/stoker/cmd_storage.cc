@@ -4,11 +4,10 @@
 // remote URIs.
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
@@ -116,16 +115,20 @@ int Run(const std::string& verb, const StorageArgs& args) {
     Result<storage::ObjectInfo> info = backend.Stat(args.uri);
     status = info.status();
     if (info.ok() && args.json) std::printf("%s\n", InfoJson(*info).dump().c_str());
-    if (info.ok() && !args.json) std::printf("%s\t%llu\t%s\n", info->uri.c_str(),
-                                             static_cast<unsigned long long>(info->size_bytes), info->etag.c_str());
+    if (info.ok() && !args.json)
+      std::printf("%s\t%llu\t%s\n", info->uri.c_str(),
+                  static_cast<unsigned long long>(info->size_bytes), info->etag.c_str());
   } else {
     Result<std::vector<storage::ObjectInfo>> list = backend.List(args.uri);
     status = list.status();
     if (list.ok()) {
       nlohmann::json all = nlohmann::json::array();
       for (const storage::ObjectInfo& info : *list) {
-        if (args.json) all.push_back(InfoJson(info));
-        else std::printf("%llu\t%s\n", static_cast<unsigned long long>(info.size_bytes), info.uri.c_str());
+        if (args.json)
+          all.push_back(InfoJson(info));
+        else
+          std::printf("%llu\t%s\n", static_cast<unsigned long long>(info.size_bytes),
+                      info.uri.c_str());
       }
       if (args.json) std::printf("%s\n", all.dump().c_str());
     }
@@ -144,7 +147,8 @@ void AddSharedOptions(CLI::App* sub, StorageArgs* args) {
       ->check(CLI::IsMember({"auto", "path", "virtual"}));
   sub->add_option("--part-size-mib", args->part_mib, "bytes per ranged GET, in MiB (default 8)")
       ->check(WholeNumber(1, 1024));
-  sub->add_option("--retries", args->attempts, "attempts per request, the first included (default 6)")
+  sub->add_option("--retries", args->attempts,
+                  "attempts per request, the first included (default 6)")
       ->check(WholeNumber(1, 100));
   sub->add_option("--retry-base-ms", args->retry_base_ms, "first backoff cap in ms (default 50)")
       ->check(WholeNumber<uint32_t>());
@@ -171,8 +175,9 @@ void AddSharedOptions(CLI::App* sub, StorageArgs* args) {
 }  // namespace
 
 void AddStorageCommand(CLI::App& app, int* exit_code) {
-  auto* storage = app.add_subcommand(
-      "storage", "Debugging: read, list and write objects (local, s3://, http(s)://) through stoker's storage layer");
+  auto* storage = app.add_subcommand("storage",
+                                     "Debugging: read, list and write objects (local, s3://, "
+                                     "http(s)://) through stoker's storage layer");
   storage->require_subcommand(1);
   storage->footer(
       "URIs: local paths, file:///abs/path, s3://bucket/key, http(s)://host/path (read-only).\n"
@@ -189,10 +194,11 @@ void AddStorageCommand(CLI::App& app, int* exit_code) {
     const char* name;
     const char* help;
   };
-  for (const Verb& verb : {Verb{"cat", "write an object (or a byte range of it) to stdout"},
-                           Verb{"stat", "print an object's URI, size and ETag"},
-                           Verb{"ls", "list every object whose URI starts with PREFIX"},
-                           Verb{"put", "write FILE (or stdin) as an object; visible only when complete"}}) {
+  for (const Verb& verb :
+       {Verb{"cat", "write an object (or a byte range of it) to stdout"},
+        Verb{"stat", "print an object's URI, size and ETag"},
+        Verb{"ls", "list every object whose URI starts with PREFIX"},
+        Verb{"put", "write FILE (or stdin) as an object; visible only when complete"}}) {
     auto args = std::make_shared<StorageArgs>();
     auto* sub = storage->add_subcommand(verb.name, verb.help);
     const std::string name = verb.name;
@@ -204,11 +210,14 @@ void AddStorageCommand(CLI::App& app, int* exit_code) {
           ->check(WholeNumber(5, 5120));
     }
     if (name == "cat") {
-      sub->add_option("--offset", args->offset, "first byte to write (default 0)")->check(WholeNumber<uint64_t>());
-      sub->add_option("--length", args->length, "bytes to write (default: to the end)")->check(WholeNumber<uint64_t>());
+      sub->add_option("--offset", args->offset, "first byte to write (default 0)")
+          ->check(WholeNumber<uint64_t>());
+      sub->add_option("--length", args->length, "bytes to write (default: to the end)")
+          ->check(WholeNumber<uint64_t>());
     }
     if (name == "ls") {
-      sub->add_option("--page-keys", args->list_page_keys, "keys per S3 LIST request (default 1000)")
+      sub->add_option("--page-keys", args->list_page_keys,
+                      "keys per S3 LIST request (default 1000)")
           ->check(WholeNumber(1, 1000));
     }
     if (name == "stat" || name == "ls") sub->add_flag("--json", args->json, "print JSON");

@@ -4,11 +4,10 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "stoker/cli_common.h"
 #include "stoker/commands.h"
@@ -48,7 +47,8 @@ int EncodeJsonLines(const Tokenizer& tok, const std::string& input, bool eos) {
     }
     std::vector<int32_t> ids;
     Status st = tok.Encode(j.get_ref<const std::string&>(), &ids);
-    if (!st.ok()) return ReportError("tokenize", st.WithContext("stdin:" + std::to_string(line_no)));
+    if (!st.ok())
+      return ReportError("tokenize", st.WithContext("stdin:" + std::to_string(line_no)));
     if (eos) ids.push_back(tok.eos_id());
     out += IdsLine(ids);
   }

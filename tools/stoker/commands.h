@@ -20,5 +20,6 @@ void AddStorageCommand(CLI::App& app, int* exit_code);
 void AddPrefetchCommand(CLI::App& app, int* exit_code);
 void AddCacheCommand(CLI::App& app, int* exit_code);
 void AddExplainCommand(CLI::App& app, int* exit_code);
+void AddScanCommand(CLI::App& app, int* exit_code);
 
 }  // namespace stoker::cli

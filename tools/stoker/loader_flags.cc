@@ -6,49 +6,38 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/cache_root.h"
 #include "common/human_size.h"
 #include "common/progress.h"
 #include "diag/bench_report.h"
 #include "stoker/cli_common.h"
+#include "stoker/flag_alias.h"
 #include "stoker/number_flags.h"
 #include "stoker/plan.h"
 
 namespace stoker::cli {
 
 void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
-  auto* ds = sub->add_option("datasets", f->datasets,
-                             "[WEIGHT:]DATASET... (any format `stoker inspect` reads)");
-  if (!datasets_optional) ds->required();
-  sub->add_option("--seq-len", f->seq_len, "Tokens per row")
-      ->check(WholeNumber<uint64_t>(1))
-      ->capture_default_str();
-  sub->add_option("--batch-size", f->batch_size, "Rows per rank per step")
-      ->check(WholeNumber<uint64_t>(1))
-      ->capture_default_str();
-  sub->add_option("--workers", f->workers,
-                  "Worker threads (0 = cores / $LOCAL_WORLD_SIZE, at least 1)")
-      ->check(WholeNumber<int>(0))
-      ->capture_default_str();
+  AddPlanFlags(sub, f, PlanFlagsUse::kLoader);
+  if (!datasets_optional) sub->get_option("datasets")->required();
+  auto* workers = sub->add_option("--num-workers", f->num_workers,
+                                  "Worker threads (0 = cores / $LOCAL_WORLD_SIZE, at least 1)")
+                      ->check(WholeNumber<int>(0))
+                      ->capture_default_str();
+  AddDeprecatedAlias(sub, "--workers", workers, &f->num_workers, WholeNumber<int>(0));
   sub->add_option("--prefetch-factor", f->prefetch_factor, "Batches in flight per worker")
       ->check(WholeNumber<int>(1))
       ->capture_default_str();
-  sub->add_option("--shuffle", f->shuffle, "global | block | none")
-      ->check(CLI::IsMember({"global", "block", "none"}))
+  sub->add_option("--on-error", f->on_error,
+                  "A bad read or corrupt piece: fail (the batch's error) or skip (a masked hole, "
+                  "counted)")
+      ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str();
-  sub->add_option("--pack", f->pack, "concat | bestfit | pad")
-      ->check(CLI::IsMember({"concat", "bestfit", "pad"}))
-      ->capture_default_str();
-  sub->add_option("--seed", f->seed, "Shuffle seed")
-      ->check(WholeNumber<uint64_t>())
-      ->capture_default_str();
-  sub->add_option("--world-size", f->world_size, "Ranks (default: $WORLD_SIZE, else 1)")
-      ->check(WholeNumber<uint32_t>(1));
-  sub->add_option("--rank", f->rank, "This rank (default: $RANK, else 0)")
-      ->check(WholeNumber<uint32_t>());
   auto* dir = sub->add_option("--cache-dir", f->cache_dir,
                               "Read remote datasets through a node-local disk cache in DIR "
                               "(shared by the ranks of a node; look-ahead in plan order; default: "
-                              "$XDG_CACHE_HOME/stoker, else /tmp/stoker-cache-<uid>)")
+                              "shards/ in the cache root, " +
+                                  std::string(kCacheRootRule) + ")")
                   ->transform(LocalFile());
   auto* size = sub->add_option("--cache-size", f->cache_size,
                                "The cache's budget, e.g. 200GiB (default: 64 GiB or half the "
@@ -61,16 +50,10 @@ void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
 
 Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
   LoaderOptions o;
-  o.seq_len = f.seq_len;
-  o.batch_size = f.batch_size;
-  o.num_workers = f.workers;
+  STOKER_ASSIGN_OR_RETURN(static_cast<PlanOptions&>(o), BuildPlanOptions(f));
+  o.num_workers = f.num_workers;
   o.prefetch_factor = f.prefetch_factor;
-  o.seed = f.seed;
-  STOKER_ASSIGN_OR_RETURN(o.shuffle, ParseShuffleMode(f.shuffle));
-  STOKER_ASSIGN_OR_RETURN(o.pack, ParsePackMode(f.pack));
-  STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(f.rank, f.world_size));
-  o.rank = rw.rank;
-  o.world_size = rw.world_size;
+  o.on_error = f.on_error == "skip" ? ErrorPolicy::kSkip : ErrorPolicy::kFail;
   o.cache_dir = f.no_cache ? "" : f.cache_dir.empty() ? "auto" : f.cache_dir;
   if (!f.cache_size.empty()) {
     STOKER_ASSIGN_OR_RETURN(o.cache_size_bytes, ParseSize(f.cache_size));
@@ -82,8 +65,8 @@ Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
 std::string DescribeLoaderFlags(const LoaderFlags& f, const LoaderOptions& o) {
   std::string s;
   for (const std::string& d : f.datasets) s += d + " ";
-  s += "--seq-len " + std::to_string(o.seq_len) + " --batch-size " +
-       std::to_string(o.batch_size) + " --workers " +
+  s += "--seq-len " + std::to_string(o.seq_len) + " --batch-size " + std::to_string(o.batch_size) +
+       " --num-workers " +
        (o.num_workers == 0 ? std::string("auto") : std::to_string(o.num_workers)) +
        " --prefetch-factor " + std::to_string(o.prefetch_factor) + " --shuffle " +
        std::string(ShuffleModeName(o.shuffle)) + " --pack " + std::string(PackModeName(o.pack)) +

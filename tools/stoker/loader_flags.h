@@ -1,10 +1,11 @@
 // Loader options on the command line, the same for every command that runs the loader (bench,
-// doctor, ...): --seq-len --batch-size --workers --prefetch-factor --shuffle --pack --seed
-// --world-size --rank, with LoaderOptions' defaults; and the bench run's own options (how long,
-// warm-up, simulated step) with the run itself and its progress line, shared by bench and doctor.
-// Not thread-safe: one command at a time.
+// doctor, prefetch): the plan's flags (plan_flags.h, with LoaderOptions' defaults), then
+// --num-workers --prefetch-factor --on-error and the cache flags; and the bench run's own options
+// (how long, warm-up, simulated step) with the run itself and its progress line, shared by bench
+// and doctor. Not thread-safe: one command at a time.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -12,28 +13,25 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "diag/bench_runner.h"
 #include "stoker/loader.h"
+#include "stoker/plan_flags.h"
 #include "stoker/status.h"
 
 namespace stoker::cli {
 
-struct LoaderFlags {
-  std::vector<std::string> datasets;  // [WEIGHT:]PATH
-  uint64_t seq_len = LoaderOptions{}.seq_len;
-  uint64_t batch_size = LoaderOptions{}.batch_size;
-  int workers = LoaderOptions{}.num_workers;
+// The plan's flags (datasets, seq_len, ... as PlanFlags), then the loader's own.
+struct LoaderFlags : PlanFlags {
+  LoaderFlags() {
+    seq_len = LoaderOptions{}.seq_len;
+    batch_size = LoaderOptions{}.batch_size;
+  }
+  int num_workers = LoaderOptions{}.num_workers;
   int prefetch_factor = LoaderOptions{}.prefetch_factor;
-  std::string shuffle = "global";
-  std::string pack = "concat";
-  uint64_t seed = LoaderOptions{}.seed;
-  std::optional<uint32_t> world_size;  // default $WORLD_SIZE, else 1
-  std::optional<uint32_t> rank;        // default $RANK, else 0
-  std::string cache_dir;               // remote datasets through a node-local cache; "": default
-  std::string cache_size;              // its budget ("200GiB"); empty: the stated default
-  bool no_cache = false;               // remote datasets read by ranged GETs, no cache
+  std::string on_error = "fail";  // fail | skip (LoaderOptions::on_error)
+  std::string cache_dir;          // remote datasets through a node-local cache; "": default
+  std::string cache_size;         // its budget ("200GiB"); empty: the stated default
+  bool no_cache = false;          // remote datasets read by ranged GETs, no cache
 };
 
 // Registers the positional datasets (required unless `datasets_optional`) and the loader options.
@@ -49,7 +47,7 @@ std::string DescribeLoaderFlags(const LoaderFlags& flags, const LoaderOptions& o
 // How long the bench runs and what it simulates.
 struct BenchFlags {
   std::optional<uint64_t> batches;
-  std::optional<double> seconds;  // default 10 when neither is given
+  std::optional<double> seconds;           // default 10 when neither is given
   std::optional<uint64_t> warmup_batches;  // default: max(10, 2 x ring slots)
   double consumer_step_ms = 0;
   bool synthetic = false;

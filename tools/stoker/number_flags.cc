@@ -40,8 +40,8 @@ CLI::Validator WholeNumber(uint64_t min, uint64_t max) {
 }
 
 CLI::Validator RealNumber(double min, Bound min_bound, double max) {
-  std::string want = std::string("a number ") + (min_bound == Bound::kExclusive ? "> " : "≥ ") +
-                     FormatBound(min);
+  std::string want =
+      std::string("a number ") + (min_bound == Bound::kExclusive ? "> " : "≥ ") + FormatBound(min);
   if (std::isfinite(max)) want += " and ≤ " + FormatBound(max);
   return CLI::Validator(
       [min, min_bound, max, want](std::string& text) -> std::string {

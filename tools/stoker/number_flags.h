@@ -4,10 +4,9 @@
 // Not thread-safe: used while one command line is set up.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <limits>
-
-#include <CLI/CLI.hpp>
 
 namespace stoker::cli {
 

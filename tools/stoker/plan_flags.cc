@@ -8,15 +8,20 @@
 
 namespace stoker::cli {
 
-void AddPlanFlags(CLI::App* sub, PlanFlags* f) {
+void AddPlanFlags(CLI::App* sub, PlanFlags* f, PlanFlagsUse use) {
+  const bool required = use == PlanFlagsUse::kPlan;
   sub->add_option("datasets", f->datasets, "[WEIGHT:]DATASET (any format `stoker inspect` reads)")
-      ->required();
-  sub->add_option("--seq-len", f->seq_len, "Tokens per row")
-      ->required()
-      ->check(WholeNumber<uint64_t>(1));
-  sub->add_option("--batch-size", f->batch_size, "Rows per rank per step")
-      ->required()
-      ->check(WholeNumber<uint64_t>(1));
+      ->required(required);
+  auto* seq_len = sub->add_option("--seq-len", f->seq_len, "Tokens per row")
+                      ->required(required)
+                      ->check(WholeNumber<uint64_t>(1));
+  auto* batch_size = sub->add_option("--batch-size", f->batch_size, "Rows per rank per step")
+                         ->required(required)
+                         ->check(WholeNumber<uint64_t>(1));
+  if (!required) {
+    seq_len->capture_default_str();
+    batch_size->capture_default_str();
+  }
   sub->add_option("--world-size", f->world_size, "Ranks (default: $WORLD_SIZE, else 1)")
       ->check(WholeNumber<uint32_t>(1));
   sub->add_option("--rank", f->rank, "This rank (default: $RANK, else 0)")

@@ -1,15 +1,15 @@
-// The plan's flags on the command line, shared by `stoker plan` and `stoker explain`: the datasets
+// The plan's flags on the command line, the one definition of PlanOptions there, shared by every
+// command that plans (plan, explain, and through loader_flags.h bench, doctor): the datasets
 // ([WEIGHT:]PATH), --seq-len --batch-size --world-size --rank --seed --shuffle --block-shards
 // --pack --bestfit-window --remainder, and what they build (the datasets' lengths, PlanOptions).
 // Not thread-safe: one command at a time.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "stoker/plan.h"
 #include "stoker/status.h"
@@ -17,23 +17,28 @@
 
 namespace stoker::cli {
 
+// Defaults are PlanOptions' own.
 struct PlanFlags {
   std::vector<std::string> datasets;
-  uint64_t seq_len = 0;
-  uint64_t batch_size = 0;
+  uint64_t seq_len = PlanOptions{}.seq_len;
+  uint64_t batch_size = PlanOptions{}.batch_size;
   std::optional<uint32_t> world_size;
   std::optional<uint32_t> rank;
-  uint64_t seed = 0;
-  std::string shuffle = "global";
-  std::string pack = "concat";
-  std::string remainder = "drop_last";
-  uint64_t block_shards = 4;
-  uint64_t bestfit_window = 4096;
+  uint64_t seed = PlanOptions{}.seed;
+  std::string shuffle{ShuffleModeName(PlanOptions{}.shuffle)};
+  std::string pack{PackModeName(PlanOptions{}.pack)};
+  std::string remainder{RemainderPolicyName(PlanOptions{}.remainder)};
+  uint64_t block_shards = PlanOptions{}.block_shards;
+  uint64_t bestfit_window = PlanOptions{}.bestfit_window;
 };
 
-// Registers the flags above on `sub` (the datasets positional and --seq-len, --batch-size
-// required).
-void AddPlanFlags(CLI::App* sub, PlanFlags* flags);
+enum class PlanFlagsUse {
+  kPlan,    // plan, explain: the datasets, --seq-len and --batch-size are required
+  kLoader,  // bench, doctor: the loader's defaults for them (set in *flags before the call)
+};
+
+// Registers the flags above on `sub`.
+void AddPlanFlags(CLI::App* sub, PlanFlags* flags, PlanFlagsUse use = PlanFlagsUse::kPlan);
 
 // "[WEIGHT:]PATH" -> weight and path. A prefix that is not a positive number is part of the path.
 // The opened source goes to *source when given.

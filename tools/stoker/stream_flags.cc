@@ -1,17 +1,34 @@
 #include "stoker/stream_flags.h"
 
+#include "stoker/cli_common.h"
 #include "stoker/number_flags.h"
 #include "stoker/tokenizer_flags.h"
+#include "text/utf8.h"
 
 namespace stoker::cli {
 
 void AddStreamTextFlags(CLI::App* sub, StreamTextFlags* f) {
-  sub->add_option("--tokenizer", f->tokenizer, "--stream: the tokenizer (as for pack)")
+  sub->add_option("--tokenizer", f->tokenizer, "Streams: the tokenizer (as for pack)")
       ->capture_default_str();
   AddBpeTokenizerFlags(sub, &f->tokenizer_options);
   sub->add_option("--text-field", f->text_field,
-                  "--stream: the JSONL field, or the record shards' field, holding the text")
+                  "Streams: the JSONL field, or the record shards' field, holding the text")
       ->capture_default_str();
+  sub->add_option("--utf8", f->utf8, "Streams: invalid UTF-8: replace, skip or fail")
+      ->check(CLI::IsMember({"replace", "skip", "fail"}))
+      ->capture_default_str();
+  if (sub->get_option_no_throw("--on-error") == nullptr) {
+    sub->add_option("--on-error", f->on_error, "Streams: bad records: fail or skip")
+        ->check(CLI::IsMember({"fail", "skip"}))
+        ->capture_default_str();
+  }
+  auto* dir = sub->add_option("--scan-cache", f->scan_cache,
+                              "Streams: where pre-scans (`stoker scan`) are looked up and written "
+                              "(default: the cache directory's stream-scan/)");
+  dir->transform(LocalFile());
+  sub->add_flag("--no-scan-cache", f->no_scan_cache,
+                "Streams: no scan cache (scans beside the data are still read)")
+      ->excludes(dir);
 }
 
 void AddStreamFlags(CLI::App* sub, StreamFlags* f) {
@@ -19,6 +36,7 @@ void AddStreamFlags(CLI::App* sub, StreamFlags* f) {
                 "Read the DATASET arguments as raw text (JSONL, .gz, .zst, text files, record "
                 "shards) through the streaming path: shuffle buffer, online tokenization "
                 "(docs/streaming.md)");
+  const size_t before = sub->get_options().size();
   AddStreamTextFlags(sub, f);
   sub->add_option("--shuffle-buffer", f->shuffle_buffer, "--stream: documents buffered")
       ->check(WholeNumber<uint64_t>(1))
@@ -27,16 +45,45 @@ void AddStreamFlags(CLI::App* sub, StreamFlags* f) {
                   "--stream: fix the epoch length (0 = pre-scan the input once)")
       ->check(WholeNumber<uint64_t>(0))
       ->capture_default_str();
+  sub->add_option("--split-factor", f->split_factor,
+                  "--stream: files are cut into byte ranges until there are world size x this "
+                  "many shards")
+      ->check(WholeNumber<uint64_t>(1))
+      ->capture_default_str();
+  for (size_t i = before; i < sub->get_options().size(); ++i) {
+    f->stream_only.push_back(sub->get_options()[i]);
+  }
 }
 
-stream::StreamOptions ToStreamOptions(const StreamFlags& f, const std::vector<std::string>& inputs) {
+Status CheckStreamFlagsUse(const StreamFlags& f) {
+  if (f.stream) return Status::OK();
+  for (const CLI::Option* opt : f.stream_only) {
+    if (opt->count() > 0) {
+      return InvalidArgument("--" + opt->get_lnames()[0] +
+                             " applies to streams only: add --stream (the DATASET arguments are "
+                             "then raw text)");
+    }
+  }
+  return Status::OK();
+}
+
+std::string ScanCacheDir(const StreamTextFlags& f) {
+  if (f.no_scan_cache) return "";
+  return f.scan_cache.empty() ? "auto" : f.scan_cache;
+}
+
+Result<stream::StreamOptions> ToStreamOptions(const StreamFlags& f,
+                                              const std::vector<std::string>& inputs) {
   stream::StreamOptions so;
   so.inputs = inputs;
   so.tokenizer = f.tokenizer;
   so.tokenizer_options = f.tokenizer_options;
   so.text_field = f.text_field;
+  STOKER_ASSIGN_OR_RETURN(so.utf8, ParseUtf8Policy(f.utf8));
   so.shuffle_buffer = f.shuffle_buffer;
   so.steps_per_epoch = f.steps_per_epoch;
+  so.split_factor = f.split_factor;
+  so.scan_cache_dir = ScanCacheDir(f);
   return so;
 }
 

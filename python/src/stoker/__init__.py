@@ -2,17 +2,19 @@
 
 ``stoker.Loader`` iterates packed, deterministic, resumable batches as torch tensors (zero copy
 through DLPack) or NumPy arrays; ``stoker.pack``, ``stoker.inspect``, ``stoker.verify`` and
-``stoker.plan`` mirror the command line; ``stoker.Tokenizer`` encodes text as ``stoker pack`` does. See docs/python.md.
+``stoker.plan`` mirror the command line (``stoker.merge`` finishes a task-split pack, and
+``stoker.ray.pack`` runs one on a Ray cluster); ``stoker.Tokenizer`` encodes text as ``stoker pack`` does. See docs/python.md.
 """
 
 from ._loader import Loader
 from ._stream import Stream, gather_state_dicts
+from ._tasks import merge, pack_plan
 from ._tokenizer import Tokenizer
 from ._tools import Plan, inspect, pack, plan, verify
 
 __version__ = "0.1.0"
 
-__all__ = ["Loader", "Stream", "gather_state_dicts", "Plan", "Tokenizer", "inspect", "pack", "plan", "verify", "TorchIterableDataset"]
+__all__ = ["Loader", "Stream", "gather_state_dicts", "Plan", "Tokenizer", "inspect", "merge", "pack", "pack_plan", "plan", "verify", "TorchIterableDataset"]
 
 
 def __getattr__(name):

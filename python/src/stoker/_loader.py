@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any, Dict, Iterator, Optional, Sequence, Union
 
-from . import _stoker
+from . import _spelling, _stoker
 from ._datasets import DatasetSpec, normalize_datasets, rank_and_world_size
 
 STATE_FORMAT = "stoker-loader-state"
@@ -60,6 +60,25 @@ def _device_index(device: Any) -> int:
     raise ValueError(f"device must be None, 'cpu', 'cuda' or 'cuda:N', not {device!r}")
 
 
+def make_state_dict(plan_state_json: str) -> Dict[str, Any]:
+    """The one checkpoint format of Loader.state_dict and Plan.state_dict (a plan state inside)."""
+    return {"format": STATE_FORMAT, "version": STATE_VERSION,
+            "plan_state": json.loads(plan_state_json)}
+
+
+def plan_state_of(state: Any) -> Dict[str, Any]:
+    """The plan state inside a state dict; ValueError if it is not one."""
+    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+        raise ValueError(f"not a stoker loader state (format {STATE_FORMAT!r} expected)")
+    if state.get("version") != STATE_VERSION:
+        raise ValueError(f"unsupported stoker loader state version {state.get('version')!r} "
+                         f"(this stoker reads version {STATE_VERSION})")
+    plan_state = state.get("plan_state")
+    if not isinstance(plan_state, dict):
+        raise ValueError("stoker loader state has no 'plan_state' object")
+    return plan_state
+
+
 def _options(**kw: Any) -> "_stoker.LoaderOptions":
     for name in ("seq_len", "batch_size", "prefetch_factor"):
         value = kw[name]
@@ -75,6 +94,10 @@ def _options(**kw: Any) -> "_stoker.LoaderOptions":
         kw["num_workers"] = 0  # the C++ default: cores / LOCAL_WORLD_SIZE
     if not isinstance(kw["num_workers"], int) or kw["num_workers"] < 0:
         raise ValueError(f"num_workers must be None or an integer >= 0, got {kw['num_workers']!r}")
+    if "shuffle" in kw:
+        kw["shuffle"] = _spelling.shuffle_name(kw["shuffle"])
+    if kw.get("bestfit_window", 0) is None:
+        kw["bestfit_window"] = _stoker.PlanOptions().bestfit_window  # the one default
     opts = _stoker.LoaderOptions()
     for name, value in kw.items():
         try:
@@ -103,9 +126,11 @@ class Loader:
     the document) and ``row_offset`` (where in the row they start). See docs/provenance.md.
 
     Remote datasets (``s3://``, ``http(s)://``) are read through a node-local disk cache:
-    ``cache_dir="auto"`` (the default) is ``$XDG_CACHE_HOME/stoker``, else
-    ``/tmp/stoker-cache-<uid>``; ``cache_size`` its budget (default: 64 GiB or half the free
-    disk); ``cache_dir=None`` turns it off. Local datasets never use it. See docs/cache.md.
+    ``cache_dir="auto"`` (the default) is ``shards/`` in the cache root (``$STOKER_CACHE_DIR``,
+    else ``$XDG_CACHE_HOME/stoker``, else ``/tmp/stoker-cache-<uid>``; ``STOKER_CACHE_DIR=off``:
+    no cache), any other path is the shard cache's own directory; ``cache_size`` its budget
+    (default: 64 GiB or half the free disk); ``cache_dir=None`` turns it off. Local datasets
+    never use it. See docs/cache.md.
 
     Not thread-safe: iterate from one thread. Every blocking call releases the GIL.
     """
@@ -120,7 +145,7 @@ class Loader:
         prefetch_factor: int = 2,
         persistent_workers: bool = True,
         drop_last: bool = True,
-        shuffle: str = "global",
+        shuffle: Union[str, bool] = "global",
         pack: str = "concat",
         seed: int = 0,
         rank: Optional[int] = None,
@@ -136,7 +161,7 @@ class Loader:
         on_error: str = "fail",
         pad_token_id: int = 0,
         block_shards: int = 4,
-        bestfit_window: int = 4096,
+        bestfit_window: Optional[int] = None,
         device_buffers: int = 2,
         monitor_warnings: bool = True,
         provenance: bool = False,
@@ -148,6 +173,11 @@ class Loader:
         stream = datasets if isinstance(datasets, Stream) else None
         specs = [] if stream is not None else normalize_datasets(datasets)
         rank, world_size = rank_and_world_size(rank, world_size)
+        if stream is not None and stream.bestfit_window is not None:  # the deprecated spelling
+            if bestfit_window not in (None, stream.bestfit_window):
+                raise ValueError("bestfit_window given to both stoker.Stream (deprecated) and "
+                                 "stoker.Loader: give it to the Loader only")
+            bestfit_window = stream.bestfit_window
         self._setup(device, output)
         self._options = _options(
             seq_len=seq_len, batch_size=batch_size, num_workers=num_workers,
@@ -159,11 +189,12 @@ class Loader:
             on_error=on_error, pad_token_id=pad_token_id,
             block_shards=block_shards, bestfit_window=bestfit_window,
             device_buffers=device_buffers, monitor_warnings=monitor_warnings)
+        cache_dir = _spelling.cache_dir(cache_dir, "cache_dir")
         if cache_size is not None and cache_dir is None:
             raise ValueError("cache_size needs a cache (cache_dir is None: no cache)")
         # Remote datasets go through a node-local cache, with look-ahead in plan order: "auto"
-        # is the per-user default ($XDG_CACHE_HOME/stoker, else /tmp/stoker-cache-<uid>);
-        # None reads them by ranged GETs. Local datasets never use it.
+        # is shards/ in the cache root (cache/cache_defaults.h resolves it); None reads them by
+        # ranged GETs. Local datasets never use it.
         self._options.cache_dir = "" if cache_dir is None else os.fspath(cache_dir)
         if cache_size is not None:
             size = (_stoker.parse_size(cache_size) if isinstance(cache_size, str)
@@ -323,20 +354,11 @@ class Loader:
         (its shards' positions, shuffle buffer and packer, as references); save every rank's
         (``stoker.gather_state_dicts``) to resume on another world size.
         """
-        return {"format": STATE_FORMAT, "version": STATE_VERSION,
-                "plan_state": json.loads(self._impl.state_json())}
+        return make_state_dict(self._impl.state_json())
 
     @staticmethod
     def _plan_state(state: Any) -> Dict[str, Any]:
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            raise ValueError(f"not a stoker loader state (format {STATE_FORMAT!r} expected)")
-        if state.get("version") != STATE_VERSION:
-            raise ValueError(f"unsupported stoker loader state version {state.get('version')!r} "
-                             f"(this stoker reads version {STATE_VERSION})")
-        plan_state = state.get("plan_state")
-        if not isinstance(plan_state, dict):
-            raise ValueError("stoker loader state has no 'plan_state' object")
-        return plan_state
+        return plan_state_of(state)
 
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
         """Continues from ``state``; ValueError if it is malformed or from another plan.

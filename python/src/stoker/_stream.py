@@ -6,7 +6,9 @@ from __future__ import annotations
 import glob
 import os
 import sys
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
+
+from . import _spelling
 
 
 class Stream:
@@ -15,14 +17,19 @@ class Stream:
     ``paths`` are files, directories or glob patterns (expanded here, sorted; record shards on
     ``s3://`` and ``http(s)://`` are listed by stoker, docs/formats.md). Give the object to
     ``stoker.Loader`` in place of datasets; the loader options (seq_len, batch_size, num_workers,
-    pack, seed, rank/world_size, on_error, state_dict) mean what they mean for datasets.
+    pack, bestfit_window, seed, rank/world_size, on_error, state_dict) mean what they mean for
+    datasets. The loader options a stream cannot honour are refused with a ValueError, never
+    ignored: ``shuffle`` other than "global"/True (a stream's order is its seeded shard dealing
+    and its shuffle buffer), ``block_shards``, and ``drop_last=False``.
     ``steps_per_epoch`` fixes the epoch length; without it a pre-scan at open reads every shard
     once. ``tokenizer``: "bytes", a SentencePiece ``.model``, a ``tokenizer.json`` or a
     ``.tiktoken`` file (then ``pattern`` names its split: r50k, p50k, cl100k, o200k, llama3, llama4 or a regex;
     ``special``, ``allow_special``, ``eos`` as for ``stoker.Tokenizer``). ``text_field`` is the
     JSONL field or the record shards' field holding the text. ``scan_cache``: where the pre-scans
-    written by ``stoker index --stream`` are looked up ("auto": the default cache directory,
-    "off", or a directory; scans beside the data are read too). Plain value.
+    written by ``stoker scan`` are looked up ("auto": the default cache directory, None: none,
+    or a directory; scans beside the data are read too). ``bestfit_window`` here is a deprecated
+    spelling of the loader's ``bestfit_window`` (one default, 4096, for datasets and streams).
+    Plain value.
     """
 
     def __init__(
@@ -33,14 +40,15 @@ class Stream:
         shuffle_buffer: int = 10_000,
         *,
         utf8: str = "replace",
-        bestfit_window: int = 256,
+        bestfit_window: Any = _spelling._UNSET,
         steps_per_epoch: Optional[int] = None,
         split_factor: int = 8,
         pattern: Optional[str] = None,
         special: Optional[str] = None,
         allow_special: bool = False,
         eos: Optional[Union[str, int]] = None,
-        scan_cache: Union[str, os.PathLike] = "auto",
+        post_processor: bool = True,
+        scan_cache: Union[str, os.PathLike, None] = "auto",
     ) -> None:
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -56,35 +64,74 @@ class Stream:
                 inputs.append(p)
         if not inputs:
             raise ValueError("stoker.Stream: no input given")
-        for name, v in (("shuffle_buffer", shuffle_buffer), ("bestfit_window", bestfit_window),
-                        ("split_factor", split_factor)):
+        if bestfit_window is _spelling._UNSET:
+            bestfit_window = None
+        else:
+            _spelling.deprecated("stoker.Stream(bestfit_window=)",
+                                "stoker.Loader(stream, bestfit_window=)")
+            if not isinstance(bestfit_window, int) or bestfit_window < 1:
+                raise ValueError(f"bestfit_window must be an integer >= 1, got {bestfit_window!r}")
+        for name, v in (("shuffle_buffer", shuffle_buffer), ("split_factor", split_factor)):
             if not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
         if steps_per_epoch is not None and (not isinstance(steps_per_epoch, int)
                                             or steps_per_epoch < 1):
             raise ValueError(f"steps_per_epoch must be None or an integer >= 1, got "
                              f"{steps_per_epoch!r}")
-        self.inputs = inputs
-        self.tokenizer = os.fspath(tokenizer)
-        self.text_field = text_field
-        self.shuffle_buffer = shuffle_buffer
-        self.utf8 = utf8
-        self.bestfit_window = bestfit_window
-        self.steps_per_epoch = steps_per_epoch or 0
-        self.split_factor = split_factor
-        self.tokenizer_options = (pattern or "", special or "", bool(allow_special),
-                                  "" if eos is None else str(eos))
-        self.scan_cache = os.fspath(scan_cache)
+        from . import _stoker
+
+        # The one definition: the C++ StreamOptions, filled here and handed over whole.
+        o = _stoker.StreamOptions()
+        o.inputs = inputs
+        o.tokenizer = os.fspath(tokenizer)
+        o.tokenizer_options = tokenizer_options(pattern, special, allow_special, eos,
+                                                post_processor)
+        o.text_field = text_field
+        try:
+            o.utf8 = utf8
+        except ValueError as e:
+            raise ValueError(f"utf8: {e}") from None
+        o.shuffle_buffer = shuffle_buffer
+        o.steps_per_epoch = steps_per_epoch or 0
+        o.split_factor = split_factor
+        scan = _spelling.cache_dir(scan_cache, "scan_cache")
+        o.scan_cache_dir = "" if scan is None else scan
+        self.options = o
+        self.bestfit_window: Optional[int] = bestfit_window  # deprecated; None: the loader's
+
+    @property
+    def inputs(self) -> list:
+        return self.options.inputs
+
+    @property
+    def tokenizer(self) -> str:
+        return self.options.tokenizer
+
+    @property
+    def shuffle_buffer(self) -> int:
+        return self.options.shuffle_buffer
 
     def _open(self, core, options, resume_json=None):
-        return core.Loader.open_stream(
-            self.inputs, self.tokenizer, self.text_field, self.shuffle_buffer, self.utf8,
-            self.bestfit_window, self.steps_per_epoch, self.split_factor, options, resume_json,
-            *self.tokenizer_options, self.scan_cache)
+        return core.Loader.open_stream(self.options, options, resume_json)
 
     def __repr__(self) -> str:
         return (f"stoker.Stream({self.inputs!r}, tokenizer={self.tokenizer!r}, "
                 f"shuffle_buffer={self.shuffle_buffer})")
+
+
+def tokenizer_options(pattern: Optional[str] = None, special: Optional[str] = None,
+                      allow_special: bool = False, eos: Optional[Union[str, int]] = None,
+                      post_processor: bool = True):
+    """The C++ TokenizerOptions from the keyword arguments every tokenizer-taking call shares."""
+    from . import _stoker
+
+    t = _stoker.TokenizerOptions()
+    t.pattern = pattern or ""
+    t.special = special or ""
+    t.allow_special = bool(allow_special)
+    t.eos = "" if eos is None else str(eos)
+    t.post_processor = bool(post_processor)
+    return t
 
 
 def gather_state_dicts(loader, group=None) -> list:

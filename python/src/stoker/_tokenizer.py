@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
-from . import _stoker
+from . import _spelling, _stoker
 
 
 class Tokenizer:
@@ -48,11 +48,14 @@ class Tokenizer:
         """The ids of ``text`` (no EOS): a list, or an int32 NumPy array with ``numpy=True``."""
         return self._t.encode(text, numpy)
 
-    def encode_batch(self, texts: Sequence[str], num_threads: int = 0, *, numpy: bool = False):
-        """The ids of each text, encoded on ``num_threads`` threads (0 = all cores): the calling
+    def encode_batch(self, texts: Sequence[str], num_workers: int = 0, *, numpy: bool = False,
+                     num_threads: Any = _spelling._UNSET):
+        """The ids of each text, encoded on ``num_workers`` threads (0 = all cores): the calling
         thread and threads of a pool that lives across calls. The GIL is released while encoding
-        and taken by each thread only to build the Python objects of what it encoded."""
-        return self._t.encode_batch(list(texts), num_threads, numpy)
+        and taken by each thread only to build the Python objects of what it encoded.
+        ``num_threads`` is the deprecated spelling of ``num_workers``."""
+        num_workers = _spelling.alias(num_workers, num_threads, "num_threads", "num_workers", 0)
+        return self._t.encode_batch(list(texts), num_workers, numpy)
 
     def decode(self, ids: Iterable[int], errors: str = "strict") -> str:
         """The text of ``ids``; ``errors`` as in ``bytes.decode`` for ids that split a

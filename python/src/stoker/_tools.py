@@ -6,7 +6,7 @@ import json
 import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
-from . import _stoker
+from . import _spelling, _stoker
 from ._datasets import DatasetSpec, PathLike, normalize_datasets, rank_and_world_size
 
 
@@ -17,11 +17,11 @@ def pack(
     *,
     text_field: str = "text",
     shard_size: Union[str, int] = "128MiB",
-    threads: int = 0,
+    num_workers: int = 0,
     task_index: Optional[int] = None,
     task_count: Optional[int] = None,
     utf8: str = "replace",
-    bad_lines: str = "fail",
+    on_error: str = "fail",
     dtype: str = "auto",
     overwrite: bool = False,
     pattern: Optional[str] = None,
@@ -32,10 +32,14 @@ def pack(
     input_format: str = "auto",
     key_field: str = "",
     format: str = "stoker",
+    threads: Any = _spelling._UNSET,
+    bad_lines: Any = _spelling._UNSET,
 ) -> Dict[str, Any]:
     """Tokenizes raw text (JSONL, .gz/.zst, text files, directories) into a stoker dataset.
 
-    Same options and defaults as ``stoker pack``; threads=0 uses every core. Returns the dataset's
+    Same options and defaults as ``stoker pack``; num_workers=0 uses every core (tokenizer
+    threads). ``on_error`` ("fail" or "skip") is what to do with bad lines and records.
+    ``threads`` and ``bad_lines`` are their deprecated spellings. Returns the dataset's
     manifest and the run's counters. Raises FileNotFoundError for a missing input,
     FileExistsError when a dataset is already there (unless overwrite), ValueError for bad options
     or input, OSError for read/write failures. Record shards (WebDataset, TFRecord, MDS, LitData,
@@ -54,11 +58,13 @@ def pack(
     outputs are written atomically with a ``records.json`` manifest (files, bytes, XXH3), and
     the result's ``records`` holds their counts.
     """
+    num_workers = _spelling.alias(num_workers, threads, "threads", "num_workers", 0)
+    on_error = _spelling.alias(on_error, bad_lines, "bad_lines", "on_error", "fail")
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     result = _stoker.pack(
         [os.fspath(p) for p in inputs], os.fspath(output), tokenizer, text_field, str(shard_size),
-        threads, task_index, task_count, utf8, bad_lines, dtype, overwrite,
+        num_workers, task_index, task_count, utf8, on_error, dtype, overwrite,
         pattern=pattern or "", special=special or "", allow_special=allow_special,
         eos="" if eos is None else str(eos), post_processor=post_processor,
         input_format=input_format, key_field=key_field, format=format)
@@ -122,12 +128,22 @@ class Plan:
                 "packing": self._impl.packing_stats(epoch)}
 
     def state_dict(self, epoch: int, rows_consumed: int = 0) -> Dict[str, Any]:
-        """The plan checkpoint (docs/checkpoint-format.md) for a position."""
-        return json.loads(self._impl.make_state_json(epoch, rows_consumed))
+        """The checkpoint for a position, in the format of ``Loader.state_dict()`` (so either
+        loads into the other; docs/checkpoint-format.md)."""
+        from ._loader import make_state_dict
+
+        return make_state_dict(self._impl.make_state_json(epoch, rows_consumed))
 
     def restore(self, state: Dict[str, Any], force: bool = False) -> tuple:
-        """(epoch, rows_consumed) of a plan checkpoint; ValueError if it is from another plan."""
-        return self._impl.restore(json.dumps(state), force)
+        """(epoch, rows_consumed) of a checkpoint (``state_dict()`` of a Plan or a Loader);
+        ValueError if it is from another plan. A bare plan state (the ``plan_state`` inside, as
+        ``Plan.state_dict`` returned before) is still read, with a DeprecationWarning."""
+        from ._loader import plan_state_of
+
+        if isinstance(state, dict) and state.get("format") == "stoker-plan-state":
+            _spelling.deprecated("a bare plan state", "Plan.state_dict()'s format (as the Loader's)")
+            return self._impl.restore(json.dumps(state), force)
+        return self._impl.restore(json.dumps(plan_state_of(state)), force)
 
 
 def plan(
@@ -135,14 +151,14 @@ def plan(
     seq_len: int,
     batch_size: int,
     *,
-    world_size: Optional[int] = None,
     rank: Optional[int] = None,
+    world_size: Optional[int] = None,
     seed: int = 0,
-    shuffle: str = "global",
+    shuffle: Union[str, bool] = "global",
     pack: str = "concat",
     drop_last: bool = True,
     block_shards: int = 4,
-    bestfit_window: int = 4096,
+    bestfit_window: Optional[int] = None,
 ) -> Plan:
     """Builds the plan ``stoker plan`` prints (same options; RANK/WORLD_SIZE are the defaults)."""
     specs = normalize_datasets(datasets)

@@ -35,9 +35,8 @@ arrow::Result<int64_t> ArrowByteFile::GetSize() {
 arrow::Result<int64_t> ArrowByteFile::ReadAt(int64_t position, int64_t nbytes,
                                              bool allow_short_read, void* out) {
   if (position < 0 || nbytes < 0) return arrow::Status::Invalid(uri(), ": negative read");
-  Result<size_t> got =
-      source_->ReadAt(static_cast<uint64_t>(position), static_cast<size_t>(nbytes),
-                      static_cast<char*>(out));
+  Result<size_t> got = source_->ReadAt(static_cast<uint64_t>(position), static_cast<size_t>(nbytes),
+                                       static_cast<char*>(out));
   if (!got.ok()) return ToArrow(got.status());
   if (!allow_short_read && static_cast<int64_t>(*got) < nbytes) {
     return arrow::Status::Invalid(uri(), ": ", nbytes, " bytes at byte offset ", position,

@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
-#include "storage/byte_source.h"
 #include "stoker/status.h"
+#include "storage/byte_source.h"
 
 namespace stoker {
 
@@ -33,8 +33,7 @@ class ArrowByteFile final : public arrow::io::RandomAccessFile {
   arrow::Result<int64_t> ReadAt(int64_t position, int64_t nbytes, void* out) override;
   arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t nbytes,
                                                        bool allow_short_read) override;
-  arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position,
-                                                       int64_t nbytes) override;
+  arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t nbytes) override;
 
   const std::string& uri() const { return source_->uri(); }
 

@@ -19,16 +19,26 @@ void VisitInts(const arrow::Array& values, int64_t begin, int64_t end, F&& f) {
     }
   };
   switch (values.type_id()) {
-    case arrow::Type::INT8: return loop(static_cast<const arrow::Int8Array&>(values));
-    case arrow::Type::INT16: return loop(static_cast<const arrow::Int16Array&>(values));
-    case arrow::Type::INT32: return loop(static_cast<const arrow::Int32Array&>(values));
-    case arrow::Type::INT64: return loop(static_cast<const arrow::Int64Array&>(values));
-    case arrow::Type::UINT8: return loop(static_cast<const arrow::UInt8Array&>(values));
-    case arrow::Type::UINT16: return loop(static_cast<const arrow::UInt16Array&>(values));
-    case arrow::Type::UINT32: return loop(static_cast<const arrow::UInt32Array&>(values));
-    case arrow::Type::UINT64: return loop(static_cast<const arrow::UInt64Array&>(values));
-    case arrow::Type::BOOL: return loop(static_cast<const arrow::BooleanArray&>(values));
-    default: return;
+    case arrow::Type::INT8:
+      return loop(static_cast<const arrow::Int8Array&>(values));
+    case arrow::Type::INT16:
+      return loop(static_cast<const arrow::Int16Array&>(values));
+    case arrow::Type::INT32:
+      return loop(static_cast<const arrow::Int32Array&>(values));
+    case arrow::Type::INT64:
+      return loop(static_cast<const arrow::Int64Array&>(values));
+    case arrow::Type::UINT8:
+      return loop(static_cast<const arrow::UInt8Array&>(values));
+    case arrow::Type::UINT16:
+      return loop(static_cast<const arrow::UInt16Array&>(values));
+    case arrow::Type::UINT32:
+      return loop(static_cast<const arrow::UInt32Array&>(values));
+    case arrow::Type::UINT64:
+      return loop(static_cast<const arrow::UInt64Array&>(values));
+    case arrow::Type::BOOL:
+      return loop(static_cast<const arrow::BooleanArray&>(values));
+    default:
+      return;
   }
 }
 
@@ -40,8 +50,10 @@ void VisitFloats(const arrow::Array& values, int64_t begin, int64_t end, F&& f) 
     }
   };
   switch (values.type_id()) {
-    case arrow::Type::FLOAT: return loop(static_cast<const arrow::FloatArray&>(values));
-    case arrow::Type::DOUBLE: return loop(static_cast<const arrow::DoubleArray&>(values));
+    case arrow::Type::FLOAT:
+      return loop(static_cast<const arrow::FloatArray&>(values));
+    case arrow::Type::DOUBLE:
+      return loop(static_cast<const arrow::DoubleArray&>(values));
     case arrow::Type::HALF_FLOAT: {
       const auto& typed = static_cast<const arrow::HalfFloatArray&>(values);
       for (int64_t j = begin; j < end; ++j) {
@@ -49,7 +61,8 @@ void VisitFloats(const arrow::Array& values, int64_t begin, int64_t end, F&& f) 
       }
       return;
     }
-    default: return;
+    default:
+      return;
   }
 }
 
@@ -60,8 +73,8 @@ bool IsFloat(arrow::Type::type id) { return arrow::is_floating(id); }
 
 // The element range [begin, end) of list row `row` and the child array, for the three list types.
 template <typename L>
-void ListRange(const arrow::Array& column, int64_t row, const arrow::Array** values,
-               int64_t* begin, int64_t* end) {
+void ListRange(const arrow::Array& column, int64_t row, const arrow::Array** values, int64_t* begin,
+               int64_t* end) {
   const auto& list = static_cast<const L&>(column);
   *values = list.values().get();
   *begin = list.value_offset(row);
@@ -71,10 +84,12 @@ void ListRange(const arrow::Array& column, int64_t row, const arrow::Array** val
 void ListRow(const arrow::Array& column, int64_t row, const arrow::Array** values, int64_t* begin,
              int64_t* end) {
   switch (column.type_id()) {
-    case arrow::Type::LIST: return ListRange<arrow::ListArray>(column, row, values, begin, end);
+    case arrow::Type::LIST:
+      return ListRange<arrow::ListArray>(column, row, values, begin, end);
     case arrow::Type::LARGE_LIST:
       return ListRange<arrow::LargeListArray>(column, row, values, begin, end);
-    default: return ListRange<arrow::FixedSizeListArray>(column, row, values, begin, end);
+    default:
+      return ListRange<arrow::FixedSizeListArray>(column, row, values, begin, end);
   }
 }
 

@@ -1,11 +1,12 @@
-// Arrow IPC through Arrow C++: the stream format (what Hugging Face save_to_disk writes, FORMATS.md
-// 7.2) read message by message, or the ARROW1 file format read batch by batch.
+// Arrow IPC through Arrow C++: the stream format (what Hugging Face save_to_disk writes,
+// docs/formats-reference.md §7.2) read message by message, or the ARROW1 file format read batch by
+// batch.
 #include <arrow/ipc/reader.h>
 #include <arrow/record_batch.h>
 
 #include "records/arrow/arrow_byte_file.h"
 #include "records/arrow/arrow_columns.h"
-#include "records/arrow_sources.h"
+#include "records/arrow/arrow_module.h"
 
 namespace stoker {
 namespace {
@@ -81,9 +82,12 @@ class ArrowIpcSource final : public RecordSource {
 
 }  // namespace
 
+namespace arrow_module {
+
 Result<std::unique_ptr<RecordSource>> OpenArrowIpcShard(const RecordShard& shard,
                                                         std::shared_ptr<const ByteSource> source) {
   return ArrowIpcSource::Open(std::move(source));
 }
 
+}  // namespace arrow_module
 }  // namespace stoker

@@ -8,7 +8,7 @@
 
 #include "records/arrow/arrow_byte_file.h"
 #include "records/arrow/arrow_columns.h"
-#include "records/arrow_sources.h"
+#include "records/arrow/arrow_module.h"
 
 namespace stoker {
 namespace {
@@ -20,9 +20,10 @@ Status MissingColumn(const std::string& path, const std::string& column,
   return InvalidArgument(path + ": no column '" + column + "' (columns: " + names + ")");
 }
 
-Status ReadParquetColumn(const std::string& path, const std::string& column, TokenColumn* out) {
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> owned, OpenFileSource(path));
-  auto file = std::make_shared<ArrowByteFile>(std::move(owned));
+Status ReadParquetColumn(std::shared_ptr<const ByteSource> source, const std::string& column,
+                         TokenColumn* out) {
+  const std::string path = source->uri();
+  auto file = std::make_shared<ArrowByteFile>(std::move(source));
   try {
     auto reader = parquet::arrow::OpenFile(file, arrow::default_memory_pool());
     if (!reader.ok()) return FromArrow(reader.status(), path + ": Parquet footer");
@@ -46,9 +47,10 @@ Status ReadParquetColumn(const std::string& path, const std::string& column, Tok
   return Status::OK();
 }
 
-Status ReadIpcColumn(const std::string& path, const std::string& column, TokenColumn* out) {
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> owned, OpenFileSource(path));
-  auto file = std::make_shared<ArrowByteFile>(std::move(owned));
+Status ReadIpcColumn(std::shared_ptr<const ByteSource> source, const std::string& column,
+                     TokenColumn* out) {
+  const std::string path = source->uri();
+  auto file = std::make_shared<ArrowByteFile>(std::move(source));
   auto reader = arrow::ipc::RecordBatchStreamReader::Open(file.get());
   if (!reader.ok()) return FromArrow(reader.status(), path + ": Arrow IPC stream schema");
   int index = (*reader)->schema()->GetFieldIndex(column);
@@ -66,16 +68,19 @@ Status ReadIpcColumn(const std::string& path, const std::string& column, TokenCo
 
 }  // namespace
 
-Result<TokenColumn> ReadArrowTokenColumn(const std::string& path, RecordFormat format,
-                                         const std::string& column) {
+namespace arrow_module {
+
+Result<TokenColumn> ReadTokenColumn(std::shared_ptr<const ByteSource> file, RecordFormat format,
+                                    const std::string& column) {
   TokenColumn out;
   out.offsets.push_back(0);
   if (format == RecordFormat::kParquet) {
-    STOKER_RETURN_IF_ERROR(ReadParquetColumn(path, column, &out));
+    STOKER_RETURN_IF_ERROR(ReadParquetColumn(std::move(file), column, &out));
   } else {
-    STOKER_RETURN_IF_ERROR(ReadIpcColumn(path, column, &out));
+    STOKER_RETURN_IF_ERROR(ReadIpcColumn(std::move(file), column, &out));
   }
   return out;
 }
 
+}  // namespace arrow_module
 }  // namespace stoker

@@ -9,7 +9,7 @@
 
 #include "records/arrow/arrow_byte_file.h"
 #include "records/arrow/arrow_columns.h"
-#include "records/arrow_sources.h"
+#include "records/arrow/arrow_module.h"
 
 namespace stoker {
 namespace {
@@ -51,8 +51,8 @@ class ParquetSource final : public RecordSource {
     uint64_t first_row = 0, offset = 0;
     if (shard.part >= 0) {
       if (shard.part >= meta->num_row_groups()) {
-        return InvalidArgument(uri + ": no row group " + std::to_string(shard.part) + " (the file has " +
-                               std::to_string(meta->num_row_groups()) + ")");
+        return InvalidArgument(uri + ": no row group " + std::to_string(shard.part) +
+                               " (the file has " + std::to_string(meta->num_row_groups()) + ")");
       }
       groups.push_back(static_cast<int>(shard.part));
       for (int g = 0; g < shard.part; ++g) first_row += meta->RowGroup(g)->num_rows();
@@ -103,43 +103,19 @@ class ParquetSource final : public RecordSource {
 
 }  // namespace
 
-bool ArrowReadersAvailable() { return true; }
+namespace arrow_module {
 
-Result<std::vector<RecordShard>> ListParquetShards(const std::string& path,
-                                                   const RecordStore& store,
-                                                   uint64_t size_bytes) {
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> owned,
-                          store.Open(path, size_bytes, /*forward=*/false));
-  const uint64_t file_bytes = owned->size_bytes();
-  Result<std::unique_ptr<parquet::ParquetFileReader>> footer = OpenFooter(std::move(owned));
-  std::vector<RecordShard> shards;
-  if (!footer.ok() && footer.status().code() == StatusCode::kCorruption) {
-    // A footer that does not parse: the whole file is one shard whose open reports it (naming the
-    // file and the footer's offset), so that the reader's skip policy decides, as for any shard.
-    RecordShard s;
-    s.path = path;
-    s.format = RecordFormat::kParquet;
-    s.store = store;
-    s.object_bytes = file_bytes;
-    s.size_bytes = file_bytes;
-    shards.push_back(std::move(s));
-    return shards;
-  }
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetFileReader> raw, std::move(footer));
+Result<std::vector<ParquetRowGroup>> ParquetRowGroups(std::shared_ptr<const ByteSource> file) {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<parquet::ParquetFileReader> raw,
+                          OpenFooter(std::move(file)));
   std::shared_ptr<parquet::FileMetaData> meta = raw->metadata();
+  std::vector<ParquetRowGroup> groups;
   for (int g = 0; g < meta->num_row_groups(); ++g) {
     std::unique_ptr<parquet::RowGroupMetaData> rg = meta->RowGroup(g);
     if (rg->num_rows() == 0) continue;
-    RecordShard s;
-    s.path = path;
-    s.format = RecordFormat::kParquet;
-    s.part = g;
-    s.store = store;
-    s.object_bytes = file_bytes;
-    s.size_bytes = static_cast<uint64_t>(std::max<int64_t>(rg->total_compressed_size(), 0));
-    shards.push_back(std::move(s));
+    groups.push_back({g, static_cast<uint64_t>(std::max<int64_t>(rg->total_compressed_size(), 0))});
   }
-  return shards;
+  return groups;
 }
 
 Result<std::unique_ptr<RecordSource>> OpenParquetShard(const RecordShard& shard,
@@ -147,4 +123,5 @@ Result<std::unique_ptr<RecordSource>> OpenParquetShard(const RecordShard& shard,
   return ParquetSource::Open(shard, std::move(source));
 }
 
+}  // namespace arrow_module
 }  // namespace stoker

@@ -194,8 +194,7 @@ TEST_F(ArrowSourcesTest, EveryFlippedByteOfAnIpcStreamIsRowsOrAnError) {
     bad[at] = static_cast<char>(bad[at] ^ 0x80);
     RecordShard shard{"s.arrow", RecordFormat::kArrow, 0, {}, -1};
     auto source = OpenArrowIpcShard(shard, MemorySource("s.arrow", bad));
-    Status status = source.ok() ? testing_util::ReadAllRecords(**source).status()
-                                : source.status();
+    Status status = source.ok() ? testing_util::ReadAllRecords(**source).status() : source.status();
     if (!status.ok()) {
       ++errors;
       EXPECT_NE(status.message().find("s.arrow"), std::string::npos) << status.message();

@@ -1,17 +1,17 @@
 // FileLock's waits. Two opens in one process conflict like two processes (flock locks belong to
 // the open file description), so one thread here stands for the other process; the process tests
-// (shard_cache_process_test.cc) do the same with a real second process.
-#include "cache/file_lock.h"
+// (cache/shard_cache_process_test.cc) do the same with a real second process, cancelled through
+// storage's CancelScope.
+#include "common/file_lock.h"
+
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 
-#include <gtest/gtest.h>
-
 #include "common/temp_dir.h"
-#include "storage/cancel.h"
 
-namespace stoker::cache {
+namespace stoker {
 namespace {
 
 TEST(FileLockTest, CancellingAWaitForAHeldLockEndsIt) {
@@ -21,8 +21,8 @@ TEST(FileLockTest, CancellingAWaitForAHeldLockEndsIt) {
   std::atomic<bool> stop{false};
   Status waited;
   std::thread waiter([&] {
-    const storage::CancelScope scope(&stop);
-    waited = FileLock::AcquireCancellable(path, LockMode::kShared).status();
+    waited =
+        FileLock::AcquireCancellable(path, LockMode::kShared, [&] { return stop.load(); }).status();
   });
   stop = true;
   waiter.join();
@@ -41,8 +41,8 @@ TEST(FileLockTest, ACancellableWaitTakesTheLockOnceItIsFree) {
   std::atomic<bool> stop{false};
   std::atomic<bool> locked{false};
   std::thread waiter([&] {
-    const storage::CancelScope scope(&stop);
-    auto lock = FileLock::AcquireCancellable(path, LockMode::kExclusive);
+    auto lock =
+        FileLock::AcquireCancellable(path, LockMode::kExclusive, [&] { return stop.load(); });
     ASSERT_TRUE(lock.ok()) << lock.status().ToString();
     ASSERT_NE(*lock, nullptr);
     locked = true;
@@ -55,12 +55,26 @@ TEST(FileLockTest, ACancellableWaitTakesTheLockOnceItIsFree) {
 
 TEST(FileLockTest, AnAlreadyCancelledThreadStillTakesAFreeLock) {
   auto dir = TempDir::Create("stoker-file-lock-").value();
-  std::atomic<bool> stop{true};
-  const storage::CancelScope scope(&stop);
-  auto lock = FileLock::AcquireCancellable(dir->Join("x.lock"), LockMode::kExclusive);
+  auto lock =
+      FileLock::AcquireCancellable(dir->Join("x.lock"), LockMode::kExclusive, [] { return true; });
   ASSERT_TRUE(lock.ok()) << lock.status().ToString();
   EXPECT_NE(*lock, nullptr);
 }
 
+TEST(FileLockTest, SharedLocksGoTogetherAndAnExclusiveOneWaitsForThem) {
+  auto dir = TempDir::Create("stoker-file-lock-").value();
+  const std::string path = dir->Join("x.lock");
+  auto a = FileLock::Acquire(path, LockMode::kShared).value();
+  auto b = FileLock::TryAcquire(path, LockMode::kShared).value();
+  EXPECT_NE(b, nullptr);
+  EXPECT_EQ(FileLock::TryAcquire(path, LockMode::kExclusive).value(), nullptr);
+  a.reset();
+  b.reset();
+  auto c = FileLock::TryAcquire(path, LockMode::kExclusive).value();
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->path(), path);
+  EXPECT_EQ(FileLock::TryAcquire(path, LockMode::kShared).value(), nullptr);
+}
+
 }  // namespace
-}  // namespace stoker::cache
+}  // namespace stoker

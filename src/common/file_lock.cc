@@ -1,4 +1,4 @@
-#include "cache/file_lock.h"
+#include "common/file_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -8,9 +8,7 @@
 #include <cerrno>
 #include <thread>
 
-#include "storage/cancel.h"
-
-namespace stoker::cache {
+namespace stoker {
 namespace {
 
 // flock(fd, op), repeated on EINTR: 0 or an errno.
@@ -23,18 +21,19 @@ int FlockOnce(int fd, int op) {
 
 }  // namespace
 
-Result<std::unique_ptr<FileLock>> FileLock::Lock(const std::string& path, LockMode mode,
-                                                 Wait wait, std::chrono::milliseconds max_sleep) {
+Result<std::unique_ptr<FileLock>> FileLock::Lock(const std::string& path, LockMode mode, Wait wait,
+                                                 const std::function<bool()>& cancelled,
+                                                 std::chrono::milliseconds max_sleep) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0 && errno == EISDIR) fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(path + ": cannot open lock file", errno);
   const int op = mode == LockMode::kShared ? LOCK_SH : LOCK_EX;
-  // Nothing can cancel a thread with no scope: it may block in flock.
-  if (wait == Wait::kCancellable && storage::CurrentCancelScope() == nullptr) wait = Wait::kBlock;
+  // Nothing can cancel this wait: it may block in flock.
+  if (wait == Wait::kCancellable && !cancelled) wait = Wait::kBlock;
   int err = FlockOnce(fd, wait == Wait::kBlock ? op : op | LOCK_NB);
   std::chrono::milliseconds sleep(1);
   while (wait == Wait::kCancellable && err == EWOULDBLOCK) {
-    if (storage::CancelRequested()) {
+    if (cancelled()) {
       ::close(fd);
       return Cancelled(path + ": cancelled while waiting for its lock");
     }
@@ -51,18 +50,19 @@ Result<std::unique_ptr<FileLock>> FileLock::Lock(const std::string& path, LockMo
 }
 
 Result<std::unique_ptr<FileLock>> FileLock::Acquire(const std::string& path, LockMode mode) {
-  return Lock(path, mode, Wait::kBlock, {});
+  return Lock(path, mode, Wait::kBlock, {}, {});
 }
 
 Result<std::unique_ptr<FileLock>> FileLock::TryAcquire(const std::string& path, LockMode mode) {
-  return Lock(path, mode, Wait::kNo, {});
+  return Lock(path, mode, Wait::kNo, {}, {});
 }
 
 Result<std::unique_ptr<FileLock>> FileLock::AcquireCancellable(
-    const std::string& path, LockMode mode, std::chrono::milliseconds max_sleep) {
-  return Lock(path, mode, Wait::kCancellable, max_sleep);
+    const std::string& path, LockMode mode, const std::function<bool()>& cancelled,
+    std::chrono::milliseconds max_sleep) {
+  return Lock(path, mode, Wait::kCancellable, cancelled, max_sleep);
 }
 
 FileLock::~FileLock() { ::close(fd_); }  // closing the last descriptor releases the lock
 
-}  // namespace stoker::cache
+}  // namespace stoker

@@ -1,0 +1,287 @@
+#include "ingest/pack_task.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "common/file_util.h"
+#include "common/hash.h"
+#include "common/temp_dir.h"
+#include "common/uri.h"
+#include "format/length_index.h"
+#include "ingest/dataset_dir.h"
+#include "ingest/pack_records.h"
+#include "ingest/shard_sink.h"
+#include "ingest/task_receipt.h"
+#include "ingest/upload_dataset.h"
+#include "records/record_store.h"
+#include "storage/open_backend.h"
+#include "text/tokenizer.h"
+
+namespace stoker {
+namespace {
+
+// The tokenizer and every option that changes the output bytes (not --threads).
+std::string OptionsJson(const PackArgs& args, const PackOptions& o, const Tokenizer& tokenizer,
+                        TokenDType dtype) {
+  nlohmann::ordered_json j;
+  const TokenizerIdentity& id = tokenizer.identity();
+  j["format"] = args.format;
+  j["tokenizer"] = {{"kind", id.kind},
+                    {"name", id.name},
+                    {"vocab_size", tokenizer.vocab_size()},
+                    {"eos_id", tokenizer.eos_id()},
+                    {"checksum", id.checksum}};
+  j["dtype"] = std::string(TokenDTypeName(dtype));
+  j["text_field"] = args.text_field;
+  j["key_field"] = args.key_field;
+  j["input_format"] = args.input_format;
+  j["utf8"] = args.utf8;
+  j["on_error"] = args.on_error;
+  j["shard_size_bytes"] = o.shard_size_bytes;
+  return j.dump();
+}
+
+std::string ShardPrefix(uint32_t task_index) {
+  std::string name = ShardSink::ShardName(task_index, 0);
+  return name.substr(0, name.size() - 5);  // "part-00003-"
+}
+
+// True when every shard of `r` is at `root` with the size the receipt records.
+Result<bool> ShardsPresent(const storage::Backend& backend, const std::string& root,
+                           const TaskReceipt& r) {
+  STOKER_ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> objects,
+                          backend.List(JoinUri(root, ShardPrefix(r.task_index))));
+  std::map<std::string, uint64_t> sizes;
+  for (const storage::ObjectInfo& o : objects) sizes[o.uri] = o.size_bytes;
+  for (const ShardInfo& s : r.manifest.shards) {
+    for (auto [ext, bytes] : {std::pair<const char*, uint64_t>{".bin", s.bin_bytes},
+                              std::pair<const char*, uint64_t>{".idx", s.idx_bytes}}) {
+      auto it = sizes.find(JoinUri(root, s.prefix + ext));
+      if (it == sizes.end() || it->second != bytes) return false;
+    }
+  }
+  if (r.tfrecord.empty()) return true;
+  STOKER_ASSIGN_OR_RETURN(objects,
+                          backend.List(JoinUri(root, "tfrecord/" + ShardPrefix(r.task_index))));
+  for (const storage::ObjectInfo& o : objects) sizes[o.uri] = o.size_bytes;
+  for (const RecordFileInfo& f : r.tfrecord) {
+    auto it = sizes.find(JoinUri(root, "tfrecord/" + f.name));
+    if (it == sizes.end() || it->second != f.size_bytes) return false;
+  }
+  return true;
+}
+
+// Local output: removes the receipt (first: from here on the task is not finished), the merged
+// manifest and length index (the dataset is no longer complete), then this task's shards and
+// temporary files.
+Status ForgetLocalTask(const std::string& root, uint32_t task_index) {
+  for (std::string path : {TaskReceiptUri(root, task_index), JoinPath(root, kManifestFileName),
+                           JoinPath(root, std::string(kLengthIndexFileName)),
+                           JoinPath(JoinPath(root, "tfrecord"), kRecordsManifestName)}) {
+    if (std::remove(path.c_str()) != 0 && errno != ENOENT) {
+      return ErrnoStatus(path + ": cannot remove", errno);
+    }
+  }
+  const std::string prefix = ShardPrefix(task_index);
+  for (const std::string& dir : {root, JoinPath(root, "tfrecord")}) {
+    if (!IsDirectory(dir)) continue;
+    STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
+    for (const std::string& name : names) {
+      if (!name.starts_with(prefix)) continue;
+      const std::string path = JoinPath(dir, name);
+      if (std::remove(path.c_str()) != 0 && errno != ENOENT) {
+        return ErrnoStatus(path + ": cannot remove", errno);
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// Tests only: STOKER_TEST_KILL_TASK=INDEX:MARKER kills this process with SIGKILL before task
+// INDEX writes its receipt, once (the marker file records that it happened), as a preempted or
+// lost worker would die.
+void MaybeKillForTest(uint32_t task_index) {
+  const char* spec = std::getenv("STOKER_TEST_KILL_TASK");
+  if (spec == nullptr) return;
+  std::string s(spec);
+  size_t colon = s.find(':');
+  if (colon == std::string::npos || s.substr(0, colon) != std::to_string(task_index)) return;
+  const std::string marker = s.substr(colon + 1);
+  if (PathExists(marker)) return;
+  if (!WriteFileAtomically(marker, "killed\n").ok()) return;
+  ::kill(::getpid(), SIGKILL);
+}
+
+Result<std::vector<ReceiptInput>> HashInputs(const TaskPlan& plan, TaskSlice slice) {
+  std::vector<ReceiptInput> inputs;
+  for (size_t i = slice.first; i < slice.last; ++i) {
+    const PlannedInput& f = plan.files[i];
+    ReceiptInput in{f.key, f.size_bytes, ""};
+    if (!IsRemoteRecordUri(f.key) && f.key.find('#') == std::string::npos && PathExists(f.key) &&
+        !IsDirectory(f.key)) {
+      STOKER_ASSIGN_OR_RETURN(in.xxh3, Xxh3HexOfFile(f.key));
+    }
+    inputs.push_back(std::move(in));
+  }
+  return inputs;
+}
+
+Result<TaskAssignment> ResolveTask(const PackArgs& args) {
+  if (args.task_index.has_value() != args.task_count.has_value()) {
+    return InvalidArgument("task index and task count go together: set both or neither");
+  }
+  if (args.task_count) {
+    if (*args.task_count == 0 || *args.task_index >= *args.task_count) {
+      return InvalidArgument("task index " + std::to_string(*args.task_index) +
+                             " is not below task count " + std::to_string(*args.task_count));
+    }
+    return TaskAssignment{*args.task_index, *args.task_count, "flags"};
+  }
+  return TaskFromEnvironment();
+}
+
+}  // namespace
+
+Result<bool> IsTaskSplit(const PackArgs& args) {
+  STOKER_ASSIGN_OR_RETURN(TaskAssignment task, ResolveTask(args));
+  return task.count > 1;
+}
+
+Result<TaskPlan> PlanPackTasks(const PackArgs& args) {
+  STOKER_ASSIGN_OR_RETURN(TaskAssignment task, ResolveTask(args));
+  PackArgs local = args;
+  local.output = ".";
+  STOKER_ASSIGN_OR_RETURN(PackOptions o, PackOptionsFromArgs(local));
+  STOKER_ASSIGN_OR_RETURN(std::string root, TaskOutputRoot(args.output));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
+                          storage::OpenBackendForUri(root));
+  TaskPlan want;
+  want.task_count = task.count;
+  want.arguments = args.inputs;
+  want.input_format = args.input_format;
+  return ReadOrWriteTaskPlan(*backend, root, want, [&]() -> Result<std::vector<PlannedInput>> {
+    // A new job: not over a dataset that is already there, nor inside the inputs.
+    Result<storage::ObjectInfo> dataset = backend->Stat(JoinUri(root, kManifestFileName));
+    if (dataset.ok()) {
+      return AlreadyExists(JoinUri(root, kManifestFileName) +
+                           ": a dataset is already there, and no task plan (" + kTaskPlanFileName +
+                           "); write the job to another output");
+    }
+    if (!IsRemoteRecordUri(root)) {
+      STOKER_RETURN_IF_ERROR(CheckOutputOutsideInputs(root, o.inputs));
+    }
+    STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files,
+                            ExpandPackInputs(o.inputs, o.input_format));
+    if (files.empty()) {
+      return InvalidArgument(
+          "no input files: the inputs are empty directories (hidden "
+          "files are ignored)");
+    }
+    return PlanFiles(files);
+  });
+}
+
+Result<PackRunResult> RunPackTask(const PackArgs& args,
+                                  std::function<void(const PackProgress&)> on_progress) {
+  PackRunResult run;
+  STOKER_ASSIGN_OR_RETURN(run.format, ParsePackFormat(args.format));
+  if (run.format == PackFormat::kWebDataset) {
+    return InvalidArgument(
+        "--format webdataset does not split into tasks (it copies files "
+        "without tokenizing: run it as one task)");
+  }
+  STOKER_ASSIGN_OR_RETURN(std::string root, TaskOutputRoot(args.output));
+  const bool remote = IsRemoteRecordUri(root);
+  PackArgs local = args;
+  local.output = ".";
+  STOKER_ASSIGN_OR_RETURN(run.options, PackOptionsFromArgs(local));
+  PackOptions& o = run.options;
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
+                          storage::OpenBackendForUri(root));
+  TokenizerOptions tokenizer_options = args.tokenizer_options;
+  tokenizer_options.load_threads = o.threads;
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
+                          OpenTokenizer(args.tokenizer, tokenizer_options));
+  STOKER_ASSIGN_OR_RETURN(TokenDType dtype, ChooseDType(*tokenizer, o.dtype));
+  STOKER_ASSIGN_OR_RETURN(TaskPlan plan, PlanPackTasks(args));
+  const std::string options_json = OptionsJson(args, o, *tokenizer, dtype);
+  run.receipt = TaskReceiptUri(root, o.task_index);
+  run.output = root;
+
+  Result<std::string> existing = storage::ReadAll(*backend, run.receipt);
+  if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
+    return existing.status();
+  }
+  if (existing.ok()) {
+    Result<TaskReceipt> r = TaskReceipt::Parse(*existing, run.receipt);
+    // An unreadable receipt, or one from another plan, is stale: the task is redone.
+    if (r.ok() && r->plan_checksum == plan.checksum && !args.overwrite) {
+      if (r->options_json != options_json) {
+        return FailedPrecondition(run.receipt + ": task " + std::to_string(o.task_index) +
+                                  " was packed with other options (" + r->options_json + ", now " +
+                                  options_json + "); --overwrite redoes it");
+      }
+      STOKER_ASSIGN_OR_RETURN(bool present, ShardsPresent(*backend, root, *r));
+      if (present) {
+        run.skipped = true;
+        PackResult done;
+        done.manifest = std::move(r->manifest);
+        done.counters.documents = done.manifest.total_documents();
+        const TaskSlice slice = plan.Slice(o.task_index);
+        done.input_files = slice.last - slice.first;
+        done.total_files = plan.files.size();
+        run.pack = std::move(done);
+        return run;
+      }
+    }
+  }
+
+  // Redo the task. Locally, first make sure nothing of an earlier attempt can pass for finished.
+  std::unique_ptr<TempDir> staging;
+  if (remote) {
+    STOKER_ASSIGN_OR_RETURN(staging, TempDir::Create("stoker-task-"));
+    o.output_dir = staging->Join("task");
+  } else {
+    STOKER_RETURN_IF_ERROR(ForgetLocalTask(root, o.task_index));
+    o.output_dir = root;
+  }
+  o.plan = std::make_shared<const TaskPlan>(plan);
+  o.on_progress = std::move(on_progress);
+  STOKER_ASSIGN_OR_RETURN(run.pack, Pack(o, *tokenizer));
+  TaskReceipt receipt;
+  receipt.task_index = o.task_index;
+  receipt.task_count = o.task_count;
+  receipt.plan_checksum = plan.checksum;
+  receipt.options_json = options_json;
+  STOKER_ASSIGN_OR_RETURN(receipt.inputs, HashInputs(plan, plan.Slice(o.task_index)));
+  receipt.manifest = run.pack->manifest;
+  if (run.format == PackFormat::kTfRecord) {
+    std::string name = ShardPrefix(o.task_index);
+    STOKER_ASSIGN_OR_RETURN(run.records,
+                            ExportTfRecord(o.output_dir, receipt.manifest, o.shard_size_bytes,
+                                           name.substr(0, name.size() - 1), false));
+    receipt.tfrecord = run.records->files;
+    run.records->output_dir = JoinUri(root, "tfrecord");
+  }
+  if (remote) {
+    std::vector<std::string> files;
+    for (const ShardInfo& s : receipt.manifest.shards) {
+      files.push_back(s.prefix + ".bin");
+      files.push_back(s.prefix + ".idx");
+    }
+    for (const RecordFileInfo& f : receipt.tfrecord) files.push_back("tfrecord/" + f.name);
+    STOKER_RETURN_IF_ERROR(UploadFiles(*backend, o.output_dir, root, files, 8));
+  }
+  MaybeKillForTest(o.task_index);
+  // Last, in one write: the task is finished exactly when its receipt exists.
+  STOKER_RETURN_IF_ERROR(storage::WriteAll(*backend, run.receipt, receipt.ToJson()));
+  return run;
+}
+
+}  // namespace stoker

@@ -1,0 +1,201 @@
+#include "ingest/task_merge.h"
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include "common/file_util.h"
+#include "common/temp_dir.h"
+#include "common/uri.h"
+#include "format/dataset_length_index.h"
+#include "ingest/pack_records.h"
+#include "ingest/remote_tools.h"
+#include "ingest/task_plan.h"
+#include "ingest/task_receipt.h"
+#include "records/record_store.h"
+#include "storage/open_backend.h"
+
+namespace stoker {
+namespace {
+
+std::string TaskName(uint32_t index, uint32_t count) {
+  return "task " + std::to_string(index) + " of " + std::to_string(count);
+}
+
+// "3, 7, 12" (the first 10, then a count).
+std::string ListTasks(const std::vector<uint32_t>& tasks) {
+  std::string s;
+  for (size_t i = 0; i < tasks.size() && i < 10; ++i) {
+    s += (i ? ", " : "") + std::to_string(tasks[i]);
+  }
+  if (tasks.size() > 10) s += " and " + std::to_string(tasks.size() - 10) + " more";
+  return s;
+}
+
+// Checks receipt `r` of task `index` against the plan and task 0's receipt.
+Status CheckReceipt(const TaskReceipt& r, uint32_t index, const TaskPlan& plan,
+                    const TaskReceipt& first, const std::string& uri) {
+  const std::string task = TaskName(index, plan.task_count);
+  if (r.task_index != index || r.task_count != plan.task_count) {
+    return FailedPrecondition("cannot merge: " + uri + " is the receipt of " +
+                              TaskName(r.task_index, r.task_count) + ", not of " + task);
+  }
+  if (r.plan_checksum != plan.checksum) {
+    return FailedPrecondition("cannot merge: " + task + " split another input plan (" +
+                              r.plan_checksum + ", the recorded one is " + plan.checksum +
+                              "): rerun it");
+  }
+  const TaskSlice slice = plan.Slice(index);
+  bool same = r.inputs.size() == slice.last - slice.first;
+  for (size_t i = 0; same && i < r.inputs.size(); ++i) {
+    const PlannedInput& p = plan.files[slice.first + i];
+    same = r.inputs[i].key == p.key && r.inputs[i].size_bytes == p.size_bytes;
+  }
+  if (!same) {
+    return FailedPrecondition("cannot merge: the inputs in " + uri + " are not " + task +
+                              "'s slice of the plan: rerun it");
+  }
+  if (r.options_json != first.options_json) {
+    return FailedPrecondition("cannot merge: " + task + " was packed with " + r.options_json +
+                              ", task 0 with " + first.options_json);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<bool> IsTaskSplitOutput(const std::string& dir) {
+  STOKER_ASSIGN_OR_RETURN(std::string root, TaskOutputRoot(dir));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
+                          storage::OpenBackendForUri(root));
+  Result<storage::ObjectInfo> plan = backend->Stat(JoinUri(root, kTaskPlanFileName));
+  if (plan.ok()) return true;
+  if (plan.status().code() == StatusCode::kNotFound) return false;
+  return plan.status();
+}
+
+Result<Manifest> MergeTasks(const std::string& output) {
+  STOKER_ASSIGN_OR_RETURN(std::string root, TaskOutputRoot(output));
+  const bool remote = IsRemoteRecordUri(root);
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
+                          storage::OpenBackendForUri(root));
+  Result<TaskPlan> read = ReadTaskPlan(*backend, root);
+  if (!read.ok() && read.status().code() == StatusCode::kNotFound) {
+    return NotFound(output + ": no " + std::string(kTaskPlanFileName) +
+                    ": not the output of a task-split pack");
+  }
+  STOKER_RETURN_IF_ERROR(read.status());
+  const TaskPlan& plan = *read;
+  const uint32_t n = plan.task_count;
+
+  // One listing finds the receipts; those there are read on 8 threads.
+  STOKER_ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> listed,
+                          backend->List(JoinUri(root, kTaskReceiptDir) + "/"));
+  std::set<std::string> present;
+  for (const storage::ObjectInfo& o : listed) present.insert(o.uri);
+  std::vector<uint32_t> missing;
+  for (uint32_t t = 0; t < n; ++t) {
+    if (!present.count(TaskReceiptUri(root, t))) missing.push_back(t);
+  }
+  if (!missing.empty()) {
+    return FailedPrecondition(
+        "cannot merge " + output + ": " + std::string(missing.size() == 1 ? "task " : "tasks ") +
+        ListTasks(missing) + " of " + std::to_string(n) + " " +
+        (missing.size() == 1 ? "has" : "have") +
+        " no receipt (not run, still running, or killed): rerun with --task-index " +
+        std::to_string(missing.front()) + " --task-count " + std::to_string(n));
+  }
+  std::vector<std::optional<TaskReceipt>> receipts(n);
+  STOKER_RETURN_IF_ERROR(ParallelFor(n, [&](size_t t) -> Status {
+    const std::string uri = TaskReceiptUri(root, static_cast<uint32_t>(t));
+    STOKER_ASSIGN_OR_RETURN(std::string text, storage::ReadAll(*backend, uri));
+    STOKER_ASSIGN_OR_RETURN(TaskReceipt r, TaskReceipt::Parse(text, uri));
+    receipts[t] = std::move(r);
+    return Status::OK();
+  }));
+
+  Manifest merged;
+  const TaskReceipt& first = *receipts[0];
+  merged.tokenizer = first.manifest.tokenizer;
+  merged.dtype = first.manifest.dtype;
+  for (uint32_t t = 0; t < n; ++t) {
+    const TaskReceipt& r = *receipts[t];
+    STOKER_RETURN_IF_ERROR(CheckReceipt(r, t, plan, first, TaskReceiptUri(root, t)));
+    for (const ShardInfo& s : r.manifest.shards) merged.shards.push_back(s);
+    for (const auto& [name, value] : r.manifest.counters) {
+      if (name != "task_index" && name != "task_count") merged.counters[name] += value;
+    }
+  }
+  merged.counters["merged_parts"] = n;
+
+  // Every shard is there with its recorded size: one listing.
+  std::map<std::string, uint64_t> sizes;
+  STOKER_ASSIGN_OR_RETURN(listed, backend->List(JoinUri(root, "part-")));
+  for (const storage::ObjectInfo& o : listed) sizes[o.uri] = o.size_bytes;
+  for (uint32_t t = 0; t < n; ++t) {
+    for (const ShardInfo& s : receipts[t]->manifest.shards) {
+      for (auto [ext, bytes] : {std::pair<const char*, uint64_t>{".bin", s.bin_bytes},
+                                std::pair<const char*, uint64_t>{".idx", s.idx_bytes}}) {
+        const std::string uri = JoinUri(root, s.prefix + ext);
+        auto it = sizes.find(uri);
+        if (it == sizes.end() || it->second != bytes) {
+          return FailedPrecondition("cannot merge: " + TaskName(t, n) + "'s shard " + uri +
+                                    (it == sizes.end() ? " is missing"
+                                                       : " has " + std::to_string(it->second) +
+                                                             " bytes, its receipt "
+                                                             "says " +
+                                                             std::to_string(bytes)) +
+                                    ": rerun the task");
+        }
+      }
+    }
+  }
+
+  // --format tfrecord: the tasks' TFRecord files, listed in the job's tfrecord/records.json.
+  const bool tfrecord =
+      nlohmann::json::parse(first.options_json).value("format", "stoker") == "tfrecord";
+  std::vector<RecordFileInfo> tf_files;
+  if (tfrecord) {
+    STOKER_ASSIGN_OR_RETURN(listed, backend->List(JoinUri(root, "tfrecord/part-")));
+    for (const storage::ObjectInfo& o : listed) sizes[o.uri] = o.size_bytes;
+    for (uint32_t t = 0; t < n; ++t) {
+      for (const RecordFileInfo& f : receipts[t]->tfrecord) {
+        const std::string uri = JoinUri(root, "tfrecord/" + f.name);
+        auto it = sizes.find(uri);
+        if (it == sizes.end() || it->second != f.size_bytes) {
+          return FailedPrecondition("cannot merge: " + TaskName(t, n) + "'s TFRecord file " + uri +
+                                    " is missing or not of its recorded size: rerun the "
+                                    "task");
+        }
+        tf_files.push_back(f);
+      }
+    }
+  }
+  const std::string records_json = TfRecordManifestJson(merged, tf_files);
+
+  if (!remote) {
+    if (tfrecord) {
+      STOKER_RETURN_IF_ERROR(MakeDirectories(JoinPath(root, "tfrecord")));
+      STOKER_RETURN_IF_ERROR(WriteFileAtomically(
+          JoinPath(JoinPath(root, "tfrecord"), kRecordsManifestName), records_json));
+    }
+    STOKER_ASSIGN_OR_RETURN(merged.length_index, BuildDatasetLengthIndex(root, merged));
+    STOKER_RETURN_IF_ERROR(WriteManifest(root, merged));
+    return merged;
+  }
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> staging, TempDir::Create("stoker-merge-"));
+  const std::string mirror = staging->Join("dataset");
+  STOKER_RETURN_IF_ERROR(MirrorShardMetadata(*backend, root, merged.shards, mirror));
+  STOKER_ASSIGN_OR_RETURN(merged.length_index, BuildDatasetLengthIndex(mirror, merged));
+  STOKER_RETURN_IF_ERROR(WriteManifest(mirror, merged));
+  if (tfrecord) {
+    STOKER_RETURN_IF_ERROR(storage::WriteAll(
+        *backend, JoinUri(root, std::string("tfrecord/") + kRecordsManifestName), records_json));
+  }
+  STOKER_RETURN_IF_ERROR(UploadIndexAndManifest(*backend, mirror, merged, root));
+  return merged;
+}
+
+}  // namespace stoker
