@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "text/long_piece_cache.h"
 #include "text/unicode_nfc.h"
 #include "text/utf8.h"
 
@@ -20,7 +21,15 @@ BpeTokenizer::BpeTokenizer(Config config)
 
 void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
                                std::vector<int32_t>* ids) const {
-  if (cache->Lookup(piece, ids)) return;
+  LongPieceCache* long_cache = nullptr;
+  if (piece.size() <= PieceCache::kMaxBytes) {
+    if (cache->Lookup(piece, ids)) return;
+  } else if (c_.model.char_symbols() && piece.size() <= LongPieceCache::kMaxBytes) {
+    // SentencePiece-style words are long in bytes (see long_piece_cache.h); byte-level BPE's
+    // pre-tokens rarely are, and keep the one cache.
+    long_cache = LongPieceCache::ForThread(instance_);
+    if (long_cache->Lookup(piece, ids)) return;
+  }
   size_t start = ids->size();
   int32_t id = c_.whole_piece_first ? c_.model.Find(piece) : -1;
   if (id >= 0) {
@@ -28,7 +37,11 @@ void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
   } else {
     c_.model.EncodePiece(piece, ids);
   }
-  cache->Insert(piece, ids->data() + start, ids->size() - start);
+  if (long_cache != nullptr) {
+    long_cache->Insert(piece, ids->data() + start, ids->size() - start);
+  } else {
+    cache->Insert(piece, ids->data() + start, ids->size() - start);
+  }
 }
 
 Status BpeTokenizer::RunStages(std::string_view piece, size_t stage, bool at_start,
