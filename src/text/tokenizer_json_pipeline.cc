@@ -240,8 +240,7 @@ Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Con
       if (!st.ok()) {
         return Fail(origin, "normalizer.normalizers[" + std::to_string(i) + "]",
                     "'" + TypeOf(j["normalizers"][i]) +
-                        "' is not supported (NFC, Prepend, Replace with a String pattern): " +
-                        std::string(st.message()));
+                        "' is not supported (NFC, Prepend, Replace with a String pattern)");
       }
     }
     return Status::OK();
