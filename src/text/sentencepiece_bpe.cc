@@ -37,6 +37,12 @@ std::string Unsupported(const SentencePieceModel& m) {
     if (!seen.emplace(p.piece, static_cast<int32_t>(i)).second) return "a duplicate piece";
     if (p.type == Type::kUnknown && i != static_cast<size_t>(m.unk_id)) return "two unk pieces";
     if (p.type == Type::kByte) ++byte_pieces;
+    // SentencePiece's normalizer keeps a user-defined piece whole, so it would not collapse the
+    // spaces inside one as stoker's normalizer does.
+    if (p.type == Type::kUserDefined && m.remove_extra_whitespaces &&
+        p.piece.find(' ') != std::string::npos) {
+      return "a user-defined piece with a space, and remove_extra_whitespaces";
+    }
     if (!IsMergeable(p.type) && p.piece.size() == CharLen(static_cast<uint8_t>(p.piece[0]))) {
       return "a reserved piece of one character";
     }
