@@ -48,17 +48,26 @@ std::string Unsupported(const SentencePieceModel& m) {
     }
   }
   if (m.byte_fallback != (byte_pieces == 256)) return "byte_fallback without 256 byte pieces";
-  // Every character of a mergeable piece must be a piece: then no symbol outside the
-  // vocabulary (an unknown character) ever takes part in a merge.
+  // No merge may take a character outside the vocabulary (an unknown symbol): SentencePiece
+  // merges by strings, so a piece L+R where L or R is such a character and the other half a
+  // possible symbol (a piece, or one character) would merge there, and stoker's pair table,
+  // built from pieces, would not. (User-defined "[X]" whose "[" is no piece is fine: "[X" and
+  // "X]" are no symbols.)
   for (const SentencePieceModel::Piece& p : m.pieces) {
     if (!IsMergeable(p.type)) continue;
-    for (size_t i = 0; i < p.piece.size();) {
-      const size_t n = std::min(CharLen(static_cast<uint8_t>(p.piece[i])), p.piece.size() - i);
-      auto it = seen.find(std::string_view(p.piece).substr(i, n));
-      if (it == seen.end() || !IsMergeable(m.pieces[static_cast<size_t>(it->second)].type)) {
-        return "a piece holds a character that is not a piece";
+    const std::string_view s = p.piece;
+    auto symbol = [&](std::string_view half, bool* piece) {
+      auto it = seen.find(half);
+      *piece = it != seen.end() && IsMergeable(m.pieces[static_cast<size_t>(it->second)].type);
+      return *piece || half.size() == CharLen(static_cast<uint8_t>(half[0]));
+    };
+    for (size_t at = CharLen(static_cast<uint8_t>(s[0])); at < s.size();
+         at += CharLen(static_cast<uint8_t>(s[at]))) {
+      bool left_piece, right_piece;
+      if (symbol(s.substr(0, at), &left_piece) && symbol(s.substr(at), &right_piece) &&
+          !(left_piece && right_piece)) {
+        return "a piece can form from a character that is not a piece";
       }
-      i += n;
     }
   }
   return "";

@@ -9,7 +9,7 @@
 // cache are shared with tokenizer.json. A model this does not reproduce exactly is left to
 // libsentencepiece (SentencePieceTokenizer): Unigram and other types, a normalizer charsmap, a
 // denormalizer, whitespace as suffix, unused pieces, a reserved piece of one character, a piece
-// holding a character that is not itself a piece, duplicate pieces.
+// that merges could form from a character that is not a piece, duplicate pieces.
 // Pure functions; thread-safe.
 #pragma once
 
