@@ -11,6 +11,13 @@ makes of it (tests/python/bpe_cases.py). Each tokenizer's ids are checked agains
 
   .venv/bin/python bench/tokenizer_vs_peers.py [--prose-mb 3] [--code-mb 3] [--repeat 3]
       [--scaling-repeat 5] [--batch-repeat N] [--pack-mb 200 | --pack-repeat N]
+      [--only-sentencepiece | --no-sentencepiece]
+
+Since session 25 a second table: the SentencePiece family (Mistral 7B v1, the Llama 2 layout, and
+v3 with user-defined pieces: the real .model files the PyPI package mistral-common ships, and the
+tokenizer.json transformers' converter makes of v1 in its legacy and Metaspace forms;
+tests/python/sp_cases.py), stoker against PyPI sentencepiece and tokenizers on the same text,
+one thread (CPU time), and encode_batch on 2 threads against sentencepiece's num_threads=2.
 
 Prints Markdown tables (MB/s of UTF-8 in, tokens/s, ratio to tiktoken; one-thread rows in CPU
 time and wall time). Scaling rows give wall time, which needs two idle cores to mean anything, and
@@ -131,11 +138,19 @@ def main():
                          "to a quarter of that (the difference is the steady-state rate)")
     ap.add_argument("--pack-repeat", type=int, default=0,
                     help="the pack rows pack the texts this many times over (overrides --pack-mb)")
+    ap.add_argument("--only-sentencepiece", action="store_true",
+                    help="only the SentencePiece family table")
+    ap.add_argument("--no-sentencepiece", action="store_true",
+                    help="skip the SentencePiece family table")
     args = ap.parse_args()
 
     import stoker
 
     texts = bench_texts(args.prose_mb, args.code_mb)
+    if not args.no_sentencepiece:
+        sentencepiece_table(texts, args)
+    if args.only_sentencepiece:
+        return
     mb = sum(len(t.encode()) for t in texts) / 1e6
     ref = cl100k_reference()
     want = [ref.encode_ordinary(t) for t in texts]
@@ -342,6 +357,66 @@ def main():
               f"{load[1] * 1e3:.0f} ms at 1 thread, {load[2] * 1e3:.0f} ms at 2 threads")
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}; CPU time stolen by the "
           f"hypervisor during the scaling rows: {steal_since(jiffies)}")
+
+def sentencepiece_table(texts, args):
+    """One row per SentencePiece-family file: stoker vs PyPI sentencepiece and tokenizers, one
+    thread (CPU time, best of --repeat rounds taking turns), and encode_batch at 2 threads."""
+    import sentencepiece as spm
+    import stoker
+    import tokenizers
+    from sp_cases import mistral_model, sp_tokenizer_json
+
+    mb = sum(len(t.encode()) for t in texts) / 1e6
+    print(f"\nSentencePiece family: {len(texts)} documents, {mb:.2f} MB of UTF-8")
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print("\n| file (1 thread, CPU time) | stoker MB/s | sentencepiece MB/s | tokenizers MB/s "
+          "| stoker / sentencepiece | stoker / tokenizers | ids = reference "
+          "| stoker encode_batch 2 threads, wall speed-up | sentencepiece num_threads=2, "
+          "wall speed-up | stoker 2 threads / sentencepiece 2 threads (wall) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as d:
+        v1, v3 = mistral_model("v1"), mistral_model("v3")
+        rows = [("Mistral 7B v1 tokenizer.model (Llama 2 layout)", v1, v1, None),
+                ("Mistral v3 tokenizer.model (user-defined pieces)", v3, v3, None)]
+        for variant in ("legacy", "first"):
+            j = sp_tokenizer_json(v1, Path(d) / f"{variant}.json", variant)
+            rows.append((f"Mistral 7B v1 tokenizer.json ({variant})", j, v1, j))
+        for name, path, model, tj in rows:
+            tok = stoker.Tokenizer(str(path))
+            sp = spm.SentencePieceProcessor(model_file=str(model))
+            runners = {"stoker": lambda: [tok.encode(t) for t in texts],
+                       "sentencepiece": lambda: sp.encode(texts)}
+            hf = None
+            if tj is not None:
+                hf = tokenizers.Tokenizer.from_file(str(tj))
+                hf.encode_special_tokens = True
+                runners["tokenizers"] = lambda: [hf.encode(t).ids for t in texts]
+            want = hf and [e.ids for e in hf.encode_batch(texts)] or sp.encode(texts)
+            cpus = {k: [] for k in runners}
+            for _ in range(args.repeat):
+                for k, fn in runners.items():
+                    c0 = time.process_time()
+                    got = fn()
+                    cpus[k].append(time.process_time() - c0)
+                    if k == "stoker":
+                        same = sum(list(g) == w for g, w in zip(got, want))
+                    del got
+            best = {k: min(v) for k, v in cpus.items()}
+            hf_cell = f"{mb / best['tokenizers']:.1f}" if hf else "-"
+            hf_ratio = f"{best['tokenizers'] / best['stoker']:.2f}x" if hf else "-"
+            walls = {}
+            for label, fn in (("stoker", lambda n: tok.encode_batch(texts, num_workers=n)),
+                              ("sentencepiece", lambda n: sp.encode(texts, num_threads=n))):
+                for n in (1, 2):
+                    fn(n)  # warm-up at this thread count
+                    walls[label, n], _ = timed(lambda: fn(n), max(1, args.scaling_repeat // 2))
+            print(f"| {name} | {mb / best['stoker']:.1f} | {mb / best['sentencepiece']:.1f} "
+                  f"| {hf_cell} | {best['sentencepiece'] / best['stoker']:.2f}x | {hf_ratio} "
+                  f"| {same}/{len(texts)} "
+                  f"| {walls['stoker', 1] / walls['stoker', 2]:.2f}x "
+                  f"| {walls['sentencepiece', 1] / walls['sentencepiece', 2]:.2f}x "
+                  f"| {walls['sentencepiece', 2] / walls['stoker', 2]:.2f}x |")
+
 
 if __name__ == "__main__":
     main()

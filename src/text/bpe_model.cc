@@ -131,6 +131,19 @@ int32_t BpeModel::FindHashed(std::string_view piece, uint64_t h) const {
   }
 }
 
+bool BpeModel::MarkerCutIsExact(std::string_view marker) const {
+  if (marker.empty() || Find(marker) < 0) return false;
+  for (size_t id = 0; id < tokens_.size(); ++id) {
+    const std::string_view t = tokens_[id];
+    for (size_t at = t.find(marker, 1); at != std::string_view::npos; at = t.find(marker, at + 1)) {
+      if (at < marker.size() || t.substr(at - marker.size(), marker.size()) != marker) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 // Claims an empty slot's key by compare-and-swap (a write first, as in IndexRange); rank and
 // merged are read only after the threads are joined. A key already there is a merge listed twice
 // (tokenizer.json, one thread): the first line wins. Concurrent callers never share a key.
@@ -276,11 +289,44 @@ void BpeModel::InsertPairs(std::span<const Merge> merges) {
   }
 }
 
+// tokenizers' BPE::merge_word: a character's token, else its bytes' tokens (byte_fallback, when
+// every one exists), else unk, a run of them fused into one with fuse_unk. (SentencePiece's BPE
+// does the same: an unknown character becomes its bytes, or one unk per run of them.)
+void BpeModel::CharSymbols(std::string_view piece, std::vector<int32_t>* syms) const {
+  bool last_unk = false;
+  for (size_t i = 0; i < piece.size();) {
+    const uint8_t c = static_cast<uint8_t>(piece[i]);
+    const size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    const std::string_view ch = piece.substr(i, len);
+    i += len;
+    const int32_t id = len == 1 ? byte_ids_[c] : Find(ch);
+    if (id >= 0) {
+      syms->push_back(id);
+      last_unk = false;
+      continue;
+    }
+    if (!fallback_ids_.empty()) {
+      bool all = true;
+      for (char b : ch) all = all && fallback_ids_[static_cast<uint8_t>(b)] >= 0;
+      if (all) {
+        for (char b : ch) syms->push_back(fallback_ids_[static_cast<uint8_t>(b)]);
+        continue;  // as tokenizers: a pending unk run is not ended by fallback bytes
+      }
+    }
+    if (unk_id_ >= 0 && !(fuse_unk_ && last_unk)) syms->push_back(unk_id_);
+    last_unk = unk_id_ >= 0;
+  }
+}
+
 void BpeModel::EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const {
   if (piece.empty()) return;
   thread_local std::vector<int32_t> syms;
   syms.clear();
   bool last_unk = false;
+  if (char_symbols_) {
+    CharSymbols(piece, &syms);
+    piece = {};
+  }
   for (char c : piece) {
     int32_t id = byte_ids_[static_cast<uint8_t>(c)];
     if (id < 0) {

@@ -44,9 +44,17 @@ class BpeModel {
 
   // Appends the ids of `piece` (raw bytes). A byte with no single-byte token appends `unk_id`
   // (once per run of such bytes when `fuse_unk`) or nothing when unk_id < 0.
+  // In character mode (set_char_symbols) the first symbols are the piece's UTF-8 characters, as
+  // SentencePiece and `tokenizers`' BPE start: a character's own token, else (byte fallback) the
+  // tokens of its bytes, else unk as above, per character. `piece` must be valid UTF-8 then.
   void EncodePiece(std::string_view piece, std::vector<int32_t>* ids) const;
   // The id whose bytes are exactly `piece`, or -1.
   int32_t Find(std::string_view piece) const;
+
+  // True when cutting a text before each `marker` that follows another character cannot change
+  // its ids: `marker` is a token, and no token holds it after a character other than itself (so
+  // no merge ever joins a character to a following marker). Llama 2's "▁▁▁▁" passes.
+  bool MarkerCutIsExact(std::string_view marker) const;
 
   std::string_view token_bytes(int32_t id) const { return tokens_[static_cast<size_t>(id)]; }
   size_t size() const { return tokens_.size(); }
@@ -55,6 +63,13 @@ class BpeModel {
     unk_id_ = unk_id;
     fuse_unk_ = fuse_unk;
   }
+  // Character mode. `byte_fallback`: the ids of the 256 byte tokens ("<0x00>"...), or empty for
+  // none; a character without a token of its own becomes its bytes' tokens when all exist.
+  void set_char_symbols(std::vector<int32_t> byte_fallback) {
+    char_symbols_ = true;
+    fallback_ids_ = std::move(byte_fallback);
+  }
+  bool char_symbols() const { return char_symbols_; }
 
   static constexpr size_t kSmallPiece = 48;
 
@@ -79,6 +94,8 @@ class BpeModel {
   // Files the tokens [first, last) in slots_; byte_ids: their lowest single-byte ids. Returns the
   // number of empty slots it filled (with all threads' calls: the number of distinct tokens).
   size_t IndexRange(size_t first, size_t last, int32_t* byte_ids);
+  // The first symbols of a piece in character mode.
+  void CharSymbols(std::string_view piece, std::vector<int32_t>* syms) const;
   void MergeSmall(std::vector<int32_t>& syms, std::vector<int32_t>* ids) const;
   void MergeLarge(std::vector<int32_t>& syms, std::vector<int32_t>* ids) const;
 
@@ -92,6 +109,8 @@ class BpeModel {
   uint64_t pair_mask_ = 0;
   int32_t unk_id_ = -1;
   bool fuse_unk_ = false;
+  bool char_symbols_ = false;
+  std::vector<int32_t> fallback_ids_;  // by byte; -1 where that byte has no token
 };
 
 }  // namespace stoker

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "text/long_piece_cache.h"
 #include "text/unicode_nfc.h"
 #include "text/utf8.h"
 
@@ -20,7 +21,15 @@ BpeTokenizer::BpeTokenizer(Config config)
 
 void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
                                std::vector<int32_t>* ids) const {
-  if (cache->Lookup(piece, ids)) return;
+  LongPieceCache* long_cache = nullptr;
+  if (piece.size() <= PieceCache::kMaxBytes) {
+    if (cache->Lookup(piece, ids)) return;
+  } else if (c_.model.char_symbols() && piece.size() <= LongPieceCache::kMaxBytes) {
+    // SentencePiece-style words are long in bytes (see long_piece_cache.h); byte-level BPE's
+    // pre-tokens rarely are, and keep the one cache.
+    long_cache = LongPieceCache::ForThread(instance_);
+    if (long_cache->Lookup(piece, ids)) return;
+  }
   size_t start = ids->size();
   int32_t id = c_.whole_piece_first ? c_.model.Find(piece) : -1;
   if (id >= 0) {
@@ -28,10 +37,14 @@ void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
   } else {
     c_.model.EncodePiece(piece, ids);
   }
-  cache->Insert(piece, ids->data() + start, ids->size() - start);
+  if (long_cache != nullptr) {
+    long_cache->Insert(piece, ids->data() + start, ids->size() - start);
+  } else {
+    cache->Insert(piece, ids->data() + start, ids->size() - start);
+  }
 }
 
-Status BpeTokenizer::RunStages(std::string_view piece, size_t stage,
+Status BpeTokenizer::RunStages(std::string_view piece, size_t stage, bool at_start,
                                std::vector<int32_t>* ids) const {
   PieceCache* cache = PieceCache::ForThread(instance_);
   if (stage == c_.stages.size()) {
@@ -39,43 +52,73 @@ Status BpeTokenizer::RunStages(std::string_view piece, size_t stage,
     return Status::OK();
   }
   const Stage& s = c_.stages[stage];
+  if (s.metaspace) {
+    std::string edited;
+    ApplyMetaspace(*s.metaspace, piece, at_start, &edited);
+    return RunStages(edited, stage + 1, at_start, ids);
+  }
+  if (!s.marker.empty()) {
+    Status st;
+    const bool last = stage + 1 == c_.stages.size();
+    CutBeforeMarker(piece, s.marker, s.every, [&](std::string_view p) {
+      if (last) {
+        EncodePiece(p, cache, ids);
+      } else if (st.ok()) {
+        st = RunStages(p, stage + 1, at_start && p.data() == piece.data(), ids);
+      }
+    });
+    return st;
+  }
   if (!s.split) {  // byte-level add_prefix_space: every piece reaching it starts with a space
-    if (!piece.empty() && piece.front() == ' ') return RunStages(piece, stage + 1, ids);
+    if (!piece.empty() && piece.front() == ' ') return RunStages(piece, stage + 1, at_start, ids);
     std::string spaced;
     spaced.reserve(piece.size() + 1);
     spaced += ' ';
     spaced += piece;
-    return RunStages(spaced, stage + 1, ids);
+    return RunStages(spaced, stage + 1, at_start, ids);
   }
   if (stage + 1 == c_.stages.size()) {  // the common case: no recursion per piece
     return s.split->Split(piece, [&](std::string_view p) { EncodePiece(p, cache, ids); });
   }
   Status st;
   STOKER_RETURN_IF_ERROR(s.split->Split(piece, [&](std::string_view p) {
-    if (st.ok()) st = RunStages(p, stage + 1, ids);
+    if (st.ok()) st = RunStages(p, stage + 1, at_start && p.data() == piece.data(), ids);
   }));
   return st;
 }
 
-Status BpeTokenizer::EncodeNormalized(std::string_view text, std::vector<int32_t>* ids) const {
+Status BpeTokenizer::EncodeNormalized(std::string_view text, bool at_start,
+                                      std::vector<int32_t>* ids) const {
   size_t pos = 0;
   while (!c_.added_normalized.empty()) {
     AddedTokens::Match m = c_.added_normalized.Find(text, pos);
     if (m.pos == std::string_view::npos) break;
-    if (m.pos > pos) STOKER_RETURN_IF_ERROR(RunStages(text.substr(pos, m.pos - pos), 0, ids));
+    if (m.pos > pos) {
+      STOKER_RETURN_IF_ERROR(
+          RunStages(text.substr(pos, m.pos - pos), 0, at_start && pos == 0, ids));
+    }
     ids->push_back(m.id);
     pos = m.pos + m.len;
   }
-  if (pos < text.size()) return RunStages(text.substr(pos), 0, ids);
+  if (pos < text.size()) return RunStages(text.substr(pos), 0, at_start && pos == 0, ids);
   return Status::OK();
 }
 
-Status BpeTokenizer::EncodeSegment(std::string_view segment, std::vector<int32_t>* ids) const {
+Status BpeTokenizer::EncodeSegment(std::string_view segment, bool at_start,
+                                   std::vector<int32_t>* ids) const {
   if (segment.empty()) return Status::OK();
-  if (!c_.nfc) return EncodeNormalized(segment, ids);
-  std::string normalized;
-  STOKER_RETURN_IF_ERROR(NormalizeNfc(segment, &normalized));
-  return EncodeNormalized(normalized, ids);
+  if (!c_.nfc && c_.edits.empty()) return EncodeNormalized(segment, at_start, ids);
+  std::string normalized, edited;
+  if (c_.nfc) {
+    STOKER_RETURN_IF_ERROR(NormalizeNfc(segment, &normalized));
+  } else {
+    normalized.assign(segment);
+  }
+  for (const TextEdit& e : c_.edits) {
+    ApplyTextEdit(e, normalized, &edited);
+    normalized.swap(edited);
+  }
+  return EncodeNormalized(normalized, at_start, ids);
 }
 
 Status BpeTokenizer::Encode(std::string_view utf8, std::vector<int32_t>* ids) const {
@@ -89,16 +132,18 @@ Status BpeTokenizer::Encode(std::string_view utf8, std::vector<int32_t>* ids) co
   while (!c_.added.empty()) {
     AddedTokens::Match m = c_.added.Find(utf8, pos);
     if (m.pos == std::string_view::npos) break;
-    STOKER_RETURN_IF_ERROR(EncodeSegment(utf8.substr(pos, m.pos - pos), ids));
+    STOKER_RETURN_IF_ERROR(EncodeSegment(utf8.substr(pos, m.pos - pos), pos == 0, ids));
     ids->push_back(m.id);
     pos = m.pos + m.len;
   }
-  STOKER_RETURN_IF_ERROR(EncodeSegment(utf8.substr(pos), ids));
+  STOKER_RETURN_IF_ERROR(EncodeSegment(utf8.substr(pos), pos == 0, ids));
   ids->insert(ids->end(), c_.suffix_ids.begin(), c_.suffix_ids.end());
   return Status::OK();
 }
 
 Status BpeTokenizer::Decode(std::span<const int32_t> ids, std::string* out) const {
+  std::vector<std::string_view> tokens;
+  tokens.reserve(ids.size());
   for (int32_t id : ids) {
     if (id < 0 || static_cast<uint64_t>(id) >= c_.vocab_size) {
       return OutOfRange("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
@@ -106,11 +151,15 @@ Status BpeTokenizer::Decode(std::span<const int32_t> ids, std::string* out) cons
     }
     size_t i = static_cast<size_t>(id);
     if (i < c_.added_content.size() && !c_.added_content[i].empty()) {
-      *out += c_.added_content[i];
+      tokens.push_back(c_.added_content[i]);
     } else if (i < c_.model.size()) {
-      *out += c_.model.token_bytes(id);
+      tokens.push_back(c_.model.token_bytes(id));
+    } else {
+      tokens.emplace_back();
     }
   }
+  if (!c_.decode_error.empty()) return Unimplemented(c_.decode_error);
+  c_.decoder.Decode(tokens, ids, out);
   return Status::OK();
 }
 

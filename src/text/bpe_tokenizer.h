@@ -2,14 +2,17 @@
 // files (the loaders in tokenizer_json.h and tiktoken_file.h fill its Config).
 //
 // Encode runs the reference pipeline: added tokens are cut out first (special ones only when
-// allowed), each remaining segment is normalized (NFC when asked), cut into pre-tokens by the
-// stages in order (a regex split, or the byte-level prefix space), and each pre-token is merged by
-// the BpeModel (through a per-thread PieceCache); the post-processor's ids go around the whole.
+// allowed), each remaining segment is normalized (NFC, then the text edits: SentencePiece-style
+// "▁" for spaces), cut into pre-tokens by the stages in order (a regex split, the byte-level
+// prefix space, Metaspace, a cut before "▁"), and each pre-token is merged by the BpeModel
+// (through a per-thread PieceCache); the post-processor's ids go around the whole. The same class
+// serves SentencePiece BPE `.model` files (text/sentencepiece_bpe.h).
 // Thread-safe: Encode and Decode are const; per-thread state is thread_local.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -18,19 +21,27 @@
 #include "text/bpe_model.h"
 #include "text/piece_cache.h"
 #include "text/regex_splitter.h"
+#include "text/sp_text.h"
+#include "text/token_decoder.h"
 #include "text/tokenizer.h"
 
 namespace stoker {
 
 class BpeTokenizer final : public Tokenizer {
  public:
+  // A regex split; else Metaspace's edit; else a cut before each `marker` (all of them when
+  // `every`); else (all empty) the byte-level prefix space.
   struct Stage {
-    std::unique_ptr<RegexSplitter> split;  // a regex split, or (when null) the prefix space
+    std::unique_ptr<RegexSplitter> split;
+    std::optional<MetaspaceStep> metaspace = std::nullopt;
+    std::string marker = {};
+    bool every = false;
   };
   struct Config {
     BpeModel model;
     std::vector<Stage> stages;
     bool nfc = false;
+    std::vector<TextEdit> edits;     // after NFC, in order
     bool whole_piece_first = false;  // tiktoken, and tokenizer.json's ignore_merges
     // Added tokens, cut out before pre-tokenizing (special ones only when allowed): first those
     // matched on the raw text, then, in each segment after normalization, the normalized ones.
@@ -39,6 +50,8 @@ class BpeTokenizer final : public Tokenizer {
     std::vector<std::string> added_content;  // id -> content for decode, for added/special ids
     std::vector<int32_t> prefix_ids;         // post-processor template around the document
     std::vector<int32_t> suffix_ids;
+    TokenDecoder decoder;      // kBytes for byte-level BPE
+    std::string decode_error;  // set: Decode fails with it (a decoder stoker does not know)
     int32_t eos_id = -1;
     uint64_t vocab_size = 0;
     TokenizerIdentity identity;
@@ -53,9 +66,11 @@ class BpeTokenizer final : public Tokenizer {
   const TokenizerIdentity& identity() const override { return c_.identity; }
 
  private:
-  Status EncodeSegment(std::string_view segment, std::vector<int32_t>* ids) const;
-  Status EncodeNormalized(std::string_view segment, std::vector<int32_t>* ids) const;
-  Status RunStages(std::string_view piece, size_t stage, std::vector<int32_t>* ids) const;
+  // `at_start`: the text begins at byte 0 of the document (Metaspace's prepend_scheme "first").
+  Status EncodeSegment(std::string_view segment, bool at_start, std::vector<int32_t>* ids) const;
+  Status EncodeNormalized(std::string_view segment, bool at_start, std::vector<int32_t>* ids) const;
+  Status RunStages(std::string_view piece, size_t stage, bool at_start,
+                   std::vector<int32_t>* ids) const;
   void EncodePiece(std::string_view piece, PieceCache* cache, std::vector<int32_t>* ids) const;
 
   Config c_;

@@ -6,6 +6,7 @@
 #include "common/uri.h"
 #include "text/bytes_tokenizer.h"
 #include "text/model_files.h"
+#include "text/sentencepiece_bpe.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "text/tiktoken_file.h"
 #include "text/tokenizer_json.h"
@@ -60,6 +61,15 @@ Result<std::unique_ptr<Tokenizer>> OpenTokenizer(std::string_view uri,
       sp.eos = opts.eos;
       sp.add_bos = options.post_processor && config.add_bos_token.value_or(false);
       sp.bos = config.bos_token.value_or("");
+      // A BPE model stoker reproduces exactly runs on its own engine; any other goes through
+      // libsentencepiece (text/sentencepiece_bpe.h says which).
+      Result<std::string> bytes = ReadFileToString(path);
+      if (bytes.ok()) {
+        std::string why;
+        Result<std::unique_ptr<BpeTokenizer>> native = OpenSentencePieceBpe(*bytes, path, sp, &why);
+        if (native.ok() && *native) return std::unique_ptr<Tokenizer>(std::move(native).value());
+        // Otherwise (not a model, or options it lacks) the library says so, as before.
+      }
       STOKER_ASSIGN_OR_RETURN(auto t, SentencePieceTokenizer::Open(path, sp));
       return std::unique_ptr<Tokenizer>(std::move(t));
     }

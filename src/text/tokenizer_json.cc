@@ -1,6 +1,7 @@
 #include "text/tokenizer_json.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <unordered_map>
@@ -78,8 +79,11 @@ Status MergeHalves(const Json& m, size_t i, const Fields& f, JsonVocab::MergeTex
 
 // `scanned`: the merges TokenizerJsonScan read (and *vocab holds its vocab), whose places in
 // `model` are empty; null: read both from `model`.
+// `sp_style`: the pipeline has no ByteLevel step, so the vocabulary holds text ("▁the") and the
+// model starts from characters (tokenizers' BPE::merge_word), with byte_fallback allowed.
 Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c, uint64_t* model_size,
-                  JsonVocab* vocab, const std::vector<JsonVocab::MergeText>* scanned) {
+                  JsonVocab* vocab, const std::vector<JsonVocab::MergeText>* scanned,
+                  bool sp_style) {
   if (!model.is_object()) return f.Fail("model", "must be an object");
   std::string type = model.value("type", std::string("BPE"));
   if (type != "BPE") {
@@ -95,8 +99,10 @@ Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c, u
       return f.Fail(std::string("model.") + key, "is not supported with byte-level BPE");
     }
   }
-  if (model.value("byte_fallback", false)) {
-    return f.Fail("model.byte_fallback", "true is not supported with byte-level BPE");
+  const bool byte_fallback = model.value("byte_fallback", false);
+  if (byte_fallback && !sp_style) {
+    return f.Fail("model.byte_fallback",
+                  "true is not supported with byte-level BPE (a ByteLevel pre_tokenizer)");
   }
   if (!model.contains("vocab") || !model["vocab"].is_object()) {
     return f.Fail("model.vocab", "must be an object of token -> id");
@@ -105,12 +111,14 @@ Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c, u
     return f.Fail("model.merges", "must be an array");
   }
   if (scanned != nullptr) {
+    if (sp_style) vocab->UseRawKeys();
     STOKER_RETURN_IF_ERROR(vocab->AddMerges(*scanned, 0));
   } else {
     for (const auto& [text, v] : model["vocab"].items()) {  // in key order (a std::map)
       STOKER_RETURN_IF_ERROR(
           vocab->Add(text, v.is_number_unsigned() ? v.get<uint64_t>() : UINT64_MAX));
     }
+    if (sp_style) vocab->UseRawKeys();
     // The merges before the first malformed one are checked first: the error names the first
     // merge that is wrong in any way.
     const Json& jm = model["merges"];
@@ -127,6 +135,18 @@ Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c, u
   if (model.contains("unk_token") && model["unk_token"].is_string()) {
     int32_t u = vocab->index().Find(model["unk_token"].get<std::string>());
     if (u >= 0) c->model.set_unk(u, model.value("fuse_unk", false));
+  }
+  if (sp_style) {
+    std::vector<int32_t> fallback;
+    if (byte_fallback) {  // tokenizers: format!("<{:#04X}>", byte)
+      fallback.resize(256);
+      for (int b = 0; b < 256; ++b) {
+        char name[8];
+        std::snprintf(name, sizeof(name), "<0x%02X>", b);
+        fallback[static_cast<size_t>(b)] = vocab->index().Find(name);
+      }
+    }
+    c->model.set_char_symbols(std::move(fallback));
   }
   return Status::OK();
 }
@@ -183,10 +203,13 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
   JsonVocab& vocab = scan != nullptr ? scan->vocab() : dom_vocab;
   static const Json kNoModel;  // a reference either way: `j["model"] : Json()` would copy it
   const Json& model = j.contains("model") ? j["model"] : kNoModel;
-  STOKER_RETURN_IF_ERROR(
-      ParseModel(model, f, &c, &model_size, &vocab, scan != nullptr ? &scan->merges() : nullptr));
+  const Json pre_tokenizer = j.value("pre_tokenizer", Json());
+  const bool sp_style = !HasByteLevel(pre_tokenizer);
+  STOKER_RETURN_IF_ERROR(ParseModel(model, f, &c, &model_size, &vocab,
+                                    scan != nullptr ? &scan->merges() : nullptr, sp_style));
   STOKER_RETURN_IF_ERROR(ParseNormalizer(j.value("normalizer", Json()), f.origin, &c));
-  STOKER_RETURN_IF_ERROR(ParsePreTokenizer(j.value("pre_tokenizer", Json()), f.origin, &c));
+  STOKER_RETURN_IF_ERROR(ParsePreTokenizer(pre_tokenizer, f.origin, sp_style, &c));
+  if (sp_style) ParseDecoder(j.value("decoder", Json()), f.origin, &c);
 
   std::vector<AddedTokens::Token> added;
   std::vector<AddedFlags> flags;
@@ -211,8 +234,8 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
   }
   Result<int32_t> eos = ResolveEos(options.eos, added, vocab_size, origin);
   if (!eos.ok() && !options.eos.empty()) {  // --eos may name a vocabulary token too
-    std::string raw;
-    if (ByteLevelDecoder().Decode(options.eos, &raw) && c.model.Find(raw) >= 0) {
+    std::string raw = options.eos;
+    if ((sp_style || ByteLevelDecoder().Decode(options.eos, &raw)) && c.model.Find(raw) >= 0) {
       eos = c.model.Find(raw);
     }
   }

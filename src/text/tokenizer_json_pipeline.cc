@@ -1,5 +1,7 @@
 #include "text/tokenizer_json_pipeline.h"
 
+#include "text/sp_text.h"
+
 namespace stoker {
 namespace {
 
@@ -89,6 +91,46 @@ Status WalkPreTokenizer(const Json& j, std::string_view origin, const std::strin
     }
     return Fail(origin, field + ".pattern", "must be {\"Regex\": ...} or {\"String\": ...}");
   }
+  if (type == "Metaspace") {
+    MetaspaceStep m;
+    const Json& r = j.contains("replacement") ? j["replacement"] : Json();
+    if (!r.is_string() || r.get<std::string>().empty()) {
+      return Fail(origin, field + ".replacement", "must be a one-character string");
+    }
+    m.replacement = r.get<std::string>();
+    // tokenizers' Metaspace deserializer: prepend_scheme defaults to "always"; the old
+    // add_prefix_space: false means "never" and contradicts any other scheme.
+    std::string scheme = "always";
+    if (j.contains("prepend_scheme") && !j["prepend_scheme"].is_null()) {
+      if (!j["prepend_scheme"].is_string()) {
+        return Fail(origin, field + ".prepend_scheme", "must be first, always or never");
+      }
+      scheme = j["prepend_scheme"].get<std::string>();
+    }
+    if (j.contains("add_prefix_space") && j["add_prefix_space"].is_boolean() &&
+        !j["add_prefix_space"].get<bool>()) {
+      if (scheme != "never") {
+        return Fail(origin, field + ".add_prefix_space",
+                    "false does not match prepend_scheme '" + scheme + "'");
+      }
+    }
+    if (scheme == "always") {
+      m.prepend = MetaspaceStep::Prepend::kAlways;
+    } else if (scheme == "first") {
+      m.prepend = MetaspaceStep::Prepend::kFirst;
+    } else if (scheme == "never") {
+      m.prepend = MetaspaceStep::Prepend::kNever;
+    } else {
+      return Fail(origin, field + ".prepend_scheme",
+                  "'" + scheme + "' is not supported (first, always or never)");
+    }
+    m.split = j.contains("split") && j["split"].is_boolean() ? j["split"].get<bool>() : true;
+    const std::string marker = m.replacement;
+    const bool split = m.split;
+    c->stages.push_back({nullptr, std::move(m), "", false});
+    if (split) c->stages.push_back({nullptr, std::nullopt, marker, true});
+    return Status::OK();
+  }
   if (type == "ByteLevel") {
     *byte_level = true;
     if (j.value("add_prefix_space", false)) c->stages.push_back({nullptr});
@@ -99,8 +141,8 @@ Status WalkPreTokenizer(const Json& j, std::string_view origin, const std::strin
   }
   return Fail(origin, field + ".type",
               "'" + type +
-                  "' is not supported (byte-level BPE: ByteLevel, or a Sequence of Split steps "
-                  "ending in ByteLevel)");
+                  "' is not supported (ByteLevel, Metaspace, or a Sequence of Split steps and "
+                  "one of them)");
 }
 
 // Appends the ids of one template piece (a SpecialToken) to *out.
@@ -173,33 +215,130 @@ Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Con
   if (j.is_null()) return Status::OK();
   std::string type = TypeOf(j);
   if (type == "NFC") {
+    if (!c->edits.empty()) {  // NFC runs first in stoker's pipeline
+      return Fail(origin, "normalizer", "NFC after Prepend or Replace is not supported");
+    }
     c->nfc = true;
     return Status::OK();
+  }
+  if (type == "Prepend" && j.contains("prepend") && j["prepend"].is_string()) {
+    c->edits.push_back({TextEdit::Kind::kPrepend, "", j["prepend"].get<std::string>()});
+    return Status::OK();
+  }
+  if (type == "Replace" && j.contains("content") && j["content"].is_string()) {
+    const Json& p = j.contains("pattern") ? j["pattern"] : Json();
+    if (p.is_object() && p.contains("String") && p["String"].is_string()) {
+      c->edits.push_back({TextEdit::Kind::kReplace, p["String"].get<std::string>(),
+                          j["content"].get<std::string>()});
+      return Status::OK();
+    }
+    return Fail(origin, "normalizer.pattern", "only a String pattern is supported in Replace");
   }
   if (type == "Sequence" && j.contains("normalizers") && j["normalizers"].is_array()) {
     for (size_t i = 0; i < j["normalizers"].size(); ++i) {
       Status st = ParseNormalizer(j["normalizers"][i], origin, c);
       if (!st.ok()) {
         return Fail(origin, "normalizer.normalizers[" + std::to_string(i) + "]",
-                    "only NFC is supported, not '" + TypeOf(j["normalizers"][i]) + "'");
+                    "'" + TypeOf(j["normalizers"][i]) +
+                        "' is not supported (NFC, Prepend, Replace with a String pattern)");
       }
     }
     return Status::OK();
   }
   return Fail(origin, "normalizer.type",
-              "'" + type + "' is not supported (null, NFC or a Sequence of NFC)");
+              "'" + type +
+                  "' is not supported (null, NFC, Prepend, Replace with a String pattern, or a "
+                  "Sequence of them)");
 }
 
-Status ParsePreTokenizer(const Json& j, std::string_view origin, BpeTokenizer::Config* c) {
-  bool byte_level = false;
-  if (j.is_null()) {
-    return Fail(origin, "pre_tokenizer", "is null; only byte-level BPE (ByteLevel) is supported");
+bool HasByteLevel(const Json& j) {
+  if (TypeOf(j) == "ByteLevel") return true;
+  if (TypeOf(j) == "Sequence" && j.contains("pretokenizers") && j["pretokenizers"].is_array()) {
+    for (const Json& p : j["pretokenizers"]) {
+      if (HasByteLevel(p)) return true;
+    }
   }
-  STOKER_RETURN_IF_ERROR(WalkPreTokenizer(j, origin, "pre_tokenizer", c, &byte_level));
-  if (!byte_level) {
-    return Fail(origin, "pre_tokenizer", "has no ByteLevel step; only byte-level BPE is supported");
+  return false;
+}
+
+Status ParsePreTokenizer(const Json& j, std::string_view origin, bool sp_style,
+                         BpeTokenizer::Config* c) {
+  bool byte_level = false;
+  if (!j.is_null()) {
+    STOKER_RETURN_IF_ERROR(WalkPreTokenizer(j, origin, "pre_tokenizer", c, &byte_level));
+  }
+  if (!sp_style) return Status::OK();
+  // Without a split of its own, the whole segment is one word: cut it before each "▁" that
+  // follows another character when that provably gives the same ids.
+  bool splits = false;
+  for (const BpeTokenizer::Stage& s : c->stages) splits = splits || s.split || s.every;
+  if (!splits && !c->whole_piece_first && c->model.MarkerCutIsExact(kMetaSymbol)) {
+    c->stages.push_back({nullptr, std::nullopt, std::string(kMetaSymbol), false});
   }
   return Status::OK();
+}
+
+namespace {
+
+Status DecoderSteps(const Json& j, const std::string& field,
+                    std::vector<TokenDecoder::Step>* steps) {
+  using K = TokenDecoder::Step::Kind;
+  const std::string type = TypeOf(j);
+  TokenDecoder::Step s;
+  if (type == "Sequence" && j.contains("decoders") && j["decoders"].is_array()) {
+    for (size_t i = 0; i < j["decoders"].size(); ++i) {
+      STOKER_RETURN_IF_ERROR(
+          DecoderSteps(j["decoders"][i], field + ".decoders[" + std::to_string(i) + "]", steps));
+    }
+    return Status::OK();
+  }
+  if (type == "ByteFallback" || type == "Fuse") {
+    s.kind = type == "Fuse" ? K::kFuse : K::kByteFallback;
+  } else if (type == "Replace" && j.contains("content") && j["content"].is_string() &&
+             j.contains("pattern") && j["pattern"].is_object() && j["pattern"].contains("String") &&
+             j["pattern"]["String"].is_string()) {
+    s.kind = K::kReplace;
+    s.from = j["pattern"]["String"].get<std::string>();
+    s.to = j["content"].get<std::string>();
+  } else if (type == "Strip" && j.contains("content") && j["content"].is_string()) {
+    s.kind = K::kStrip;
+    s.from = j["content"].get<std::string>();
+    s.start = j.value("start", size_t{0});
+    s.stop = j.value("stop", size_t{0});
+  } else if (type == "Metaspace" && j.contains("replacement") && j["replacement"].is_string()) {
+    s.kind = K::kMetaspace;
+    s.from = j["replacement"].get<std::string>();
+    std::string scheme = j.contains("prepend_scheme") && j["prepend_scheme"].is_string()
+                             ? j["prepend_scheme"].get<std::string>()
+                             : "always";
+    if (j.contains("add_prefix_space") && j["add_prefix_space"].is_boolean() &&
+        !j["add_prefix_space"].get<bool>()) {
+      scheme = "never";
+    }
+    s.strip_first = scheme != "never";
+  } else {
+    return InvalidArgument(field + ".type: '" + type +
+                           "' is not supported (Replace with a String pattern, ByteFallback, "
+                           "Fuse, Strip, Metaspace, or a Sequence of them)");
+  }
+  steps->push_back(std::move(s));
+  return Status::OK();
+}
+
+}  // namespace
+
+void ParseDecoder(const Json& j, std::string_view origin, BpeTokenizer::Config* c) {
+  if (j.is_null()) {
+    c->decode_error = std::string(origin) + ": decoder is null; stoker cannot decode this file";
+    return;
+  }
+  std::vector<TokenDecoder::Step> steps;
+  Status st = DecoderSteps(j, "decoder", &steps);
+  if (!st.ok()) {
+    c->decode_error = std::string(origin) + ": " + std::string(st.message());
+    return;
+  }
+  c->decoder = TokenDecoder::Chain(std::move(steps));
 }
 
 Status ParsePostProcessor(const Json& j, std::string_view origin, BpeTokenizer::Config* c) {

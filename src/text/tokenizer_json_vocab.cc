@@ -109,6 +109,13 @@ Status JsonVocab::AddMerges(std::span<const MergeText> merges, size_t first_inde
   return Status::OK();
 }
 
+void JsonVocab::UseRawKeys() {
+  index_.ForEach([&](std::string_view key, int32_t id) {
+    tokens_[static_cast<size_t>(id)].assign(key);
+    state_[static_cast<size_t>(id)] = key.empty() ? 1 : 2;
+  });
+}
+
 Result<BpeModel> JsonVocab::Build() {
   Result<BpeModel> m = BpeModel::Build(tokens_, merges_);
   if (!m.ok()) return Fail("model.merges", m.status().message());

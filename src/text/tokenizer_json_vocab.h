@@ -44,6 +44,9 @@ class JsonVocab {
   // model.merges[first_index + i] = merges[i]: both tokens and their concatenation must be
   // vocabulary keys (after every Add). Fails naming the first merge that is not.
   Status AddMerges(std::span<const MergeText> merges, size_t first_index);
+  // After the vocab, before the merges: the tokens are the keys' own UTF-8 bytes, not byte-level
+  // characters (SentencePiece-style vocabularies, "▁the", "<0x0A>").
+  void UseRawKeys();
   // After the vocab and merges: the model.
   Result<BpeModel> Build();
 

@@ -32,6 +32,15 @@ class VocabIndex {
     PrefetchLine(keys_.data() + slots_.data()[Home(hash)].offset);
   }
   int32_t FindHashed(std::string_view key, uint64_t hash) const;
+  // Calls fn(key, id) for every key, in no particular order.
+  template <typename Fn>
+  void ForEach(const Fn& fn) const {
+    for (const Slot& s : slots_) {
+      if (s.id_plus_1 != 0) {
+        fn(std::string_view(keys_).substr(s.offset, s.size), static_cast<int32_t>(s.id_plus_1 - 1));
+      }
+    }
+  }
 
  private:
   struct Slot {          // all zero: empty

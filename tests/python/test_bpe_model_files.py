@@ -18,19 +18,9 @@ tokenizers = pytest.importorskip("tokenizers")
 
 DS_BOS = "<｜begin▁of▁sentence｜>"
 DS_EOS = "<｜end▁of▁sentence｜>"
-# DeepSeek-V3's tokenizer_config.json gives its tokens as AddedToken objects.
-DEEPSEEK_CONFIG = {
-    "add_bos_token": True,
-    "add_eos_token": False,
-    "bos_token": {"__type": "AddedToken", "content": DS_BOS, "lstrip": False,
-                  "normalized": True, "rstrip": False, "single_word": False},
-    "eos_token": {"__type": "AddedToken", "content": DS_EOS, "lstrip": False,
-                  "normalized": True, "rstrip": False, "single_word": False},
-    "legacy": True,
-    "model_max_length": 16384,
-    "pad_token": None,
-    "tokenizer_class": "LlamaTokenizerFast",
-}
+# DeepSeek-R1-Distill's tokenizer_config.json as published (tests/data/tokenizers/README.md): its
+# tokens are AddedToken objects.
+DEEPSEEK_CONFIG = REPO / "tests/data/tokenizers/deepseek-r1-distill-qwen-32b/tokenizer_config.json"
 O200K_PATTERN = (
     r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"
@@ -58,8 +48,7 @@ def test_eos_comes_from_tokenizer_config(stoker_cli, deepseek_dir, tmp_path):
     rc, _, err = tokenize(stoker_cli, bare, "hello", "--eos-id")
     assert rc == 2 and "no end-of-text token" in err
 
-    (deepseek_dir / "tokenizer_config.json").write_text(json.dumps(DEEPSEEK_CONFIG),
-                                                        encoding="utf-8")
+    shutil.copy(DEEPSEEK_CONFIG, deepseek_dir / "tokenizer_config.json")
     t = tokenizers.Tokenizer.from_file(str(deepseek_dir / "tokenizer.json"))
     t.encode_special_tokens = True
     texts = corpus_texts()[:20] + EDGE_CASES

@@ -1,0 +1,71 @@
+// LongPieceCache: PieceCache's companion for pre-tokens of 17 to 64 bytes, which
+// SentencePiece-style BPE has many of: "▁" takes 3 bytes, a word cut before "▁" keeps its newlines
+// and the run of spaces before it ("▁▁▁▁▁▁▁▁return" is 30 bytes), and half the bytes of prose plus
+// code were in such words (measured on bench/tokenizer_vs_peers.py's text). Each entry keeps the
+// piece's bytes, compared in full on a lookup, so a hash collision is a miss, never wrong ids. Not
+// thread-safe: each thread owns its cache (BpeTokenizer keeps them thread_local).
+#pragma once
+
+#include <xxhash.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace stoker {
+
+class LongPieceCache {
+ public:
+  static constexpr size_t kMaxBytes = 64;
+  static constexpr size_t kMaxIds = 14;
+  static constexpr int kSlotBits = 13;  // 8192 entries of 128 bytes: 1 MiB
+
+  // The cache of the calling thread for the tokenizer `owner` (emptied when the owner changes).
+  static LongPieceCache* ForThread(uint64_t owner) {
+    thread_local std::unique_ptr<LongPieceCache> cache;
+    if (!cache) cache = std::make_unique<LongPieceCache>();
+    if (cache->owner_ != owner) {
+      for (Entry& e : cache->entries_) e.len = 0;
+      cache->owner_ = owner;
+    }
+    return cache.get();
+  }
+
+  LongPieceCache() : entries_(size_t{1} << kSlotBits) {}
+
+  bool Lookup(std::string_view piece, std::vector<int32_t>* ids) const {
+    if (piece.size() > kMaxBytes) return false;
+    const Entry& e = entries_[Slot(piece)];
+    if (e.len != piece.size() || std::memcmp(e.bytes, piece.data(), piece.size()) != 0) {
+      return false;
+    }
+    ids->insert(ids->end(), e.ids, e.ids + e.count);
+    return true;
+  }
+  void Insert(std::string_view piece, const int32_t* id, size_t count) {
+    if (piece.size() > kMaxBytes || piece.empty() || count == 0 || count > kMaxIds) return;
+    Entry& e = entries_[Slot(piece)];
+    e.len = static_cast<uint8_t>(piece.size());
+    e.count = static_cast<uint8_t>(count);
+    std::memcpy(e.bytes, piece.data(), piece.size());
+    std::memcpy(e.ids, id, count * sizeof(int32_t));
+  }
+
+ private:
+  struct Entry {
+    uint8_t len = 0;  // 0 = empty
+    uint8_t count = 0;
+    char bytes[kMaxBytes];
+    int32_t ids[kMaxIds];
+  };
+  static size_t Slot(std::string_view piece) {
+    return static_cast<size_t>(XXH3_64bits(piece.data(), piece.size()) >> (64 - kSlotBits));
+  }
+
+  std::vector<Entry> entries_;
+  uint64_t owner_ = 0;
+};
+
+}  // namespace stoker

@@ -1,0 +1,76 @@
+// SentencePiece-style text steps: SentencePiece's normalizer without a charsmap, tokenizers'
+// Prepend / Replace / Metaspace, and the cut before "▁" (expected values from the references'
+// documented behaviour; tests/python/test_bpe_sentencepiece.py checks whole pipelines).
+#include "text/sp_text.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace stoker {
+namespace {
+
+const std::string M(kMetaSymbol);
+
+std::string Edit(const TextEdit& e, std::string_view in) {
+  std::string out;
+  ApplyTextEdit(e, in, &out);
+  return out;
+}
+
+std::vector<std::string> Cut(std::string_view text, bool every) {
+  std::vector<std::string> out;
+  CutBeforeMarker(text, kMetaSymbol, every, [&](std::string_view p) { out.emplace_back(p); });
+  return out;
+}
+
+TEST(SpTextTest, SentencePieceNormalizer) {
+  TextEdit e;
+  e.kind = TextEdit::Kind::kSentencePiece;
+  EXPECT_EQ(Edit(e, ""), "");
+  EXPECT_EQ(Edit(e, "a b"), M + "a" + M + "b");
+  EXPECT_EQ(Edit(e, "  a  "), M + M + M + "a" + M + M);
+  EXPECT_EQ(Edit(e, "\t\n"), M + "\t\n");  // only ' ' is a space
+  e.remove_extra_whitespaces = true;
+  EXPECT_EQ(Edit(e, "  a   b  "), M + "a" + M + "b");
+  EXPECT_EQ(Edit(e, "   "), "");
+  EXPECT_EQ(Edit(e, "a " + M), M + "a");  // a trailing "▁" of the text goes too
+  e.add_dummy_prefix = false;
+  EXPECT_EQ(Edit(e, " a"), "a");
+}
+
+TEST(SpTextTest, PrependAndReplace) {
+  EXPECT_EQ(Edit({TextEdit::Kind::kPrepend, "", M}, ""), "");
+  EXPECT_EQ(Edit({TextEdit::Kind::kPrepend, "", M}, " a"), M + " a");
+  EXPECT_EQ(Edit({TextEdit::Kind::kReplace, " ", M}, " a  b"), M + "a" + M + M + "b");
+  EXPECT_EQ(Edit({TextEdit::Kind::kReplace, "ab", "x"}, "aabab"), "axx");
+}
+
+TEST(SpTextTest, MetaspacePrependSchemes) {
+  MetaspaceStep m;
+  std::string out;
+  ApplyMetaspace(m, "a b", false, &out);
+  EXPECT_EQ(out, M + "a" + M + "b");
+  ApplyMetaspace(m, " a", false, &out);  // already starts with the replacement
+  EXPECT_EQ(out, M + "a");
+  m.prepend = MetaspaceStep::Prepend::kFirst;
+  ApplyMetaspace(m, "a", false, &out);
+  EXPECT_EQ(out, "a");
+  ApplyMetaspace(m, "a", true, &out);
+  EXPECT_EQ(out, M + "a");
+  m.prepend = MetaspaceStep::Prepend::kNever;
+  ApplyMetaspace(m, "a", true, &out);
+  EXPECT_EQ(out, "a");
+}
+
+TEST(SpTextTest, CutBeforeMarker) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(Cut(M + "a" + M + M + M + "b" + M, false), (V{M + "a", M + M + M + "b", M}));
+  EXPECT_EQ(Cut("ab" + M + "c", false), (V{"ab", M + "c"}));
+  EXPECT_EQ(Cut(M + M + "a", true), (V{M, M + "a"}));
+  EXPECT_EQ(Cut("", true), V{});
+  EXPECT_EQ(Cut("xyz", false), V{"xyz"});
+}
+
+}  // namespace
+}  // namespace stoker
