@@ -58,6 +58,7 @@ print(1 if b'__cxx11' in open(libs[0], 'rb').read() else 0)")
       _stoker_arrow_missing("pyarrow ${STOKER_ARROW_VERSION} uses the old libstdc++ ABI")
     else()
       set(STOKER_HAVE_ARROW ON)
+      set(STOKER_ARROW_PYTHON_EXECUTABLE "${_py}")  # writes the Parquet files of tests
       message(STATUS "stoker: Parquet/Arrow readers with pyarrow ${STOKER_ARROW_VERSION} (${STOKER_ARROW_LIBDIR})")
       add_library(stoker_arrow_deps INTERFACE)
       target_include_directories(stoker_arrow_deps SYSTEM INTERFACE "${_inc}")

@@ -12,6 +12,7 @@
 #include "common/file_util.h"
 #include "records/arrow/arrow_module.h"
 #include "records/record_store.h"
+#include "records/runpath.h"
 
 namespace stoker {
 namespace {
@@ -42,7 +43,8 @@ struct Module {
 
 #ifdef STOKER_ARROW_MODULE_BUILD_PATH
 // Where the module may be: $STOKER_ARROW_MODULE, beside the binary or Python extension that holds
-// this code (build/stoker, site-packages/stoker/_stoker.so), then where the build put it.
+// this code (build/stoker, site-packages/stoker/_stoker.so), in a directory on that binary's
+// RUNPATH (an installed stoker's lib/: cmake/install.cmake), then where the build put it.
 std::vector<std::string> Candidates() {
   std::vector<std::string> out;
   if (const char* env = std::getenv("STOKER_ARROW_MODULE"); env != nullptr && *env != '\0') {
@@ -53,6 +55,9 @@ std::vector<std::string> Candidates() {
   if (::dladdr(reinterpret_cast<const void*>(&Candidates), &self) != 0 &&
       self.dli_fname != nullptr && *self.dli_fname != '\0') {
     out.push_back(JoinPath(DirName(self.dli_fname), arrow_module::kModuleFileName));
+  }
+  for (const std::string& dir : RunpathDirs(reinterpret_cast<const void*>(&Candidates))) {
+    out.push_back(JoinPath(dir, arrow_module::kModuleFileName));
   }
   out.emplace_back(STOKER_ARROW_MODULE_BUILD_PATH);
   return out;

@@ -1,6 +1,6 @@
-#include "stoker/app.h"
+#include "app.h"
 
-#include "stoker/commands.h"
+#include "commands.h"
 
 namespace stoker::cli {
 

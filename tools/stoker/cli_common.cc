@@ -1,4 +1,4 @@
-#include "stoker/cli_common.h"
+#include "cli_common.h"
 
 #include <cerrno>
 #include <cstdio>

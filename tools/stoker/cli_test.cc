@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "stoker/app.h"
+#include "app.h"
 
 namespace stoker::cli {
 namespace {

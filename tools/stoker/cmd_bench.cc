@@ -6,13 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_common.h"
+#include "commands.h"
 #include "diag/bench_report.h"
 #include "diag/report_html.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
-#include "stoker/loader_flags.h"
-#include "stoker/number_flags.h"
-#include "stoker/stream_flags.h"
+#include "loader_flags.h"
+#include "number_flags.h"
+#include "stream_flags.h"
 
 namespace stoker::cli {
 namespace {

@@ -1,15 +1,15 @@
 // `stoker cache DIR`: what a node-local cache (src/cache/) holds, its budget, used bytes and hit
 // rate summed over every process that used it; `--clear` removes the cache's own files only.
-#include "stoker/cmd_cache.h"
+#include "cmd_cache.h"
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cache/cache_inspect.h"
+#include "cli_common.h"
+#include "commands.h"
 #include "common/human_size.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
 
 namespace stoker::cli {
 namespace {

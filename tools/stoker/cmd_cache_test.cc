@@ -1,4 +1,4 @@
-#include "stoker/cmd_cache.h"
+#include "cmd_cache.h"
 
 #include <gtest/gtest.h>
 

@@ -9,13 +9,13 @@
 #include <string>
 #include <thread>
 
+#include "cli_common.h"
+#include "commands.h"
 #include "diag/bench_report.h"
 #include "diag/doctor.h"
 #include "diag/doctor_report.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
-#include "stoker/loader_flags.h"
-#include "stoker/number_flags.h"
+#include "loader_flags.h"
+#include "number_flags.h"
 
 namespace stoker::cli {
 namespace {

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
+#include "commands.h"
 #include "loader/provenance.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
-#include "stoker/number_flags.h"
-#include "stoker/plan_flags.h"
-#include "stoker/stream_flags.h"
+#include "number_flags.h"
+#include "plan_flags.h"
 #include "stream/stream_planner.h"
+#include "stream_flags.h"
 
 namespace stoker::cli {
 namespace {

@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <string>
 
+#include "cli_common.h"
+#include "cmd_scan.h"
+#include "commands.h"
 #include "common/file_util.h"
 #include "common/human_size.h"
 #include "common/progress.h"
@@ -12,9 +15,6 @@
 #include "format/manifest.h"
 #include "ingest/remote_tools.h"
 #include "records/record_store.h"
-#include "stoker/cli_common.h"
-#include "stoker/cmd_scan.h"
-#include "stoker/commands.h"
 
 namespace stoker::cli {
 namespace {

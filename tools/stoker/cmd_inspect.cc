@@ -4,10 +4,10 @@
 #include <optional>
 #include <string>
 
+#include "cli_common.h"
+#include "commands.h"
 #include "format/inspect.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
-#include "stoker/number_flags.h"
+#include "number_flags.h"
 #include "stoker/token_source.h"
 
 namespace stoker::cli {

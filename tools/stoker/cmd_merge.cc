@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
+#include "commands.h"
 #include "common/progress.h"
 #include "ingest/merge.h"
 #include "ingest/remote_tools.h"
 #include "ingest/task_merge.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
 
 namespace stoker::cli {
 namespace {

@@ -5,19 +5,19 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
+#include "commands.h"
 #include "common/human_size.h"
 #include "common/progress.h"
+#include "flag_alias.h"
 #include "ingest/pack.h"
 #include "ingest/pack_args.h"
 #include "ingest/pack_records.h"
 #include "ingest/pack_run.h"
 #include "ingest/pack_task.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
-#include "stoker/flag_alias.h"
-#include "stoker/number_flags.h"
-#include "stoker/tokenizer_flags.h"
+#include "number_flags.h"
 #include "text/tokenizer.h"
+#include "tokenizer_flags.h"
 
 namespace stoker::cli {
 namespace {

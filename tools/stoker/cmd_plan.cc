@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
+#include "commands.h"
 #include "common/file_util.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
-#include "stoker/number_flags.h"
+#include "number_flags.h"
+#include "plan_flags.h"
 #include "stoker/plan.h"
-#include "stoker/plan_flags.h"
 #include "stoker/token_source.h"
 
 namespace stoker::cli {

@@ -5,14 +5,14 @@
 #include <string>
 
 #include "cache/cache_defaults.h"
+#include "cli_common.h"
+#include "commands.h"
 #include "common/cache_root.h"
 #include "common/human_size.h"
 #include "diag/bench_runner.h"
 #include "loader/cache_lookahead.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
-#include "stoker/loader_flags.h"
-#include "stoker/number_flags.h"
+#include "loader_flags.h"
+#include "number_flags.h"
 #include "stoker/plan.h"
 
 namespace stoker::cli {

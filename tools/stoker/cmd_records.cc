@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
+#include "commands.h"
+#include "number_flags.h"
 #include "records/record_source.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
-#include "stoker/number_flags.h"
 
 namespace stoker::cli {
 namespace {

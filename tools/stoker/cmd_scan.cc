@@ -1,12 +1,12 @@
-#include "stoker/cmd_scan.h"
+#include "cmd_scan.h"
 
 #include <cstdio>
 #include <memory>
 
+#include "cli_common.h"
+#include "commands.h"
 #include "common/human_size.h"
 #include "common/progress.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
 #include "stream/prescan.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"

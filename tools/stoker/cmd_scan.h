@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "stoker/stream_flags.h"
+#include "stream_flags.h"
 
 namespace stoker::cli {
 

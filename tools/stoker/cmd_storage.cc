@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
-#include "stoker/number_flags.h"
+#include "cli_common.h"
+#include "commands.h"
+#include "number_flags.h"
 #include "storage/open_backend.h"
 
 namespace stoker::cli {

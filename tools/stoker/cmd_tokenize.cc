@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
-#include "stoker/tokenizer_flags.h"
+#include "cli_common.h"
+#include "commands.h"
 #include "text/tokenizer.h"
+#include "tokenizer_flags.h"
 
 namespace stoker::cli {
 namespace {

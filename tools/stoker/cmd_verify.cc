@@ -2,11 +2,11 @@
 #include <cstdio>
 #include <string>
 
+#include "cli_common.h"
+#include "commands.h"
 #include "common/human_size.h"
 #include "common/progress.h"
 #include "format/verify.h"
-#include "stoker/cli_common.h"
-#include "stoker/commands.h"
 
 namespace stoker::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "stoker/loader_flags.h"
+#include "loader_flags.h"
 
 #include <unistd.h>
 
@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli_common.h"
 #include "common/cache_root.h"
 #include "common/human_size.h"
 #include "common/progress.h"
 #include "diag/bench_report.h"
-#include "stoker/cli_common.h"
-#include "stoker/flag_alias.h"
-#include "stoker/number_flags.h"
+#include "flag_alias.h"
+#include "number_flags.h"
 #include "stoker/plan.h"
 
 namespace stoker::cli {

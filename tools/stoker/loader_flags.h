@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "diag/bench_runner.h"
+#include "plan_flags.h"
 #include "stoker/loader.h"
-#include "stoker/plan_flags.h"
 #include "stoker/status.h"
 
 namespace stoker::cli {

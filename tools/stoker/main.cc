@@ -1,8 +1,8 @@
 // stoker: the command-line tool. Subcommands live in one file each (see commands.h and app.cc).
 #include <CLI/CLI.hpp>
 
-#include "stoker/app.h"
-#include "stoker/cli_common.h"
+#include "app.h"
+#include "cli_common.h"
 
 int main(int argc, char** argv) {
   CLI::App app{

@@ -1,4 +1,4 @@
-#include "stoker/number_flags.h"
+#include "number_flags.h"
 
 #include <cctype>
 #include <charconv>

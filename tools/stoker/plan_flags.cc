@@ -1,10 +1,10 @@
-#include "stoker/plan_flags.h"
+#include "plan_flags.h"
 
 #include <cstdlib>
 #include <memory>
 
-#include "stoker/cli_common.h"
-#include "stoker/number_flags.h"
+#include "cli_common.h"
+#include "number_flags.h"
 
 namespace stoker::cli {
 

@@ -1,9 +1,9 @@
-#include "stoker/stream_flags.h"
+#include "stream_flags.h"
 
-#include "stoker/cli_common.h"
-#include "stoker/number_flags.h"
-#include "stoker/tokenizer_flags.h"
+#include "cli_common.h"
+#include "number_flags.h"
 #include "text/utf8.h"
+#include "tokenizer_flags.h"
 
 namespace stoker::cli {
 

@@ -1,4 +1,4 @@
-#include "stoker/tokenizer_flags.h"
+#include "tokenizer_flags.h"
 
 namespace stoker::cli {
 
