@@ -124,7 +124,7 @@ nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy
   if (!result) throw nb::python_error();
   nb::list out = nb::steal<nb::list>(result);
   std::atomic<size_t> next{0};  // into order
-  Status error;                                         // guarded by the GIL, like the two below
+  Status error;                 // guarded by the GIL, like the two below
   size_t error_text = count;
   std::exception_ptr failure;  // a Python error while converting
   // Under the GIL: the chunk's Python objects.
