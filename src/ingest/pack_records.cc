@@ -132,11 +132,10 @@ Result<RecordPackResult> WriteWebDataset(const std::vector<WebDatasetMember>& me
   return summary;
 }
 
-std::string WebDatasetManifestJson(const std::vector<RecordFileInfo>& files,
-                                   uint64_t files_skipped) {
-  // As RecordFileSink::Finish writes it.
-  nlohmann::json m = {{"files_skipped", files_skipped}};
-  m["format"] = "webdataset";
+// `head` plus the files, their record total and the format, as RecordFileSink::Finish writes it.
+static std::string RecordsManifestJson(nlohmann::json m, std::string_view format,
+                                       const std::vector<RecordFileInfo>& files) {
+  m["format"] = format;
   uint64_t records = 0;
   nlohmann::json list = nlohmann::json::array();
   for (const RecordFileInfo& f : files) {
@@ -147,6 +146,11 @@ std::string WebDatasetManifestJson(const std::vector<RecordFileInfo>& files,
   m["files"] = std::move(list);
   m["records"] = records;
   return m.dump(2) + "\n";
+}
+
+std::string WebDatasetManifestJson(const std::vector<RecordFileInfo>& files,
+                                   uint64_t files_skipped) {
+  return RecordsManifestJson({{"files_skipped", files_skipped}}, "webdataset", files);
 }
 
 Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
@@ -167,21 +171,10 @@ Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
 
 std::string TfRecordManifestJson(const Manifest& manifest,
                                  const std::vector<RecordFileInfo>& files) {
-  // As RecordFileSink::Finish writes it.
-  nlohmann::json m = {{"feature", "input_ids"},
-                      {"tokenizer", manifest.tokenizer.name},
-                      {"eos_id", manifest.tokenizer.eos_id}};
-  m["format"] = "tfrecord";
-  uint64_t records = 0;
-  nlohmann::json list = nlohmann::json::array();
-  for (const RecordFileInfo& f : files) {
-    list.push_back(
-        {{"name", f.name}, {"bytes", f.size_bytes}, {"records", f.records}, {"xxh3", f.xxh3}});
-    records += f.records;
-  }
-  m["files"] = std::move(list);
-  m["records"] = records;
-  return m.dump(2) + "\n";
+  return RecordsManifestJson({{"feature", "input_ids"},
+                              {"tokenizer", manifest.tokenizer.name},
+                              {"eos_id", manifest.tokenizer.eos_id}},
+                             "tfrecord", files);
 }
 
 Result<RecordPackResult> ExportTfRecord(const std::string& dataset_dir, const Manifest& manifest,
