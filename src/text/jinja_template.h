@@ -1,0 +1,45 @@
+// A chat template: a Jinja template parsed once (the subset real chat templates use) and
+// rendered as transformers renders it (jinja2's ImmutableSandboxedEnvironment with trim_blocks,
+// lstrip_blocks, loop controls, {% generation %} markers; the globals raise_exception,
+// strftime_now, namespace, dict and range; tojson without HTML escaping).
+// A construct outside the subset is an error naming the template and line, at parse time where
+// it can be seen there (statements, filters, tests), else when it is reached.
+// Immutable after Parse; Render is thread-safe (each call has its own state).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stoker/status.h"
+#include "text/jinja_ast.h"
+#include "text/jinja_value.h"
+
+namespace stoker::jinja {
+
+struct RenderOutput {
+  std::string text;
+  // Byte ranges [begin, end) of `text` that {% generation %} blocks wrote, in order.
+  std::vector<std::pair<size_t, size_t>> generation_spans;
+};
+
+class Template {
+ public:
+  // `name` (a path, or "tokenizer_config.json") is the name errors give.
+  static Result<Template> Parse(std::string_view source, std::string name);
+
+  // Renders with `context` as the template's variables (beside the globals).
+  Result<RenderOutput> Render(const Dict& context) const;
+
+  const std::string& name() const { return name_; }
+  // Whether the template has {% generation %} blocks.
+  bool has_generation() const { return has_generation_; }
+
+ private:
+  std::string name_;
+  std::shared_ptr<const Body> body_;
+  bool has_generation_ = false;
+};
+
+}  // namespace stoker::jinja

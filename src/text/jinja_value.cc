@@ -1,0 +1,509 @@
+#include "text/jinja_value.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "text/utf8.h"
+
+namespace stoker::jinja {
+
+const Value* Dict::Find(std::string_view key) const {
+  for (const auto& [k, v] : items) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+void Dict::Set(const std::string& key, Value v) {
+  for (auto& [k, old] : items) {
+    if (k == key) {
+      old = std::move(v);
+      return;
+    }
+  }
+  items.emplace_back(key, std::move(v));
+}
+
+Value Value::None() {
+  Value v;
+  v.kind_ = Kind::kNone;
+  return v;
+}
+Value Value::Bool(bool b) {
+  Value v;
+  v.kind_ = Kind::kBool;
+  v.b_ = b;
+  return v;
+}
+Value Value::Int(int64_t i) {
+  Value v;
+  v.kind_ = Kind::kInt;
+  v.i_ = i;
+  return v;
+}
+Value Value::Float(double f) {
+  Value v;
+  v.kind_ = Kind::kFloat;
+  v.f_ = f;
+  return v;
+}
+Value Value::String(std::string s) {
+  Value v;
+  v.kind_ = Kind::kString;
+  v.s_ = std::move(s);
+  return v;
+}
+Value Value::List(ValueList items, bool tuple) {
+  Value v;
+  v.kind_ = Kind::kList;
+  v.tuple_ = tuple;
+  v.list_ = std::make_shared<ValueList>(std::move(items));
+  return v;
+}
+Value Value::MakeDict(Dict d, bool is_namespace) {
+  Value v;
+  v.kind_ = Kind::kDict;
+  v.namespace_ = is_namespace;
+  v.dict_ = std::make_shared<Dict>(std::move(d));
+  return v;
+}
+Value Value::Func(std::string name, Function f) {
+  Value v;
+  v.kind_ = Kind::kFunction;
+  v.s_ = std::move(name);
+  v.fn_ = std::make_shared<Function>(std::move(f));
+  return v;
+}
+
+Value Value::FromJson(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+    case nlohmann::ordered_json::value_t::null:
+      return None();
+    case nlohmann::ordered_json::value_t::boolean:
+      return Bool(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer:
+      return Int(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::number_unsigned:
+      return Int(static_cast<int64_t>(j.get<uint64_t>()));
+    case nlohmann::ordered_json::value_t::number_float:
+      return Float(j.get<double>());
+    case nlohmann::ordered_json::value_t::string:
+      return String(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::array: {
+      ValueList items;
+      items.reserve(j.size());
+      for (const auto& e : j) items.push_back(FromJson(e));
+      return List(std::move(items));
+    }
+    case nlohmann::ordered_json::value_t::object: {
+      Dict d;
+      d.items.reserve(j.size());
+      for (auto it = j.begin(); it != j.end(); ++it) d.items.emplace_back(it.key(), FromJson(*it));
+      return MakeDict(std::move(d));
+    }
+    default:
+      return None();
+  }
+}
+
+bool Value::Truthy() const {
+  switch (kind_) {
+    case Kind::kUndefined:
+    case Kind::kNone:
+      return false;
+    case Kind::kBool:
+      return b_;
+    case Kind::kInt:
+      return i_ != 0;
+    case Kind::kFloat:
+      return f_ != 0;
+    case Kind::kString:
+      return !s_.empty();
+    case Kind::kList:
+      return !list_->empty();
+    case Kind::kDict:
+      return namespace_ || !dict_->items.empty();
+    case Kind::kFunction:
+      return true;
+  }
+  return false;
+}
+
+std::string FloatRepr(double f) {
+  if (std::isnan(f)) return "nan";
+  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
+  if (f == 0) return std::signbit(f) ? "-0.0" : "0.0";
+  // The shortest digits that read back, then Python's layout: fixed for 1e-4 <= |f| < 1e16.
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific);
+  std::string sci(buf, r.ptr);
+  bool neg = sci[0] == '-';
+  if (neg) sci.erase(0, 1);
+  size_t e = sci.find('e');
+  int exp = std::atoi(sci.c_str() + e + 1);
+  std::string digits;
+  for (size_t i = 0; i < e; ++i) {
+    if (sci[i] != '.') digits += sci[i];
+  }
+  std::string out = neg ? "-" : "";
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) {
+      out += "0." + std::string(-exp - 1, '0') + digits;
+    } else if (size_t(exp) + 1 >= digits.size()) {
+      out += digits + std::string(exp + 1 - digits.size(), '0') + ".0";
+    } else {
+      out += digits.substr(0, exp + 1) + "." + digits.substr(exp + 1);
+    }
+    return out;
+  }
+  out += digits.substr(0, 1);
+  if (digits.size() > 1) out += "." + digits.substr(1);
+  char eb[16];
+  std::snprintf(eb, sizeof eb, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
+  return out + eb;
+}
+
+namespace {
+
+std::string PyStrRepr(const std::string& s) {
+  bool has_single = s.find('\'') != std::string::npos;
+  bool has_double = s.find('"') != std::string::npos;
+  char q = (has_single && !has_double) ? '"' : '\'';
+  std::string out(1, q);
+  for (char32_t cp : ToU32(s)) {
+    if (cp == char32_t(q) || cp == '\\') {
+      out += '\\';
+      out += char(cp);
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", unsigned(cp));
+      out += b;
+    } else {
+      AppendUtf8(cp, &out);
+    }
+  }
+  out += q;
+  return out;
+}
+
+void AppendJsonString(const std::string& s, bool ensure_ascii, std::string* out) {
+  *out += '"';
+  for (char32_t cp : ToU32(s)) {
+    switch (cp) {
+      case '"':
+        *out += "\\\"";
+        continue;
+      case '\\':
+        *out += "\\\\";
+        continue;
+      case '\n':
+        *out += "\\n";
+        continue;
+      case '\r':
+        *out += "\\r";
+        continue;
+      case '\t':
+        *out += "\\t";
+        continue;
+      case '\b':
+        *out += "\\b";
+        continue;
+      case '\f':
+        *out += "\\f";
+        continue;
+      default:
+        break;
+    }
+    char b[16];
+    if (cp < 0x20 || (ensure_ascii && cp > 0x7e)) {
+      if (cp > 0xffff) {
+        char32_t v = cp - 0x10000;
+        std::snprintf(b, sizeof b, "\\u%04x\\u%04x", unsigned(0xd800 + (v >> 10)),
+                      unsigned(0xdc00 + (v & 0x3ff)));
+      } else {
+        std::snprintf(b, sizeof b, "\\u%04x", unsigned(cp));
+      }
+      *out += b;
+    } else {
+      AppendUtf8(cp, out);
+    }
+  }
+  *out += '"';
+}
+
+}  // namespace
+
+std::string Value::Str() const {
+  switch (kind_) {
+    case Kind::kUndefined:
+      return "";
+    case Kind::kString:
+      return s_;
+    default:
+      return Repr();
+  }
+}
+
+std::string Value::Repr() const {
+  switch (kind_) {
+    case Kind::kUndefined:
+      return "Undefined";
+    case Kind::kNone:
+      return "None";
+    case Kind::kBool:
+      return b_ ? "True" : "False";
+    case Kind::kInt:
+      return std::to_string(i_);
+    case Kind::kFloat:
+      return FloatRepr(f_);
+    case Kind::kString:
+      return PyStrRepr(s_);
+    case Kind::kList: {
+      std::string out = tuple_ ? "(" : "[";
+      for (size_t i = 0; i < list_->size(); ++i) {
+        if (i) out += ", ";
+        out += (*list_)[i].Repr();
+      }
+      if (tuple_ && list_->size() == 1) out += ",";
+      return out + (tuple_ ? ")" : "]");
+    }
+    case Kind::kDict: {
+      std::string out = namespace_ ? "<Namespace {" : "{";
+      bool first = true;
+      for (const auto& [k, v] : dict_->items) {
+        if (!first) out += ", ";
+        first = false;
+        out += PyStrRepr(k) + ": " + v.Repr();
+      }
+      return out + (namespace_ ? "}>" : "}");
+    }
+    case Kind::kFunction:
+      return "<function " + s_ + ">";
+  }
+  return "";
+}
+
+int64_t Value::Length() const {
+  switch (kind_) {
+    case Kind::kUndefined:
+      return 0;
+    case Kind::kString: {
+      int64_t n = 0;
+      for (unsigned char c : s_) n += (c & 0xc0) != 0x80;
+      return n;
+    }
+    case Kind::kList:
+      return int64_t(list_->size());
+    case Kind::kDict:
+      return int64_t(dict_->items.size());
+    default:
+      return -1;
+  }
+}
+
+const char* Value::TypeName() const {
+  switch (kind_) {
+    case Kind::kUndefined:
+      return "Undefined";
+    case Kind::kNone:
+      return "NoneType";
+    case Kind::kBool:
+      return "bool";
+    case Kind::kInt:
+      return "int";
+    case Kind::kFloat:
+      return "float";
+    case Kind::kString:
+      return "str";
+    case Kind::kList:
+      return tuple_ ? "tuple" : "list";
+    case Kind::kDict:
+      return namespace_ ? "Namespace" : "dict";
+    case Kind::kFunction:
+      return "function";
+  }
+  return "?";
+}
+
+Status Value::AppendJson(std::string* out, bool ensure_ascii, const std::string* indent,
+                         const std::string& item_sep, const std::string& key_sep, bool sort_keys,
+                         int depth) const {
+  auto newline = [&](int d) {
+    *out += '\n';
+    for (int i = 0; i < d; ++i) *out += *indent;
+  };
+  switch (kind_) {
+    case Kind::kNone:
+      *out += "null";
+      return Status::OK();
+    case Kind::kBool:
+      *out += b_ ? "true" : "false";
+      return Status::OK();
+    case Kind::kInt:
+      *out += std::to_string(i_);
+      return Status::OK();
+    case Kind::kFloat:
+      if (std::isnan(f_)) {
+        *out += "NaN";
+      } else if (std::isinf(f_)) {
+        *out += f_ > 0 ? "Infinity" : "-Infinity";
+      } else {
+        *out += FloatRepr(f_);
+      }
+      return Status::OK();
+    case Kind::kString:
+      AppendJsonString(s_, ensure_ascii, out);
+      return Status::OK();
+    case Kind::kList: {
+      if (list_->empty()) {
+        *out += "[]";
+        return Status::OK();
+      }
+      *out += '[';
+      for (size_t i = 0; i < list_->size(); ++i) {
+        if (i) *out += item_sep;
+        if (indent) newline(depth + 1);
+        STOKER_RETURN_IF_ERROR((*list_)[i].AppendJson(out, ensure_ascii, indent, item_sep, key_sep,
+                                                      sort_keys, depth + 1));
+      }
+      if (indent) newline(depth);
+      *out += ']';
+      return Status::OK();
+    }
+    case Kind::kDict: {
+      if (namespace_) return InvalidArgument("Object of type Namespace is not JSON serializable");
+      if (dict_->items.empty()) {
+        *out += "{}";
+        return Status::OK();
+      }
+      std::vector<const std::pair<std::string, Value>*> items;
+      for (const auto& kv : dict_->items) items.push_back(&kv);
+      if (sort_keys) {
+        std::stable_sort(items.begin(), items.end(),
+                         [](auto* a, auto* b) { return ToU32(a->first) < ToU32(b->first); });
+      }
+      *out += '{';
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) *out += item_sep;
+        if (indent) newline(depth + 1);
+        AppendJsonString(items[i]->first, ensure_ascii, out);
+        *out += key_sep;
+        STOKER_RETURN_IF_ERROR(items[i]->second.AppendJson(out, ensure_ascii, indent, item_sep,
+                                                           key_sep, sort_keys, depth + 1));
+      }
+      if (indent) newline(depth);
+      *out += '}';
+      return Status::OK();
+    }
+    default:
+      return InvalidArgument(std::string("Object of type ") + TypeName() +
+                             " is not JSON serializable");
+  }
+}
+
+bool Equal(const Value& a, const Value& b) {
+  using K = Value::Kind;
+  if (a.is_number() && b.is_number()) {
+    if (a.kind() == K::kFloat || b.kind() == K::kFloat) return a.float_value() == b.float_value();
+    return a.int_value() == b.int_value();
+  }
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case K::kUndefined:
+    case K::kNone:
+      return true;
+    case K::kString:
+      return a.str() == b.str();
+    case K::kList: {
+      if (a.is_tuple() != b.is_tuple() || a.list().size() != b.list().size()) return false;
+      for (size_t i = 0; i < a.list().size(); ++i) {
+        if (!Equal(a.list()[i], b.list()[i])) return false;
+      }
+      return true;
+    }
+    case K::kDict: {
+      if (a.is_namespace() || b.is_namespace()) return &a.dict() == &b.dict();
+      if (a.dict().items.size() != b.dict().items.size()) return false;
+      for (const auto& [k, v] : a.dict().items) {
+        const Value* o = b.dict().Find(k);
+        if (!o || !Equal(v, *o)) return false;
+      }
+      return true;
+    }
+    case K::kFunction:
+      return &a.function() == &b.function();
+    default:
+      return false;
+  }
+}
+
+Result<int> Compare(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.kind() == Value::Kind::kFloat || b.kind() == Value::Kind::kFloat) {
+      double x = a.float_value(), y = b.float_value();
+      return x < y ? -1 : (x > y ? 1 : 0);
+    }
+    int64_t x = a.int_value(), y = b.int_value();
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+  if (a.is_string() && b.is_string()) {
+    int c = a.str().compare(b.str());  // UTF-8 byte order is code point order
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+  }
+  if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+    size_t n = std::min(a.list().size(), b.list().size());
+    for (size_t i = 0; i < n; ++i) {
+      if (Equal(a.list()[i], b.list()[i])) continue;
+      return Compare(a.list()[i], b.list()[i]);
+    }
+    return a.list().size() < b.list().size() ? -1 : (a.list().size() > b.list().size() ? 1 : 0);
+  }
+  return InvalidArgument(std::string("cannot compare ") + a.TypeName() + " with " + b.TypeName());
+}
+
+bool IsPySpace(char32_t cp) {
+  return (cp >= 0x09 && cp <= 0x0d) || (cp >= 0x1c && cp <= 0x20) || cp == 0x85 || cp == 0xa0 ||
+         cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 || cp == 0x2029 ||
+         cp == 0x202f || cp == 0x205f || cp == 0x3000;
+}
+
+std::u32string ToU32(std::string_view s) {
+  std::u32string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = s[i];
+    char32_t cp;
+    int n;
+    if (c < 0x80) {
+      cp = c, n = 1;
+    } else if (c >> 5 == 6) {
+      cp = c & 0x1f, n = 2;
+    } else if (c >> 4 == 14) {
+      cp = c & 0x0f, n = 3;
+    } else {
+      cp = c & 0x07, n = 4;
+    }
+    for (int k = 1; k < n && i + k < s.size(); ++k) cp = (cp << 6) | (s[i + k] & 0x3f);
+    out += cp;
+    i += n;
+  }
+  return out;
+}
+
+std::string FromU32(std::u32string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char32_t cp : s) AppendUtf8(cp, &out);
+  return out;
+}
+
+}  // namespace stoker::jinja
