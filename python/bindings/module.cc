@@ -10,4 +10,5 @@ NB_MODULE(_stoker, m) {
   stoker::python::RegisterPlan(m);
   stoker::python::RegisterLoader(m);
   stoker::python::RegisterText(m);
+  stoker::python::RegisterChat(m);
 }

@@ -42,5 +42,6 @@ void RegisterIngest(nanobind::module_& m);
 void RegisterPlan(nanobind::module_& m);
 void RegisterLoader(nanobind::module_& m);
 void RegisterText(nanobind::module_& m);
+void RegisterChat(nanobind::module_& m);
 
 }  // namespace stoker::python

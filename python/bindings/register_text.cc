@@ -17,6 +17,7 @@
 
 #include "common/env.h"
 #include "id_lists.h"
+#include "py_tokenizer.h"
 #include "register.h"
 #include "text/tokenizer.h"
 #include "text/worker_pool.h"
@@ -25,11 +26,6 @@ namespace nb = nanobind;
 
 namespace stoker::python {
 namespace {
-
-struct PyTokenizer {
-  std::unique_ptr<Tokenizer> tokenizer;
-  IntCache ints;  // guarded by the GIL
-};
 
 // Under the GIL: a list of ints (from `cache`) or a NumPy array that takes over `ids`.
 nb::object IdsToPython(std::vector<int32_t>&& ids, bool numpy, IntCache& cache) {

@@ -159,13 +159,12 @@ Result<Value> GetItem(const Value& obj, const Value& key) {
 Result<Value> GetSlice(const Value& obj, const Value& start, const Value& stop, const Value& step) {
   if (obj.is_undefined()) return UndefinedError("a slice of an undefined value");
   auto given = [](const Value& v) { return !v.is_undefined() && !v.is_none(); };
+  // jinja2's getitem: whatever Python refuses to slice reads as Undefined.
   for (const Value* v : {&start, &stop, &step}) {
-    if (given(*v) && !(v->is_number() && v->kind() != Value::Kind::kFloat)) {
-      return InvalidArgument("slice indices must be integers or None");
-    }
+    if (given(*v) && !(v->is_number() && v->kind() != Value::Kind::kFloat)) return Value();
   }
   int64_t st = given(step) ? step.int_value() : 1;
-  if (st == 0) return InvalidArgument("slice step cannot be zero");
+  if (st == 0) return Value();
   std::u32string u;
   int64_t n;
   if (obj.is_string()) {
@@ -174,7 +173,7 @@ Result<Value> GetSlice(const Value& obj, const Value& start, const Value& stop, 
   } else if (obj.is_list()) {
     n = int64_t(obj.list().size());
   } else {
-    return InvalidArgument(std::string("'") + obj.TypeName() + "' object is not subscriptable");
+    return Value();
   }
   // Python's PySlice_AdjustIndices.
   auto adjust = [&](const Value& v, int64_t def_pos, int64_t def_neg) {
@@ -339,7 +338,10 @@ Result<Value> Arithmetic(const std::string& op, const Value& a, const Value& b) 
       out.insert(out.end(), a.list().begin(), a.list().end());
     return Value::List(std::move(out), a.is_tuple());
   }
-  if (op == "*" && b.is_string() && a.is_number()) return Arithmetic(op, b, a);
+  if (op == "*" && (b.is_string() || b.is_list()) && a.is_number() &&
+      a.kind() != Value::Kind::kFloat) {
+    return Arithmetic(op, b, a);
+  }
   if (op == "%" && a.is_string()) {
     return InvalidArgument("printf-style string formatting (%) is not supported");
   }
@@ -361,6 +363,9 @@ Result<bool> Contains(const Value& container, const Value& item) {
     return false;
   }
   if (container.is_dict() && !container.is_namespace()) {
+    if ((item.is_list() && !item.is_tuple()) || item.is_dict()) {
+      return InvalidArgument(std::string("unhashable type: '") + item.TypeName() + "'");
+    }
     return item.is_string() && container.dict().Find(item.str()) != nullptr;
   }
   if (container.is_undefined()) return false;

@@ -128,6 +128,7 @@ Result<Value> Select(const std::string& name, const Value& v, const ValueList& a
     path = args[0].str();
     t = 1;
   }
+  if (!v.Truthy()) return Value::List({});  // jinja2: `if seq: for item in seq`
   STOKER_ASSIGN_OR_RETURN(ValueList items, Iterate(v));
   ValueList out;
   for (const Value& item : items) {
@@ -152,6 +153,7 @@ Result<Value> Select(const std::string& name, const Value& v, const ValueList& a
 }
 
 Result<Value> Map(const Value& v, const ValueList& args, const Kwargs& kwargs) {
+  if (!v.Truthy()) return Value::List({});  // jinja2: `if value: for item in value`
   STOKER_ASSIGN_OR_RETURN(ValueList items, Iterate(v));
   ValueList out;
   const Value* attribute = Arg({}, kwargs, 0, "attribute");
@@ -301,7 +303,7 @@ Result<Value> ApplyFilter(const std::string& name, const Value& v, const ValueLi
     return items.empty() ? Value() : items.front();
   }
   if (name == "last") {
-    if (!v.is_list() && !v.is_string()) {
+    if (!v.is_list() && !v.is_string() && !(v.is_dict() && !v.is_namespace())) {
       return InvalidArgument(std::string("last: '") + v.TypeName() + "' object is not reversible");
     }
     STOKER_ASSIGN_OR_RETURN(ValueList items, Iterate(v));

@@ -131,6 +131,13 @@ class Parser {
   }
 
   Result<std::unique_ptr<Stmt>> ParseStatement(const std::string& kw, int line) {
+    if (++block_depth_ > kMaxDepth) return Error("blocks nested too deeply", line);
+    Result<std::unique_ptr<Stmt>> s = ParseStatementInner(kw, line);
+    --block_depth_;
+    return s;
+  }
+
+  Result<std::unique_ptr<Stmt>> ParseStatementInner(const std::string& kw, int line) {
     auto s = std::make_unique<Stmt>();
     s->line = line;
     int saved_open = open_line_;
@@ -390,6 +397,14 @@ class Parser {
   }
 
   Result<ExprPtr> ParsePrimary() {
+    // Nesting is bounded so that a hostile template cannot overflow the stack.
+    if (++depth_ > kMaxDepth) return ErrorHere("expressions nested too deeply");
+    Result<ExprPtr> e = ParsePrimaryInner();
+    --depth_;
+    return e;
+  }
+
+  Result<ExprPtr> ParsePrimaryInner() {
     const Token* t = Peek();
     if (!t) return ErrorHere("expected an expression");
     int line = t->line;
@@ -615,6 +630,9 @@ class Parser {
   size_t ti_ = 0;
   int chunk_line_ = 0;
   int open_line_ = 0;
+  int depth_ = 0;
+  int block_depth_ = 0;
+  static constexpr int kMaxDepth = 200;
 };
 
 }  // namespace

@@ -219,6 +219,15 @@ class Renderer {
   }
 
   Result<Value> CallMacro(const Stmt& m, ValueList args, Kwargs kwargs) {
+    // Macros may call themselves; the depth is bounded so that the stack is.
+    if (macro_depth_ >= 100) return InvalidArgument("macro calls nested too deeply");
+    ++macro_depth_;
+    Result<Value> r = CallMacroInner(m, std::move(args), std::move(kwargs));
+    --macro_depth_;
+    return r;
+  }
+
+  Result<Value> CallMacroInner(const Stmt& m, ValueList args, Kwargs kwargs) {
     if (args.size() > m.params.size()) {
       return InvalidArgument("macro '" + m.name + "' takes not more than " +
                              std::to_string(m.params.size()) + " argument(s)");
@@ -498,6 +507,7 @@ class Renderer {
   Scope* cur_ = nullptr;
   std::string* out_ = nullptr;
   int capture_depth_ = 0;
+  int macro_depth_ = 0;
   RenderOutput output_;
 };
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Iterable, Optional, Sequence, Union
 
@@ -25,6 +26,8 @@ class Tokenizer:
                  eos: Optional[str | int] = None, post_processor: bool = True):
         self._t = _stoker._open_tokenizer(
             os.fspath(path), tokenizer_options(pattern, special, allow_special, eos, post_processor))
+        self._path, self._pattern, self._special, self._eos = os.fspath(path), pattern, special, eos
+        self._chat = None  # (template path, ChatTemplate, control tokenizer, plain tokenizer)
 
     @property
     def vocab_size(self) -> int:
@@ -62,6 +65,29 @@ class Tokenizer:
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         return self._t.decode_bytes([int(i) for i in ids])
+
+    def apply_chat_template(self, messages, tools: Optional[list] = None, *,
+                            train_on: str = "assistant", chat_template: str | os.PathLike | None = None,
+                            **kwargs):
+        """``(ids, mask)`` of one conversation: the model's chat template rendered (the model
+        directory's, or ``chat_template``, a file) and tokenized with the template's control tokens
+        as control tokens and special-token text inside the messages as ordinary text; ``mask`` is
+        1 on the tokens ``train_on`` trains (assistant, last, completion or all; docs/chat.md).
+        ``messages``: a list of messages, or a record with ``messages``, ``conversations`` or
+        ``prompt`` + ``completion``. Other keyword arguments are template variables."""
+        from ._chat import chat_record
+
+        where = os.fspath(chat_template) if chat_template is not None else self._path
+        if self._chat is None or self._chat[0] != where:
+            model_dir = self._path if os.path.isdir(self._path) else os.path.dirname(self._path)
+            template = _stoker._chat_template(where if chat_template is not None else model_dir,
+                                              model_dir)
+            opened = [_stoker._open_tokenizer(self._path, tokenizer_options(
+                self._pattern, self._special, allow, self._eos, False)) for allow in (True, False)]
+            self._chat = (where, template, opened[0], opened[1])
+        _, template, control, plain = self._chat
+        return template.encode(json.dumps(chat_record(messages, tools)), train_on,
+                               json.dumps(kwargs), control, plain)
 
     def __repr__(self) -> str:
         return f"stoker.Tokenizer({self.name!r}, kind={self.kind!r}, vocab_size={self.vocab_size})"

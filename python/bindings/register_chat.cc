@@ -1,0 +1,108 @@
+// stoker.ChatTemplate and Tokenizer.apply_chat_template: a model's chat template rendered in C++
+// (src/text/chat_template.h), its loss-mask spans, and the ids and mask of a conversation. The
+// conversation crosses as JSON text (json.dumps keeps key order). The GIL is released while
+// rendering and encoding.
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "py_tokenizer.h"
+#include "register.h"
+#include "text/chat_encode.h"
+#include "text/chat_template.h"
+
+namespace nb = nanobind;
+
+namespace stoker::python {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct PyChatTemplate {
+  std::shared_ptr<const ChatTemplate> chat;
+};
+
+json ParseJson(const std::string& text, const char* what) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw nb::value_error((std::string(what) + " is not JSON").c_str());
+  return j;
+}
+
+PyChatTemplate Open(const std::string& path, const std::string& config_dir) {
+  Result<ChatTemplate> t = [&] {
+    nb::gil_scoped_release release;
+    if (std::filesystem::is_directory(path)) return ChatTemplate::FromModelDir(path);
+    return ChatTemplate::FromFile(path, config_dir);
+  }();
+  return PyChatTemplate{std::make_shared<const ChatTemplate>(Unwrap(std::move(t)))};
+}
+
+Conversation ToConversation(const std::string& record_json) {
+  json record = ParseJson(record_json, "the conversation");
+  Result<Conversation> c = ParseConversation(record);
+  return Unwrap(std::move(c));
+}
+
+std::string Render(const PyChatTemplate& t, const std::string& record_json,
+                   bool add_generation_prompt, const std::string& kwargs_json) {
+  Conversation conv = ToConversation(record_json);
+  json kwargs = ParseJson(kwargs_json, "kwargs");
+  Result<jinja::RenderOutput> out = [&] {
+    nb::gil_scoped_release release;
+    return t.chat->Render(conv, add_generation_prompt, kwargs);
+  }();
+  return Unwrap(std::move(out)).text;
+}
+
+std::pair<std::string, std::vector<std::pair<size_t, size_t>>> Spans(
+    const PyChatTemplate& t, const std::string& record_json, const std::string& train_on,
+    const std::string& kwargs_json) {
+  Conversation conv = ToConversation(record_json);
+  json kwargs = ParseJson(kwargs_json, "kwargs");
+  TrainOn which = Unwrap(ParseTrainOn(train_on));
+  Result<ChatSpans> s = [&] {
+    nb::gil_scoped_release release;
+    return t.chat->Spans(conv, which, kwargs);
+  }();
+  ChatSpans spans = Unwrap(std::move(s));
+  return {std::move(spans.text), std::move(spans.trained)};
+}
+
+std::pair<std::vector<int32_t>, std::vector<uint8_t>> Encode(
+    const PyChatTemplate& t, const std::string& record_json, const std::string& train_on,
+    const std::string& kwargs_json, const PyTokenizer& control, const PyTokenizer& plain) {
+  Conversation conv = ToConversation(record_json);
+  json kwargs = ParseJson(kwargs_json, "kwargs");
+  TrainOn which = Unwrap(ParseTrainOn(train_on));
+  Result<ChatIds> r = [&]() -> Result<ChatIds> {
+    nb::gil_scoped_release release;
+    STOKER_ASSIGN_OR_RETURN(ChatSpans spans, t.chat->Spans(conv, which, kwargs));
+    STOKER_ASSIGN_OR_RETURN(std::string marked, t.chat->RenderMarkedControlTokens(conv, kwargs));
+    return EncodeChat(*control.tokenizer, *plain.tokenizer, marked, spans.text, spans.trained);
+  }();
+  ChatIds ids = Unwrap(std::move(r));
+  return {std::move(ids.ids), std::move(ids.mask)};
+}
+
+}  // namespace
+
+void RegisterChat(nb::module_& m) {
+  nb::class_<PyChatTemplate>(m, "_ChatTemplate")
+      .def_prop_ro("has_generation",
+                   [](const PyChatTemplate& t) { return t.chat->jinja().has_generation(); })
+      .def_prop_ro("name", [](const PyChatTemplate& t) { return t.chat->jinja().name(); })
+      .def("render", &Render, nb::arg("record_json"), nb::arg("add_generation_prompt"),
+           nb::arg("kwargs_json"))
+      .def("spans", &Spans, nb::arg("record_json"), nb::arg("train_on"), nb::arg("kwargs_json"))
+      .def("encode", &Encode, nb::arg("record_json"), nb::arg("train_on"), nb::arg("kwargs_json"),
+           nb::arg("control"), nb::arg("plain"));
+  m.def("_chat_template", &Open, nb::arg("path"), nb::arg("config_dir") = "");
+}
+
+}  // namespace stoker::python

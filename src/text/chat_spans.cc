@@ -1,0 +1,282 @@
+// The loss-mask rule of ChatTemplate::Spans (docs/chat.md, "Which tokens are trained").
+#include <algorithm>
+#include <optional>
+
+#include "text/chat_template.h"
+
+namespace stoker {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Field markers: U+E000 <k> U+E001 before a message's text field, U+E002 <k> U+E003 after it.
+const char kBegOpen[] = "\xee\x80\x80", kBegClose[] = "\xee\x80\x81";
+const char kEndOpen[] = "\xee\x80\x82", kEndClose[] = "\xee\x80\x83";
+
+bool HasPrivateMarkers(const std::string& s) {
+  for (size_t i = 0; i + 2 < s.size(); ++i) {
+    if (static_cast<unsigned char>(s[i]) == 0xee && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+        (static_cast<unsigned char>(s[i + 2]) & 0xfc) == 0x80) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool AnyMarkers(const json& v) {
+  if (v.is_string()) return HasPrivateMarkers(v.get<std::string>());
+  if (v.is_array() || v.is_object()) {
+    for (const auto& e : v) {
+      if (AnyMarkers(e)) return true;
+    }
+  }
+  return false;
+}
+
+bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+
+// Wraps the text between s's leading and trailing whitespace, so that a template's strip() or
+// trim keeps the markers.
+std::string Wrap(const std::string& s, size_t k) {
+  if (s.empty()) return s;
+  size_t b = 0, e = s.size();
+  while (b < e && IsWs(s[b])) ++b;
+  while (e > b && IsWs(s[e - 1])) --e;
+  std::string id = std::to_string(k);
+  return s.substr(0, b) + kBegOpen + id + kBegClose + s.substr(b, e - b) + kEndOpen + id +
+         kEndClose + s.substr(e);
+}
+
+// A marker's number: the message's index and which of its fields (content, a text part, the
+// reasoning under each name) it wraps.
+constexpr size_t kFieldsPerMessage = 64;
+
+json MarkMessage(const json& m, size_t k) {
+  json out = m;
+  size_t field = 0;
+  for (const char* f : {"reasoning_content", "thinking", "reasoning", "content"}) {
+    if (!out.contains(f)) continue;
+    json& v = out[f];
+    if (v.is_string()) {
+      v = Wrap(v.get<std::string>(), k * kFieldsPerMessage + field++);
+    } else if (v.is_array()) {
+      for (json& part : v) {
+        if (part.is_object() && part.contains("text") && part["text"].is_string() &&
+            field < kFieldsPerMessage) {
+          part["text"] = Wrap(part["text"].get<std::string>(), k * kFieldsPerMessage + field++);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+struct MarkerPos {
+  std::optional<size_t> first;  // where the message's first marker sits in the clean text
+  std::optional<size_t> last;   // where its last marker sits
+  bool twice = false;           // one of its fields is written more than once
+  std::vector<int> ends;        // per field: how many times its end marker was written
+};
+
+// Removes the markers from `marked`; records where each message's markers were.
+std::string Unmark(const std::string& marked, size_t n_messages, std::vector<MarkerPos>* pos) {
+  pos->assign(n_messages, MarkerPos{});
+  std::string out;
+  out.reserve(marked.size());
+  for (size_t i = 0; i < marked.size();) {
+    bool beg = marked.compare(i, 3, kBegOpen) == 0, end = marked.compare(i, 3, kEndOpen) == 0;
+    if (beg || end) {
+      size_t j = i + 3;
+      size_t k = 0;
+      while (j < marked.size() && marked[j] >= '0' && marked[j] <= '9')
+        k = k * 10 + (marked[j++] - '0');
+      const char* close = beg ? kBegClose : kEndClose;
+      if (marked.compare(j, 3, close) == 0 && k / kFieldsPerMessage < n_messages) {
+        MarkerPos& p = (*pos)[k / kFieldsPerMessage];
+        if (!p.first) p.first = out.size();
+        p.last = out.size();
+        if (end) {
+          size_t f = k % kFieldsPerMessage;
+          if (p.ends.size() <= f) p.ends.resize(f + 1);
+          p.twice |= ++p.ends[f] > 1;
+        }
+        i = j + 3;
+        continue;
+      }
+    }
+    out += marked[i++];
+  }
+  return out;
+}
+
+Status Refuse(const std::string& template_name, const std::string& why) {
+  return InvalidArgument("cannot tell which tokens to train with chat template " + template_name +
+                         ": " + why);
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ChatTemplate::EndOfTurnTokens(const json& kwargs) const {
+  // A probe conversation: the first control token after an assistant's text, in the middle of a
+  // conversation and at its end.
+  Conversation probe;
+  probe.messages =
+      json::array({json{{"role", "user"}, {"content", Wrap("a", 0 * kFieldsPerMessage)}},
+                   json{{"role", "assistant"}, {"content", Wrap("b", 1 * kFieldsPerMessage)}},
+                   json{{"role", "user"}, {"content", Wrap("c", 2 * kFieldsPerMessage)}},
+                   json{{"role", "assistant"}, {"content", Wrap("d", 3 * kFieldsPerMessage)}}});
+  probe.completion.assign(4, false);
+  std::vector<std::string> eot;
+  Result<jinja::RenderOutput> r = Render(probe, false, kwargs);
+  if (r.ok()) {
+    std::vector<MarkerPos> pos;
+    std::string text = Unmark(r->text, 4, &pos);
+    auto first_control = [&](size_t from, size_t to) {
+      std::optional<std::pair<size_t, std::string>> best;
+      for (const std::string& t : control_tokens_) {
+        size_t p = text.find(t, from);
+        if (p != std::string::npos && p + t.size() <= to && (!best || p < best->first)) {
+          best = std::make_pair(p, t);
+        }
+      }
+      if (best && std::find(eot.begin(), eot.end(), best->second) == eot.end()) {
+        eot.push_back(best->second);
+      }
+    };
+    if (pos[1].last && pos[2].first) first_control(*pos[1].last, *pos[2].first);
+    if (pos[3].last) first_control(*pos[3].last, text.size());
+  }
+  if (eot.empty() && special_tokens_.contains("eos_token")) {
+    eot.push_back(special_tokens_["eos_token"].get<std::string>());
+  }
+  return eot;
+}
+
+Result<ChatSpans> ChatTemplate::Spans(const Conversation& conv, TrainOn train_on,
+                                      const json& kwargs) const {
+  const std::string& name = template_->name();
+  STOKER_ASSIGN_OR_RETURN(jinja::RenderOutput full, Render(conv, false, kwargs));
+  ChatSpans out;
+  out.text = full.text;
+  const size_t n = conv.messages.size();
+  std::vector<size_t> turns;
+  for (size_t i = 0; i < n; ++i) {
+    if (conv.messages[i].value("role", "") != "assistant") continue;
+    if (train_on == TrainOn::kCompletion && conv.is_prompt_completion && !conv.completion[i]) {
+      continue;
+    }
+    turns.push_back(i);
+  }
+  if (train_on == TrainOn::kLast && !turns.empty()) turns = {turns.back()};
+  if (train_on == TrainOn::kAll) {
+    out.trained.emplace_back(0, out.text.size());
+    return out;
+  }
+  if (template_->has_generation()) {
+    // The template's {% generation %} blocks are the trained spans, one per assistant turn.
+    std::vector<std::pair<size_t, size_t>> spans = full.generation_spans;
+    if (train_on == TrainOn::kLast && !spans.empty()) spans = {spans.back()};
+    if (train_on == TrainOn::kCompletion && conv.is_prompt_completion) {
+      size_t prompt_turns = 0;
+      for (size_t i = 0; i < n; ++i) {
+        prompt_turns += conv.messages[i].value("role", "") == "assistant" && !conv.completion[i];
+      }
+      if (prompt_turns > spans.size()) prompt_turns = spans.size();
+      spans.erase(spans.begin(), spans.begin() + long(prompt_turns));
+    }
+    out.trained = std::move(spans);
+    return out;
+  }
+  if (turns.empty()) return out;
+  if (AnyMarkers(conv.messages)) {
+    return Refuse(name, "the conversation contains private-use characters U+E000..U+E003");
+  }
+  // 1. The text with each message's fields wrapped in markers, which must vanish cleanly.
+  Conversation marked = conv;
+  for (size_t i = 0; i < n; ++i) marked.messages[i] = MarkMessage(conv.messages[i], i);
+  STOKER_ASSIGN_OR_RETURN(jinja::RenderOutput mr, Render(marked, false, kwargs));
+  std::vector<MarkerPos> pos;
+  if (Unmark(mr.text, n, &pos) != out.text) {
+    return Refuse(name, "the template changes a message's text beyond trimming its ends");
+  }
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> eot, EndOfTurnTokens(kwargs));
+  if (eot.empty()) return Refuse(name, "the template writes no end-of-turn token");
+  for (size_t i : turns) {
+    if (pos[i].twice) return Refuse(name, "message " + std::to_string(i) + " is written twice");
+    // 2. The lower bound: the end of the previous message that the template wrote.
+    size_t lo = 0;
+    for (size_t j = i; j-- > 0;) {
+      if (pos[j].last) {
+        lo = *pos[j].last;
+        break;
+      }
+    }
+    size_t hi = out.text.size();  // where the next written message begins
+    for (size_t j = i + 1; j < n; ++j) {
+      if (pos[j].first) {
+        hi = *pos[j].first;
+        break;
+      }
+    }
+    // 3. The start: after the assistant header, the text add_generation_prompt writes after the
+    //    messages before this turn (its longest prefix found between lo and the turn's text).
+    Conversation prefix = conv;
+    prefix.messages = json::array();
+    for (size_t j = 0; j < i; ++j) prefix.messages.push_back(conv.messages[j]);
+    std::string header;
+    if (i > 0) {
+      Result<jinja::RenderOutput> with = Render(prefix, true, kwargs);
+      Result<jinja::RenderOutput> without = Render(prefix, false, kwargs);
+      if (with.ok() && without.ok() &&
+          with->text.compare(0, without->text.size(), without->text) == 0) {
+        header = with->text.substr(without->text.size());
+      }
+    }
+    size_t text_at = pos[i].first.value_or(hi);
+    size_t start = pos[i].first.value_or(lo);
+    if (!header.empty()) {
+      // The prefix must keep the header's first control token (any prefix when it has none).
+      size_t min_len = 1;
+      size_t first_control = std::string::npos;
+      for (const std::string& t : control_tokens_) {
+        size_t p = header.find(t);
+        if (p != std::string::npos && (first_control == std::string::npos || p < first_control)) {
+          first_control = p;
+          min_len = p + t.size();
+        }
+      }
+      bool found = false;
+      for (size_t len = header.size(); len >= min_len && !found; --len) {
+        size_t p = out.text.rfind(header.substr(0, len), text_at);
+        if (p != std::string::npos && p >= lo && p + len <= text_at) {
+          start = p + len;
+          found = true;
+        }
+        if (len == 0) break;
+      }
+      if (!found) {
+        return Refuse(name, "the assistant header of message " + std::to_string(i) +
+                                " (what add_generation_prompt writes) is not in the text");
+      }
+    } else if (!pos[i].first) {
+      return Refuse(name, "message " + std::to_string(i) + " has no text and no header");
+    }
+    // 4. The end: through the first end-of-turn token after the turn's text.
+    size_t from = pos[i].last.value_or(start);
+    std::optional<size_t> end;
+    for (const std::string& t : eot) {
+      size_t p = out.text.find(t, from);
+      if (p != std::string::npos && p + t.size() <= hi && (!end || p + t.size() < *end)) {
+        end = p + t.size();
+      }
+    }
+    if (!end) {
+      return Refuse(name,
+                    "no end-of-turn token (" + eot[0] + ") closes message " + std::to_string(i));
+    }
+    out.trained.emplace_back(start, *end);
+  }
+  return out;
+}
+
+}  // namespace stoker

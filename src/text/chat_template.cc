@@ -1,0 +1,401 @@
+#include "text/chat_template.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace stoker {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const char* const kSpecialTokenKeys[] = {"bos_token", "eos_token", "unk_token", "sep_token",
+                                         "pad_token", "cls_token", "mask_token"};
+
+std::string TokenText(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("content") && v["content"].is_string()) {
+    return v["content"].get<std::string>();
+  }
+  return {};
+}
+
+bool IsSpaceOnly(const std::string& s) {
+  for (char c : s) {
+    if (c != ' ' && c != '\n' && c != '\t' && c != '\r') return false;
+  }
+  return true;
+}
+
+Status CheckContent(const json& m, size_t i) {
+  if (!m.contains("content") || m["content"].is_null() || m["content"].is_string()) {
+    return Status::OK();
+  }
+  if (m["content"].is_array()) {
+    for (const json& part : m["content"]) {
+      if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
+        return InvalidArgument("message " + std::to_string(i) +
+                               ": a content part must be an object with a \"type\"");
+      }
+      if (part["type"] == "text" && !(part.contains("text") && part["text"].is_string())) {
+        return InvalidArgument("message " + std::to_string(i) +
+                               ": a text part must have a string \"text\"");
+      }
+    }
+    return Status::OK();
+  }
+  return InvalidArgument("message " + std::to_string(i) +
+                         ": content must be a string or a list of parts");
+}
+
+Status CheckMessages(const json& messages) {
+  if (!messages.is_array() || messages.empty()) {
+    return InvalidArgument("a conversation must be a non-empty list of messages");
+  }
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    if (!m.is_object())
+      return InvalidArgument("message " + std::to_string(i) + " is not an object");
+    if (!m.contains("role") || !m["role"].is_string()) {
+      return InvalidArgument("message " + std::to_string(i) + " has no role");
+    }
+    std::string role = m["role"];
+    if (role != "system" && role != "user" && role != "assistant" && role != "tool") {
+      return InvalidArgument("message " + std::to_string(i) + " has an unknown role '" + role +
+                             "' (system, user, assistant or tool)");
+    }
+    STOKER_RETURN_IF_ERROR(CheckContent(m, i));
+    if (role == "assistant") {
+      bool has_content = m.contains("content") &&
+                         ((m["content"].is_string() && !m["content"].get<std::string>().empty()) ||
+                          (m["content"].is_array() && !m["content"].empty()));
+      bool has_calls =
+          m.contains("tool_calls") && m["tool_calls"].is_array() && !m["tool_calls"].empty();
+      if (!has_content && !has_calls) {
+        return InvalidArgument("message " + std::to_string(i) +
+                               ": an assistant turn with no content and no tool call");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Result<json> MessagesFrom(const json& v, const char* role) {
+  if (v.is_string()) return json::array({json{{"role", role}, {"content", v}}});
+  if (v.is_array()) return v;
+  return InvalidArgument(std::string("\"") +
+                         (std::string(role) == "user" ? "prompt" : "completion") +
+                         "\" must be a string or a list of messages");
+}
+
+Result<json> FromShareGpt(const json& turns) {
+  if (!turns.is_array()) return InvalidArgument("\"conversations\" must be a list");
+  json out = json::array();
+  for (size_t i = 0; i < turns.size(); ++i) {
+    const json& t = turns[i];
+    if (!t.is_object() || !t.contains("from") || !t["from"].is_string() || !t.contains("value")) {
+      return InvalidArgument("conversations[" + std::to_string(i) +
+                             "] must be an object with \"from\" and \"value\"");
+    }
+    std::string from = t["from"];
+    std::string role;
+    if (from == "human" || from == "user") {
+      role = "user";
+    } else if (from == "gpt" || from == "assistant" || from == "model") {
+      role = "assistant";
+    } else if (from == "system") {
+      role = "system";
+    } else if (from == "tool" || from == "function_response" || from == "observation") {
+      role = "tool";
+    } else {
+      return InvalidArgument("conversations[" + std::to_string(i) + "] has an unknown \"from\" '" +
+                             from + "' (human, gpt, system or tool)");
+    }
+    out.push_back(json{{"role", role}, {"content", t["value"]}});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<TrainOn> ParseTrainOn(std::string_view name) {
+  if (name == "assistant") return TrainOn::kAssistant;
+  if (name == "last") return TrainOn::kLast;
+  if (name == "completion") return TrainOn::kCompletion;
+  if (name == "all") return TrainOn::kAll;
+  return InvalidArgument("--train-on must be assistant, last, completion or all, not '" +
+                         std::string(name) + "'");
+}
+
+Result<Conversation> ParseConversation(const json& record, std::string_view field) {
+  if (!record.is_object()) return InvalidArgument("a chat record must be a JSON object");
+  Conversation conv;
+  auto has = [&](const char* k) { return record.contains(k) && !record[k].is_null(); };
+  std::string f(field);
+  if (f.empty()) {
+    if (has("messages")) {
+      f = "messages";
+    } else if (has("conversations")) {
+      f = "conversations";
+    } else if (has("prompt") && has("completion")) {
+      f = "prompt";
+    } else {
+      return InvalidArgument(
+          "the record has no conversation (a \"messages\", \"conversations\", or \"prompt\" + "
+          "\"completion\" field)");
+    }
+  } else if (!has(f.c_str())) {
+    return InvalidArgument("the record has no field \"" + f + "\"");
+  }
+  if (f == "prompt" || f == "completion") {
+    if (!has("prompt") || !has("completion")) {
+      return InvalidArgument("a prompt/completion record needs both fields");
+    }
+    STOKER_ASSIGN_OR_RETURN(json p, MessagesFrom(record["prompt"], "user"));
+    STOKER_ASSIGN_OR_RETURN(json c, MessagesFrom(record["completion"], "assistant"));
+    for (auto& m : p) {
+      conv.messages.push_back(m);
+      conv.completion.push_back(false);
+    }
+    for (auto& m : c) {
+      conv.messages.push_back(m);
+      conv.completion.push_back(true);
+    }
+    conv.is_prompt_completion = true;
+  } else if (record[f].is_array() && !record[f].empty() && record[f][0].is_object() &&
+             record[f][0].contains("from")) {
+    STOKER_ASSIGN_OR_RETURN(conv.messages, FromShareGpt(record[f]));
+    if (record.contains("system") && record["system"].is_string() &&
+        !(conv.messages.size() && conv.messages[0]["role"] == "system")) {
+      conv.messages.insert(conv.messages.begin(),
+                           json{{"role", "system"}, {"content", record["system"]}});
+    }
+  } else {
+    conv.messages = record[f];
+  }
+  STOKER_RETURN_IF_ERROR(CheckMessages(conv.messages));
+  conv.completion.resize(conv.messages.size(), false);
+  if (has("tools")) {
+    if (!record["tools"].is_array()) return InvalidArgument("\"tools\" must be a list");
+    conv.tools = record["tools"];
+  }
+  return conv;
+}
+
+Result<ChatTemplate> ChatTemplate::FromString(std::string_view source, std::string name,
+                                              json special_tokens,
+                                              std::vector<std::string> control_tokens) {
+  STOKER_ASSIGN_OR_RETURN(jinja::Template t, jinja::Template::Parse(source, std::move(name)));
+  ChatTemplate c;
+  c.template_ = std::make_shared<const jinja::Template>(std::move(t));
+  c.special_tokens_ = std::move(special_tokens);
+  c.control_tokens_ = std::move(control_tokens);
+  return c;
+}
+
+namespace {
+
+struct ConfigTokens {
+  json special = json::object();
+  std::vector<std::pair<std::string, bool>> added;  // content, special
+};
+
+Result<ConfigTokens> ReadConfigTokens(const json& config) {
+  ConfigTokens t;
+  for (const char* k : kSpecialTokenKeys) {
+    if (!config.contains(k)) continue;
+    std::string s = TokenText(config[k]);
+    if (!s.empty()) t.special[k] = s;
+  }
+  if (config.contains("added_tokens_decoder") && config["added_tokens_decoder"].is_object()) {
+    for (const auto& [id, tok] : config["added_tokens_decoder"].items()) {
+      std::string s = TokenText(tok);
+      if (!s.empty()) t.added.emplace_back(s, tok.value("special", false));
+    }
+  }
+  return t;
+}
+
+std::vector<std::string> ControlTokens(const ConfigTokens& t, std::string_view source) {
+  // transformers' _get_control_tokens: special added tokens, and the others the template writes
+  // (whitespace tokens excepted).
+  std::vector<std::string> out;
+  for (const auto& [s, special] : t.added) {
+    if (special || (source.find(s) != std::string_view::npos && !IsSpaceOnly(s))) out.push_back(s);
+  }
+  for (const auto& [k, v] : t.special.items()) {
+    std::string s = v.get<std::string>();
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  return out;
+}
+
+Result<json> ReadConfig(const std::string& dir) {
+  std::string path = (std::filesystem::path(dir) / "tokenizer_config.json").string();
+  if (!std::filesystem::exists(path)) return json::object();
+  STOKER_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  json config = json::parse(text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) {
+    return InvalidArgument(path + " is not a JSON object");
+  }
+  return config;
+}
+
+}  // namespace
+
+Result<ChatTemplate> ChatTemplate::FromModelDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  STOKER_ASSIGN_OR_RETURN(json config, ReadConfig(dir));
+  STOKER_ASSIGN_OR_RETURN(ConfigTokens tokens, ReadConfigTokens(config));
+  std::string jinja_path = (fs::path(dir) / "chat_template.jinja").string();
+  std::string source, name;
+  if (fs::exists(jinja_path)) {
+    STOKER_ASSIGN_OR_RETURN(source, ReadWholeFile(jinja_path));
+    name = jinja_path;
+  } else if (config.contains("chat_template")) {
+    const json& ct = config["chat_template"];
+    name = (fs::path(dir) / "tokenizer_config.json").string();
+    if (ct.is_string()) {
+      source = ct.get<std::string>();
+    } else if (ct.is_array()) {
+      for (const json& e : ct) {
+        if (e.is_object() && e.value("name", "") == "default" && e.contains("template") &&
+            e["template"].is_string()) {
+          source = e["template"].get<std::string>();
+        }
+      }
+      if (source.empty()) return InvalidArgument(name + ": no chat_template named \"default\"");
+    } else {
+      return InvalidArgument(name + ": chat_template must be a string or a list");
+    }
+  } else {
+    return NotFound("no chat template in " + dir +
+                    " (chat_template.jinja, or chat_template in tokenizer_config.json); give "
+                    "one with --chat-template");
+  }
+  return FromString(source, name, tokens.special, ControlTokens(tokens, source));
+}
+
+Result<ChatTemplate> ChatTemplate::FromFile(const std::string& path,
+                                            const std::string& config_dir) {
+  STOKER_ASSIGN_OR_RETURN(std::string source, ReadWholeFile(path));
+  json config = json::object();
+  if (!config_dir.empty()) {
+    STOKER_ASSIGN_OR_RETURN(config, ReadConfig(config_dir));
+  }
+  STOKER_ASSIGN_OR_RETURN(ConfigTokens tokens, ReadConfigTokens(config));
+  return FromString(source, path, tokens.special, ControlTokens(tokens, source));
+}
+
+namespace {
+
+// transformers: keys with None values dropped, then _alias_reasoning_fields.
+json NormalizeMessage(const json& m) {
+  json out = json::object();
+  for (const auto& [k, v] : m.items()) {
+    if (!v.is_null()) out[k] = v;
+  }
+  const char* kFields[] = {"reasoning_content", "thinking", "reasoning"};
+  const json* reasoning = nullptr;
+  for (const char* f : kFields) {
+    if (out.contains(f)) {
+      reasoning = &out[f];
+      break;
+    }
+  }
+  if (!reasoning) return out;
+  json r = *reasoning;
+  json aliased = json::object();
+  aliased["thinking"] = r;
+  for (const auto& [k, v] : out.items()) {
+    if (k != "thinking") aliased[k] = v;
+  }
+  aliased["reasoning_content"] = r;
+  return aliased;
+}
+
+}  // namespace
+
+Result<jinja::RenderOutput> ChatTemplate::Render(const Conversation& conv,
+                                                 bool add_generation_prompt,
+                                                 const json& kwargs) const {
+  json ctx = special_tokens_;
+  for (const auto& [k, v] : kwargs.items()) ctx[k] = v;
+  json messages = json::array();
+  for (const json& m : conv.messages) messages.push_back(NormalizeMessage(m));
+  ctx["messages"] = std::move(messages);
+  ctx["tools"] = conv.tools;
+  ctx["documents"] = nullptr;
+  ctx["add_generation_prompt"] = add_generation_prompt;
+  jinja::Value v = jinja::Value::FromJson(ctx);
+  return template_->Render(v.dict());
+}
+
+namespace {
+
+const char kMarkStart[] = "\xf3\xb0\x80\x80";  // U+F0000
+const char kMarkEnd[] = "\xf3\xb0\x80\x81";    // U+F0001
+
+std::string MarkString(const std::string& s, const std::vector<std::string>& tokens) {
+  std::string clean;
+  for (size_t i = 0; i < s.size();) {
+    if (s.compare(i, 4, kMarkStart) == 0 || s.compare(i, 4, kMarkEnd) == 0) {
+      i += 4;
+    } else {
+      clean += s[i++];
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < clean.size();) {
+    const std::string* best = nullptr;
+    for (const std::string& t : tokens) {
+      if (!t.empty() && clean.compare(i, t.size(), t) == 0 && (!best || t.size() > best->size())) {
+        best = &t;
+      }
+    }
+    if (best) {
+      out += kMarkStart + *best + kMarkEnd;
+      i += best->size();
+    } else {
+      out += clean[i++];
+    }
+  }
+  return out;
+}
+
+json MarkJson(const json& v, const std::vector<std::string>& tokens) {
+  if (v.is_string()) return MarkString(v.get<std::string>(), tokens);
+  if (v.is_array()) {
+    json out = json::array();
+    for (const json& e : v) out.push_back(MarkJson(e, tokens));
+    return out;
+  }
+  if (v.is_object()) {
+    json out = json::object();
+    for (const auto& [k, e] : v.items()) out[k] = MarkJson(e, tokens);
+    return out;
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<std::string> ChatTemplate::RenderMarkedControlTokens(const Conversation& conv,
+                                                            const json& kwargs) const {
+  Conversation marked = conv;
+  marked.messages = MarkJson(conv.messages, control_tokens_);
+  marked.tools = MarkJson(conv.tools, control_tokens_);
+  STOKER_ASSIGN_OR_RETURN(jinja::RenderOutput out,
+                          Render(marked, false, MarkJson(kwargs, control_tokens_)));
+  return std::move(out.text);
+}
+
+}  // namespace stoker

@@ -1,0 +1,84 @@
+// ChatTemplate: a model's own chat template (docs/chat.md), rendered as transformers'
+// apply_chat_template(..., tokenize=False) renders it, and the loss-mask rule: which bytes of the
+// rendered text a model learns (--train-on assistant|last|completion|all).
+//
+// A conversation arrives as one JSON record: OpenAI `messages` (+ `tools`), `prompt` +
+// `completion`, or ShareGPT `conversations`. Immutable after loading; Render and Spans are
+// thread-safe.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "stoker/status.h"
+#include "text/jinja_template.h"
+
+namespace stoker {
+
+enum class TrainOn { kAssistant, kLast, kCompletion, kAll };
+Result<TrainOn> ParseTrainOn(std::string_view name);
+
+// A conversation in the shape templates read: messages (each role system/user/assistant/tool),
+// tools (null when none), and which messages are trained under kCompletion.
+struct Conversation {
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  nlohmann::ordered_json tools;       // null or a list
+  std::vector<bool> completion;       // per message: part of the completion
+  bool is_prompt_completion = false;  // from prompt + completion
+};
+
+// Reads a record: `messages` (OpenAI), `conversations` (ShareGPT {from, value}) or `prompt` +
+// `completion` (strings or lists of messages); `field` names the field when not empty. Checks
+// roles, content shapes and that an assistant turn has content or tool calls.
+Result<Conversation> ParseConversation(const nlohmann::ordered_json& record,
+                                       std::string_view field = {});
+
+struct ChatSpans {
+  std::string text;                                // the rendered conversation
+  std::vector<std::pair<size_t, size_t>> trained;  // byte ranges of `text` that are learnt
+};
+
+class ChatTemplate {
+ public:
+  // From a model directory: chat_template.jinja, else tokenizer_config.json's chat_template
+  // (a string, or a list of {name, template}: "default"). tokenizer_config.json (when present)
+  // also gives bos_token, eos_token, ... and the special added tokens.
+  static Result<ChatTemplate> FromModelDir(const std::string& dir);
+  // From a template file (`--chat-template PATH`); `config_dir` (may be empty) gives the special
+  // tokens from its tokenizer_config.json.
+  static Result<ChatTemplate> FromFile(const std::string& path, const std::string& config_dir);
+  static Result<ChatTemplate> FromString(std::string_view source, std::string name,
+                                         nlohmann::ordered_json special_tokens,
+                                         std::vector<std::string> control_tokens);
+
+  // The text of `conv` as transformers renders it: messages without null-valued keys, the
+  // reasoning aliased (reasoning_content/thinking), bos_token & co. and `kwargs` as variables.
+  Result<jinja::RenderOutput> Render(const Conversation& conv, bool add_generation_prompt,
+                                     const nlohmann::ordered_json& kwargs) const;
+  // The rendered text and its trained byte ranges under `train_on` (the rule of docs/chat.md).
+  // An error names the template when a trained turn's span cannot be determined unambiguously.
+  Result<ChatSpans> Spans(const Conversation& conv, TrainOn train_on,
+                          const nlohmann::ordered_json& kwargs) const;
+
+  // Renders like Render, with the control-token text inside the conversation's strings wrapped
+  // in U+F0000 ... U+F0001 (as transformers' sanitize_control_tokens marks it).
+  Result<std::string> RenderMarkedControlTokens(const Conversation& conv,
+                                                const nlohmann::ordered_json& kwargs) const;
+
+  const jinja::Template& jinja() const { return *template_; }
+  // Special tokens (text) the template's output counts as control tokens.
+  const std::vector<std::string>& control_tokens() const { return control_tokens_; }
+
+ private:
+  Result<std::vector<std::string>> EndOfTurnTokens(const nlohmann::ordered_json& kwargs) const;
+
+  std::shared_ptr<const jinja::Template> template_;
+  nlohmann::ordered_json special_tokens_;  // {"bos_token": "<s>", ...}
+  std::vector<std::string> control_tokens_;
+};
+
+}  // namespace stoker

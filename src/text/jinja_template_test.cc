@@ -1,0 +1,92 @@
+#include "text/jinja_template.h"
+
+#include <gtest/gtest.h>
+
+namespace stoker::jinja {
+namespace {
+
+// Renders `source` with the JSON object `context`; an error's message in place of the text.
+std::string R(std::string_view source, const char* context = "{}") {
+  Result<Template> t = Template::Parse(source, "t.jinja");
+  if (!t.ok()) return "ERROR " + t.status().message();
+  Value ctx = Value::FromJson(nlohmann::ordered_json::parse(context));
+  Result<RenderOutput> out = t->Render(ctx.dict());
+  if (!out.ok()) return "ERROR " + out.status().message();
+  return out->text;
+}
+
+TEST(JinjaTemplateTest, TrimBlocksAndLstripBlocksAsTransformersSetsThem) {
+  EXPECT_EQ(R("{% if true %}\nA\n{% endif %}\nB"), "A\nB");
+  EXPECT_EQ(R("  {% if true %}x{% endif %}"), "x");
+  EXPECT_EQ(R("a  {%- if true -%}  b  {%- endif %}"), "ab");
+  EXPECT_EQ(R("  {%+ if true %}x{% endif +%}\ny"), "  x\ny");
+  EXPECT_EQ(R("{{ 'v' }}\nz\n"), "v\nz");  // one trailing newline of the template dropped
+  EXPECT_EQ(R("a\r\nb"), "a\nb");
+}
+
+TEST(JinjaTemplateTest, ExpressionsFollowPython) {
+  EXPECT_EQ(R("{{ [1, 2, 3][::-1] }} {{ 'héllo'[1:3] }} {{ -7 // 2 }} {{ -7 % 3 }} {{ 7 / 2 }}"),
+            "[3, 2, 1] él -4 2 3.5");
+  EXPECT_EQ(R("{{ 1e-5 }} {{ 1e16 }} {{ 0.1 + 0.2 }} {{ 2 ** 10 }} {{ none }} {{ true }}"),
+            "1e-05 1e+16 0.30000000000000004 1024 None True");
+  EXPECT_EQ(R("{{ {'a': [1, 'x'], 'b': none} }}"), "{'a': [1, 'x'], 'b': None}");
+  EXPECT_EQ(R("{{ 'a' ~ 1 ~ undefined_name }}|{{ x or 'd' }}|{{ 'y' if false }}"), "a1|d|");
+  EXPECT_EQ(R("{{ ' a b '.strip().split(' ') }} {{ 'x</t>y'.split('</t>')[-1] }}"), "['a', 'b'] y");
+}
+
+TEST(JinjaTemplateTest, TojsonIsJsonDumpsWithoutHtmlEscaping) {
+  EXPECT_EQ(R("{{ x | tojson }}", R"({"x": {"b": "<é>", "a": [1, 2.5, null, true]}})"),
+            R"({"b": "<é>", "a": [1, 2.5, null, true]})");
+  EXPECT_EQ(R("{{ x | tojson(indent=2) }}", R"({"x": {"k": [1]}})"),
+            "{\n  \"k\": [\n    1\n  ]\n}");
+}
+
+TEST(JinjaTemplateTest, LoopsNamespacesAndMacros) {
+  EXPECT_EQ(R("{% set ns = namespace(n=0) %}{% for x in xs if x > 1 %}{{ loop.index0 }}"
+              "{{ '!' if loop.last }}{% set ns.n = ns.n + x %}{% endfor %}{{ ns.n }}",
+              R"({"xs": [1, 2, 3]})"),
+            "01!5");
+  // A set inside a loop does not leak out of it.
+  EXPECT_EQ(
+      R("{% set c = 0 %}{% for i in range(3) %}{% set c = c + 1 %}{{ c }}{% endfor %}{{ c }}"),
+      "1110");
+  EXPECT_EQ(R("{% macro m(a, b='B') %}[{{ a }}{{ b }}]{% endmacro %}{{ m(1) }}{{ m(2, b=3) }}"),
+            "[1B][23]");
+  EXPECT_EQ(
+      R("{% for k, v in d | items %}{{ k }}={{ v }};{% endfor %}", R"({"d": {"z": 1, "a": 2}})"),
+      "z=1;a=2;");
+  EXPECT_EQ(R("{% for x in [1, 2, 3] %}{% if x == 2 %}{% break %}{% endif %}{{ x }}{% endfor %}"),
+            "1");
+}
+
+TEST(JinjaTemplateTest, GenerationBlocksRecordTheirBytes) {
+  Result<Template> t = Template::Parse("a{% generation %}bé{% endgeneration %}c", "g.jinja");
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->has_generation());
+  Result<RenderOutput> out = t->Render(Dict{});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->text, "abéc");
+  ASSERT_EQ(out->generation_spans.size(), 1u);
+  EXPECT_EQ(out->generation_spans[0], std::make_pair(size_t{1}, size_t{4}));
+}
+
+TEST(JinjaTemplateTest, ErrorsNameTheTemplateAndLine) {
+  EXPECT_EQ(R("x\n{{ 1 | nosuchfilter }}"),
+            "ERROR chat template t.jinja line 2: the filter 'nosuchfilter' is not supported by "
+            "stoker's chat renderer");
+  EXPECT_EQ(R("\n\n{% include 'x' %}"),
+            "ERROR chat template t.jinja line 3: the statement 'include' is not supported by "
+            "stoker's chat renderer");
+  EXPECT_EQ(R("{% if true %}\n{{ raise_exception('no system role') }}{% endif %}"),
+            "ERROR chat template t.jinja line 2: the template raised an error: no system role");
+  EXPECT_EQ(R("{% if x %}"),
+            "ERROR chat template t.jinja line 1: the template ended where "
+            "elif or else or endif was expected");
+  EXPECT_EQ(R("\n{{ m.content.x }}"), "ERROR chat template t.jinja line 2: 'm' is undefined");
+  EXPECT_EQ(R("{{ [1].append(2) }}"),
+            "ERROR chat template t.jinja line 1: list.append() is not supported (the sandbox "
+            "keeps lists immutable)");
+}
+
+}  // namespace
+}  // namespace stoker::jinja
