@@ -106,6 +106,17 @@ def test_whole_shards_are_fetched_once_when_the_dataset_fits_the_cache(dataset, 
     proxy.reset_counts()
     assert_same(want[1], epoch(loader))
     assert shard_gets(proxy) == {}, shard_gets(proxy)
+    # Exact resume from the middle of the first epoch, on the warm cache.
+    kw = dict(KW, cache_dir=str(cache), cache_size="64MiB")
+    first = stoker.Loader(dataset["uri"], **kw)
+    it = iter(first)
+    head = [np.asarray(next(it)["input_ids"]).copy() for _ in range(len(want[0]) // 2)]
+    state = json.loads(json.dumps(first.state_dict()))
+    del it, first
+    resumed = stoker.Loader(dataset["uri"], **kw)
+    resumed.load_state_dict(state)
+    assert_same(want[0], head + epoch(resumed))
+    assert shard_gets(proxy) == {}, shard_gets(proxy)
     assert WARNING not in capfd.readouterr().err
 
 
