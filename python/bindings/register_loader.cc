@@ -218,6 +218,9 @@ nb::dict StatsToDict(const LoaderStats& s) {
   storage["retries"] = s.storage.retries;
   storage["bytes_read"] = s.storage.bytes_read;
   storage["cache_hits"] = s.storage.cache_hits;
+  storage["request_s"] = s.storage.request_us * 1e-6;
+  storage["ranged_datasets"] = s.storage.ranged_datasets;
+  storage["whole_shard_datasets"] = s.storage.whole_shard_datasets;
   d["storage"] = storage;
   return d;
 }

@@ -23,6 +23,9 @@ std::string FormatSi(double x) {
 std::vector<Figure> BenchFigures(const BenchResult& r) {
   using K = Figure::Kind;
   const double cores_used = r.wall_s > 0 ? r.cpu_s / r.wall_s : 0;
+  // Remote data: any request made, or any dataset read remotely (a warm cache makes none).
+  const bool remote = r.storage.get + r.storage.head > 0 || r.storage.ranged_datasets > 0 ||
+                      r.storage.whole_shard_datasets > 0;
   return {
       {"warmup_batches", "warm-up batches (excluded)", double(r.warmup_batches), true, K::kCount},
       {"batches", "batches measured", double(r.batches), true, K::kCount},
@@ -43,6 +46,9 @@ std::vector<Figure> BenchFigures(const BenchResult& r) {
       {"stall_share", "stall share (wait / step cycle)", r.stall_share, r.consumer_step_ms > 0,
        K::kShare},
       {"wait_max_ms", "longest wait (ms)", r.wait_max_ms, true, K::kRate},
+      {"requests_per_batch", "storage requests per batch", r.requests_per_batch, remote, K::kRate},
+      {"storage_wait_s", "waiting on storage (all threads)", r.storage_wait_s, remote, K::kSeconds},
+      {"mean_request_ms", "mean request time (ms)", r.mean_request_ms, remote, K::kRate},
   };
 }
 
@@ -129,7 +135,13 @@ nlohmann::json BenchJson(const BenchResult& r, const LoaderOptions& o, bool synt
                   {"failed_requests", r.storage.failed},
                   {"retries", r.storage.retries},
                   {"bytes_read", r.storage.bytes_read},
-                  {"cache_hits", r.storage.cache_hits}};
+                  {"cache_hits", r.storage.cache_hits},
+                  {"request_s", r.storage.request_us * 1e-6},
+                  {"read_mode", r.storage.ranged_datasets > 0        ? "ranged"
+                                : r.storage.whole_shard_datasets > 0 ? "whole_shards"
+                                                                     : "local"},
+                  {"ranged_datasets", r.storage.ranged_datasets},
+                  {"whole_shard_datasets", r.storage.whole_shard_datasets}};
   j["setting"] = {{"synthetic", synthetic},
                   {"seq_len", o.seq_len},
                   {"batch_size", o.batch_size},

@@ -173,6 +173,10 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   const CpuTimes cpu1 = ReadCpu();
   const LoaderStats s1 = loader.Stats();
   r.storage = s1.storage;
+  const uint64_t requests = (s1.storage.get + s1.storage.head) - (s0.storage.get + s0.storage.head);
+  r.requests_per_batch = r.batches > 0 ? static_cast<double>(requests) / r.batches : 0;
+  r.storage_wait_s = (s1.storage.request_us - s0.storage.request_us) * 1e-6;
+  r.mean_request_ms = requests > 0 ? 1e3 * r.storage_wait_s / requests : 0;
 
   r.samples = r.batches * config.options.batch_size;
   r.tokens = r.batches * tokens_per_batch;

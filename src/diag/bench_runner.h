@@ -95,6 +95,11 @@ struct BenchResult {
   uint64_t monitor_warnings = 0;  // the loader's monitor, since open; 0 without a consumer step
   // Remote storage requests since the datasets were opened (open, warm-up and measurement).
   StorageStats storage;
+  // In the measured window: requests (GET + HEAD) per batch delivered, the time they took summed
+  // over every thread that waited on them (workers and cache downloads), and their mean duration.
+  double requests_per_batch = 0;
+  double storage_wait_s = 0;
+  double mean_request_ms = 0;
   std::vector<BenchSample> timeline;
 };
 

@@ -191,14 +191,42 @@ Verdict Diagnose(const Measurement& m, const Consumption& c) {
   }
   // Workers that are busy computing keep about one core each; workers blocked on I/O do not.
   const bool io_wait = m.workers > 0 && cores_used < 0.7 * m.workers;
-  if (v.slowest_stage == "read" && io_wait) {
+  // Ranged reads are made one at a time by each worker: when the request time per worker fills
+  // half the window or more, the request latency is what bounds delivery.
+  v.latency_bound = m.ranged_reads && m.workers > 0 && m.storage_wait_s / m.workers >= 0.5 * wall;
+  if (v.latency_bound) {
+    const double per_batch_s = m.batches > 0 ? wall / m.batches : 0;
+    const std::string cause =
+        m.cache_budget_bytes == 0
+            ? "it has no cache (--no-cache): read through a cache whose budget holds its " +
+                  Si(m.ranged_bytes) + "B (--cache-size)"
+            : "its " + Si(m.ranged_bytes) + "B exceed the cache budget of " +
+                  Si(m.cache_budget_bytes) + "B: with --cache-size " + Si(m.ranged_bytes) +
+                  "B or more";
+    v.advice.push_back(Format(
+        "Request latency limits delivery: %.1f requests per batch at %.1f ms each, one at a "
+        "time per worker (%d workers), is %.0f ms of every %.0f ms batch. Under global shuffle "
+        "the dataset is read by one ranged GET per document piece because %s, whole shards are "
+        "fetched ahead into the cache, several at once, and read from local disk; or use "
+        "--shuffle block (whole shards in plan order).",
+        m.requests_per_batch, m.mean_request_ms, m.workers,
+        m.workers > 0 ? m.requests_per_batch * m.mean_request_ms / m.workers : 0, 1e3 * per_batch_s,
+        cause.c_str()));
+  }
+  if (v.slowest_stage == "read" && io_wait && !v.latency_bound) {
     const double read_share = worker_stage_s > 0 ? m.read_s / worker_stage_s : 0;
+    const char* where =
+        !m.remote ? "Copy the data to a local NVMe cache (or keep it in the page cache)."
+        : m.whole_shards_cached
+            ? "The node-local cache is fetching whole shards (a cold cache: the first epoch); "
+              "once they are in, reads come from local disk (`stoker prefetch` stages them "
+              "before training)."
+            : "Read it through the node-local cache (--cache-dir, --cache-size).";
     v.advice.push_back(Format(
         "Reads take %.0f%% of the worker time while the %d workers kept only %.1f cores busy: "
-        "they wait on storage. Copy the data to a local NVMe cache (or keep it in the page "
-        "cache).",
-        100 * read_share, m.workers, cores_used));
-    if (m.global_shuffle) {
+        "they wait on storage. %s",
+        100 * read_share, m.workers, cores_used, where));
+    if (m.global_shuffle && !m.whole_shards_cached) {
       v.advice.push_back(
           "--shuffle block reads a few shards at a time instead of seeking across "
           "all of them: sequential reads for disks and remote storage.");

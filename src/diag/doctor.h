@@ -69,6 +69,18 @@ struct Measurement {
   bool attention_mask = false;
   uint64_t shards = 0;         // over every dataset
   uint64_t dataset_bytes = 0;  // token bytes over every dataset
+  // Remote data (bench's storage figures over the window). ranged_reads: some dataset is read by
+  // one ranged GET per document piece (global shuffle with no cache, cache_budget_bytes = 0, or a
+  // budget below its ranged_bytes); whole_shards_cached: some dataset's shards are fetched whole
+  // into the node-local cache.
+  bool remote = false;
+  double requests_per_batch = 0;
+  double storage_wait_s = 0;  // request time summed over every thread
+  double mean_request_ms = 0;
+  bool ranged_reads = false;
+  uint64_t ranged_bytes = 0;
+  uint64_t cache_budget_bytes = 0;
+  bool whole_shards_cached = false;
 };
 
 struct Verdict {
@@ -78,6 +90,9 @@ struct Verdict {
   double slowest_stage_s = 0;
   double slowest_stage_share = 0;   // of the summed stage times
   std::vector<std::string> advice;  // concrete, most useful first
+  // Request latency limits delivery: the workers spend most of the window waiting on requests
+  // they make one at a time (ranged reads per document).
+  bool latency_bound = false;
 };
 
 Verdict Diagnose(const Measurement& m, const Consumption& c);

@@ -135,6 +135,58 @@ TEST(DoctorTest, ReadBoundAdviceFollowsTheMeasurements) {
   EXPECT_FALSE(AnyContains(v.advice, "All 8 cores are busy"));
 }
 
+// Global shuffle over a remote dataset larger than the cache: each worker waits on one ranged GET
+// at a time. The doctor names request latency and the cache budget that would fetch whole shards,
+// not "copy the data to a local NVMe cache" (the cache is there).
+TEST(DoctorTest, RequestLatencyBoundAdviceNamesTheCacheBudget) {
+  Measurement m = ReadBound();
+  m.remote = true;
+  m.batches = 100;
+  m.requests_per_batch = 40;
+  m.mean_request_ms = 4.5;
+  m.storage_wait_s = 18;  // of 2 workers x 10 s
+  m.ranged_reads = true;
+  m.ranged_bytes = 5'000'000'000;
+  m.cache_budget_bytes = 1'000'000'000;
+  Consumption c;
+  c.tokens_per_s = 2e6;
+  Verdict v = Diagnose(m, c);
+  EXPECT_TRUE(v.latency_bound);
+  EXPECT_TRUE(AnyContains(v.advice,
+                          "Request latency limits delivery: 40.0 requests per batch at "
+                          "4.5 ms each"));
+  EXPECT_TRUE(AnyContains(v.advice, "90 ms of every 100 ms batch"));
+  EXPECT_TRUE(AnyContains(v.advice,
+                          "its 5 GB exceed the cache budget of 1 GB: with "
+                          "--cache-size 5 GB or more"));
+  EXPECT_TRUE(AnyContains(v.advice, "--shuffle block"));
+  EXPECT_FALSE(AnyContains(v.advice, "local NVMe cache"));
+  m.cache_budget_bytes = 0;  // --no-cache
+  v = Diagnose(m, c);
+  EXPECT_TRUE(AnyContains(v.advice, "it has no cache (--no-cache)"));
+  // The same reads with the workers mostly elsewhere: not latency-bound.
+  m.storage_wait_s = 4;
+  v = Diagnose(m, c);
+  EXPECT_FALSE(v.latency_bound);
+  EXPECT_FALSE(AnyContains(v.advice, "Request latency"));
+}
+
+// Whole shards through the cache (a cold first epoch): the advice is about the cache filling, not
+// about copying data to a cache or --shuffle block.
+TEST(DoctorTest, WholeShardCacheAdviceDoesNotAskForACache) {
+  Measurement m = ReadBound();
+  m.remote = true;
+  m.whole_shards_cached = true;
+  m.storage_wait_s = 30;  // eight download threads
+  Consumption c;
+  c.tokens_per_s = 2e6;
+  Verdict v = Diagnose(m, c);
+  EXPECT_FALSE(v.latency_bound);
+  EXPECT_TRUE(AnyContains(v.advice, "fetching whole shards"));
+  EXPECT_FALSE(AnyContains(v.advice, "local NVMe cache"));
+  EXPECT_FALSE(AnyContains(v.advice, "--shuffle block"));
+}
+
 TEST(DoctorTest, CpuBoundAssemblyAdvice) {
   Measurement m;
   m.tokens_per_s = 1e6;

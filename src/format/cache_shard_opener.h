@@ -6,9 +6,11 @@
 // 100 ms, so that idle open shards pin nothing for long and a budget smaller than the working set
 // slows the loader (the cache evicts and downloads again) instead of deadlocking it. Schedule hands
 // the plan-order look-ahead to the cache; Stage downloads a shard now (`stoker prefetch`). With
-// RemoteReads::kExact (global shuffle: single documents spread over every shard), only the .idx
-// files go through the cache; each read of a .bin is a ranged GET of exactly its bytes from
-// `backend`, not a whole-shard download (which would mean holding the whole dataset).
+// RemoteReads::kExact (global shuffle over a dataset larger than the budget: single documents
+// spread over every shard), only the .idx files go through the cache; each read of a .bin is a
+// ranged GET of exactly its bytes from `backend`, not a whole-shard download (which would evict
+// and fetch every shard many times an epoch). A global shuffle over a dataset that fits the budget
+// is read with kParts, as block shuffle is (StokerDataset::OpenRemote decides).
 // Thread-safe.
 #pragma once
 

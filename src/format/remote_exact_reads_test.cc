@@ -2,9 +2,12 @@
 // loader chooses for --shuffle global): one ranged GET of exactly its bytes per document read,
 // nothing kept, and without a cache the shard's whole .idx again each time the shard is reopened
 // (the pool keeps max_open_shards shards open); through a cache, from disk. docs/cache.md and
-// docs/storage.md say this.
+// docs/storage.md say this. And what the loader asks for under global shuffle
+// (whole_shards_if_they_fit): whole shards through the cache when they all fit its budget, each
+// fetched once and then read from disk; exact ranges when they do not.
 #include <gtest/gtest.h>
 
+#include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "format/stoker_dataset.h"
 #include "format/test_dataset.h"
@@ -26,14 +29,30 @@ class RemoteDatasetExactReadsTest : public ::testing::Test {
     ASSERT_TRUE(testing::WriteTestDataset(dir_->Join("ds"), kShards, kDocs, Length).ok());
     Open("");
   }
-  void Open(const std::string& cache_dir) {
+  void Open(const std::string& cache_dir, uint64_t budget = 1 << 20, bool whole_if_fit = false) {
     RemoteDatasetOptions o;
     o.backend = storage::NewMeteringBackend(storage::NewFileBackend(), &metrics_);
     o.reads = RemoteReads::kExact;
     o.max_open_shards = 2;
     o.cache_dir = cache_dir;
-    o.cache_size_bytes = 1 << 20;
+    o.cache_size_bytes = budget;
+    o.whole_shards_if_they_fit = whole_if_fit;
+    ds_.reset();
     ds_ = StokerDataset::OpenRemote(dir_->Join("ds"), o).value();
+  }
+  uint64_t DatasetBytes() const {
+    uint64_t n = 0;
+    for (const ShardInfo& s : ds_->manifest().shards) n += s.bin_bytes + s.idx_bytes;
+    return n;
+  }
+  // Every document once, in a fixed scattered order (as a global shuffle reads them).
+  void ReadAllScattered() {
+    for (int i = 0; i < kShards * kDocs; ++i) {
+      const int d = (i * 37) % (kShards * kDocs);
+      std::vector<int32_t> out(Length(d));
+      ASSERT_TRUE(ds_->Read(d, 0, out.size(), out.data()).ok()) << d;
+      ASSERT_EQ(out, std::vector<int32_t>(Length(d), d % 200)) << d;
+    }
   }
   uint64_t Gets() const {
     return metrics_.Snapshot().requests[static_cast<int>(storage::RequestKind::kGet)];
@@ -83,6 +102,48 @@ TEST_F(RemoteDatasetExactReadsTest, ThroughACacheAReopenedShardReadsItsIdxFromDi
     EXPECT_EQ(Read(d), std::make_pair(uint64_t{1}, uint64_t(2 * Length(d)))) << d;
   }
   EXPECT_TRUE(ds_->cached());
+}
+
+// The dataset fits the budget: whole shards through the cache. Each .bin and .idx is one GET
+// (each is smaller than a download part), every document is then read from disk, and a second
+// pass (a later epoch) or a second open on the same cache makes no request at all.
+TEST_F(RemoteDatasetExactReadsTest, WholeShardsWhenEveryShardFitsTheBudget) {
+  const std::string cache = dir_->Join("cache");
+  Open(cache, 1 << 20, /*whole_if_fit=*/true);
+  ASSERT_LE(DatasetBytes(), uint64_t{1} << 20);
+  EXPECT_EQ(ds_->remote_reads(), RemoteReads::kParts);
+  EXPECT_EQ(ds_->storage_stats().whole_shard_datasets, 1u);
+  EXPECT_EQ(ds_->storage_stats().ranged_datasets, 0u);
+  const uint64_t at_open = Gets();
+  ReadAllScattered();
+  EXPECT_EQ(Gets() - at_open, uint64_t{2 * kShards});
+  const uint64_t after_first = Gets();
+  ReadAllScattered();
+  EXPECT_EQ(Gets(), after_first);
+  Open(cache, 1 << 20, /*whole_if_fit=*/true);
+  const uint64_t reopened = Gets();
+  ReadAllScattered();
+  EXPECT_EQ(Gets(), reopened);
+}
+
+// A budget of a quarter of the dataset: exact ranges (only the .idx files cached), one GET per
+// document, and the counters name the mode, the dataset's bytes and the budget.
+TEST_F(RemoteDatasetExactReadsTest, RangedReadsWhenTheShardsExceedTheBudget) {
+  const uint64_t bytes = DatasetBytes();
+  Open(dir_->Join("cache"), bytes / 4, /*whole_if_fit=*/true);
+  EXPECT_EQ(ds_->remote_reads(), RemoteReads::kExact);
+  const StorageStats st = ds_->storage_stats();
+  EXPECT_EQ(st.ranged_datasets, 1u);
+  EXPECT_EQ(st.ranged_bytes, bytes);
+  EXPECT_EQ(st.ranged_cache_budget, bytes / 4);
+  EXPECT_EQ(st.whole_shard_datasets, 0u);
+  const uint64_t at_open = Gets();
+  ReadAllScattered();
+  // A GET per document, and the .idx files again as the small budget evicts them; no .bin kept.
+  EXPECT_GE(Gets() - at_open, uint64_t{kShards * kDocs});
+  auto data = ListDirectory(dir_->Join("cache/data"));
+  ASSERT_TRUE(data.ok());
+  for (const std::string& name : *data) EXPECT_EQ(name.find(".bin"), std::string::npos) << name;
 }
 
 }  // namespace

@@ -47,7 +47,19 @@ struct RemoteDatasetOptions {
   // (cache/shard_cache.h) with this budget (0: the stated default, cache/cache_defaults.h).
   std::string cache_dir;
   uint64_t cache_size_bytes = 0;
+  // With reads = kExact and a cache: when every shard's .bin and .idx together fit the cache's
+  // budget, read whole shards through the cache instead (kParts, fetched ahead in plan order) and
+  // keep up to kWholeShardsOpen shards open. The loader sets it under global shuffle
+  // (docs/cache.md, "Global shuffle over remote data").
+  bool whole_shards_if_they_fit = false;
+  // Said once, on stderr, when the dataset is read by ranged GETs per document (kExact): its
+  // delivery is then bound by request latency.
+  bool warn_if_ranged = false;
 };
+
+// The shards a remote dataset read whole through its cache under global shuffle keeps open (each
+// holds its .idx in memory and, while read, a pin and a descriptor on its cached .bin).
+inline constexpr uint64_t kWholeShardsOpen = 1024;
 
 class StokerDataset : public TokenSource {
  public:
@@ -104,6 +116,11 @@ class StokerDataset : public TokenSource {
   ShardRef shard_ref(uint64_t s) const;
   const ShardOpener* opener() const { return opener_.get(); }
   bool cached() const { return opener_ != nullptr && opener_->cached(); }
+  // How a remote dataset's .bin files are read (after whole_shards_if_they_fit), its bytes (.bin +
+  // .idx of every shard) and its cache's budget (0: no cache).
+  RemoteReads remote_reads() const { return reads_; }
+  uint64_t remote_bytes() const { return remote_bytes_; }
+  uint64_t cache_budget_bytes() const { return cache_budget_; }
 
  private:
   StokerDataset() = default;
@@ -137,6 +154,9 @@ class StokerDataset : public TokenSource {
   std::shared_ptr<storage::StorageMetrics> metrics_;
   std::vector<uint64_t> first_document_{0};  // num_shards + 1 entries
   uint64_t num_tokens_ = 0;
+  RemoteReads reads_ = RemoteReads::kParts;
+  uint64_t remote_bytes_ = 0;
+  uint64_t cache_budget_ = 0;
 };
 
 // Checks shard `s` of `manifest` (opened as `shard`) against the manifest: dtype, documents and

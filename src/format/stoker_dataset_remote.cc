@@ -8,6 +8,7 @@
 #include "cache/cache_defaults.h"
 #include "cache/shard_cache.h"
 #include "common/file_util.h"
+#include "common/human_size.h"
 #include "common/temp_dir.h"
 #include "common/uri.h"
 #include "format/cache_shard_opener.h"
@@ -56,6 +57,13 @@ StorageStats StokerDataset::storage_stats() const {
   StorageStats out;
   if (metrics_ != nullptr) out = storage::ToStorageStats(metrics_->Snapshot());
   if (opener_ != nullptr) out.cache_hits = opener_->cache_hits();
+  if (reads_ == RemoteReads::kExact) {
+    out.ranged_datasets = 1;
+    out.ranged_bytes = remote_bytes_;
+    out.ranged_cache_budget = cache_budget_;
+  } else if (cached()) {
+    out.whole_shard_datasets = 1;
+  }
   return out;
 }
 
@@ -97,6 +105,9 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
                  "a local copy and upload lengths.stkidx and manifest.json.\n",
                  ds->dir_.c_str(), static_cast<unsigned long long>(num_shards));
   }
+  for (const ShardInfo& s : ds->manifest_.shards) ds->remote_bytes_ += s.bin_bytes + s.idx_bytes;
+  RemoteReads reads = options.reads;
+  uint64_t open_shards = options.max_open_shards;
   if (options.opener != nullptr) {
     ds->opener_ = options.opener;
   } else if (!options.cache_dir.empty()) {
@@ -106,24 +117,49 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
     if (co.budget_bytes == 0) {
       STOKER_ASSIGN_OR_RETURN(co.budget_bytes, cache::DefaultBudgetBytes(co.dir));
     }
-    // Under exact reads (global shuffle) only the .idx files are cached.
-    const bool bins = options.reads != RemoteReads::kExact;
+    ds->cache_budget_ = co.budget_bytes;
+    // Global shuffle reads every shard in every epoch: when they all fit the budget, whole shards
+    // fetched ahead in plan order (several at once) serve every document from disk, and a later
+    // epoch makes no request. Else only the .idx files are cached and documents are ranged GETs.
+    if (reads == RemoteReads::kExact && options.whole_shards_if_they_fit &&
+        ds->remote_bytes_ <= co.budget_bytes) {
+      reads = RemoteReads::kParts;
+      open_shards = std::max(open_shards, std::min<uint64_t>(num_shards, kWholeShardsOpen));
+    }
+    const bool bins = reads != RemoteReads::kExact;
     for (const ShardInfo& s : ds->manifest_.shards) {
       co.largest_object_bytes =
           std::max({co.largest_object_bytes, bins ? s.bin_bytes : 0, s.idx_bytes});
     }
     STOKER_ASSIGN_OR_RETURN(std::shared_ptr<cache::ShardCache> cache,
                             cache::ShardCache::Open(co, backend));
-    ds->opener_ = NewCacheShardOpener(std::move(cache), backend, options.reads);
+    ds->opener_ = NewCacheShardOpener(std::move(cache), backend, reads);
   } else {
-    ds->opener_ = NewBackendShardOpener(backend, options.reads, options.part_bytes);
+    ds->opener_ = NewBackendShardOpener(backend, reads, options.part_bytes);
+  }
+  ds->reads_ = reads;
+  if (reads == RemoteReads::kExact && options.warn_if_ranged && options.opener == nullptr) {
+    const std::string size = FormatSize(ds->remote_bytes_);
+    std::string why;
+    if (ds->cache_budget_ == 0) {
+      why = "it has no cache (--no-cache, cache_dir=None); through a cache whose budget holds its ";
+      why += size + " (--cache-size), whole shards are fetched ahead and kept";
+    } else {
+      why = "its " + size + " exceed the cache budget of " + FormatSize(ds->cache_budget_);
+      why += "; with --cache-size " + size + " or more, whole shards are fetched ahead and kept";
+    }
+    std::fprintf(stderr,
+                 "stoker: warning: %s is read under global shuffle by one ranged GET per document "
+                 "piece, one at a time per worker, so its delivery is bound by request latency: "
+                 "%s. Or use --shuffle block (docs/cache.md, \"Global shuffle over remote "
+                 "data\").\n",
+                 ds->dir_.c_str(), why.c_str());
   }
   const StokerDataset* self = ds.get();
-  ds->pool_ =
-      std::make_unique<ShardPool>(num_shards, std::max<uint64_t>(options.max_open_shards, 1),
-                                  [self](uint64_t s) -> Result<ShardPool::Shard> {
-                                    return self->opener_->Open(self->shard_ref(s));
-                                  });
+  ds->pool_ = std::make_unique<ShardPool>(num_shards, std::max<uint64_t>(open_shards, 1),
+                                          [self](uint64_t s) -> Result<ShardPool::Shard> {
+                                            return self->opener_->Open(self->shard_ref(s));
+                                          });
   return ds;
 }
 

@@ -17,7 +17,12 @@ RemoteDatasetOptions RemoteOptionsFor(const LoaderOptions& options) {
   RemoteDatasetOptions ro;
   // Global shuffle reads one document here and one there: fetching whole parts would read many
   // times the bytes used. Block shuffle and source order reread each part many times.
+  // Under global shuffle, whole shards through the cache when they all fit its budget (every
+  // epoch reads every shard), exact ranges otherwise, with a warning: request latency then bounds
+  // delivery (docs/cache.md, "Global shuffle over remote data").
   ro.reads = options.shuffle == ShuffleMode::kGlobal ? RemoteReads::kExact : RemoteReads::kParts;
+  ro.whole_shards_if_they_fit = true;
+  ro.warn_if_ranged = true;
   ro.max_open_shards = std::max<uint64_t>(8, 2 * options.block_shards);
   ro.cache_dir = cache::ResolveCacheDir(options.cache_dir);
   ro.cache_size_bytes = options.cache_size_bytes;

@@ -154,6 +154,7 @@ StorageStats ToStorageStats(const StorageMetricsSnapshot& m) {
   out.failed = m.failed_requests;
   out.retries = m.retries;
   out.bytes_read = m.bytes_read;
+  out.request_us = m.latency_us;
   return out;
 }
 

@@ -54,7 +54,7 @@ class StorageMetrics {
 };
 
 // The loader's view of a snapshot (Loader::Stats, `bench --json`): requests by kind, failures,
-// retries, bytes read; cache_hits is left 0.
+// retries, bytes read, request time; cache_hits and the read modes are left 0.
 StorageStats ToStorageStats(const StorageMetricsSnapshot& m);
 
 // The counters of several backends (one per remote input of a record dataset, say) summed, each

@@ -3,7 +3,8 @@ seam): the batches are the uncached ones; two processes sharing one cache direct
 shard object once (counted at a proxy in front of the S3 server); `stoker prefetch` stages what a
 rank reads first, so that its first steps make no shard request. Remote data is cached by default
 in the cache root's shards/ (under $XDG_CACHE_HOME: conftest.py gives each test its own), local
-data never; under global shuffle only the .idx files are cached and documents are ranged GETs.
+data never; under global shuffle with a cache smaller than the dataset only the .idx files are
+cached and documents are ranged GETs.
 The plan's caches share the root (each kind in its own subdirectory), which a session-wide
 $XDG_CACHE_HOME shows: a Megatron prefix planned, then a remote dataset read."""
 
@@ -186,15 +187,19 @@ def test_remote_data_is_cached_by_default_and_local_data_is_not(stoker_cli, s3, 
 
 def test_global_shuffle_caches_the_indexes_and_reads_documents_by_range(dataset, proxy,
                                                                           tmp_path):
-    """Global shuffle reads single documents spread over every shard: whole-shard downloads
-    would fetch the dataset to use a few KiB of it. Through the cache, the .idx files are
-    cached and each document piece is one ranged GET of its bytes."""
+    """Global shuffle reads single documents spread over every shard. When the shards do not fit
+    the cache (here a budget of a quarter of the dataset), whole-shard downloads would evict each
+    other: the .idx files are cached and each document piece is one ranged GET of its bytes.
+    (When they fit, whole shards are cached: test_remote_global_shuffle.py.)"""
     kw = dict(seq_len=64, batch_size=4, num_workers=2, prefetch_factor=2, pin_memory=False,
               shuffle="global", seed=5)
     local = stoker.Loader(str(dataset["local"]), **kw)
     want = [b for _, b in zip(range(8), batches(local))]
     cache = tmp_path / "c"
-    loader = stoker.Loader(dataset["uri"], cache_dir=str(cache), **kw)
+    shards = dataset["manifest"]["shards"]
+    quarter = sum((dataset["local"] / (s["prefix"] + e)).stat().st_size
+                  for s in shards for e in (".bin", ".idx")) // 4
+    loader = stoker.Loader(dataset["uri"], cache_dir=str(cache), cache_size=str(quarter), **kw)
     it = iter(loader)
     got = [np.asarray(next(it)["input_ids"]).copy() for _ in range(8)]
     for a, b in zip(want, got):

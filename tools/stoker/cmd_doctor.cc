@@ -78,6 +78,15 @@ diag::Measurement ToMeasurement(const diag::BenchResult& b, const LoaderOptions&
   m.attention_mask = o.attention_mask;
   m.shards = b.shards;
   m.dataset_bytes = b.dataset_bytes;
+  m.remote = b.storage.get + b.storage.head > 0 || b.storage.ranged_datasets > 0 ||
+             b.storage.whole_shard_datasets > 0;
+  m.requests_per_batch = b.requests_per_batch;
+  m.storage_wait_s = b.storage_wait_s;
+  m.mean_request_ms = b.mean_request_ms;
+  m.ranged_reads = b.storage.ranged_datasets > 0;
+  m.ranged_bytes = b.storage.ranged_bytes;
+  m.cache_budget_bytes = b.storage.ranged_cache_budget;
+  m.whole_shards_cached = b.storage.whole_shard_datasets > 0;
   return m;
 }
 
@@ -112,6 +121,7 @@ int RunDoctor(DoctorArgs& a) {
         {"slowest_stage_s", v.slowest_stage_s},
         {"slowest_stage_share", v.slowest_stage_share},
         {"advice", v.advice},
+        {"latency_bound", v.latency_bound},
         {"bench", diag::BenchJson(*bench, *options, false, a.bench.consumer_step_ms)}};
     if (consumption->peak_flops_per_gpu > 0) {
       j["peak_flops_per_gpu"] = consumption->peak_flops_per_gpu;

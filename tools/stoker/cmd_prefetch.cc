@@ -52,13 +52,15 @@ Status Prefetch(const PrefetchArgs& a) {
     const TokenSource& ds = *sources[d];
     if (!ds.caches_shards() || upcoming[d].empty()) continue;
     ds.ScheduleShards(upcoming[d]);
+    // Under global shuffle over a dataset larger than the cache only the .idx is staged (the
+    // documents are read by ranged GETs).
+    const bool ranged = ds.storage_stats().ranged_datasets > 0;
     for (uint64_t s : upcoming[d]) {
       STOKER_RETURN_IF_ERROR(ds.StageShard(s));
       ++shards;
-      // Under global shuffle only the .idx is staged (the documents are read by ranged GETs).
       const TokenSource::ShardBytes b = ds.shard_bytes(s);
       bytes += b.idx;
-      if (options.shuffle != ShuffleMode::kGlobal) bytes += b.bin;
+      if (!ranged) bytes += b.bin;
     }
   }
   std::printf(
@@ -83,8 +85,8 @@ void AddPrefetchCommand(CLI::App& app, int* exit_code) {
       "--batch-size, --shuffle, --seed, --world-size) and the loader's --cache-dir (default: "
       "shards/ in the cache root, " +
       std::string(kCacheRootRule) +
-      "). Under --shuffle global only the .idx files are staged: documents are then read by "
-      "ranged GETs.\n"
+      "). Under --shuffle global whole shards are staged when the dataset fits the cache "
+      "budget; else only the .idx files: documents are then read by ranged GETs.\n"
       "Exit status: 0 staged, 2 error.\n"
       "Example:\n"
       "  stoker prefetch s3://bucket/ds --cache-dir /nvme/stoker --cache-size 200GiB \\\n"
