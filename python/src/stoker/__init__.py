@@ -10,11 +10,12 @@ from ._loader import Loader
 from ._stream import Stream, gather_state_dicts
 from ._tasks import merge, pack_plan
 from ._tokenizer import Tokenizer
+from ._datasets import Mixture
 from ._tools import Plan, inspect, pack, plan, verify
 
 __version__ = "0.1.0"
 
-__all__ = ["Loader", "Stream", "gather_state_dicts", "Plan", "Tokenizer", "inspect", "merge", "pack", "pack_plan", "plan", "verify", "TorchIterableDataset"]
+__all__ = ["Loader", "Mixture", "Stream", "gather_state_dicts", "Plan", "Tokenizer", "inspect", "merge", "pack", "pack_plan", "plan", "verify", "TorchIterableDataset"]
 
 
 def __getattr__(name):
