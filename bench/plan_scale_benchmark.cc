@@ -6,10 +6,15 @@
 //       with --megatron, DIR/megatron-DOCS.idx plus a sparse .bin of the right size.
 //   plan_scale_benchmark run [--pack concat|bestfit|pad] [--seq N] [--batch N] [--world N]
 //       [--rank N] [--count] FILE...
-//       plans FILE (several: a mixture, weights 3:2:1:...) and prints one JSON line: seconds to
-//       open, to the first batch (from the start), then to the fingerprint (the first checkpoint),
-//       to count an epoch cold and from the cache, and the private (RssAnon) and shared (RssFile)
-//       resident memory after each.
+//       [--repeat N] [--phases N] [--total-tokens T] [--at SHARE]
+//       plans FILE (several: a mixture, weights 3:2:1:...; --repeat N plans the files N times over,
+//       as N times as many datasets) and prints one JSON line: seconds to open, to the first batch
+//       (from the start, or at SHARE of the run: a resume far into it), then to the fingerprint
+//       (the first checkpoint), to count an epoch cold and from the cache, and the private
+//       (RssAnon) and shared (RssFile) resident memory after each. --phases N adds a mixture
+//       schedule of N phases of equal length over --total-tokens (default 2e12), every other one
+//       ramped (docs/plan.md, "Schedules"); the line then also has the checkpoint's size and the
+//       time to make it.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -158,6 +163,8 @@ int Run(int argc, char** argv) {
   o.rank = 517;
   bool count = false;
   std::vector<std::string> files;
+  uint64_t repeat = 1, phases = 0;
+  double total_tokens = 2e12, at = 0;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::strtoull(argv[++i], nullptr, 10) : 0; };
@@ -175,6 +182,14 @@ int Run(int argc, char** argv) {
       o.rank = static_cast<uint32_t>(next());
     } else if (a == "--count") {
       count = true;
+    } else if (a == "--repeat") {
+      repeat = next();
+    } else if (a == "--phases") {
+      phases = next();
+    } else if (a == "--total-tokens") {
+      total_tokens = i + 1 < argc ? std::strtod(argv[++i], nullptr) : 0;
+    } else if (a == "--at") {
+      at = i + 1 < argc ? std::strtod(argv[++i], nullptr) : 0;
     } else {
       files.push_back(a);
     }
@@ -183,14 +198,41 @@ int Run(int argc, char** argv) {
   const auto start = Clock::now();
   std::vector<stoker::PlanDataset> datasets;
   for (size_t k = 0; k < files.size(); ++k) {
-    datasets.push_back({OpenAny(files[k]), static_cast<double>(files.size() - k)});
+    auto lengths = OpenAny(files[k]);
+    for (uint64_t r = 0; r < repeat; ++r) {
+      datasets.push_back({lengths, static_cast<double>(files.size() - k) + 0.1 * r});
+    }
+  }
+  const uint64_t run_rows = static_cast<uint64_t>(total_tokens / static_cast<double>(o.seq_len));
+  for (uint64_t p = 0; p < phases; ++p) {
+    stoker::MixturePhase phase;
+    phase.end_row = p + 1 == phases ? UINT64_MAX : run_rows / phases * (p + 1);
+    for (size_t k = 0; k < datasets.size(); ++k) {
+      phase.weights.push_back(1.0 + static_cast<double>((k * 7 + p * 3) % 10));
+    }
+    if (p % 2 == 1 && p + 1 < phases) {
+      for (size_t k = 0; k < datasets.size(); ++k) {
+        phase.end_weights.push_back(1.0 + static_cast<double>((k * 3 + p) % 10));
+      }
+    }
+    o.phases.push_back(std::move(phase));
   }
   const double open_s = Since(start);
   auto plan = stoker::Plan::Create(datasets, o, stoker::SharedWindowCounter());
   if (!plan.ok()) Die(plan.status().ToString());
-  auto batch = (*plan)->GetBatch(0, 0, o.rank);
+  const uint64_t at_row = static_cast<uint64_t>(at * static_cast<double>(run_rows));
+  const uint64_t epoch_rows = (*plan)->rows_in_epoch(0);
+  const stoker::PlanPosition pos{at_row / epoch_rows, at_row % epoch_rows};
+  auto batch = (*plan)->GetBatchAt(pos, o.rank);
   if (!batch.ok()) Die(batch.status().ToString());
   const double first_s = Since(start);
+  double state_s = 0;
+  size_t state_bytes = 0;
+  if (datasets.size() > 1) {
+    auto t = Clock::now();
+    state_bytes = (*plan)->MakeState(pos).ToJson().size();
+    state_s = Since(t);
+  }
   const uint64_t anon_first = StatusKb("RssAnon:"), file_first = StatusKb("RssFile:");
   // The first checkpoint's cost: for a Megatron input never seen, the one pass of the length hash.
   auto fp_start = Clock::now();
@@ -217,11 +259,13 @@ int Run(int argc, char** argv) {
       "\"first_batch_s\": %.3f, \"fingerprint_s\": %.3f, \"rss_anon_mb\": %.1f, \"rss_file_mb\": "
       "%.1f, \"steps\": %llu, "
       "\"count_cold_s\": %.3f, \"count_cached_s\": %.4f, \"rss_anon_after_count_mb\": %.1f, "
-      "\"rss_file_after_count_mb\": %.1f, \"fingerprint\": \"%s\"}\n",
+      "\"rss_file_after_count_mb\": %.1f, \"phases\": %llu, \"at_row\": %llu, "
+      "\"checkpoint_bytes\": %zu, \"checkpoint_s\": %.3f, \"fingerprint\": \"%s\"}\n",
       std::string(stoker::PackModeName(o.pack)).c_str(), datasets.size(),
       static_cast<unsigned long long>(docs), o.rank, open_s, first_s, fingerprint_s,
       anon_first / 1024.0, file_first / 1024.0, static_cast<unsigned long long>(steps), cold_s,
-      cached_s, anon_count / 1024.0, file_count / 1024.0, fingerprint.c_str());
+      cached_s, anon_count / 1024.0, file_count / 1024.0, static_cast<unsigned long long>(phases),
+      static_cast<unsigned long long>(at_row), state_bytes, state_s, fingerprint.c_str());
   return 0;
 }
 
@@ -237,6 +281,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr,
                "usage: plan_scale_benchmark make DIR DOCS [--megatron]\n"
                "       plan_scale_benchmark run [--pack P] [--seq N] [--batch N] [--world N] "
-               "[--rank N] [--count] FILE...\n");
+               "[--rank N] [--count] [--repeat N] [--phases N] [--total-tokens T] [--at SHARE] "
+               "FILE...\n");
   return 2;
 }

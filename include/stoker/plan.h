@@ -54,6 +54,21 @@ struct PlanDataset {
   double weight = 1.0;  // relative share of the mixture's rows; > 0
 };
 
+// One phase of a mixture schedule (docs/plan.md, "Schedules"): the weights of the global rows from
+// the previous phase's end (row 0 for the first) up to `end_row`. Rows are global rows counted over
+// all epochs (epoch * rows_in_epoch + rows_consumed), the same on every rank and world size.
+struct MixturePhase {
+  uint64_t end_row = UINT64_MAX;  // strictly increasing; the last phase's is UINT64_MAX
+  std::vector<double> weights;    // one per dataset, >= 0, at least one > 0
+  // Empty, or the weights reached at end_row: each weight ramps linearly across the phase, in
+  // equal steps of at least kRampStepRows rows (at most kRampSteps steps), each at the ramp's value
+  // at its midpoint. Needs a finite end_row.
+  std::vector<double> end_weights;
+  static constexpr uint64_t kRampSteps = 64;
+  static constexpr uint64_t kRampStepRows = 256;
+  bool operator==(const MixturePhase&) const = default;
+};
+
 struct PlanOptions {
   uint64_t seq_len = 2048;  // tokens per row (the row's own input tokens)
   uint64_t batch_size = 1;  // rows per rank per step
@@ -65,6 +80,9 @@ struct PlanOptions {
   PackMode pack = PackMode::kConcat;
   uint64_t bestfit_window = 4096;  // kBestFit: documents packed together
   RemainderPolicy remainder = RemainderPolicy::kDropLast;
+  // With several datasets: the mixture's weights as a function of the global row. Empty: the
+  // datasets' own weights for every row.
+  std::vector<MixturePhase> phases;
 };
 
 // A run of tokens of one document placed in a row.
@@ -102,6 +120,29 @@ struct Batch {
   std::vector<Row> rows;  // exactly batch_size rows
 };
 
+// Where one dataset of a mixture stands in its own endless row stream (docs/plan.md, "Edits on
+// resume"), with what identifies it: a resume with an edited mixture continues it there.
+struct DatasetCursor {
+  std::string name;        // its name (the path it was opened by)
+  std::string id;          // 16 hex digits over its document count, lengths and shard boundaries
+  uint64_t documents = 0;  // its document count then (a dataset may grow by appended shards)
+  uint64_t shards = 0;     // its shard count then
+  uint64_t key = 0;        // the index its shuffle is keyed by (its index when first planned)
+  uint64_t epoch = 0;      // its own epoch ...
+  uint64_t row = 0;        // ... and the rows of that epoch it had given
+  bool operator==(const DatasetCursor&) const = default;
+};
+
+// A plan continued after an edit: from global row `row` on, each dataset starts at its cursor.
+// `dormant`: datasets of earlier plans that are not in this one, kept so that adding one back
+// continues it where it stopped.
+struct MixtureOrigin {
+  uint64_t row = 0;
+  std::vector<DatasetCursor> datasets;  // in plan order
+  std::vector<DatasetCursor> dormant;
+  bool operator==(const MixtureOrigin&) const = default;
+};
+
 // A checkpoint: a few integers and a fingerprint. Plain value.
 struct PlanState {
   static constexpr int kVersion = 1;
@@ -114,6 +155,15 @@ struct PlanState {
   // The streaming planner's own state (src/stream/: shard positions, shuffle-buffer references,
   // RNG, packer leftover); empty for a Plan. Checked by the planner that reads it.
   std::string stream;
+  // Mixtures only (empty for one dataset and for states written before edits on resume): what a
+  // resume with an edited mixture needs (Plan::ContinueFrom). `global_row` is the position in
+  // global rows (epoch * rows per epoch + rows_consumed), `datasets` each dataset's cursor there,
+  // `stream_options` a hash of the options that shape every dataset's rows (seq_len, seed,
+  // shuffle, pack), and `origin` the origin of the plan that wrote it, if it was continued.
+  uint64_t global_row = 0;
+  std::vector<DatasetCursor> datasets;
+  std::string stream_options;
+  std::optional<MixtureOrigin> origin;
 
   // One line of JSON; see docs/checkpoint-format.md.
   std::string ToJson() const;
@@ -198,9 +248,33 @@ class Plan {
   // fingerprint differs from this plan's, unless `force`. Works with any world size / batch size.
   Result<PlanPosition> Restore(const PlanState& state, bool force = false) const;
 
+  // A checkpoint of another plan of the same datasets (mixtures) or of an edited mixture: the plan
+  // that continues it and the position to continue from (docs/plan.md, "Edits on resume"). A state
+  // of this very plan, or of a plan continued from the same origin with the same datasets and
+  // options, continues exactly; otherwise every dataset continues its own order where the state
+  // says it stopped (added datasets start at 0; removed ones are kept as dormant cursors). Refused
+  // (kFailedPrecondition, saying what and why) when a dataset's existing documents or shards
+  // changed (appended shards are fine), when seq_len, seed, shuffle or pack changed, or when the
+  // state has no cursors (written by a single-dataset plan whose dataset is not among these, or
+  // before edits were supported).
+  struct Continued {
+    std::unique_ptr<Plan> plan;
+    PlanPosition position;
+    std::string summary;  // one line per dataset: continued, grown, added, dormant
+  };
+  Result<Continued> ContinueFrom(const PlanState& state) const;
+
   // Epochs of each dataset consumed before `pos` (fractional: e + rows / rows_in_that_epoch).
   // For one dataset this is the plan epoch; in a mixture small datasets repeat (> 1 per epoch).
   std::vector<double> DatasetEpochs(const PlanPosition& pos) const;
+  // Rows each dataset gave to the global rows before `pos`: its position in its own endless row
+  // stream (its epoch 0's rows, then epoch 1's, ...).
+  std::vector<uint64_t> DatasetRowsBefore(const PlanPosition& pos) const;
+  // The index into options().phases of the phase holding global row `pos` (0 without phases).
+  size_t PhaseAt(const PlanPosition& pos) const;
+  // The epoch of its own dataset's order that global row `row` of `epoch` comes from (the plan
+  // epoch for one dataset).
+  uint64_t DatasetEpochOfRow(uint64_t epoch, uint64_t row) const;
 
   // Packing figures over `epoch` of every dataset (each dataset's own epoch `epoch`).
   PackingStats ComputePackingStats(uint64_t epoch) const;

@@ -26,6 +26,11 @@ struct PieceProvenance {
   // A stream: the epoch whose shard dealing the document came from (the step's epoch, or the next
   // one where a rank's stream ran short; docs/streaming.md).
   std::optional<uint64_t> stream_epoch;
+  // Indexed, with several datasets: the epoch of this dataset's own order the piece comes from
+  // (a small dataset upsampled x4 is in its epoch 3 while the mixture is in its epoch 0).
+  std::optional<uint64_t> dataset_epoch;
+  // With a mixture schedule: the phase (index into PlanOptions::phases) of the piece's row.
+  std::optional<uint64_t> phase;
   uint64_t offset = 0;      // first token taken from the document
   uint64_t length = 0;      // tokens taken: [offset, offset + length) of the document
   uint64_t row_offset = 0;  // where in the row the piece's first token lies

@@ -35,6 +35,12 @@ Result<TokenDType> ParseOutputDType(const std::string& name) {
 }  // namespace
 
 void RegisterOptions(nb::module_& m) {
+  nb::class_<MixturePhase>(m, "MixturePhase",
+                           "One phase of a mixture schedule (docs/plan.md, \"Schedules\").")
+      .def(nb::init<>())
+      .def_rw("end_row", &MixturePhase::end_row)
+      .def_rw("weights", &MixturePhase::weights)
+      .def_rw("end_weights", &MixturePhase::end_weights);
   nb::class_<PlanOptions>(m, "PlanOptions", "Plan options (see docs/plan.md); enums by name.")
       .def(nb::init<>())
       .def_rw("seq_len", &PlanOptions::seq_len)
@@ -44,6 +50,7 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("seed", &PlanOptions::seed)
       .def_rw("block_shards", &PlanOptions::block_shards)
       .def_rw("bestfit_window", &PlanOptions::bestfit_window)
+      .def_rw("phases", &PlanOptions::phases)
       .def_prop_rw(
           "shuffle", [](const PlanOptions& o) { return std::string(ShuffleModeName(o.shuffle)); },
           [](PlanOptions& o, const std::string& v) { o.shuffle = Unwrap(ParseShuffleMode(v)); })

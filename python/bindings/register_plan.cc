@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "loader/mixture_spec.h"
+#include "plan/mixture_file.h"
 #include "register.h"
 #include "stoker/plan.h"
 #include "stoker/token_source.h"
@@ -83,6 +85,27 @@ uint32_t RankOr(const PyPlan& p, std::optional<uint32_t> rank) {
 }  // namespace
 
 void RegisterPlan(nb::module_& m) {
+  m.def(
+      "read_mixture",
+      [](const std::string& path, uint64_t seq_len, uint64_t global_batch_rows,
+         std::optional<std::string> total_tokens, std::optional<uint64_t> total_steps) {
+        plan::RunLength run;
+        if (total_tokens) {
+          Result<uint64_t> t = plan::ParseCount(*total_tokens);
+          run.total_tokens = Unwrap(std::move(t));
+        }
+        run.total_steps = total_steps;
+        MixtureSpec spec = Unwrap(ReadMixtureSpec(path, seq_len, global_batch_rows, run));
+        nb::dict d;
+        d["names"] = spec.names;
+        d["paths"] = spec.paths;
+        d["weights"] = spec.weights;
+        d["phases"] = spec.phases;
+        return d;
+      },
+      nb::arg("path"), nb::arg("seq_len"), nb::arg("global_batch_rows"),
+      nb::arg("total_tokens").none(), nb::arg("total_steps").none(),
+      "A mixture file's datasets and its phases resolved for a run (stoker.Mixture).");
   nb::class_<PyPlan>(m, "Plan", "The deterministic plan (see docs/plan.md). Thread-safe.")
       .def_static(
           "create",
@@ -158,6 +181,18 @@ void RegisterPlan(nb::module_& m) {
           "packing_stats",
           [](const PyPlan& p, uint64_t epoch) { return PackingToDict(*p.plan, epoch); },
           nb::arg("epoch") = 0)
+      .def(
+          "phase_at",
+          [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
+            return p.plan->PhaseAt({epoch, rows});
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"))
+      .def(
+          "dataset_rows_before",
+          [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
+            return p.plan->DatasetRowsBefore({epoch, rows});
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>())
       .def(
           "dataset_epochs",
           [](const PyPlan& p, uint64_t epoch, uint64_t rows) {

@@ -1,12 +1,14 @@
 // Loader::Open: datasets by path or TokenSource -> plan -> engine. Kept apart from loader.cc so
 // that code using only hand-made planners does not link the plan and the format readers.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "cache/cache_defaults.h"
 #include "format/open_token_source.h"
 #include "loader/cache_lookahead.h"
 #include "loader/loader_impl.h"
+#include "loader/mixture_spec.h"
 #include "loader/remote_options.h"
 #include "plan/plan_batch_planner.h"
 #include "stoker/loader.h"
@@ -51,6 +53,7 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     plan_datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), d.weight});
     sources.push_back(std::move(source));
   }
+  STOKER_RETURN_IF_ERROR(CheckSameTokenizer(sources, paths).WithContext("loader"));
   STOKER_ASSIGN_OR_RETURN(
       std::unique_ptr<Plan> plan_owned,
       Plan::Create(std::move(plan_datasets), PlanOptionsFor(options), SharedWindowCounter()));
@@ -61,7 +64,16 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
                            std::to_string(options.world_size) + ")");
   }
   PlanPosition start;
-  if (resume != nullptr) {
+  if (resume != nullptr && resume->fingerprint != plan->fingerprint() && plan->num_datasets() > 1) {
+    // An edited mixture (docs/plan.md, "Edits on resume"): each dataset continues where the
+    // checkpoint says it stopped.
+    Result<Plan::Continued> continued = plan->ContinueFrom(*resume);
+    if (!continued.ok()) return continued.status().WithContext("loader: resuming the checkpoint");
+    std::fprintf(stderr, "stoker: the checkpoint's mixture differs from this one; continuing:\n%s",
+                 continued->summary.c_str());
+    plan = std::move(continued->plan);
+    start = continued->position;
+  } else if (resume != nullptr) {
     STOKER_ASSIGN_OR_RETURN(start, plan->Restore(*resume));
   }
   auto planner = std::make_shared<PlanBatchPlanner>(plan, options.rank);

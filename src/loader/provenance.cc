@@ -20,6 +20,8 @@ std::string StepProvenance::ToJson() const {
       j["key"] = p.key ? nlohmann::ordered_json(*p.key) : nlohmann::ordered_json(nullptr);
       if (p.byte_offset) j["byte_offset"] = *p.byte_offset;
       if (p.stream_epoch) j["stream_epoch"] = *p.stream_epoch;
+      if (p.dataset_epoch) j["dataset_epoch"] = *p.dataset_epoch;
+      if (p.phase) j["phase"] = *p.phase;
       j["offset"] = p.offset;
       j["length"] = p.length;
       j["row_offset"] = p.row_offset;
@@ -101,7 +103,23 @@ Result<StepProvenance> ProvenanceMap::Explain(const Batch& batch) const {
 Result<StepProvenance> ProvenanceMap::ExplainStep(const Plan& plan, const PlanPosition& pos,
                                                   uint32_t rank) const {
   STOKER_ASSIGN_OR_RETURN(Batch batch, plan.GetBatchAt(pos, rank));
-  return Explain(batch);
+  STOKER_ASSIGN_OR_RETURN(StepProvenance out, Explain(batch));
+  if (plan.num_datasets() > 1) {
+    // Each row's dataset epoch and phase: rows of this epoch only (remainder=pad's repeated rows
+    // come from the next one and are flagged as such).
+    const bool phases = !plan.options().phases.empty();
+    const uint64_t first = pos.rows_consumed + uint64_t{rank} * plan.options().batch_size;
+    for (size_t i = 0; i < out.rows.size(); ++i) {
+      if (out.rows[i].repeated) continue;
+      const uint64_t e = plan.DatasetEpochOfRow(pos.epoch, first + i);
+      const uint64_t phase = phases ? plan.PhaseAt({pos.epoch, first + i}) : 0;
+      for (PieceProvenance& p : out.rows[i].pieces) {
+        p.dataset_epoch = e;
+        if (phases) p.phase = phase;
+      }
+    }
+  }
+  return out;
 }
 
 ProvenanceMap ProvenanceMap::ForSources(

@@ -47,11 +47,13 @@ struct DatasetStream::WindowPool {
   std::vector<std::unique_ptr<Window>> free;
 };
 
-DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
+DatasetStream::DatasetStream(uint32_t index, uint64_t key,
+                             std::shared_ptr<const DatasetLengths> lengths,
                              const PlanOptions& options, uint64_t num_tokens,
                              std::function<uint64_t()> nonempty_documents,
                              std::function<std::string()> fingerprint, const WindowCounter* counter)
     : index_(index),
+      key_(key),
       lengths_(std::move(lengths)),
       options_(options),
       window_docs_(options.pack == PackMode::kBestFit ? options.bestfit_window : kConcatWindowDocs),
@@ -62,7 +64,7 @@ DatasetStream::DatasetStream(uint32_t index, std::shared_ptr<const DatasetLength
       window_pool_(std::make_shared<WindowPool>()) {}
 
 uint64_t DatasetStream::EpochKey(uint64_t epoch) const {
-  return DeriveKey(DeriveKey(Mix64(options_.seed), index_), epoch);
+  return DeriveKey(DeriveKey(Mix64(options_.seed), key_), epoch);
 }
 
 DocumentOrder DatasetStream::MakeOrder(uint64_t epoch) const {

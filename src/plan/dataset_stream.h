@@ -21,11 +21,13 @@ namespace stoker::plan {
 
 class DatasetStream {
  public:
-  // `num_tokens`: the dataset's tokens; `nonempty_documents` gives its non-empty documents (called
-  // once, when first needed: it may make a pass over the lengths).
+  // `index`: the dataset's index in the plan (its rows' RowPiece::dataset); `key`: the index its
+  // shuffle is keyed by (the same, unless the plan continues an edited mixture where the dataset
+  // had another index). `num_tokens`: the dataset's tokens; `nonempty_documents` gives its
+  // non-empty documents (called once, when first needed: it may make a pass over the lengths).
   // `fingerprint` gives the plan's fingerprint, the key of counted windows; `counter` (may be
   // null: this thread, no cache) counts a whole epoch's windows (stoker/window_counter.h).
-  DatasetStream(uint32_t index, std::shared_ptr<const DatasetLengths> lengths,
+  DatasetStream(uint32_t index, uint64_t key, std::shared_ptr<const DatasetLengths> lengths,
                 const PlanOptions& options, uint64_t num_tokens,
                 std::function<uint64_t()> nonempty_documents,
                 std::function<std::string()> fingerprint, const WindowCounter* counter);
@@ -74,6 +76,7 @@ class DatasetStream {
                         std::vector<Row>* out) const;
 
   uint32_t index_;
+  uint64_t key_;
   std::shared_ptr<const DatasetLengths> lengths_;
   PlanOptions options_;
   uint64_t window_docs_;

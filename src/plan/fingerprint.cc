@@ -15,8 +15,15 @@ uint64_t HashLengths(const DatasetLengths& lengths) {
   return h.value();
 }
 
+std::string Hex16(uint64_t value) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(value));
+  return hex;
+}
+
 std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
-                               const std::vector<uint64_t>& tokens, const PlanOptions& options) {
+                               const std::vector<uint64_t>& tokens, const PlanOptions& options,
+                               const std::vector<uint64_t>& keys, const MixtureOrigin* origin) {
   FingerprintHasher h;
   h.Add(PlanState::kVersion);
   h.Add(datasets.size());
@@ -33,15 +40,36 @@ std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
     for (const PlanDataset& other : datasets) sum += other.weight;
     h.AddDouble(datasets.size() == 1 ? 1.0 : ds.weight / sum);
   }
+  // Three or more datasets interleave by the tree of plan/mixture.h since schedules came; two
+  // interleave exactly as before (the deficit rule), so only the former changed fingerprint.
+  if (datasets.size() >= 3) h.Add(0x74726565ull);  // "tree"
   h.Add(options.seq_len);
   h.Add(options.seed);
   h.Add(static_cast<uint64_t>(options.shuffle));
   h.Add(options.shuffle == ShuffleMode::kBlock ? options.block_shards : 0);
   h.Add(static_cast<uint64_t>(options.pack));
   h.Add(options.pack == PackMode::kBestFit ? options.bestfit_window : 0);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h.value()));
-  return hex;
+  // A schedule enters only when there is one, so plans without one keep their fingerprints.
+  auto add_relative = [&h](const std::vector<double>& w) {
+    double sum = 0;
+    for (double x : w) sum += x;
+    for (double x : w) h.AddDouble(x / sum);
+  };
+  if (!options.phases.empty()) h.Add(options.phases.size());
+  for (const MixturePhase& phase : options.phases) {
+    h.Add(phase.end_row);
+    add_relative(phase.weights);
+    h.Add(phase.end_weights.size());
+    if (!phase.end_weights.empty()) add_relative(phase.end_weights);
+  }
+  if (origin != nullptr) {
+    h.Add(origin->row);
+    for (const DatasetCursor& c : origin->datasets) {
+      for (uint64_t v : {c.documents, c.shards, c.key, c.epoch, c.row}) h.Add(v);
+    }
+    for (uint64_t key : keys) h.Add(key);
+  }
+  return Hex16(h.value());
 }
 
 }  // namespace stoker::plan

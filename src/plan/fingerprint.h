@@ -14,8 +14,15 @@ namespace stoker::plan {
 // checkpoint can be restored on another world size or batch split.
 // `tokens[i]`: the token count of datasets[i]. O(1) per dataset whose lengths carry totals (a
 // length index), else one pass over its lengths.
+// A continued plan (Plan::ContinueFrom) adds its datasets' shuffle keys and its origin; a plan
+// without an origin keeps the fingerprint it always had.
 std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
-                               const std::vector<uint64_t>& tokens, const PlanOptions& options);
+                               const std::vector<uint64_t>& tokens, const PlanOptions& options,
+                               const std::vector<uint64_t>& keys = {},
+                               const MixtureOrigin* origin = nullptr);
+
+// 16 lowercase hex digits of a hash value.
+std::string Hex16(uint64_t value);
 
 // FingerprintHasher over the lengths: `lengths.totals->length_hash` when known, else computed.
 uint64_t HashLengths(const DatasetLengths& lengths);

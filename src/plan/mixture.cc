@@ -9,83 +9,80 @@ Mixture::Mixture(const std::vector<double>& weights, uint64_t total_quanta) {
   double sum = 0;
   for (double w : weights) sum += w;
   for (double w : weights) {
-    int64_t q = std::llround(w / sum * static_cast<double>(total_quanta));
-    quanta_.push_back(q > 0 ? q : 1);
-    total_ += quanta_.back();
+    const int64_t q = std::llround(w / sum * static_cast<double>(total_quanta));
+    quanta_.push_back(w > 0 ? static_cast<uint64_t>(std::max<int64_t>(q, 1)) : 0);
   }
-  checkpoints_.push_back(
-      State{std::vector<int64_t>(quanta_.size(), 0), std::vector<uint64_t>(quanta_.size(), 0)});
+  nodes_.reserve(2 * quanta_.size());
+  Build(0, static_cast<uint32_t>(quanta_.size()));
 }
 
-uint32_t Mixture::Step(State* state) const {
-  uint32_t best = 0;
-  for (uint32_t k = 0; k < quanta_.size(); ++k) {
-    state->deficit[k] += quanta_[k];
-    if (state->deficit[k] > state->deficit[best]) best = k;
-  }
-  state->deficit[best] -= total_;
-  ++state->count[best];
-  return best;
+int32_t Mixture::Build(uint32_t lo, uint32_t hi) {
+  if (hi - lo == 1) return -1 - static_cast<int32_t>(lo);
+  const int32_t index = static_cast<int32_t>(nodes_.size());
+  nodes_.emplace_back();
+  const uint32_t mid = lo + (hi - lo) / 2;
+  const int32_t left = Build(lo, mid);
+  const int32_t right = Build(mid, hi);
+  Node& n = nodes_[index];
+  n.left = left;
+  n.right = right;
+  for (uint32_t k = lo; k < hi; ++k) n.quanta += quanta_[k];
+  for (uint32_t k = lo; k < mid; ++k) n.left_quanta += quanta_[k];
+  return index;
 }
 
-Mixture::State Mixture::StateInPeriod(uint64_t r) const {
-  State state;
-  uint64_t at;
-  {
-    std::lock_guard lock(mu_);
-    uint64_t index = std::min<uint64_t>(r / kCheckpointRows, checkpoints_.size() - 1);
-    state = checkpoints_[index];
-    at = index * kCheckpointRows;
-  }
-  // Extend the table as we go; another thread may have extended it meanwhile (same values).
-  while (at + kCheckpointRows <= r) {
-    for (uint64_t i = 0; i < kCheckpointRows; ++i) Step(&state);
-    at += kCheckpointRows;
-    std::lock_guard lock(mu_);
-    if (checkpoints_.size() == at / kCheckpointRows) checkpoints_.push_back(state);
-  }
-  while (at < r) {
-    Step(&state);
-    ++at;
-  }
-  return state;
+uint64_t Mixture::LeftShare(const Node& node, uint64_t n) const {
+  if (node.quanta == 0) return 0;
+  // floor(n * QL / Q + 1/2), exactly: (2 n QL + Q) / (2 Q), in 128 bits.
+  const unsigned __int128 num =
+      2 * static_cast<unsigned __int128>(n) * node.left_quanta + node.quanta;
+  return static_cast<uint64_t>(num / (2 * static_cast<unsigned __int128>(node.quanta)));
 }
 
-Mixture::State Mixture::StateAt(uint64_t g) const {
-  const uint64_t period = period_rows();
-  State state = StateInPeriod(g % period);
-  if (g >= period) {
-    std::vector<uint64_t> per_period;
-    {
-      std::lock_guard lock(mu_);
-      if (period_counts_) per_period = *period_counts_;
+void Mixture::NodeCounts(uint64_t g, std::vector<uint64_t>* nodes,
+                         std::vector<uint64_t>* datasets) const {
+  datasets->assign(quanta_.size(), 0);
+  if (nodes_.empty()) {
+    (*datasets)[0] = g;
+    return;
+  }
+  nodes->assign(nodes_.size(), 0);
+  (*nodes)[0] = g;
+  // Children follow their parent in nodes_ (built depth first), so one pass top down.
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const uint64_t n = (*nodes)[i];
+    const uint64_t left = LeftShare(nodes_[i], n);
+    for (auto [child, rows] : {std::pair{nodes_[i].left, left}, {nodes_[i].right, n - left}}) {
+      if (child >= 0) {
+        (*nodes)[child] = rows;
+      } else {
+        (*datasets)[-1 - child] = rows;
+      }
     }
-    if (per_period.empty()) {
-      per_period = StateInPeriod(period).count;
-      std::lock_guard lock(mu_);
-      period_counts_ = per_period;
-    }
-    for (size_t k = 0; k < state.count.size(); ++k) state.count[k] += g / period * per_period[k];
   }
-  return state;
 }
 
-std::vector<uint64_t> Mixture::CountsBefore(uint64_t g) const { return StateAt(g).count; }
+std::vector<uint64_t> Mixture::CountsBefore(uint64_t g) const {
+  std::vector<uint64_t> nodes, datasets;
+  NodeCounts(g, &nodes, &datasets);
+  return datasets;
+}
 
 void Mixture::Walk(uint64_t g, uint64_t count,
                    const std::function<void(uint32_t, uint64_t)>& visit) const {
-  const uint64_t period = period_rows();
-  State state = StateAt(g);
-  uint64_t r = g % period;
+  std::vector<uint64_t> nodes, datasets;
+  NodeCounts(g, &nodes, &datasets);
   for (uint64_t i = 0; i < count; ++i) {
-    if (r == period) {
-      // A new period starts from zero deficits, exactly as StateAt counts it.
-      std::fill(state.deficit.begin(), state.deficit.end(), 0);
-      r = 0;
+    // Descend: at each node the row goes left when the left child's share grows with it.
+    int32_t at = nodes_.empty() ? -1 : 0;
+    while (at >= 0) {
+      const Node& node = nodes_[at];
+      const uint64_t n = nodes[at]++;
+      const bool left = LeftShare(node, n + 1) > LeftShare(node, n);
+      at = left ? node.left : node.right;
     }
-    uint32_t k = Step(&state);
-    ++r;
-    visit(k, state.count[k] - 1);
+    const uint32_t k = static_cast<uint32_t>(-1 - at);
+    visit(k, datasets[k]++);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -9,10 +10,16 @@
 namespace stoker::plan {
 namespace {
 
-TEST(MixtureTest, EveryPrefixWithinOneRowOfTheWeights) {
+// The tree's depth over K datasets, and the bound every prefix keeps: depth / 2 rows, at least one.
+double Bound(size_t k) {
+  const double depth = std::ceil(std::log2(static_cast<double>(k)));
+  return std::max(1.0, depth / 2);
+}
+
+TEST(MixtureTest, EveryPrefixWithinItsBoundOfTheWeights) {
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 40; ++trial) {
-    size_t k = 2 + rng() % 6;
+    size_t k = 2 + rng() % 9;
     std::vector<double> w(k);
     double sum = 0;
     for (auto& x : w) sum += x = 0.01 + (rng() % 1000) / 100.0;
@@ -24,7 +31,7 @@ TEST(MixtureTest, EveryPrefixWithinOneRowOfTheWeights) {
       ++count[d];
       ++g;
       for (size_t i = 0; i < k; ++i) {
-        ASSERT_LE(std::abs(static_cast<double>(count[i]) - w[i] / sum * g), 1.0 + 1e-9)
+        ASSERT_LE(std::abs(static_cast<double>(count[i]) - w[i] / sum * g), Bound(k) + 1e-9)
             << "trial " << trial << " prefix " << g << " dataset " << i;
       }
     });
@@ -46,35 +53,52 @@ TEST(MixtureTest, RandomAccessMatchesSequentialWalk) {
   EXPECT_EQ(counts[0] + counts[1] + counts[2], 10000u);
 }
 
-TEST(MixtureTest, TheStreamRepeatsWithItsPeriod) {
-  // A small quantum total gives a short period, so lookups across several periods are cheap to
-  // check against one sequential walk.
-  Mixture mix({0.45, 0.35, 0.2}, 5000);
-  const uint64_t period = mix.period_rows();
-  std::vector<uint32_t> seq;
-  std::vector<uint64_t> count(3, 0);
-  mix.Walk(0, 4 * period + 123, [&](uint32_t d, uint64_t j) {
-    ASSERT_EQ(j, count[d]++);
-    seq.push_back(d);
-    for (int k = 0; k < 3; ++k) {
-      // Within one row of the quantized weights (5000 quanta: 0.45 -> 2250 of 5000).
-      ASSERT_LE(std::abs(static_cast<double>(count[k]) - (k == 0   ? 0.45
-                                                          : k == 1 ? 0.35
-                                                                   : 0.2) *
-                                                             seq.size()),
-                1.0 + 1e-9);
-    }
-  });
-  for (uint64_t i = 0; i < seq.size() - period; ++i) ASSERT_EQ(seq[i], seq[i + period]) << i;
-  Mixture fresh({0.45, 0.35, 0.2}, 5000);
-  for (uint64_t g : {period * 3 + 7, period - 1, period, 2 * period + 4095, uint64_t{5}}) {
-    std::vector<uint64_t> want(3, 0);
-    for (uint64_t i = 0; i < g; ++i) ++want[seq[i]];
-    EXPECT_EQ(fresh.CountsBefore(g), want) << g;
-    fresh.Walk(g, 1, [&](uint32_t d, uint64_t j) {
-      EXPECT_EQ(d, seq[g]);
-      EXPECT_EQ(j, want[d]);
+TEST(MixtureTest, UpToThreeDatasetsStayWithinOneRowAndTwoFollowTheDeficitRule) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 30; ++trial) {
+    const size_t k = 2 + trial % 2;
+    std::vector<double> w(k);
+    double sum = 0;
+    for (auto& x : w) sum += x = 0.01 + (rng() % 1000) / 100.0;
+    Mixture mix(w);
+    // The deficit rule (largest weight * (g + 1) - count, ties: lowest), in doubles: for two
+    // datasets the tree's one node is that rule.
+    std::vector<double> deficit(k, 0);
+    std::vector<uint64_t> count(k, 0);
+    uint64_t g = 0;
+    mix.Walk(0, 5000, [&](uint32_t d, uint64_t) {
+      ++count[d];
+      ++g;
+      for (size_t i = 0; i < k; ++i) {
+        ASSERT_LE(std::abs(static_cast<double>(count[i]) - w[i] / sum * g), 1.0 + 1e-9);
+      }
+      if (k == 2) {
+        const double d0 = w[0] / sum * g - static_cast<double>(count[0] - (d == 0));
+        const double d1 = w[1] / sum * g - static_cast<double>(count[1] - (d == 1));
+        if (std::abs(d0 - d1) > 1e-6) {
+          ASSERT_EQ(d, d0 > d1 ? 0u : 1u) << "row " << g - 1;
+        }
+      }
     });
+  }
+}
+
+TEST(MixtureTest, RandomAccessFarIntoTheStreamIsExact) {
+  // Counts before g + 1 differ from those before g by the one row Walk gives at g, however far.
+  Mixture mix({0.37, 0.21, 0.0, 0.3, 0.12});
+  std::mt19937_64 rng(9);
+  for (int probe = 0; probe < 200; ++probe) {
+    const uint64_t g = rng() >> (rng() % 60);
+    std::vector<uint64_t> before = mix.CountsBefore(g);
+    uint64_t sum = 0;
+    for (uint64_t c : before) sum += c;
+    EXPECT_EQ(sum, g);
+    EXPECT_EQ(before[2], 0u);  // weight 0
+    mix.Walk(g, 3, [&](uint32_t d, uint64_t j) {
+      EXPECT_EQ(j, before[d]);
+      ++before[d];
+    });
+    EXPECT_EQ(mix.CountsBefore(g + 3), before) << g;
   }
 }
 

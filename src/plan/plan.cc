@@ -7,7 +7,8 @@
 
 #include "plan/dataset_stream.h"
 #include "plan/fingerprint.h"
-#include "plan/mixture.h"
+#include "plan/plan_impl.h"
+#include "plan/schedule.h"
 
 namespace stoker {
 namespace {
@@ -31,11 +32,12 @@ std::pair<uint64_t, std::function<uint64_t()>> CountTokens(const DatasetLengths&
   return {tokens, [nonempty] { return nonempty; }};
 }
 
-Status ValidateDataset(size_t index, const PlanDataset& ds, uint64_t tokens) {
+Status ValidateDataset(size_t index, const PlanDataset& ds, uint64_t tokens, bool phases) {
   const std::string what = "dataset " + std::to_string(index);
   if (!ds.lengths) return InvalidArgument(what + ": no lengths given");
   const std::string name = what + " ('" + ds.lengths->name + "')";
-  if (!(ds.weight > 0) || !std::isfinite(ds.weight)) {
+  // With a schedule the phases' weights are used (checked by plan::Schedule).
+  if (!phases && (!(ds.weight > 0) || !std::isfinite(ds.weight))) {
     return InvalidArgument(name + ": weight must be a positive number");
   }
   const auto& shards = ds.lengths->shard_first_document;
@@ -57,43 +59,41 @@ Status ValidateDataset(size_t index, const PlanDataset& ds, uint64_t tokens) {
 
 }  // namespace
 
-struct Plan::Impl {
-  PlanOptions options;
-  std::vector<PlanDataset> datasets;
-  std::vector<std::unique_ptr<plan::DatasetStream>> streams;
-  std::unique_ptr<plan::Mixture> mixture;  // only with several datasets
-  uint64_t mixture_epoch_rows = 0;
-  std::vector<uint64_t> tokens;                  // per dataset
-  std::shared_ptr<const WindowCounter> counter;  // may be null
-  // Computed when first asked for: without a length index it hashes every length.
-  mutable std::once_flag fingerprint_once;
-  mutable std::string fingerprint;
+const std::string& Plan::Impl::Fingerprint() const {
+  std::call_once(fingerprint_once, [this] {
+    fingerprint =
+        plan::ComputeFingerprint(datasets, tokens, options, keys, origin ? &*origin : nullptr);
+  });
+  return fingerprint;
+}
 
-  const std::string& Fingerprint() const {
-    std::call_once(fingerprint_once,
-                   [this] { fingerprint = plan::ComputeFingerprint(datasets, tokens, options); });
-    return fingerprint;
+std::pair<uint64_t, uint64_t> Plan::Impl::Locate(uint32_t k, uint64_t j) const {
+  if (!before_growth[k]) return streams[k]->Locate(j);
+  // Epochs [0, growth_epoch] of the dataset as it was, then the full dataset's later epochs.
+  uint64_t before = 0, full = 0;
+  for (uint64_t e = 0; e <= growth_epoch[k]; ++e) {
+    before += before_growth[k]->RowsInEpoch(e);
+    full += streams[k]->RowsInEpoch(e);
   }
+  if (j < before) return before_growth[k]->Locate(j);
+  return streams[k]->Locate(j - before + full);
+}
 
-  // OK, or the first damaged chunk of mapped lengths read so far (any dataset): once a length
-  // failed its checksum, no row computed from it may be given out.
-  Status LengthsStatus() const {
-    for (const PlanDataset& d : datasets) STOKER_RETURN_IF_ERROR(d.lengths->status());
-    return Status::OK();
-  }
+uint64_t Plan::Impl::FlatIndex(uint32_t k, uint64_t epoch, uint64_t row) const {
+  uint64_t j = row;
+  for (uint64_t e = 0; e < epoch; ++e) j += StreamFor(k, e).RowsInEpoch(e);
+  return j;
+}
 
-  // Rows every epoch has at least, known without packing (exact except for bestfit).
-  uint64_t RowsLowerBound() const {
-    return mixture ? mixture_epoch_rows : streams[0]->RowsLowerBound();
-  }
-};
+void Plan::Impl::AppendRow(uint32_t k, uint64_t j, std::vector<Row>* out) const {
+  auto [epoch, row] = Locate(k, j);
+  StreamFor(k, epoch).AppendRows(epoch, row, 1, out);
+}
 
-Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Plan::~Plan() = default;
-
-Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
-                                           const PlanOptions& options,
-                                           std::shared_ptr<const WindowCounter> counter) {
+Result<std::unique_ptr<Plan::Impl>> Plan::Impl::Build(std::vector<PlanDataset> datasets,
+                                                      const PlanOptions& options,
+                                                      std::shared_ptr<const WindowCounter> counter,
+                                                      const MixtureOrigin* origin) {
   if (datasets.empty()) return InvalidArgument("no datasets to plan");
   if (options.seq_len == 0 || options.seq_len >= (uint64_t{1} << 32)) {
     return InvalidArgument("seq_len must be between 1 and 2^32 - 1");
@@ -109,6 +109,12 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
   if (options.bestfit_window > (uint64_t{1} << 31)) {
     return InvalidArgument("bestfit_window must be below 2^31 documents");
   }
+  if (datasets.size() == 1 && !options.phases.empty()) {
+    return InvalidArgument("mixture phases need at least two datasets");
+  }
+  if (origin != nullptr && (datasets.size() < 2 || origin->datasets.size() != datasets.size())) {
+    return InvalidArgument("a continued plan needs a cursor for each of at least two datasets");
+  }
   auto impl = std::make_unique<Impl>();
   std::vector<std::function<uint64_t()>> nonempty;
   for (size_t i = 0; i < datasets.size(); ++i) {
@@ -118,7 +124,7 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
     auto [tokens, nonempty_documents] = CountTokens(*datasets[i].lengths);
     impl->tokens.push_back(tokens);
     nonempty.push_back(std::move(nonempty_documents));
-    STOKER_RETURN_IF_ERROR(ValidateDataset(i, datasets[i], tokens));
+    STOKER_RETURN_IF_ERROR(ValidateDataset(i, datasets[i], tokens, !options.phases.empty()));
     if (datasets[i].lengths->shard_first_document.empty()) {
       // One shard: give the stream explicit boundaries so every mode can rely on them.
       auto copy = std::make_shared<DatasetLengths>(*datasets[i].lengths);
@@ -128,20 +134,63 @@ Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
   }
   impl->options = options;
   impl->counter = std::move(counter);
+  if (origin != nullptr) impl->origin = *origin;
   std::vector<double> weights;
   for (size_t i = 0; i < datasets.size(); ++i) {
+    const uint64_t key = origin != nullptr ? origin->datasets[i].key : i;
+    impl->keys.push_back(key);
     impl->streams.push_back(std::make_unique<plan::DatasetStream>(
-        static_cast<uint32_t>(i), datasets[i].lengths, options, impl->tokens[i], nonempty[i],
+        static_cast<uint32_t>(i), key, datasets[i].lengths, options, impl->tokens[i], nonempty[i],
         [impl = impl.get()] { return impl->Fingerprint(); }, impl->counter.get()));
     weights.push_back(datasets[i].weight);
-  }
-  if (datasets.size() > 1) {
-    impl->mixture = std::make_unique<plan::Mixture>(weights);
-    // One mixture epoch: as many rows as one pass over every dataset would fill at least
-    // (exact for concat and pad), known without packing anything.
-    for (const auto& s : impl->streams) impl->mixture_epoch_rows += s->RowsLowerBound();
+    impl->before_growth.emplace_back();
+    impl->growth_epoch.push_back(0);
+    if (origin == nullptr) continue;
+    const DatasetCursor& c = origin->datasets[i];
+    if (c.documents == datasets[i].lengths->num_documents()) continue;
+    // Grown by appended shards: its epochs up to the cursor's are the dataset as it was.
+    auto before = std::make_shared<DatasetLengths>(*datasets[i].lengths);
+    before->totals.reset();
+    if (before->mapped.data != nullptr) {
+      before->mapped.count = c.documents;
+    } else {
+      before->document_lengths.resize(c.documents);
+    }
+    before->shard_first_document.resize(c.shards + 1);
+    auto [before_tokens, before_nonempty] = CountTokens(*before);
+    impl->before_growth.back() = std::make_unique<plan::DatasetStream>(
+        static_cast<uint32_t>(i), key, before, options, before_tokens, before_nonempty,
+        [impl = impl.get()] { return impl->Fingerprint() + "-before-growth"; },
+        impl->counter.get());
+    impl->growth_epoch.back() = c.epoch;
   }
   impl->datasets = std::move(datasets);
+  if (impl->datasets.size() > 1) {
+    std::vector<uint64_t> start;
+    if (origin != nullptr) {
+      for (uint32_t k = 0; k < impl->datasets.size(); ++k) {
+        start.push_back(impl->FlatIndex(k, origin->datasets[k].epoch, origin->datasets[k].row));
+      }
+    }
+    STOKER_ASSIGN_OR_RETURN(
+        impl->mixture,
+        plan::Schedule::Create(weights, options.phases, origin != nullptr ? origin->row : 0,
+                               std::move(start)));
+    // One mixture epoch: as many rows as one pass over every dataset would fill at least
+    // (exact for concat and pad), known without packing anything.
+    for (const auto& st : impl->streams) impl->mixture_epoch_rows += st->RowsLowerBound();
+  }
+  return impl;
+}
+
+Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Plan::~Plan() = default;
+
+Result<std::unique_ptr<Plan>> Plan::Create(std::vector<PlanDataset> datasets,
+                                           const PlanOptions& options,
+                                           std::shared_ptr<const WindowCounter> counter) {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl,
+                          Impl::Build(std::move(datasets), options, std::move(counter), nullptr));
   return std::unique_ptr<Plan>(new Plan(std::move(impl)));
 }
 
@@ -180,11 +229,12 @@ Status Plan::GetRows(uint64_t epoch, uint64_t first, uint64_t count, std::vector
     impl_->streams[0]->AppendRows(epoch, first, count, out);
     return impl_->LengthsStatus();
   }
-  impl_->mixture->Walk(epoch * impl_->mixture_epoch_rows + first, count,
-                       [&](uint32_t k, uint64_t j) {
-                         auto [dataset_epoch, row] = impl_->streams[k]->Locate(j);
-                         impl_->streams[k]->AppendRows(dataset_epoch, row, 1, out);
-                       });
+  const uint64_t g = impl_->GlobalRow({epoch, first});
+  if (impl_->origin && g < impl_->origin->row) {
+    return FailedPrecondition("rows before global row " + std::to_string(impl_->origin->row) +
+                              " are not part of this plan: it continues a checkpoint from there");
+  }
+  impl_->mixture->Walk(g, count, [&](uint32_t k, uint64_t j) { impl_->AppendRow(k, j, out); });
   return impl_->LengthsStatus();
 }
 
@@ -274,6 +324,7 @@ PlanState Plan::MakeState(const PlanPosition& pos) const {
   s.fingerprint = fingerprint();
   s.world_size = impl_->options.world_size;
   s.batch_size = impl_->options.batch_size;
+  if (impl_->mixture) impl_->FillProgress(pos, &s);
   return s;
 }
 
@@ -303,18 +354,39 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
   return state.position;
 }
 
+std::vector<uint64_t> Plan::DatasetRowsBefore(const PlanPosition& pos) const {
+  if (!impl_->mixture) {
+    uint64_t rows = pos.rows_consumed;
+    for (uint64_t e = 0; e < pos.epoch; ++e) rows += rows_in_epoch(e);
+    return {rows};
+  }
+  return impl_->mixture->CountsBefore(impl_->GlobalRow(pos));
+}
+
+size_t Plan::PhaseAt(const PlanPosition& pos) const {
+  if (!impl_->mixture) return 0;
+  return impl_->mixture->PhaseAt(impl_->GlobalRow(pos));
+}
+
+uint64_t Plan::DatasetEpochOfRow(uint64_t epoch, uint64_t row) const {
+  if (!impl_->mixture) return epoch;
+  uint64_t dataset_epoch = 0;
+  impl_->mixture->Walk(impl_->GlobalRow({epoch, row}), 1,
+                       [&](uint32_t k, uint64_t j) { dataset_epoch = impl_->Locate(k, j).first; });
+  return dataset_epoch;
+}
+
 std::vector<double> Plan::DatasetEpochs(const PlanPosition& pos) const {
   if (!impl_->mixture) {
     return {static_cast<double>(pos.epoch) +
             static_cast<double>(pos.rows_consumed) / rows_in_epoch(pos.epoch)};
   }
-  std::vector<uint64_t> counts =
-      impl_->mixture->CountsBefore(pos.epoch * impl_->mixture_epoch_rows + pos.rows_consumed);
+  std::vector<uint64_t> counts = impl_->mixture->CountsBefore(impl_->GlobalRow(pos));
   std::vector<double> out;
-  for (size_t k = 0; k < counts.size(); ++k) {
-    auto [epoch, row] = impl_->streams[k]->Locate(counts[k]);
+  for (uint32_t k = 0; k < counts.size(); ++k) {
+    auto [epoch, row] = impl_->Locate(k, counts[k]);
     out.push_back(static_cast<double>(epoch) +
-                  static_cast<double>(row) / impl_->streams[k]->RowsInEpoch(epoch));
+                  static_cast<double>(row) / impl_->StreamFor(k, epoch).RowsInEpoch(epoch));
   }
   return out;
 }

@@ -197,7 +197,7 @@ TEST(PlanResumeTest, MangledStatesAreRefusedOrHarmless) {
     if (!state.ok()) continue;
     ++parsed;
     // Whatever parsed (e.g. a changed epoch digit) is restored or refused. (A far epoch of a
-    // mixture costs one replay of the interleaving's period, seconds: MixtureTest covers it.)
+    // mixture is closed-form: MixtureTest.RandomAccessFarIntoTheStreamIsExact.)
     auto pos = plan->Restore(*state, /*force=*/true);
     if (pos.ok() && plan->steps_remaining(*pos) > 0) EXPECT_TRUE(plan->GetBatchAt(*pos, 3).ok());
   }

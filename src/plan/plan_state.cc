@@ -15,6 +15,30 @@ uint64_t Unsigned(const nlohmann::json& j, const char* key) {
   return v.get<uint64_t>();
 }
 
+nlohmann::json CursorsToJson(const std::vector<DatasetCursor>& cursors) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const DatasetCursor& c : cursors) {
+    out.push_back({{"name", c.name},
+                   {"id", c.id},
+                   {"documents", c.documents},
+                   {"shards", c.shards},
+                   {"key", c.key},
+                   {"epoch", c.epoch},
+                   {"row", c.row}});
+  }
+  return out;
+}
+
+std::vector<DatasetCursor> CursorsFromJson(const nlohmann::json& j) {
+  std::vector<DatasetCursor> out;
+  for (const nlohmann::json& c : j) {
+    out.push_back({c.at("name").get<std::string>(), c.at("id").get<std::string>(),
+                   Unsigned(c, "documents"), Unsigned(c, "shards"), Unsigned(c, "key"),
+                   Unsigned(c, "epoch"), Unsigned(c, "row")});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string PlanState::ToJson() const {
@@ -27,6 +51,16 @@ std::string PlanState::ToJson() const {
   j["world_size"] = world_size;
   j["batch_size"] = batch_size;
   if (!stream.empty()) j["stream"] = stream;
+  if (!datasets.empty()) {
+    j["global_row"] = global_row;
+    j["stream_options"] = stream_options;
+    j["datasets"] = CursorsToJson(datasets);
+  }
+  if (origin) {
+    j["origin"] = {{"row", origin->row},
+                   {"datasets", CursorsToJson(origin->datasets)},
+                   {"dormant", CursorsToJson(origin->dormant)}};
+  }
   return j.dump();
 }
 
@@ -55,6 +89,16 @@ Result<PlanState> PlanState::FromJson(std::string_view text) {
     s.world_size = j.value("world_size", 0u);
     s.batch_size = j.value("batch_size", uint64_t{0});
     s.stream = j.value("stream", std::string());
+    if (j.contains("datasets")) {
+      s.global_row = Unsigned(j, "global_row");
+      s.stream_options = j.at("stream_options").get<std::string>();
+      s.datasets = CursorsFromJson(j.at("datasets"));
+    }
+    if (j.contains("origin")) {
+      const nlohmann::json& o = j.at("origin");
+      s.origin = MixtureOrigin{Unsigned(o, "row"), CursorsFromJson(o.at("datasets")),
+                               CursorsFromJson(o.at("dormant"))};
+    }
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("malformed plan state: ") + e.what());
   }

@@ -101,14 +101,19 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       "own stall monitor judge it: it warns when the loader cannot deliver 1.2x what the step\n"
       "consumes. Without a step the monitor is kept quiet (nothing is trained).\n"
       "Example: stoker bench data/web --seq-len 2048 --batch-size 32 --seconds 20 --report r.html");
-  AddLoaderFlags(sub, &args->loader, /*datasets_optional=*/true);
+  AddLoaderFlags(sub, &args->loader);
   AddBenchRunFlags(sub, &args->bench);
   sub->add_flag("--synthetic", args->bench.synthetic, "Serve one fixed batch (no data loading)");
   AddStreamFlags(sub, &args->stream);
   sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
   sub->add_option("--report", args->report, "Write a self-contained HTML report to FILE.html")
       ->transform(LocalFile());
-  sub->callback([args, exit_code] { *exit_code = RunBenchCommand(*args); });
+  sub->callback([args, exit_code] {
+    Status st = args->stream.stream && !args->loader.mixture.empty()
+                    ? InvalidArgument("--mixture plans indexed datasets, not --stream")
+                    : ExpandMixtureFlag(&args->loader, PlanFlagsUse::kLoader);
+    *exit_code = st.ok() ? RunBenchCommand(*args) : ReportError("bench", st);
+  });
 }
 
 }  // namespace stoker::cli

@@ -194,7 +194,10 @@ void AddDoctorCommand(CLI::App& app, int* exit_code) {
                   "Also write a self-contained HTML report (verdict, delivered / consumed over "
                   "time against the 1.2x line, advice) to FILE.html")
       ->transform(LocalFile());
-  sub->callback([args, exit_code] { *exit_code = RunDoctor(*args); });
+  sub->callback([args, exit_code] {
+    Status st = ExpandMixtureFlag(&args->loader);
+    *exit_code = st.ok() ? RunDoctor(*args) : ReportError("doctor", st);
+  });
 }
 
 }  // namespace stoker::cli

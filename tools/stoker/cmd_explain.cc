@@ -119,7 +119,12 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   sub->add_flag("--json", args->json, "One JSON object");
   AddStreamFlags(sub, &args->stream);
-  sub->callback([args, exit_code] { *exit_code = RunExplain(*args); });
+  sub->callback([args, exit_code] {
+    Status st = args->stream.stream && !args->plan.mixture.empty()
+                    ? InvalidArgument("--mixture plans indexed datasets, not --stream")
+                    : ExpandMixtureFlag(&args->plan);
+    *exit_code = st.ok() ? RunExplain(*args) : ReportError("explain", st);
+  });
 }
 
 }  // namespace stoker::cli

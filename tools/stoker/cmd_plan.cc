@@ -1,5 +1,6 @@
 // `stoker plan`: prints the deterministic plan (rows of every step of one rank), or its packing and
 // shuffle statistics, and keeps a resumable position in a state file.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -11,7 +12,9 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "common/file_util.h"
+#include "common/progress.h"
 #include "number_flags.h"
+#include "plan/mixture_file.h"
 #include "plan_flags.h"
 #include "stoker/plan.h"
 #include "stoker/token_source.h"
@@ -30,11 +33,22 @@ struct PlanArgs {
   bool stats = false;
 };
 
-Result<PlanPosition> StartPosition(const PlanArgs& a, const Plan& plan) {
+// The position to start from; a state file of an edited mixture replaces *plan_ptr with the plan
+// that continues it (docs/plan.md, "Edits on resume").
+Result<PlanPosition> StartPosition(const PlanArgs& a, std::unique_ptr<Plan>* plan_ptr) {
+  const Plan& plan = **plan_ptr;
   if (!a.state_file.empty() && PathExists(a.state_file)) {
     STOKER_ASSIGN_OR_RETURN(std::string text, ReadFileToString(a.state_file));
     Result<PlanState> state = PlanState::FromJson(text);
     if (!state.ok()) return state.status().WithContext("state file " + a.state_file);
+    if (state->fingerprint != plan.fingerprint() && plan.num_datasets() > 1 && !a.force) {
+      Result<Plan::Continued> continued = plan.ContinueFrom(*state);
+      if (!continued.ok()) return continued.status().WithContext("state file " + a.state_file);
+      std::fprintf(stderr, "plan: the state's mixture differs from this one; continuing:\n%s",
+                   continued->summary.c_str());
+      *plan_ptr = std::move(continued->plan);
+      return continued->position;
+    }
     Result<PlanPosition> pos = plan.Restore(*state, a.force);
     if (!pos.ok()) {
       return Status(pos.status().code(), "state file " + a.state_file + ": " +
@@ -88,8 +102,93 @@ void PrintBatch(const Batch& b, bool json) {
   }
 }
 
+// The run's global rows, when --total-tokens or --total-steps gives it.
+std::optional<uint64_t> RunRows(const PlanFlags& f, const Plan& plan) {
+  if (f.total_steps) return *f.total_steps * plan.global_batch_rows();
+  if (f.total_tokens.empty()) return std::nullopt;
+  Result<uint64_t> tokens = plan::ParseCount(f.total_tokens);
+  if (!tokens.ok()) return std::nullopt;
+  return (*tokens + plan.options().seq_len - 1) / plan.options().seq_len;
+}
+
+// Each phase of a mixture schedule: per dataset its rows, share, epochs and tokens (row capacity,
+// rows * seq_len) over the phase. The last phase is counted to the run's end when it is known.
+nlohmann::json PhaseStats(const Plan& plan, const PlanFlags& f) {
+  nlohmann::json phases = nlohmann::json::array();
+  const std::vector<MixturePhase>& ph = plan.options().phases;
+  const uint64_t epoch_rows = plan.rows_in_epoch(0);  // constant for a mixture
+  auto at = [&](uint64_t g) { return PlanPosition{g / epoch_rows, g % epoch_rows}; };
+  const std::optional<uint64_t> run_rows = RunRows(f, plan);
+  uint64_t begin = 0;
+  for (size_t p = 0; p < ph.size(); ++p) {
+    uint64_t end = ph[p].end_row;
+    if (end == UINT64_MAX && run_rows) end = std::max(*run_rows, begin);
+    nlohmann::json j = {{"phase", p}, {"first_row", begin}};
+    if (end == UINT64_MAX) {
+      j["end_row"] = nullptr;  // open-ended: no run length given
+      phases.push_back(std::move(j));
+      break;
+    }
+    j["end_row"] = end;
+    const std::vector<uint64_t> r0 = plan.DatasetRowsBefore(at(begin));
+    const std::vector<uint64_t> r1 = plan.DatasetRowsBefore(at(end));
+    const std::vector<double> e0 = plan.DatasetEpochs(at(begin));
+    const std::vector<double> e1 = plan.DatasetEpochs(at(end));
+    double wsum = 0, esum = 0;
+    for (double w : ph[p].weights) wsum += w;
+    for (double w : ph[p].end_weights) esum += w;
+    nlohmann::json ds = nlohmann::json::array();
+    for (size_t k = 0; k < r0.size(); ++k) {
+      const uint64_t rows = r1[k] - r0[k];
+      nlohmann::json d = {
+          {"name", k < f.mixture_names.size() ? f.mixture_names[k] : std::to_string(k)},
+          {"weight", ph[p].weights[k] / wsum},
+          {"rows", rows},
+          {"share", end > begin ? static_cast<double>(rows) / static_cast<double>(end - begin) : 0},
+          {"epochs", e1[k] - e0[k]},
+          {"tokens", rows * plan.options().seq_len}};
+      if (!ph[p].end_weights.empty()) d["end_weight"] = ph[p].end_weights[k] / esum;
+      ds.push_back(std::move(d));
+    }
+    j["datasets"] = std::move(ds);
+    phases.push_back(std::move(j));
+    begin = end;
+  }
+  return phases;
+}
+
+void PrintPhaseStats(const nlohmann::json& phases) {
+  for (const auto& p : phases) {
+    if (p["end_row"].is_null()) {
+      std::printf(
+          "phase %llu: from global row %llu to the end (give --total-tokens or "
+          "--total-steps to count it)\n",
+          static_cast<unsigned long long>(p["phase"].get<uint64_t>()),
+          static_cast<unsigned long long>(p["first_row"].get<uint64_t>()));
+      continue;
+    }
+    std::printf("phase %llu: global rows [%llu, %llu)\n",
+                static_cast<unsigned long long>(p["phase"].get<uint64_t>()),
+                static_cast<unsigned long long>(p["first_row"].get<uint64_t>()),
+                static_cast<unsigned long long>(p["end_row"].get<uint64_t>()));
+    for (const auto& d : p["datasets"]) {
+      char w[64];
+      if (d.contains("end_weight")) {
+        std::snprintf(w, sizeof w, "%.4f -> %.4f", d["weight"].get<double>(),
+                      d["end_weight"].get<double>());
+      } else {
+        std::snprintf(w, sizeof w, "%.4f", d["weight"].get<double>());
+      }
+      std::printf("  %-16s weight %s: share %.4f, %llu rows (%s tokens), %.3f epochs\n",
+                  d["name"].get<std::string>().c_str(), w, d["share"].get<double>(),
+                  static_cast<unsigned long long>(d["rows"].get<uint64_t>()),
+                  FormatCount(d["tokens"].get<uint64_t>()).c_str(), d["epochs"].get<double>());
+    }
+  }
+}
+
 void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint64_t epoch,
-                bool json) {
+                const PlanFlags& flags, bool json) {
   PackingStats p = plan.ComputePackingStats(epoch);
   std::vector<double> epochs_at_end = plan.DatasetEpochs({epoch + 1, 0});
   std::vector<double> epochs_at_start = plan.DatasetEpochs({epoch, 0});
@@ -124,6 +223,7 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint
                           ? 1
                           : datasets[k].lengths->shard_first_document.size() - 1}}}});
   }
+  if (!plan.options().phases.empty()) out["phases"] = PhaseStats(plan, flags);
   if (json) {
     std::printf("%s\n", out.dump().c_str());
     return;
@@ -153,6 +253,7 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint
         d["shuffle"]["mean_shards_per_1000_documents"].get<double>(),
         static_cast<unsigned long long>(d["shuffle"]["shards"].get<uint64_t>()));
   }
+  if (out.contains("phases")) PrintPhaseStats(out["phases"]);
 }
 
 int RunPlan(const PlanArgs& args) {
@@ -167,10 +268,10 @@ int RunPlan(const PlanArgs& args) {
   Result<std::unique_ptr<Plan>> plan = Plan::Create(datasets, *options, SharedWindowCounter());
   if (!plan.ok()) return ReportError("plan", plan.status());
   if (args.stats) {
-    PrintStats(**plan, datasets, args.epoch, args.json);
+    PrintStats(**plan, datasets, args.epoch, args.plan, args.json);
     return kExitOk;
   }
-  Result<PlanPosition> start = StartPosition(args, **plan);
+  Result<PlanPosition> start = StartPosition(args, &*plan);
   if (!start.ok()) return ReportError("plan", start.status());
   PlanPosition pos = (*plan)->Normalize(*start);
   // HasStep, not steps_remaining: counting a bestfit epoch would pack all of it.
@@ -225,7 +326,10 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
   sub->add_flag("--force", args->force, "Restore a state written for a different plan");
   sub->add_flag("--json", args->json, "One JSON line per step");
   sub->add_flag("--stats", args->stats, "Print packing and shuffle statistics instead");
-  sub->callback([args, exit_code] { *exit_code = RunPlan(*args); });
+  sub->callback([args, exit_code] {
+    Status st = ExpandMixtureFlag(&args->plan);
+    *exit_code = st.ok() ? RunPlan(*args) : ReportError("plan", st);
+  });
 }
 
 }  // namespace stoker::cli

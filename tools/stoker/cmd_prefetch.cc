@@ -99,7 +99,8 @@ void AddPrefetchCommand(CLI::App& app, int* exit_code) {
       ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
   sub->callback([args, exit_code] {
-    Status st = Prefetch(*args);
+    Status st = ExpandMixtureFlag(&args->loader);
+    if (st.ok()) st = Prefetch(*args);
     *exit_code = st.ok() ? kExitOk : ReportError("prefetch", st);
   });
 }

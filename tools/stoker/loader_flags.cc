@@ -17,9 +17,8 @@
 
 namespace stoker::cli {
 
-void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, bool datasets_optional) {
+void AddLoaderFlags(CLI::App* sub, LoaderFlags* f) {
   AddPlanFlags(sub, f, PlanFlagsUse::kLoader);
-  if (!datasets_optional) sub->get_option("datasets")->required();
   auto* workers = sub->add_option("--num-workers", f->num_workers,
                                   "Worker threads (0 = cores / $LOCAL_WORLD_SIZE, at least 1)")
                       ->check(WholeNumber<int>(0))

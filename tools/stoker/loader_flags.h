@@ -34,8 +34,9 @@ struct LoaderFlags : PlanFlags {
   bool no_cache = false;          // remote datasets read by ranged GETs, no cache
 };
 
-// Registers the positional datasets (required unless `datasets_optional`) and the loader options.
-void AddLoaderFlags(CLI::App* sub, LoaderFlags* flags, bool datasets_optional = false);
+// Registers the positional datasets (or --mixture: ExpandMixtureFlag checks that one is given) and
+// the loader options.
+void AddLoaderFlags(CLI::App* sub, LoaderFlags* flags);
 
 // The LoaderOptions the flags describe. kInvalidArgument for a rank outside the world size or a
 // bad RANK / WORLD_SIZE in the environment.

@@ -1,17 +1,29 @@
 #include "plan_flags.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
 #include "cli_common.h"
+#include "loader/mixture_spec.h"
 #include "number_flags.h"
 
 namespace stoker::cli {
 
 void AddPlanFlags(CLI::App* sub, PlanFlags* f, PlanFlagsUse use) {
   const bool required = use == PlanFlagsUse::kPlan;
-  sub->add_option("datasets", f->datasets, "[WEIGHT:]DATASET (any format `stoker inspect` reads)")
-      ->required(required);
+  sub->add_option("datasets", f->datasets,
+                  "[WEIGHT:]DATASET (any format `stoker inspect` reads)" +
+                      std::string(required ? "; or --mixture" : ""));
+  sub->add_option("--mixture", f->mixture,
+                  "A mixture file instead of DATASETs: named datasets and their weights, in "
+                  "phases over the run (docs/plan.md, \"Schedules\")")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--total-tokens", f->total_tokens,
+                  "The run's length in tokens, for phases that end at a share of it (e.g. 2T)");
+  sub->add_option("--total-steps", f->total_steps,
+                  "The run's length in steps, for phases that end at a share of it")
+      ->check(WholeNumber<uint64_t>(1));
   auto* seq_len = sub->add_option("--seq-len", f->seq_len, "Tokens per row")
                       ->required(required)
                       ->check(WholeNumber<uint64_t>(1));
@@ -67,6 +79,43 @@ Result<PlanDataset> OpenPlanDataset(const std::string& arg,
   return PlanDataset{std::make_shared<const DatasetLengths>(std::move(lengths)), weight};
 }
 
+Status ExpandMixtureFlag(PlanFlags* f, PlanFlagsUse use) {
+  if (f->mixture.empty()) {
+    if (!f->total_tokens.empty() || f->total_steps) {
+      return InvalidArgument("--total-tokens and --total-steps go with --mixture");
+    }
+    if (use == PlanFlagsUse::kPlan && f->datasets.empty()) {
+      return InvalidArgument("give at least one DATASET, or --mixture FILE");
+    }
+    return Status::OK();
+  }
+  if (!f->datasets.empty()) {
+    return InvalidArgument("give DATASET arguments or --mixture, not both (" + f->datasets[0] +
+                           ")");
+  }
+  if (!f->total_tokens.empty() && f->total_steps) {
+    return InvalidArgument("give --total-tokens or --total-steps, not both");
+  }
+  plan::RunLength run;
+  if (!f->total_tokens.empty()) {
+    Result<uint64_t> tokens = plan::ParseCount(f->total_tokens);
+    if (!tokens.ok()) return tokens.status().WithContext("--total-tokens");
+    run.total_tokens = *tokens;
+  }
+  run.total_steps = f->total_steps;
+  STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(f->rank, f->world_size));
+  STOKER_ASSIGN_OR_RETURN(MixtureSpec spec, ReadMixtureSpec(f->mixture, f->seq_len,
+                                                            f->batch_size * rw.world_size, run));
+  for (size_t k = 0; k < spec.paths.size(); ++k) {
+    char weight[32];
+    std::snprintf(weight, sizeof weight, "%.17g:", spec.weights[k]);
+    f->datasets.push_back(weight + spec.paths[k]);
+  }
+  f->mixture_names = spec.names;
+  f->phases = spec.phases;
+  return Status::OK();
+}
+
 Result<PlanOptions> BuildPlanOptions(const PlanFlags& a) {
   PlanOptions o;
   o.seq_len = a.seq_len;
@@ -80,6 +129,7 @@ Result<PlanOptions> BuildPlanOptions(const PlanFlags& a) {
   STOKER_ASSIGN_OR_RETURN(o.remainder, ParseRemainderPolicy(a.remainder));
   o.block_shards = a.block_shards;
   o.bestfit_window = a.bestfit_window;
+  o.phases = a.phases;
   return o;
 }
 

@@ -30,6 +30,13 @@ struct PlanFlags {
   std::string remainder{RemainderPolicyName(PlanOptions{}.remainder)};
   uint64_t block_shards = PlanOptions{}.block_shards;
   uint64_t bestfit_window = PlanOptions{}.bestfit_window;
+  // --mixture FILE (docs/plan.md, "Schedules") instead of DATASET arguments, with the run's length
+  // for shares of it; ExpandMixtureFlag turns them into `datasets` and `phases`.
+  std::string mixture;
+  std::string total_tokens;
+  std::optional<uint64_t> total_steps;
+  std::vector<std::string> mixture_names;  // the file's dataset names (after ExpandMixtureFlag)
+  std::vector<MixturePhase> phases;        // resolved (after ExpandMixtureFlag)
 };
 
 enum class PlanFlagsUse {
@@ -37,13 +44,20 @@ enum class PlanFlagsUse {
   kLoader,  // bench, doctor: the loader's defaults for them (set in *flags before the call)
 };
 
-// Registers the flags above on `sub`.
+// Registers the flags above on `sub`. With kPlan the DATASET arguments (or --mixture) are required
+// by ExpandMixtureFlag.
 void AddPlanFlags(CLI::App* sub, PlanFlags* flags, PlanFlagsUse use = PlanFlagsUse::kPlan);
 
 // "[WEIGHT:]PATH" -> weight and path. A prefix that is not a positive number is part of the path.
 // The opened source goes to *source when given.
 Result<PlanDataset> OpenPlanDataset(const std::string& arg,
                                     std::shared_ptr<const TokenSource>* source = nullptr);
+
+// With --mixture: reads the file, resolves its phases for --seq-len, the global batch and
+// --total-tokens / --total-steps, and fills flags->datasets ("WEIGHT:PATH"), mixture_names and
+// phases. Refuses DATASET arguments beside --mixture, and --total-* without it. Call once, before
+// the flags are used.
+Status ExpandMixtureFlag(PlanFlags* flags, PlanFlagsUse use = PlanFlagsUse::kPlan);
 
 // The PlanOptions the flags describe (rank and world size default to $RANK / $WORLD_SIZE).
 Result<PlanOptions> BuildPlanOptions(const PlanFlags& flags);

@@ -11,11 +11,12 @@ from ._stream import Stream, gather_state_dicts
 from ._tasks import merge, pack_plan
 from ._tokenizer import Tokenizer
 from ._chat import ChatTemplate
+from ._datasets import Mixture
 from ._tools import Plan, inspect, pack, plan, verify
 
 __version__ = "0.1.0"
 
-__all__ = ["ChatTemplate", "Loader", "Stream", "gather_state_dicts", "Plan", "Tokenizer", "inspect", "merge", "pack", "pack_plan", "plan", "verify", "TorchIterableDataset"]
+__all__ = ["ChatTemplate", "Loader", "Mixture", "Stream", "gather_state_dicts", "Plan", "Tokenizer", "inspect", "merge", "pack", "pack_plan", "plan", "verify", "TorchIterableDataset"]
 
 
 def __getattr__(name):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 DatasetSpec = Union[PathLike, Tuple[float, PathLike]]
@@ -55,3 +55,56 @@ def rank_and_world_size(rank: int | None, world_size: int | None) -> tuple[int, 
     if not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} must be in [0, world_size={world_size})")
     return rank, world_size
+
+
+class Mixture:
+    """A mixture file: named datasets and their weights, in phases over the run.
+
+    ``{"datasets": {"web": "s3://corpus/web", "code": "data/code"},
+    "phases": [{"until": "90%", "weights": {"web": 0.8, "code": 0.2}},
+    {"weights": {"web": 0.5, "code": [0.5, 0.8]}}]}``: ``until`` is a share of the run
+    (``"90%"``, which needs ``total_tokens`` or ``total_steps``), a step (``"12000 steps"``) or a
+    token count (``"1.8T tokens"``); ``[a, b]`` ramps a weight linearly across its phase. Relative
+    paths are relative to the file. Give it to ``stoker.Loader`` or ``stoker.plan`` in place of the
+    datasets; the same file works with ``stoker plan --mixture``. See docs/plan.md, "Schedules".
+    """
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = os.fspath(path)
+        if not os.path.isfile(self.path):
+            raise FileNotFoundError(f"mixture file {self.path!r} does not exist")
+
+    def __repr__(self) -> str:
+        return f"stoker.Mixture({self.path!r})"
+
+    def resolve(self, seq_len: int, global_batch_rows: int,
+                total_tokens: Union[int, float, str, None] = None,
+                total_steps: Optional[int] = None) -> dict:
+        """The datasets (``paths``, ``names``, ``weights``) and the phases as global rows."""
+        from . import _stoker
+
+        return _stoker.read_mixture(self.path, seq_len, global_batch_rows,
+                                    _count_text(total_tokens, "total_tokens"), total_steps)
+
+
+def _count_text(value: Union[int, float, str, None], name: str) -> Optional[str]:
+    """2e12, 2_000_000, "2T" -> the text C++'s ParseCount reads; None stays None."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"{name} must be a positive count such as 2e12 or '2T', not {value!r}")
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"{name} must be a whole count, not {value!r}")
+    return str(int(value))
+
+
+def resolve_datasets(datasets, seq_len: int, global_batch_rows: int,
+                     total_tokens=None, total_steps=None):
+    """(specs, phases) for a Loader or plan(): a Mixture's datasets and phases, else the specs of
+    normalize_datasets and no phases."""
+    if isinstance(datasets, Mixture):
+        mix = datasets.resolve(seq_len, global_batch_rows, total_tokens, total_steps)
+        return list(zip(mix["paths"], mix["weights"])), mix["phases"]
+    if total_tokens is not None or total_steps is not None:
+        raise ValueError("total_tokens and total_steps go with a stoker.Mixture")
+    return normalize_datasets(datasets), []

@@ -10,7 +10,7 @@ import sys
 from typing import Any, Dict, Iterator, Optional, Sequence, Union
 
 from . import _spelling, _stoker
-from ._datasets import DatasetSpec, normalize_datasets, rank_and_world_size
+from ._datasets import DatasetSpec, Mixture, rank_and_world_size, resolve_datasets
 
 STATE_FORMAT = "stoker-loader-state"
 STATE_VERSION = 1
@@ -132,12 +132,16 @@ class Loader:
     (default: 64 GiB or half the free disk); ``cache_dir=None`` turns it off. Local datasets
     never use it. See docs/cache.md.
 
+    ``datasets`` may be a ``stoker.Mixture`` (a mixture file: named datasets whose weights change
+    in phases over the run); ``total_tokens`` or ``total_steps`` give the run's length for phases
+    that end at a share of it. See docs/plan.md, "Schedules".
+
     Not thread-safe: iterate from one thread. Every blocking call releases the GIL.
     """
 
     def __init__(
         self,
-        datasets: Union[DatasetSpec, Sequence[DatasetSpec]],
+        datasets: Union[DatasetSpec, Sequence[DatasetSpec], Mixture, "Stream"],
         seq_len: int = 2048,
         batch_size: int = 8,
         num_workers: Optional[int] = None,
@@ -167,12 +171,19 @@ class Loader:
         provenance: bool = False,
         cache_dir: Union[str, "os.PathLike[str]", None] = "auto",
         cache_size: Union[int, str, None] = None,
+        total_tokens: Union[int, float, str, None] = None,
+        total_steps: Optional[int] = None,
     ) -> None:
         from ._stream import Stream
 
         stream = datasets if isinstance(datasets, Stream) else None
-        specs = [] if stream is not None else normalize_datasets(datasets)
         rank, world_size = rank_and_world_size(rank, world_size)
+        specs, phases = [], []
+        if stream is None:
+            specs, phases = resolve_datasets(datasets, seq_len, batch_size * world_size,
+                                             total_tokens, total_steps)
+        elif total_tokens is not None or total_steps is not None:
+            raise ValueError("total_tokens and total_steps go with a stoker.Mixture")
         if stream is not None and stream.bestfit_window is not None:  # the deprecated spelling
             if bestfit_window not in (None, stream.bestfit_window):
                 raise ValueError("bestfit_window given to both stoker.Stream (deprecated) and "
@@ -189,6 +200,7 @@ class Loader:
             on_error=on_error, pad_token_id=pad_token_id,
             block_shards=block_shards, bestfit_window=bestfit_window,
             device_buffers=device_buffers, monitor_warnings=monitor_warnings)
+        self._options.phases = phases
         cache_dir = _spelling.cache_dir(cache_dir, "cache_dir")
         if cache_size is not None and cache_dir is None:
             raise ValueError("cache_size needs a cache (cache_dir is None: no cache)")
@@ -391,7 +403,16 @@ class Loader:
                     f"this loader has {self._world_size}: pass the list of every old rank's "
                     "state_dict() (stoker.gather_state_dicts) for an elastic resume")
             resume = json.dumps(plan_state)
-        self._impl.restore(resume)
+        if (not self._is_stream and len(self._datasets) > 1
+                and json.loads(resume).get("fingerprint") != self.fingerprint):
+            # An edited mixture (docs/plan.md, "Edits on resume"): the loader reopens on the plan
+            # that continues each dataset where the checkpoint says it stopped.
+            impl = _stoker.Loader.open(self._datasets, self._options, resume_json=resume,
+                                       provenance=self._provenance)
+            self._impl.close()
+            self._impl = impl
+        else:
+            self._impl.restore(resume)
         self._end_pending = False
 
     # -- monitoring and lifetime ---------------------------------------------------------------

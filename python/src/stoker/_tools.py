@@ -7,7 +7,8 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import _spelling, _stoker
-from ._datasets import DatasetSpec, PathLike, normalize_datasets, rank_and_world_size
+from ._datasets import (DatasetSpec, Mixture, PathLike, rank_and_world_size,
+                        resolve_datasets)
 
 
 def pack(
@@ -120,6 +121,19 @@ class Plan:
         for step in range(self.steps_per_epoch(epoch)):
             yield self.batch(epoch, step, rank)
 
+    def phase_at(self, epoch: int, rows_consumed: int = 0) -> int:
+        """The mixture phase (index into the mixture file's phases) of a position; 0 without."""
+        return self._impl.phase_at(epoch, rows_consumed)
+
+    def dataset_rows_before(self, epoch: int, rows_consumed: int = 0) -> List[int]:
+        """Rows each dataset gave to the global rows before a position (its own stream's
+        position: its epoch 0's rows, then epoch 1's, ...)."""
+        return self._impl.dataset_rows_before(epoch, rows_consumed)
+
+    def dataset_epochs(self, epoch: int, rows_consumed: int = 0) -> List[float]:
+        """Each dataset's epochs consumed before a position (fractional)."""
+        return self._impl.dataset_epochs(epoch, rows_consumed)
+
     def stats(self, epoch: int = 0) -> Dict[str, Any]:
         """Packing figures of ``epoch`` (real-token share, padding, documents split...)."""
         return {"epoch": epoch, "fingerprint": self.fingerprint,
@@ -147,7 +161,7 @@ class Plan:
 
 
 def plan(
-    datasets: Union[DatasetSpec, Sequence[DatasetSpec]],
+    datasets: Union[DatasetSpec, Sequence[DatasetSpec], Mixture],
     seq_len: int,
     batch_size: int,
     *,
@@ -159,14 +173,21 @@ def plan(
     drop_last: bool = True,
     block_shards: int = 4,
     bestfit_window: Optional[int] = None,
+    total_tokens: Union[int, float, str, None] = None,
+    total_steps: Optional[int] = None,
 ) -> Plan:
-    """Builds the plan ``stoker plan`` prints (same options; RANK/WORLD_SIZE are the defaults)."""
-    specs = normalize_datasets(datasets)
+    """Builds the plan ``stoker plan`` prints (same options; RANK/WORLD_SIZE are the defaults).
+
+    ``datasets`` may be a ``stoker.Mixture``; ``total_tokens`` / ``total_steps`` give the run's
+    length for its phases that end at a share of it (docs/plan.md, "Schedules")."""
     rank, world_size = rank_and_world_size(rank, world_size)
+    specs, phases = resolve_datasets(datasets, seq_len, batch_size * world_size, total_tokens,
+                                     total_steps)
     from ._loader import _options
 
     opts = _options(seq_len=seq_len, batch_size=batch_size, prefetch_factor=1, num_workers=None,
                     world_size=world_size, rank=rank, seed=seed, shuffle=shuffle, pack=pack,
                     drop_last=drop_last, block_shards=block_shards,
                     bestfit_window=bestfit_window)
+    opts.phases = phases
     return Plan(_stoker.Plan.create(specs, opts), specs)
