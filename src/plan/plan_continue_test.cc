@@ -26,7 +26,7 @@ std::shared_ptr<const DatasetLengths> Named(std::shared_ptr<const DatasetLengths
   return copy;
 }
 
-PlanOptions Options(PackMode pack) {
+PlanOptions ContinueOptions(PackMode pack) {
   PlanOptions o;
   o.seq_len = 64;
   o.pack = pack;
@@ -59,7 +59,7 @@ TEST_P(PlanContinueTest, AReweightedRemovedAndAddedMixtureContinuesEveryDatasetE
   auto a = Named(MakeLengths(200, 40, 0.0, 3, 1), "a"),
        b = Named(MakeLengths(120, 40, 0.0, 2, 2), "b"),
        c = Named(MakeLengths(150, 40, 0.0, 2, 3), "c");
-  const PlanOptions o = Options(GetParam());
+  const PlanOptions o = ContinueOptions(GetParam());
   auto p1 = MakePlan({{a, 1}, {b, 1}}, o);
   const uint64_t g1 = 97;  // mid-epoch for both
   const PlanState s1 = p1->MakeState({0, g1});
@@ -109,7 +109,7 @@ TEST_P(PlanContinueTest, AReweightedRemovedAndAddedMixtureContinuesEveryDatasetE
 TEST_P(PlanContinueTest, AStateOfAContinuedPlanResumesItExactly) {
   auto a = Named(MakeLengths(200, 40, 0.0, 3, 4), "a"),
        b = Named(MakeLengths(90, 40, 0.0, 2, 5), "b");
-  const PlanOptions o = Options(GetParam());
+  const PlanOptions o = ContinueOptions(GetParam());
   auto p1 = MakePlan({{a, 1}, {b, 1}}, o);
   auto p2 = MakePlan({{a, 1}, {b, 4}}, o)->ContinueFrom(p1->MakeState({0, 50}));
   ASSERT_TRUE(p2.ok()) << p2.status().ToString();
@@ -137,7 +137,7 @@ TEST_P(PlanContinueTest, ADatasetGrownByAppendedShardsFinishesItsEpochThenReadsE
   grown->shard_first_document.push_back(grown->document_lengths.size());
   grown->name = "a";
   auto a = Named(old_a, "a"), b = Named(MakeLengths(100, 40, 0.0, 2, 8), "b");
-  const PlanOptions o = Options(GetParam());
+  const PlanOptions o = ContinueOptions(GetParam());
   auto p1 = MakePlan({{a, 1}, {b, 1}}, o);
   const PlanState s = p1->MakeState({0, 120});
   const uint64_t e = s.datasets[0].epoch;
@@ -161,7 +161,7 @@ TEST_P(PlanContinueTest, RandomEditSequencesReadEveryDatasetEpochExactlyOnce) {
   // weights and phases, continues the previous segment's checkpoint, and runs a random number of
   // rows. Per (dataset, its own epoch), the rows gathered over all segments must cover every
   // token exactly once for each epoch that was finished.
-  const PlanOptions o = Options(GetParam());
+  const PlanOptions o = ContinueOptions(GetParam());
   std::vector<std::shared_ptr<const DatasetLengths>> pool;
   for (uint64_t i = 0; i < 4; ++i) {
     pool.push_back(
@@ -241,18 +241,18 @@ INSTANTIATE_TEST_SUITE_P(Packs, PlanContinueTest,
 TEST(PlanContinueRefusals, ChangedDatasetsAndChangedOptionsAreRefusedSayingWhy) {
   auto a = Named(MakeLengths(200, 40, 0.0, 3, 9), "a"),
        b = Named(MakeLengths(100, 40, 0.0, 2, 10), "b");
-  auto p1 = MakePlan({{a, 1}, {b, 1}}, Options(PackMode::kConcat));
+  auto p1 = MakePlan({{a, 1}, {b, 1}}, ContinueOptions(PackMode::kConcat));
   const PlanState s = p1->MakeState({0, 60});
   // a's existing documents changed (not an append): refused.
   auto changed = std::make_shared<DatasetLengths>(*a);
   changed->document_lengths[3] += 1;
-  auto r = MakePlan({{changed, 1}, {b, 1}}, Options(PackMode::kConcat))->ContinueFrom(s);
+  auto r = MakePlan({{changed, 1}, {b, 1}}, ContinueOptions(PackMode::kConcat))->ContinueFrom(s);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("dataset 'a' changed since the checkpoint"),
             std::string::npos)
       << r.status().ToString();
   // Another seq_len: every row differs.
-  PlanOptions longer = Options(PackMode::kConcat);
+  PlanOptions longer = ContinueOptions(PackMode::kConcat);
   longer.seq_len = 128;
   r = MakePlan({{a, 1}, {b, 2}}, longer)->ContinueFrom(s);
   ASSERT_FALSE(r.ok());
@@ -264,7 +264,7 @@ TEST(PlanContinueRefusals, ChangedDatasetsAndChangedOptionsAreRefusedSayingWhy) 
 TEST(PlanContinueSingle, AOneDatasetRunGainsASecondDataset) {
   auto a = Named(MakeLengths(200, 40, 0.0, 3, 11), "a"),
        b = Named(MakeLengths(100, 40, 0.0, 2, 12), "b");
-  const PlanOptions o = Options(PackMode::kBestFit);
+  const PlanOptions o = ContinueOptions(PackMode::kBestFit);
   auto single = MakePlan({{a, 1}}, o);
   const PlanPosition at{1, 40};  // epoch 1 of a, 40 rows in
   auto p2 = MakePlan({{a, 1}, {b, 1}}, o)->ContinueFrom(single->MakeState(at));
