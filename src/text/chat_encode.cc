@@ -2,11 +2,10 @@
 
 #include <span>
 
+#include "text/chat_template.h"
+
 namespace stoker {
 namespace {
-
-const char kMarkStart[] = "\xf3\xb0\x80\x80";  // U+F0000
-const char kMarkEnd[] = "\xf3\xb0\x80\x81";    // U+F0001
 
 struct Piece {
   std::string text;
@@ -18,9 +17,9 @@ struct Piece {
 std::vector<Piece> SplitMarked(const std::string& s) {
   std::vector<Piece> out(1);
   for (size_t i = 0; i < s.size();) {
-    if (s.compare(i, 4, kMarkStart) == 0) {
-      size_t e = s.find(kMarkEnd, i + 4);
-      size_t next_start = s.find(kMarkStart, i + 4);
+    if (s.compare(i, 4, kChatMarkStart) == 0) {
+      size_t e = s.find(kChatMarkEnd, i + 4);
+      size_t next_start = s.find(kChatMarkStart, i + 4);
       if (e != std::string::npos && (next_start == std::string::npos || e < next_start)) {
         out.push_back(Piece{s.substr(i + 4, e - i - 4), true, true});
         out.push_back(Piece{"", false, true});
@@ -31,7 +30,7 @@ std::vector<Piece> SplitMarked(const std::string& s) {
       i += 4;
       continue;
     }
-    if (s.compare(i, 4, kMarkEnd) == 0) {
+    if (s.compare(i, 4, kChatMarkEnd) == 0) {
       out.push_back(Piece{"", false, true});
       i += 4;
       continue;

@@ -341,13 +341,10 @@ Result<jinja::RenderOutput> ChatTemplate::Render(const Conversation& conv,
 
 namespace {
 
-const char kMarkStart[] = "\xf3\xb0\x80\x80";  // U+F0000
-const char kMarkEnd[] = "\xf3\xb0\x80\x81";    // U+F0001
-
 std::string MarkString(const std::string& s, const std::vector<std::string>& tokens) {
   std::string clean;
   for (size_t i = 0; i < s.size();) {
-    if (s.compare(i, 4, kMarkStart) == 0 || s.compare(i, 4, kMarkEnd) == 0) {
+    if (s.compare(i, 4, kChatMarkStart) == 0 || s.compare(i, 4, kChatMarkEnd) == 0) {
       i += 4;
     } else {
       clean += s[i++];
@@ -362,7 +359,7 @@ std::string MarkString(const std::string& s, const std::vector<std::string>& tok
       }
     }
     if (best) {
-      out += kMarkStart + *best + kMarkEnd;
+      out += kChatMarkStart + *best + kChatMarkEnd;
       i += best->size();
     } else {
       out += clean[i++];

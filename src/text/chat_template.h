@@ -19,6 +19,11 @@
 
 namespace stoker {
 
+// The invisible markers (private-use U+F0000 and U+F0001) around a control token's text that came
+// from the conversation, so that it stays ordinary text when tokenized (chat_encode.h).
+inline constexpr char kChatMarkStart[] = "\xf3\xb0\x80\x80";
+inline constexpr char kChatMarkEnd[] = "\xf3\xb0\x80\x81";
+
 enum class TrainOn { kAssistant, kLast, kCompletion, kAll };
 Result<TrainOn> ParseTrainOn(std::string_view name);
 
