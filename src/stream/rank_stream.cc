@@ -101,7 +101,7 @@ void RankStream::StartStreamEpoch(uint64_t e) {
   if (elastic_ && elastic_->epoch == e) {
     dealt_ = elastic_->units;
   } else {
-    dealt_ = WholeShards(DealShards(ctx_->shards, c.seed, e, c.world_size)[c.rank]);
+    dealt_ = DealEpoch(ctx_->shards, ctx_->scan.get(), c.seed, e, c.world_size, c.pack)[c.rank];
   }
   docs_.Reset(&ShardsOf(e), &dealt_, {});
   input_done_ = false;
@@ -146,8 +146,7 @@ Result<RankStream::Doc> RankStream::NextDoc() {
   return FailedPrecondition("stream: rank " + std::to_string(ctx_->config.rank) + " of " +
                             std::to_string(ctx_->config.world_size) +
                             " found no document in 8 epochs of its shards (" +
-                            std::to_string(ctx_->shards.size()) +
-                            " shards; compressed files and text files cannot be split)");
+                            std::to_string(ctx_->shards.size()) + " shards)");
 }
 
 void RankStream::PackWindow() {

@@ -36,7 +36,11 @@ struct StreamShard {
 Result<std::vector<StreamShard>> MakeShards(const std::vector<std::string>& inputs,
                                             uint64_t min_shards);
 
-// The shards of each rank for `epoch`, in the order that rank reads them.
+// The shard indices 0..n-1 in `epoch`'s shuffled order (seeded by (seed, epoch)).
+std::vector<uint32_t> ShardOrder(size_t n, uint64_t seed, uint64_t epoch);
+
+// The shards of each rank for `epoch`, in the order that rank reads them (whole shards by bytes:
+// the deal without a pre-scan, deal.h).
 std::vector<std::vector<uint32_t>> DealShards(const std::vector<StreamShard>& shards, uint64_t seed,
                                               uint64_t epoch, uint32_t world_size);
 
