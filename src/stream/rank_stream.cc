@@ -120,18 +120,24 @@ Result<bool> RankStream::ReadOne(Doc* out) {
   return true;
 }
 
+Status RankStream::FillBuffer() {
+  const uint64_t cap = std::max<uint64_t>(ctx_->config.shuffle_buffer, 1);
+  while (buffer_.size() < cap && !input_done_) {
+    Doc d;
+    STOKER_ASSIGN_OR_RETURN(bool got, ReadOne(&d));
+    if (!got) {
+      input_done_ = true;
+      break;
+    }
+    buffer_.push_back(std::move(d));
+  }
+  return Status::OK();
+}
+
 Result<RankStream::Doc> RankStream::NextDoc() {
   const uint64_t cap = std::max<uint64_t>(ctx_->config.shuffle_buffer, 1);
   for (int empty = 0; empty < 8;) {
-    while (buffer_.size() < cap && !input_done_) {
-      Doc d;
-      STOKER_ASSIGN_OR_RETURN(bool got, ReadOne(&d));
-      if (!got) {
-        input_done_ = true;
-        break;
-      }
-      buffer_.push_back(std::move(d));
-    }
+    STOKER_RETURN_IF_ERROR(FillBuffer());
     if (!buffer_.empty()) {
       const size_t j = cap == 1 ? 0 : SplitMix64(&rng_) % buffer_.size();
       Doc out = std::move(buffer_[j]);
@@ -169,6 +175,11 @@ Status RankStream::LoadBestFitWindow() {
   cursor_ = 0;
   const uint64_t w = std::max<uint64_t>(ctx_->config.bestfit_window, 1);
   for (uint64_t i = 0; i < w; ++i) {
+    // The epoch's last window is packed alone: its rows are the epoch's, not mixed with the next
+    // epoch's documents (a rank with fewer documents than a window would else deliver mostly
+    // those). An empty window takes the next epoch's.
+    STOKER_RETURN_IF_ERROR(FillBuffer());
+    if (i > 0 && input_done_ && buffer_.empty()) break;
     STOKER_ASSIGN_OR_RETURN(Doc d, NextDoc());
     group_.push_back(std::move(d));
   }

@@ -122,6 +122,7 @@ class RankStream {
   const std::vector<StreamShard>& ShardsOf(uint64_t stream_epoch) const;
   void StartStreamEpoch(uint64_t e);
   Result<bool> ReadOne(Doc* out);
+  Status FillBuffer();  // reads until the buffer is full or this epoch's stream is exhausted
   Result<Doc> NextDoc();
   Status LoadBestFitWindow();
   void PackWindow();  // group_ -> window_rows_
