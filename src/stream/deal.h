@@ -1,11 +1,11 @@
-// The deal of an epoch's documents to ranks (docs/streaming.md, "Dealing"). With a pre-scan
-// (ShardScan: every shard's document lengths), the epoch's shard order (shuffled from (seed,
-// epoch)) is read as one sequence of documents and cut at document boundaries into world_size
-// contiguous pieces of equal weight (tokens; pad: documents), so ranks differ by at most about one
-// document whatever the shard sizes: a cut may fall inside any shard (an uncompressed JSONL range
-// opens at the document's byte offset; a compressed file is decompressed up to it; a record shard
-// skips its records before it). Without a pre-scan (steps_per_epoch given) whole shards are dealt
-// by bytes (DealShards). Plain functions; thread-safe.
+// The deal of an epoch's documents to ranks (docs/streaming.md, "How rows are made", 2). With a
+// pre-scan (ShardScan: every shard's document lengths), the epoch's shard order (shuffled from
+// (seed, epoch)) is read as one sequence of documents and cut at document boundaries into
+// world_size contiguous pieces of equal weight (tokens; pad: documents), so ranks differ by at most
+// about one document whatever the shard sizes: a cut may fall inside any shard (an uncompressed
+// JSONL range opens at the document's byte offset; a compressed file is decompressed up to it; a
+// record shard skips its records before it). Without a pre-scan (steps_per_epoch given) whole
+// shards are dealt by bytes (DealShards). Plain functions; thread-safe.
 #pragma once
 
 #include <cstdint>
