@@ -15,7 +15,7 @@ constexpr size_t kChunkBytes = 64 << 10;
 std::vector<ReadUnit> WholeShards(const std::vector<uint32_t>& shards) {
   std::vector<ReadUnit> out;
   out.reserve(shards.size());
-  for (uint32_t s : shards) out.push_back({s, 0, 0, 0});
+  for (uint32_t s : shards) out.push_back({s, 0, 0, 0, ReadUnit::kNoEnd, ReadUnit::kNoEnd});
   return out;
 }
 
@@ -58,7 +58,7 @@ void DocPipeline::ReadChunk(Chunk* c) {
       const bool inside = read_pos_.reader_open;
       const ReadUnit& u = (*dealt_)[read_pos_.shard_pos];
       Status st = reader_.Open(u.shard, inside ? read_pos_.next_record : u.record,
-                               inside ? read_pos_.next_offset : u.offset);
+                               inside ? read_pos_.next_offset : u.offset, u.end_record);
       if (!st.ok()) {
         c->read_error = st;
         read_done_ = true;

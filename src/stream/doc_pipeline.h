@@ -22,12 +22,16 @@ namespace stoker::stream {
 using Tokens = std::shared_ptr<const std::vector<int32_t>>;
 
 // One entry of a rank's reading order: shard `shard` read from record `record` at byte `offset`
-// (0, 0: from its start); `docs` documents of the shard come before that point (so the pre-scan's
-// lengths of the rest are lengths[shard][docs...]). A fresh epoch's entries are whole shards; an
-// elastic resume's (docs/streaming.md) may start inside one.
+// (0, 0: from its start) up to (not including) record `end_record`; `docs` documents of the shard
+// come before that point and `end_docs` before the end (so the pre-scan's lengths of the unit are
+// lengths[shard][docs, end_docs)). kNoEnd: to the shard's end. An epoch's deal (deal.h) cuts
+// shards at documents, so a unit may start and end inside a shard.
 struct ReadUnit {
+  static constexpr uint64_t kNoEnd = UINT64_MAX;
   uint32_t shard = 0;
   uint64_t record = 0, offset = 0, docs = 0;
+  uint64_t end_record = kNoEnd, end_docs = kNoEnd;
+  bool operator==(const ReadUnit&) const = default;
 };
 std::vector<ReadUnit> WholeShards(const std::vector<uint32_t>& shards);
 

@@ -11,7 +11,9 @@
 namespace stoker::stream {
 namespace {
 
-constexpr std::string_view kMagic = "E1 ";
+// E2: units with their ends (E1, written before units could end inside a shard, still reads).
+constexpr std::string_view kMagic = "E2 ";
+constexpr std::string_view kMagicV1 = "E1 ";
 
 // One piece of an epoch's unread work: a reading unit (a shard, or its tail) or a document span.
 struct Work {
@@ -27,7 +29,9 @@ std::string StateError(size_t rank, const std::string& what) {
 
 }  // namespace
 
-bool IsElasticState(std::string_view s) { return s.substr(0, kMagic.size()) == kMagic; }
+bool IsElasticState(std::string_view s) {
+  return s.substr(0, kMagic.size()) == kMagic || s.substr(0, kMagicV1.size()) == kMagicV1;
+}
 
 std::string EncodeElasticHeader(const ElasticEpoch& e) {
   std::string s(kMagic);
@@ -35,7 +39,7 @@ std::string EncodeElasticHeader(const ElasticEpoch& e) {
     s += std::to_string(v) + ' ';
   }
   for (const ReadUnit& u : e.units) {
-    for (uint64_t v : {uint64_t{u.shard}, u.record, u.offset, u.docs}) {
+    for (uint64_t v : {uint64_t{u.shard}, u.record, u.offset, u.docs, u.end_record, u.end_docs}) {
       s += std::to_string(v) + ' ';
     }
   }
@@ -47,6 +51,7 @@ Result<ElasticEpoch> DecodeElasticHeader(std::string_view* text) {
   if (!IsElasticState(*text) || bar == std::string_view::npos) {
     return InvalidArgument("stream state: malformed elastic header");
   }
+  const bool v1 = text->substr(0, kMagicV1.size()) == kMagicV1;
   IntReader in(text->substr(kMagic.size(), bar - kMagic.size()));
   auto get = [&in] { return in.Next(); };
   ElasticEpoch e;
@@ -60,6 +65,10 @@ Result<ElasticEpoch> DecodeElasticHeader(std::string_view* text) {
     u.record = get();
     u.offset = get();
     u.docs = get();
+    if (!v1) {
+      u.end_record = get();
+      u.end_docs = get();
+    }
     e.units.push_back(u);
   }
   if (!in.ok() || !in.AtEnd() || e.shard_world == 0) {
@@ -69,32 +78,42 @@ Result<ElasticEpoch> DecodeElasticHeader(std::string_view* text) {
   return e;
 }
 
-Result<std::vector<std::vector<uint32_t>>> StreamPlanner::LengthsFor(
-    const std::vector<StreamShard>& shards) const {
-  std::vector<std::vector<uint32_t>> out(shards.size());
+Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards) const {
+  const ShardScan& have = *ctx_->scan;
+  ShardScan out;
+  out.lengths.resize(shards.size());
+  out.offsets.resize(shards.size());
+  out.skipped.resize(shards.size());
   std::map<std::tuple<uint32_t, uint64_t, uint64_t>, size_t> same;  // (file, begin, end) -> shard
   std::map<uint32_t, std::vector<size_t>> of_file;
   for (size_t n = 0; n < ctx_->shards.size(); ++n) {
-    const StreamShard& have = ctx_->shards[n];
-    same[{have.file, have.begin, have.end}] = n;
-    of_file[have.file].push_back(n);
+    const StreamShard& sh = ctx_->shards[n];
+    same[{sh.file, sh.begin, sh.end}] = n;
+    of_file[sh.file].push_back(n);
   }
   for (size_t o = 0; o < shards.size(); ++o) {
     const StreamShard& want = shards[o];
     auto it = same.find({want.file, want.begin, want.end});
     if (it != same.end()) {
-      out[o] = lengths_[it->second];
+      out.lengths[o] = have.lengths[it->second];
+      out.offsets[o] = have.offsets[it->second];
+      out.skipped[o] = have.skipped[it->second];
       continue;
     }
-    // Cut differently (an uncompressed JSONL file): the documents whose line starts in range.
+    // Cut differently (an uncompressed JSONL file): the documents and skipped lines that start in
+    // range.
     for (size_t n : of_file[want.file]) {
-      if (offsets_[n].size() != lengths_[n].size()) {
+      if (have.offsets[n].size() != have.lengths[n].size()) {
         return Internal("stream elastic resume: no offsets for " + want.path);
       }
-      for (size_t i = 0; i < offsets_[n].size(); ++i) {
-        if (offsets_[n][i] >= want.begin && offsets_[n][i] < want.end) {
-          out[o].push_back(lengths_[n][i]);
+      for (size_t i = 0; i < have.offsets[n].size(); ++i) {
+        if (have.offsets[n][i] >= want.begin && have.offsets[n][i] < want.end) {
+          out.lengths[o].push_back(have.lengths[n][i]);
+          out.offsets[o].push_back(have.offsets[n][i]);
         }
+      }
+      for (uint64_t key : have.skipped[n]) {
+        if (key >= want.begin && key < want.end) out.skipped[o].push_back(key);
       }
     }
   }
@@ -166,15 +185,15 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
     STOKER_ASSIGN_OR_RETURN(shards, ExpandShards(uint64_t{shard_world} * split));
   }
   const bool counted = options_.steps_per_epoch == 0;
-  std::vector<std::vector<uint32_t>> lengths;
+  ShardScan scan;
   if (counted) {
-    STOKER_ASSIGN_OR_RETURN(lengths, LengthsFor(shards));
+    STOKER_ASSIGN_OR_RETURN(scan, ScanFor(shards));
   }
   const StreamConfig& c = ctx_->config;
+  const std::vector<std::vector<ReadUnit>> old_deal = DealEpoch(
+      shards, counted ? &scan : nullptr, c.seed, E, static_cast<uint32_t>(old_world), c.pack);
   for (size_t r = 0; r < old_world; ++r) {
-    if (!IsElasticState(states[r].stream)) {
-      units[r] = WholeShards(DealShards(shards, c.seed, E, static_cast<uint32_t>(old_world))[r]);
-    }
+    if (!IsElasticState(states[r].stream)) units[r] = old_deal[r];
   }
 
   // The epoch's unread work, rank by rank: documents of stream epoch E only (what a rank drew
@@ -183,8 +202,10 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
   auto unit_tokens = [&](const ReadUnit& u) -> uint64_t {
     if (u.shard >= shards.size()) return 0;
     if (!counted) return shards[u.shard].end - std::min(shards[u.shard].end, u.offset);
+    std::vector<uint32_t> l;
+    AppendUnitLengths(scan, u, &l);
     uint64_t n = 0;
-    for (size_t i = u.docs; i < lengths[u.shard].size(); ++i) n += lengths[u.shard][i];
+    for (uint32_t len : l) n += len;
     return n;
   };
   auto add_span = [&](size_t r, const DocSpan& d) -> Status {
@@ -205,7 +226,7 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
       for (size_t j = s.shard_pos; j < units[r].size(); ++j) {
         ReadUnit u = units[r][j];
         if (j == s.shard_pos && s.reader_open) {
-          u = {u.shard, s.next_record, s.next_offset, s.next_docs};
+          u = {u.shard, s.next_record, s.next_offset, s.next_docs, u.end_record, u.end_docs};
         }
         if (u.shard >= shards.size()) return InvalidArgument(StateError(r, "names no shard"));
         const uint64_t t = unit_tokens(u);
@@ -265,10 +286,7 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
       std::vector<uint64_t> initial;
       for (const DocSpan& d : new_spans[r]) initial.push_back(d.end - d.begin);
       std::vector<uint32_t> stream;
-      for (const ReadUnit& u : new_units[r]) {
-        const std::vector<uint32_t>& l = lengths[u.shard];
-        stream.insert(stream.end(), l.begin() + std::min<uint64_t>(u.docs, l.size()), l.end());
-      }
+      for (const ReadUnit& u : new_units[r]) AppendUnitLengths(scan, u, &stream);
       rows = std::min(rows, CountRows(c, rng_of(r), initial, stream));
     }
     steps = k + rows / batch_size_;

@@ -167,7 +167,7 @@ TEST_P(StreamElastic, AResumeOnAnotherWorldSizeLosesNoDocumentAndRepeatsNone) {
               static_cast<unsigned long long>(docs), static_cast<unsigned long long>(unseen),
               static_cast<unsigned long long>(partial));
   // The remainder: the rows beyond the new world's smallest rank, its last partial rows.
-  // (a fresh epoch leaves 31-88 of 751 on 3 and 8 ranks: the table in docs/streaming.md)
+  // (a fresh epoch leaves 1-27 of 751 on 3 and 8 ranks: the table in docs/streaming.md)
   EXPECT_LE(unseen + partial, docs / 16) << what;
 
   // The next epoch is the last world's own: the batches of a fresh loader of that world.

@@ -21,11 +21,13 @@ constexpr char kScanMagic[] = "STKSCAN1\n";
 constexpr size_t kScanMagicSize = sizeof(kScanMagic) - 1;
 
 // One file's documents in order: where each starts (JSONL: byte offset; else 0), its tokens and
-// its bytes.
+// its bytes; and the records that yield no document (JSONL: their byte offsets; record shards:
+// their indices), sorted.
 struct FileScan {
   std::vector<uint64_t> offsets;
   std::vector<uint32_t> tokens;
   std::vector<uint32_t> bytes;
+  std::vector<uint64_t> skipped;
 };
 
 struct FileStat {
@@ -84,13 +86,14 @@ std::optional<FileScan> ReadScan(const std::string& file, const std::string& dat
   if (eol == std::string::npos) return std::nullopt;
   nlohmann::json h = nlohmann::json::parse(bytes->begin() + kScanMagicSize, bytes->begin() + eol,
                                            nullptr, /*allow_exceptions=*/false);
-  if (!h.is_object() || h.value("version", 0) != 1 || h.value("path", "") != AbsolutePath(data) ||
+  if (!h.is_object() || h.value("version", 0) != 2 || h.value("path", "") != AbsolutePath(data) ||
       h.value("size_bytes", uint64_t{0}) != st.size ||
       h.value("mtime_ns", int64_t{0}) != st.mtime_ns || h.value("identity", "") != identity) {
     return std::nullopt;
   }
   const uint64_t n = h.value("documents", uint64_t{0});
-  if (bytes->size() - eol - 1 != n * 16) return std::nullopt;
+  const uint64_t skipped = h.value("skipped", uint64_t{0});
+  if (bytes->size() - eol - 1 != n * 16 + skipped * 8) return std::nullopt;
   FileScan scan;
   const char* p = bytes->data() + eol + 1;
   for (uint64_t i = 0; i < n; ++i, p += 16) {
@@ -103,6 +106,11 @@ std::optional<FileScan> ReadScan(const std::string& file, const std::string& dat
     scan.tokens.push_back(tok);
     scan.bytes.push_back(b);
   }
+  for (uint64_t i = 0; i < skipped; ++i, p += 8) {
+    uint64_t key;
+    std::memcpy(&key, p, 8);
+    scan.skipped.push_back(key);
+  }
   return scan;
 }
 
@@ -113,10 +121,15 @@ Status WriteScan(const std::string& file, const std::string& data, const FileSta
     tokens += scan.tokens[i];
     bytes += scan.bytes[i];
   }
-  nlohmann::json h = {{"version", 1},          {"path", AbsolutePath(data)},
-                      {"size_bytes", st.size}, {"mtime_ns", st.mtime_ns},
-                      {"identity", identity},  {"documents", scan.tokens.size()},
-                      {"tokens", tokens},      {"bytes", bytes}};
+  nlohmann::json h = {{"version", 2},
+                      {"path", AbsolutePath(data)},
+                      {"size_bytes", st.size},
+                      {"mtime_ns", st.mtime_ns},
+                      {"identity", identity},
+                      {"documents", scan.tokens.size()},
+                      {"tokens", tokens},
+                      {"bytes", bytes},
+                      {"skipped", scan.skipped.size()}};
   std::string out = kScanMagic + h.dump() + "\n";
   for (size_t i = 0; i < scan.tokens.size(); ++i) {
     char rec[16];
@@ -125,21 +138,26 @@ Status WriteScan(const std::string& file, const std::string& data, const FileSta
     std::memcpy(rec + 12, &scan.bytes[i], 4);
     out.append(rec, 16);
   }
+  for (uint64_t key : scan.skipped) out.append(reinterpret_cast<const char*>(&key), 8);
   STOKER_RETURN_IF_ERROR(MakeDirectories(DirName(file)));
   return WriteFileAtomically(file, out);
 }
 
-// The lengths (and offsets) of shard `s` from its file's scan: the documents whose line starts
-// in its range.
-std::vector<uint32_t> ShardLengths(const StreamShard& s, uint64_t file_size, const FileScan& f,
-                                   std::vector<uint64_t>* offsets) {
-  std::vector<uint32_t> out;
+// Shard `s`'s part of its file's scan: the documents (and skipped lines) whose line starts in its
+// range.
+FileScan ShardPart(const StreamShard& s, uint64_t file_size, const FileScan& f) {
   const bool whole = s.begin == 0 && s.end >= file_size;
+  if (whole) return f;
+  FileScan out;
   for (size_t i = 0; i < f.tokens.size(); ++i) {
-    if (whole || (f.offsets[i] >= s.begin && f.offsets[i] < s.end)) {
-      out.push_back(f.tokens[i]);
-      if (offsets != nullptr) offsets->push_back(f.offsets[i]);
+    if (f.offsets[i] >= s.begin && f.offsets[i] < s.end) {
+      out.tokens.push_back(f.tokens[i]);
+      out.offsets.push_back(f.offsets[i]);
+      out.bytes.push_back(f.bytes[i]);
     }
+  }
+  for (uint64_t key : f.skipped) {
+    if (key >= s.begin && key < s.end) out.skipped.push_back(key);
   }
   return out;
 }
@@ -150,9 +168,12 @@ std::string DefaultScanCacheDir() {
   return CacheDirFor(CacheKind::kStreamScan).value_or(std::string());
 }
 
-Result<std::vector<std::vector<uint32_t>>> PrescanShards(
-    const StreamContext& ctx, const PrescanOptions& options, PrescanSummary* summary,
-    std::vector<std::vector<uint64_t>>* offsets) {
+namespace {
+
+// Every shard's part of the scan (from scan files or read), in the shards' order.
+Result<std::vector<FileScan>> ScanEveryShard(const StreamContext& ctx,
+                                             const PrescanOptions& options,
+                                             PrescanSummary* summary) {
   PrescanSummary local;
   PrescanSummary& sum = summary ? *summary : local;
   const std::vector<StreamShard>& shards = ctx.shards;
@@ -161,8 +182,7 @@ Result<std::vector<std::vector<uint32_t>>> PrescanShards(
   std::map<uint32_t, std::vector<size_t>> by_file;  // input file -> its shards, in order
   for (size_t s = 0; s < n; ++s) by_file[shards[s].file].push_back(s);
 
-  std::vector<std::vector<uint32_t>> lengths(n);
-  if (offsets != nullptr) offsets->assign(n, {});
+  std::vector<FileScan> scans(n);
   std::vector<char> cached(n, 0);
   std::map<uint32_t, FileStat> stats;
   for (const auto& [file, idx] : by_file) {
@@ -180,33 +200,40 @@ Result<std::vector<std::vector<uint32_t>>> PrescanShards(
     if (!scan) continue;
     ++sum.files_from_cache;
     for (size_t s : idx) {
-      lengths[s] = ShardLengths(shards[s], st->size, *scan, offsets ? &(*offsets)[s] : nullptr);
+      scans[s] = ShardPart(shards[s], st->size, *scan);
       cached[s] = 1;
     }
   }
 
   // The rest is read: shards in parallel, one reader per thread, each into its own slot (so the
   // result does not depend on the thread count).
-  std::vector<FileScan> scans(n);
   std::vector<Status> status(n);
   std::atomic<size_t> next{0};
   auto scan = [&] {
     ShardReader reader(&shards, ctx.tokenizer.get(), ctx.config.reader);
-    StreamDoc doc;
+    RawItem item;
+    EncodedDocuments scratch;
     for (size_t s = next++; s < n; s = next++) {
       if (cached[s]) continue;
+      FileScan& out = scans[s];
       Status st = reader.Open(static_cast<uint32_t>(s), 0, 0);
       while (st.ok()) {
-        Result<bool> got = reader.Next(&doc);
+        Result<bool> got = reader.NextRaw(&item);
         if (!got.ok()) st = got.status();
         if (!got.ok() || !*got) break;
-        lengths[s].push_back(static_cast<uint32_t>(doc.tokens.size()));
-        scans[s].offsets.push_back(doc.ref.offset);
-        scans[s].tokens.push_back(static_cast<uint32_t>(doc.tokens.size()));
-        scans[s].bytes.push_back(static_cast<uint32_t>(std::min<uint64_t>(doc.bytes, UINT32_MAX)));
+        bool kept = false;
+        st = reader.EncodeItem(item, &scratch, &kept);
+        if (!st.ok()) break;
+        if (!kept) {  // a record without a document: where it is, to cut the shard around it
+          out.skipped.push_back(shards[s].records ? item.ref.record : item.ref.offset);
+          continue;
+        }
+        const uint64_t bytes = item.raw.data.size() + item.raw.tokens.size() * sizeof(int32_t);
+        out.offsets.push_back(item.ref.offset);
+        out.tokens.push_back(static_cast<uint32_t>(scratch.tokens.size()));
+        out.bytes.push_back(static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX)));
       }
       status[s] = st;
-      if (offsets != nullptr) (*offsets)[s] = scans[s].offsets;
     }
   };
   const int per_rank = options.threads > 0 ? options.threads : DefaultThreadsPerRank();
@@ -219,8 +246,8 @@ Result<std::vector<std::vector<uint32_t>>> PrescanShards(
 
   for (const auto& [file, idx] : by_file) {
     for (size_t s : idx) {
-      sum.documents += lengths[s].size();
-      for (uint32_t len : lengths[s]) sum.tokens += len;
+      sum.documents += scans[s].tokens.size();
+      for (uint32_t len : scans[s].tokens) sum.tokens += len;
       for (uint32_t b : scans[s].bytes) sum.bytes += b;
     }
     if (!options.write || cached[idx[0]] || !stats.count(file)) continue;
@@ -230,6 +257,7 @@ Result<std::vector<std::vector<uint32_t>>> PrescanShards(
       whole.offsets.insert(whole.offsets.end(), part.offsets.begin(), part.offsets.end());
       whole.tokens.insert(whole.tokens.end(), part.tokens.begin(), part.tokens.end());
       whole.bytes.insert(whole.bytes.end(), part.bytes.begin(), part.bytes.end());
+      whole.skipped.insert(whole.skipped.end(), part.skipped.begin(), part.skipped.end());
     }
     const std::string& path = shards[idx[0]].path;
     if (!options.write_beside && options.cache_dir.empty()) {
@@ -240,7 +268,38 @@ Result<std::vector<std::vector<uint32_t>>> PrescanShards(
     STOKER_RETURN_IF_ERROR(WriteScan(out, path, stats[file], identity, whole));
     sum.written.push_back(out);
   }
+  return scans;
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<uint32_t>>> PrescanShards(
+    const StreamContext& ctx, const PrescanOptions& options, PrescanSummary* summary,
+    std::vector<std::vector<uint64_t>>* offsets) {
+  STOKER_ASSIGN_OR_RETURN(std::vector<FileScan> scans, ScanEveryShard(ctx, options, summary));
+  std::vector<std::vector<uint32_t>> lengths(scans.size());
+  if (offsets != nullptr) offsets->assign(scans.size(), {});
+  for (size_t s = 0; s < scans.size(); ++s) {
+    lengths[s] = std::move(scans[s].tokens);
+    if (offsets != nullptr) (*offsets)[s] = std::move(scans[s].offsets);
+  }
   return lengths;
+}
+
+Result<ShardScan> ScanShards(const StreamContext& ctx, const PrescanOptions& options,
+                             PrescanSummary* summary) {
+  STOKER_ASSIGN_OR_RETURN(std::vector<FileScan> scans, ScanEveryShard(ctx, options, summary));
+  ShardScan out;
+  for (size_t s = 0; s < scans.size(); ++s) {
+    const StreamShard& sh = ctx.shards[s];
+    out.lengths.push_back(std::move(scans[s].tokens));
+    // Offsets and skipped records are kept where a deal may cut the shard (deal.h).
+    const bool jsonl = sh.jsonl && !sh.records;
+    out.offsets.push_back(jsonl ? std::move(scans[s].offsets) : std::vector<uint64_t>());
+    out.skipped.push_back(jsonl || sh.records ? std::move(scans[s].skipped)
+                                              : std::vector<uint64_t>());
+  }
+  return out;
 }
 
 }  // namespace stoker::stream

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "stream/deal.h"
 #include "stream/rank_stream.h"
 
 namespace stoker::stream {
@@ -36,6 +37,11 @@ struct PrescanSummary {
   uint64_t files = 0, files_from_cache = 0, documents = 0, tokens = 0, bytes = 0;
   std::vector<std::string> written;  // scan files written
 };
+
+// What the pre-scan knows of every shard of ctx, in the shards' order (deal.h): document lengths,
+// JSONL documents' byte offsets and the records that yield no document.
+Result<ShardScan> ScanShards(const StreamContext& ctx, const PrescanOptions& options,
+                             PrescanSummary* summary = nullptr);
 
 // The document lengths of every shard of ctx, in the shards' order; `offsets`, if given, receives
 // each document's start (JSONL: the byte offset of its line; else 0).

@@ -101,7 +101,7 @@ void RankStream::StartStreamEpoch(uint64_t e) {
   if (elastic_ && elastic_->epoch == e) {
     dealt_ = elastic_->units;
   } else {
-    dealt_ = WholeShards(DealShards(ctx_->shards, c.seed, e, c.world_size)[c.rank]);
+    dealt_ = DealEpoch(ctx_->shards, ctx_->scan.get(), c.seed, e, c.world_size, c.pack)[c.rank];
   }
   docs_.Reset(&ShardsOf(e), &dealt_, {});
   input_done_ = false;
@@ -120,18 +120,24 @@ Result<bool> RankStream::ReadOne(Doc* out) {
   return true;
 }
 
+Status RankStream::FillBuffer() {
+  const uint64_t cap = std::max<uint64_t>(ctx_->config.shuffle_buffer, 1);
+  while (buffer_.size() < cap && !input_done_) {
+    Doc d;
+    STOKER_ASSIGN_OR_RETURN(bool got, ReadOne(&d));
+    if (!got) {
+      input_done_ = true;
+      break;
+    }
+    buffer_.push_back(std::move(d));
+  }
+  return Status::OK();
+}
+
 Result<RankStream::Doc> RankStream::NextDoc() {
   const uint64_t cap = std::max<uint64_t>(ctx_->config.shuffle_buffer, 1);
   for (int empty = 0; empty < 8;) {
-    while (buffer_.size() < cap && !input_done_) {
-      Doc d;
-      STOKER_ASSIGN_OR_RETURN(bool got, ReadOne(&d));
-      if (!got) {
-        input_done_ = true;
-        break;
-      }
-      buffer_.push_back(std::move(d));
-    }
+    STOKER_RETURN_IF_ERROR(FillBuffer());
     if (!buffer_.empty()) {
       const size_t j = cap == 1 ? 0 : SplitMix64(&rng_) % buffer_.size();
       Doc out = std::move(buffer_[j]);
@@ -146,8 +152,7 @@ Result<RankStream::Doc> RankStream::NextDoc() {
   return FailedPrecondition("stream: rank " + std::to_string(ctx_->config.rank) + " of " +
                             std::to_string(ctx_->config.world_size) +
                             " found no document in 8 epochs of its shards (" +
-                            std::to_string(ctx_->shards.size()) +
-                            " shards; compressed files and text files cannot be split)");
+                            std::to_string(ctx_->shards.size()) + " shards)");
 }
 
 void RankStream::PackWindow() {
@@ -170,6 +175,11 @@ Status RankStream::LoadBestFitWindow() {
   cursor_ = 0;
   const uint64_t w = std::max<uint64_t>(ctx_->config.bestfit_window, 1);
   for (uint64_t i = 0; i < w; ++i) {
+    // The epoch's last window is packed alone: its rows are the epoch's, not mixed with the next
+    // epoch's documents (a rank with fewer documents than a window would else deliver mostly
+    // those). An empty window takes the next epoch's.
+    STOKER_RETURN_IF_ERROR(FillBuffer());
+    if (i > 0 && input_done_ && buffer_.empty()) break;
     STOKER_ASSIGN_OR_RETURN(Doc d, NextDoc());
     group_.push_back(std::move(d));
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "stoker/plan.h"
+#include "stream/deal.h"
 #include "stream/doc_pipeline.h"
 #include "stream/encode_pool.h"
 #include "text/tokenizer.h"
@@ -36,6 +37,9 @@ struct StreamContext {
   std::shared_ptr<const Tokenizer> tokenizer;
   // Decodes and tokenizes for every RankStream (thread-safe); null: on the caller's thread.
   std::shared_ptr<EncodePool> pool;
+  // The pre-scan of `shards`, by which each epoch is dealt (deal.h); null: none (whole shards
+  // dealt by bytes).
+  std::shared_ptr<const ShardScan> scan;
 };
 
 struct PackedPiece {
@@ -118,6 +122,7 @@ class RankStream {
   const std::vector<StreamShard>& ShardsOf(uint64_t stream_epoch) const;
   void StartStreamEpoch(uint64_t e);
   Result<bool> ReadOne(Doc* out);
+  Status FillBuffer();  // reads until the buffer is full or this epoch's stream is exhausted
   Result<Doc> NextDoc();
   Status LoadBestFitWindow();
   void PackWindow();  // group_ -> window_rows_

@@ -56,7 +56,7 @@ uint64_t CountRows(const StreamConfig& c, uint64_t rng, const std::vector<uint64
     buffer.pop_back();
     if (window.size() == w) rows += pack_window();
   }
-  if (!window.empty()) rows += pack_window() - 1;  // completed by the next epoch's documents
+  if (!window.empty()) rows += pack_window();  // the epoch's last window, packed alone
   return rows;
 }
 

@@ -47,10 +47,11 @@ Status ShardReader::CorruptOrFail(const Status& st) {
   return Status::OK();
 }
 
-Status ShardReader::Open(uint32_t shard, uint64_t record, uint64_t offset) {
+Status ShardReader::Open(uint32_t shard, uint64_t record, uint64_t offset, uint64_t end_record) {
   const StreamShard& s = (*shards_)[shard];
   shard_ = shard;
   open_ = true;
+  end_record_ = end_record;
   whole_done_ = record > 0;
   next_record_ = record;
   lines_.reset();
@@ -134,7 +135,7 @@ Status ShardReader::EncodeItem(const RawItem& item, EncodedDocuments* scratch, b
 }
 
 Result<bool> ShardReader::NextRaw(RawItem* item) {
-  if (!open_) return false;
+  if (!open_ || next_record_ >= end_record_) return false;
   const StreamShard& s = (*shards_)[shard_];
   RawDocument& raw = item->raw;
   if (s.records) {

@@ -56,8 +56,8 @@ class ShardReader {
               ReaderOptions options);
 
   // Starts reading shard `shard` at record `record` whose line starts at byte `offset` (0, 0 =
-  // from the shard's beginning).
-  Status Open(uint32_t shard, uint64_t record, uint64_t offset);
+  // from the shard's beginning), up to (not including) record `end_record`.
+  Status Open(uint32_t shard, uint64_t record, uint64_t offset, uint64_t end_record = UINT64_MAX);
   // The next non-empty document, or false at the shard's end. Skipped documents are counted.
   Result<bool> Next(StreamDoc* doc);
   // The next record, not yet encoded, or false at the shard's end (or, under
@@ -93,7 +93,8 @@ class ShardReader {
   std::unique_ptr<RecordDocumentReader> records_;
   uint64_t base_ = 0;  // file offset of the stream's byte 0
   uint64_t next_record_ = 0, next_offset_ = 0;
-  bool whole_done_ = false;  // a whole-file document already returned
+  uint64_t end_record_ = UINT64_MAX;  // the record this reading stops before
+  bool whole_done_ = false;           // a whole-file document already returned
   bool open_ = false;
   PackCounters counters_;
   uint64_t corrupt_shards_ = 0;

@@ -64,14 +64,19 @@ Result<std::vector<StreamShard>> MakeShards(const std::vector<std::string>& inpu
   return shards;
 }
 
-std::vector<std::vector<uint32_t>> DealShards(const std::vector<StreamShard>& shards, uint64_t seed,
-                                              uint64_t epoch, uint32_t world_size) {
-  std::vector<uint32_t> order(shards.size());
+std::vector<uint32_t> ShardOrder(size_t n, uint64_t seed, uint64_t epoch) {
+  std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
   uint64_t rng = MixKey(seed, epoch, 0x5eed5a4d);
   for (size_t i = order.size(); i > 1; --i) {
     std::swap(order[i - 1], order[SplitMix64(&rng) % i]);
   }
+  return order;
+}
+
+std::vector<std::vector<uint32_t>> DealShards(const std::vector<StreamShard>& shards, uint64_t seed,
+                                              uint64_t epoch, uint32_t world_size) {
+  const std::vector<uint32_t> order = ShardOrder(shards.size(), seed, epoch);
   std::vector<std::vector<uint32_t>> dealt(world_size);
   std::vector<uint64_t> load(world_size, 0);
   for (uint32_t s : order) {

@@ -4,8 +4,10 @@
 // range owns the lines that start inside it, so ranges cut at line boundaries and no line is lost
 // or read twice. Files are split only when there are fewer shards than `min_shards`, and
 // min_shards never depends on num_workers, so the batches do not either. Each epoch shuffles the
-// shard order from (seed, epoch) and deals shards, in that order, to the rank with the fewest
-// bytes so far (ties: the lowest rank). Plain functions; thread-safe.
+// shard order from (seed, epoch) (ShardOrder); with a pre-scan the epoch is then cut at documents
+// into ranks of equal tokens (deal.h), without one whole shards are dealt, in that order, to the
+// rank with the fewest bytes so far (DealShards; ties: the lowest rank). Plain functions;
+// thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +38,11 @@ struct StreamShard {
 Result<std::vector<StreamShard>> MakeShards(const std::vector<std::string>& inputs,
                                             uint64_t min_shards);
 
-// The shards of each rank for `epoch`, in the order that rank reads them.
+// The shard indices 0..n-1 in `epoch`'s shuffled order (seeded by (seed, epoch)).
+std::vector<uint32_t> ShardOrder(size_t n, uint64_t seed, uint64_t epoch);
+
+// The shards of each rank for `epoch`, in the order that rank reads them (whole shards by bytes:
+// the deal without a pre-scan, deal.h).
 std::vector<std::vector<uint32_t>> DealShards(const std::vector<StreamShard>& shards, uint64_t seed,
                                               uint64_t epoch, uint32_t world_size);
 

@@ -136,6 +136,8 @@ std::string StreamPlanner::FingerprintFor(const std::vector<StreamShard>& shards
     key += ',' + std::to_string(v);
   }
   key += options_.text_field;
+  // The deal: whole shards by bytes without a pre-scan, else documents by weight (deal.h, "2").
+  key += options_.steps_per_epoch > 0 ? "|deal=bytes" : "|deal=2";
   char hex[17];
   snprintf(hex, sizeof(hex), "%016llx",
            static_cast<unsigned long long>(XXH3_64bits(key.data(), key.size())));
@@ -147,23 +149,22 @@ Status StreamPlanner::PreScan() {
   const std::string& dir = options_.scan_cache_dir;
   po.cache_dir = dir == "auto" ? DefaultScanCacheDir() : dir == "off" ? std::string() : dir;
   po.threads = ctx_->pool->threads();  // this rank's share of the node, as the encoders
-  STOKER_ASSIGN_OR_RETURN(lengths_, PrescanShards(*ctx_, po, &prescan_, &offsets_));
-  // Offsets are kept only where another world may cut the file differently (elastic resume).
-  for (size_t s = 0; s < offsets_.size(); ++s) {
-    const StreamShard& sh = ctx_->shards[s];
-    if (!sh.jsonl || sh.compressed || sh.records) std::vector<uint64_t>().swap(offsets_[s]);
-  }
+  STOKER_ASSIGN_OR_RETURN(ShardScan scan, ScanShards(*ctx_, po, &prescan_));
+  ctx_->scan = std::make_shared<const ShardScan>(std::move(scan));
   return Status::OK();
 }
 
-uint64_t StreamPlanner::RowsOfRank(uint64_t epoch, uint32_t rank) const {
+uint64_t StreamPlanner::FewestRows(uint64_t epoch) const {
   const StreamConfig& c = ctx_->config;
-  const std::vector<uint32_t> dealt = DealShards(ctx_->shards, c.seed, epoch, c.world_size)[rank];
-  std::vector<uint32_t> stream;
-  for (uint32_t s : dealt) {
-    stream.insert(stream.end(), lengths_[s].begin(), lengths_[s].end());
+  const std::vector<std::vector<ReadUnit>> dealt =
+      DealEpoch(ctx_->shards, ctx_->scan.get(), c.seed, epoch, c.world_size, c.pack);
+  uint64_t rows = UINT64_MAX;
+  for (uint32_t r = 0; r < c.world_size; ++r) {
+    std::vector<uint32_t> stream;
+    for (const ReadUnit& u : dealt[r]) AppendUnitLengths(*ctx_->scan, u, &stream);
+    rows = std::min(rows, CountRows(c, MixKey(c.seed, epoch, 0x10000 + r), {}, stream));
   }
-  return CountRows(c, MixKey(c.seed, epoch, 0x10000 + rank), {}, stream);
+  return rows;
 }
 
 uint64_t StreamPlanner::steps_per_epoch(uint64_t epoch) const {
@@ -172,10 +173,7 @@ uint64_t StreamPlanner::steps_per_epoch(uint64_t epoch) const {
   if (options_.steps_per_epoch > 0) return options_.steps_per_epoch;
   auto it = steps_cache_.find(epoch);
   if (it != steps_cache_.end()) return it->second;
-  uint64_t rows = UINT64_MAX;
-  for (uint32_t r = 0; r < ctx_->config.world_size; ++r)
-    rows = std::min(rows, RowsOfRank(epoch, r));
-  const uint64_t steps = rows / batch_size_;
+  const uint64_t steps = FewestRows(epoch) / batch_size_;
   steps_cache_[epoch] = steps;
   return steps;
 }

@@ -6,7 +6,8 @@
 // (DocPipeline, in read order). Their tokens are served to the workers by the planner's
 // DocumentReader (reader()): a row piece's document is a handle to a tokenized piece. Steps per
 // epoch are equal on every rank: steps_per_epoch if given, else a pre-scan counts every shard's
-// document lengths once and each epoch takes the smallest rank's row count. Thread-safe: every
+// document lengths once, each epoch's documents are dealt to ranks balanced by them (deal.h), and
+// the epoch takes the smallest rank's row count. Thread-safe: every
 // method may be called from many threads at once (one internal lock).
 #pragma once
 
@@ -94,13 +95,13 @@ class StreamPlanner final : public BatchPlanner {
 
   StreamPlanner() = default;
   Status PreScan();
-  uint64_t RowsOfRank(uint64_t epoch, uint32_t rank) const;
+  // The fewest rows any rank's stream of `epoch` yields (from the pre-scan's lengths).
+  uint64_t FewestRows(uint64_t epoch) const;
   // The fingerprint of this stream for another world size / batch size over `shards`.
   std::string FingerprintFor(const std::vector<StreamShard>& shards, uint32_t world_size,
                              uint64_t batch_size) const;
-  // The pre-scan's lengths for another world's cut of the same files (elastic.cc).
-  Result<std::vector<std::vector<uint32_t>>> LengthsFor(
-      const std::vector<StreamShard>& shards) const;
+  // The pre-scan for another world's cut of the same files (elastic.cc).
+  Result<ShardScan> ScanFor(const std::vector<StreamShard>& shards) const;
   // MakeShards, with the shards' stores added to storage_.
   Result<std::vector<StreamShard>> ExpandShards(uint64_t min_shards) const;
   uint64_t StepOf(const PlanPosition& pos) const { return pos.rows_consumed / global_rows_; }
@@ -111,8 +112,6 @@ class StreamPlanner final : public BatchPlanner {
   StreamOptions options_;
   uint64_t batch_size_ = 1, global_rows_ = 1;
   std::string fingerprint_;
-  std::vector<std::vector<uint32_t>> lengths_;  // pre-scan: document lengths per shard
-  std::vector<std::vector<uint64_t>> offsets_;  // their byte offsets (uncompressed JSONL only)
   PrescanSummary prescan_;
   std::shared_ptr<const DocumentReader> reader_;
   mutable storage::MetricsSet storage_;
