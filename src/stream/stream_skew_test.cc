@@ -22,7 +22,7 @@ namespace {
 
 using testing::TempDir;
 
-constexpr uint64_t kSeqLen = 64, kBatch = 2;
+constexpr uint64_t kSeqLen = 64, kSkewBatch = 2;
 
 // A JSONL line whose text has `bytes` bytes (the bytes tokenizer: bytes + EOS tokens).
 std::string Line(int file, int i, int bytes) {
@@ -91,7 +91,7 @@ EpochResult RunEpoch(const std::vector<std::string>& paths, const std::string& c
   std::map<std::pair<std::string, uint64_t>, std::vector<uint8_t>> seen;  // (file, offset)
   for (uint32_t r = 0; r < W; ++r) {
     LoaderOptions lo;
-    lo.batch_size = kBatch;
+    lo.batch_size = kSkewBatch;
     lo.seq_len = kSeqLen;
     lo.world_size = W;
     lo.rank = r;
@@ -114,7 +114,7 @@ EpochResult RunEpoch(const std::vector<std::string>& paths, const std::string& c
     EXPECT_EQ(steps, out.steps) << "rank " << r;
     const std::vector<StreamShard>& shards = (*p)->shards();
     for (uint64_t s = 0; s < steps; ++s) {
-      auto rows = (*p)->RowsAt({0, s * kBatch * W});
+      auto rows = (*p)->RowsAt({0, s * kSkewBatch * W});
       EXPECT_TRUE(rows.ok()) << rows.status().ToString();
       if (!rows.ok()) return out;
       for (const PackedRow& row : *rows) {
@@ -180,9 +180,9 @@ TEST_P(StreamSkew, WhatTheEpochEndLeavesIsWithinTheBoundAndNothingComesTwice) {
       static_cast<unsigned long long>(e.tokens), static_cast<unsigned long long>(undelivered),
       100.0 * undelivered / e.tokens, static_cast<unsigned long long>(e.longest));
   if (pack == PackMode::kPad) {
-    EXPECT_LE(undelivered_docs, W * kBatch + 2 * W);
+    EXPECT_LE(undelivered_docs, W * kSkewBatch + 2 * W);
   } else {
-    EXPECT_LE(undelivered, W * kBatch * kSeqLen + W * (2 * kSeqLen + e.longest));
+    EXPECT_LE(undelivered, W * kSkewBatch * kSeqLen + W * (2 * kSeqLen + e.longest));
   }
 }
 
@@ -247,7 +247,7 @@ TEST(StreamSkew, ASingleTarIsCutAtRecordsWithinTheBound) {
                 static_cast<unsigned long long>(e.steps),
                 static_cast<unsigned long long>(undelivered),
                 static_cast<unsigned long long>(e.tokens));
-    EXPECT_LE(undelivered, W * kBatch * kSeqLen + W * (2 * kSeqLen + e.longest));
+    EXPECT_LE(undelivered, W * kSkewBatch * kSeqLen + W * (2 * kSeqLen + e.longest));
   }
 }
 
