@@ -205,10 +205,12 @@ Result<Value> Ordered(const std::string& name, const Value& v, const ValueList& 
   ValueList out;
   if (name == "unique") {
     std::vector<Value> seen;
-    for (auto& [k, item] : keyed) {
+    for (auto& entry : keyed) {
+      // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+      const Value& k = entry.first;
       if (std::none_of(seen.begin(), seen.end(), [&](const Value& s) { return Equal(s, k); })) {
         seen.push_back(k);
-        out.push_back(item);
+        out.push_back(entry.second);
       }
     }
     return Value::List(std::move(out));
