@@ -104,6 +104,17 @@ def s3_env(s3, endpoint=None, base=None):
     return env
 
 
+def run_cli(stoker_cli, s3, endpoint, *args, check=True):
+    """The CLI with the credentials in its environment, against `endpoint`; the secret must never
+    be printed."""
+    proc = subprocess.run([stoker_cli, *map(str, args)], env=s3_env(s3, endpoint),
+                          capture_output=True, text=True, timeout=300)
+    assert s3["secret"] not in proc.stdout + proc.stderr
+    if check:
+        assert proc.returncode == 0, (args, proc.stderr)
+    return proc
+
+
 def proxy_in_env(s3, monkeypatch):
     """A counting Proxy in front of the server, its endpoint and the credentials set in this
     process's environment (the CLI and the Python module inherit them). The caller closes it."""

@@ -11,7 +11,6 @@ on storage, and doctor names request latency when it is the limit."""
 
 import json
 import random
-import subprocess
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ pytest.importorskip("moto")
 
 import stoker  # noqa: E402
 from remote_testlib import BUCKET, Proxy, proxy_in_env, s3_env, s3_session  # noqa: E402,F401
+from remote_testlib import run_cli as run  # noqa: E402
 
 PREFIX = "remote-gshuf"  # this module's objects in the session's moto server (remote_testlib)
 WARNING = "is read under global shuffle by one ranged GET per document piece"
@@ -36,15 +36,6 @@ def proxy(s3, monkeypatch):
     p = proxy_in_env(s3, monkeypatch)
     yield p
     p.close()
-
-
-def run(stoker_cli, s3, endpoint, *args, check=True):
-    proc = subprocess.run([stoker_cli, *map(str, args)], env=s3_env(s3, endpoint),
-                          capture_output=True, text=True, timeout=300)
-    assert s3["secret"] not in proc.stdout + proc.stderr
-    if check:
-        assert proc.returncode == 0, (args, proc.stderr)
-    return proc
 
 
 @pytest.fixture(scope="module")
