@@ -21,9 +21,11 @@ std::string Hex16(uint64_t value) {
   return hex;
 }
 
-std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
-                               const std::vector<uint64_t>& tokens, const PlanOptions& options,
-                               const std::vector<uint64_t>& keys, const MixtureOrigin* origin) {
+namespace {
+
+std::string Compute(const std::vector<PlanDataset>& datasets, const std::vector<uint64_t>& tokens,
+                    const PlanOptions& options, const std::vector<uint64_t>& keys,
+                    const MixtureOrigin* origin, bool mixture_tree) {
   FingerprintHasher h;
   h.Add(PlanState::kVersion);
   h.Add(datasets.size());
@@ -42,7 +44,7 @@ std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
   }
   // Three or more datasets interleave by the tree of plan/mixture.h since schedules came; two
   // interleave exactly as before (the deficit rule), so only the former changed fingerprint.
-  if (datasets.size() >= 3) h.Add(0x74726565ull);  // "tree"
+  if (mixture_tree && datasets.size() >= 3) h.Add(0x74726565ull);  // "tree"
   h.Add(options.seq_len);
   h.Add(options.seed);
   h.Add(static_cast<uint64_t>(options.shuffle));
@@ -70,6 +72,21 @@ std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
     for (uint64_t key : keys) h.Add(key);
   }
   return Hex16(h.value());
+}
+
+}  // namespace
+
+std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
+                               const std::vector<uint64_t>& tokens, const PlanOptions& options,
+                               const std::vector<uint64_t>& keys, const MixtureOrigin* origin) {
+  return Compute(datasets, tokens, options, keys, origin, /*mixture_tree=*/true);
+}
+
+std::string FingerprintBeforeMixtureTree(const std::vector<PlanDataset>& datasets,
+                                         const std::vector<uint64_t>& tokens,
+                                         const PlanOptions& options) {
+  if (datasets.size() < 3 || !options.phases.empty()) return "";
+  return Compute(datasets, tokens, options, {}, nullptr, /*mixture_tree=*/false);
 }
 
 }  // namespace stoker::plan

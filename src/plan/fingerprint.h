@@ -21,6 +21,13 @@ std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
                                const std::vector<uint64_t>& keys = {},
                                const MixtureOrigin* origin = nullptr);
 
+// The fingerprint the same plan had before three or more datasets interleaved by the tree of
+// plan/mixture.h (schedules have none: they came with the tree); "" where nothing changed. Only to
+// say why an old checkpoint cannot continue: its rows were interleaved by the old rule.
+std::string FingerprintBeforeMixtureTree(const std::vector<PlanDataset>& datasets,
+                                         const std::vector<uint64_t>& tokens,
+                                         const PlanOptions& options);
+
 // 16 lowercase hex digits of a hash value.
 std::string Hex16(uint64_t value);
 

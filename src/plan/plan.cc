@@ -334,6 +334,16 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
                               " is not supported");
   }
   if (!force && state.fingerprint != fingerprint()) {
+    if (!impl_->origin &&
+        state.fingerprint ==
+            plan::FingerprintBeforeMixtureTree(impl_->datasets, impl_->tokens, impl_->options)) {
+      return FailedPrecondition(
+          "the checkpoint was written by a stoker before mixtures of three or more datasets "
+          "changed how they interleave (docs/plan.md, \"Mixtures\"): its rows cannot be "
+          "continued exactly; start this plan afresh, or restore with force to take its position "
+          "in "
+          "the new order");
+    }
     return FailedPrecondition(
         "the checkpoint was written for a different plan (fingerprint " + state.fingerprint +
         ", this plan " + fingerprint() +
