@@ -59,51 +59,30 @@ nb::dict PackToDict(const PackArgs& args) {
 }  // namespace
 
 void RegisterIngest(nb::module_& m) {
-  m.def(
-      "pack",
-      [](std::vector<std::string> inputs, std::string output, std::string tokenizer,
-         std::string text_field, std::string shard_size, int num_workers,
-         std::optional<uint32_t> task_index, std::optional<uint32_t> task_count, std::string utf8,
-         std::string on_error, std::string dtype, bool overwrite, std::string pattern,
-         std::string special, bool allow_special, std::string eos, bool post_processor,
-         std::string input_format, std::string key_field, std::string format) {
-        PackArgs args;  // by name: PackArgs gained fields (key_field, input_format) since
-        args.inputs = std::move(inputs);
-        args.output = std::move(output);
-        args.tokenizer = std::move(tokenizer);
-        args.text_field = std::move(text_field);
-        args.shard_size = std::move(shard_size);
-        args.num_workers = num_workers;
-        args.task_index = task_index;
-        args.task_count = task_count;
-        args.utf8 = std::move(utf8);
-        args.on_error = std::move(on_error);
-        args.dtype = std::move(dtype);
-        args.overwrite = overwrite;
-        args.tokenizer_options = {pattern, special, allow_special, eos, post_processor};
-        args.input_format = std::move(input_format);
-        args.key_field = std::move(key_field);
-        args.format = std::move(format);
-        return PackToDict(args);
-      },
-      nb::arg("inputs"), nb::arg("output"), nb::arg("tokenizer"), nb::arg("text_field"),
-      nb::arg("shard_size"), nb::arg("num_workers"), nb::arg("task_index").none(),
-      nb::arg("task_count").none(), nb::arg("utf8"), nb::arg("on_error"), nb::arg("dtype"),
-      nb::arg("overwrite"), nb::arg("pattern") = "", nb::arg("special") = "",
-      nb::arg("allow_special") = false, nb::arg("eos") = "", nb::arg("post_processor") = true,
-      nb::arg("input_format") = "auto", nb::arg("key_field") = "", nb::arg("format") = "stoker",
-      "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
+  nb::class_<PackArgs>(m, "PackArgs",
+                       "stoker.pack's arguments, as `stoker pack` takes them (ingest/pack_args.h).")
+      .def(nb::init<>())
+      .def_rw("inputs", &PackArgs::inputs)
+      .def_rw("output", &PackArgs::output)
+      .def_rw("tokenizer", &PackArgs::tokenizer)
+      .def_rw("text_field", &PackArgs::text_field)
+      .def_rw("shard_size", &PackArgs::shard_size)
+      .def_rw("num_workers", &PackArgs::num_workers)
+      .def_rw("task_index", &PackArgs::task_index)
+      .def_rw("task_count", &PackArgs::task_count)
+      .def_rw("utf8", &PackArgs::utf8)
+      .def_rw("on_error", &PackArgs::on_error)
+      .def_rw("dtype", &PackArgs::dtype)
+      .def_rw("overwrite", &PackArgs::overwrite)
+      .def_rw("input_format", &PackArgs::input_format)
+      .def_rw("key_field", &PackArgs::key_field)
+      .def_rw("tokenizer_options", &PackArgs::tokenizer_options)
+      .def_rw("format", &PackArgs::format);
+  m.def("pack", &PackToDict, nb::arg("args"),
+        "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
   m.def(
       "pack_plan",
-      [](std::vector<std::string> inputs, std::string output, uint32_t task_count,
-         std::string input_format, std::string format) {
-        PackArgs args;
-        args.format = std::move(format);
-        args.inputs = std::move(inputs);
-        args.output = std::move(output);
-        args.task_index = 0;
-        args.task_count = task_count;
-        args.input_format = std::move(input_format);
+      [](const PackArgs& args) {
         Result<TaskPlan> plan = [&] {
           nb::gil_scoped_release release;
           return PlanPackTasks(args);
@@ -116,10 +95,9 @@ void RegisterIngest(nb::module_& m) {
         }
         return nb::make_tuple(p.ToJson(), p.checksum, slices);
       },
-      nb::arg("inputs"), nb::arg("output"), nb::arg("task_count"), nb::arg("input_format"),
-      nb::arg("format") = "stoker",
-      "Records (or reads) the input plan of a task-split pack (`stoker pack --list`): "
-      "(plan JSON, its checksum, [(first, last)] per task).");
+      nb::arg("args"),
+      "Records (or reads) the input plan of a task-split pack (`stoker pack --list`; "
+      "args.task_count tasks): (plan JSON, its checksum, [(first, last)] per task).");
   m.def(
       "merge_tasks",
       [](std::string output) {

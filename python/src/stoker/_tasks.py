@@ -22,8 +22,14 @@ def pack_plan(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, tas
     """
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
-    text, checksum, slices = _stoker.pack_plan(
-        [os.fspath(p) for p in inputs], os.fspath(output), task_count, input_format, format)
+    args = _stoker.PackArgs()
+    args.inputs = [os.fspath(p) for p in inputs]
+    args.output = os.fspath(output)
+    args.task_index = 0
+    args.task_count = task_count
+    args.input_format = input_format
+    args.format = format
+    text, checksum, slices = _stoker.pack_plan(args)
     plan = json.loads(text)
     plan["checksum"] = checksum
     plan["tasks"] = [plan["files"][first:last] for first, last in slices]

@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 from . import _spelling, _stoker
 from ._datasets import (DatasetSpec, Mixture, PathLike, rank_and_world_size,
                         resolve_datasets)
+from ._tokenizer import tokenizer_options
 
 
 def pack(
@@ -63,12 +64,25 @@ def pack(
     on_error = _spelling.alias(on_error, bad_lines, "bad_lines", "on_error", "fail")
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
-    result = _stoker.pack(
-        [os.fspath(p) for p in inputs], os.fspath(output), tokenizer, text_field, str(shard_size),
-        num_workers, task_index, task_count, utf8, on_error, dtype, overwrite,
-        pattern=pattern or "", special=special or "", allow_special=allow_special,
-        eos="" if eos is None else str(eos), post_processor=post_processor,
-        input_format=input_format, key_field=key_field, format=format)
+    args = _stoker.PackArgs()
+    args.inputs = [os.fspath(p) for p in inputs]
+    args.output = os.fspath(output)
+    args.tokenizer = tokenizer
+    args.text_field = text_field
+    args.shard_size = str(shard_size)
+    args.num_workers = num_workers
+    args.task_index = task_index
+    args.task_count = task_count
+    args.utf8 = utf8
+    args.on_error = on_error
+    args.dtype = dtype
+    args.overwrite = overwrite
+    args.input_format = input_format
+    args.key_field = key_field
+    args.format = format
+    args.tokenizer_options = tokenizer_options(pattern, special, allow_special, eos,
+                                               post_processor)
+    result = _stoker.pack(args)
     if "manifest_json" in result:
         result["manifest"] = json.loads(result.pop("manifest_json"))
     return result
