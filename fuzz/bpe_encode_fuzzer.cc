@@ -13,9 +13,9 @@
 
 #include "text/bpe_model.h"
 #include "text/bpe_tokenizer.h"
-#include "text/cl100k_scanner.h"
 #include "text/regex_splitter.h"
 #include "text/tiktoken_file.h"
+#include "text/tiktoken_scanner.h"
 #include "text/utf8.h"
 
 namespace {
@@ -87,17 +87,26 @@ std::vector<std::string> Pieces(const RegexSplitter& s, std::string_view text) {
   return out;
 }
 
+// Each hand-written scanner against PCRE2 running its pattern.
 void CheckScanner(std::string_view text) {
-  static const auto* fast =
-      RegexSplitter::Compile(stoker::kCl100kPattern, RegexSplitter::Dialect::kTiktoken, "fuzz")
-          .value()
-          .release();
-  static const auto* slow = RegexSplitter::Compile(stoker::kCl100kPattern,
-                                                   RegexSplitter::Dialect::kTiktoken, "fuzz", false)
-                                .value()
-                                .release();
-  if (!fast->uses_scanner() || slow->uses_scanner()) __builtin_trap();
-  if (Pieces(*fast, text) != Pieces(*slow, text)) __builtin_trap();
+  struct Pair {
+    const RegexSplitter* fast;
+    const RegexSplitter* slow;
+  };
+  static const std::vector<Pair>* pairs = [] {
+    auto* out = new std::vector<Pair>();
+    for (std::string_view pattern :
+         {stoker::kCl100kPattern, stoker::kLlama3Pattern, stoker::kO200kPattern}) {
+      const auto kind = RegexSplitter::Dialect::kTiktoken;
+      out->push_back({RegexSplitter::Compile(pattern, kind, "fuzz").value().release(),
+                      RegexSplitter::Compile(pattern, kind, "fuzz", false).value().release()});
+    }
+    return out;
+  }();
+  for (const Pair& p : *pairs) {
+    if (!p.fast->uses_scanner() || p.slow->uses_scanner()) __builtin_trap();
+    if (Pieces(*p.fast, text) != Pieces(*p.slow, text)) __builtin_trap();
+  }
 }
 
 void CheckTokenizers(std::string_view text) {

@@ -1,6 +1,7 @@
 #include "text/regex_splitter.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "text/regex_translate.h"
 
@@ -83,9 +84,10 @@ Result<std::unique_ptr<RegexSplitter>> RegexSplitter::Compile(std::string_view p
   }
   s->merging_ = dialect == Dialect::kOniguruma && behavior != Behavior::kIsolated &&
                 behavior != Behavior::kRemoved;
-  if (allow_scanner && dialect == Dialect::kTiktoken && pattern == kCl100kPattern &&
+  const std::optional<TiktokenScanner::Pattern> scanned = TiktokenScanner::For(pattern);
+  if (allow_scanner && dialect == Dialect::kTiktoken && scanned &&
       behavior == Behavior::kIsolated && !invert) {
-    s->scanner_ = std::make_unique<Cl100kScanner>();
+    s->scanner_ = std::make_unique<TiktokenScanner>(*scanned);
   }
   return s;
 }

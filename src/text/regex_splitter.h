@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "stoker/status.h"
-#include "text/cl100k_scanner.h"
+#include "text/tiktoken_scanner.h"
 
 namespace stoker {
 
@@ -26,10 +26,10 @@ class RegexSplitter {
   enum class Behavior { kIsolated, kRemoved, kMergedWithPrevious, kMergedWithNext, kContiguous };
 
   // kInvalidArgument naming `origin` and the offset in the pattern if it does not compile.
-  // tiktoken's cl100k pattern runs on the identical hand-written Cl100kScanner unless
-  // `allow_scanner` is false (for the differential tests). `behavior` and `invert` (the text
-  // between matches is taken as the delimiters, the matches as the rest) are tokenizers' Split
-  // options, for the Oniguruma dialect.
+  // tiktoken's cl100k and o200k patterns and Llama 3's run on the identical hand-written
+  // TiktokenScanner unless `allow_scanner` is false (for the differential tests). `behavior` and
+  // `invert` (the text between matches is taken as the delimiters, the matches as the rest) are
+  // tokenizers' Split options, for the Oniguruma dialect.
   static Result<std::unique_ptr<RegexSplitter>> Compile(std::string_view pattern, Dialect dialect,
                                                         std::string_view origin,
                                                         bool allow_scanner = true,
@@ -81,7 +81,7 @@ class RegexSplitter {
 
   struct Code;
   std::unique_ptr<Code> code_;
-  std::unique_ptr<Cl100kScanner> scanner_;
+  std::unique_ptr<TiktokenScanner> scanner_;
   std::string pattern_;
   bool keep_gaps_ = false;    // the text between matches is a piece
   bool keep_matches_ = true;  // the matches are pieces
