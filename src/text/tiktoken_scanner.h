@@ -59,7 +59,18 @@ class TiktokenScanner {
   };
 
  private:
-  uint8_t ClassAt(std::string_view text, size_t pos, size_t* len) const;
+  // The class of the code point at `pos`, *len its length. ASCII is read straight from the table,
+  // inline: most of prose and code is ASCII, and the call and the UTF-8 decoding were 15% of the
+  // samples of a cl100k pack in perf.
+  uint8_t ClassAt(std::string_view text, size_t pos, size_t* len) const {
+    const auto c = static_cast<unsigned char>(text[pos]);
+    if (c < 0x80) {
+      *len = 1;
+      return classes_[c];
+    }
+    return ClassAtNonAscii(text, pos, len);
+  }
+  uint8_t ClassAtNonAscii(std::string_view text, size_t pos, size_t* len) const;
   size_t MatchCl100k(std::string_view text, size_t pos) const;  // cl100k and Llama 3
   size_t MatchO200k(std::string_view text, size_t pos) const;
 
