@@ -18,6 +18,7 @@ from test_py_data import (assert_batch_equal, cli_plan, datasets, make_dataset, 
                           read_documents, reference_batch)
 
 SEQ, BATCH = 64, 4
+EOS = stoker.Tokenizer("bytes").eos_id  # 256
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +40,9 @@ def mix(datasets, tmp_path_factory):  # noqa: F811
 
 
 def source_of(row):
-    """0 (letters a..m), 1 (digits) or 2 (letters n..z): the dataset a row's tokens come from."""
-    t = [int(x) for x in row if x != 0]
+    """0 (letters a..m), 1 (digits) or 2 (letters n..z): the dataset a row's tokens come from.
+    Padding (0) and the bytes tokenizer's EOS (256, between documents) belong to none."""
+    t = [int(x) for x in row if x not in (0, EOS)]
     kinds = {0 if ord("a") <= x <= ord("m") else 1 if ord("0") <= x <= ord("9") else 2
              for x in t if chr(x).isalnum()}
     assert len(kinds) == 1, kinds
