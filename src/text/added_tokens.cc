@@ -4,6 +4,45 @@
 #include <cstring>
 
 namespace stoker {
+namespace {
+
+// Unicode's White_Space property (Rust's char::is_whitespace, which tokenizers strips with).
+bool IsWhiteSpace(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000;
+}
+
+// The code point of valid UTF-8 starting at text[p], and its length.
+char32_t CodePointAt(std::string_view text, size_t p, size_t* len) {
+  const auto b = static_cast<unsigned char>(text[p]);
+  *len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+  if (*len == 1) return b;
+  char32_t c = b & (0x7F >> *len);
+  for (size_t k = 1; k < *len; ++k) c = (c << 6) | (static_cast<unsigned char>(text[p + k]) & 0x3F);
+  return c;
+}
+
+// The start of the whitespace run that ends at `end`, not before `floor`.
+size_t WhiteSpaceBefore(std::string_view text, size_t end, size_t floor) {
+  while (end > floor) {
+    size_t start = end - 1;
+    while (start > floor && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+    size_t len;
+    if (!IsWhiteSpace(CodePointAt(text, start, &len))) break;
+    end = start;
+  }
+  return end;
+}
+
+// The end of the whitespace run that starts at `start`.
+size_t WhiteSpaceAfter(std::string_view text, size_t start) {
+  size_t len;
+  while (start < text.size() && IsWhiteSpace(CodePointAt(text, start, &len))) start += len;
+  return start;
+}
+
+}  // namespace
 
 AddedTokens::AddedTokens(std::vector<Token> tokens) {
   for (Token& t : tokens) {
@@ -27,7 +66,10 @@ AddedTokens::Match AddedTokens::Find(std::string_view text, size_t from) const {
     for (uint32_t k = first_index_[b]; k < first_index_[b + 1]; ++k) {
       const std::string& c = tokens_[k].content;
       if (c.size() <= text.size() - i && std::memcmp(text.data() + i, c.data(), c.size()) == 0) {
-        return {i, c.size(), tokens_[k].id};
+        const Token& t = tokens_[k];
+        const size_t start = t.lstrip ? WhiteSpaceBefore(text, i, from) : i;
+        const size_t stop = t.rstrip ? WhiteSpaceAfter(text, i + c.size()) : i + c.size();
+        return {start, stop - start, t.id};
       }
     }
   }

@@ -1,5 +1,8 @@
 // AddedTokens: finds added / special tokens (e.g. `<|endoftext|>`) in text, leftmost-longest as
-// the reference libraries' Aho-Corasick does, before the text is pre-tokenized.
+// the reference libraries' Aho-Corasick does, before the text is pre-tokenized. A token with
+// tokenizers' `lstrip` / `rstrip` takes the Unicode whitespace (White_Space, as Rust's
+// char::is_whitespace) before / after it into its match, so that whitespace is not encoded (Phi-3's
+// chat tokens strip on the right); lstrip stops at the previous match's end.
 // Thread-safe after construction: Find is const.
 #pragma once
 
@@ -16,6 +19,8 @@ class AddedTokens {
   struct Token {
     std::string content;
     int32_t id;
+    bool lstrip = false;  // the whitespace before it belongs to the match
+    bool rstrip = false;  // the whitespace after it belongs to the match
   };
   struct Match {
     size_t pos;  // npos when none
@@ -27,7 +32,8 @@ class AddedTokens {
   explicit AddedTokens(std::vector<Token> tokens);
 
   bool empty() const { return tokens_.empty(); }
-  // The leftmost match at or after `from`, the longest token there.
+  // The leftmost match at or after `from`, the longest token there, widened by its lstrip (not
+  // before `from`) and rstrip. `text` is valid UTF-8.
   Match Find(std::string_view text, size_t from) const;
 
  private:

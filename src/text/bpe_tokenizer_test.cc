@@ -279,7 +279,8 @@ TEST(TokenizerJsonTest, BadInputNamesFileAndField) {
        "pre_tokenizer.add_prefix_space: false does not match prepend_scheme 'always'"},
       {R("\"truncation\": null", "\"truncation\": {\"max_length\": 5}"), "truncation"},
       {R("\"hello\": 259", "\"hello\": 4294967296"), "must fit int32"},
-      {R("\"special\": true", "\"special\": true, \"lstrip\": true"), "added_tokens[0].lstrip"},
+      {R("\"special\": true", "\"special\": true, \"single_word\": true"),
+       "added_tokens[0].single_word"},
   };
   for (const auto& c : cases) {
     auto t = ParseTokenizerJson(c.json, "dir/tokenizer.json", {});

@@ -42,16 +42,16 @@ Status ParseAddedTokens(const Json& j, const Fields& f, std::vector<AddedTokens:
         !t.contains("content") || !t["content"].is_string()) {
       return f.Fail(at, "must be an object with an unsigned 'id' and a string 'content'");
     }
-    for (const char* flag : {"single_word", "lstrip", "rstrip"}) {
-      if (t.contains(flag) && t[flag].is_boolean() && t[flag].get<bool>()) {
-        return f.Fail(at + "." + flag, "true is not supported");
-      }
+    if (t.contains("single_word") && t["single_word"].is_boolean() &&
+        t["single_word"].get<bool>()) {
+      return f.Fail(at + ".single_word", "true is not supported");
     }
     uint64_t id = t["id"].get<uint64_t>();
     if (id >= static_cast<uint64_t>(INT32_MAX)) {
       return f.Fail(at + ".id", "does not fit a 32-bit token id (the vocabulary is too big)");
     }
-    all->push_back({t["content"].get<std::string>(), static_cast<int32_t>(id)});
+    all->push_back({t["content"].get<std::string>(), static_cast<int32_t>(id),
+                    t.value("lstrip", false), t.value("rstrip", false)});
     bool special = t.value("special", false);
     flags->push_back({special, t.value("normalized", !special)});
   }
