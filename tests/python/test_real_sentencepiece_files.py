@@ -119,3 +119,47 @@ def test_llama2_tokenizer_json_decode_equals_tokenizers(llama2_json):
                 [byte[0x20], byte[0x41]] + ref.encode(" b", add_special_tokens=False).ids,
                 list(range(3, 32000, 61))):
         assert tok.decode(ids, errors="replace") == ref.decode(ids, skip_special_tokens=False)
+
+
+PHI3 = REPO / "tests/data/tokenizers/phi-3-mini-4k-instruct"
+PHI3_SHA256 = "fd0e7eeb8f7325eaaa0a715d9759edd5d736332140d71ea667cdc3c22139bb8e"
+
+
+def phi3_texts():
+    """The common texts, and chat turns whose tokens strip the whitespace after them (rstrip):
+    `</s>` (not special: matched in every mode) and the chat tokens (special)."""
+    turns = ["<|user|>\nHow far is it?<|end|>\n<|assistant|>  About 3 km.<|end|>\n",
+             "Hi</s>  there <|end|>\n<|user|> x", "<|system|>\u3000\u00a0You help.<|end|>",
+             "a</s>", "</s>\t\r\n", "  </s></s>  b", "<|end|><|user|>", "x <|end|> \u200b y"]
+    return texts() + turns + [t.replace("\n", " ") + "</s>" for t in corpus_texts()[:50]]
+
+
+def test_phi3_tokenizer_json_ids_and_decode_equal_tokenizers(stoker_cli):
+    import hashlib
+
+    path = PHI3 / "tokenizer.json"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == PHI3_SHA256
+    ref = tokenizers.Tokenizer.from_file(str(path))
+    all_texts = phi3_texts()
+    for allow in (False, True):
+        ref.encode_special_tokens = not allow
+        want = [e.ids for e in ref.encode_batch(all_texts, add_special_tokens=False)]
+        tok = stoker.Tokenizer(path, allow_special=allow, post_processor=False)
+        assert tok.encode_batch(all_texts, num_workers=2) == want, allow
+        flags = ["--no-post-processor"] + (["--allow-special"] if allow else [])
+        assert stoker_encode_many(stoker_cli, path, all_texts[-60:], *flags) == want[-60:]
+    tok = stoker.Tokenizer(path, allow_special=True)
+    for text in all_texts:
+        ids = ref.encode(text, add_special_tokens=False).ids
+        assert tok.decode(ids) == ref.decode(ids, skip_special_tokens=False), text
+
+
+def test_phi3_model_directory_takes_the_eos_from_its_config(stoker_cli):
+    """The directory as the model ships it: tokenizer_config.json names `<|endoftext|>` (32000) as
+    the EOS, which the CLI appends after each document."""
+    config = json.loads((PHI3 / "tokenizer_config.json").read_text(encoding="utf-8"))
+    ref = tokenizers.Tokenizer.from_file(str(PHI3 / "tokenizer.json"))
+    eos = ref.token_to_id(config["eos_token"])
+    some = corpus_texts()[:20]
+    want = [e.ids + [eos] for e in ref.encode_batch(some, add_special_tokens=True)]
+    assert stoker_encode_many(stoker_cli, PHI3, some, eos=True) == want
