@@ -228,11 +228,11 @@ TEST(RemoteDatasetTest, TheCacheHoldsWholeShardsOrUnderExactReadsOnlyTheIndexes)
 }
 
 // Readers hold a cached .bin's pin across reads (a lease), let go when idle: with a budget of
-// 16 objects (the least that leases are held for) and 24 shards kept open, reading the shards in
-// turn evicts idle ones each time and never stalls for good. A budget of one .bin and one .idx
-// takes the pin within each read.
+// 16 or 4 objects (4: the least that leases are held for) and 24 shards kept open, reading the
+// shards in turn evicts idle ones each time and never stalls for good. A budget of one .bin and
+// one .idx takes the pin within each read.
 TEST(RemoteDatasetTest, IdleCachedShardsLetGoOfTheirPinsForASmallBudget) {
-  for (uint64_t objects : {16, 1}) {
+  for (uint64_t objects : {16, 4, 1}) {
     RemoteFixture f;
     f.Write(24, 5);
     RemoteDatasetOptions o;

@@ -224,6 +224,32 @@ def test_global_shuffle_caches_the_indexes_and_reads_documents_by_range(dataset,
     assert bin_read * 3 < touched, (bin_read, touched)
 
 
+def test_block_shuffle_with_a_quarter_cache_fetches_each_shard_a_few_times(dataset, proxy,
+                                                                           tmp_path):
+    """Block shuffle through a cache of a quarter of the dataset: an epoch equal to the local one,
+    in a few GETs per shard. Readers hold their shards' pins across reads (leases) down to a budget
+    of four shards; when each read took its pin and let go (below 16 shards, until session 27), the
+    look-ahead and the other readers evicted the shards being read, and an epoch fetched each shard
+    about 50 times."""
+    kw = dict(seq_len=64, batch_size=4, num_workers=4, pin_memory=False, shuffle="block",
+              block_shards=2, seed=3, persistent_workers=False)
+    want = batches(stoker.Loader(str(dataset["local"]), **kw))
+    shards = dataset["manifest"]["shards"]
+    sizes = [(dataset["local"] / (s["prefix"] + e)).stat().st_size
+             for s in shards for e in (".bin", ".idx")]
+    quarter = sum(sizes) // 4
+    assert quarter >= 4 * max(sizes)  # leases are held from four shards up
+    loader = stoker.Loader(dataset["uri"], cache_dir=str(tmp_path / "c"), cache_size=str(quarter),
+                           **kw)
+    got = batches(loader)
+    assert len(got) == len(want) > 0
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(a, b)
+    gets = shard_gets(proxy)
+    assert len(gets) == 2 * len(shards), gets  # every .bin and .idx, none ranged
+    assert sum(gets.values()) <= 4 * len(gets), gets
+
+
 def write_megatron_prefix(prefix, docs):
     """A Megatron .bin/.idx pair (int32 tokens, one sequence per document), as megatron-core's
     IndexedDatasetBuilder writes it (docs/: the Megatron indexed layout)."""
