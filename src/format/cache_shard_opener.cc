@@ -28,7 +28,8 @@ constexpr auto kReaperPeriod = std::chrono::milliseconds(10);
 // Leases are held only where the budget holds this many of the largest objects: below that,
 // open shards' pins would fill it and each read would wait for the reaper. It was 16: a block-
 // shuffled epoch with a budget of 8 or 12 shards (pins taken per read) fetched each shard 50 times
-// (3,604 GETs for 33 shards), against 163 GETs with leases held at 8 (bench/RESULTS.md, session 27).
+// (3,604 GETs for 33 shards), against 163 GETs with leases held at 8 (bench/RESULTS.md, session
+// 27).
 constexpr uint64_t kLeaseBudgetObjects = 4;
 
 // The .bin of a cached shard, read through a lease on its local copy.

@@ -143,10 +143,6 @@ size_t TiktokenScanner::Match(std::string_view t, size_t i) const {
   return pattern_ == Pattern::kO200k ? MatchO200k(t, i) : MatchCl100k(t, i);
 }
 
-// The whitespace alternatives, the same in all three patterns but for cl100k's `\s++$` first:
-// cl100k  \s++$|\s*[\r\n]|\s+(?!\S)|\s    llama3, o200k  \s*[\r\n]+|\s+(?!\S)|\s+
-// (`[\r\n]+` ends at the run's last newline as `[\r\n]` does: the backtracking \s* stops there).
-
 size_t TiktokenScanner::MatchCl100k(std::string_view t, size_t i) const {
   const size_t n = t.size();
   auto run = [&](size_t p, uint8_t mask) {  // the end of the run of code points in `mask`
@@ -165,32 +161,7 @@ size_t TiktokenScanner::MatchCl100k(std::string_view t, size_t i) const {
     size_t len1;
     if (ClassAt(t, i + len0, &len1) & kLetter) return run(i + len0 + len1, kLetter);
   }
-  // \p{N}{1,3}+
-  if (c0 & kNumber) {
-    size_t p = i + len0, len;
-    for (int k = 1; k < 3 && p < n && (ClassAt(t, p, &len) & kNumber); ++k) p += len;
-    return p;
-  }
-  //  ?[^\s\p{L}\p{N}]++[\r\n]*+
-  size_t p = ch == ' ' ? i + 1 : i;
-  size_t len;
-  if (p < n && !(ClassAt(t, p, &len) & (kLetter | kNumber | kSpace))) {
-    while (p < n && !(ClassAt(t, p, &len) & (kLetter | kNumber | kSpace))) p += len;
-    while (p < n && (t[p] == '\r' || t[p] == '\n')) ++p;
-    return p;
-  }
-  // c0 is whitespace from here on.
-  size_t end = i, last_newline = std::string_view::npos, last_start = i;
-  while (end < n && (ClassAt(t, end, &len) & kSpace)) {
-    if (t[end] == '\r' || t[end] == '\n') last_newline = end;
-    last_start = end;
-    end += len;
-  }
-  if (end == n && pattern_ == Pattern::kCl100k) return n;               // \s++$
-  if (last_newline != std::string_view::npos) return last_newline + 1;  // \s*[\r\n]
-  if (end == n) return n;                                               // \s+(?!\S) at the end
-  if (last_start > i) return last_start;                                // \s+(?!\S)
-  return i + len0;                                                      // \s
+  return MatchTail(t, i, c0, len0);
 }
 
 // o200k's two cased-word alternatives (U: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W: [\p{Ll}\p{Lm}\p{Lo}
@@ -238,30 +209,40 @@ size_t TiktokenScanner::MatchO200k(std::string_view t, size_t i) const {
   if ((c0 & (kUpper | kLower)) && upper_lower(i, &end)) return end;
   if (prefix && upper_then_lower(i + len0, &end)) return end;
   if ((c0 & kUpper) && upper_then_lower(i, &end)) return end;
-  // \p{N}{1,3}
+  return MatchTail(t, i, c0, len0);
+}
+
+// The alternatives after the words, which differ only in what follows punctuation:
+// \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]* (o200k: [\r\n/]*), and in the whitespace ones:
+// cl100k  \s++$|\s*[\r\n]|\s+(?!\S)|\s    llama3, o200k  \s*[\r\n]+|\s+(?!\S)|\s+
+// (`[\r\n]+` ends at the run's last newline as `[\r\n]` does: the backtracking \s* stops there).
+size_t TiktokenScanner::MatchTail(std::string_view t, size_t i, uint8_t c0, size_t len0) const {
+  const size_t n = t.size();
+  size_t len;
   if (c0 & kNumber) {
     size_t p = i + len0;
     for (int k = 1; k < 3 && p < n && (ClassAt(t, p, &len) & kNumber); ++k) p += len;
     return p;
   }
-  //  ?[^\s\p{L}\p{N}]+[\r\n/]*
-  size_t p = ch == ' ' ? i + 1 : i;
+  const bool slash = pattern_ == Pattern::kO200k;
+  size_t p = t[i] == ' ' ? i + 1 : i;
   if (p < n && !(ClassAt(t, p, &len) & (kLetter | kNumber | kSpace))) {
     while (p < n && !(ClassAt(t, p, &len) & (kLetter | kNumber | kSpace))) p += len;
-    while (p < n && (t[p] == '\r' || t[p] == '\n' || t[p] == '/')) ++p;
+    while (p < n && (t[p] == '\r' || t[p] == '\n' || (slash && t[p] == '/'))) ++p;
     return p;
   }
-  // c0 is whitespace from here on: \s*[\r\n]+|\s+(?!\S)|\s+
-  size_t white_end = i, last_newline = std::string_view::npos, last_start = i;
-  while (white_end < n && (ClassAt(t, white_end, &len) & kSpace)) {
-    if (t[white_end] == '\r' || t[white_end] == '\n') last_newline = white_end;
-    last_start = white_end;
-    white_end += len;
+  // c0 is whitespace from here on.
+  size_t end = i, last_newline = std::string_view::npos, last_start = i;
+  while (end < n && (ClassAt(t, end, &len) & kSpace)) {
+    if (t[end] == '\r' || t[end] == '\n') last_newline = end;
+    last_start = end;
+    end += len;
   }
-  if (last_newline != std::string_view::npos) return last_newline + 1;
-  if (white_end == n) return n;
-  if (last_start > i) return last_start;
-  return i + len0;
+  if (end == n && pattern_ == Pattern::kCl100k) return n;               // \s++$
+  if (last_newline != std::string_view::npos) return last_newline + 1;  // \s*[\r\n]+
+  if (end == n) return n;                                               // \s+(?!\S) at the end
+  if (last_start > i) return last_start;                                // \s+(?!\S)
+  return i + len0;                                                      // \s
 }
 
 }  // namespace stoker
