@@ -15,6 +15,15 @@ uint64_t HashLengths(const DatasetLengths& lengths) {
   return h.value();
 }
 
+void AddStreamOptions(const PlanOptions& o, FingerprintHasher* h) {
+  h->Add(o.seq_len);
+  h->Add(o.seed);
+  h->Add(static_cast<uint64_t>(o.shuffle));
+  h->Add(o.shuffle == ShuffleMode::kBlock ? o.block_shards : 0);
+  h->Add(static_cast<uint64_t>(o.pack));
+  h->Add(o.pack == PackMode::kBestFit ? o.bestfit_window : 0);
+}
+
 std::string Hex16(uint64_t value) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(value));
@@ -45,12 +54,7 @@ std::string Compute(const std::vector<PlanDataset>& datasets, const std::vector<
   // Three or more datasets interleave by the tree of plan/mixture.h since schedules came; two
   // interleave exactly as before (the deficit rule), so only the former changed fingerprint.
   if (mixture_tree && datasets.size() >= 3) h.Add(0x74726565ull);  // "tree"
-  h.Add(options.seq_len);
-  h.Add(options.seed);
-  h.Add(static_cast<uint64_t>(options.shuffle));
-  h.Add(options.shuffle == ShuffleMode::kBlock ? options.block_shards : 0);
-  h.Add(static_cast<uint64_t>(options.pack));
-  h.Add(options.pack == PackMode::kBestFit ? options.bestfit_window : 0);
+  AddStreamOptions(options, &h);
   // A schedule enters only when there is one, so plans without one keep their fingerprints.
   auto add_relative = [&h](const std::vector<double>& w) {
     double sum = 0;

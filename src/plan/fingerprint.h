@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "format/length_hash.h"
 #include "stoker/plan.h"
 
 namespace stoker::plan {
@@ -27,6 +28,11 @@ std::string ComputeFingerprint(const std::vector<PlanDataset>& datasets,
 std::string FingerprintBeforeMixtureTree(const std::vector<PlanDataset>& datasets,
                                          const std::vector<uint64_t>& tokens,
                                          const PlanOptions& options);
+
+// Adds the options that decide each dataset's row stream: seq_len, seed, shuffle (and block_shards
+// for block), pack (and bestfit_window for bestfit). The fingerprint and a mixture checkpoint's
+// stream-options hash (plan_continue.cc) both take them from here.
+void AddStreamOptions(const PlanOptions& options, FingerprintHasher* h);
 
 // 16 lowercase hex digits of a hash value.
 std::string Hex16(uint64_t value);

@@ -36,12 +36,7 @@ std::string PrefixId(const DatasetLengths& lengths, uint64_t documents, uint64_t
 
 std::string StreamOptionsHash(const PlanOptions& o) {
   FingerprintHasher h;
-  h.Add(o.seq_len);
-  h.Add(o.seed);
-  h.Add(static_cast<uint64_t>(o.shuffle));
-  h.Add(o.shuffle == ShuffleMode::kBlock ? o.block_shards : 0);
-  h.Add(static_cast<uint64_t>(o.pack));
-  h.Add(o.pack == PackMode::kBestFit ? o.bestfit_window : 0);
+  AddStreamOptions(o, &h);
   return Hex16(h.value());
 }
 

@@ -115,6 +115,21 @@ def run_cli(stoker_cli, s3, endpoint, *args, check=True):
     return proc
 
 
+def pack_test_corpus(stoker_cli, s3, d, uri, documents, seed, min_shards):
+    """Packs `documents` lines of "I xxxx..." (seeded lengths) into d/"local" and into `uri`
+    (16 KiB shards, one thread) and returns the local manifest; asserts at least `min_shards`."""
+    rng = random.Random(seed)
+    with open(d / "in.jsonl", "w") as f:
+        for i in range(documents):
+            f.write(json.dumps({"text": f"{i} " + "abcdefgh"[i % 8] * rng.randint(5, 400)}) + "\n")
+    for out in (d / "local", uri):
+        run_cli(stoker_cli, s3, s3["endpoint"], "pack", d / "in.jsonl", "-o", out,
+                "--shard-size", "16KiB", "--num-workers", "1")
+    manifest = json.loads((d / "local" / "manifest.json").read_text())
+    assert len(manifest["shards"]) >= min_shards
+    return manifest
+
+
 def proxy_in_env(s3, monkeypatch):
     """A counting Proxy in front of the server, its endpoint and the credentials set in this
     process's environment (the CLI and the Python module inherit them). The caller closes it."""

@@ -10,8 +10,6 @@ $XDG_CACHE_HOME shows: a Megatron prefix planned, then a remote dataset read."""
 
 import json
 import os
-import random
-import subprocess
 import threading
 from pathlib import Path
 
@@ -22,7 +20,9 @@ pytest.importorskip("boto3")
 pytest.importorskip("moto")
 
 import stoker  # noqa: E402
-from remote_testlib import BUCKET, proxy_in_env, s3_env, s3_session  # noqa: E402,F401
+from remote_testlib import (BUCKET, pack_test_corpus, proxy_in_env, s3_env,  # noqa: E402,F401
+                            s3_session)
+from remote_testlib import run_cli as run  # noqa: E402
 
 PREFIX = "remote-cache"  # this module's objects in the session's moto server (remote_testlib)
 
@@ -39,27 +39,11 @@ def proxy(s3, monkeypatch):
     p.close()
 
 
-def run(stoker_cli, s3, endpoint, *args):
-    proc = subprocess.run([stoker_cli, *map(str, args)], env=s3_env(s3, endpoint),
-                          capture_output=True, text=True, timeout=300)
-    assert s3["secret"] not in proc.stdout + proc.stderr
-    assert proc.returncode == 0, (args, proc.stderr)
-    return proc
-
-
 @pytest.fixture(scope="module")
 def dataset(stoker_cli, s3, tmp_path_factory):
     d = tmp_path_factory.mktemp("cache-corpus")
-    rng = random.Random(4)
-    with open(d / "in.jsonl", "w") as f:
-        for i in range(800):
-            f.write(json.dumps({"text": f"{i} " + "abcdefgh"[i % 8] * rng.randint(5, 400)}) + "\n")
     uri = f"s3://{BUCKET}/{PREFIX}/ds"
-    for out in (d / "local", uri):
-        run(stoker_cli, s3, s3["endpoint"], "pack", d / "in.jsonl", "-o", out,
-            "--shard-size", "16KiB", "--num-workers", "1")
-    manifest = json.loads((d / "local" / "manifest.json").read_text())
-    assert len(manifest["shards"]) >= 8
+    manifest = pack_test_corpus(stoker_cli, s3, d, uri, 800, seed=4, min_shards=8)
     return {"local": d / "local", "uri": uri, "manifest": manifest}
 
 

@@ -10,7 +10,6 @@ request latency bounds it. bench and doctor report requests per batch and the ti
 on storage, and doctor names request latency when it is the limit."""
 
 import json
-import random
 
 import numpy as np
 import pytest
@@ -19,7 +18,8 @@ pytest.importorskip("boto3")
 pytest.importorskip("moto")
 
 import stoker  # noqa: E402
-from remote_testlib import BUCKET, Proxy, proxy_in_env, s3_env, s3_session  # noqa: E402,F401
+from remote_testlib import (BUCKET, Proxy, pack_test_corpus, proxy_in_env, s3_env,  # noqa: E402,F401
+                            s3_session)
 from remote_testlib import run_cli as run  # noqa: E402
 
 PREFIX = "remote-gshuf"  # this module's objects in the session's moto server (remote_testlib)
@@ -41,16 +41,8 @@ def proxy(s3, monkeypatch):
 @pytest.fixture(scope="module")
 def dataset(stoker_cli, s3, tmp_path_factory):
     d = tmp_path_factory.mktemp("gshuf-corpus")
-    rng = random.Random(30)
-    with open(d / "in.jsonl", "w") as f:
-        for i in range(600):
-            f.write(json.dumps({"text": f"{i} " + "abcdefgh"[i % 8] * rng.randint(5, 400)}) + "\n")
     uri = f"s3://{BUCKET}/{PREFIX}/ds"
-    for out in (d / "local", uri):
-        run(stoker_cli, s3, s3["endpoint"], "pack", d / "in.jsonl", "-o", out,
-            "--shard-size", "16KiB", "--num-workers", "1")
-    manifest = json.loads((d / "local" / "manifest.json").read_text())
-    assert len(manifest["shards"]) >= 6
+    manifest = pack_test_corpus(stoker_cli, s3, d, uri, 600, seed=30, min_shards=6)
     names = [s["prefix"] + e for s in manifest["shards"] for e in (".bin", ".idx")]
     total = sum((d / "local" / n).stat().st_size for n in names)
     return {"local": d / "local", "uri": uri, "manifest": manifest, "names": names,
