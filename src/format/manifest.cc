@@ -139,6 +139,16 @@ Status ParseJson(const Json& j, Manifest* m) {
     }
     m->length_index = std::move(info);
   }
+  if (const Json* lm = top.Find("loss_mask", /*optional=*/true); lm != nullptr && st.ok()) {
+    FieldReader lr(*lm, "loss_mask", &st);
+    LossMaskInfo info;
+    info.dataset = lr.String("dataset");
+    info.trained_tokens = lr.Uint("trained_tokens");
+    if (st.ok() && (info.dataset.empty() || info.dataset.find('\0') != std::string::npos)) {
+      lr.Fail(lr.Name("dataset"), "must be a non-empty path");
+    }
+    m->loss_mask = std::move(info);
+  }
   // The totals are redundant (for people reading the file) but must agree when present.
   if (st.ok() && top.Find("documents", true) && top.Uint("documents") != m->total_documents()) {
     top.Fail("documents",
@@ -196,6 +206,10 @@ std::string Manifest::ToJson() const {
                          {"bytes", length_index->bytes},
                          {"documents", length_index->documents},
                          {"xxh3", length_index->xxh3}};
+  }
+  if (loss_mask) {
+    j["loss_mask"] = {{"dataset", loss_mask->dataset},
+                      {"trained_tokens", loss_mask->trained_tokens}};
   }
   return j.dump(2) + "\n";
 }

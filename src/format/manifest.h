@@ -41,6 +41,16 @@ struct LengthIndexInfo {
   std::string xxh3;  // XXH3-64 of the file's arrays, as its header records it
 };
 
+// A chat dataset's loss mask (docs/chat.md, "On disk"): a stoker dataset of its own, in a
+// subdirectory, whose document i holds the trained token spans of document i as int32 pairs
+// [start, end), increasing and within the document.
+struct LossMaskInfo {
+  std::string dataset = "loss_mask";  // relative to the dataset directory
+  uint64_t trained_tokens = 0;        // tokens inside the spans, over every document
+};
+
+inline constexpr std::string_view kLossMaskTokenizer = "loss-mask-spans";
+
 struct Manifest {
   int version = kManifestFormatVersion;
   TokenizerInfo tokenizer;
@@ -50,6 +60,8 @@ struct Manifest {
   std::map<std::string, uint64_t> counters;
   // Absent in datasets written before the length index existed (`stoker index` adds it).
   std::optional<LengthIndexInfo> length_index;
+  // Chat data packed with a loss mask.
+  std::optional<LossMaskInfo> loss_mask;
 
   uint64_t total_documents() const;
   uint64_t total_tokens() const;
