@@ -5,6 +5,8 @@
 #include <string>
 
 #include "format/inspect.h"
+#include "format/loss_mask.h"
+#include "format/stoker_dataset.h"
 #include "format/verify.h"
 #include "register.h"
 #include "stoker/token_source.h"
@@ -30,9 +32,10 @@ std::string InspectJson(const std::string& path) {
 
 std::string DocumentJson(const std::string& path, uint64_t doc) {
   std::unique_ptr<TokenSource> source = Open(path);
-  Result<std::string> ids = [&] {
+  Result<std::string> ids = [&]() -> Result<std::string> {
     nb::gil_scoped_release release;
-    return DocumentToJson(*source, doc);
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<StokerDataset> mask, OpenLossMask(*source));
+    return DocumentToJson(*source, doc, mask.get());
   }();
   return Unwrap(std::move(ids));
 }

@@ -77,7 +77,9 @@ void RegisterIngest(nb::module_& m) {
       .def_rw("input_format", &PackArgs::input_format)
       .def_rw("key_field", &PackArgs::key_field)
       .def_rw("tokenizer_options", &PackArgs::tokenizer_options)
-      .def_rw("format", &PackArgs::format);
+      .def_rw("format", &PackArgs::format)
+      .def_rw("train_on", &PackArgs::train_on)
+      .def_rw("chat_template", &PackArgs::chat_template);
   m.def("pack", &PackToDict, nb::arg("args"),
         "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
   m.def(

@@ -7,6 +7,8 @@
 
 #include "common/human_size.h"
 #include "common/progress.h"
+#include "format/loss_mask.h"
+#include "format/stoker_dataset.h"
 
 namespace stoker {
 namespace {
@@ -31,6 +33,10 @@ InspectSummary Inspect(const TokenSource& source) {
   s.documents = source.num_documents();
   s.tokens = source.num_tokens();
   s.tokenizer = source.tokenizer_info();
+  if (const auto* dataset = dynamic_cast<const StokerDataset*>(&source);
+      dataset != nullptr && dataset->manifest().loss_mask) {
+    s.trained_tokens = dataset->manifest().loss_mask->trained_tokens;
+  }
   std::vector<uint64_t> counts(65, 0);
   uint64_t total = 0;
   s.min_length = s.documents > 0 ? ~0ull : 0;
@@ -74,6 +80,10 @@ std::string InspectSummary::ToJson() const {
   } else {
     j["tokenizer"] = nullptr;
   }
+  if (trained_tokens) {
+    j["trained_tokens"] = *trained_tokens;
+    j["trained_share"] = tokens > 0 ? static_cast<double>(*trained_tokens) / tokens : 0.0;
+  }
   j["document_length"] = {{"min", min_length}, {"mean", mean_length}, {"max", max_length}};
   nlohmann::ordered_json hist = nlohmann::ordered_json::array();
   for (const LengthBucket& b : histogram) {
@@ -98,6 +108,12 @@ std::string InspectSummary::ToText() const {
   line("shards", FormatCount(shards));
   line("documents", FormatCount(documents));
   line("tokens", FormatCount(tokens) + " (" + FormatSize(tokens * TokenDTypeSize(dtype)) + ")");
+  if (trained_tokens) {
+    std::snprintf(buf, sizeof(buf), "%s (%.1f%% of the tokens; chat data, loss mask)",
+                  FormatCount(*trained_tokens).c_str(),
+                  tokens > 0 ? 100.0 * static_cast<double>(*trained_tokens) / tokens : 0.0);
+    line("trained", buf);
+  }
   if (tokenizer) {
     const TokenizerInfo& t = *tokenizer;
     line("tokenizer", t.kind + (t.name.empty() || t.name == t.kind ? "" : " " + t.name) +
@@ -125,19 +141,80 @@ std::string InspectSummary::ToText() const {
   return out;
 }
 
-Result<std::string> DocumentToJson(const TokenSource& source, uint64_t doc) {
+namespace {
+
+Status CheckDocument(const TokenSource& source, uint64_t doc) {
   if (doc >= source.num_documents()) {
     return OutOfRange("document " + std::to_string(doc) + " does not exist in " + source.path() +
                       " (it has " + std::to_string(source.num_documents()) + " documents)");
   }
+  return Status::OK();
+}
+
+template <typename T>
+void AppendJsonArray(const std::vector<T>& values, std::string* out) {
+  *out += "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) *out += ",";
+    *out += std::to_string(values[i]);
+  }
+  *out += "]";
+}
+
+}  // namespace
+
+Result<std::string> DocumentToJson(const TokenSource& source, uint64_t doc,
+                                   const DocumentReader* loss_mask) {
+  STOKER_RETURN_IF_ERROR(CheckDocument(source, doc));
   std::vector<int64_t> ids(source.document_length(doc));
   STOKER_RETURN_IF_ERROR(source.Read(doc, 0, ids.size(), ids.data()));
-  std::string out = "[";
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i > 0) out += ",";
-    out += std::to_string(ids[i]);
+  std::string out;
+  if (loss_mask == nullptr) {
+    AppendJsonArray(ids, &out);
+    return out;
   }
-  return out + "]";
+  std::vector<uint8_t> mask(ids.size());
+  std::vector<int32_t> scratch;
+  STOKER_RETURN_IF_ERROR(
+      ReadLossMask(*loss_mask, doc, ids.size(), 0, ids.size(), mask.data(), &scratch));
+  uint64_t trained = 0;
+  for (uint8_t m : mask) trained += m;
+  out = "{\"tokens\": ";
+  AppendJsonArray(ids, &out);
+  out += ", \"loss_mask\": ";
+  AppendJsonArray(mask, &out);
+  return out + ", \"trained_tokens\": " + std::to_string(trained) + "}";
+}
+
+Result<MarkedDocument> MarkTrainedText(
+    const TokenSource& source, uint64_t doc, const DocumentReader& loss_mask,
+    const std::function<Result<std::string>(const std::vector<int32_t>&)>& decode,
+    std::string_view open, std::string_view close) {
+  STOKER_RETURN_IF_ERROR(CheckDocument(source, doc));
+  MarkedDocument out;
+  out.tokens = source.document_length(doc);
+  std::vector<int32_t> ids(out.tokens);
+  STOKER_RETURN_IF_ERROR(source.Read(doc, 0, ids.size(), ids.data()));
+  std::vector<uint8_t> mask(ids.size());
+  std::vector<int32_t> scratch;
+  STOKER_RETURN_IF_ERROR(
+      ReadLossMask(loss_mask, doc, ids.size(), 0, ids.size(), mask.data(), &scratch));
+  // Runs of equal mask values are decoded whole, so that a character split across tokens of one
+  // run stays whole.
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j < ids.size() && mask[j] == mask[i]) ++j;
+    STOKER_ASSIGN_OR_RETURN(std::string text,
+                            decode(std::vector<int32_t>(ids.begin() + i, ids.begin() + j)));
+    if (mask[i] != 0) {
+      out.text.append(open).append(text).append(close);
+      out.trained_tokens += j - i;
+    } else {
+      out.text += text;
+    }
+    i = j;
+  }
+  return out;
 }
 
 }  // namespace stoker

@@ -4,6 +4,10 @@
 #include <cstring>
 #include <optional>
 
+#include "common/file_util.h"
+#include "common/uri.h"
+#include "format/stoker_dataset.h"
+
 namespace stoker {
 
 uint64_t MaskToSpans(std::span<const uint8_t> mask, std::vector<int32_t>* spans) {
@@ -64,6 +68,22 @@ Status ReadLossMask(const DocumentReader& spans, uint64_t doc, uint64_t length, 
       CheckSpans(*scratch, length, spans.path() + " document " + std::to_string(doc)));
   SpansToMask(*scratch, offset, count, out);
   return Status::OK();
+}
+
+Result<std::unique_ptr<StokerDataset>> OpenLossMask(const TokenSource& data) {
+  const auto* dataset = dynamic_cast<const StokerDataset*>(&data);
+  if (dataset == nullptr || !dataset->manifest().loss_mask) return std::unique_ptr<StokerDataset>();
+  const std::string& sub = dataset->manifest().loss_mask->dataset;
+  Result<std::unique_ptr<StokerDataset>> mask =
+      dataset->remote() ? StokerDataset::OpenRemote(JoinUri(dataset->path(), sub), {})
+                        : StokerDataset::Open(JoinPath(dataset->path(), sub));
+  if (!mask.ok()) return mask.status().WithContext("the loss mask of " + dataset->path());
+  if ((*mask)->num_documents() != dataset->num_documents()) {
+    return Corruption("the loss mask of " + dataset->path() + " has " +
+                      std::to_string((*mask)->num_documents()) + " documents, the data " +
+                      std::to_string(dataset->num_documents()));
+  }
+  return mask;
 }
 
 }  // namespace stoker

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,5 +31,13 @@ void SpansToMask(std::span<const int32_t> spans, uint64_t offset, uint64_t count
 // does; `length` is the document's length in tokens, and `scratch` is reused between calls.
 Status ReadLossMask(const DocumentReader& spans, uint64_t doc, uint64_t length, uint64_t offset,
                     uint64_t count, uint8_t* out, std::vector<int32_t>* scratch);
+
+class StokerDataset;
+class TokenSource;
+
+// The loss-mask dataset of `data` (local or remote, opened as `data` was), or null when `data`
+// is not a stoker dataset or has no loss mask. Errors name the mask's manifest or shard; a mask
+// whose document count differs from the data's is kCorruption.
+Result<std::unique_ptr<StokerDataset>> OpenLossMask(const TokenSource& data);
 
 }  // namespace stoker

@@ -7,10 +7,12 @@
 #include "common/mapped_file.h"
 #include "common/uri.h"
 #include "format/dataset_length_index.h"
+#include "format/loss_mask.h"
 #include "format/manifest.h"
 #include "format/megatron_index.h"
 #include "format/megatron_source.h"
 #include "format/stage_dataset.h"
+#include "format/stoker_dataset.h"
 #include "format/token_convert.h"
 #include "stoker/token_source.h"
 #include "storage/open_backend.h"
@@ -157,6 +159,40 @@ class Checker {
       VerifyShard(*m, s, JoinPath(dir, m->shards[s].prefix), manifest_path);
     }
     if (m->length_index) VerifyLengthIndex(dir, *m);
+    if (m->loss_mask) VerifyLossMask(dir, *m);
+  }
+
+  // Chat data: the loss mask's own dataset (as any dataset), then each document's spans against
+  // the document's length, and their total against the manifest.
+  void VerifyLossMask(const std::string& dir, const Manifest& m) {
+    const std::string mask_dir = JoinPath(dir, m.loss_mask->dataset);
+    VerifyReport mask_report;
+    Checker(&mask_report, nullptr).VerifyDataset(mask_dir);
+    report_->files += mask_report.files;
+    report_->bytes += mask_report.bytes;
+    for (std::string& p : mask_report.problems) Problem(std::move(p));
+    if (!mask_report.ok()) return;
+    Result<std::unique_ptr<StokerDataset>> data = StokerDataset::Open(dir);
+    if (!data.ok()) return;  // the shards' checks reported it
+    Result<std::unique_ptr<StokerDataset>> mask = OpenLossMask(**data);
+    if (!mask.ok()) return Problem(mask.status().message());
+    std::vector<int32_t> spans;
+    uint64_t trained = 0;
+    for (uint64_t d = 0; d < (*data)->num_documents(); ++d) {
+      spans.resize((*mask)->document_length(d));
+      Status st = (*mask)->Read(d, 0, spans.size(), spans.data());
+      if (st.ok()) {
+        st = CheckSpans(spans, (*data)->document_length(d),
+                        mask_dir + " document " + std::to_string(d));
+      }
+      if (!st.ok()) return Problem(st.message());
+      for (size_t i = 0; i + 1 < spans.size(); i += 2) trained += spans[i + 1] - spans[i];
+    }
+    if (trained != m.loss_mask->trained_tokens) {
+      Problem(JoinPath(dir, kManifestFileName) + ": loss_mask.trained_tokens is " +
+              std::to_string(m.loss_mask->trained_tokens) + " but the mask trains " +
+              std::to_string(trained) + " tokens");
+    }
   }
 
   // The length index: its checksum and totals, then every length against the shards' .idx.

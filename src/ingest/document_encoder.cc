@@ -1,6 +1,10 @@
 #include "ingest/document_encoder.h"
 
+#include <nlohmann/json.hpp>
+
+#include "format/loss_mask.h"
 #include "ingest/jsonl_field.h"
+#include "text/chat_encoder.h"
 
 namespace stoker {
 namespace {
@@ -21,6 +25,8 @@ void PackCounters::Add(const PackCounters& o) {
   bad_lines_skipped += o.bad_lines_skipped;
   empty_documents_skipped += o.empty_documents_skipped;
   corrupt_shards_skipped += o.corrupt_shards_skipped;
+  trained_tokens += o.trained_tokens;
+  untrained_conversations_skipped += o.untrained_conversations_skipped;
 }
 
 std::map<std::string, uint64_t> PackCounters::ToMap() const {
@@ -34,14 +40,54 @@ std::map<std::string, uint64_t> PackCounters::ToMap() const {
   put("bad_lines_skipped", bad_lines_skipped);
   put("empty_documents_skipped", empty_documents_skipped);
   put("corrupt_shards_skipped", corrupt_shards_skipped);
+  put("trained_tokens", trained_tokens);
+  put("untrained_conversations_skipped", untrained_conversations_skipped);
   return m;
 }
 
-DocumentEncoder::DocumentEncoder(const Tokenizer* tokenizer, DocumentEncoderOptions options)
-    : tokenizer_(tokenizer), options_(std::move(options)) {}
+DocumentEncoder::DocumentEncoder(const Tokenizer* tokenizer, DocumentEncoderOptions options,
+                                 const ChatEncoder* chat)
+    : tokenizer_(tokenizer), options_(std::move(options)), chat_(chat) {}
+
+Status DocumentEncoder::BadLine(const RawDocument& doc, const std::string& path,
+                                const std::string& why, PackCounters* counters) const {
+  if (options_.skip_bad_lines) {
+    ++counters->bad_lines_skipped;
+    return Status::OK();
+  }
+  return InvalidArgument(Where(doc, path) + " (byte offset " + std::to_string(doc.offset_bytes) +
+                         "): " + why + " (use " + options_.skip_hint + " to skip such lines)");
+}
+
+Status DocumentEncoder::EncodeConversation(const RawDocument& doc, const std::string& path,
+                                           std::string_view line, EncodedDocuments* out) const {
+  PackCounters& c = out->counters;
+  // Key order is kept: a template iterates a tool's parameters as the file lists them.
+  nlohmann::ordered_json record = nlohmann::ordered_json::parse(line, nullptr, false);
+  if (record.is_discarded()) return BadLine(doc, path, "invalid JSON", &c);
+  if (!record.is_object()) return BadLine(doc, path, "the line is not a JSON object", &c);
+  Result<ChatIds> ids = chat_->Encode(record);
+  if (!ids.ok()) return BadLine(doc, path, ids.status().message(), &c);
+  const size_t first_span = out->spans.size();
+  const uint64_t trained = MaskToSpans(ids->mask, &out->spans);
+  if (trained == 0) {
+    ++c.untrained_conversations_skipped;
+    return Status::OK();
+  }
+  out->tokens.insert(out->tokens.end(), ids->ids.begin(), ids->ids.end());
+  out->lengths.push_back(ids->ids.size());
+  out->span_lengths.push_back(out->spans.size() - first_span);
+  c.trained_tokens += trained;
+  ++c.documents;
+  return Status::OK();
+}
 
 Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
                                EncodedDocuments* out) const {
+  if (chat_ != nullptr && !doc.jsonl) {
+    return InvalidArgument(Where(doc, path) +
+                           ": chat data is read from JSONL files; this input is not one");
+  }
   if (doc.record && (doc.pretokenized || !doc.missing.empty())) return EncodeRecord(doc, path, out);
   PackCounters& c = out->counters;
   c.input_bytes += doc.data.size() + (doc.jsonl ? 1 : 0);  // + the newline
@@ -69,16 +115,9 @@ Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
 
   std::string_view text = bytes;
   if (doc.jsonl) {
-    auto bad_line = [&](const std::string& why) -> Status {
-      if (options_.skip_bad_lines) {
-        ++c.bad_lines_skipped;
-        return Status::OK();
-      }
-      return InvalidArgument(Where(doc, path) + " (byte offset " +
-                             std::to_string(doc.offset_bytes) + "): " + why + " (use " +
-                             options_.skip_hint + " to skip such lines)");
-    };
+    auto bad_line = [&](const std::string& why) { return BadLine(doc, path, why, &c); };
     if (bytes.find_first_not_of(" \t\r") == std::string_view::npos) return Status::OK();
+    if (chat_ != nullptr) return EncodeConversation(doc, path, bytes, out);
     std::string why;
     switch (JsonlFieldReader::ForThread().Read(bytes, options_.text_field, &text, &why)) {
       case JsonlFieldReader::Outcome::kFound:

@@ -14,6 +14,8 @@
 
 namespace stoker {
 
+class ChatEncoder;
+
 // One input document as read from disk: a JSONL line or a whole text file.
 struct RawDocument {
   std::string data;
@@ -42,16 +44,23 @@ struct PackCounters {
   uint64_t bad_lines_skipped = 0;                // --bad-lines skip: bad JSON / missing field
   uint64_t empty_documents_skipped = 0;          // no text: nothing to learn, so not written
   uint64_t corrupt_shards_skipped = 0;           // --bad-lines skip: record shards cut short
+  uint64_t trained_tokens = 0;                   // chat data: tokens inside the loss mask
+  uint64_t untrained_conversations_skipped = 0;  // chat data: no token left to learn
 
   void Add(const PackCounters& other);
   // Non-zero counters under their manifest names (documents is always present).
   std::map<std::string, uint64_t> ToMap() const;
 };
 
-// The tokens of a run of consecutive documents, in order, each ending with EOS.
+// The tokens of a run of consecutive documents, in order, each ending with EOS (a conversation
+// ends as its template ends it).
 struct EncodedDocuments {
   std::vector<int32_t> tokens;
   std::vector<uint64_t> lengths;  // tokens per document, EOS included
+  // Chat data: each document's trained spans (format/loss_mask.h), one after another, and how
+  // many int32 values each document has there.
+  std::vector<int32_t> spans;
+  std::vector<uint64_t> span_lengths;
   PackCounters counters;
 };
 
@@ -65,7 +74,10 @@ struct DocumentEncoderOptions {
 
 class DocumentEncoder {
  public:
-  DocumentEncoder(const Tokenizer* tokenizer, DocumentEncoderOptions options);
+  // With `chat` (not null), a JSONL line is a conversation record, encoded by it with its loss
+  // mask; `tokenizer` is then unused.
+  DocumentEncoder(const Tokenizer* tokenizer, DocumentEncoderOptions options,
+                  const ChatEncoder* chat = nullptr);
 
   // Encodes `doc` (read from `path`) and appends it to *out, or counts it as skipped. Errors
   // (policy "fail", or a bad line without skip) name the file, the line and the byte offset.
@@ -76,8 +88,16 @@ class DocumentEncoder {
   // copied as they are (checked against the vocabulary) followed by EOS.
   Status EncodeRecord(const RawDocument& doc, const std::string& path, EncodedDocuments* out) const;
 
+  // A JSONL line holding a conversation (the text is valid UTF-8 by now).
+  Status EncodeConversation(const RawDocument& doc, const std::string& path, std::string_view line,
+                            EncodedDocuments* out) const;
+  // A bad line: counted under --bad-lines skip, else the error naming the file and the line.
+  Status BadLine(const RawDocument& doc, const std::string& path, const std::string& why,
+                 PackCounters* counters) const;
+
   const Tokenizer* tokenizer_;
   DocumentEncoderOptions options_;
+  const ChatEncoder* chat_;
 };
 
 }  // namespace stoker

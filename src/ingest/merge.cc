@@ -148,7 +148,24 @@ Result<Manifest> Merge(const MergeOptions& given) {
     }
   }
   merged.counters["merged_parts"] = parts.size();
+  // Chat data: the parts' loss masks are merged the same way, in the same order, beside.
+  std::optional<MergeOptions> masks;
+  for (const Part& p : parts) {
+    if (p.manifest.loss_mask.has_value() != parts.front().manifest.loss_mask.has_value()) {
+      const Part& with = p.manifest.loss_mask ? p : parts.front();
+      const Part& without = p.manifest.loss_mask ? parts.front() : p;
+      return FailedPrecondition("cannot merge: " + with.dir + " is chat data with a loss mask, " +
+                                without.dir + " has none");
+    }
+    if (!p.manifest.loss_mask) continue;
+    if (!masks)
+      masks = MergeOptions{{}, JoinPath(options.output_dir, LossMaskInfo{}.dataset), true};
+    masks->parts.push_back(JoinPath(p.dir, p.manifest.loss_mask->dataset));
+    if (!merged.loss_mask) merged.loss_mask = LossMaskInfo{};
+    merged.loss_mask->trained_tokens += p.manifest.loss_mask->trained_tokens;
+  }
   STOKER_RETURN_IF_ERROR(PrepareOutputDir(options.output_dir, {options.overwrite, false}));
+  if (masks) STOKER_RETURN_IF_ERROR(Merge(*masks).status());
   // The merged dataset's own length index, read from the parts' shards, before the manifest.
   STOKER_ASSIGN_OR_RETURN(merged.length_index, BuildDatasetLengthIndex(options.output_dir, merged));
   STOKER_RETURN_IF_ERROR(WriteManifest(options.output_dir, merged));

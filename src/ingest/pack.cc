@@ -234,7 +234,23 @@ Status ValidateOptions(const PackOptions& o) {
                            " is not below task count " + std::to_string(o.task_count));
   }
   if (o.encoder.text_field.empty()) return InvalidArgument("--text-field must not be empty");
+  if (o.chat && o.plan) {
+    return InvalidArgument("chat data is packed in one task for now (without --task-count)");
+  }
   return Status::OK();
+}
+
+// The loss mask's own dataset (Manifest::loss_mask): its shards, length index and manifest.
+Status WriteLossMaskDataset(const std::string& dir, std::vector<ShardInfo> shards,
+                            uint64_t documents) {
+  Manifest m;
+  m.tokenizer = {"loss-mask", std::string(kLossMaskTokenizer), 0, -1, ""};
+  m.dtype = TokenDType::kInt32;
+  m.shards = std::move(shards);
+  m.counters = {{"documents", documents}};
+  STOKER_ASSIGN_OR_RETURN(LengthIndexInfo index, BuildDatasetLengthIndex(dir, m));
+  m.length_index = std::move(index);
+  return WriteManifest(dir, m);
 }
 
 }  // namespace
@@ -292,12 +308,24 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   for (size_t i = slice.first; i < slice.last; ++i)
     progress.disk_bytes_total += files[i].size_bytes;
 
-  DocumentEncoder encoder(&tokenizer, options.encoder);
+  DocumentEncoder encoder(&tokenizer, options.encoder, options.chat.get());
   ShardSink sink(options.output_dir, options.task_index, dtype, options.shard_size_bytes);
+  // Chat data: the loss mask's spans, a dataset of their own beside the tokens.
+  const std::string mask_dir = JoinPath(options.output_dir, LossMaskInfo{}.dataset);
+  std::optional<ShardSink> mask_sink;
+  if (options.chat) {
+    STOKER_RETURN_IF_ERROR(PrepareOutputDir(mask_dir, {/*overwrite=*/true, true}, nullptr));
+    mask_sink.emplace(mask_dir, options.task_index, TokenDType::kInt32, options.shard_size_bytes);
+  }
   Pipeline pipeline(options, files, slice, encoder, dtype);
   Status status = pipeline.Run([&](const DoneItem& item) -> Status {
     const EncodedDocuments& enc = item.encoded;
     STOKER_RETURN_IF_ERROR(sink.AddStored(item.bytes(), enc.lengths));
+    if (mask_sink) {
+      STOKER_RETURN_IF_ERROR(mask_sink->AddStored(
+          {reinterpret_cast<const uint8_t*>(enc.spans.data()), enc.spans.size() * sizeof(int32_t)},
+          enc.span_lengths));
+    }
     result.counters.Add(enc.counters);
     progress.documents = result.counters.documents;
     progress.tokens += enc.tokens.size();
@@ -313,11 +341,18 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
   }
   Result<std::vector<ShardInfo>> shards =
       status.ok() ? sink.Finish() : Result<std::vector<ShardInfo>>(status);
+  Result<std::vector<ShardInfo>> mask_shards = std::vector<ShardInfo>{};
+  if (mask_sink && shards.ok()) mask_shards = mask_sink->Finish();
+  if (!mask_shards.ok()) shards = Result<std::vector<ShardInfo>>(mask_shards.status());
   if (Status deleted = old_files ? old_files->Wait() : Status::OK(); shards.ok() && !deleted.ok()) {
     shards = Result<std::vector<ShardInfo>>(deleted);
   }
-  if (!shards.ok()) {
+  auto remove_shards = [&] {
     sink.RemoveFinishedShards();
+    if (mask_sink) mask_sink->RemoveFinishedShards();
+  };
+  if (!shards.ok()) {
+    remove_shards();
     return shards.status();
   }
 
@@ -334,14 +369,20 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
     return result;
   }
   // The length index before the manifest: a dataset is complete when its manifest exists.
-  Result<LengthIndexInfo> length_index = BuildDatasetLengthIndex(options.output_dir, m);
-  Status written = length_index.status();
+  Status written = Status::OK();
+  if (mask_sink) {
+    written = WriteLossMaskDataset(mask_dir, std::move(*mask_shards), result.counters.documents);
+    m.loss_mask = LossMaskInfo{LossMaskInfo{}.dataset, result.counters.trained_tokens};
+  }
+  Result<LengthIndexInfo> length_index =
+      written.ok() ? BuildDatasetLengthIndex(options.output_dir, m) : written;
+  written = length_index.status();
   if (written.ok()) {
     m.length_index = *length_index;
     written = WriteManifest(options.output_dir, m);
   }
   if (!written.ok()) {
-    sink.RemoveFinishedShards();
+    remove_shards();
     std::remove(JoinPath(options.output_dir, kLengthIndexFileName).c_str());
     return written;
   }

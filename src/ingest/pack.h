@@ -21,6 +21,7 @@
 #include "ingest/record_inputs.h"
 #include "ingest/task_plan.h"
 #include "stoker/status.h"
+#include "text/chat_encoder.h"
 #include "text/tokenizer.h"
 
 namespace stoker {
@@ -67,6 +68,9 @@ struct PackOptions {
   // plan, and only this task's shards are written (no length index, no manifest; the output
   // directory is shared with the other tasks, whose files are left alone).
   std::shared_ptr<const TaskPlan> plan;
+  // Chat data (docs/chat.md): each JSONL line is a conversation, encoded by this with its loss
+  // mask, which is written beside the shards as the dataset's loss_mask/ (format/loss_mask.h).
+  std::shared_ptr<const ChatEncoder> chat;
 };
 
 struct PackResult {

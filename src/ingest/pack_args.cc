@@ -6,6 +6,7 @@
 #include "common/env.h"
 #include "common/human_size.h"
 #include "common/uri.h"
+#include "ingest/chat_inputs.h"
 #include "ingest/input_plan.h"
 #include "records/record_store.h"
 #include "text/utf8.h"
@@ -53,6 +54,7 @@ Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
     o.dtype = d;
   }
   o.overwrite = a.overwrite;
+  STOKER_ASSIGN_OR_RETURN(o.chat, ChatEncoderForPack(a, o));
   return o;
 }
 

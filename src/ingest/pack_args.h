@@ -33,6 +33,10 @@ struct PackArgs {
   std::string key_field;               // records: the field that names a record in errors
   TokenizerOptions tokenizer_options;  // --pattern, --special, --allow-special, --eos (BPE only)
   std::string format = "stoker";       // output: stoker | webdataset | tfrecord (ingest/pack_run.h)
+  // Chat data (docs/chat.md): assistant | last | completion | all; empty = assistant for
+  // messages, completion for prompt + completion. Setting it (or chat_template) packs chat data.
+  std::string train_on;
+  std::string chat_template;  // a template file instead of the model directory's own
 };
 
 // Validates `args` and fills PackOptions (without progress callback). kInvalidArgument names the

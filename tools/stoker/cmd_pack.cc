@@ -132,6 +132,16 @@ int RunPack(const PackCliArgs& cli) {
         static_cast<unsigned long long>(c.bad_lines_skipped),
         static_cast<unsigned long long>(c.empty_documents_skipped));
   }
+  if (m.loss_mask) {
+    const double share = m.total_tokens() > 0 ? 100.0 * m.loss_mask->trained_tokens /
+                                                    static_cast<double>(m.total_tokens())
+                                              : 0.0;
+    std::printf(
+        "pack: chat data: %s trained tokens (%.1f%%), loss mask in %s/; conversations with "
+        "nothing to train dropped: %llu\n",
+        FormatCount(m.loss_mask->trained_tokens).c_str(), share, m.loss_mask->dataset.c_str(),
+        static_cast<unsigned long long>(c.untrained_conversations_skipped));
+  }
   if (c.corrupt_shards_skipped) {
     std::printf(
         "pack: %llu corrupt record shard(s) cut short at the corruption (--on-error skip)\n",
@@ -169,6 +179,13 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
       "Record shards may be s3:// (globs are listed) or http(s):// (names, brace lists, "
       "index.json)\n"
       "and are read in place; -o s3://bucket/prefix uploads the output (every --format).\n"
+      "Chat data: JSONL records with `messages` (OpenAI), `conversations` (ShareGPT) or `prompt` "
+      "+\n"
+      "`completion` are packed as conversations when --tokenizer is a model directory with a chat\n"
+      "template (or with --train-on / --chat-template): rendered by the model's own template, "
+      "with\n"
+      "a loss mask written beside the tokens (DATASET/loss_mask/); no EOS is appended "
+      "(docs/chat.md).\n"
       "Example: stoker pack data/sample/corpus.jsonl -o out/sample --tokenizer "
       "data/sample/sample.model");
   sub->add_option("inputs", args->inputs,
@@ -184,6 +201,14 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
                   "JSONL field holding the text; for record shards, the field holding the text "
                   "or the token ids (copied without re-tokenizing)")
       ->capture_default_str();
+  sub->add_option("--train-on", args->train_on,
+                  "Chat data (docs/chat.md): the tokens the loss mask trains: assistant (every "
+                  "assistant turn; the default for messages), last (the final assistant turn), "
+                  "completion (the default for prompt/completion records) or all")
+      ->check(CLI::IsMember({"assistant", "last", "completion", "all"}));
+  sub->add_option("--chat-template", args->chat_template,
+                  "Chat data: a Jinja chat template file to use instead of the model directory's "
+                  "own (chat_template.jinja or tokenizer_config.json's chat_template)");
   sub->add_option("--key-field", args->key_field,
                   "Record shards: the field that names a record in messages (default: the "
                   "format's key)");

@@ -34,6 +34,8 @@ def pack(
     input_format: str = "auto",
     key_field: str = "",
     format: str = "stoker",
+    train_on: str = "",
+    chat_template: Optional[PathLike] = None,
     threads: Any = _spelling._UNSET,
     bad_lines: Any = _spelling._UNSET,
 ) -> Dict[str, Any]:
@@ -59,6 +61,11 @@ def pack(
     ``output/shard-NNNNNN.tar``; no tokenization, so the result has no ``manifest``). Record
     outputs are written atomically with a ``records.json`` manifest (files, bytes, XXH3), and
     the result's ``records`` holds their counts.
+
+    Chat data (docs/chat.md): JSONL records with ``messages``, ``conversations`` or ``prompt`` +
+    ``completion`` are packed as conversations when ``tokenizer`` is a model directory with a chat
+    template, or when ``train_on`` ("assistant", "last", "completion", "all") or
+    ``chat_template`` (a template file) is given; the loss mask is written beside the tokens.
     """
     num_workers = _spelling.alias(num_workers, threads, "threads", "num_workers", 0)
     on_error = _spelling.alias(on_error, bad_lines, "bad_lines", "on_error", "fail")
@@ -80,6 +87,8 @@ def pack(
     args.input_format = input_format
     args.key_field = key_field
     args.format = format
+    args.train_on = train_on
+    args.chat_template = os.fspath(chat_template) if chat_template is not None else ""
     args.tokenizer_options = tokenizer_options(pattern, special, allow_special, eos,
                                                post_processor)
     result = _stoker.pack(args)
@@ -89,7 +98,9 @@ def pack(
 
 
 def inspect(path: PathLike, document: Optional[int] = None) -> Any:
-    """The summary of ``stoker inspect --json`` as a dict, or with ``document`` its token ids."""
+    """The summary of ``stoker inspect --json`` as a dict, or with ``document`` its token ids
+    (a list); for chat data (a dataset with a loss mask) ``document`` gives a dict with
+    ``tokens``, ``loss_mask`` (1 where the token is trained) and ``trained_tokens``."""
     if document is not None:
         return json.loads(_stoker.document_json(os.fspath(path), document))
     return json.loads(_stoker.inspect_json(os.fspath(path)))

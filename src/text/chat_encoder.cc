@@ -1,0 +1,52 @@
+#include "text/chat_encoder.h"
+
+#include <filesystem>
+#include <utility>
+
+namespace stoker {
+
+ChatEncoder::ChatEncoder(ChatTemplate t, std::unique_ptr<Tokenizer> control,
+                         std::unique_ptr<Tokenizer> plain, ChatEncoderOptions options)
+    : template_(std::move(t)),
+      control_(std::move(control)),
+      plain_(std::move(plain)),
+      options_(std::move(options)) {}
+
+Result<std::unique_ptr<ChatEncoder>> ChatEncoder::Open(const ChatEncoderOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool is_dir = fs::is_directory(options.tokenizer, ec);
+  const std::string model_dir =
+      is_dir ? options.tokenizer : fs::path(options.tokenizer).parent_path().string();
+  Result<ChatTemplate> t = options.chat_template.empty()
+                               ? ChatTemplate::FromModelDir(model_dir)
+                               : ChatTemplate::FromFile(options.chat_template, model_dir);
+  if (!t.ok()) return t.status();
+  TokenizerOptions topt = options.tokenizer_options;
+  topt.post_processor = false;  // the template writes its own BOS
+  topt.allow_special = true;
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> control,
+                          OpenTokenizer(options.tokenizer, topt));
+  topt.allow_special = false;
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> plain, OpenTokenizer(options.tokenizer, topt));
+  return std::unique_ptr<ChatEncoder>(
+      new ChatEncoder(std::move(*t), std::move(control), std::move(plain), options));
+}
+
+Result<ChatIds> ChatEncoder::Encode(const nlohmann::ordered_json& record) const {
+  STOKER_ASSIGN_OR_RETURN(Conversation conv, ParseConversation(record));
+  TrainOn train_on = options_.train_on.value_or(conv.is_prompt_completion ? TrainOn::kCompletion
+                                                                          : TrainOn::kAssistant);
+  STOKER_ASSIGN_OR_RETURN(ChatSpans spans, template_.Spans(conv, train_on, options_.kwargs));
+  STOKER_ASSIGN_OR_RETURN(std::string marked,
+                          template_.RenderMarkedControlTokens(conv, options_.kwargs));
+  return EncodeChat(*control_, *plain_, marked, spans.text, spans.trained);
+}
+
+bool IsChatRecord(const nlohmann::ordered_json& record) {
+  if (!record.is_object()) return false;
+  return record.contains("messages") || record.contains("conversations") ||
+         (record.contains("prompt") && record.contains("completion"));
+}
+
+}  // namespace stoker

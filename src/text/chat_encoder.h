@@ -1,0 +1,53 @@
+// ChatEncoder: one conversation record in, its token ids and loss mask out — the model's chat
+// template (chat_template.h), the --train-on rule and the encoding of chat_encode.h, behind the
+// one call that `stoker pack`, the stream and Python share.
+// Thread-safe: immutable after Open; Encode may be called from many threads at once.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "stoker/status.h"
+#include "stoker/tokenizer.h"
+#include "text/chat_encode.h"
+#include "text/chat_template.h"
+
+namespace stoker {
+
+struct ChatEncoderOptions {
+  std::string tokenizer;  // --tokenizer: a model directory or a tokenizer.json beside its config
+  std::string chat_template;  // --chat-template PATH; empty = the model directory's own
+  // --train-on; unset = `assistant` for messages, `completion` for prompt + completion records.
+  std::optional<TrainOn> train_on;
+  nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();  // extra template variables
+  TokenizerOptions tokenizer_options;  // pattern, special, eos (allow_special is set here)
+};
+
+class ChatEncoder {
+ public:
+  // Opens the template and the tokenizer twice (control tokens recognised, and not). Errors name
+  // the template or tokenizer file.
+  static Result<std::unique_ptr<ChatEncoder>> Open(const ChatEncoderOptions& options);
+
+  // The ids and mask of one record (`messages`, `conversations` or `prompt` + `completion`).
+  // Errors say what is wrong with the record or what the template raised; the caller adds where.
+  Result<ChatIds> Encode(const nlohmann::ordered_json& record) const;
+
+  const ChatTemplate& chat_template() const { return template_; }
+
+ private:
+  ChatEncoder(ChatTemplate t, std::unique_ptr<Tokenizer> control, std::unique_ptr<Tokenizer> plain,
+              ChatEncoderOptions options);
+
+  ChatTemplate template_;
+  std::unique_ptr<Tokenizer> control_, plain_;
+  ChatEncoderOptions options_;
+};
+
+// Whether a JSON record holds a conversation (`messages`, `conversations`, or `prompt` and
+// `completion`) rather than a plain text field.
+bool IsChatRecord(const nlohmann::ordered_json& record);
+
+}  // namespace stoker

@@ -1,0 +1,240 @@
+"""`stoker pack` on chat data (docs/chat.md): conversations rendered by the model's own template,
+their ids and loss masks stored beside the tokens, and `inspect`, `verify` and `merge` carrying
+the mask. The masks are checked against transformers' ``return_assistant_tokens_mask`` on a
+template with generation markers, and against ``stoker.Tokenizer.apply_chat_template`` (itself
+checked against transformers in test_chat_template.py) on one without."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import stoker
+from bpe_cases import train_llama3_style
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "data" / "chat_templates"
+
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Get the weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}]
+
+
+def records():
+    """Chat records of every input shape: OpenAI messages (system prompts, several turns,
+    reasoning, tools, unicode, content parts, control-token text in content), prompt +
+    completion, and ShareGPT conversations."""
+    u = lambda c: {"role": "user", "content": c}  # noqa: E731
+    a = lambda c, **k: {"role": "assistant", "content": c, **k}  # noqa: E731
+    s = lambda c: {"role": "system", "content": c}  # noqa: E731
+    call = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
+    return [
+        {"messages": [s("You are terse."), u("Hi!"), a("Hello.")]},
+        {"messages": [u("1+1?"), a("2"), u("and 2+2?"), a("4, of course."), u("thanks"),
+                      a("You're welcome!")]},
+        {"messages": [s(""), u("Ünïcødé 中文 🚀"), a("Ça va? 日本語 ✓\n\nline2")]},
+        {"messages": [u("Say <|im_end|> now"), a("<|im_start|> is text here")]},
+        {"messages": [u("Why?"), a("Rayleigh.", reasoning_content="Short waves scatter.")]},
+        {"messages": [u("Weather in Oslo?"), {"role": "assistant", "tool_calls": [call]},
+                      {"role": "tool", "content": "cold"}, a("Cold.")], "tools": TOOLS},
+        {"prompt": "Capital of France?", "completion": "Paris."},
+        {"prompt": [u("Count to 3")], "completion": [a("1 2 3")]},
+        {"conversations": [{"from": "human", "value": "Hey"}, {"from": "gpt", "value": "Hi!"}]},
+    ]
+
+
+@pytest.fixture(scope="module")
+def qwen_models(tmp_path_factory):
+    """Two model directories sharing one trained byte-level BPE tokenizer with Qwen's control
+    tokens: TRL's Qwen3 template with {% generation %} markers, and Qwen2.5's own template (the
+    documented rule finds its spans)."""
+    base = tmp_path_factory.mktemp("chat-models")
+    dirs = {}
+    for name in ("qwen3_training", "qwen2_5"):
+        d = base / name
+        d.mkdir()
+        train_llama3_style(d / "tokenizer.json", bos="<|im_start|>", eos="<|im_end|>")
+        config = {"eos_token": "<|im_end|>",
+                  "chat_template": (TEMPLATES / f"{name}.jinja").read_text(encoding="utf-8"),
+                  "added_tokens_decoder": {"0": {"content": "<|im_start|>", "special": True},
+                                           "1": {"content": "<|im_end|>", "special": True}}}
+        (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+        dirs[name] = d
+    return dirs
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                    encoding="utf-8")
+    return path
+
+
+def pack(stoker_cli, *args):
+    return subprocess.run([stoker_cli, "pack", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_packed_ids_and_masks_equal_transformers(stoker_cli, qwen_models, tmp_path):
+    from transformers import PreTrainedTokenizerFast
+
+    model = qwen_models["qwen3_training"]
+    config = json.loads((model / "tokenizer_config.json").read_text(encoding="utf-8"))
+    hf = PreTrainedTokenizerFast(tokenizer_file=str(model / "tokenizer.json"),
+                                 eos_token="<|im_end|>", chat_template=config["chat_template"])
+    parts = [{"type": "text", "text": "Part one."}, {"type": "text", "text": "Two."}]
+    rows = [r for r in records() if "messages" in r]
+    rows.append({"messages": [{"role": "user", "content": parts},
+                              {"role": "assistant", "content": parts[:1]}]})
+    src = write_jsonl(tmp_path / "chats.jsonl", rows)
+    out = tmp_path / "sft"
+    r = pack(stoker_cli, src, "-o", out, "--tokenizer", model)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counters"]["documents"] == len(rows)
+    trained = 0
+    for i, row in enumerate(rows):
+        doc = stoker.inspect(out, document=i)
+        want = hf.apply_chat_template(row["messages"], tools=row.get("tools"), tokenize=True,
+                                      return_dict=True, return_assistant_tokens_mask=True)
+        # transformers reads control-token text in content as control tokens unless sanitized
+        # (and then gives no mask): stoker always reads it as text.
+        ids = hf.apply_chat_template(row["messages"], tools=row.get("tools"), tokenize=True,
+                                     sanitize_control_tokens=True)
+        ids = ids["input_ids"] if hasattr(ids, "keys") else ids
+        assert doc["tokens"] == list(ids), i
+        if "<|im_" not in json.dumps(row):
+            assert doc["tokens"] == list(want["input_ids"]), i
+            assert doc["loss_mask"] == list(want["assistant_masks"]), i
+        assert doc["trained_tokens"] == sum(doc["loss_mask"]) > 0
+        trained += doc["trained_tokens"]
+    assert manifest["loss_mask"] == {"dataset": "loss_mask", "trained_tokens": trained}
+    # The user's "<|im_end|>" text stays text: the conversation has one <|im_end|> per turn.
+    im_end = hf.convert_tokens_to_ids("<|im_end|>")
+    assert stoker.inspect(out, document=3)["tokens"].count(im_end) == 2
+    summary = stoker.inspect(out)
+    assert summary["trained_tokens"] == trained
+    assert 0 < summary["trained_share"] < 1
+
+
+def test_every_record_shape_packs_as_the_tokenizer_encodes_it(stoker_cli, qwen_models, tmp_path):
+    """No generation markers: the spans come from the rule of docs/chat.md. prompt + completion
+    records train the completion by default, messages every assistant turn."""
+    model = qwen_models["qwen2_5"]
+    rows = records()
+    out = tmp_path / "sft"
+    r = pack(stoker_cli, write_jsonl(tmp_path / "chats.jsonl", rows), "-o", out,
+             "--tokenizer", model)
+    assert r.returncode == 0, r.stderr
+    tok = stoker.Tokenizer(model)
+    for i, row in enumerate(rows):
+        train_on = "completion" if "prompt" in row else "assistant"
+        ids, mask = tok.apply_chat_template(row, train_on=train_on)
+        doc = stoker.inspect(out, document=i)
+        assert doc["tokens"] == list(ids), i
+        assert doc["loss_mask"] == list(mask), i
+    # --train-on last trains only the final assistant turn.
+    r = pack(stoker_cli, write_jsonl(tmp_path / "multi.jsonl", [rows[1]]), "-o",
+             tmp_path / "last", "--tokenizer", model, "--train-on", "last")
+    assert r.returncode == 0, r.stderr
+    ids, mask = tok.apply_chat_template(rows[1], train_on="last")
+    assert stoker.inspect(tmp_path / "last", document=0)["loss_mask"] == list(mask)
+    assert 0 < sum(mask) < sum(tok.apply_chat_template(rows[1])[1])
+
+
+def test_bad_records_name_the_line_or_are_counted(stoker_cli, qwen_models, tmp_path):
+    model = qwen_models["qwen2_5"]
+    good = {"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]}
+    bad = [
+        ({"text": "no conversation", "prompt": "only a prompt"}, "conversation"),
+        ({"messages": [{"role": "wizard", "content": "x"}]}, "wizard"),
+        ({"messages": [{"role": "user", "content": 7}]}, "content"),
+        ({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant"}]}, "assistant"),
+    ]
+    for k, (row, word) in enumerate(bad):
+        src = write_jsonl(tmp_path / f"bad{k}.jsonl", [good, row, good])
+        r = pack(stoker_cli, src, "-o", tmp_path / f"out{k}", "--tokenizer", model,
+                 "--train-on", "assistant")
+        assert r.returncode == 2, (row, r.stderr)
+        assert f"bad{k}.jsonl:2" in r.stderr and word in r.stderr, r.stderr
+        assert not (tmp_path / f"out{k}" / "manifest.json").exists()
+    # Under --on-error skip they are counted; a conversation with nothing to train is dropped.
+    rows = [good] + [row for row, _ in bad] + [{"messages": [{"role": "user", "content": "Q"}]}]
+    out = tmp_path / "skipped"
+    r = pack(stoker_cli, write_jsonl(tmp_path / "mixed.jsonl", rows), "-o", out, "--tokenizer",
+             model, "--train-on", "assistant", "--on-error", "skip")
+    assert r.returncode == 0, r.stderr
+    counters = json.loads((out / "manifest.json").read_text())["counters"]
+    assert counters["documents"] == 1
+    assert counters["bad_lines_skipped"] == len(bad)
+    assert counters["untrained_conversations_skipped"] == 1
+
+
+def test_template_errors_are_clear(stoker_cli, qwen_models, tmp_path):
+    model = qwen_models["qwen2_5"]
+    rows = [{"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]}]
+    src = write_jsonl(tmp_path / "chats.jsonl", rows)
+    raising = tmp_path / "raising.jinja"
+    raising.write_text("{{ raise_exception('only system prompts, please') }}")
+    r = pack(stoker_cli, src, "-o", tmp_path / "a", "--tokenizer", model, "--chat-template",
+             raising)
+    assert r.returncode == 2 and "only system prompts, please" in r.stderr, r.stderr
+    assert "chats.jsonl:1" in r.stderr
+    broken = tmp_path / "broken.jinja"
+    broken.write_text("line one\n{% for m in messages %}\n{{ m.content }}\n")
+    r = pack(stoker_cli, src, "-o", tmp_path / "b", "--tokenizer", model, "--chat-template",
+             broken)
+    assert r.returncode == 2 and "broken.jinja" in r.stderr, r.stderr
+
+
+def test_text_jsonl_stays_text(stoker_cli, qwen_models, tmp_path):
+    """A JSONL of documents is packed as before: no loss mask, EOS appended."""
+    src = write_jsonl(tmp_path / "docs.jsonl", [{"text": "hello world"}, {"text": "more text"}])
+    out = tmp_path / "text"
+    r = pack(stoker_cli, src, "-o", out, "--tokenizer", qwen_models["qwen2_5"])
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "loss_mask" not in manifest
+    assert isinstance(stoker.inspect(out, document=0), list)
+
+
+def test_verify_merge_and_inspect_carry_the_mask(stoker_cli, qwen_models, tmp_path):
+    model = qwen_models["qwen2_5"]
+    rows = records()
+    parts = []
+    for k, chunk in enumerate((rows[:4], rows[4:])):
+        out = tmp_path / f"part{k}"
+        r = pack(stoker_cli, write_jsonl(tmp_path / f"c{k}.jsonl", chunk), "-o", out,
+                 "--tokenizer", model)
+        assert r.returncode == 0, r.stderr
+        parts.append(out)
+    merged = tmp_path / "merged"
+    r = subprocess.run([stoker_cli, "merge", *map(str, parts), "-o", str(merged)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    expect = [stoker.inspect(parts[0], document=i) for i in range(4)]
+    expect += [stoker.inspect(parts[1], document=i) for i in range(len(rows) - 4)]
+    assert [stoker.inspect(merged, document=i) for i in range(len(rows))] == expect
+    m = json.loads((merged / "manifest.json").read_text())
+    assert m["loss_mask"]["trained_tokens"] == sum(d["trained_tokens"] for d in expect)
+    assert stoker.verify(merged)["ok"]
+    # The CLI shows the rendered text with the trained runs marked.
+    r = subprocess.run([stoker_cli, "inspect", str(merged), "--show-document", "0",
+                        "--tokenizer", str(model)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "\u27e6Hello.<|im_end|>\u27e7" in r.stdout, r.stdout
+    assert "You are terse." in r.stdout and "\u27e6You are terse" not in r.stdout
+    # A damaged mask is found: spans past the document's end.
+    mask_bin = sorted((parts[0] / "loss_mask").glob("*.bin"))[0]
+    data = bytearray(mask_bin.read_bytes())
+    data[4:8] = (10**6).to_bytes(4, "little")
+    mask_bin.write_bytes(bytes(data))
+    report = stoker.verify(parts[0])
+    assert not report["ok"] and any("loss_mask" in p for p in report["problems"]), report
+    # Chat data and text data do not merge.
+    text = tmp_path / "text"
+    write_jsonl(tmp_path / "t.jsonl", [{"text": "plain"}])
+    assert pack(stoker_cli, tmp_path / "t.jsonl", "-o", text, "--tokenizer", model).returncode == 0
+    r = subprocess.run([stoker_cli, "merge", str(parts[1]), str(text), "-o", str(tmp_path / "x")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "loss mask" in r.stderr, r.stderr
