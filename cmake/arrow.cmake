@@ -103,6 +103,7 @@ if(STOKER_HAVE_ARROW)
     ${PROJECT_SOURCE_DIR}/src/records/arrow/arrow_module.cc
     ${PROJECT_SOURCE_DIR}/src/records/arrow/arrow_byte_file.cc
     ${PROJECT_SOURCE_DIR}/src/records/arrow/arrow_columns.cc
+    ${PROJECT_SOURCE_DIR}/src/records/arrow/arrow_json.cc
     ${PROJECT_SOURCE_DIR}/src/records/arrow/parquet_source.cc
     ${PROJECT_SOURCE_DIR}/src/records/arrow/arrow_ipc_source.cc
     ${PROJECT_SOURCE_DIR}/src/records/arrow/arrow_token_column.cc

@@ -10,12 +10,23 @@
 namespace stoker {
 namespace {
 
-// Whether the first non-blank line of the first JSONL input is a conversation record without
+// Whether the first record (a non-blank JSONL line, or a record of a record shard) of the first
+// input that has one is a conversation record without
 // `text_field`. A line that is not JSON says no: the pack then reports it as it reports any.
+// Text files are skipped.
 Result<bool> FirstRecordIsConversation(const PackOptions& options) {
   STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> files,
                           ExpandPackInputs(options.inputs, options.input_format));
   for (const InputFile& file : files) {
+    if (file.kind == InputKind::kRecords) {
+      STOKER_ASSIGN_OR_RETURN(std::unique_ptr<RecordDocumentReader> records,
+                              RecordDocumentReader::Open(file, kWholeRecord, ""));
+      RawDocument doc;
+      STOKER_ASSIGN_OR_RETURN(bool any, records->Next(&doc));
+      if (!any) continue;
+      nlohmann::ordered_json record = nlohmann::ordered_json::parse(doc.data, nullptr, false);
+      return IsChatRecord(record) && !record.contains(options.encoder.text_field);
+    }
     if (file.kind != InputKind::kJsonl) continue;
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> stream, OpenInputStream(file));
     LineReader lines(std::move(stream));
@@ -36,7 +47,9 @@ Result<bool> FirstRecordIsConversation(const PackOptions& options) {
 Result<std::shared_ptr<const ChatEncoder>> ChatEncoderForPack(const PackArgs& args,
                                                               const PackOptions& options) {
   bool chat = !args.train_on.empty() || !args.chat_template.empty();
-  if (!chat && args.text_field == "text") {
+  // A task of a split pack lists nothing (it reads the recorded input list), and chat data is
+  // packed in one task for now: the records are not looked at there.
+  if (!chat && args.text_field == "text" && options.task_count <= 1) {
     STOKER_ASSIGN_OR_RETURN(chat, FirstRecordIsConversation(options));
   }
   if (!chat) return std::shared_ptr<const ChatEncoder>();

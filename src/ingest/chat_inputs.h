@@ -1,7 +1,8 @@
 // Whether `stoker pack` reads chat data (docs/chat.md), and the ChatEncoder it then uses: chat
 // when --train-on or --chat-template is given, or when, with the text field left at "text", the
-// first record of the first JSONL input is a conversation (`messages`, `conversations`, or
-// `prompt` + `completion`) without a "text" field. Thread-safe (no shared state).
+// first record of the first JSONL input or record shard is a conversation (`messages`,
+// `conversations`, or `prompt` + `completion`) without a "text" field. Thread-safe (no shared
+// state).
 #pragma once
 
 #include <memory>

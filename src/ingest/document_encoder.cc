@@ -84,9 +84,10 @@ Status DocumentEncoder::EncodeConversation(const RawDocument& doc, const std::st
 
 Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
                                EncodedDocuments* out) const {
-  if (chat_ != nullptr && !doc.jsonl) {
+  if (chat_ != nullptr && !doc.jsonl && !doc.record) {
     return InvalidArgument(Where(doc, path) +
-                           ": chat data is read from JSONL files; this input is not one");
+                           ": chat data is read from JSONL files and record shards; this input is "
+                           "a text file");
   }
   if (doc.record && (doc.pretokenized || !doc.missing.empty())) return EncodeRecord(doc, path, out);
   PackCounters& c = out->counters;
@@ -113,11 +114,14 @@ Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
     }
   }
 
+  if (chat_ != nullptr) {
+    if (bytes.find_first_not_of(" \t\r") == std::string_view::npos) return Status::OK();
+    return EncodeConversation(doc, path, bytes, out);
+  }
   std::string_view text = bytes;
   if (doc.jsonl) {
     auto bad_line = [&](const std::string& why) { return BadLine(doc, path, why, &c); };
     if (bytes.find_first_not_of(" \t\r") == std::string_view::npos) return Status::OK();
-    if (chat_ != nullptr) return EncodeConversation(doc, path, bytes, out);
     std::string why;
     switch (JsonlFieldReader::ForThread().Read(bytes, options_.text_field, &text, &why)) {
       case JsonlFieldReader::Outcome::kFound:
@@ -127,7 +131,11 @@ Status DocumentEncoder::Encode(const RawDocument& doc, const std::string& path,
       case JsonlFieldReader::Outcome::kNotObject:
         return bad_line("the line is not a JSON object");
       case JsonlFieldReader::Outcome::kMissing:
-        return bad_line("missing text field '" + options_.text_field + "'");
+        return bad_line("missing text field '" + options_.text_field + "'" +
+                        (bytes.find("\"messages\"") != std::string_view::npos
+                             ? " (a conversation? chat data is told by its first record, "
+                               "or by --train-on, and is packed in one task for now)"
+                             : ""));
       case JsonlFieldReader::Outcome::kNotString:
         return bad_line("field '" + options_.text_field + "' is a " + why + ", not a string");
     }

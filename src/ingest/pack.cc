@@ -104,7 +104,9 @@ class Pipeline {
   // workers run out of work together rather than one waiting while another encodes a full
   // last batch (the order, and so the output, does not depend on the batch sizes).
   void ReadLoop() {
-    InputReader input(&files_, slice_, options_.batch_bytes, options_.encoder.text_field,
+    // Chat data: each record is read whole, as the JSON object a JSONL line would hold.
+    InputReader input(&files_, slice_, options_.batch_bytes,
+                      options_.chat ? std::string(kWholeRecord) : options_.encoder.text_field,
                       options_.key_field, options_.encoder.skip_bad_lines);
     uint64_t disk_left = 0;
     for (size_t i = slice_.first; i < slice_.last; ++i) disk_left += files_[i].size_bytes;

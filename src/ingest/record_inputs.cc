@@ -1,10 +1,12 @@
 #include "ingest/record_inputs.h"
 
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
 #include "ingest/remote_inputs.h"
 #include "records/brace_expand.h"
+#include "text/utf8.h"
 
 namespace stoker {
 namespace {
@@ -36,6 +38,7 @@ std::string KeyOf(const Record& r, const std::string& key_field) {
   switch (f->type) {
     case FieldType::kBytes:
     case FieldType::kString:
+    case FieldType::kJson:
       return f->bytes;
     case FieldType::kInt:
     case FieldType::kTokens:
@@ -44,6 +47,21 @@ std::string KeyOf(const Record& r, const std::string& key_field) {
       return r.key;
   }
   return r.key;
+}
+
+// The record shards of `input` (a shard, a pattern or a dataset directory), as input files.
+Status AppendRecordShards(const std::string& input, RecordFormat format,
+                          std::vector<InputFile>* files) {
+  STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> shards, ExpandRecordShards({input}, format));
+  for (RecordShard& s : shards) {
+    InputFile f;
+    f.path = s.path;
+    f.size_bytes = s.size_bytes;
+    f.kind = InputKind::kRecords;
+    f.shard = std::move(s);
+    files->push_back(std::move(f));
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -85,20 +103,19 @@ Result<std::vector<InputFile>> ExpandPackInputs(const std::vector<std::string>& 
                    DetectRecordFormat(input) != RecordFormat::kAuto ||
                    (HasBracePattern(input) && !PathExists(input));
     if (!records) {
+      // In a directory, a file named as a record shard (*.parquet, *.arrow, *.tar, *.tfrecord)
+      // is one: its bytes are never a document.
       STOKER_ASSIGN_OR_RETURN(std::vector<InputFile> plain, ExpandInputs({input}));
-      for (InputFile& f : plain) files.push_back(std::move(f));
+      for (InputFile& f : plain) {
+        if (DetectRecordFormat(f.path) == RecordFormat::kAuto) {
+          files.push_back(std::move(f));
+        } else {
+          STOKER_RETURN_IF_ERROR(AppendRecordShards(f.path, RecordFormat::kAuto, &files));
+        }
+      }
       continue;
     }
-    STOKER_ASSIGN_OR_RETURN(std::vector<RecordShard> shards,
-                            ExpandRecordShards({input}, ToRecordFormat(format)));
-    for (RecordShard& s : shards) {
-      InputFile f;
-      f.path = s.path;
-      f.size_bytes = s.size_bytes;
-      f.kind = InputKind::kRecords;
-      f.shard = std::move(s);
-      files.push_back(std::move(f));
-    }
+    STOKER_RETURN_IF_ERROR(AppendRecordShards(input, ToRecordFormat(format), &files));
   }
   return files;
 }
@@ -126,6 +143,10 @@ Result<bool> RecordDocumentReader::Next(RawDocument* doc) {
   doc->tokens.clear();
   doc->missing.clear();
   doc->data.clear();
+  if (text_field_ == kWholeRecord) {
+    RecordToJson(&*r, doc);
+    return true;
+  }
   Field* f = nullptr;
   for (Field& candidate : r->fields) {
     if (candidate.name == text_field_) f = &candidate;
@@ -139,6 +160,7 @@ Result<bool> RecordDocumentReader::Next(RawDocument* doc) {
   switch (f->type) {
     case FieldType::kBytes:
     case FieldType::kString:
+    case FieldType::kJson:
       doc->data = std::move(f->bytes);
       return true;
     case FieldType::kInt:
@@ -159,6 +181,36 @@ Result<bool> RecordDocumentReader::Next(RawDocument* doc) {
       return true;
   }
   return true;
+}
+
+void RecordDocumentReader::RecordToJson(Record* r, RawDocument* doc) const {
+  nlohmann::ordered_json record = nlohmann::ordered_json::object();
+  for (Field& f : r->fields) {
+    switch (f.type) {
+      case FieldType::kJson:
+      case FieldType::kBytes: {
+        nlohmann::ordered_json v = nlohmann::ordered_json::parse(f.bytes, nullptr, false);
+        if (f.type == FieldType::kJson) {
+          record[f.name] = std::move(v);
+        } else if (f.name == "json" && v.is_object()) {  // a WebDataset sample's .json member
+          for (auto& [key, value] : v.items()) record[key] = std::move(value);
+        } else if (FindInvalidUtf8(f.bytes) == std::string_view::npos) {
+          record[f.name] = std::move(f.bytes);
+        }
+        break;
+      }
+      case FieldType::kString:
+        if (FindInvalidUtf8(f.bytes) == std::string_view::npos) record[f.name] = std::move(f.bytes);
+        break;
+      case FieldType::kInt:
+        if (f.ints.size() == 1) record[f.name] = f.ints[0];
+        break;
+      case FieldType::kTokens:
+      case FieldType::kFloat:
+        break;
+    }
+  }
+  doc->data = record.dump();
 }
 
 }  // namespace stoker

@@ -34,11 +34,16 @@ Result<PackInputFormat> ParsePackInputFormat(std::string_view name);
 Result<std::vector<InputFile>> ExpandPackInputs(const std::vector<std::string>& inputs,
                                                 PackInputFormat format);
 
+// RecordDocumentReader's text field meaning "the whole record, as JSON" (chat data).
+inline constexpr char kWholeRecord[] = "*";
+
 class RecordDocumentReader {
  public:
   // Opens the shard of `file` (kind kRecords). `text_field` names the field holding the text
   // (bytes or string) or the token ids (tokens or int); `key_field`, if not empty, the field
   // whose value is the record's key in error messages.
+  // `text_field` kWholeRecord: the document is the whole record as a JSON object (chat data):
+  // nested fields as they are, strings as strings, a WebDataset `json` member's keys merged in.
   static Result<std::unique_ptr<RecordDocumentReader>> Open(const InputFile& file,
                                                             std::string text_field,
                                                             std::string key_field);
@@ -53,6 +58,9 @@ class RecordDocumentReader {
       : source_(std::move(source)),
         text_field_(std::move(text_field)),
         key_field_(std::move(key_field)) {}
+
+  // The whole record as JSON (text_field_ == kWholeRecord).
+  void RecordToJson(Record* r, RawDocument* doc) const;
 
   std::unique_ptr<RecordSource> source_;
   std::string text_field_;

@@ -14,6 +14,8 @@ std::string_view FieldTypeName(FieldType type) {
       return "float";
     case FieldType::kTokens:
       return "tokens";
+    case FieldType::kJson:
+      return "json";
   }
   return "?";
 }

@@ -17,15 +17,16 @@ enum class FieldType {
   kInt,     // integers (MDS int scalars, TFRecord int64_list)
   kFloat,   // floating point (MDS float scalars, TFRecord float_list)
   kTokens,  // an integer array of token ids (MDS ndarray of an integer dtype)
+  kJson,    // a nested value as JSON text in `bytes` (Arrow structs, lists of structs, maps)
 };
 
-// "bytes", "string", "int", "float", "tokens".
+// "bytes", "string", "int", "float", "tokens", "json".
 std::string_view FieldTypeName(FieldType type);
 
 struct Field {
   std::string name;
   FieldType type = FieldType::kBytes;
-  std::string bytes;           // kBytes, kString
+  std::string bytes;           // kBytes, kString, kJson
   std::vector<int64_t> ints;   // kInt, kTokens
   std::vector<double> floats;  // kFloat
   // kBytes: how many byte strings the field holds. 1 for every format but TFRecord, whose

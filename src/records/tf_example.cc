@@ -252,7 +252,8 @@ std::string EncodeTfExample(const std::vector<Field>& fields) {
     uint32_t kind = 1;
     switch (f.type) {
       case FieldType::kBytes:
-      case FieldType::kString: {
+      case FieldType::kString:
+      case FieldType::kJson: {
         kind = 1;
         if (f.byte_values > 0) PutDelimited(1, f.bytes, &list);
         for (const std::string& more : f.more_bytes) PutDelimited(1, more, &list);

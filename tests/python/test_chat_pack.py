@@ -238,3 +238,37 @@ def test_verify_merge_and_inspect_carry_the_mask(stoker_cli, qwen_models, tmp_pa
     r = subprocess.run([stoker_cli, "merge", str(parts[1]), str(text), "-o", str(tmp_path / "x")],
                        capture_output=True, text=True)
     assert r.returncode != 0 and "loss mask" in r.stderr, r.stderr
+
+
+def test_chat_records_from_parquet_and_webdataset(stoker_cli, qwen_models, tmp_path):
+    """Conversations stored as records: a Parquet file written by `datasets` (its `messages`
+    column a list of structs, `tools` a string of JSON as the hub stores it) and a WebDataset
+    tar written by webdataset's own writer (one .json member per sample). Each packs to the ids
+    and masks of the same conversations read from JSONL."""
+    import datasets
+    import webdataset as wds
+
+    model = qwen_models["qwen2_5"]
+    rows = [r for r in records() if "messages" in r and "tools" not in r]
+    jsonl_out = tmp_path / "from-jsonl"
+    r = pack(stoker_cli, write_jsonl(tmp_path / "chats.jsonl", rows), "-o", jsonl_out,
+             "--tokenizer", model)
+    assert r.returncode == 0, r.stderr
+    want = [stoker.inspect(jsonl_out, document=i) for i in range(len(rows))]
+    # Arrow needs one struct type per column: absent keys are nulls there, as on the hub.
+    parquet = tmp_path / "parquet"
+    parquet.mkdir()
+    datasets.Dataset.from_list(rows).to_parquet(str(parquet / "train-00000.parquet"))
+    tar = tmp_path / "wds"
+    tar.mkdir()
+    with wds.TarWriter(str(tar / "chats-000000.tar")) as sink:
+        for i, row in enumerate(rows):
+            sink.write({"__key__": f"{i:06d}", "json": row})
+    for src in (parquet, tar):
+        out = tmp_path / f"from-{src.name}"
+        r = pack(stoker_cli, src, "-o", out, "--tokenizer", model)
+        assert r.returncode == 0, (src, r.stderr)
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["counters"]["documents"] == len(rows)
+        got = [stoker.inspect(out, document=i) for i in range(len(rows))]
+        assert got == want, src

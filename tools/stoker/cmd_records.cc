@@ -38,7 +38,8 @@ nlohmann::json FieldJson(const Field& f) {
   nlohmann::json j = {{"name_hex", Hex(f.name)}, {"type", std::string(FieldTypeName(f.type))}};
   switch (f.type) {
     case FieldType::kBytes:
-    case FieldType::kString: {
+    case FieldType::kString:
+    case FieldType::kJson: {
       nlohmann::json values = nlohmann::json::array();
       if (f.byte_values > 0) values.push_back(Hex(f.bytes));
       for (const std::string& m : f.more_bytes) values.push_back(Hex(m));

@@ -6,6 +6,8 @@
 
 #include <limits>
 
+#include "records/arrow/arrow_json.h"
+
 namespace stoker {
 namespace {
 
@@ -116,6 +118,8 @@ Status ArrowRowReader::Plan(const arrow::Schema& schema) {
       kind = Kind::kInt;
     } else if (IsFloat(id)) {
       kind = Kind::kFloat;
+    } else if (IsJsonColumnType(type)) {
+      kind = Kind::kJson;
     } else if (IsList(id)) {
       arrow::Type::type child = type.field(0)->type()->id();
       if (IsIntegerLike(child)) kind = Kind::kIntList;
@@ -179,6 +183,11 @@ void ArrowRowReader::AppendField(int column, int64_t row, std::vector<Field>* fi
       }
       break;
     }
+    case Kind::kJson:
+      f.type = FieldType::kJson;
+      f.bytes = ArrowValueToJson(a, row).dump(-1, ' ', /*ensure_ascii=*/false,
+                                              nlohmann::ordered_json::error_handler_t::replace);
+      break;
     case Kind::kSkip:
       return;
   }

@@ -33,7 +33,7 @@ class ArrowRowReader {
   Result<std::optional<Record>> Next();
 
  private:
-  enum class Kind { kSkip, kString, kBytes, kInt, kFloat, kIntList, kFloatList };
+  enum class Kind { kSkip, kString, kBytes, kInt, kFloat, kIntList, kFloatList, kJson };
   Status Plan(const arrow::Schema& schema);
   void AppendField(int column, int64_t row, std::vector<Field>* fields) const;
 
