@@ -36,6 +36,17 @@ class DocumentReader {
     (void)doc;
     (void)offset;
   }
+  // Chat data (docs/chat.md): whether the documents carry a loss mask, and the mask of tokens
+  // [offset, offset + count) of `doc` (out[k] = 1 where token offset + k is trained, else 0).
+  // A reader without one says false, and ReadLossMask fails with kFailedPrecondition.
+  virtual bool has_loss_mask() const { return false; }
+  virtual Status ReadLossMask(uint64_t doc, uint64_t offset, uint64_t count, uint8_t* out) const {
+    (void)doc;
+    (void)offset;
+    (void)count;
+    (void)out;
+    return FailedPrecondition(path() + ": has no loss mask");
+  }
   // The requests made to remote storage (s3://, http(s)://) for this reader since it was opened.
   // Zero for local data.
   virtual StorageStats storage_stats() const { return {}; }

@@ -49,6 +49,9 @@ struct LoaderOptions : PlanOptions {
   bool position_ids = true;
   bool segment_ids = true;
   ErrorPolicy on_error = ErrorPolicy::kFail;
+  // Documents longer than seq_len: kAuto drops them for chat data (a conversation's answer
+  // must not arrive without its question; docs/chat.md) and splits them for text.
+  LongDocuments long_documents = LongDocuments::kAuto;
   int64_t pad_token_id = 0;  // input_ids value at padding positions
   // The live stall monitor (see docs/diagnostics.md) always measures; these say where its
   // warnings go: at most one line per 5 minutes, to `monitor_sink` if set (called on the thread
@@ -108,7 +111,8 @@ class LoaderBatch {
   uint64_t batch_size() const { return batch_size_; }
   uint64_t seq_len() const { return seq_len_; }
   int max_seqlen() const { return max_seqlen_; }
-  uint64_t real_tokens() const { return real_tokens_; }  // non-padding positions
+  uint64_t real_tokens() const { return real_tokens_; }        // non-padding positions
+  uint64_t trained_tokens() const { return trained_tokens_; }  // labels that are not -100
   uint64_t skipped_documents() const { return skipped_documents_; }
 
   // Host tensors (in the ring slot): [B, S] in the token dtype.
@@ -118,6 +122,9 @@ class LoaderBatch {
   TensorView segment_ids() const { return View(3, false); }     // null if not built
   TensorView cu_seqlens() const { return View(4, false); }      // int32 [segments + 1]
   TensorView attention_mask() const { return View(5, false); }  // uint8 [B, S, S]; null if off
+  // Chat data only (docs/chat.md, "Batches"): 1 where labels[t] is trained, [B, S] in the token
+  // dtype; null for datasets without a loss mask.
+  TensorView loss_mask() const { return View(6, false); }
   // The same tensors on the device, when the loader has one (data == nullptr otherwise).
   TensorView device_input_ids() const { return View(0, true); }
   TensorView device_labels() const { return View(1, true); }
@@ -125,6 +132,7 @@ class LoaderBatch {
   TensorView device_segment_ids() const { return View(3, true); }
   TensorView device_cu_seqlens() const { return View(4, true); }
   TensorView device_attention_mask() const { return View(5, true); }
+  TensorView device_loss_mask() const { return View(6, true); }
   bool on_device() const { return device_base_ != nullptr; }
 
   // Makes `cuda_stream` (a cudaStream_t; nullptr = legacy default stream) wait, on the GPU, for
@@ -155,7 +163,7 @@ class LoaderBatch {
   const loader::BatchLayout* layout_ = nullptr;  // owned by owner_
   uint64_t epoch_ = 0, step_ = 0, batch_size_ = 0, seq_len_ = 0;
   int max_seqlen_ = 0, num_cu_seqlens_ = 0;
-  uint64_t real_tokens_ = 0, skipped_documents_ = 0;
+  uint64_t real_tokens_ = 0, trained_tokens_ = 0, skipped_documents_ = 0;
   TokenDType dtype_ = TokenDType::kInt64;
   PlanPosition position_after_;
   std::shared_ptr<const BatchPlanner> planner_;  // makes state_after_ when asked for
@@ -164,10 +172,14 @@ class LoaderBatch {
 
 // Counters since Open (or the last Restore). Times are totals over all threads.
 struct LoaderStats {
-  uint64_t batches = 0;            // delivered to the consumer
-  uint64_t samples = 0;            // rows delivered
-  uint64_t tokens = 0;             // positions delivered (batch_size * seq_len each)
-  uint64_t real_tokens = 0;        // non-padding positions delivered
+  uint64_t batches = 0;         // delivered to the consumer
+  uint64_t samples = 0;         // rows delivered
+  uint64_t tokens = 0;          // positions delivered (batch_size * seq_len each)
+  uint64_t real_tokens = 0;     // non-padding positions delivered
+  uint64_t trained_tokens = 0;  // labels delivered that are not -100
+  // Documents longer than seq_len that LoaderOptions::long_documents left out of the plan (with
+  // truncated chat documents left with no trained token), and those truncated to their head.
+  uint64_t long_documents_dropped = 0, long_documents_truncated = 0;
   uint64_t skipped_documents = 0;  // pieces blanked by ErrorPolicy::kSkip
   double elapsed_s = 0;            // since the loader started producing
   double tokens_per_s = 0;         // delivered positions / elapsed

@@ -35,6 +35,13 @@ enum class PackMode : uint8_t {
   kBestFit,  // best-fit decreasing within windows of documents; leftover space padded
   kPad,      // one document per row, truncated to seq_len (the naive baseline)
 };
+// What becomes of a document longer than seq_len (docs/chat.md, "Long conversations").
+enum class LongDocuments : uint8_t {
+  kAuto,      // kDrop for chat data (a dataset with a loss mask), kSplit otherwise
+  kSplit,     // cut into pieces across rows (pretraining text)
+  kDrop,      // left out of the plan, counted
+  kTruncate,  // its first seq_len tokens only (the head)
+};
 enum class RemainderPolicy : uint8_t {
   kDropLast,  // drop the final incomplete global batch of an epoch
   kPad,       // complete it with rows from the start of the next epoch, flagged `repeated`
@@ -48,6 +55,23 @@ std::string_view RemainderPolicyName(RemainderPolicy policy);
 Result<ShuffleMode> ParseShuffleMode(std::string_view name);
 Result<PackMode> ParsePackMode(std::string_view name);
 Result<RemainderPolicy> ParseRemainderPolicy(std::string_view name);
+// "auto", "split", "drop", "truncate".
+std::string_view LongDocumentsName(LongDocuments policy);
+Result<LongDocuments> ParseLongDocuments(std::string_view name);
+
+// The documents a LongDocuments policy changed.
+struct LongDocumentCounts {
+  uint64_t dropped = 0;    // kDrop: documents left out
+  uint64_t truncated = 0;  // kTruncate: documents cut to their head
+  uint64_t untrained = 0;  // of those, chat documents left with no trained token (then dropped)
+};
+
+// `lengths` with `policy` (kDrop or kTruncate) applied to every document longer than `seq_len`:
+// a dropped document gets length 0 (the plan skips empty documents, so document numbers keep
+// their meaning), a truncated one seq_len. The lengths are read once and held in memory; the
+// totals are recomputed. Pure: no I/O beyond reading mapped lengths.
+Result<DatasetLengths> LimitLongDocuments(const DatasetLengths& lengths, LongDocuments policy,
+                                          uint64_t seq_len, LongDocumentCounts* counts);
 
 struct PlanDataset {
   std::shared_ptr<const DatasetLengths> lengths;

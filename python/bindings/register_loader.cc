@@ -103,6 +103,7 @@ nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
       {"segment_ids", device ? lb.device_segment_ids() : lb.segment_ids()},
       {"cu_seqlens", device ? lb.device_cu_seqlens() : lb.cu_seqlens()},
       {"attention_mask", device ? lb.device_attention_mask() : lb.attention_mask()},
+      {"loss_mask", device ? lb.device_loss_mask() : lb.loss_mask()},
   };
   nb::dict out;
   for (const auto& [name, view] : views) {
@@ -183,6 +184,9 @@ nb::dict StatsToDict(const LoaderStats& s) {
   d["samples"] = s.samples;
   d["tokens"] = s.tokens;
   d["real_tokens"] = s.real_tokens;
+  d["trained_tokens"] = s.trained_tokens;
+  d["long_documents_dropped"] = s.long_documents_dropped;
+  d["long_documents_truncated"] = s.long_documents_truncated;
   d["skipped_documents"] = s.skipped_documents;
   d["elapsed_s"] = s.elapsed_s;
   d["tokens_per_s"] = s.tokens_per_s;
@@ -244,6 +248,7 @@ void RegisterLoader(nb::module_& m) {
       .def_prop_ro("seq_len", [](const PyBatch& b) { return b.batch->seq_len(); })
       .def_prop_ro("max_seqlen", [](const PyBatch& b) { return b.batch->max_seqlen(); })
       .def_prop_ro("real_tokens", [](const PyBatch& b) { return b.batch->real_tokens(); })
+      .def_prop_ro("trained_tokens", [](const PyBatch& b) { return b.batch->trained_tokens(); })
       .def_prop_ro("skipped_documents",
                    [](const PyBatch& b) { return b.batch->skipped_documents(); })
       .def_prop_ro("on_device", [](const PyBatch& b) { return b.batch->on_device(); })

@@ -93,6 +93,12 @@ void RegisterOptions(nb::module_& m) {
             o.token_dtype = Unwrap(ParseOutputDType(v));
           })
       .def_prop_rw(
+          "long_documents",
+          [](const LoaderOptions& o) { return std::string(LongDocumentsName(o.long_documents)); },
+          [](LoaderOptions& o, const std::string& v) {
+            o.long_documents = Unwrap(ParseLongDocuments(v));
+          })
+      .def_prop_rw(
           "on_error",
           [](const LoaderOptions& o) {
             return std::string(o.on_error == ErrorPolicy::kSkip ? "skip" : "fail");

@@ -138,6 +138,7 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
     if (b) {
       ++r.batches;
       r.real_tokens += b->real_tokens();
+      r.trained_tokens += b->trained_tokens();
       sample_tokens += tokens_per_batch;
       if (monitored) {
         const Clock::time_point step_start = Clock::now();
@@ -183,6 +184,10 @@ Result<BenchResult> RunBench(const BenchConfig& config) {
   r.tokens_per_s = r.tokens / r.wall_s;
   r.samples_per_s = r.samples / r.wall_s;
   r.real_tokens_per_s = r.real_tokens / r.wall_s;
+  if (r.tokens > 0) {
+    r.real_token_share = double(r.real_tokens) / r.tokens;
+    r.trained_token_share = double(r.trained_tokens) / r.tokens;
+  }
   r.bytes_read = r.real_tokens * token_bytes;
   r.mb_per_s = r.bytes_read / 1e6 / r.wall_s;
   r.cpu_user_s = cpu1.user_s - cpu0.user_s;

@@ -62,12 +62,15 @@ struct BenchResult {
   uint64_t samples = 0;
   uint64_t tokens = 0;
   uint64_t real_tokens = 0;
+  uint64_t trained_tokens = 0;  // labels that are not -100 (chat data: the loss mask's)
   double wall_s = 0;
   double tokens_per_s = 0;
   double samples_per_s = 0;
   double real_tokens_per_s = 0;
-  double bytes_read = 0;  // token bytes read from the datasets (real tokens x token size)
-  double mb_per_s = 0;    // bytes_read / wall, 1e6 bytes
+  double real_token_share = 0;     // real tokens / positions
+  double trained_token_share = 0;  // trained labels / positions
+  double bytes_read = 0;           // token bytes read from the datasets (real tokens x token size)
+  double mb_per_s = 0;             // bytes_read / wall, 1e6 bytes
   double time_to_first_batch_s = 0;  // Open + first Next, cold
   double open_s = 0;
   double cpu_s = 0;  // user + system, whole process

@@ -71,11 +71,16 @@ Status ReadLossMask(const DocumentReader& spans, uint64_t doc, uint64_t length, 
 }
 
 Result<std::unique_ptr<StokerDataset>> OpenLossMask(const TokenSource& data) {
+  return OpenLossMask(data, RemoteDatasetOptions{});
+}
+
+Result<std::unique_ptr<StokerDataset>> OpenLossMask(const TokenSource& data,
+                                                    const RemoteDatasetOptions& remote) {
   const auto* dataset = dynamic_cast<const StokerDataset*>(&data);
   if (dataset == nullptr || !dataset->manifest().loss_mask) return std::unique_ptr<StokerDataset>();
   const std::string& sub = dataset->manifest().loss_mask->dataset;
   Result<std::unique_ptr<StokerDataset>> mask =
-      dataset->remote() ? StokerDataset::OpenRemote(JoinUri(dataset->path(), sub), {})
+      dataset->remote() ? StokerDataset::OpenRemote(JoinUri(dataset->path(), sub), remote)
                         : StokerDataset::Open(JoinPath(dataset->path(), sub));
   if (!mask.ok()) return mask.status().WithContext("the loss mask of " + dataset->path());
   if ((*mask)->num_documents() != dataset->num_documents()) {

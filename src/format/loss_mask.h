@@ -35,9 +35,13 @@ Status ReadLossMask(const DocumentReader& spans, uint64_t doc, uint64_t length, 
 class StokerDataset;
 class TokenSource;
 
-// The loss-mask dataset of `data` (local or remote, opened as `data` was), or null when `data`
-// is not a stoker dataset or has no loss mask. Errors name the mask's manifest or shard; a mask
-// whose document count differs from the data's is kCorruption.
+struct RemoteDatasetOptions;
+
+// The loss-mask dataset of `data` (local, or remote with `remote`'s reads and cache), or null
+// when `data` is not a stoker dataset or has no loss mask. Errors name the mask's manifest or
+// shard; a mask whose document count differs from the data's is kCorruption.
+Result<std::unique_ptr<StokerDataset>> OpenLossMask(const TokenSource& data,
+                                                    const RemoteDatasetOptions& remote);
 Result<std::unique_ptr<StokerDataset>> OpenLossMask(const TokenSource& data);
 
 }  // namespace stoker

@@ -67,7 +67,8 @@ class Assembler {
  public:
   Assembler(const AssemblyOptions& options, const BatchLayout& layout,
             const std::vector<const DocumentReader*>& sources, uint8_t* slot,
-            AssemblyResult* result, std::vector<T>& iota, std::vector<T>& scratch)
+            AssemblyResult* result, std::vector<T>& iota, std::vector<T>& scratch,
+            std::vector<T>& label_scratch, std::vector<uint8_t>& mask_scratch)
       : opt_(options),
         sources_(sources),
         ids_(reinterpret_cast<T*>(slot + layout.input_ids)),
@@ -76,9 +77,12 @@ class Assembler {
         seg_(layout.has_segment_ids ? reinterpret_cast<T*>(slot + layout.segment_ids) : nullptr),
         cu_(reinterpret_cast<int32_t*>(slot + layout.cu_seqlens)),
         mask_(layout.has_mask ? slot + layout.attention_mask : nullptr),
+        loss_mask_(layout.has_loss_mask ? reinterpret_cast<T*>(slot + layout.loss_mask) : nullptr),
         result_(result),
         iota_(iota),
-        scratch_(scratch) {}
+        scratch_(scratch),
+        label_scratch_(label_scratch),
+        mask_scratch_(mask_scratch) {}
 
   Status Run(const std::vector<Row>& rows) {
     const size_t S = static_cast<size_t>(opt_.seq_len);
@@ -91,6 +95,10 @@ class Assembler {
     }
     // Pieces are read here first (cache-resident), then streamed into the slot.
     scratch_.resize(S + 1);
+    if (loss_mask_ != nullptr) {
+      label_scratch_.resize(S);
+      mask_scratch_.resize(S + 1);
+    }
     cu_[0] = 0;
     num_cu_ = 1;
     Status status;
@@ -170,6 +178,42 @@ class Assembler {
     StreamFill(labels_ + begin, n, static_cast<T>(kIgnoreIndex));
     if (pos_ != nullptr) StreamFill(pos_ + begin, n, T{0});
     if (seg_ != nullptr) StreamFill(seg_ + begin, n, T{0});
+    if (loss_mask_ != nullptr) StreamFill(loss_mask_ + begin, n, T{0});
+  }
+
+  // The trained flags of tokens [p.offset, p.offset + count) into mask_scratch_: the source's loss
+  // mask, or all trained for a source without one (a text dataset mixed with chat data).
+  Status ReadMask(const RowPiece& p, uint64_t count) {
+    const DocumentReader& src = *sources_[p.dataset];
+    if (!src.has_loss_mask()) {
+      std::fill_n(mask_scratch_.data(), count, uint8_t{1});
+      return Status::OK();
+    }
+    Status s = src.ReadLossMask(p.document, p.offset, count, mask_scratch_.data());
+    if (!s.ok()) {
+      return s.WithContext("dataset " + std::to_string(p.dataset) + " (" + src.path() +
+                           ") document " + std::to_string(p.document));
+    }
+    return Status::OK();
+  }
+
+  // Chat data: the labels and loss mask of a piece of n tokens at `at` (`tokens` holds n + 1
+  // when `split`): labels[t] = tokens[t+1] where token t+1 is trained, else -100.
+  void MaskedLabels(const T* tokens, size_t at, size_t n, bool split) {
+    const uint8_t* m = mask_scratch_.data();
+    T* labels = label_scratch_.data();
+    const size_t targets = split ? n : n - 1;  // positions with a next token in this document
+    uint64_t trained = 0;
+    for (size_t t = 0; t < targets; ++t) {
+      labels[t] = m[t + 1] != 0 ? tokens[t + 1] : static_cast<T>(kIgnoreIndex);
+      trained += m[t + 1] != 0;
+    }
+    for (size_t t = targets; t < n; ++t) labels[t] = static_cast<T>(kIgnoreIndex);
+    StreamCopy(labels_ + at, labels, n);
+    // loss_mask[t] = 1 exactly where labels[t] is a target (reuses the buffer: labels are out).
+    for (size_t t = 0; t < n; ++t) labels[t] = labels[t] != static_cast<T>(kIgnoreIndex);
+    StreamCopy(loss_mask_ + at, labels, n);
+    result_->trained_tokens += trained;
   }
 
   Status Row(const Row& row, size_t base) {
@@ -190,6 +234,7 @@ class Assembler {
         // A piece that ends inside its document also reads the token after it: its last label.
         split = p.offset + p.length < document_length;
         s = Read(p, p.offset, p.length + (split ? 1 : 0), scratch_.data());
+        if (s.ok() && loss_mask_ != nullptr) s = ReadMask(p, p.length + (split ? 1 : 0));
       }
       if (!s.ok()) {
         if (!opt_.skip_bad_documents) return s;
@@ -201,15 +246,24 @@ class Assembler {
         continue;
       }
       const T* tokens = scratch_.data();
-      if (pending_cross >= 0) labels_[pending_cross] = tokens[0];
+      if (pending_cross >= 0) {
+        // The previous document's last label is this one's first token (when trained).
+        const bool trained = loss_mask_ == nullptr || mask_scratch_[0] != 0;
+        labels_[pending_cross] = trained ? tokens[0] : static_cast<T>(kIgnoreIndex);
+        if (loss_mask_ != nullptr) loss_mask_[pending_cross] = trained ? 1 : 0;
+        result_->trained_tokens += trained;
+      }
       pending_cross = -1;
       StreamCopy(ids_ + at, tokens, n);
-      StreamCopy(labels_ + at, tokens + 1, n - 1);
-      if (split) {
-        labels_[at + n - 1] = tokens[n];
+      if (loss_mask_ != nullptr) {
+        MaskedLabels(tokens, at, n, split);
       } else {
-        labels_[at + n - 1] = static_cast<T>(kIgnoreIndex);
-        if (opt_.cross_document_targets) pending_cross = static_cast<int64_t>(at + n - 1);
+        StreamCopy(labels_ + at, tokens + 1, n - 1);
+        labels_[at + n - 1] = split ? tokens[n] : static_cast<T>(kIgnoreIndex);
+        result_->trained_tokens += split ? n : n - 1;
+      }
+      if (!split && opt_.cross_document_targets) {
+        pending_cross = static_cast<int64_t>(at + n - 1);
       }
       // Each piece is its own attention segment, so a continuation restarts its positions too.
       if (pos_ != nullptr) StreamCopy(pos_ + at, iota_.data(), n);
@@ -250,10 +304,13 @@ class Assembler {
   T* seg_;
   int32_t* cu_;
   uint8_t* mask_;
+  T* loss_mask_;
   AssemblyResult* result_;
   int num_cu_ = 0;
   std::vector<T>& iota_;
   std::vector<T>& scratch_;
+  std::vector<T>& label_scratch_;
+  std::vector<uint8_t>& mask_scratch_;
   const std::vector<stoker::Row>* rows_ = nullptr;
 };
 
@@ -276,6 +333,8 @@ BatchLayout BatchLayout::For(const AssemblyOptions& options) {
   if (l.has_position_ids) l.position_ids = section(cells * l.elem_bytes);
   if (l.has_segment_ids) l.segment_ids = section(cells * l.elem_bytes);
   l.cu_seqlens = section((cells + 1) * sizeof(int32_t));
+  l.has_loss_mask = options.loss_mask;
+  if (l.has_loss_mask) l.loss_mask = section(cells * l.elem_bytes);
   l.has_mask = options.attention_mask;
   if (l.has_mask) l.attention_mask = section(cells * options.seq_len);
   l.total_bytes = at;
@@ -293,10 +352,13 @@ Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
   AssemblyScratch local;
   AssemblyScratch& s = scratch != nullptr ? *scratch : local;
   if (options.dtype == TokenDType::kInt32) {
-    return Assembler<int32_t>(options, layout, sources, slot, result, s.iota32, s.tokens32)
+    return Assembler<int32_t>(options, layout, sources, slot, result, s.iota32, s.tokens32,
+                              s.labels32, s.mask)
         .Run(rows);
   }
-  return Assembler<int64_t>(options, layout, sources, slot, result, s.iota64, s.tokens64).Run(rows);
+  return Assembler<int64_t>(options, layout, sources, slot, result, s.iota64, s.tokens64,
+                            s.labels64, s.mask)
+      .Run(rows);
 }
 
 }  // namespace stoker::loader

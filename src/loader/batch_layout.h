@@ -4,6 +4,8 @@
 // A slot is one contiguous block (so one cudaMemcpyAsync moves a whole batch):
 //   input_ids, labels, position_ids, segment_ids  [B, S] in the token dtype (int32 or int64);
 //                                                  position_ids and segment_ids only when asked
+//   loss_mask (chat data only)                     [B, S] in the token dtype, 1 = labels[t] is
+//                                                  trained (docs/chat.md, "Batches")
 //   cu_seqlens                                     int32, at most B * S + 1 entries
 //   attention_mask (only when asked)               uint8 [B, S, S], 1 = may attend
 // each section starting on a 256-byte boundary. Not thread-safe: plain values.
@@ -29,6 +31,9 @@ struct AssemblyOptions {
   bool position_ids = true;
   bool segment_ids = true;
   bool skip_bad_documents = false;  // error policy "skip"; otherwise "fail"
+  // Chat data: labels[t] = input_ids[t+1] only where token t+1 is trained (the source's loss
+  // mask; every token of a source without one), else -100; and a loss_mask tensor beside them.
+  bool loss_mask = false;
   int64_t pad_token_id = 0;
 };
 
@@ -38,6 +43,8 @@ struct BatchLayout {
   size_t cu_seqlens = 0;
   size_t attention_mask = 0;  // valid when has_mask
   bool has_mask = false;
+  size_t loss_mask = 0;  // valid when has_loss_mask
+  bool has_loss_mask = false;
   bool has_position_ids = true, has_segment_ids = true;  // else those offsets mean nothing
   size_t total_bytes = 0;
 
@@ -48,7 +55,9 @@ struct BatchLayout {
 struct AssemblyResult {
   int num_cu_seqlens = 0;  // entries written to cu_seqlens (segments + 1)
   int max_seqlen = 0;
-  uint64_t real_tokens = 0;  // non-padding positions
+  uint64_t real_tokens = 0;     // non-padding positions
+  uint64_t trained_tokens = 0;  // positions whose label is trained (loss_mask 1; without a loss
+                                // mask: every label that is not -100)
   uint64_t skipped_documents = 0;
   uint64_t read_ns = 0;  // time inside DocumentReader::Read
 };
@@ -57,8 +66,9 @@ struct AssemblyResult {
 // worker keeps one, so that assembly allocates nothing in the steady state (freed memory would
 // otherwise pile up in each worker thread's own malloc arena).
 struct AssemblyScratch {
-  std::vector<int64_t> tokens64, iota64;
-  std::vector<int32_t> tokens32, iota32;
+  std::vector<int64_t> tokens64, iota64, labels64;
+  std::vector<int32_t> tokens32, iota32, labels32;
+  std::vector<uint8_t> mask;
 };
 
 // Writes `rows` (exactly batch_size of them) into `slot`, laid out as `layout`. Reads come from

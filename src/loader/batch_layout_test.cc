@@ -11,16 +11,17 @@ namespace {
 constexpr int64_t X = -100;  // ignore_index
 
 struct Built {
-  std::vector<int64_t> ids, labels, pos, seg, cu, mask;
+  std::vector<int64_t> ids, labels, pos, seg, cu, mask, loss_mask;
   AssemblyResult result;
   Status status;
 };
 
-Built Build(const AssemblyOptions& opt, const TokenSource& src, const std::vector<Row>& rows) {
+Built Build(const AssemblyOptions& opt, const std::vector<const DocumentReader*>& sources,
+            const std::vector<Row>& rows) {
   BatchLayout layout = BatchLayout::For(opt);
   std::vector<uint8_t> slot(layout.total_bytes, 0xAB);
   Built b;
-  b.status = AssembleBatch(opt, layout, {&src}, rows, slot.data(), &b.result);
+  b.status = AssembleBatch(opt, layout, sources, rows, slot.data(), &b.result);
   if (!b.status.ok()) return b;
   auto view = [&](size_t off, TokenDType dt, int64_t n) {
     TensorView v;
@@ -39,7 +40,12 @@ Built Build(const AssemblyOptions& opt, const TokenSource& src, const std::vecto
   if (layout.has_mask) {
     b.mask = view(layout.attention_mask, TokenDType::kUint8, cells * opt.seq_len);
   }
+  if (layout.has_loss_mask) b.loss_mask = view(layout.loss_mask, opt.dtype, cells);
   return b;
+}
+
+Built Build(const AssemblyOptions& opt, const TokenSource& src, const std::vector<Row>& rows) {
+  return Build(opt, std::vector<const DocumentReader*>{&src}, rows);
 }
 
 // doc0 = 11..15, doc1 = 21..23, doc2 = 31..36
@@ -169,6 +175,90 @@ TEST(LoaderAssemblyTest, PieceOutsideItsDocumentIsCorruption) {
   opt.seq_len = 10;
   Built b = Build(opt, src, {Row{{{0, 1, 2, 4}}}});
   EXPECT_EQ(b.status.code(), StatusCode::kCorruption);
+}
+
+// doc0 = 11..15 trained from 13; doc1 = 21..23 trained from 22; doc2 = 31..36 trained from 34.
+testing::MaskedSource Chats() {
+  return testing::MaskedSource({{11, 12, 13, 14, 15}, {21, 22, 23}, {31, 32, 33, 34, 35, 36}},
+                               {{0, 0, 1, 1, 1}, {0, 1, 1}, {0, 0, 0, 1, 1, 1}});
+}
+
+TEST(LoaderAssemblyTest, LabelsAreTheNextTokenWhereItIsTrained) {
+  testing::MaskedSource src = Chats();
+  for (TokenDType dtype : {TokenDType::kInt64, TokenDType::kInt32}) {
+    AssemblyOptions opt;
+    opt.batch_size = 1;
+    opt.seq_len = 10;
+    opt.dtype = dtype;
+    opt.loss_mask = true;
+    Built b = Build(opt, src, {Row{{{0, 0, 0, 5}, {0, 1, 0, 3}}}});
+    ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+    EXPECT_EQ(b.ids, (std::vector<int64_t>{11, 12, 13, 14, 15, 21, 22, 23, 0, 0}));
+    // label t is token t+1 when token t+1 is trained: the first trained token's label sits on
+    // the untrained token before it; a document's last token and padding have none.
+    EXPECT_EQ(b.labels, (std::vector<int64_t>{X, 13, 14, 15, X, 22, 23, X, X, X}));
+    EXPECT_EQ(b.loss_mask, (std::vector<int64_t>{0, 1, 1, 1, 0, 1, 1, 0, 0, 0}));
+    EXPECT_EQ(b.result.trained_tokens, 5u);
+    EXPECT_EQ(b.result.real_tokens, 8u);
+  }
+}
+
+TEST(LoaderAssemblyTest, AMaskedSplitDocumentTakesItsNextTrainedToken) {
+  testing::MaskedSource src = Chats();
+  AssemblyOptions opt;
+  opt.batch_size = 2;
+  opt.seq_len = 3;
+  opt.loss_mask = true;
+  // doc2 cut after its third token: the cut's label is token 3 (34, trained).
+  Built b = Build(opt, src, {Row{{{0, 2, 0, 3}}}, Row{{{0, 2, 3, 3}}}});
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{X, X, 34, 35, 36, X}));
+  EXPECT_EQ(b.loss_mask, (std::vector<int64_t>{0, 0, 1, 1, 1, 0}));
+  // Cut after the second token instead: its target (33) is not trained; the second piece (33..35)
+  // is cut too, and its last label is 36 (trained).
+  b = Build(opt, src, {Row{{{0, 2, 0, 2}}}, Row{{{0, 2, 2, 3}}}});
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{X, X, X, 34, 35, 36}));
+  EXPECT_EQ(b.loss_mask, (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(b.result.trained_tokens, 3u);
+}
+
+TEST(LoaderAssemblyTest, CrossDocumentTargetsRespectTheMask) {
+  testing::MaskedSource src = Chats();
+  testing::MaskedSource first_trained({{11, 12}, {21, 22}}, {{0, 1}, {1, 1}});
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 5;
+  opt.loss_mask = true;
+  opt.cross_document_targets = true;
+  Built b = Build(opt, src, {Row{{{0, 0, 0, 2}, {0, 1, 0, 3}}}});  // doc1's first: untrained
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{X, 13, 22, 23, X}));
+  EXPECT_EQ(b.loss_mask, (std::vector<int64_t>{0, 1, 1, 1, 0}));
+  b = Build(opt, first_trained, {Row{{{0, 0, 0, 2}, {0, 1, 0, 2}}}});
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{12, 21, 22, X, X}));
+  EXPECT_EQ(b.loss_mask, (std::vector<int64_t>{1, 1, 1, 0, 0}));
+}
+
+TEST(LoaderAssemblyTest, ASourceWithoutAMaskIsAllTrainedBesideChatData) {
+  testing::MaskedSource chats = Chats();
+  MemoryTokenSource text = Docs();
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 9;
+  opt.loss_mask = true;
+  Built b = Build(opt, {&chats, &text}, {Row{{{0, 1, 0, 3}, {1, 0, 0, 5}}}});
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{22, 23, X, 12, 13, 14, 15, X, X}));
+  EXPECT_EQ(b.loss_mask, (std::vector<int64_t>{1, 1, 0, 1, 1, 1, 1, 0, 0}));
+  EXPECT_EQ(b.result.trained_tokens, 6u);
+  // Without the option the mask is not read and every next token is a label.
+  opt.loss_mask = false;
+  b = Build(opt, {&chats, &text}, {Row{{{0, 1, 0, 3}, {1, 0, 0, 5}}}});
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{22, 23, X, 12, 13, 14, 15, X, X}));
+  EXPECT_TRUE(b.loss_mask.empty());
+  EXPECT_EQ(b.result.trained_tokens, 6u);
 }
 
 }  // namespace

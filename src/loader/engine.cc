@@ -273,6 +273,7 @@ Result<std::optional<Delivered>> Engine::Next() {
   counters_.samples += options_.assembly.batch_size;
   counters_.tokens += cells;
   counters_.real_tokens += d.info.assembly.real_tokens;
+  counters_.trained_tokens += d.info.assembly.trained_tokens;
   counters_.skipped += d.info.assembly.skipped_documents;
   ++counters_.batches;
   return std::optional<Delivered>(std::move(d));

@@ -61,7 +61,8 @@ struct Delivered {
 };
 
 struct EngineCounters {
-  std::atomic<uint64_t> batches{0}, samples{0}, tokens{0}, real_tokens{0}, skipped{0};
+  std::atomic<uint64_t> batches{0}, samples{0}, tokens{0}, real_tokens{0}, trained_tokens{0},
+      skipped{0};
   std::atomic<uint64_t> wait_last_ns{0}, wait_total_ns{0}, wait_max_ns{0};
   std::atomic<uint64_t> read_ns{0}, assemble_ns{0}, copy_ns{0};
   std::atomic<uint64_t> ready_samples_sum{0};

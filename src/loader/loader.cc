@@ -68,6 +68,7 @@ LoaderStats StatsFrom(const EngineCounters& c) {
   s.samples = c.samples;
   s.tokens = c.tokens;
   s.real_tokens = c.real_tokens;
+  s.trained_tokens = c.trained_tokens;
   s.skipped_documents = c.skipped;
   s.elapsed_s = (SteadyNowNs() - c.start_ns) * 1e-9;
   if (s.elapsed_s > 0) {
@@ -147,6 +148,9 @@ Result<std::unique_ptr<Loader>> Loader::OpenEngine(
   if (impl->options.num_workers == 0) impl->options.num_workers = DefaultNumWorkers();
   loader::EngineOptions eo;
   eo.assembly = ToAssembly(options);
+  // Chat data: labels only where the target token is trained, and a loss_mask beside them.
+  eo.assembly.loss_mask =
+      std::any_of(readers.begin(), readers.end(), [](const auto& r) { return r->has_loss_mask(); });
   eo.num_workers = impl->options.num_workers;
   eo.num_slots = options.prefetch_factor * eo.num_workers + 1;
   eo.persistent_workers = options.persistent_workers;
@@ -194,6 +198,7 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
     b.max_seqlen_ = s.assembly().max_seqlen;
     b.num_cu_seqlens_ = s.assembly().num_cu_seqlens;
     b.real_tokens_ = s.assembly().real_tokens;
+    b.trained_tokens_ = s.assembly().trained_tokens;
     m.synthetic_pos = m.planner->Advance(m.synthetic_pos);
     b.position_after_ = m.synthetic_pos;
     b.planner_ = m.planner;
@@ -202,6 +207,7 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
     c.samples += m.options.batch_size;
     c.tokens += m.options.batch_size * m.options.seq_len;
     c.real_tokens += b.real_tokens_;
+    c.trained_tokens += b.trained_tokens_;
     return std::optional<LoaderBatch>(std::move(b));
   }
   const int64_t entry_ns = SteadyNowNs();
@@ -230,6 +236,7 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
   b.max_seqlen_ = d->info.assembly.max_seqlen;
   b.num_cu_seqlens_ = d->info.assembly.num_cu_seqlens;
   b.real_tokens_ = d->info.assembly.real_tokens;
+  b.trained_tokens_ = d->info.assembly.trained_tokens;
   b.skipped_documents_ = d->info.assembly.skipped_documents;
   b.position_after_ = d->next;
   b.planner_ = m.planner;
@@ -295,6 +302,8 @@ LoaderStats Loader::Stats() const {
   const Engine& e = *impl_->engine;
   LoaderStats s = StatsFrom(e.counters());
   s.num_workers = e.options().num_workers;
+  s.long_documents_dropped = impl_->long_documents.dropped + impl_->long_documents.untrained;
+  s.long_documents_truncated = impl_->long_documents.truncated - impl_->long_documents.untrained;
   s.ring_slots = e.options().num_slots;
   std::tie(s.slots_ready, s.slots_in_use) = e.Occupancy();
   s.pinned = e.pinned();

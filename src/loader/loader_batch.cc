@@ -29,6 +29,7 @@ LoaderBatch& LoaderBatch::operator=(LoaderBatch&& other) noexcept {
   max_seqlen_ = other.max_seqlen_;
   num_cu_seqlens_ = other.num_cu_seqlens_;
   real_tokens_ = other.real_tokens_;
+  trained_tokens_ = other.trained_tokens_;
   skipped_documents_ = other.skipped_documents_;
   dtype_ = other.dtype_;
   position_after_ = other.position_after_;
@@ -75,11 +76,14 @@ TensorView LoaderBatch::View(int which, bool device) const {
     case 0:
     case 1:
     case 2:
-    case 3: {
-      if ((which == 2 && !l.has_position_ids) || (which == 3 && !l.has_segment_ids)) {
+    case 3:
+    case 6: {
+      if ((which == 2 && !l.has_position_ids) || (which == 3 && !l.has_segment_ids) ||
+          (which == 6 && !l.has_loss_mask)) {
         return TensorView{};
       }
-      const size_t offsets[] = {l.input_ids, l.labels, l.position_ids, l.segment_ids};
+      const size_t offsets[] = {l.input_ids,  l.labels, l.position_ids, l.segment_ids,
+                                l.cu_seqlens, 0,        l.loss_mask};
       v.data = base + offsets[which];
       v.dtype = dtype_;
       v.ndim = 2;

@@ -33,6 +33,7 @@ struct Loader::Impl {
   // Set by Loader::Open: the plan's token sources, for the look-ahead below.
   std::vector<std::shared_ptr<const TokenSource>> plan_sources;
   std::vector<std::string> plan_paths;  // the datasets' labels (LoaderDataset::path)
+  LongDocumentCounts long_documents;    // what LoaderOptions::long_documents changed, all datasets
   // Explain's map of the plan's shards, made on its first call (thread-safe).
   mutable std::once_flag provenance_once;
   mutable std::unique_ptr<loader::ProvenanceMap> provenance;

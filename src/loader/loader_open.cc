@@ -7,6 +7,7 @@
 #include "cache/cache_defaults.h"
 #include "format/open_token_source.h"
 #include "loader/cache_lookahead.h"
+#include "loader/chat_lengths.h"
 #include "loader/loader_impl.h"
 #include "loader/mixture_spec.h"
 #include "loader/remote_options.h"
@@ -31,13 +32,38 @@ RemoteDatasetOptions RemoteOptionsFor(const LoaderOptions& options) {
   return ro;
 }
 
+namespace {
+
+// One line per dataset whose long documents were dropped or truncated (never silent).
+void ReportLongDocuments(const std::string& name, const LongDocumentCounts& c, uint64_t seq_len) {
+  if (c.dropped > 0) {
+    std::fprintf(stderr,
+                 "stoker: %s: %llu document(s) longer than seq_len %llu left out "
+                 "(long_documents=drop; \"truncate\" keeps their head)\n",
+                 name.c_str(), static_cast<unsigned long long>(c.dropped),
+                 static_cast<unsigned long long>(seq_len));
+  }
+  if (c.truncated > 0) {
+    std::fprintf(stderr,
+                 "stoker: %s: %llu document(s) longer than seq_len %llu truncated to their head "
+                 "(%llu of them left with no trained token, left out)\n",
+                 name.c_str(), static_cast<unsigned long long>(c.truncated),
+                 static_cast<unsigned long long>(seq_len),
+                 static_cast<unsigned long long>(c.untrained));
+  }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets,
                                              const LoaderOptions& options,
                                              const PlanState* resume) {
   STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(options));
   if (datasets.empty()) return InvalidArgument("loader: no dataset given");
   std::vector<std::shared_ptr<const TokenSource>> sources;
+  std::vector<std::shared_ptr<const DocumentReader>> readers;
   std::vector<PlanDataset> plan_datasets;
+  LongDocumentCounts long_total;
   std::vector<std::string> paths;
   for (LoaderDataset& d : datasets) {
     paths.push_back(d.path);
@@ -48,8 +74,23 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
       if (!opened.ok()) return opened.status().WithContext("loader: opening " + d.path);
       source = std::move(opened).value();
     }
+    // Chat data: the tokens read together with their loss mask (docs/chat.md, "Batches").
+    Result<std::shared_ptr<const DocumentReader>> masked =
+        WithLossMask(source, RemoteOptionsFor(options));
+    if (!masked.ok()) return masked.status().WithContext("loader: opening " + d.path);
+    std::shared_ptr<const DocumentReader> reader = std::move(masked).value();
     STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, source->Lengths());
     if (lengths.name.empty()) lengths.name = d.path.empty() ? source->path() : d.path;
+    LongDocumentCounts long_docs;
+    Result<DatasetLengths> planned = PlannedLengths(
+        std::move(lengths), *reader, options.long_documents, options.seq_len, &long_docs);
+    if (!planned.ok()) return planned.status().WithContext("loader: " + d.path);
+    lengths = std::move(planned).value();
+    ReportLongDocuments(lengths.name, long_docs, options.seq_len);
+    long_total.dropped += long_docs.dropped;
+    long_total.truncated += long_docs.truncated;
+    long_total.untrained += long_docs.untrained;
+    readers.push_back(std::move(reader));
     plan_datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), d.weight});
     sources.push_back(std::move(source));
   }
@@ -77,7 +118,6 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     STOKER_ASSIGN_OR_RETURN(start, plan->Restore(*resume));
   }
   auto planner = std::make_shared<PlanBatchPlanner>(plan, options.rank);
-  std::vector<std::shared_ptr<const DocumentReader>> readers(sources.begin(), sources.end());
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> l,
                           OpenEngine(std::move(planner), std::move(readers), options, start));
   // Remote datasets behind a cache: schedule the shards of the first steps from `start` (and
@@ -86,6 +126,7 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   m.plan = std::move(plan);
   m.plan_sources = std::move(sources);
   m.plan_paths = std::move(paths);
+  m.long_documents = long_total;
   m.cached_sources = AnyCachedSource(m.plan_sources);
   if (m.cached_sources) {
     m.scheduled_steps = ScheduleShardsAhead(*m.plan, m.plan_sources, start, options.rank);

@@ -1,6 +1,6 @@
 // Test doubles for the loader tests: random in-memory datasets, a forwarding TokenSource to build
-// wrappers on and a fault-injecting one, a scripted planner (concat packing of a per-epoch shuffle,
-// planned by hand), and batch readers.
+// wrappers on and a fault-injecting one, a chat source with a loss mask, a scripted planner (concat
+// packing of a per-epoch shuffle, planned by hand), and batch readers.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +18,22 @@
 #include "stoker/planner.h"
 
 namespace stoker::loader::testing {
+
+// Chat data (docs/chat.md, "Batches"): documents in memory with a loss mask, one byte per token.
+class MaskedSource final : public MemoryTokenSource {
+ public:
+  MaskedSource(std::vector<std::vector<int64_t>> docs, std::vector<std::vector<uint8_t>> masks)
+      : MemoryTokenSource("chat", std::move(docs)), masks_(std::move(masks)) {}
+  bool has_loss_mask() const override { return true; }
+  Status ReadLossMask(uint64_t doc, uint64_t offset, uint64_t count, uint8_t* out) const override {
+    if (offset + count > masks_[doc].size()) return OutOfRange("mask read past the end");
+    std::copy_n(masks_[doc].begin() + offset, count, out);
+    return Status::OK();
+  }
+
+ private:
+  std::vector<std::vector<uint8_t>> masks_;
+};
 
 // `n` documents of 1..max_len tokens with ids in [1, 30000), from `seed`.
 inline std::shared_ptr<MemoryTokenSource> RandomSource(uint64_t seed, int n, int max_len,

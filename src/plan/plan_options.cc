@@ -26,6 +26,12 @@ constexpr std::pair<std::string_view, PackMode> kPackNames[] = {
 constexpr std::pair<std::string_view, RemainderPolicy> kRemainderNames[] = {
     {"drop_last", RemainderPolicy::kDropLast}, {"pad", RemainderPolicy::kPad}};
 
+constexpr std::pair<std::string_view, LongDocuments> kLongDocumentNames[] = {
+    {"auto", LongDocuments::kAuto},
+    {"split", LongDocuments::kSplit},
+    {"drop", LongDocuments::kDrop},
+    {"truncate", LongDocuments::kTruncate}};
+
 template <typename T, size_t N>
 std::string_view NameOf(T value, const std::pair<std::string_view, T> (&table)[N]) {
   for (const auto& [n, v] : table) {
@@ -47,6 +53,10 @@ Result<PackMode> ParsePackMode(std::string_view name) {
 }
 Result<RemainderPolicy> ParseRemainderPolicy(std::string_view name) {
   return ParseName("remainder policy", name, kRemainderNames);
+}
+std::string_view LongDocumentsName(LongDocuments p) { return NameOf(p, kLongDocumentNames); }
+Result<LongDocuments> ParseLongDocuments(std::string_view name) {
+  return ParseName("long-documents policy", name, kLongDocumentNames);
 }
 
 uint64_t Row::num_tokens() const {

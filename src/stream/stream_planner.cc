@@ -60,6 +60,11 @@ Status CheckStreamLoaderOptions(const LoaderOptions& o) {
         "stream: block_shards applies to shuffle='block' of token datasets, "
         "not to a stream");
   }
+  if (o.long_documents != LongDocuments::kAuto && o.long_documents != LongDocuments::kSplit) {
+    return InvalidArgument("stream: long_documents='" +
+                           std::string(LongDocumentsName(o.long_documents)) +
+                           "' applies to token datasets; a stream splits long documents");
+  }
   if (o.remainder != RemainderPolicy::kDropLast) {
     return InvalidArgument(
         "stream: drop_last=False (remainder 'pad') does not apply to a stream: "

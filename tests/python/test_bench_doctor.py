@@ -12,6 +12,7 @@ import pytest
 
 FIGURES = [
     "warmup_batches", "batches", "wall_s", "samples_per_s", "tokens_per_s", "real_tokens_per_s",
+    "real_token_share", "trained_token_share",
     "mb_per_s", "time_to_first_batch_s", "cpu_s", "cpu_cores_used", "peak_rss_bytes", "read_s",
     "tokenize_s", "assemble_s", "copy_s", "consumer_wait_s", "stall_share", "wait_max_ms",
 ]

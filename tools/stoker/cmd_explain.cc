@@ -29,10 +29,10 @@ Result<StepProvenance> ExplainIndexed(const ExplainArgs& a, const PlanOptions& o
   std::vector<PlanDataset> datasets;
   std::vector<std::shared_ptr<const TokenSource>> sources;
   for (const std::string& arg : a.plan.datasets) {
-    std::shared_ptr<const TokenSource> source;
-    STOKER_ASSIGN_OR_RETURN(PlanDataset ds, OpenPlanDataset(arg, &source));
+    OpenedPlanDataset opened;
+    STOKER_ASSIGN_OR_RETURN(PlanDataset ds, OpenPlanDataset(arg, a.plan, &opened));
     datasets.push_back(std::move(ds));
-    sources.push_back(std::move(source));
+    sources.push_back(std::move(opened.source));
   }
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan,
                           Plan::Create(std::move(datasets), o, SharedWindowCounter()));

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "common/file_util.h"
 #include "common/progress.h"
+#include "loader/chat_lengths.h"
 #include "number_flags.h"
 #include "plan/mixture_file.h"
 #include "plan_flags.h"
@@ -187,9 +188,43 @@ void PrintPhaseStats(const nlohmann::json& phases) {
   }
 }
 
-void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint64_t epoch,
+// The trained-token share of an epoch's row positions (docs/chat.md, "Batches"): each dataset's
+// trained targets per planned token, weighted by the real tokens the epoch takes from it (its
+// epochs in this plan epoch times its planned tokens). Exact for one dataset.
+Result<nlohmann::json> TrainedStats(const Plan& plan, const std::vector<PlanDataset>& datasets,
+                                    const std::vector<OpenedPlanDataset>& opened,
+                                    const PackingStats& p, uint64_t epoch) {
+  std::vector<double> at_end = plan.DatasetEpochs({epoch + 1, 0});
+  std::vector<double> at_start = plan.DatasetEpochs({epoch, 0});
+  nlohmann::json out = nlohmann::json::array();
+  double trained = 0, planned = 0;
+  for (size_t k = 0; k < datasets.size(); ++k) {
+    STOKER_ASSIGN_OR_RETURN(uint64_t targets,
+                            CountTrainedTargets(*datasets[k].lengths, *opened[k].reader));
+    uint64_t tokens = 0;
+    for (uint64_t d = 0; d < datasets[k].lengths->num_documents(); ++d) {
+      tokens += datasets[k].lengths->length(d);
+    }
+    const double epochs = at_end[k] - at_start[k];
+    trained += epochs * targets;
+    planned += epochs * tokens;
+    const LongDocumentCounts& c = opened[k].long_documents;
+    out.push_back({{"loss_mask", opened[k].reader->has_loss_mask()},
+                   {"trained_targets", targets},
+                   {"trained_share_of_real_tokens", tokens ? double(targets) / tokens : 0.0},
+                   {"long_documents_dropped", c.dropped + c.untrained},
+                   {"long_documents_truncated", c.truncated - c.untrained}});
+  }
+  const double real_share = p.real_token_share();
+  return nlohmann::json{{"trained_token_share", planned > 0 ? real_share * trained / planned : 0},
+                        {"datasets", out}};
+}
+
+void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets,
+                const std::vector<OpenedPlanDataset>& opened, uint64_t epoch,
                 const PlanFlags& flags, bool json) {
   PackingStats p = plan.ComputePackingStats(epoch);
+  Result<nlohmann::json> trained = TrainedStats(plan, datasets, opened, p, epoch);
   std::vector<double> epochs_at_end = plan.DatasetEpochs({epoch + 1, 0});
   std::vector<double> epochs_at_start = plan.DatasetEpochs({epoch, 0});
   nlohmann::json out = {{"epoch", epoch},
@@ -207,6 +242,8 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint
                           {"empty_documents", p.empty_documents},
                           {"documents_split", p.documents_split},
                           {"real_token_share", p.real_token_share()},
+                          {"trained_token_share",
+                           trained.ok() ? (*trained)["trained_token_share"] : nlohmann::json()},
                           {"padding_share", p.padding_share()}}},
                         {"datasets", nlohmann::json::array()}};
   for (uint32_t k = 0; k < datasets.size(); ++k) {
@@ -222,6 +259,11 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint
            {"shards", datasets[k].lengths->shard_first_document.empty()
                           ? 1
                           : datasets[k].lengths->shard_first_document.size() - 1}}}});
+    if (trained.ok()) out["datasets"].back().update((*trained)["datasets"][k]);
+  }
+  if (!trained.ok()) {
+    std::fprintf(stderr, "plan: trained-token share not computed: %s\n",
+                 trained.status().ToString().c_str());
   }
   if (!plan.options().phases.empty()) out["phases"] = PhaseStats(plan, flags);
   if (json) {
@@ -235,9 +277,10 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint
               static_cast<unsigned long long>(plan.global_batch_rows()),
               plan.fingerprint().c_str());
   std::printf(
-      "packing (%s): real tokens %.2f%%, padding %.2f%%, %llu tokens truncated, "
-      "%llu of %llu documents split, %llu empty documents\n",
+      "packing (%s): real tokens %.2f%%, trained tokens %.2f%%, padding %.2f%%, %llu tokens "
+      "truncated, %llu of %llu documents split, %llu empty documents\n",
       std::string(PackModeName(plan.options().pack)).c_str(), 100 * p.real_token_share(),
+      trained.ok() ? 100 * (*trained)["trained_token_share"].get<double>() : 0.0,
       100 * p.padding_share(), static_cast<unsigned long long>(p.truncated_tokens),
       static_cast<unsigned long long>(p.documents_split),
       static_cast<unsigned long long>(p.documents),
@@ -252,6 +295,15 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets, uint
         d["shuffle"]["mean_source_distance"].get<double>(),
         d["shuffle"]["mean_shards_per_1000_documents"].get<double>(),
         static_cast<unsigned long long>(d["shuffle"]["shards"].get<uint64_t>()));
+    if (d.contains("long_documents_dropped") && d["long_documents_dropped"].get<uint64_t>() > 0) {
+      std::printf("  %llu document(s) longer than --seq-len left out (--long-documents)\n",
+                  static_cast<unsigned long long>(d["long_documents_dropped"].get<uint64_t>()));
+    }
+    if (d.contains("long_documents_truncated") &&
+        d["long_documents_truncated"].get<uint64_t>() > 0) {
+      std::printf("  %llu document(s) truncated to their head (--long-documents truncate)\n",
+                  static_cast<unsigned long long>(d["long_documents_truncated"].get<uint64_t>()));
+    }
   }
   if (out.contains("phases")) PrintPhaseStats(out["phases"]);
 }
@@ -260,15 +312,16 @@ int RunPlan(const PlanArgs& args) {
   Result<PlanOptions> options = BuildPlanOptions(args.plan);
   if (!options.ok()) return ReportError("plan", options.status());
   std::vector<PlanDataset> datasets;
-  for (const std::string& arg : args.plan.datasets) {
-    Result<PlanDataset> ds = OpenPlanDataset(arg);
+  std::vector<OpenedPlanDataset> opened(args.plan.datasets.size());
+  for (size_t k = 0; k < args.plan.datasets.size(); ++k) {
+    Result<PlanDataset> ds = OpenPlanDataset(args.plan.datasets[k], args.plan, &opened[k]);
     if (!ds.ok()) return ReportError("plan", ds.status());
     datasets.push_back(*ds);
   }
   Result<std::unique_ptr<Plan>> plan = Plan::Create(datasets, *options, SharedWindowCounter());
   if (!plan.ok()) return ReportError("plan", plan.status());
   if (args.stats) {
-    PrintStats(**plan, datasets, args.epoch, args.plan, args.json);
+    PrintStats(**plan, datasets, opened, args.epoch, args.plan, args.json);
     return kExitOk;
   }
   Result<PlanPosition> start = StartPosition(args, &*plan);

@@ -53,6 +53,7 @@ Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
   o.num_workers = f.num_workers;
   o.prefetch_factor = f.prefetch_factor;
   o.on_error = f.on_error == "skip" ? ErrorPolicy::kSkip : ErrorPolicy::kFail;
+  STOKER_ASSIGN_OR_RETURN(o.long_documents, ParseLongDocuments(f.long_documents));
   o.cache_dir = f.no_cache ? "" : f.cache_dir.empty() ? "auto" : f.cache_dir;
   if (!f.cache_size.empty()) {
     STOKER_ASSIGN_OR_RETURN(o.cache_size_bytes, ParseSize(f.cache_size));

@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "cli_common.h"
+#include "format/stoker_dataset.h"
+#include "loader/chat_lengths.h"
 #include "loader/mixture_spec.h"
 #include "number_flags.h"
 
@@ -56,10 +58,16 @@ void AddPlanFlags(CLI::App* sub, PlanFlags* f, PlanFlagsUse use) {
   sub->add_option("--remainder", f->remainder, "drop_last | pad (the last incomplete batch)")
       ->check(CLI::IsMember({"drop_last", "pad"}))
       ->capture_default_str();
+  sub->add_option("--long-documents", f->long_documents,
+                  "Documents longer than --seq-len: split (across rows), drop (left out, "
+                  "counted) or truncate (the head); auto = drop for chat data, split otherwise "
+                  "(docs/chat.md)")
+      ->check(CLI::IsMember({"auto", "split", "drop", "truncate"}))
+      ->capture_default_str();
 }
 
-Result<PlanDataset> OpenPlanDataset(const std::string& arg,
-                                    std::shared_ptr<const TokenSource>* source_out) {
+Result<PlanDataset> OpenPlanDataset(const std::string& arg, const PlanFlags& flags,
+                                    OpenedPlanDataset* opened) {
   double weight = 1.0;
   std::string path = arg;
   size_t colon = arg.find(':');
@@ -73,9 +81,15 @@ Result<PlanDataset> OpenPlanDataset(const std::string& arg,
       path = arg.substr(colon + 1);
     }
   }
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TokenSource> source, OpenTokenSource(path));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const TokenSource> source, OpenTokenSource(path));
   STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, source->Lengths());
-  if (source_out != nullptr) *source_out = std::move(source);
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const DocumentReader> reader,
+                          WithLossMask(source, RemoteDatasetOptions{}));
+  STOKER_ASSIGN_OR_RETURN(LongDocuments policy, ParseLongDocuments(flags.long_documents));
+  LongDocumentCounts counts;
+  STOKER_ASSIGN_OR_RETURN(
+      lengths, PlannedLengths(std::move(lengths), *reader, policy, flags.seq_len, &counts));
+  if (opened != nullptr) *opened = {std::move(source), std::move(reader), counts};
   return PlanDataset{std::make_shared<const DatasetLengths>(std::move(lengths)), weight};
 }
 

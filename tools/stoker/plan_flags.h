@@ -30,6 +30,9 @@ struct PlanFlags {
   std::string remainder{RemainderPolicyName(PlanOptions{}.remainder)};
   uint64_t block_shards = PlanOptions{}.block_shards;
   uint64_t bestfit_window = PlanOptions{}.bestfit_window;
+  // Documents longer than --seq-len (LoaderOptions::long_documents): auto | split | drop |
+  // truncate.
+  std::string long_documents{LongDocumentsName(LongDocuments::kAuto)};
   // --mixture FILE (docs/plan.md, "Schedules") instead of DATASET arguments, with the run's length
   // for shares of it; ExpandMixtureFlag turns them into `datasets` and `phases`.
   std::string mixture;
@@ -49,9 +52,16 @@ enum class PlanFlagsUse {
 void AddPlanFlags(CLI::App* sub, PlanFlags* flags, PlanFlagsUse use = PlanFlagsUse::kPlan);
 
 // "[WEIGHT:]PATH" -> weight and path. A prefix that is not a positive number is part of the path.
-// The opened source goes to *source when given.
-Result<PlanDataset> OpenPlanDataset(const std::string& arg,
-                                    std::shared_ptr<const TokenSource>* source = nullptr);
+// The lengths are those the loader plans with `flags`' --long-documents and --seq-len (chat data
+// drops its long conversations by default). The opened source goes to *source, the source read
+// with its loss mask to *reader and what the policy changed to *long_documents, when given.
+struct OpenedPlanDataset {
+  std::shared_ptr<const TokenSource> source;
+  std::shared_ptr<const DocumentReader> reader;  // with its loss mask, for chat data
+  LongDocumentCounts long_documents;
+};
+Result<PlanDataset> OpenPlanDataset(const std::string& arg, const PlanFlags& flags,
+                                    OpenedPlanDataset* opened = nullptr);
 
 // With --mixture: reads the file, resolves its phases for --seq-len, the global batch and
 // --total-tokens / --total-steps, and fills flags->datasets ("WEIGHT:PATH"), mixture_names and

@@ -114,7 +114,12 @@ class Loader:
     ``torch.Tensor`` (``output="torch"``, the default when torch is importable) or of
     ``numpy.ndarray`` (``output="numpy"``) with keys ``input_ids``, ``labels``, ``position_ids``,
     ``segment_ids`` (each unless turned off), ``cu_seqlens`` (and ``attention_mask`` when
-    asked). The arrays point into the loader's ring without a copy; the ring slot is reused once
+    asked). Chat data (packed with a loss mask, docs/chat.md) also gives ``loss_mask``:
+    ``labels[t] = input_ids[t+1]`` where token ``t+1`` is trained, else -100, and ``loss_mask``
+    is 1 exactly where ``labels`` is not -100. ``long_documents`` says what becomes of a document
+    longer than ``seq_len``: "auto" (the default) is "drop" for chat data (counted in
+    ``stats()["long_documents_dropped"]``) and "split" for text; "truncate" keeps the head. The
+    arrays point into the loader's ring without a copy; the ring slot is reused once
     every array of the batch is freed, so hold at most a few batches at a time.
 
     With ``provenance=True`` each batch also has ``batch["provenance"]``: a list with one entry
@@ -164,6 +169,7 @@ class Loader:
         segment_ids: bool = True,
         on_error: str = "fail",
         pad_token_id: int = 0,
+        long_documents: str = "auto",
         block_shards: int = 4,
         bestfit_window: Optional[int] = None,
         device_buffers: int = 2,
@@ -197,7 +203,7 @@ class Loader:
             pack=pack, seed=seed, rank=rank, world_size=world_size, device=self._device,
             token_dtype=token_dtype, cross_document_targets=cross_document_targets,
             attention_mask=attention_mask, position_ids=position_ids, segment_ids=segment_ids,
-            on_error=on_error, pad_token_id=pad_token_id,
+            on_error=on_error, pad_token_id=pad_token_id, long_documents=long_documents,
             block_shards=block_shards, bestfit_window=bestfit_window,
             device_buffers=device_buffers, monitor_warnings=monitor_warnings)
         self._options.phases = phases

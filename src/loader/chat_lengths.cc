@@ -1,0 +1,74 @@
+#include "loader/chat_lengths.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "format/loss_mask.h"
+#include "format/loss_masked_reader.h"
+#include "format/stoker_dataset.h"
+
+namespace stoker {
+
+Result<std::shared_ptr<const DocumentReader>> WithLossMask(
+    std::shared_ptr<const TokenSource> source, const RemoteDatasetOptions& remote) {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<StokerDataset> mask, OpenLossMask(*source, remote));
+  if (mask == nullptr) return std::shared_ptr<const DocumentReader>(std::move(source));
+  return std::shared_ptr<const DocumentReader>(
+      std::make_shared<LossMaskedReader>(std::move(source), std::move(mask)));
+}
+
+Result<uint64_t> CountTrainedTargets(const DatasetLengths& planned, const DocumentReader& reader) {
+  uint64_t trained = 0;
+  std::vector<uint8_t> mask;
+  for (uint64_t doc = 0; doc < planned.num_documents(); ++doc) {
+    const uint64_t n = planned.length(doc);
+    if (n == 0) continue;
+    const uint64_t length = reader.FindDocumentLength(doc).value_or(n);
+    const uint64_t end = std::min(length, n + 1);  // targets [1, end)
+    if (end <= 1) continue;
+    if (!reader.has_loss_mask()) {
+      trained += end - 1;
+      continue;
+    }
+    mask.resize(end - 1);
+    STOKER_RETURN_IF_ERROR(reader.ReadLossMask(doc, 1, end - 1, mask.data())
+                               .WithContext("document " + std::to_string(doc)));
+    trained += std::count(mask.begin(), mask.end(), uint8_t{1});
+  }
+  STOKER_RETURN_IF_ERROR(planned.status());
+  return trained;
+}
+
+LongDocuments ResolveLongDocuments(LongDocuments policy, bool has_loss_mask) {
+  if (policy != LongDocuments::kAuto) return policy;
+  return has_loss_mask ? LongDocuments::kDrop : LongDocuments::kSplit;
+}
+
+Result<DatasetLengths> PlannedLengths(DatasetLengths lengths, const DocumentReader& reader,
+                                      LongDocuments policy, uint64_t seq_len,
+                                      LongDocumentCounts* counts) {
+  LongDocumentCounts c;
+  policy = ResolveLongDocuments(policy, reader.has_loss_mask());
+  if (policy == LongDocuments::kSplit) {
+    if (counts != nullptr) *counts = c;
+    return lengths;
+  }
+  STOKER_ASSIGN_OR_RETURN(DatasetLengths out, LimitLongDocuments(lengths, policy, seq_len, &c));
+  if (policy == LongDocuments::kTruncate && reader.has_loss_mask() && c.truncated > 0) {
+    // The head's targets are tokens 1..seq_len (the last one read past the cut).
+    std::vector<uint8_t> mask(seq_len);
+    for (uint64_t doc = 0; doc < out.num_documents(); ++doc) {
+      if (out.document_lengths[doc] != seq_len || lengths.length(doc) <= seq_len) continue;
+      STOKER_RETURN_IF_ERROR(reader.ReadLossMask(doc, 1, seq_len, mask.data())
+                                 .WithContext("document " + std::to_string(doc)));
+      if (std::none_of(mask.begin(), mask.end(), [](uint8_t m) { return m != 0; })) {
+        out.document_lengths[doc] = 0;
+        ++c.untrained;
+      }
+    }
+  }
+  if (counts != nullptr) *counts = c;
+  return out;
+}
+
+}  // namespace stoker

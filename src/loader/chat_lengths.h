@@ -1,0 +1,40 @@
+// The lengths the plan sees for one dataset of the loader, with its LongDocuments policy applied
+// (docs/chat.md, "Long conversations"): chat data (a reader with a loss mask) drops the
+// conversations longer than seq_len by default, text splits them. Pure apart from the reads of
+// truncated conversations' masks: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "stoker/document_reader.h"
+#include "stoker/plan.h"
+#include "stoker/status.h"
+#include "stoker/token_source.h"
+
+namespace stoker {
+
+struct RemoteDatasetOptions;
+
+// `source` read together with its loss mask (a LossMaskedReader) when it has one, else `source`
+// itself. Remote masks are read as `remote` says.
+Result<std::shared_ptr<const DocumentReader>> WithLossMask(
+    std::shared_ptr<const TokenSource> source, const RemoteDatasetOptions& remote);
+
+// kAuto resolved for a dataset with or without a loss mask.
+LongDocuments ResolveLongDocuments(LongDocuments policy, bool has_loss_mask);
+
+// `lengths` of `reader`'s documents under `policy` (resolved here). Under kTruncate a chat
+// document whose head has no trained target (no trained token among tokens 1..seq_len, the
+// targets of its seq_len positions) is dropped too, and counted as untrained. *counts gets what
+// changed.
+Result<DatasetLengths> PlannedLengths(DatasetLengths lengths, const DocumentReader& reader,
+                                      LongDocuments policy, uint64_t seq_len,
+                                      LongDocumentCounts* counts);
+
+// The trained targets of an epoch over `planned` (PlannedLengths of `reader`'s documents): for a
+// document planned with n > 0 tokens, its trained tokens among [1, min(length, n + 1)), the
+// targets of its labels; every one of them for a reader without a loss mask.
+Result<uint64_t> CountTrainedTargets(const DatasetLengths& planned, const DocumentReader& reader);
+
+}  // namespace stoker
