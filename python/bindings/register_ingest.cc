@@ -79,7 +79,8 @@ void RegisterIngest(nb::module_& m) {
       .def_rw("tokenizer_options", &PackArgs::tokenizer_options)
       .def_rw("format", &PackArgs::format)
       .def_rw("train_on", &PackArgs::train_on)
-      .def_rw("chat_template", &PackArgs::chat_template);
+      .def_rw("chat_template", &PackArgs::chat_template)
+      .def_rw("chat_field", &PackArgs::chat_field);
   m.def("pack", &PackToDict, nb::arg("args"),
         "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
   m.def(

@@ -46,7 +46,7 @@ Result<bool> FirstRecordIsConversation(const PackOptions& options) {
 
 Result<std::shared_ptr<const ChatEncoder>> ChatEncoderForPack(const PackArgs& args,
                                                               const PackOptions& options) {
-  bool chat = !args.train_on.empty() || !args.chat_template.empty();
+  bool chat = !args.train_on.empty() || !args.chat_template.empty() || !args.chat_field.empty();
   // A task of a split pack lists nothing (it reads the recorded input list), and chat data is
   // packed in one task for now: the records are not looked at there.
   if (!chat && args.text_field == "text" && options.task_count <= 1) {
@@ -56,6 +56,7 @@ Result<std::shared_ptr<const ChatEncoder>> ChatEncoderForPack(const PackArgs& ar
   ChatEncoderOptions chat_options;
   chat_options.tokenizer = args.tokenizer;
   chat_options.chat_template = args.chat_template;
+  chat_options.field = args.chat_field;
   chat_options.tokenizer_options = args.tokenizer_options;
   chat_options.tokenizer_options.load_threads = options.threads;
   if (!args.train_on.empty()) {

@@ -37,6 +37,9 @@ struct PackArgs {
   // messages, completion for prompt + completion. Setting it (or chat_template) packs chat data.
   std::string train_on;
   std::string chat_template;  // a template file instead of the model directory's own
+  // The field holding the conversation (messages, or ShareGPT turns); empty = detected
+  // (messages, conversations, prompt + completion). Setting it packs chat data.
+  std::string chat_field;
 };
 
 // Validates `args` and fills PackOptions (without progress callback). kInvalidArgument names the

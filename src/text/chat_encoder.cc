@@ -34,7 +34,7 @@ Result<std::unique_ptr<ChatEncoder>> ChatEncoder::Open(const ChatEncoderOptions&
 }
 
 Result<ChatIds> ChatEncoder::Encode(const nlohmann::ordered_json& record) const {
-  STOKER_ASSIGN_OR_RETURN(Conversation conv, ParseConversation(record));
+  STOKER_ASSIGN_OR_RETURN(Conversation conv, ParseConversation(record, options_.field));
   TrainOn train_on = options_.train_on.value_or(conv.is_prompt_completion ? TrainOn::kCompletion
                                                                           : TrainOn::kAssistant);
   STOKER_ASSIGN_OR_RETURN(ChatSpans spans, template_.Spans(conv, train_on, options_.kwargs));

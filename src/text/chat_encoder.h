@@ -21,6 +21,7 @@ struct ChatEncoderOptions {
   std::string chat_template;  // --chat-template PATH; empty = the model directory's own
   // --train-on; unset = `assistant` for messages, `completion` for prompt + completion records.
   std::optional<TrainOn> train_on;
+  std::string field;  // --chat-field: the conversation's field; empty = detected
   nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();  // extra template variables
   TokenizerOptions tokenizer_options;  // pattern, special, eos (allow_special is set here)
 };

@@ -113,6 +113,31 @@ def test_bad_records_name_the_line_or_are_counted(stoker_cli, qwen_models, tmp_p
     assert counters["untrained_conversations_skipped"] == 1
 
 
+def test_chat_field_names_the_conversation(stoker_cli, qwen_models, tmp_path):
+    """--chat-field reads the conversation from a field of another name: the same ids and masks
+    as the same messages under "messages"; a record without the field is a clear error."""
+    model = qwen_models["qwen2_5"]
+    convs = [r["messages"] for r in records() if "messages" in r]
+    plain, named = tmp_path / "plain", tmp_path / "named"
+    r = pack(stoker_cli, write_jsonl(tmp_path / "m.jsonl", [{"messages": c} for c in convs]),
+             "-o", plain, "--tokenizer", model)
+    assert r.returncode == 0, r.stderr
+    rows = [{"dialogue": c, "messages": "not this one", "id": k} for k, c in enumerate(convs)]
+    r = pack(stoker_cli, write_jsonl(tmp_path / "d.jsonl", rows), "-o", named, "--tokenizer",
+             model, "--chat-field", "dialogue")
+    assert r.returncode == 0, r.stderr
+    for i in range(len(convs)):
+        assert stoker.inspect(named, document=i) == stoker.inspect(plain, document=i)
+    shared = [{"turns": [{"from": "human", "value": "Hey"}, {"from": "gpt", "value": "Hi!"}]}]
+    out = tmp_path / "sharegpt"
+    stoker.pack(write_jsonl(tmp_path / "s.jsonl", shared), out, tokenizer=str(model),
+                chat_field="turns")
+    assert stoker.inspect(out, document=0)["trained_tokens"] > 0
+    r = pack(stoker_cli, write_jsonl(tmp_path / "x.jsonl", [{"messages": convs[0]}]), "-o",
+             tmp_path / "x", "--tokenizer", model, "--chat-field", "dialogue")
+    assert r.returncode == 2 and "x.jsonl:1" in r.stderr and "dialogue" in r.stderr, r.stderr
+
+
 def test_template_errors_are_clear(stoker_cli, qwen_models, tmp_path):
     model = qwen_models["qwen2_5"]
     rows = [{"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]}]

@@ -210,6 +210,10 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--chat-template", args->chat_template,
                   "Chat data: a Jinja chat template file to use instead of the model directory's "
                   "own (chat_template.jinja or tokenizer_config.json's chat_template)");
+  sub->add_option("--chat-field", args->chat_field,
+                  "Chat data: the field holding each record's conversation (a list of messages "
+                  "{role, content} or ShareGPT turns {from, value}); default: detected "
+                  "(messages, conversations, or prompt + completion)");
   sub->add_option("--key-field", args->key_field,
                   "Record shards: the field that names a record in messages (default: the "
                   "format's key)");

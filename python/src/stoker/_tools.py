@@ -36,6 +36,7 @@ def pack(
     format: str = "stoker",
     train_on: str = "",
     chat_template: Optional[PathLike] = None,
+    chat_field: str = "",
     threads: Any = _spelling._UNSET,
     bad_lines: Any = _spelling._UNSET,
 ) -> Dict[str, Any]:
@@ -65,7 +66,8 @@ def pack(
     Chat data (docs/chat.md): JSONL records with ``messages``, ``conversations`` or ``prompt`` +
     ``completion`` are packed as conversations when ``tokenizer`` is a model directory with a chat
     template, or when ``train_on`` ("assistant", "last", "completion", "all") or
-    ``chat_template`` (a template file) is given; the loss mask is written beside the tokens.
+    ``chat_template`` (a template file) or ``chat_field`` (the field holding the conversation;
+    default: detected) is given; the loss mask is written beside the tokens.
     """
     num_workers = _spelling.alias(num_workers, threads, "threads", "num_workers", 0)
     on_error = _spelling.alias(on_error, bad_lines, "bad_lines", "on_error", "fail")
@@ -89,6 +91,7 @@ def pack(
     args.format = format
     args.train_on = train_on
     args.chat_template = os.fspath(chat_template) if chat_template is not None else ""
+    args.chat_field = chat_field
     args.tokenizer_options = tokenizer_options(pattern, special, allow_special, eos,
                                                post_processor)
     result = _stoker.pack(args)
