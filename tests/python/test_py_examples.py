@@ -1,5 +1,5 @@
 """Every example that the docs cite runs and passes its own checks: a tiny GPT with
-checkpoint/resume; torchrun with 2 and 3 processes (gloo): same step counts, disjoint data; an
+checkpoint/resume; chat fine-tuning on the answers only, in a plain loop and in a Hugging Face Trainer; torchrun with 2 and 3 processes (gloo): same step counts, disjoint data; an
 elastic resume of a stream from 3 ranks to 2 (no token twice); and the two C++ programs
 (examples/*.cc, built beside the CLI) over a packed sample dataset."""
 
@@ -21,6 +21,24 @@ def test_train_tiny_gpt_resumes_with_the_same_batches(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "same batches: True, same losses: True" in out.stdout
     assert (tmp_path / "ckpt.pt").is_file()
+
+
+def test_finetune_chat_trains_on_the_answers_only(tmp_path):
+    out = subprocess.run([sys.executable, str(REPO / "examples" / "finetune_chat.py"),
+                          "--steps", "20", "--workdir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "masks match labels: True" in out.stdout
+    assert (tmp_path / "sft" / "loss_mask" / "manifest.json").is_file()
+
+
+def test_hf_trainer_recipe_keeps_attention_inside_conversations(tmp_path):
+    out = subprocess.run([sys.executable, str(REPO / "examples" / "hf_trainer_chat.py"),
+                          "--steps", "6", "--workdir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert ("model loss equals stoker labels by hand: True; attention inside each "
+            "conversation: True; trained 6 steps") in out.stdout, out.stdout
 
 
 @pytest.mark.parametrize("nproc", [2, 3])
