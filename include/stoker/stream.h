@@ -36,6 +36,13 @@ struct StreamOptions {
   // stream-scan/, "" = none (as LoaderOptions::cache_dir; "off" is read as "" too), else a
   // directory. Scans beside the data (.<file>.stoker-scan) are read too.
   std::string scan_cache_dir = "auto";
+  // Chat records (docs/chat.md): rendered by the chat template of `tokenizer` (a model directory)
+  // or `chat_template` (a file), with the loss mask of `train_on` (empty: assistant for
+  // messages, completion for prompt + completion) and the conversation in `chat_field` (empty:
+  // detected). Chat when any of the three is set, or when the first record of the first input is
+  // a conversation without `text_field`. Batches then have labels and loss_mask as the indexed
+  // loader gives them, and long conversations are dropped (LoaderOptions::long_documents).
+  std::string train_on, chat_template, chat_field;
 };
 
 // Opens a loader over the stream described by `options`; `loader` gives seq_len, batch_size,

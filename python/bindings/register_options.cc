@@ -132,7 +132,10 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("steps_per_epoch", &stream::StreamOptions::steps_per_epoch)
       .def_rw("split_factor", &stream::StreamOptions::split_factor)
       .def_rw("encode_threads", &stream::StreamOptions::encode_threads)
-      .def_rw("scan_cache_dir", &stream::StreamOptions::scan_cache_dir);
+      .def_rw("scan_cache_dir", &stream::StreamOptions::scan_cache_dir)
+      .def_rw("train_on", &stream::StreamOptions::train_on)
+      .def_rw("chat_template", &stream::StreamOptions::chat_template)
+      .def_rw("chat_field", &stream::StreamOptions::chat_field);
   m.def("default_num_workers", &DefaultNumWorkers,
         "Worker threads used for num_workers=0: cores / LOCAL_WORLD_SIZE, at least 1.");
 }

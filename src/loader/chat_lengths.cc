@@ -39,6 +39,15 @@ Result<uint64_t> CountTrainedTargets(const DatasetLengths& planned, const Docume
   return trained;
 }
 
+Status CheckChatPacking(bool has_loss_mask, PackMode pack, LongDocuments policy) {
+  if (!has_loss_mask || pack != PackMode::kConcat || policy == LongDocuments::kSplit) {
+    return Status::OK();
+  }
+  return InvalidArgument(
+      "chat data with pack 'concat' would cut conversations at row ends: use pack 'bestfit' (or "
+      "'pad'), or long_documents 'split' (--long-documents split) to cut them anyway");
+}
+
 LongDocuments ResolveLongDocuments(LongDocuments policy, bool has_loss_mask) {
   if (policy != LongDocuments::kAuto) return policy;
   return has_loss_mask ? LongDocuments::kDrop : LongDocuments::kSplit;

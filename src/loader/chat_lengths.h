@@ -21,6 +21,10 @@ struct RemoteDatasetOptions;
 Result<std::shared_ptr<const DocumentReader>> WithLossMask(
     std::shared_ptr<const TokenSource> source, const RemoteDatasetOptions& remote);
 
+// Chat data is never cut at row ends unless asked (docs/chat.md, "Long conversations"):
+// kInvalidArgument for pack concat on a dataset with a loss mask, unless `policy` is kSplit.
+Status CheckChatPacking(bool has_loss_mask, PackMode pack, LongDocuments policy);
+
 // kAuto resolved for a dataset with or without a loss mask.
 LongDocuments ResolveLongDocuments(LongDocuments policy, bool has_loss_mask);
 

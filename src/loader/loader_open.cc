@@ -79,6 +79,9 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
         WithLossMask(source, RemoteOptionsFor(options));
     if (!masked.ok()) return masked.status().WithContext("loader: opening " + d.path);
     std::shared_ptr<const DocumentReader> reader = std::move(masked).value();
+    Status packing =
+        CheckChatPacking(reader->has_loss_mask(), options.pack, options.long_documents);
+    if (!packing.ok()) return packing.WithContext("loader: " + d.path);
     STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, source->Lengths());
     if (lengths.name.empty()) lengths.name = d.path.empty() ? source->path() : d.path;
     LongDocumentCounts long_docs;

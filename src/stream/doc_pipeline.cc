@@ -90,6 +90,7 @@ void DocPipeline::ReadChunk(Chunk* c) {
 void DocPipeline::Encode(Chunk* c) const {
   EncodedDocuments scratch;
   c->tokens.assign(c->items.size(), nullptr);
+  c->spans.assign(c->items.size(), nullptr);
   for (size_t i = 0; i < c->items.size(); ++i) {
     bool kept = false;
     Status st = reader_.EncodeItem(c->items[i], &scratch, &kept);
@@ -99,7 +100,11 @@ void DocPipeline::Encode(Chunk* c) const {
       return;
     }
     c->counters.Add(scratch.counters);
-    if (kept) c->tokens[i] = std::make_shared<const std::vector<int32_t>>(scratch.tokens);
+    if (!kept) continue;
+    c->tokens[i] = std::make_shared<const std::vector<int32_t>>(scratch.tokens);
+    if (!scratch.span_lengths.empty()) {
+      c->spans[i] = std::make_shared<const std::vector<int32_t>>(scratch.spans);
+    }
   }
   c->error_at = c->items.size();
 }
@@ -152,6 +157,7 @@ Result<bool> DocPipeline::Next(PipelineDoc* out) {
       if (!c.tokens[i]) continue;
       out->ref = c.items[i].ref;
       out->tokens = std::move(c.tokens[i]);
+      out->spans = std::move(c.spans[i]);
       const StreamPosition& next = c.after[i];
       const uint64_t before = pos_.reader_open && pos_.shard_pos == next.shard_pos
                                   ? pos_.docs

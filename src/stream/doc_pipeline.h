@@ -48,6 +48,7 @@ struct StreamPosition {
 struct PipelineDoc {
   DocRef ref;
   Tokens tokens;
+  Tokens spans;  // chat data: the loss mask's spans (format/loss_mask.h); null for text
 };
 
 class DocPipeline {
@@ -76,6 +77,7 @@ class DocPipeline {
     Status read_error;                  // after the items: the shard could not be read further
     // Written by the encoding task, read once done (under the pipeline's mutex).
     std::vector<Tokens> tokens;  // per item; null: skipped
+    std::vector<Tokens> spans;   // per item, chat data only
     Status encode_error;
     size_t error_at = SIZE_MAX;  // the item that failed to encode (items.size(): none)
     PackCounters counters;

@@ -13,6 +13,7 @@
 #include "common/cache_root.h"
 #include "common/env.h"
 #include "common/file_util.h"
+#include "text/chat_encoder.h"
 
 namespace stoker::stream {
 namespace {
@@ -52,7 +53,8 @@ std::string ScanIdentity(const StreamContext& ctx) {
   const ReaderOptions& r = ctx.config.reader;
   return id.kind + "|" + id.name + "|" + id.checksum + "|field=" + r.encoder.text_field +
          "|utf8=" + std::string(Utf8PolicyName(r.encoder.utf8)) +
-         "|skip=" + (r.encoder.skip_bad_lines ? "1" : "0") + (r.skip_corrupt_shards ? "1" : "0");
+         "|skip=" + (r.encoder.skip_bad_lines ? "1" : "0") + (r.skip_corrupt_shards ? "1" : "0") +
+         (r.chat ? "|" + r.chat->identity() : std::string());
 }
 
 std::string AbsolutePath(const std::string& path) {

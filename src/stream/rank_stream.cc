@@ -110,11 +110,15 @@ void RankStream::StartStreamEpoch(uint64_t e) {
 
 Result<bool> RankStream::ReadOne(Doc* out) {
   PipelineDoc d;
-  STOKER_ASSIGN_OR_RETURN(bool got, docs_.Next(&d));
-  if (!got) return false;
+  const uint64_t limit = ctx_->config.drop_longer_than;
+  do {
+    STOKER_ASSIGN_OR_RETURN(bool got, docs_.Next(&d));
+    if (!got) return false;
+  } while (limit > 0 && d.tokens->size() > limit);  // left out (CountRows leaves it out too)
   out->ref = d.ref;
   out->stream_epoch = stream_epoch_;
   out->tokens = std::move(d.tokens);
+  out->spans = std::move(d.spans);
   out->begin = 0;
   out->end = out->tokens->size();
   return true;
@@ -163,7 +167,7 @@ void RankStream::PackWindow() {
     PackedRow row;
     for (const WindowChunk& k : chunks) {
       const Doc& d = group_[k.doc];
-      row.push_back({d.ref, d.stream_epoch, d.tokens, k.offset, k.length});
+      row.push_back({d.ref, d.stream_epoch, d.tokens, d.spans, k.offset, k.length});
     }
     window_rows_.push_back(std::move(row));
   }
@@ -193,7 +197,8 @@ Result<PackedRow> RankStream::NextRow() {
   switch (ctx_->config.pack) {
     case PackMode::kPad: {
       STOKER_ASSIGN_OR_RETURN(Doc d, NextDoc());
-      row.push_back({d.ref, d.stream_epoch, d.tokens, d.begin, std::min(S, d.end - d.begin)});
+      row.push_back(
+          {d.ref, d.stream_epoch, d.tokens, d.spans, d.begin, std::min(S, d.end - d.begin)});
       return row;
     }
     case PackMode::kConcat: {
@@ -206,7 +211,7 @@ Result<PackedRow> RankStream::NextRow() {
         }
         const Doc& d = group_.front();
         const uint64_t take = std::min<uint64_t>(S - have, d.end - cursor_);
-        row.push_back({d.ref, d.stream_epoch, d.tokens, cursor_, take});
+        row.push_back({d.ref, d.stream_epoch, d.tokens, d.spans, cursor_, take});
         have += take;
         cursor_ += take;
         if (cursor_ == d.end) {
@@ -268,6 +273,9 @@ Status RankStream::Reread(const std::vector<DocSpan>& spans, std::vector<Doc>* o
       d.ref = span.ref;
       d.stream_epoch = span.stream_epoch;
       d.tokens = std::make_shared<const std::vector<int32_t>>(std::move(docs[k].tokens));
+      if (ctx_->config.reader.chat) {
+        d.spans = std::make_shared<const std::vector<int32_t>>(std::move(docs[k].spans));
+      }
       d.begin = span.begin;
       d.end = span.end == RankSnapshot::kWhole ? d.tokens->size() : span.end;
       if (d.begin > d.end || d.end > d.tokens->size()) {

@@ -27,6 +27,9 @@ struct StreamConfig {
   uint32_t rank = 0;
   PackMode pack = PackMode::kConcat;
   uint64_t bestfit_window = PlanOptions{}.bestfit_window;  // documents per best-fit window
+  // Documents longer than this many tokens are left out (chat data: seq_len, docs/chat.md); 0:
+  // none (long documents are split).
+  uint64_t drop_longer_than = 0;
   ReaderOptions reader;
 };
 
@@ -46,6 +49,7 @@ struct PackedPiece {
   DocRef ref;
   uint64_t stream_epoch = 0;  // the epoch whose shard dealing the document came from
   Tokens tokens;              // the whole document
+  Tokens spans;               // chat data: its loss mask's spans; null for text
   uint64_t offset = 0, length = 0;
 };
 using PackedRow = std::vector<PackedPiece>;
@@ -117,6 +121,7 @@ class RankStream {
     DocRef ref;
     uint64_t stream_epoch = 0;
     Tokens tokens;
+    Tokens spans;                 // chat data only
     uint64_t begin = 0, end = 0;  // the token range to use (a resumed document may be partial)
   };
   const std::vector<StreamShard>& ShardsOf(uint64_t stream_epoch) const;

@@ -23,8 +23,16 @@ std::vector<std::vector<WindowChunk>> BestFitWindow(
 }
 
 uint64_t CountRows(const StreamConfig& c, uint64_t rng, const std::vector<uint64_t>& initial,
-                   const std::vector<uint32_t>& stream) {
+                   const std::vector<uint32_t>& all) {
   const uint64_t S = c.seq_len;
+  // The documents RankStream leaves out (chat data longer than seq_len) never reach the buffer.
+  std::vector<uint32_t> kept;
+  if (c.drop_longer_than > 0) {
+    for (uint32_t n : all) {
+      if (n <= c.drop_longer_than) kept.push_back(n);
+    }
+  }
+  const std::vector<uint32_t>& stream = c.drop_longer_than > 0 ? kept : all;
   if (c.pack == PackMode::kPad) return initial.size() + stream.size();
   if (c.pack == PackMode::kConcat) {
     uint64_t tokens = 0;

@@ -24,7 +24,8 @@ std::vector<std::vector<WindowChunk>> BestFitWindow(
 // The full rows a stream yields: the shuffle buffer starts with `initial` (lengths of the
 // documents already in it, in order) and is fed `stream` in order, drawn with `rng` as
 // RankStream::NextDoc draws; concat, pad or best fit (the epoch's last, partial window is packed
-// alone, as RankStream packs it).
+// alone, as RankStream packs it). Documents longer than c.drop_longer_than (when set) are left out,
+// as RankStream leaves them out.
 uint64_t CountRows(const StreamConfig& c, uint64_t rng, const std::vector<uint64_t>& initial,
                    const std::vector<uint32_t>& stream);
 

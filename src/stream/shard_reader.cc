@@ -35,7 +35,7 @@ ShardReader::ShardReader(const std::vector<StreamShard>* shards, const Tokenizer
     : shards_(shards),
       tokenizer_(tokenizer),
       options_(options),
-      encoder_(tokenizer, options.encoder) {}
+      encoder_(tokenizer, options.encoder, options.chat.get()) {}
 
 Status ShardReader::CorruptOrFail(const Status& st) {
   if (!options_.skip_corrupt_shards) return st;
@@ -120,6 +120,8 @@ Status ShardReader::EncodeItem(const RawItem& item, EncodedDocuments* scratch, b
   const StreamShard& s = (*shards_)[item.ref.shard];
   scratch->tokens.clear();
   scratch->lengths.clear();
+  scratch->spans.clear();
+  scratch->span_lengths.clear();
   scratch->counters = PackCounters();
   Status st = encoder_.Encode(item.raw, s.path, scratch);
   if (!st.ok() && item.raw.jsonl && item.raw.line_number == 0) {
@@ -194,6 +196,7 @@ Result<bool> ShardReader::Next(StreamDoc* doc) {
     if (!kept) continue;
     doc->ref = item.ref;
     doc->tokens.assign(scratch_.tokens.begin(), scratch_.tokens.end());
+    doc->spans.assign(scratch_.spans.begin(), scratch_.spans.end());
     doc->bytes = item.raw.data.size() + item.raw.tokens.size() * sizeof(int32_t);
     return true;
   }
@@ -248,6 +251,7 @@ Status ShardReader::ReadRefs(const std::vector<DocRef>& refs, std::vector<Stream
     StreamDoc doc;
     doc.ref = want;
     doc.tokens.assign(scratch_.tokens.begin(), scratch_.tokens.end());
+    doc.spans.assign(scratch_.spans.begin(), scratch_.spans.end());
     out->push_back(std::move(doc));
   }
   options_ = saved;

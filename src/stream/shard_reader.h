@@ -31,6 +31,7 @@ struct DocRef {
 struct StreamDoc {
   DocRef ref;
   std::vector<int32_t> tokens;  // EOS included; never empty
+  std::vector<int32_t> spans;   // chat data: the trained spans (format/loss_mask.h); else empty
   uint64_t bytes = 0;           // the record's text (or token field) as read
 };
 
@@ -48,6 +49,8 @@ struct ReaderOptions {
   // A truncated or corrupt compressed shard: "skip" ends the shard early (counted) instead of
   // failing with the error (which names the file and the compressed offset).
   bool skip_corrupt_shards = false;
+  // Chat data: records are conversations, encoded with their loss mask; null for text.
+  std::shared_ptr<const ChatEncoder> chat;
 };
 
 class ShardReader {

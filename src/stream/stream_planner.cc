@@ -7,8 +7,12 @@
 #include <thread>
 
 #include "common/env.h"
+#include "format/loss_mask.h"
+#include "loader/chat_lengths.h"
 #include "stream/elastic.h"
 #include "stream/row_count.h"
+#include "stream/stream_chat.h"
+#include "text/chat_encoder.h"
 
 namespace stoker::stream {
 namespace {
@@ -30,6 +34,17 @@ class StreamPieceReader final : public DocumentReader {
   }
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override {
     return ReadT(doc, offset, count, out);
+  }
+  bool has_loss_mask() const override { return planner_->chat(); }
+  Status ReadLossMask(uint64_t doc, uint64_t offset, uint64_t count, uint8_t* out) const override {
+    Tokens t = planner_->PieceTokens(doc);
+    Tokens spans = planner_->PieceSpans(doc);
+    if (!t || !spans) {
+      return Internal("stream: piece " + std::to_string(doc) + " has no loss mask (evicted?)");
+    }
+    if (offset + count > t->size()) return OutOfRange("stream: read past a document's end");
+    SpansToMask(*spans, offset, count, out);
+    return Status::OK();
   }
 
  private:
@@ -60,10 +75,10 @@ Status CheckStreamLoaderOptions(const LoaderOptions& o) {
         "stream: block_shards applies to shuffle='block' of token datasets, "
         "not to a stream");
   }
-  if (o.long_documents != LongDocuments::kAuto && o.long_documents != LongDocuments::kSplit) {
-    return InvalidArgument("stream: long_documents='" +
-                           std::string(LongDocumentsName(o.long_documents)) +
-                           "' applies to token datasets; a stream splits long documents");
+  if (o.long_documents == LongDocuments::kTruncate) {
+    return InvalidArgument(
+        "stream: long_documents='truncate' applies to token datasets; a stream splits long "
+        "documents, or drops them (long_documents='drop', the default for chat records)");
   }
   if (o.remainder != RemainderPolicy::kDropLast) {
     return InvalidArgument(
@@ -97,6 +112,16 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   c.reader.encoder.skip_bad_lines = loader.on_error == ErrorPolicy::kSkip;
   c.reader.encoder.skip_hint = kStreamSkipHint;
   c.reader.skip_corrupt_shards = loader.on_error == ErrorPolicy::kSkip;
+  STOKER_ASSIGN_OR_RETURN(c.reader.chat, OpenStreamChat(options, loader));
+  // A conversation is never split across rows (docs/chat.md, "Long conversations") unless
+  // long_documents="split" says so; text is split unless "drop" says otherwise.
+  if (ResolveLongDocuments(loader.long_documents, c.reader.chat != nullptr) ==
+      LongDocuments::kDrop) {
+    c.drop_longer_than = loader.seq_len;
+  }
+  STOKER_RETURN_IF_ERROR(
+      CheckChatPacking(c.reader.chat != nullptr, loader.pack, loader.long_documents)
+          .WithContext("stream"));
   const int workers = loader.num_workers > 0 ? loader.num_workers : DefaultThreadsPerRank();
   ctx->pool =
       std::make_shared<EncodePool>(options.encode_threads > 0 ? options.encode_threads : workers);
@@ -141,6 +166,8 @@ std::string StreamPlanner::FingerprintFor(const std::vector<StreamShard>& shards
     key += ',' + std::to_string(v);
   }
   key += options_.text_field;
+  if (c.reader.chat) key += "|" + c.reader.chat->identity();
+  if (c.drop_longer_than > 0) key += "|drop=" + std::to_string(c.drop_longer_than);
   // The deal: whole shards by bytes without a pre-scan, else documents by weight (deal.h, "2").
   key += options_.steps_per_epoch > 0 ? "|deal=bytes" : "|deal=2";
   char hex[17];
@@ -221,6 +248,7 @@ Result<const StreamPlanner::Entry*> StreamPlanner::EntryLocked(uint64_t epoch,
       for (const PackedPiece& piece : row) {
         const uint64_t handle = (e.id << kPieceBits) | e.pieces.size();
         e.pieces.push_back(piece.tokens);
+        e.spans.push_back(piece.spans);
         plan_row.pieces.push_back({0, handle, piece.offset, piece.length});
       }
       e.rows.push_back(std::move(row));
@@ -263,6 +291,14 @@ Tokens StreamPlanner::PieceTokens(uint64_t doc) const {
   if (it == by_id_.end()) return nullptr;
   const uint64_t i = doc & ((uint64_t{1} << kPieceBits) - 1);
   return i < it->second->pieces.size() ? it->second->pieces[i] : nullptr;
+}
+
+Tokens StreamPlanner::PieceSpans(uint64_t doc) const {
+  std::shared_lock<std::shared_mutex> lock(pieces_mu_);
+  auto it = by_id_.find(doc >> kPieceBits);
+  if (it == by_id_.end()) return nullptr;
+  const uint64_t i = doc & ((uint64_t{1} << kPieceBits) - 1);
+  return i < it->second->spans.size() ? it->second->spans[i] : nullptr;
 }
 
 Status StreamPlanner::BatchAt(const PlanPosition& pos, Batch* out) const {

@@ -34,7 +34,8 @@ using ::stoker::StreamOptions;
 
 // The loader options a stream cannot honour are refused, never ignored: shuffle other than
 // "global" (a stream's order is its shard dealing and shuffle buffer), block_shards other than the
-// default, and remainder "pad" (drop_last=False). kInvalidArgument naming the option.
+// default, remainder "pad" (drop_last=False) and long_documents "truncate". kInvalidArgument naming
+// the option.
 Status CheckStreamLoaderOptions(const LoaderOptions& options);
 
 class StreamPlanner final : public BatchPlanner {
@@ -73,8 +74,12 @@ class StreamPlanner final : public BatchPlanner {
   // expansions of the inputs this planner made (at open, and for elastic states).
   StorageStats storage_stats() const { return storage_.Total(); }
 
-  // For reader(): the tokens of piece handle `doc`, or null if it was evicted.
+  // For reader(): the tokens of piece handle `doc`, or null if it was evicted; and, for chat data,
+  // its loss mask's spans (null for text).
   Tokens PieceTokens(uint64_t doc) const;
+  Tokens PieceSpans(uint64_t doc) const;
+  // Whether the stream reads chat records (its batches then have a loss mask).
+  bool chat() const { return ctx_->config.reader.chat != nullptr; }
   // The shard list that pieces of `stream_epoch` refer to (another world's after an elastic
   // resume into that epoch).
   std::shared_ptr<const std::vector<StreamShard>> ShardsOf(uint64_t stream_epoch) const;
@@ -85,6 +90,7 @@ class StreamPlanner final : public BatchPlanner {
     std::vector<PackedRow> rows;
     std::vector<Row> plan_rows;
     std::vector<Tokens> pieces;  // by handle & kPieceMask
+    std::vector<Tokens> spans;   // the same, chat data only
     std::string state_before;    // RankSnapshot::Encode at the step's start
   };
   struct Generator {

@@ -33,6 +33,14 @@ Result<std::unique_ptr<ChatEncoder>> ChatEncoder::Open(const ChatEncoderOptions&
       new ChatEncoder(std::move(*t), std::move(control), std::move(plain), options));
 }
 
+std::string ChatEncoder::identity() const {
+  std::string id = "chat:" + std::to_string(template_.source_hash()) + ":train_on=" +
+                   (options_.train_on ? std::to_string(int(*options_.train_on)) : "auto") +
+                   ":field=" + options_.field + ":control=";
+  for (const std::string& t : template_.control_tokens()) id += t + '\x1f';
+  return id + ":kwargs=" + options_.kwargs.dump();
+}
+
 Result<ChatIds> ChatEncoder::Encode(const nlohmann::ordered_json& record) const {
   STOKER_ASSIGN_OR_RETURN(Conversation conv, ParseConversation(record, options_.field));
   TrainOn train_on = options_.train_on.value_or(conv.is_prompt_completion ? TrainOn::kCompletion

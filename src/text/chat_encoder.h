@@ -37,6 +37,9 @@ class ChatEncoder {
   Result<ChatIds> Encode(const nlohmann::ordered_json& record) const;
 
   const ChatTemplate& chat_template() const { return template_; }
+  // Everything besides the tokenizer that changes the ids and masks of a record: the template's
+  // source and special tokens, --train-on and --chat-field (for cache keys and fingerprints).
+  std::string identity() const;
 
  private:
   ChatEncoder(ChatTemplate t, std::unique_ptr<Tokenizer> control, std::unique_ptr<Tokenizer> plain,

@@ -1,5 +1,7 @@
 #include "text/chat_template.h"
 
+#include <xxhash.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -198,6 +200,7 @@ Result<ChatTemplate> ChatTemplate::FromString(std::string_view source, std::stri
   c.template_ = std::make_shared<const jinja::Template>(std::move(t));
   c.special_tokens_ = std::move(special_tokens);
   c.control_tokens_ = std::move(control_tokens);
+  c.source_hash_ = XXH3_64bits(source.data(), source.size());
   return c;
 }
 

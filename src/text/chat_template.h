@@ -75,6 +75,8 @@ class ChatTemplate {
                                                 const nlohmann::ordered_json& kwargs) const;
 
   const jinja::Template& jinja() const { return *template_; }
+  // XXH3 of the template's source: with the special tokens, what makes two templates render alike.
+  uint64_t source_hash() const { return source_hash_; }
   // Special tokens (text) the template's output counts as control tokens.
   const std::vector<std::string>& control_tokens() const { return control_tokens_; }
 
@@ -84,6 +86,7 @@ class ChatTemplate {
   std::shared_ptr<const jinja::Template> template_;
   nlohmann::ordered_json special_tokens_;  // {"bos_token": "<s>", ...}
   std::vector<std::string> control_tokens_;
+  uint64_t source_hash_ = 0;
 };
 
 }  // namespace stoker

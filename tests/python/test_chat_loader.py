@@ -36,12 +36,18 @@ def conversations(n, seed=7):
 
 
 @pytest.fixture(scope="module")
-def chat_dataset(stoker_cli, tmp_path_factory):
-    base = tmp_path_factory.mktemp("chat-loader")
+def chat_source(tmp_path_factory):
+    """The conversations as JSONL, and the model directory that renders them."""
+    base = tmp_path_factory.mktemp("chat-source")
     model = make_qwen_models(base / "models")["qwen2_5"]
-    out = base / "sft"
-    r = pack(stoker_cli, write_jsonl(base / "chats.jsonl", conversations(120)), "-o", out,
-             "--tokenizer", model)
+    return write_jsonl(base / "chats.jsonl", conversations(120)), model
+
+
+@pytest.fixture(scope="module")
+def chat_dataset(stoker_cli, chat_source, tmp_path_factory):
+    jsonl, model = chat_source
+    out = tmp_path_factory.mktemp("chat-loader") / "sft"
+    r = pack(stoker_cli, jsonl, "-o", out, "--tokenizer", model)
     assert r.returncode == 0, r.stderr
     docs = [stoker.inspect(out, document=i) for i in range(stoker.inspect(out)["documents"])]
     return out, docs
@@ -209,3 +215,39 @@ def test_bench_reports_the_real_and_trained_shares(stoker_cli, chat_dataset):
     positions = 4 * 2 * SEQ
     assert j["trained_token_share"] == pytest.approx(trained / positions)
     assert j["real_token_share"] == pytest.approx(real / positions)
+
+
+def test_a_stream_of_chat_records_gives_the_packed_conversations(chat_source, chat_dataset):
+    """stoker.Stream over the JSONL renders, encodes and masks each conversation as pack does:
+    every conversation of a stream batch is a packed document, with that document's labels."""
+    jsonl, model = chat_source
+    out, docs = chat_dataset
+    by_tokens = {tuple(d["tokens"]): d for d in docs}
+    stream = stoker.Stream([jsonl], tokenizer=str(model), shuffle_buffer=1)
+    loader = stoker.Loader(stream, seq_len=SEQ, batch_size=2, pack="bestfit", output="numpy",
+                           num_workers=1)
+    seen = []
+    for batch in loader:
+        for r in range(batch["input_ids"].shape[0]):
+            seg = batch["segment_ids"][r]
+            for s in sorted(set(seg.tolist()) - {0}):
+                at = np.nonzero(seg == s)[0]
+                ids = tuple(batch["input_ids"][r][at].tolist())
+                assert ids in by_tokens, "a streamed conversation that pack did not write"
+                mask = by_tokens[ids]["loss_mask"]
+                labels = [ids[t + 1] if mask[t + 1] else -100 for t in range(len(ids) - 1)]
+                labels.append(-100)
+                assert batch["labels"][r][at].tolist() == labels
+                assert batch["loss_mask"][r][at].tolist() == [int(x != -100) for x in labels]
+                seen.append(ids)
+    short = {t for t in by_tokens if len(t) <= SEQ}
+    # Never a long conversation, never one twice; equal steps may leave the last rows out.
+    assert len(seen) == len(set(seen)) and set(seen) <= short
+    assert len(seen) >= 0.8 * len(short)
+    with pytest.raises(ValueError, match="concat"):
+        stoker.Loader(stoker.Stream([jsonl], tokenizer=str(model)), seq_len=SEQ, pack="concat")
+    with pytest.raises(ValueError, match="concat"):
+        stoker.Loader(out, seq_len=SEQ, pack="concat")
+    with pytest.raises(ValueError, match="truncate"):
+        stoker.Loader(stoker.Stream([jsonl], tokenizer=str(model)), seq_len=SEQ, pack="bestfit",
+                      long_documents="truncate")

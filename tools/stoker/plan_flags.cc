@@ -86,6 +86,8 @@ Result<PlanDataset> OpenPlanDataset(const std::string& arg, const PlanFlags& fla
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const DocumentReader> reader,
                           WithLossMask(source, RemoteDatasetOptions{}));
   STOKER_ASSIGN_OR_RETURN(LongDocuments policy, ParseLongDocuments(flags.long_documents));
+  STOKER_ASSIGN_OR_RETURN(PackMode pack, ParsePackMode(flags.pack));
+  STOKER_RETURN_IF_ERROR(CheckChatPacking(reader->has_loss_mask(), pack, policy).WithContext(path));
   LongDocumentCounts counts;
   STOKER_ASSIGN_OR_RETURN(
       lengths, PlannedLengths(std::move(lengths), *reader, policy, flags.seq_len, &counts));

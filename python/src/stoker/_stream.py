@@ -30,7 +30,15 @@ class Stream:
     written by ``stoker scan`` are looked up ("auto": the default cache directory, None: none,
     or a directory; scans beside the data are read too). ``bestfit_window`` here is a deprecated
     spelling of the loader's ``bestfit_window`` (one default, 4096, for datasets and streams).
-    Plain value.
+
+    Chat records (docs/chat.md): with ``tokenizer`` a model directory (tokenizer.json and
+    tokenizer_config.json with its chat template), records whose first one is a conversation
+    (``messages``, ``conversations``, ``prompt`` + ``completion``) are rendered by the template
+    and encoded with their loss mask, exactly as ``stoker pack`` encodes them; ``train_on``,
+    ``chat_template`` (a template file) and ``chat_field`` are pack's options of those names (any
+    of them also turns chat on). The batches then have ``labels`` (-100 where the next token is
+    not trained) and ``loss_mask``; use ``pack="bestfit"`` or "pad" (conversations longer than
+    seq_len are left out, never split). Plain value.
     """
 
     def __init__(
@@ -50,6 +58,9 @@ class Stream:
         eos: Optional[Union[str, int]] = None,
         post_processor: bool = True,
         scan_cache: Union[str, os.PathLike, None] = "auto",
+        train_on: str = "",
+        chat_template: Union[str, os.PathLike, None] = None,
+        chat_field: str = "",
     ) -> None:
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -97,6 +108,9 @@ class Stream:
         o.split_factor = split_factor
         scan = _spelling.cache_dir(scan_cache, "scan_cache")
         o.scan_cache_dir = "" if scan is None else scan
+        o.train_on = train_on
+        o.chat_template = "" if chat_template is None else os.fspath(chat_template)
+        o.chat_field = chat_field
         self.options = o
         self.bestfit_window: Optional[int] = bestfit_window  # deprecated; None: the loader's
 
