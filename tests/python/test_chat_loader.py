@@ -251,3 +251,27 @@ def test_a_stream_of_chat_records_gives_the_packed_conversations(chat_source, ch
     with pytest.raises(ValueError, match="truncate"):
         stoker.Loader(stoker.Stream([jsonl], tokenizer=str(model)), seq_len=SEQ, pack="bestfit",
                       long_documents="truncate")
+
+
+def test_a_chat_stream_resumes_with_the_same_labels(chat_source):
+    """A stream's checkpoint holds references, never text: the restored stream re-reads and
+    re-renders the conversations in its buffer and gives the same labels and masks."""
+    jsonl, model = chat_source
+    kw = dict(seq_len=SEQ, batch_size=2, pack="bestfit", output="numpy", num_workers=1)
+    keys = ("input_ids", "labels", "loss_mask")
+    copy = lambda b: {k: b[k].copy() for k in keys}  # noqa: E731
+    stream = lambda: stoker.Stream([jsonl], tokenizer=str(model), shuffle_buffer=16)  # noqa: E731
+    full = [copy(b) for b in stoker.Loader(stream(), **kw)]
+    first = stoker.Loader(stream(), **kw)
+    it = iter(first)
+    for _ in range(4):
+        next(it)
+    state = json.loads(json.dumps(first.state_dict()))
+    resumed = stoker.Loader(stream(), **kw)
+    resumed.load_state_dict(state)
+    rest = [copy(b) for b in resumed]
+    assert len(rest) == len(full) - 4 > 0
+    for a, b in zip(rest, full[4:]):
+        for k in keys:
+            np.testing.assert_array_equal(a[k], b[k])
+    assert sum(int(b["loss_mask"].sum()) for b in rest) > 0
