@@ -17,6 +17,14 @@ struct Piece {
 std::vector<Piece> SplitMarked(const std::string& s) {
   std::vector<Piece> out(1);
   for (size_t i = 0; i < s.size();) {
+    // Both marks start with the byte 0xF3: copy the text up to the next one at once.
+    const size_t next = s.find(kChatMarkStart[0], i);
+    if (next != i) {
+      const size_t stop = next == std::string::npos ? s.size() : next;
+      out.back().text.append(s, i, stop - i);
+      i = stop;
+      continue;
+    }
     if (s.compare(i, 4, kChatMarkStart) == 0) {
       size_t e = s.find(kChatMarkEnd, i + 4);
       size_t next_start = s.find(kChatMarkStart, i + 4);

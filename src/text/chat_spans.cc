@@ -84,6 +84,14 @@ std::string Unmark(const std::string& marked, size_t n_messages, std::vector<Mar
   std::string out;
   out.reserve(marked.size());
   for (size_t i = 0; i < marked.size();) {
+    // Every marker starts with the byte 0xEE: copy the text up to the next one at once.
+    const size_t next = marked.find(kBegOpen[0], i);
+    if (next != i) {
+      const size_t stop = next == std::string::npos ? marked.size() : next;
+      out.append(marked, i, stop - i);
+      i = stop;
+      continue;
+    }
     bool beg = marked.compare(i, 3, kBegOpen) == 0, end = marked.compare(i, 3, kEndOpen) == 0;
     if (beg || end) {
       size_t j = i + 3;

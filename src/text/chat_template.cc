@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <bitset>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -345,16 +346,33 @@ Result<jinja::RenderOutput> ChatTemplate::Render(const Conversation& conv,
 namespace {
 
 std::string MarkString(const std::string& s, const std::vector<std::string>& tokens) {
+  // Most strings hold neither a mark nor a control token: only the positions whose byte starts
+  // one are compared (a mark starts with 0xF3; `first` holds the tokens' first bytes).
+  std::bitset<256> first;
+  for (const std::string& t : tokens) {
+    if (!t.empty()) first.set(static_cast<unsigned char>(t[0]));
+  }
   std::string clean;
+  clean.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
-    if (s.compare(i, 4, kChatMarkStart) == 0 || s.compare(i, 4, kChatMarkEnd) == 0) {
+    const size_t next = s.find(kChatMarkStart[0], i);
+    if (next != i) {
+      const size_t stop = next == std::string::npos ? s.size() : next;
+      clean.append(s, i, stop - i);
+      i = stop;
+    } else if (s.compare(i, 4, kChatMarkStart) == 0 || s.compare(i, 4, kChatMarkEnd) == 0) {
       i += 4;
     } else {
       clean += s[i++];
     }
   }
   std::string out;
+  out.reserve(clean.size());
   for (size_t i = 0; i < clean.size();) {
+    if (!first[static_cast<unsigned char>(clean[i])]) {
+      out += clean[i++];
+      continue;
+    }
     const std::string* best = nullptr;
     for (const std::string& t : tokens) {
       if (!t.empty() && clean.compare(i, t.size(), t) == 0 && (!best || t.size() > best->size())) {
