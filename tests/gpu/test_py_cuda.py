@@ -118,3 +118,69 @@ def test_cpu_batches_stay_on_the_host(dataset):
     batch = next(iter(loader))
     assert not batch["input_ids"].is_cuda
     assert Path(dataset).exists()
+
+
+def byte_level_model_dir(root: Path) -> Path:
+    """A model directory without any download or trainer: a byte-level BPE tokenizer.json with
+    the 256 byte tokens and no merges, Qwen's two control tokens, and Qwen2.5's chat template."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs, n = list(bs), 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    vocab = {"<|im_start|>": 0, "<|im_end|>": 1}
+    for k, c in enumerate(sorted(zip(bs, cs))):
+        vocab[chr(c[1])] = 2 + k
+    tok = {"version": "1.0", "truncation": None, "padding": None,
+           "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False,
+                             "rstrip": False, "normalized": False, "special": True}
+                            for t, i in (("<|im_start|>", 0), ("<|im_end|>", 1))],
+           "normalizer": None,
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                             "use_regex": True},
+           "post_processor": None,
+           "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                       "use_regex": True},
+           "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                     "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                     "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                     "vocab": vocab, "merges": []}}
+    d = root / "model"
+    d.mkdir()
+    (d / "tokenizer.json").write_text(json.dumps(tok))
+    template = Path(__file__).resolve().parents[1] / "data" / "chat_templates" / "qwen2_5.jinja"
+    (d / "tokenizer_config.json").write_text(json.dumps({
+        "eos_token": "<|im_end|>", "chat_template": template.read_text(encoding="utf-8"),
+        "added_tokens_decoder": {"0": {"content": "<|im_start|>", "special": True},
+                                 "1": {"content": "<|im_end|>", "special": True}}}))
+    return d
+
+
+def test_chat_device_batches_carry_the_loss_mask(tmp_path):
+    """Chat data: labels and loss_mask reach the device with the rest of the batch (one copy of
+    the whole slot), equal to the host batch's."""
+    rng = random.Random(3)
+    words = "sun rain wind snow river stone".split()
+    say = lambda k: " ".join(rng.choice(words) for _ in range(k))  # noqa: E731
+    src = tmp_path / "chats.jsonl"
+    with src.open("w") as f:
+        for _ in range(200):
+            msgs = [{"role": "user", "content": say(rng.randint(1, 8))},
+                    {"role": "assistant", "content": say(rng.randint(1, 12))}]
+            f.write(json.dumps({"messages": msgs}) + "\n")
+    out = tmp_path / "sft"
+    stoker.pack([src], out, tokenizer=str(byte_level_model_dir(tmp_path)))
+    kw = dict(pack="bestfit", num_workers=2, seed=1)
+    expected = host_epoch(str(out), **kw)
+    assert expected and "loss_mask" in expected[0]
+    loader = stoker.Loader(str(out), seq_len=SEQ, batch_size=BATCH, device="cuda:0", **kw)
+    got = 0
+    for batch, want in zip(loader, expected):
+        for name in ("input_ids", "labels", "loss_mask", "segment_ids"):
+            assert batch[name].is_cuda, name
+            assert torch.equal(batch[name].cpu(), want[name]), f"batch {got}: {name} differs"
+        assert torch.equal(batch["loss_mask"].bool(), batch["labels"] != -100)
+        got += 1
+    assert got == len(expected) > 0
