@@ -275,3 +275,24 @@ def test_a_chat_stream_resumes_with_the_same_labels(chat_source):
         for k in keys:
             np.testing.assert_array_equal(a[k], b[k])
     assert sum(int(b["loss_mask"].sum()) for b in rest) > 0
+
+
+def test_the_cli_streams_chat_records_with_their_scans(stoker_cli, chat_source, tmp_path):
+    """`stoker scan` of chat records writes the scans a chat stream finds (same identity), and
+    `bench --stream` reports the trained share; the chat flags need --stream."""
+    jsonl, model = chat_source
+    scans = tmp_path / "scans"
+    r = subprocess.run([stoker_cli, "scan", str(jsonl), "--tokenizer", str(model),
+                        "--scan-cache", str(scans)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([stoker_cli, "bench", "--stream", str(jsonl), "--tokenizer", str(model),
+                        "--scan-cache", str(scans), "--pack", "bestfit", "--seq-len", str(SEQ),
+                        "--batch-size", "2", "--batches", "3", "--warmup-batches", "1", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "1 of 1 file(s) from scan files" in r.stderr, r.stderr
+    j = json.loads(r.stdout)
+    assert 0 < j["trained_token_share"] < j["real_token_share"]
+    r = subprocess.run([stoker_cli, "bench", str(jsonl), "--train-on", "last"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "--train-on applies to streams only" in r.stderr, r.stderr

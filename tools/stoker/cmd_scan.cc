@@ -33,6 +33,9 @@ int RunScan(const ScanArgs& a, const char* command) {
   r.encoder.utf8 = *utf8;
   r.encoder.skip_bad_lines = r.skip_corrupt_shards = a.on_error == "skip";
   r.encoder.skip_hint = stream::kStreamSkipHint;
+  Result<std::shared_ptr<const ChatEncoder>> chat = StreamChatFromFlags(a, a.inputs);
+  if (!chat.ok()) return ReportError(command, chat.status());
+  r.chat = std::move(*chat);
   Result<std::vector<stream::StreamShard>> shards = stream::MakeShards(a.inputs, 1);
   if (!shards.ok()) return ReportError(command, shards.status());
   ctx->shards = std::move(*shards);

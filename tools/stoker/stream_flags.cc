@@ -2,6 +2,7 @@
 
 #include "cli_common.h"
 #include "number_flags.h"
+#include "stream/stream_chat.h"
 #include "text/utf8.h"
 #include "tokenizer_flags.h"
 
@@ -22,6 +23,16 @@ void AddStreamTextFlags(CLI::App* sub, StreamTextFlags* f) {
         ->check(CLI::IsMember({"fail", "skip"}))
         ->capture_default_str();
   }
+  sub->add_option("--train-on", f->train_on,
+                  "Streams of chat records: the tokens the loss mask trains (assistant, last, "
+                  "completion or all; as for pack)")
+      ->check(CLI::IsMember({"assistant", "last", "completion", "all"}));
+  sub->add_option("--chat-template", f->chat_template,
+                  "Streams of chat records: a chat template file instead of the model "
+                  "directory's own");
+  sub->add_option("--chat-field", f->chat_field,
+                  "Streams of chat records: the field holding the conversation (default: "
+                  "detected)");
   auto* dir = sub->add_option("--scan-cache", f->scan_cache,
                               "Streams: where pre-scans (`stoker scan`) are looked up and written "
                               "(default: the cache directory's stream-scan/)");
@@ -84,7 +95,18 @@ Result<stream::StreamOptions> ToStreamOptions(const StreamFlags& f,
   so.steps_per_epoch = f.steps_per_epoch;
   so.split_factor = f.split_factor;
   so.scan_cache_dir = ScanCacheDir(f);
+  so.train_on = f.train_on;
+  so.chat_template = f.chat_template;
+  so.chat_field = f.chat_field;
   return so;
+}
+
+Result<std::shared_ptr<const ChatEncoder>> StreamChatFromFlags(
+    const StreamTextFlags& f, const std::vector<std::string>& inputs) {
+  StreamFlags flags;
+  static_cast<StreamTextFlags&>(flags) = f;
+  STOKER_ASSIGN_OR_RETURN(stream::StreamOptions so, ToStreamOptions(flags, inputs));
+  return stream::OpenStreamChat(so, LoaderOptions{});
 }
 
 }  // namespace stoker::cli

@@ -24,6 +24,8 @@ struct StreamTextFlags {
   std::string on_error = "fail";  // fail | skip: unless the command has the loader's --on-error
   std::string scan_cache;         // "": the default scan cache directory
   bool no_scan_cache = false;
+  // Chat records (docs/streaming.md, "Chat records"): pack's flags of these names.
+  std::string train_on, chat_template, chat_field;
 };
 
 void AddStreamTextFlags(CLI::App* sub, StreamTextFlags* flags);
@@ -43,6 +45,10 @@ Status CheckStreamFlagsUse(const StreamFlags& flags);
 
 // The scan cache directory the flags name, as StreamOptions::scan_cache_dir spells it.
 std::string ScanCacheDir(const StreamTextFlags& flags);
+
+// The chat encoder the flags select over `inputs` (null for text), as a stream selects it.
+Result<std::shared_ptr<const ChatEncoder>> StreamChatFromFlags(
+    const StreamTextFlags& flags, const std::vector<std::string>& inputs);
 
 // The stream over `inputs` that the flags describe. kInvalidArgument for a bad --utf8.
 Result<stream::StreamOptions> ToStreamOptions(const StreamFlags& flags,
