@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "loader/chat_lengths.h"
 #include "loader/mixture_spec.h"
 #include "plan/mixture_file.h"
 #include "register.h"
@@ -25,19 +26,22 @@ namespace {
 // Not thread-safe for Python callers beyond what Plan is (Plan itself is thread-safe).
 struct PyPlan {
   std::unique_ptr<Plan> plan;
-  std::vector<PlanDataset> datasets;
+  std::vector<PlannedDataset> datasets;  // as the loader plans them (long_documents applied)
 };
 
 Result<std::unique_ptr<PyPlan>> CreatePlan(const std::vector<DatasetSpec>& specs,
                                            const LoaderOptions& options) {
   auto out = std::make_unique<PyPlan>();
+  std::vector<PlanDataset> datasets;
   for (const auto& [path, weight] : specs) {
-    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<TokenSource> source, OpenTokenSource(path));
-    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, source->Lengths());
-    out->datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), weight});
+    STOKER_ASSIGN_OR_RETURN(
+        PlannedDataset d,
+        OpenPlannedDataset(path, weight, options.seq_len, options.pack, options.long_documents));
+    datasets.push_back(d.plan);
+    out->datasets.push_back(std::move(d));
   }
   STOKER_ASSIGN_OR_RETURN(
-      out->plan, Plan::Create(out->datasets, PlanOptionsFor(options), SharedWindowCounter()));
+      out->plan, Plan::Create(std::move(datasets), PlanOptionsFor(options), SharedWindowCounter()));
   return out;
 }
 
@@ -62,7 +66,9 @@ nb::dict BatchToDict(const Batch& b) {
   return d;
 }
 
-nb::dict PackingToDict(const Plan& plan, uint64_t epoch) {
+// The same fields as `stoker plan --stats --json` prints under "packing".
+nb::dict PackingToDict(const PyPlan& py, uint64_t epoch) {
+  const Plan& plan = *py.plan;
   PackingStats p = plan.ComputePackingStats(epoch);
   nb::dict d;
   d["mode"] = std::string(PackModeName(plan.options().pack));
@@ -75,6 +81,9 @@ nb::dict PackingToDict(const Plan& plan, uint64_t epoch) {
   d["documents_split"] = p.documents_split;
   d["real_token_share"] = p.real_token_share();
   d["padding_share"] = p.padding_share();
+  Result<TrainedShare> trained =
+      ComputeTrainedShare(plan, py.datasets, p.real_token_share(), epoch);
+  d["trained_token_share"] = trained.ok() ? nb::cast(trained->share) : nb::none();
   return d;
 }
 
@@ -178,8 +187,7 @@ void RegisterPlan(nb::module_& m) {
           "(epoch, rows_consumed) stored in a checkpoint; ValueError if it belongs to another "
           "plan.")
       .def(
-          "packing_stats",
-          [](const PyPlan& p, uint64_t epoch) { return PackingToDict(*p.plan, epoch); },
+          "packing_stats", [](const PyPlan& p, uint64_t epoch) { return PackingToDict(p, epoch); },
           nb::arg("epoch") = 0)
       .def(
           "phase_at",

@@ -5,6 +5,7 @@
 
 #include "format/loss_mask.h"
 #include "format/loss_masked_reader.h"
+#include "format/open_token_source.h"
 #include "format/stoker_dataset.h"
 
 namespace stoker {
@@ -77,6 +78,42 @@ Result<DatasetLengths> PlannedLengths(DatasetLengths lengths, const DocumentRead
     }
   }
   if (counts != nullptr) *counts = c;
+  return out;
+}
+
+Result<PlannedDataset> OpenPlannedDataset(const std::string& path, double weight, uint64_t seq_len,
+                                          PackMode pack, LongDocuments policy) {
+  PlannedDataset d;
+  STOKER_ASSIGN_OR_RETURN(d.source, OpenTokenSource(path));
+  STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, d.source->Lengths());
+  STOKER_ASSIGN_OR_RETURN(d.reader, WithLossMask(d.source, RemoteDatasetOptions{}));
+  STOKER_RETURN_IF_ERROR(
+      CheckChatPacking(d.reader->has_loss_mask(), pack, policy).WithContext(path));
+  STOKER_ASSIGN_OR_RETURN(
+      lengths, PlannedLengths(std::move(lengths), *d.reader, policy, seq_len, &d.long_documents));
+  d.plan = PlanDataset{std::make_shared<const DatasetLengths>(std::move(lengths)), weight};
+  return d;
+}
+
+Result<TrainedShare> ComputeTrainedShare(const Plan& plan,
+                                         const std::vector<PlannedDataset>& datasets,
+                                         double real_token_share, uint64_t epoch) {
+  const std::vector<double> at_end = plan.DatasetEpochs({epoch + 1, 0});
+  const std::vector<double> at_start = plan.DatasetEpochs({epoch, 0});
+  TrainedShare out;
+  double trained = 0, planned = 0;
+  for (size_t k = 0; k < datasets.size(); ++k) {
+    const DatasetLengths& lengths = *datasets[k].plan.lengths;
+    STOKER_ASSIGN_OR_RETURN(uint64_t targets, CountTrainedTargets(lengths, *datasets[k].reader));
+    uint64_t tokens = 0;
+    for (uint64_t d = 0; d < lengths.num_documents(); ++d) tokens += lengths.length(d);
+    out.targets.push_back(targets);
+    out.tokens.push_back(tokens);
+    const double epochs = at_end[k] - at_start[k];
+    trained += epochs * targets;
+    planned += epochs * tokens;
+  }
+  out.share = planned > 0 ? real_token_share * trained / planned : 0;
   return out;
 }
 

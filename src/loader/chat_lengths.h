@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "stoker/document_reader.h"
 #include "stoker/plan.h"
@@ -40,5 +42,28 @@ Result<DatasetLengths> PlannedLengths(DatasetLengths lengths, const DocumentRead
 // document planned with n > 0 tokens, its trained tokens among [1, min(length, n + 1)), the
 // targets of its labels; every one of them for a reader without a loss mask.
 Result<uint64_t> CountTrainedTargets(const DatasetLengths& planned, const DocumentReader& reader);
+
+// One dataset as `stoker plan` and `stoker.plan` plan it, as the loader would: its lengths under
+// the LongDocuments policy (chat packing checked), and the source read with its loss mask.
+struct PlannedDataset {
+  PlanDataset plan;
+  std::shared_ptr<const TokenSource> source;
+  std::shared_ptr<const DocumentReader> reader;  // with its loss mask, for chat data
+  LongDocumentCounts long_documents;
+};
+Result<PlannedDataset> OpenPlannedDataset(const std::string& path, double weight, uint64_t seq_len,
+                                          PackMode pack, LongDocuments policy);
+
+// The trained-token share of an epoch's row positions: each dataset's trained targets per planned
+// token, weighted by the real tokens the epoch takes from it (its epochs in this plan epoch times
+// its planned tokens), times the real-token share. Exact for one dataset.
+struct TrainedShare {
+  double share = 0;
+  std::vector<uint64_t> targets;  // per dataset: CountTrainedTargets
+  std::vector<uint64_t> tokens;   // per dataset: planned tokens
+};
+Result<TrainedShare> ComputeTrainedShare(const Plan& plan,
+                                         const std::vector<PlannedDataset>& datasets,
+                                         double real_token_share, uint64_t epoch);
 
 }  // namespace stoker

@@ -186,6 +186,10 @@ def test_plan_stats_report_the_trained_share(stoker_cli, chat_dataset):
                                   / sum(len(doc["tokens"]) for doc in docs
                                         if len(doc["tokens"]) <= SEQ))
     assert real > 0
+    # stoker.plan plans chat data as the CLI and the loader do (long conversations dropped).
+    mine = stoker.plan(out, SEQ, 4, pack="bestfit").stats(0)
+    assert mine["fingerprint"] == stats["fingerprint"]
+    assert mine["packing"] == stats["packing"]
     r = subprocess.run([stoker_cli, "plan", str(out), "--seq-len", str(SEQ), "--batch-size", "4",
                         "--pack", "bestfit", "--stats"], capture_output=True, text=True)
     assert "trained tokens" in r.stdout and "left out" in r.stdout, r.stdout

@@ -29,10 +29,9 @@ Result<StepProvenance> ExplainIndexed(const ExplainArgs& a, const PlanOptions& o
   std::vector<PlanDataset> datasets;
   std::vector<std::shared_ptr<const TokenSource>> sources;
   for (const std::string& arg : a.plan.datasets) {
-    OpenedPlanDataset opened;
-    STOKER_ASSIGN_OR_RETURN(PlanDataset ds, OpenPlanDataset(arg, a.plan, &opened));
-    datasets.push_back(std::move(ds));
-    sources.push_back(std::move(opened.source));
+    STOKER_ASSIGN_OR_RETURN(PlannedDataset ds, OpenPlanDataset(arg, a.plan));
+    datasets.push_back(std::move(ds.plan));
+    sources.push_back(std::move(ds.source));
   }
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan,
                           Plan::Create(std::move(datasets), o, SharedWindowCounter()));

@@ -188,43 +188,30 @@ void PrintPhaseStats(const nlohmann::json& phases) {
   }
 }
 
-// The trained-token share of an epoch's row positions (docs/chat.md, "Batches"): each dataset's
-// trained targets per planned token, weighted by the real tokens the epoch takes from it (its
-// epochs in this plan epoch times its planned tokens). Exact for one dataset.
-Result<nlohmann::json> TrainedStats(const Plan& plan, const std::vector<PlanDataset>& datasets,
-                                    const std::vector<OpenedPlanDataset>& opened,
+// Per dataset: whether it has a loss mask, its trained targets and share, what --long-documents
+// changed; and the epoch's trained-token share.
+Result<nlohmann::json> TrainedStats(const Plan& plan, const std::vector<PlannedDataset>& opened,
                                     const PackingStats& p, uint64_t epoch) {
-  std::vector<double> at_end = plan.DatasetEpochs({epoch + 1, 0});
-  std::vector<double> at_start = plan.DatasetEpochs({epoch, 0});
+  STOKER_ASSIGN_OR_RETURN(TrainedShare t,
+                          ComputeTrainedShare(plan, opened, p.real_token_share(), epoch));
   nlohmann::json out = nlohmann::json::array();
-  double trained = 0, planned = 0;
-  for (size_t k = 0; k < datasets.size(); ++k) {
-    STOKER_ASSIGN_OR_RETURN(uint64_t targets,
-                            CountTrainedTargets(*datasets[k].lengths, *opened[k].reader));
-    uint64_t tokens = 0;
-    for (uint64_t d = 0; d < datasets[k].lengths->num_documents(); ++d) {
-      tokens += datasets[k].lengths->length(d);
-    }
-    const double epochs = at_end[k] - at_start[k];
-    trained += epochs * targets;
-    planned += epochs * tokens;
+  for (size_t k = 0; k < opened.size(); ++k) {
     const LongDocumentCounts& c = opened[k].long_documents;
-    out.push_back({{"loss_mask", opened[k].reader->has_loss_mask()},
-                   {"trained_targets", targets},
-                   {"trained_share_of_real_tokens", tokens ? double(targets) / tokens : 0.0},
-                   {"long_documents_dropped", c.dropped + c.untrained},
-                   {"long_documents_truncated", c.truncated - c.untrained}});
+    out.push_back(
+        {{"loss_mask", opened[k].reader->has_loss_mask()},
+         {"trained_targets", t.targets[k]},
+         {"trained_share_of_real_tokens", t.tokens[k] ? double(t.targets[k]) / t.tokens[k] : 0.0},
+         {"long_documents_dropped", c.dropped + c.untrained},
+         {"long_documents_truncated", c.truncated - c.untrained}});
   }
-  const double real_share = p.real_token_share();
-  return nlohmann::json{{"trained_token_share", planned > 0 ? real_share * trained / planned : 0},
-                        {"datasets", out}};
+  return nlohmann::json{{"trained_token_share", t.share}, {"datasets", out}};
 }
 
 void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets,
-                const std::vector<OpenedPlanDataset>& opened, uint64_t epoch,
-                const PlanFlags& flags, bool json) {
+                const std::vector<PlannedDataset>& opened, uint64_t epoch, const PlanFlags& flags,
+                bool json) {
   PackingStats p = plan.ComputePackingStats(epoch);
-  Result<nlohmann::json> trained = TrainedStats(plan, datasets, opened, p, epoch);
+  Result<nlohmann::json> trained = TrainedStats(plan, opened, p, epoch);
   std::vector<double> epochs_at_end = plan.DatasetEpochs({epoch + 1, 0});
   std::vector<double> epochs_at_start = plan.DatasetEpochs({epoch, 0});
   nlohmann::json out = {{"epoch", epoch},
@@ -312,11 +299,12 @@ int RunPlan(const PlanArgs& args) {
   Result<PlanOptions> options = BuildPlanOptions(args.plan);
   if (!options.ok()) return ReportError("plan", options.status());
   std::vector<PlanDataset> datasets;
-  std::vector<OpenedPlanDataset> opened(args.plan.datasets.size());
-  for (size_t k = 0; k < args.plan.datasets.size(); ++k) {
-    Result<PlanDataset> ds = OpenPlanDataset(args.plan.datasets[k], args.plan, &opened[k]);
+  std::vector<PlannedDataset> opened;
+  for (const std::string& arg : args.plan.datasets) {
+    Result<PlannedDataset> ds = OpenPlanDataset(arg, args.plan);
     if (!ds.ok()) return ReportError("plan", ds.status());
-    datasets.push_back(*ds);
+    datasets.push_back(ds->plan);
+    opened.push_back(std::move(*ds));
   }
   Result<std::unique_ptr<Plan>> plan = Plan::Create(datasets, *options, SharedWindowCounter());
   if (!plan.ok()) return ReportError("plan", plan.status());

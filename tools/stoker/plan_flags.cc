@@ -66,8 +66,7 @@ void AddPlanFlags(CLI::App* sub, PlanFlags* f, PlanFlagsUse use) {
       ->capture_default_str();
 }
 
-Result<PlanDataset> OpenPlanDataset(const std::string& arg, const PlanFlags& flags,
-                                    OpenedPlanDataset* opened) {
+Result<PlannedDataset> OpenPlanDataset(const std::string& arg, const PlanFlags& flags) {
   double weight = 1.0;
   std::string path = arg;
   size_t colon = arg.find(':');
@@ -81,18 +80,9 @@ Result<PlanDataset> OpenPlanDataset(const std::string& arg, const PlanFlags& fla
       path = arg.substr(colon + 1);
     }
   }
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const TokenSource> source, OpenTokenSource(path));
-  STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, source->Lengths());
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const DocumentReader> reader,
-                          WithLossMask(source, RemoteDatasetOptions{}));
   STOKER_ASSIGN_OR_RETURN(LongDocuments policy, ParseLongDocuments(flags.long_documents));
   STOKER_ASSIGN_OR_RETURN(PackMode pack, ParsePackMode(flags.pack));
-  STOKER_RETURN_IF_ERROR(CheckChatPacking(reader->has_loss_mask(), pack, policy).WithContext(path));
-  LongDocumentCounts counts;
-  STOKER_ASSIGN_OR_RETURN(
-      lengths, PlannedLengths(std::move(lengths), *reader, policy, flags.seq_len, &counts));
-  if (opened != nullptr) *opened = {std::move(source), std::move(reader), counts};
-  return PlanDataset{std::make_shared<const DatasetLengths>(std::move(lengths)), weight};
+  return OpenPlannedDataset(path, weight, flags.seq_len, pack, policy);
 }
 
 Status ExpandMixtureFlag(PlanFlags* f, PlanFlagsUse use) {

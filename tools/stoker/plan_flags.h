@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/chat_lengths.h"
 #include "stoker/plan.h"
 #include "stoker/status.h"
 #include "stoker/token_source.h"
@@ -53,15 +54,9 @@ void AddPlanFlags(CLI::App* sub, PlanFlags* flags, PlanFlagsUse use = PlanFlagsU
 
 // "[WEIGHT:]PATH" -> weight and path. A prefix that is not a positive number is part of the path.
 // The lengths are those the loader plans with `flags`' --long-documents and --seq-len (chat data
-// drops its long conversations by default). The opened source goes to *source, the source read
-// with its loss mask to *reader and what the policy changed to *long_documents, when given.
-struct OpenedPlanDataset {
-  std::shared_ptr<const TokenSource> source;
-  std::shared_ptr<const DocumentReader> reader;  // with its loss mask, for chat data
-  LongDocumentCounts long_documents;
-};
-Result<PlanDataset> OpenPlanDataset(const std::string& arg, const PlanFlags& flags,
-                                    OpenedPlanDataset* opened = nullptr);
+// drops its long conversations by default), with the opened source, the source read with its loss
+// mask, and what the policy changed.
+Result<PlannedDataset> OpenPlanDataset(const std::string& arg, const PlanFlags& flags);
 
 // With --mixture: reads the file, resolves its phases for --seq-len, the global batch and
 // --total-tokens / --total-steps, and fills flags->datasets ("WEIGHT:PATH"), mixture_names and

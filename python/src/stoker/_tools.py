@@ -203,11 +203,14 @@ def plan(
     bestfit_window: Optional[int] = None,
     total_tokens: Union[int, float, str, None] = None,
     total_steps: Optional[int] = None,
+    long_documents: str = "auto",
 ) -> Plan:
     """Builds the plan ``stoker plan`` prints (same options; RANK/WORLD_SIZE are the defaults).
 
     ``datasets`` may be a ``stoker.Mixture``; ``total_tokens`` / ``total_steps`` give the run's
-    length for its phases that end at a share of it (docs/plan.md, "Schedules")."""
+    length for its phases that end at a share of it (docs/plan.md, "Schedules").
+    ``long_documents`` is the loader's (chat data drops conversations longer than seq_len by
+    default), so the plan is the loader's."""
     rank, world_size = rank_and_world_size(rank, world_size)
     specs, phases = resolve_datasets(datasets, seq_len, batch_size * world_size, total_tokens,
                                      total_steps)
@@ -216,6 +219,6 @@ def plan(
     opts = _options(seq_len=seq_len, batch_size=batch_size, prefetch_factor=1, num_workers=None,
                     world_size=world_size, rank=rank, seed=seed, shuffle=shuffle, pack=pack,
                     drop_last=drop_last, block_shards=block_shards,
-                    bestfit_window=bestfit_window)
+                    bestfit_window=bestfit_window, long_documents=long_documents)
     opts.phases = phases
     return Plan(_stoker.Plan.create(specs, opts), specs)
