@@ -1,7 +1,8 @@
 // The lengths the plan sees for one dataset of the loader, with its LongDocuments policy applied
 // (docs/chat.md, "Long conversations"): chat data (a reader with a loss mask) drops the
-// conversations longer than seq_len by default, text splits them. Pure apart from the reads of
-// truncated conversations' masks: thread-safe.
+// conversations longer than seq_len by default, text splits them. Also what `stoker plan` and
+// `stoker.plan` share with the loader: a dataset opened and planned as the loader plans it, and
+// the trained-token share of an epoch. Thread-safe (no shared state).
 #pragma once
 
 #include <cstdint>

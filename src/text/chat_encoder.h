@@ -38,7 +38,8 @@ class ChatEncoder {
 
   const ChatTemplate& chat_template() const { return template_; }
   // Everything besides the tokenizer that changes the ids and masks of a record: the template's
-  // source and special tokens, --train-on and --chat-field (for cache keys and fingerprints).
+  // source, special and control tokens, --train-on and --chat-field (for cache keys and
+  // fingerprints).
   std::string identity() const;
 
  private:

@@ -201,7 +201,8 @@ Result<ChatTemplate> ChatTemplate::FromString(std::string_view source, std::stri
   c.template_ = std::make_shared<const jinja::Template>(std::move(t));
   c.special_tokens_ = std::move(special_tokens);
   c.control_tokens_ = std::move(control_tokens);
-  c.source_hash_ = XXH3_64bits(source.data(), source.size());
+  const std::string keyed = std::string(source) + '\0' + c.special_tokens_.dump();
+  c.source_hash_ = XXH3_64bits(keyed.data(), keyed.size());
   return c;
 }
 

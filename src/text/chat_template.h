@@ -75,7 +75,8 @@ class ChatTemplate {
                                                 const nlohmann::ordered_json& kwargs) const;
 
   const jinja::Template& jinja() const { return *template_; }
-  // XXH3 of the template's source: with the special tokens, what makes two templates render alike.
+  // XXH3 of the template's source and its special tokens (bos_token & co.): equal for two
+  // templates that render alike.
   uint64_t source_hash() const { return source_hash_; }
   // Special tokens (text) the template's output counts as control tokens.
   const std::vector<std::string>& control_tokens() const { return control_tokens_; }

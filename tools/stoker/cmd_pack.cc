@@ -202,18 +202,7 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
                   "JSONL field holding the text; for record shards, the field holding the text "
                   "or the token ids (copied without re-tokenizing)")
       ->capture_default_str();
-  sub->add_option("--train-on", args->train_on,
-                  "Chat data (docs/chat.md): the tokens the loss mask trains: assistant (every "
-                  "assistant turn; the default for messages), last (the final assistant turn), "
-                  "completion (the default for prompt/completion records) or all")
-      ->check(CLI::IsMember({"assistant", "last", "completion", "all"}));
-  sub->add_option("--chat-template", args->chat_template,
-                  "Chat data: a Jinja chat template file to use instead of the model directory's "
-                  "own (chat_template.jinja or tokenizer_config.json's chat_template)");
-  sub->add_option("--chat-field", args->chat_field,
-                  "Chat data: the field holding each record's conversation (a list of messages "
-                  "{role, content} or ShareGPT turns {from, value}); default: detected "
-                  "(messages, conversations, or prompt + completion)");
+  AddChatFlags(sub, &args->train_on, &args->chat_template, &args->chat_field, "Chat data");
   sub->add_option("--key-field", args->key_field,
                   "Record shards: the field that names a record in messages (default: the "
                   "format's key)");

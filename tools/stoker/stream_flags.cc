@@ -23,16 +23,7 @@ void AddStreamTextFlags(CLI::App* sub, StreamTextFlags* f) {
         ->check(CLI::IsMember({"fail", "skip"}))
         ->capture_default_str();
   }
-  sub->add_option("--train-on", f->train_on,
-                  "Streams of chat records: the tokens the loss mask trains (assistant, last, "
-                  "completion or all; as for pack)")
-      ->check(CLI::IsMember({"assistant", "last", "completion", "all"}));
-  sub->add_option("--chat-template", f->chat_template,
-                  "Streams of chat records: a chat template file instead of the model "
-                  "directory's own");
-  sub->add_option("--chat-field", f->chat_field,
-                  "Streams of chat records: the field holding the conversation (default: "
-                  "detected)");
+  AddChatFlags(sub, &f->train_on, &f->chat_template, &f->chat_field, "Streams of chat records");
   auto* dir = sub->add_option("--scan-cache", f->scan_cache,
                               "Streams: where pre-scans (`stoker scan`) are looked up and written "
                               "(default: the cache directory's stream-scan/)");
