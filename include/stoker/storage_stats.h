@@ -30,6 +30,12 @@ struct StorageStats {
   uint64_t ranged_cache_budget = 0;
   // Remote datasets whose shards are fetched whole into the cache and read there.
   uint64_t whole_shard_datasets = 0;
+  // Document pieces of ranged datasets that the loader's read-ahead fetched before a worker
+  // needed them (many requests in flight), and those a worker read itself (the read-ahead was
+  // behind, or the piece was not in the plan's look-ahead).
+  uint64_t pieces_read_ahead = 0;
+  uint64_t pieces_read_on_demand = 0;
+  uint64_t read_ahead_requests = 0;  // the requests the read-ahead keeps in flight, all datasets
 
   StorageStats& operator+=(const StorageStats& o) {
     get += o.get, head += o.head, list += o.list, put += o.put, failed += o.failed;
@@ -38,6 +44,8 @@ struct StorageStats {
     ranged_bytes += o.ranged_bytes;
     ranged_cache_budget = std::max(ranged_cache_budget, o.ranged_cache_budget);
     whole_shard_datasets += o.whole_shard_datasets;
+    pieces_read_ahead += o.pieces_read_ahead, pieces_read_on_demand += o.pieces_read_on_demand;
+    read_ahead_requests += o.read_ahead_requests;
     return *this;
   }
 };

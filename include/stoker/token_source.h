@@ -104,6 +104,10 @@ class TokenSource : public DocumentReader {
   // (caches_shards), `stoker prefetch` stages them. The defaults are for local data.
   virtual bool remote_shards() const { return false; }
   virtual bool caches_shards() const { return false; }
+  // Whether each document read is a request to remote storage (a remote dataset under global
+  // shuffle that its cache cannot hold): the loader then fetches the pieces of the steps ahead,
+  // many at once, before its workers read them (docs/cache.md).
+  virtual bool reads_by_request() const { return false; }
   struct ShardBytes {
     uint64_t bin = 0;  // token bytes
     uint64_t idx = 0;  // index bytes

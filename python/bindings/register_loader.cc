@@ -225,6 +225,9 @@ nb::dict StatsToDict(const LoaderStats& s) {
   storage["request_s"] = s.storage.request_us * 1e-6;
   storage["ranged_datasets"] = s.storage.ranged_datasets;
   storage["whole_shard_datasets"] = s.storage.whole_shard_datasets;
+  storage["pieces_read_ahead"] = s.storage.pieces_read_ahead;
+  storage["pieces_read_on_demand"] = s.storage.pieces_read_on_demand;
+  storage["read_ahead_requests"] = s.storage.read_ahead_requests;
   d["storage"] = storage;
   return d;
 }

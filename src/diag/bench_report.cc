@@ -144,7 +144,10 @@ nlohmann::json BenchJson(const BenchResult& r, const LoaderOptions& o, bool synt
                                 : r.storage.whole_shard_datasets > 0 ? "whole_shards"
                                                                      : "local"},
                   {"ranged_datasets", r.storage.ranged_datasets},
-                  {"whole_shard_datasets", r.storage.whole_shard_datasets}};
+                  {"whole_shard_datasets", r.storage.whole_shard_datasets},
+                  {"pieces_read_ahead", r.storage.pieces_read_ahead},
+                  {"pieces_read_on_demand", r.storage.pieces_read_on_demand},
+                  {"read_ahead_requests", r.storage.read_ahead_requests}};
   j["setting"] = {{"synthetic", synthetic},
                   {"seq_len", o.seq_len},
                   {"batch_size", o.batch_size},

@@ -191,9 +191,11 @@ Verdict Diagnose(const Measurement& m, const Consumption& c) {
   }
   // Workers that are busy computing keep about one core each; workers blocked on I/O do not.
   const bool io_wait = m.workers > 0 && cores_used < 0.7 * m.workers;
-  // Ranged reads are made one at a time by each worker: when the request time per worker fills
-  // half the window or more, the request latency is what bounds delivery.
-  v.latency_bound = m.ranged_reads && m.workers > 0 && m.storage_wait_s / m.workers >= 0.5 * wall;
+  // Ranged reads are made by the read-ahead's requests in flight and by each worker, one at a
+  // time: when the request time per slot fills half the window or more, the request latency is
+  // what bounds delivery.
+  const int slots = m.workers + m.read_ahead_requests;
+  v.latency_bound = m.ranged_reads && slots > 0 && m.storage_wait_s / slots >= 0.5 * wall;
   if (v.latency_bound) {
     const double per_batch_s = m.batches > 0 ? wall / m.batches : 0;
     const std::string cause =
@@ -204,14 +206,13 @@ Verdict Diagnose(const Measurement& m, const Consumption& c) {
                   Si(m.cache_budget_bytes) + "B: with --cache-size " + Si(m.ranged_bytes) +
                   "B or more";
     v.advice.push_back(Format(
-        "Request latency limits delivery: %.1f requests per batch at %.1f ms each, one at a "
-        "time per worker (%d workers), is %.0f ms of every %.0f ms batch. Under global shuffle "
+        "Request latency limits delivery: %.1f requests per batch at %.1f ms each, %d at a time "
+        "(%d read ahead, %d workers), is %.0f ms of every %.0f ms batch. Under global shuffle "
         "the dataset is read by one ranged GET per document piece because %s, whole shards are "
         "fetched ahead into the cache, several at once, and read from local disk; or use "
         "--shuffle block (whole shards in plan order).",
-        m.requests_per_batch, m.mean_request_ms, m.workers,
-        m.workers > 0 ? m.requests_per_batch * m.mean_request_ms / m.workers : 0, 1e3 * per_batch_s,
-        cause.c_str()));
+        m.requests_per_batch, m.mean_request_ms, slots, m.read_ahead_requests, m.workers,
+        m.requests_per_batch * m.mean_request_ms / slots, 1e3 * per_batch_s, cause.c_str()));
   }
   if (v.slowest_stage == "read" && io_wait && !v.latency_bound) {
     const double read_share = worker_stage_s > 0 ? m.read_s / worker_stage_s : 0;

@@ -78,6 +78,9 @@ struct Measurement {
   double storage_wait_s = 0;  // request time summed over every thread
   double mean_request_ms = 0;
   bool ranged_reads = false;
+  // Requests the loader's read-ahead keeps in flight for the ranged datasets, besides the
+  // workers' own (loader/piece_prefetcher.h).
+  int read_ahead_requests = 0;
   uint64_t ranged_bytes = 0;
   uint64_t cache_budget_bytes = 0;
   bool whole_shards_cached = false;
@@ -90,8 +93,8 @@ struct Verdict {
   double slowest_stage_s = 0;
   double slowest_stage_share = 0;   // of the summed stage times
   std::vector<std::string> advice;  // concrete, most useful first
-  // Request latency limits delivery: the workers spend most of the window waiting on requests
-  // they make one at a time (ranged reads per document).
+  // Request latency limits delivery: the request slots (the read-ahead's and the workers') are
+  // busy most of the window with ranged reads of single document pieces.
   bool latency_bound = false;
 };
 

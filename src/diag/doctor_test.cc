@@ -171,6 +171,30 @@ TEST(DoctorTest, RequestLatencyBoundAdviceNamesTheCacheBudget) {
   EXPECT_FALSE(AnyContains(v.advice, "Request latency"));
 }
 
+// With the loader's read-ahead, the request slots are its requests in flight and the workers':
+// latency bounds delivery when those slots are busy, not when the workers alone would be.
+TEST(DoctorTest, RequestLatencyCountsTheReadAheadsRequestsInFlight) {
+  Measurement m = ReadBound();
+  m.remote = true;
+  m.batches = 100;
+  m.requests_per_batch = 340;
+  m.mean_request_ms = 5;
+  m.ranged_reads = true;
+  m.read_ahead_requests = 32;
+  m.ranged_bytes = 5'000'000'000;
+  m.cache_budget_bytes = 1'000'000'000;
+  m.storage_wait_s = 18;  // of 34 slots x 10 s: 5% busy, not latency-bound
+  Consumption c;
+  c.tokens_per_s = 2e6;
+  EXPECT_FALSE(Diagnose(m, c).latency_bound);
+  m.storage_wait_s = 170;  // half of 34 slots x 10 s
+  Verdict v = Diagnose(m, c);
+  EXPECT_TRUE(v.latency_bound);
+  EXPECT_TRUE(AnyContains(v.advice,
+                          "340.0 requests per batch at 5.0 ms each, 34 at a time "
+                          "(32 read ahead, 2 workers), is 50 ms of every 100 ms batch"));
+}
+
 // Whole shards through the cache (a cold first epoch): the advice is about the cache filling, not
 // about copying data to a cache or --shuffle block.
 TEST(DoctorTest, WholeShardCacheAdviceDoesNotAskForACache) {

@@ -29,8 +29,11 @@ class RemoteDatasetExactReadsTest : public ::testing::Test {
     ASSERT_TRUE(testing::WriteTestDataset(dir_->Join("ds"), kShards, kDocs, Length).ok());
     Open("");
   }
-  void Open(const std::string& cache_dir, uint64_t budget = 1 << 20, bool whole_if_fit = false) {
+  void Open(const std::string& cache_dir, uint64_t budget = 1 << 20, bool whole_if_fit = false,
+            uint64_t keep_indexes_bytes = 0, uint64_t claimed = 0) {
     RemoteDatasetOptions o;
+    o.keep_indexes_bytes = keep_indexes_bytes;
+    o.budget_claimed_bytes = claimed;
     o.backend = storage::NewMeteringBackend(storage::NewFileBackend(), &metrics_);
     o.reads = RemoteReads::kExact;
     o.max_open_shards = 2;
@@ -91,6 +94,29 @@ TEST_F(RemoteDatasetExactReadsTest, WithoutACacheAReopenedShardGetsItsIdxAgain) 
   }
 }
 
+// With the .idx files within keep_indexes_bytes (as the loader asks), every shard stays open:
+// each .idx is one GET, whatever the order, and every later read is its document's GET alone.
+// Over the bound, the pool's max_open_shards again.
+TEST_F(RemoteDatasetExactReadsTest, IndexesWithinTheirBoundStayInMemory) {
+  uint64_t idx_total = 0;
+  for (int s = 0; s < kShards; ++s) idx_total += IdxBytes(s);
+  Open("", 1 << 20, false, /*keep_indexes_bytes=*/idx_total);
+  for (int round = 0; round < 3; ++round) {
+    for (int s = 0; s < kShards; ++s) {
+      const int d = s * kDocs + round;
+      const uint64_t idx = round == 0 ? IdxBytes(s) : 0;
+      EXPECT_EQ(Read(d), std::make_pair(uint64_t{round == 0 ? 2u : 1u}, idx + 2 * Length(d))) << d;
+    }
+  }
+  Open("", 1 << 20, false, /*keep_indexes_bytes=*/idx_total - 1);
+  for (int round = 0; round < 2; ++round) {
+    for (int s = 0; s < kShards; ++s) {
+      const int d = s * kDocs + round;
+      EXPECT_EQ(Read(d), std::make_pair(uint64_t{2}, IdxBytes(s) + 2 * Length(d))) << d;
+    }
+  }
+}
+
 // Through a cache the .idx files are kept on disk: a reopen costs only the document's GET.
 TEST_F(RemoteDatasetExactReadsTest, ThroughACacheAReopenedShardReadsItsIdxFromDisk) {
   Open(dir_->Join("cache"));
@@ -124,6 +150,17 @@ TEST_F(RemoteDatasetExactReadsTest, WholeShardsWhenEveryShardFitsTheBudget) {
   const uint64_t reopened = Gets();
   ReadAllScattered();
   EXPECT_EQ(Gets(), reopened);
+}
+
+// A mixture's datasets share one cache: a dataset fits only in what the others read whole through
+// it left of the budget.
+TEST_F(RemoteDatasetExactReadsTest, WholeShardsOnlyInTheBudgetOtherDatasetsLeave) {
+  const uint64_t bytes = DatasetBytes();
+  Open(dir_->Join("cache"), 2 * bytes, true, 0, /*claimed=*/bytes);
+  EXPECT_EQ(ds_->remote_reads(), RemoteReads::kParts);
+  Open(dir_->Join("cache"), 2 * bytes, true, 0, /*claimed=*/bytes + 1);
+  EXPECT_EQ(ds_->remote_reads(), RemoteReads::kExact);
+  EXPECT_EQ(ds_->storage_stats().ranged_cache_budget, 2 * bytes);
 }
 
 // A budget of a quarter of the dataset: exact ranges (only the .idx files cached), one GET per

@@ -52,6 +52,15 @@ struct RemoteDatasetOptions {
   // keep up to kWholeShardsOpen shards open. The loader sets it under global shuffle
   // (docs/cache.md, "Global shuffle over remote data").
   bool whole_shards_if_they_fit = false;
+  // The bytes of the same cache's budget that other datasets of the same reader (a loader's
+  // mixture) already read whole through it: this dataset fits only in what they leave.
+  uint64_t budget_claimed_bytes = 0;
+  // Read with kExact (after the choice above): when every shard's .idx together take at most
+  // this many bytes, every shard stays open once opened (its .idx in memory; a kExact .bin holds
+  // no memory or descriptor), so that a global shuffle does not reopen a shard, and read its
+  // .idx again (a GET without a cache), for nearly every document. 0: max_open_shards only. The
+  // loader sets kRangedIndexBytesOpen.
+  uint64_t keep_indexes_bytes = 0;
   // Said once, on stderr, when the dataset is read by ranged GETs per document (kExact): its
   // delivery is then bound by request latency.
   bool warn_if_ranged = false;
@@ -60,6 +69,9 @@ struct RemoteDatasetOptions {
 // The shards a remote dataset read whole through its cache under global shuffle keeps open (each
 // holds its .idx in memory and, while read, a pin and a descriptor on its cached .bin).
 inline constexpr uint64_t kWholeShardsOpen = 1024;
+// The .idx bytes a remote dataset read by ranges keeps in memory at most (keep_indexes_bytes, as
+// the loader sets it): 22 M documents at 12 bytes each.
+inline constexpr uint64_t kRangedIndexBytesOpen = 256ull << 20;
 
 class StokerDataset : public TokenSource {
  public:
@@ -119,6 +131,7 @@ class StokerDataset : public TokenSource {
   // How a remote dataset's .bin files are read (after whole_shards_if_they_fit), its bytes (.bin +
   // .idx of every shard) and its cache's budget (0: no cache).
   RemoteReads remote_reads() const { return reads_; }
+  bool reads_by_request() const override { return remote() && reads_ == RemoteReads::kExact; }
   uint64_t remote_bytes() const { return remote_bytes_; }
   uint64_t cache_budget_bytes() const { return cache_budget_; }
 

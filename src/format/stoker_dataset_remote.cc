@@ -122,7 +122,7 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
     // fetched ahead in plan order (several at once) serve every document from disk, and a later
     // epoch makes no request. Else only the .idx files are cached and documents are ranged GETs.
     if (reads == RemoteReads::kExact && options.whole_shards_if_they_fit &&
-        ds->remote_bytes_ <= co.budget_bytes) {
+        ds->remote_bytes_ + options.budget_claimed_bytes <= co.budget_bytes) {
       reads = RemoteReads::kParts;
       open_shards = std::max(open_shards, std::min<uint64_t>(num_shards, kWholeShardsOpen));
     }
@@ -138,6 +138,11 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
     ds->opener_ = NewBackendShardOpener(backend, reads, options.part_bytes);
   }
   ds->reads_ = reads;
+  if (reads == RemoteReads::kExact && options.keep_indexes_bytes > 0) {
+    uint64_t idx_bytes = 0;
+    for (const ShardInfo& s : ds->manifest_.shards) idx_bytes += s.idx_bytes;
+    if (idx_bytes <= options.keep_indexes_bytes) open_shards = std::max(open_shards, num_shards);
+  }
   if (reads == RemoteReads::kExact && options.warn_if_ranged && options.opener == nullptr) {
     const std::string size = FormatSize(ds->remote_bytes_);
     std::string why;
@@ -146,14 +151,19 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
       why += size + " (--cache-size), whole shards are fetched ahead and kept";
     } else {
       why = "its " + size + " exceed the cache budget of " + FormatSize(ds->cache_budget_);
+      if (options.budget_claimed_bytes > 0) {
+        why += " less the " + FormatSize(options.budget_claimed_bytes) +
+               " that the mixture's other datasets read whole through it";
+      }
       why += "; with --cache-size " + size + " or more, whole shards are fetched ahead and kept";
     }
-    std::fprintf(stderr,
-                 "stoker: warning: %s is read under global shuffle by one ranged GET per document "
-                 "piece, one at a time per worker, so its delivery is bound by request latency: "
-                 "%s. Or use --shuffle block (docs/cache.md, \"Global shuffle over remote "
-                 "data\").\n",
-                 ds->dir_.c_str(), why.c_str());
+    std::fprintf(
+        stderr,
+        "stoker: warning: %s is read under global shuffle by one ranged GET per document "
+        "piece (the loader fetches the next steps' pieces ahead, many requests in flight), "
+        "so its delivery is bound by request latency: %s. Or use --shuffle block "
+        "(docs/cache.md, \"Global shuffle over remote data\").\n",
+        ds->dir_.c_str(), why.c_str());
   }
   const StokerDataset* self = ds.get();
   ds->pool_ = std::make_unique<ShardPool>(num_shards, std::max<uint64_t>(open_shards, 1),

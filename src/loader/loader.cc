@@ -120,6 +120,7 @@ Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Loader::~Loader() {
   // Cancel and join now; the ring itself is freed when the last outstanding batch lets go.
   if (impl_->engine) impl_->engine->Stop();
+  if (impl_->pieces) impl_->pieces->Shutdown();
 }
 
 Result<std::unique_ptr<Loader>> Loader::OpenWithPlanner(
@@ -252,6 +253,7 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
     m.delivered_since_schedule = 0;
     m.scheduled_steps = ScheduleShardsAhead(*m.plan, m.plan_sources, d->next, m.options.rank);
   }
+  if (m.pieces && m.plan) m.pieces->Delivered(*m.plan, m.options.rank);
   return std::optional<LoaderBatch>(std::move(b));
 }
 
@@ -287,6 +289,7 @@ Status Loader::Restore(const PlanState& state) {
     impl_->scheduled_steps =
         ScheduleShardsAhead(*impl_->plan, impl_->plan_sources, pos, impl_->options.rank);
   }
+  if (impl_->pieces && impl_->plan) impl_->pieces->Restart(*impl_->plan, pos, impl_->options.rank);
   impl_->engine->Start(pos);
   return Status::OK();
 }

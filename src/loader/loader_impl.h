@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loader/engine.h"
+#include "loader/piece_lookahead.h"
 #include "loader/provenance.h"
 #include "loader/stall_monitor.h"
 #include "loader/synthetic.h"
@@ -43,6 +44,9 @@ struct Loader::Impl {
   bool cached_sources = false;
   uint64_t delivered_since_schedule = 0;
   uint64_t scheduled_steps = 0;  // steps the last schedule covered
+  // Datasets read by one request per piece: their pieces of the next steps, fetched ahead
+  // (null for other planners and the synthetic source).
+  std::unique_ptr<loader::PieceLookAhead> pieces;
 };
 
 namespace loader {

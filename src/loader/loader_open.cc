@@ -5,11 +5,13 @@
 #include <string>
 
 #include "cache/cache_defaults.h"
+#include "common/env.h"
 #include "format/open_token_source.h"
 #include "loader/cache_lookahead.h"
 #include "loader/chat_lengths.h"
 #include "loader/loader_impl.h"
 #include "loader/mixture_spec.h"
+#include "loader/piece_lookahead.h"
 #include "loader/remote_options.h"
 #include "plan/plan_batch_planner.h"
 #include "stoker/loader.h"
@@ -25,6 +27,7 @@ RemoteDatasetOptions RemoteOptionsFor(const LoaderOptions& options) {
   // delivery (docs/cache.md, "Global shuffle over remote data").
   ro.reads = options.shuffle == ShuffleMode::kGlobal ? RemoteReads::kExact : RemoteReads::kParts;
   ro.whole_shards_if_they_fit = true;
+  ro.keep_indexes_bytes = kRangedIndexBytesOpen;  // no shard reopened per document read
   ro.warn_if_ranged = true;
   ro.max_open_shards = std::max<uint64_t>(8, 2 * options.block_shards);
   ro.cache_dir = cache::ResolveCacheDir(options.cache_dir);
@@ -53,6 +56,25 @@ void ReportLongDocuments(const std::string& name, const LongDocumentCounts& c, u
   }
 }
 
+// Wraps the reader of each dataset read by request (TokenSource::reads_by_request) with a
+// read-ahead, and returns the look-ahead that feeds them. $STOKER_READ_AHEAD_REQUESTS sets the
+// requests in flight per dataset (0: no read-ahead; docs/cache.md).
+Result<std::unique_ptr<loader::PieceLookAhead>> ReadPiecesAhead(
+    const std::vector<std::shared_ptr<const TokenSource>>& sources,
+    std::vector<std::shared_ptr<const DocumentReader>>* readers) {
+  loader::PiecePrefetchOptions po;
+  STOKER_ASSIGN_OR_RETURN(std::optional<uint64_t> requests,
+                          EnvNumber("STOKER_READ_AHEAD_REQUESTS"));
+  if (requests) po.threads = static_cast<uint32_t>(std::min<uint64_t>(*requests, 1024));
+  std::vector<std::shared_ptr<loader::PiecePrefetcher>> prefetchers(sources.size());
+  for (size_t d = 0; d < sources.size() && po.threads > 0; ++d) {
+    if (!sources[d]->reads_by_request()) continue;
+    prefetchers[d] = std::make_shared<loader::PiecePrefetcher>((*readers)[d], po);
+    (*readers)[d] = loader::WithPiecePrefetch((*readers)[d], prefetchers[d]);
+  }
+  return std::make_unique<loader::PieceLookAhead>(std::move(prefetchers), *readers);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets,
@@ -65,14 +87,24 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   std::vector<PlanDataset> plan_datasets;
   LongDocumentCounts long_total;
   std::vector<std::string> paths;
+  // The cache budget that remote datasets read whole through it have claimed so far: a mixture's
+  // datasets share one cache, so each fits only in what the ones before it left.
+  uint64_t claimed = 0;
   for (LoaderDataset& d : datasets) {
     paths.push_back(d.path);
     std::shared_ptr<const TokenSource> source = d.source;
     if (!source) {
-      Result<std::unique_ptr<TokenSource>> opened =
-          OpenTokenSource(d.path, RemoteOptionsFor(options));
+      RemoteDatasetOptions remote = RemoteOptionsFor(options);
+      remote.budget_claimed_bytes = claimed;
+      Result<std::unique_ptr<TokenSource>> opened = OpenTokenSource(d.path, remote);
       if (!opened.ok()) return opened.status().WithContext("loader: opening " + d.path);
       source = std::move(opened).value();
+      if (source->caches_shards() && !source->reads_by_request()) {
+        for (uint64_t s = 0; s < source->num_shards(); ++s) {
+          const TokenSource::ShardBytes b = source->shard_bytes(s);
+          claimed += b.bin + b.idx;
+        }
+      }
     }
     // Chat data: the tokens read together with their loss mask (docs/chat.md, "Batches").
     Result<std::shared_ptr<const DocumentReader>> masked =
@@ -120,6 +152,11 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   } else if (resume != nullptr) {
     STOKER_ASSIGN_OR_RETURN(start, plan->Restore(*resume));
   }
+  // Datasets read by one request per piece: their pieces are fetched ahead, many at once, and
+  // the workers take them from memory (docs/cache.md, "Global shuffle over remote data").
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<loader::PieceLookAhead> pieces,
+                          ReadPiecesAhead(sources, &readers));
+  if (pieces->active()) pieces->Restart(*plan, start, options.rank);
   auto planner = std::make_shared<PlanBatchPlanner>(plan, options.rank);
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> l,
                           OpenEngine(std::move(planner), std::move(readers), options, start));
@@ -130,6 +167,7 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   m.plan_sources = std::move(sources);
   m.plan_paths = std::move(paths);
   m.long_documents = long_total;
+  if (pieces->active()) m.pieces = std::move(pieces);
   m.cached_sources = AnyCachedSource(m.plan_sources);
   if (m.cached_sources) {
     m.scheduled_steps = ScheduleShardsAhead(*m.plan, m.plan_sources, start, options.rank);

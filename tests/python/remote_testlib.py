@@ -130,14 +130,24 @@ def pack_test_corpus(stoker_cli, s3, d, uri, documents, seed, min_shards):
     return manifest
 
 
-def proxy_in_env(s3, monkeypatch):
+def proxy_in_env(s3, monkeypatch, **proxy_options):
     """A counting Proxy in front of the server, its endpoint and the credentials set in this
     process's environment (the CLI and the Python module inherit them). The caller closes it."""
-    proxy = Proxy(s3["port"])
+    proxy = Proxy(s3["port"], **proxy_options)
     for k, v in s3_env(s3, proxy.endpoint).items():
         if k.startswith("AWS_"):
             monkeypatch.setenv(k, v)
     return proxy
+
+
+def max_in_flight(intervals):
+    """The most (start, end, ...) intervals that overlap at one time."""
+    events = sorted([(i[0], 1) for i in intervals] + [(i[1], -1) for i in intervals])
+    most = now = 0
+    for _, step in events:
+        now += step
+        most = max(most, now)
+    return most
 
 
 def upload_dir(client, local_dir, prefix, only=None):
@@ -166,6 +176,7 @@ class Proxy:
         self.changed = threading.Condition(self.lock)  # notified when `stalled` grows
         self.stalled = 0
         self.intervals = []  # (start, end) of every answered request, time.monotonic()
+        self.get_intervals = []  # (start, end, path) of every GET answered whole
         self.get_bytes = 0  # body bytes of the GET answers sent whole
         self.closing = threading.Event()
         rng = random.Random(seed)
@@ -258,7 +269,10 @@ class Proxy:
                         proxy.get_bytes += len(data)
                 self.wfile.write(data)
                 with proxy.lock:
-                    proxy.intervals.append((started, time.monotonic()))
+                    ended = time.monotonic()
+                    proxy.intervals.append((started, ended))
+                    if self.command == "GET":
+                        proxy.get_intervals.append((started, ended, self.path.split("?")[0]))
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
@@ -282,6 +296,7 @@ class Proxy:
             self.paths.clear()
             self.get_paths.clear()
             self.intervals.clear()
+            self.get_intervals.clear()
             self.get_bytes = 0
 
     def wait_stalled(self, more_than, timeout):

@@ -18,8 +18,8 @@ pytest.importorskip("boto3")
 pytest.importorskip("moto")
 
 import stoker  # noqa: E402
-from remote_testlib import (BUCKET, Proxy, pack_test_corpus, proxy_in_env, s3_env,  # noqa: E402,F401
-                            s3_session)
+from remote_testlib import (BUCKET, Proxy, max_in_flight, pack_test_corpus,  # noqa: E402,F401
+                            proxy_in_env, s3_env, s3_session)
 from remote_testlib import run_cli as run  # noqa: E402
 
 PREFIX = "remote-gshuf"  # this module's objects in the session's moto server (remote_testlib)
@@ -153,6 +153,52 @@ def test_a_cache_of_a_quarter_of_the_dataset_reads_ranges_and_finishes(dataset, 
     resumed = stoker.Loader(dataset["uri"], **kw)
     resumed.load_state_dict(state)
     assert_same(want, head + epoch(resumed))
+
+
+def test_ranged_reads_are_fetched_ahead_many_at_once(s3, dataset, tmp_path, monkeypatch):
+    """Behind 20 ms a request, a dataset four times the cache: the loader fetches the pieces of
+    the steps ahead, many GETs in flight at once (two workers alone would make two), and its
+    workers take them from memory. The batches are the local ones; a resume from the middle
+    restarts the read-ahead there and gives the rest exactly."""
+    slow = proxy_in_env(s3, monkeypatch, latency_s=0.02)
+    try:
+        want = epoch(stoker.Loader(str(dataset["local"]), **KW))
+        kw = dict(KW, cache_dir=str(tmp_path / "c"), cache_size=str(dataset["bytes"] // 4))
+        loader = stoker.Loader(dataset["uri"], **kw)
+        assert_same(want, epoch(loader))
+        bins = [i for i in slow.get_intervals if i[2].endswith(".bin")]
+        assert len(bins) > 2 * len(dataset["manifest"]["shards"]), len(bins)  # ranged GETs
+        assert max_in_flight(bins) >= 8, max_in_flight(bins)
+        stats = loader.stats()["storage"]
+        assert stats["ranged_datasets"] == 1, stats
+        pieces = stats["pieces_read_ahead"] + stats["pieces_read_on_demand"]
+        assert stats["pieces_read_ahead"] >= 0.5 * pieces > 0, stats
+        first = stoker.Loader(dataset["uri"], **kw)
+        it = iter(first)
+        head = [np.asarray(next(it)["input_ids"]).copy() for _ in range(len(want) // 2)]
+        state = first.state_dict()
+        del it, first
+        resumed = stoker.Loader(dataset["uri"], **kw)
+        resumed.load_state_dict(state)
+        assert_same(want, head + epoch(resumed))
+        assert resumed.stats()["storage"]["pieces_read_ahead"] > 0
+    finally:
+        slow.close()
+
+
+def test_a_mixture_fits_its_datasets_into_one_shared_budget(dataset, proxy, tmp_path, capfd):
+    """Two remote datasets of one mixture, a cache that holds one and a half of them: the first is
+    read whole through the cache, the second (which would fit alone) by ranges, since the first
+    took its room. The batches are the local mixture's."""
+    local = str(dataset["local"])
+    want = epoch(stoker.Loader([(1.0, local), (1.0, local)], **KW))
+    kw = dict(KW, cache_dir=str(tmp_path / "c"), cache_size=str(dataset["bytes"] * 3 // 2))
+    loader = stoker.Loader([(1.0, dataset["uri"]), (1.0, dataset["uri"])], **kw)
+    assert_same(want, epoch(loader))
+    stats = loader.stats()["storage"]
+    assert stats["whole_shard_datasets"] == 1 and stats["ranged_datasets"] == 1, stats
+    err = capfd.readouterr().err
+    assert err.count(WARNING) == 1 and "that the mixture's other datasets read whole" in err, err
 
 
 def test_bench_and_doctor_report_requests_and_request_latency(stoker_cli, s3, dataset, tmp_path):

@@ -84,6 +84,7 @@ diag::Measurement ToMeasurement(const diag::BenchResult& b, const LoaderOptions&
   m.storage_wait_s = b.storage_wait_s;
   m.mean_request_ms = b.mean_request_ms;
   m.ranged_reads = b.storage.ranged_datasets > 0;
+  m.read_ahead_requests = static_cast<int>(b.storage.read_ahead_requests);
   m.ranged_bytes = b.storage.ranged_bytes;
   m.cache_budget_bytes = b.storage.ranged_cache_budget;
   m.whole_shards_cached = b.storage.whole_shard_datasets > 0;
