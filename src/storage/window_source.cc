@@ -37,7 +37,7 @@ class WindowSource final : public ByteSource {
 
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
     return ReadFromParts(inner_->size_bytes(), part_bytes_, offset, n, out,
-                         [&](uint64_t p) { return GetPart(p, /*reader=*/true); });
+                         [&](uint64_t p) { return GetPart(p); });
   }
 
  private:
@@ -54,22 +54,27 @@ class WindowSource final : public ByteSource {
       done = ahead_;
       const uint64_t p = done;
       if (p >= num_parts_ || parts_.count(p) != 0) continue;
-      lock.unlock();
-      (void)GetPart(p, /*reader=*/false);
-      lock.lock();
+      // Claimed under the lock that saw it missing: were the lock dropped in between, the reader
+      // could fetch it, move on and let the window drop it, and this thread would fetch it again.
+      (void)FetchPart(lock, p);
     }
   }
 
-  Result<std::shared_ptr<const Part>> GetPart(uint64_t p, bool reader) const {
+  Result<std::shared_ptr<const Part>> GetPart(uint64_t p) const {
     std::unique_lock<std::mutex> lock(mu_);
-    if (reader) {
-      if (!fetcher_.joinable() && num_parts_ > 1) fetcher_ = std::thread([this] { FetchAhead(); });
-      if (p + 1 > ahead_ && p + 1 < num_parts_) {
-        ahead_ = p + 1;
-        cv_.notify_all();
-      }
+    if (!fetcher_.joinable() && num_parts_ > 1) fetcher_ = std::thread([this] { FetchAhead(); });
+    if (p + 1 > ahead_ && p + 1 < num_parts_) {
+      ahead_ = p + 1;
+      cv_.notify_all();
     }
     if (auto it = parts_.find(p); it != parts_.end()) return AwaitPart(lock, cv_, it->second);
+    return FetchPart(lock, p);
+  }
+
+  // Claims part `p`, which is not in the table, fetches and publishes it; `lock` held on entry and
+  // on return.
+  Result<std::shared_ptr<const Part>> FetchPart(std::unique_lock<std::mutex>& lock,
+                                                uint64_t p) const {
     auto part = std::make_shared<Part>();  // claimed: fetched and published here (shared_part.h)
     parts_[p] = part;
     const Status status = FetchClaimedPart(lock, cv_, *inner_, part_bytes_, p, *part);
