@@ -1,4 +1,4 @@
-// GPU tests (built with -DSTOKER_BUILD_GPU_TESTS=ON or standalone from tests/gpu; run by
+// GPU tests (built with -DSTOKER_BUILD_GPU_TESTS=ON; run by
 // scripts/gpu-check): device batches equal host batches, the consumer's stream waits only for its
 // own batch, and copies overlap a busy kernel.
 #include <cuda_runtime.h>
