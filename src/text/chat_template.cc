@@ -199,6 +199,7 @@ Result<ChatTemplate> ChatTemplate::FromString(std::string_view source, std::stri
   STOKER_ASSIGN_OR_RETURN(jinja::Template t, jinja::Template::Parse(source, std::move(name)));
   ChatTemplate c;
   c.template_ = std::make_shared<const jinja::Template>(std::move(t));
+  c.generation_prompt_ignores_messages_ = GenerationPromptIgnoresMessages(c.template_->body());
   c.special_tokens_ = std::move(special_tokens);
   c.control_tokens_ = std::move(control_tokens);
   const std::string keyed = std::string(source) + '\0' + c.special_tokens_.dump();
@@ -405,7 +406,32 @@ json MarkJson(const json& v, const std::vector<std::string>& tokens) {
   return v;
 }
 
+// Whether MarkJson would change `v`: a string holds a mark or a control token's text.
+bool MarkingChanges(const json& v, const std::vector<std::string>& tokens) {
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s.find(kChatMarkStart) != std::string::npos || s.find(kChatMarkEnd) != std::string::npos) {
+      return true;
+    }
+    for (const std::string& t : tokens) {
+      if (!t.empty() && s.find(t) != std::string::npos) return true;
+    }
+    return false;
+  }
+  if (v.is_array() || v.is_object()) {
+    for (const json& e : v) {
+      if (MarkingChanges(e, tokens)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+bool ChatTemplate::NeedsControlTokenMarks(const Conversation& conv, const json& kwargs) const {
+  return MarkingChanges(conv.messages, control_tokens_) ||
+         MarkingChanges(conv.tools, control_tokens_) || MarkingChanges(kwargs, control_tokens_);
+}
 
 Result<std::string> ChatTemplate::RenderMarkedControlTokens(const Conversation& conv,
                                                             const json& kwargs) const {
