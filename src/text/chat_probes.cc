@@ -105,9 +105,13 @@ std::shared_ptr<const ChatProbes> ChatProbeCache::Find(const std::string& kwargs
   return it == by_kwargs_.end() ? nullptr : it->second;
 }
 
-void ChatProbeCache::Put(const std::string& kwargs_key, std::shared_ptr<const ChatProbes> probes) {
+std::shared_ptr<const ChatProbes> ChatProbeCache::Put(const std::string& kwargs_key,
+                                                      std::shared_ptr<const ChatProbes> probes) {
   std::lock_guard<std::mutex> lock(mu_);
-  by_kwargs_.emplace(kwargs_key, std::move(probes));
+  // Bounded for callers that vary the kwargs with every conversation: they render the probes
+  // again, as before the cache.
+  if (by_kwargs_.size() >= kMaxEntries && !by_kwargs_.count(kwargs_key)) by_kwargs_.clear();
+  return by_kwargs_.emplace(kwargs_key, std::move(probes)).first->second;
 }
 
 }  // namespace stoker

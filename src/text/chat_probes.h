@@ -35,9 +35,12 @@ bool GenerationPromptIgnoresMessages(const jinja::Body& body);
 class ChatProbeCache {
  public:
   std::shared_ptr<const ChatProbes> Find(const std::string& kwargs_key) const;
-  void Put(const std::string& kwargs_key, std::shared_ptr<const ChatProbes> probes);
+  // Stores `probes` unless probes for the key are there; returns those kept.
+  std::shared_ptr<const ChatProbes> Put(const std::string& kwargs_key,
+                                        std::shared_ptr<const ChatProbes> probes);
 
  private:
+  static constexpr size_t kMaxEntries = 64;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const ChatProbes>> by_kwargs_;  // guarded by mu_
 };

@@ -103,6 +103,14 @@ TEST(ChatProbesTest, KwargsGetTheirOwnProbes) {
   EXPECT_EQ(Trained(t, kChat, short_header, false), short_spans);
 }
 
+TEST(ChatProbesTest, ManyKwargsOverflowTheCacheAndStillGetTheirOwnProbes) {
+  ChatTemplate t = FromSource(SureTemplate("{% if long_header %}Sure: {% endif %}"));
+  for (int i = 0; i < 150; ++i) {
+    const json kwargs = {{"n", i}, {"long_header", i % 3 == 0}};
+    EXPECT_EQ(Trained(t, kChat, kwargs), Trained(t, kChat, kwargs, false)) << i;
+  }
+}
+
 TEST(ChatProbesTest, TwoTemplatesDoNotShareProbes) {
   ChatTemplate long_t = FromSource(SureTemplate("Sure: "));
   ChatTemplate short_t = FromSource(SureTemplate(""));

@@ -200,8 +200,7 @@ std::shared_ptr<const ChatProbes> ChatTemplate::Probes(const json& kwargs) const
                                       : std::string();
     }
   }
-  probes_->Put(key, probes);
-  return probes_->Find(key);
+  return probes_->Put(key, probes);
 }
 
 Result<ChatSpans> ChatTemplate::Spans(const Conversation& conv, TrainOn train_on,
@@ -255,8 +254,11 @@ Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn trai
     return Refuse(name, "the conversation contains private-use characters U+E000..U+E003");
   }
   // 1. The text with each message's fields wrapped in markers, which must vanish cleanly.
-  Conversation marked = conv;
-  for (size_t i = 0; i < n; ++i) marked.messages[i] = MarkMessage(conv.messages[i], i);
+  Conversation marked;
+  marked.tools = conv.tools;
+  marked.completion = conv.completion;
+  marked.is_prompt_completion = conv.is_prompt_completion;
+  for (size_t i = 0; i < n; ++i) marked.messages.push_back(MarkMessage(conv.messages[i], i));
   STOKER_ASSIGN_OR_RETURN(jinja::RenderOutput mr, Render(marked, false, kwargs));
   std::vector<MarkerPos> pos;
   if (Unmark(mr.text, n, &pos) != out.text) {
