@@ -52,7 +52,8 @@ std::vector<Piece> SplitMarked(const std::string& s) {
 
 Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
                            const std::string& marked, const std::string& text,
-                           const std::vector<std::pair<size_t, size_t>>& trained) {
+                           const std::vector<std::pair<size_t, size_t>>& trained,
+                           std::span<const int32_t> token_bytes) {
   std::vector<Piece> pieces = SplitMarked(marked);
   std::vector<int32_t> newline_ids;
   STOKER_RETURN_IF_ERROR(control.Encode("\n", &newline_ids));
@@ -81,9 +82,13 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
     }
     size_t piece_bytes = 0;
     for (int32_t id : ids) {
+      starts.push_back(offset + piece_bytes);
+      if (id >= 0 && size_t(id) < token_bytes.size() && token_bytes[size_t(id)] >= 0) {
+        piece_bytes += size_t(token_bytes[size_t(id)]);
+        continue;
+      }
       std::string bytes;
       STOKER_RETURN_IF_ERROR(control.Decode(std::span<const int32_t>(&id, 1), &bytes));
-      starts.push_back(offset + piece_bytes);
       piece_bytes += bytes.size();
     }
     if (piece_bytes != p.text.size()) {
@@ -107,6 +112,19 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
         break;
       }
       if (b == e && s <= b && b < f) out.mask[t] = 1;
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> TokenBytes(const Tokenizer& tokenizer) {
+  std::vector<int32_t> out(tokenizer.vocab_size(), -1);
+  std::string bytes;
+  for (size_t id = 0; id < out.size(); ++id) {
+    const int32_t one = int32_t(id);
+    bytes.clear();
+    if (tokenizer.Decode(std::span<const int32_t>(&one, 1), &bytes).ok()) {
+      out[id] = int32_t(bytes.size());
     }
   }
   return out;

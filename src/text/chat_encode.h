@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,9 +24,15 @@ struct ChatIds {
 // `control` encodes special-token text as the special ids and `plain` as text (the same model
 // opened with and without allow_special, both without a post-processor). `marked` is the marked
 // rendering; `trained` are byte ranges of the text with the marks removed, which must equal
-// `text`.
+// `text`. `token_bytes` (may be empty) holds TokenBytes(control): a token's byte length is read
+// there instead of decoding it.
 Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
                            const std::string& marked, const std::string& text,
-                           const std::vector<std::pair<size_t, size_t>>& trained);
+                           const std::vector<std::pair<size_t, size_t>>& trained,
+                           std::span<const int32_t> token_bytes = {});
+
+// Per id of `tokenizer`'s vocabulary: the length of the id decoded alone, or -1 where it does
+// not decode.
+std::vector<int32_t> TokenBytes(const Tokenizer& tokenizer);
 
 }  // namespace stoker

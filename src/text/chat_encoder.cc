@@ -6,10 +6,10 @@
 namespace stoker {
 
 ChatEncoder::ChatEncoder(ChatTemplate t, std::unique_ptr<Tokenizer> control,
-                         std::unique_ptr<Tokenizer> plain, ChatEncoderOptions options)
+                         ChatEncoderOptions options)
     : template_(std::move(t)),
       control_(std::move(control)),
-      plain_(std::move(plain)),
+      token_bytes_(TokenBytes(*control_)),
       options_(std::move(options)) {}
 
 Result<std::unique_ptr<ChatEncoder>> ChatEncoder::Open(const ChatEncoderOptions& options) {
@@ -27,10 +27,18 @@ Result<std::unique_ptr<ChatEncoder>> ChatEncoder::Open(const ChatEncoderOptions&
   topt.allow_special = true;
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> control,
                           OpenTokenizer(options.tokenizer, topt));
-  topt.allow_special = false;
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> plain, OpenTokenizer(options.tokenizer, topt));
-  return std::unique_ptr<ChatEncoder>(
-      new ChatEncoder(std::move(*t), std::move(control), std::move(plain), options));
+  return std::unique_ptr<ChatEncoder>(new ChatEncoder(std::move(*t), std::move(control), options));
+}
+
+Result<const Tokenizer*> ChatEncoder::Plain() const {
+  std::call_once(plain_once_, [this] {
+    TokenizerOptions topt = options_.tokenizer_options;
+    topt.post_processor = false;
+    topt.allow_special = false;
+    plain_ = OpenTokenizer(options_.tokenizer, topt);
+  });
+  if (!plain_.ok()) return plain_.status();
+  return plain_->get();
 }
 
 std::string ChatEncoder::identity() const {
@@ -46,9 +54,18 @@ Result<ChatIds> ChatEncoder::Encode(const nlohmann::ordered_json& record) const 
   TrainOn train_on = options_.train_on.value_or(conv.is_prompt_completion ? TrainOn::kCompletion
                                                                           : TrainOn::kAssistant);
   STOKER_ASSIGN_OR_RETURN(ChatSpans spans, template_.Spans(conv, train_on, options_.kwargs));
-  STOKER_ASSIGN_OR_RETURN(std::string marked,
-                          template_.RenderMarkedControlTokens(conv, options_.kwargs));
-  return EncodeChat(*control_, *plain_, marked, spans.text, spans.trained);
+  std::string marked;
+  if (template_.NeedsControlTokenMarks(conv, options_.kwargs)) {
+    STOKER_ASSIGN_OR_RETURN(marked, template_.RenderMarkedControlTokens(conv, options_.kwargs));
+  } else {
+    marked = spans.text;  // marking would change no string: the same rendering
+  }
+  // Only text between marks is encoded with the plain tokenizer.
+  const Tokenizer* plain = control_.get();
+  if (marked.find(kChatMarkStart) != std::string::npos) {
+    STOKER_ASSIGN_OR_RETURN(plain, Plain());
+  }
+  return EncodeChat(*control_, *plain, marked, spans.text, spans.trained, token_bytes_);
 }
 
 bool IsChatRecord(const nlohmann::ordered_json& record) {

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "stoker/status.h"
 #include "stoker/tokenizer.h"
@@ -28,8 +30,8 @@ struct ChatEncoderOptions {
 
 class ChatEncoder {
  public:
-  // Opens the template and the tokenizer twice (control tokens recognised, and not). Errors name
-  // the template or tokenizer file.
+  // Opens the template and the tokenizer (control tokens recognised; without them on first
+  // need). Errors name the template or tokenizer file.
   static Result<std::unique_ptr<ChatEncoder>> Open(const ChatEncoderOptions& options);
 
   // The ids and mask of one record (`messages`, `conversations` or `prompt` + `completion`).
@@ -43,11 +45,16 @@ class ChatEncoder {
   std::string identity() const;
 
  private:
-  ChatEncoder(ChatTemplate t, std::unique_ptr<Tokenizer> control, std::unique_ptr<Tokenizer> plain,
-              ChatEncoderOptions options);
+  ChatEncoder(ChatTemplate t, std::unique_ptr<Tokenizer> control, ChatEncoderOptions options);
+  // The tokenizer without special tokens, opened on first use: only conversations that hold
+  // control-token text need it, and opening a tokenizer.json is a fixed cost of every pack.
+  Result<const Tokenizer*> Plain() const;
 
   ChatTemplate template_;
-  std::unique_ptr<Tokenizer> control_, plain_;
+  std::unique_ptr<Tokenizer> control_;
+  mutable std::once_flag plain_once_;
+  mutable Result<std::unique_ptr<Tokenizer>> plain_ = Internal("not opened");
+  std::vector<int32_t> token_bytes_;  // TokenBytes(*control_)
   ChatEncoderOptions options_;
 };
 

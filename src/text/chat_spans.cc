@@ -1,5 +1,6 @@
 // The loss-mask rule of ChatTemplate::Spans (docs/chat.md, "Which tokens are trained").
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "text/chat_template.h"
@@ -122,9 +123,29 @@ Status Refuse(const std::string& template_name, const std::string& why) {
                          ": " + why);
 }
 
+// Where `header` ends in `text`: after its longest prefix that keeps its first control token
+// (any prefix when it has none) and lies between lo and text_at, the one nearest text_at.
+std::optional<size_t> HeaderEnd(const std::string& text, const std::string& header, size_t lo,
+                                size_t text_at, const std::vector<std::string>& control_tokens) {
+  size_t min_len = 1;
+  size_t first_control = std::string::npos;
+  for (const std::string& t : control_tokens) {
+    size_t p = header.find(t);
+    if (p != std::string::npos && (first_control == std::string::npos || p < first_control)) {
+      first_control = p;
+      min_len = p + t.size();
+    }
+  }
+  for (size_t len = header.size(); len >= min_len; --len) {
+    size_t p = text.rfind(header.substr(0, len), text_at);
+    if (p != std::string::npos && p >= lo && p + len <= text_at) return p + len;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-Result<std::vector<std::string>> ChatTemplate::EndOfTurnTokens(const json& kwargs) const {
+std::vector<std::string> ChatTemplate::EndOfTurnTokens(const json& kwargs) const {
   // A probe conversation: the first control token after an assistant's text, in the middle of a
   // conversation and at its end.
   Conversation probe;
@@ -160,8 +181,41 @@ Result<std::vector<std::string>> ChatTemplate::EndOfTurnTokens(const json& kwarg
   return eot;
 }
 
+std::shared_ptr<const ChatProbes> ChatTemplate::Probes(const json& kwargs) const {
+  const std::string key = kwargs.dump();
+  if (std::shared_ptr<const ChatProbes> found = probes_->Find(key)) return found;
+  // Threads that miss at once compute the same probes; the first stored is kept by all later.
+  auto probes = std::make_shared<ChatProbes>();
+  probes->end_of_turn = EndOfTurnTokens(kwargs);
+  if (generation_prompt_ignores_messages_) {
+    Conversation probe;
+    probe.messages = json::array({json{{"role", "user"}, {"content", "a"}}});
+    probe.completion.assign(1, false);
+    Result<jinja::RenderOutput> with = Render(probe, true, kwargs);
+    Result<jinja::RenderOutput> without = Render(probe, false, kwargs);
+    // Where the probe fails, so may the template's last statement: no shortcut then.
+    if (with.ok() && without.ok()) {
+      probes->generation_header = with->text.compare(0, without->text.size(), without->text) == 0
+                                      ? with->text.substr(without->text.size())
+                                      : std::string();
+    }
+  }
+  return probes_->Put(key, probes);
+}
+
 Result<ChatSpans> ChatTemplate::Spans(const Conversation& conv, TrainOn train_on,
                                       const json& kwargs) const {
+  return SpansImpl(conv, train_on, kwargs, true);
+}
+
+Result<ChatSpans> ChatTemplate::SpansRenderingEveryPrefix(const Conversation& conv,
+                                                          TrainOn train_on,
+                                                          const json& kwargs) const {
+  return SpansImpl(conv, train_on, kwargs, false);
+}
+
+Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn train_on,
+                                          const json& kwargs, bool header_shortcut) const {
   const std::string& name = template_->name();
   STOKER_ASSIGN_OR_RETURN(jinja::RenderOutput full, Render(conv, false, kwargs));
   ChatSpans out;
@@ -200,14 +254,18 @@ Result<ChatSpans> ChatTemplate::Spans(const Conversation& conv, TrainOn train_on
     return Refuse(name, "the conversation contains private-use characters U+E000..U+E003");
   }
   // 1. The text with each message's fields wrapped in markers, which must vanish cleanly.
-  Conversation marked = conv;
-  for (size_t i = 0; i < n; ++i) marked.messages[i] = MarkMessage(conv.messages[i], i);
+  Conversation marked;
+  marked.tools = conv.tools;
+  marked.completion = conv.completion;
+  marked.is_prompt_completion = conv.is_prompt_completion;
+  for (size_t i = 0; i < n; ++i) marked.messages.push_back(MarkMessage(conv.messages[i], i));
   STOKER_ASSIGN_OR_RETURN(jinja::RenderOutput mr, Render(marked, false, kwargs));
   std::vector<MarkerPos> pos;
   if (Unmark(mr.text, n, &pos) != out.text) {
     return Refuse(name, "the template changes a message's text beyond trimming its ends");
   }
-  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> eot, EndOfTurnTokens(kwargs));
+  const std::shared_ptr<const ChatProbes> probes = Probes(kwargs);
+  const std::vector<std::string>& eot = probes->end_of_turn;
   if (eot.empty()) return Refuse(name, "the template writes no end-of-turn token");
   for (size_t i : turns) {
     if (pos[i].twice) return Refuse(name, "message " + std::to_string(i) + " is written twice");
@@ -228,44 +286,45 @@ Result<ChatSpans> ChatTemplate::Spans(const Conversation& conv, TrainOn train_on
     }
     // 3. The start: after the assistant header, the text add_generation_prompt writes after the
     //    messages before this turn (its longest prefix found between lo and the turn's text).
-    Conversation prefix = conv;
-    prefix.messages = json::array();
-    for (size_t j = 0; j < i; ++j) prefix.messages.push_back(conv.messages[j]);
+    const size_t text_at = pos[i].first.value_or(hi);
     std::string header;
-    if (i > 0) {
+    std::optional<size_t> header_end;
+    bool header_known = i == 0;
+    if (!header_known && header_shortcut && probes->generation_header) {
+      // The prefix renders would give the probe's header where they succeed and none where they
+      // fail. Both lead to the same start when that header is empty, or ends where the turn's
+      // text begins; otherwise render them.
+      const std::string& probe_header = *probes->generation_header;
+      if (probe_header.empty()) {
+        header_known = true;
+      } else if (pos[i].first) {
+        header_end = HeaderEnd(out.text, probe_header, lo, text_at, control_tokens_);
+        if (header_end == pos[i].first) {
+          header = probe_header;
+          header_known = true;
+        }
+      }
+    }
+    if (!header_known) {
+      Conversation prefix = conv;
+      prefix.messages = json::array();
+      for (size_t j = 0; j < i; ++j) prefix.messages.push_back(conv.messages[j]);
       Result<jinja::RenderOutput> with = Render(prefix, true, kwargs);
       Result<jinja::RenderOutput> without = Render(prefix, false, kwargs);
       if (with.ok() && without.ok() &&
           with->text.compare(0, without->text.size(), without->text) == 0) {
         header = with->text.substr(without->text.size());
       }
+      header_end.reset();
+      if (!header.empty()) header_end = HeaderEnd(out.text, header, lo, text_at, control_tokens_);
     }
-    size_t text_at = pos[i].first.value_or(hi);
     size_t start = pos[i].first.value_or(lo);
     if (!header.empty()) {
-      // The prefix must keep the header's first control token (any prefix when it has none).
-      size_t min_len = 1;
-      size_t first_control = std::string::npos;
-      for (const std::string& t : control_tokens_) {
-        size_t p = header.find(t);
-        if (p != std::string::npos && (first_control == std::string::npos || p < first_control)) {
-          first_control = p;
-          min_len = p + t.size();
-        }
-      }
-      bool found = false;
-      for (size_t len = header.size(); len >= min_len && !found; --len) {
-        size_t p = out.text.rfind(header.substr(0, len), text_at);
-        if (p != std::string::npos && p >= lo && p + len <= text_at) {
-          start = p + len;
-          found = true;
-        }
-        if (len == 0) break;
-      }
-      if (!found) {
+      if (!header_end) {
         return Refuse(name, "the assistant header of message " + std::to_string(i) +
                                 " (what add_generation_prompt writes) is not in the text");
       }
+      start = *header_end;
     } else if (!pos[i].first) {
       return Refuse(name, "message " + std::to_string(i) + " has no text and no header");
     }

@@ -199,6 +199,7 @@ Result<ChatTemplate> ChatTemplate::FromString(std::string_view source, std::stri
   STOKER_ASSIGN_OR_RETURN(jinja::Template t, jinja::Template::Parse(source, std::move(name)));
   ChatTemplate c;
   c.template_ = std::make_shared<const jinja::Template>(std::move(t));
+  c.generation_prompt_ignores_messages_ = GenerationPromptIgnoresMessages(c.template_->body());
   c.special_tokens_ = std::move(special_tokens);
   c.control_tokens_ = std::move(control_tokens);
   const std::string keyed = std::string(source) + '\0' + c.special_tokens_.dump();
@@ -302,29 +303,27 @@ Result<ChatTemplate> ChatTemplate::FromFile(const std::string& path,
 
 namespace {
 
-// transformers: keys with None values dropped, then _alias_reasoning_fields.
-json NormalizeMessage(const json& m) {
-  json out = json::object();
-  for (const auto& [k, v] : m.items()) {
-    if (!v.is_null()) out[k] = v;
-  }
-  const char* kFields[] = {"reasoning_content", "thinking", "reasoning"};
+// transformers: keys with None values dropped, then _alias_reasoning_fields (the reasoning under
+// "thinking" first and under "reasoning_content" in its place or last). Built as template values
+// at once: a normalized JSON copy would copy every string twice.
+jinja::Value NormalizedMessage(const json& m) {
   const json* reasoning = nullptr;
-  for (const char* f : kFields) {
-    if (out.contains(f)) {
-      reasoning = &out[f];
+  for (const char* f : {"reasoning_content", "thinking", "reasoning"}) {
+    auto it = m.find(f);
+    if (it != m.end() && !it->is_null()) {
+      reasoning = &*it;
       break;
     }
   }
-  if (!reasoning) return out;
-  json r = *reasoning;
-  json aliased = json::object();
-  aliased["thinking"] = r;
-  for (const auto& [k, v] : out.items()) {
-    if (k != "thinking") aliased[k] = v;
+  jinja::Dict d;
+  d.items.reserve(m.size() + 2);
+  if (reasoning) d.items.emplace_back("thinking", jinja::Value::FromJson(*reasoning));
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    if (it->is_null() || (reasoning && it.key() == "thinking")) continue;
+    d.items.emplace_back(it.key(), jinja::Value::FromJson(*it));
   }
-  aliased["reasoning_content"] = r;
-  return aliased;
+  if (reasoning) d.Set("reasoning_content", jinja::Value::FromJson(*reasoning));
+  return jinja::Value::MakeDict(std::move(d));
 }
 
 }  // namespace
@@ -332,16 +331,17 @@ json NormalizeMessage(const json& m) {
 Result<jinja::RenderOutput> ChatTemplate::Render(const Conversation& conv,
                                                  bool add_generation_prompt,
                                                  const json& kwargs) const {
-  json ctx = special_tokens_;
-  for (const auto& [k, v] : kwargs.items()) ctx[k] = v;
-  json messages = json::array();
-  for (const json& m : conv.messages) messages.push_back(NormalizeMessage(m));
-  ctx["messages"] = std::move(messages);
-  ctx["tools"] = conv.tools;
-  ctx["documents"] = nullptr;
-  ctx["add_generation_prompt"] = add_generation_prompt;
-  jinja::Value v = jinja::Value::FromJson(ctx);
-  return template_->Render(v.dict());
+  jinja::Dict ctx;
+  for (const auto& [k, v] : special_tokens_.items()) ctx.Set(k, jinja::Value::FromJson(v));
+  for (const auto& [k, v] : kwargs.items()) ctx.Set(k, jinja::Value::FromJson(v));
+  jinja::ValueList messages;
+  messages.reserve(conv.messages.size());
+  for (const json& m : conv.messages) messages.push_back(NormalizedMessage(m));
+  ctx.Set("messages", jinja::Value::List(std::move(messages)));
+  ctx.Set("tools", jinja::Value::FromJson(conv.tools));
+  ctx.Set("documents", jinja::Value::None());
+  ctx.Set("add_generation_prompt", jinja::Value::Bool(add_generation_prompt));
+  return template_->Render(ctx);
 }
 
 namespace {
@@ -405,7 +405,32 @@ json MarkJson(const json& v, const std::vector<std::string>& tokens) {
   return v;
 }
 
+// Whether MarkJson would change `v`: a string holds a mark or a control token's text.
+bool MarkingChanges(const json& v, const std::vector<std::string>& tokens) {
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s.find(kChatMarkStart) != std::string::npos || s.find(kChatMarkEnd) != std::string::npos) {
+      return true;
+    }
+    for (const std::string& t : tokens) {
+      if (!t.empty() && s.find(t) != std::string::npos) return true;
+    }
+    return false;
+  }
+  if (v.is_array() || v.is_object()) {
+    for (const json& e : v) {
+      if (MarkingChanges(e, tokens)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+bool ChatTemplate::NeedsControlTokenMarks(const Conversation& conv, const json& kwargs) const {
+  return MarkingChanges(conv.messages, control_tokens_) ||
+         MarkingChanges(conv.tools, control_tokens_) || MarkingChanges(kwargs, control_tokens_);
+}
 
 Result<std::string> ChatTemplate::RenderMarkedControlTokens(const Conversation& conv,
                                                             const json& kwargs) const {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "stoker/status.h"
+#include "text/chat_probes.h"
 #include "text/jinja_template.h"
 
 namespace stoker {
@@ -68,11 +69,19 @@ class ChatTemplate {
   // An error names the template when a trained turn's span cannot be determined unambiguously.
   Result<ChatSpans> Spans(const Conversation& conv, TrainOn train_on,
                           const nlohmann::ordered_json& kwargs) const;
+  // Spans without the probes' generation header: each assistant turn's header is found by
+  // rendering the messages before it with and without add_generation_prompt. The same result;
+  // tests compare the two.
+  Result<ChatSpans> SpansRenderingEveryPrefix(const Conversation& conv, TrainOn train_on,
+                                              const nlohmann::ordered_json& kwargs) const;
 
   // Renders like Render, with the control-token text inside the conversation's strings wrapped
   // in U+F0000 ... U+F0001 (as transformers' sanitize_control_tokens marks it).
   Result<std::string> RenderMarkedControlTokens(const Conversation& conv,
                                                 const nlohmann::ordered_json& kwargs) const;
+  // Whether RenderMarkedControlTokens can differ from Render: a string of the conversation or of
+  // `kwargs` holds a control token's text or a mark. When not, it marks nothing.
+  bool NeedsControlTokenMarks(const Conversation& conv, const nlohmann::ordered_json& kwargs) const;
 
   const jinja::Template& jinja() const { return *template_; }
   // XXH3 of the template's source and its special tokens (bos_token & co.): equal for two
@@ -82,9 +91,16 @@ class ChatTemplate {
   const std::vector<std::string>& control_tokens() const { return control_tokens_; }
 
  private:
-  Result<std::vector<std::string>> EndOfTurnTokens(const nlohmann::ordered_json& kwargs) const;
+  std::vector<std::string> EndOfTurnTokens(const nlohmann::ordered_json& kwargs) const;
+  // The probes for `kwargs`, rendered on first use and kept (chat_probes.h).
+  std::shared_ptr<const ChatProbes> Probes(const nlohmann::ordered_json& kwargs) const;
+  Result<ChatSpans> SpansImpl(const Conversation& conv, TrainOn train_on,
+                              const nlohmann::ordered_json& kwargs, bool header_shortcut) const;
 
   std::shared_ptr<const jinja::Template> template_;
+  // Shared by copies, which render alike; a template parsed anew gets its own.
+  std::shared_ptr<ChatProbeCache> probes_ = std::make_shared<ChatProbeCache>();
+  bool generation_prompt_ignores_messages_ = false;
   nlohmann::ordered_json special_tokens_;  // {"bos_token": "<s>", ...}
   std::vector<std::string> control_tokens_;
   uint64_t source_hash_ = 0;

@@ -35,6 +35,7 @@ class Template {
   const std::string& name() const { return name_; }
   // Whether the template has {% generation %} blocks.
   bool has_generation() const { return has_generation_; }
+  const Body& body() const { return *body_; }
 
  private:
   std::string name_;
