@@ -21,7 +21,9 @@ one thread (CPU time), and encode_batch on 2 threads against sentencepiece's num
 
 First (--only-patterns: only it), since session 33: stoker against tiktoken on each tiktoken pattern
 with a hand-written scanner (cl100k, Llama 3, o200k; o200k_base from the PyPI package bpe-openai),
-one thread, CPU time, and stoker through PCRE2 on the same pattern (what it ran before).
+one thread, CPU time, and stoker through PCRE2 on the same pattern (what it ran before); since
+session 36 also the wall speed-up of encode_batch (stoker) and encode_ordinary_batch (tiktoken) at
+2 threads over 1 on the same texts.
 
 Prints Markdown tables (MB/s of UTF-8 in, tokens/s, ratio to tiktoken; one-thread rows in CPU
 time and wall time). Scaling rows give wall time, which needs two idle cores to mean anything, and
@@ -399,8 +401,9 @@ def patterns_table(texts, args):
                  ("o200k", o200k, eot + "199999")]
         print("\n| pattern (1 thread, CPU time) | vocabulary | tiktoken MB/s | stoker MB/s "
               "| stoker vs tiktoken | stoker through PCRE2 MB/s | PCRE2 vs tiktoken "
-              "| docs = tiktoken |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|")
+              "| docs = tiktoken | stoker encode_batch 2 threads, wall speed-up "
+              "| tiktoken encode_ordinary_batch 2 threads, wall speed-up |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for name, vocab, special in cases:
             tok = stoker.Tokenizer(vocab, pattern=name, special=special)
             regex = stoker.Tokenizer(vocab, pattern="(?:" + pattern_text[name] + ")",
@@ -424,10 +427,21 @@ def patterns_table(texts, args):
                     fn()
                     cpus[k].append(time.process_time() - c0)
             best = {k: min(v) for k, v in cpus.items()}
+            # 2 threads (since session 36): wall time of the same texts at 1 and 2 threads, each
+            # after a warm-up call at that count, best of --scaling-repeat // 2 (as the
+            # SentencePiece table); needs two idle cores to mean anything.
+            walls = {}
+            for label, fn in (("stoker", lambda n: tok.encode_batch(texts, num_workers=n)),
+                              ("tiktoken", lambda n: ref.encode_ordinary_batch(texts,
+                                                                               num_threads=n))):
+                for n in (1, 2):
+                    fn(n)
+                    walls[label, n], _ = timed(lambda: fn(n), max(1, args.scaling_repeat // 2))
             print(f"| {name} | {vocab.name} | {mb / best['tiktoken']:.1f} "
                   f"| {mb / best['stoker']:.1f} | {best['tiktoken'] / best['stoker']:.2f}x "
                   f"| {mb / best['pcre2']:.1f} | {best['tiktoken'] / best['pcre2']:.2f}x "
-                  f"| {same}/{len(texts)} |")
+                  f"| {same}/{len(texts)} | {walls['stoker', 1] / walls['stoker', 2]:.2f}x "
+                  f"| {walls['tiktoken', 1] / walls['tiktoken', 2]:.2f}x |")
 
 
 def sentencepiece_table(texts, args):

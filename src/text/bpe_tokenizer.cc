@@ -24,9 +24,10 @@ void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
   LongPieceCache* long_cache = nullptr;
   if (piece.size() <= PieceCache::kMaxBytes) {
     if (cache->Lookup(piece, ids)) return;
-  } else if (c_.model.char_symbols() && piece.size() <= LongPieceCache::kMaxBytes) {
-    // SentencePiece-style words are long in bytes (see long_piece_cache.h); byte-level BPE's
-    // pre-tokens rarely are, and keep the one cache.
+  } else if (piece.size() <= LongPieceCache::kMaxBytes) {
+    // SentencePiece-style words are long in bytes (see long_piece_cache.h). Byte-level BPE's
+    // pre-tokens rarely are (1% of o200k's on prose and code), but each costs 20+ pair lookups
+    // to merge: caching them took o200k from 3.2x to 3.5x tiktoken (bench/RESULTS.md, session 36).
     long_cache = LongPieceCache::ForThread(instance_);
     if (long_cache->Lookup(piece, ids)) return;
   }

@@ -81,6 +81,31 @@ TEST(TiktokenFileTest, EncodesDecodesAndKnowsItsIdentity) {
   std::filesystem::remove(path);
 }
 
+// Pre-tokens of 17 to 64 bytes go through the long-piece cache (since session 36 for byte-level
+// BPE too): the second encode of a text, served from the caches, gives the first one's ids, and so
+// does a piece of the same length with other bytes (a collision must be a miss, never its ids).
+TEST(TiktokenFileTest, LongPiecesFromTheCacheKeepTheirIds) {
+  std::string path = TempFile("long.tiktoken", SmallTiktoken());
+  auto t = OpenTiktokenFile(path, Cl100kOptions());
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const std::string hellos = "hellohellohellohellohello";  // one \p{L}+ piece of 25 bytes
+  const std::string other = "hellohellohellohellohelly";   // same length, last byte differs
+  const std::string text = hellos + " " + other + " " + std::string(70, 'h') + "ello";
+  std::vector<int32_t> first, second;
+  ASSERT_TRUE((*t)->Encode(text, &first).ok());
+  ASSERT_TRUE((*t)->Encode(text, &second).ok());
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(std::vector<int32_t>(first.begin(), first.begin() + 5),
+            (std::vector<int32_t>(5, 259)));  // "hello" x5
+  std::vector<int32_t> alone;
+  ASSERT_TRUE((*t)->Encode(other, &alone).ok());
+  EXPECT_EQ(alone, (std::vector<int32_t>{259, 259, 259, 259, 258, static_cast<int32_t>('y')}));
+  std::string back;
+  ASSERT_TRUE((*t)->Decode(second, &back).ok());
+  EXPECT_EQ(back, text);
+  std::filesystem::remove(path);
+}
+
 // "Pack" in the name: scripts/test --tsan runs it (a shared tokenizer, as pack threads use it).
 TEST(TiktokenFileTest, SharedInstanceEncodesConcurrentlyAsPackDoes) {
   std::string path = TempFile("threads.tiktoken", SmallTiktoken());
