@@ -10,6 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include "storage/cancel.h"
+#include "storage/cancel_testing.h"
+
 namespace stoker::storage {
 namespace {
 
@@ -55,6 +58,40 @@ class CountingSource final : public ByteSource {
  private:
   std::unique_ptr<ByteSource> inner_;
   mutable std::atomic<int> fail_;
+};
+
+// Its reads block until Open() (a request stalled at the server); counts the reads that began.
+class GatedSource final : public ByteSource {
+ public:
+  explicit GatedSource(std::string bytes) : inner_(MemorySource("mem://gated", std::move(bytes))) {}
+  const std::string& uri() const override { return inner_->uri(); }
+  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+  Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
+    std::unique_lock<std::mutex> l(gate_->mu);
+    ++gate_->began;
+    gate_->cv.notify_all();
+    gate_->cv.wait(l, [&] { return gate_->open; });
+    return inner_->ReadAt(offset, n, out);
+  }
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    int began = 0;
+    bool open = false;
+    bool WaitBegan(int n) {
+      std::unique_lock<std::mutex> l(mu);
+      return cv.wait_for(l, std::chrono::minutes(1), [&] { return began >= n; });
+    }
+    void Open() {
+      std::lock_guard<std::mutex> l(mu);
+      open = true;
+      cv.notify_all();
+    }
+  };
+  std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
 };
 
 // The threads of this process now.
@@ -136,6 +173,40 @@ TEST(PartCacheSourceTest, FetchAheadFetchesEveryPartOnceAndStopsWhenDestroyed) {
     ASSERT_TRUE(source->ReadAt(5, 1, &c).ok());
   }
   EXPECT_LE(big_reads->load(), 1000);
+}
+
+// Closing a loader cancels its workers' requests, but a worker may be waiting for a part that a
+// fetch-ahead thread claimed and whose request is stalled: the wait must end with the worker's
+// cancellation, not with that request (issue 11's close-while-stalled hang, seen in
+// test_remote_cancel.py).
+TEST(PartCacheSourceTest, AReaderWaitingForAnotherThreadsStalledFetchStopsWhenCancelled) {
+  const std::string data = Pattern(64 * 4);
+  auto gated = std::make_unique<GatedSource>(data);
+  auto gate = gated->gate_;
+  auto source = NewPartCacheSource(std::move(gated), 64, 1);
+  // The first reader (or the fetcher it starts) claims part 0 and stalls in the request.
+  std::thread first([&] {
+    char c;
+    auto got = source->ReadAt(0, 1, &c);
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+  });
+  ASSERT_TRUE(gate->WaitBegan(1)) << "part 0 was never requested";
+  testing::CheckedCancel cancel;
+  Status waiter_status;
+  std::thread waiter([&] {
+    const CancelScope scope(cancel.flag(), cancel.hook());
+    char c;
+    waiter_status = source->ReadAt(5, 1, &c).status();
+  });
+  ASSERT_TRUE(cancel.WaitChecks(1)) << "the second reader never waited for part 0";
+  cancel.Cancel();
+  waiter.join();  // before the stalled request ends: a hang here is the failure
+  EXPECT_EQ(waiter_status.code(), StatusCode::kCancelled) << waiter_status.ToString();
+  gate->Open();
+  first.join();
+  char c;
+  ASSERT_TRUE(source->ReadAt(5, 1, &c).ok());
+  EXPECT_EQ(c, data[5]);
 }
 
 }  // namespace

@@ -18,13 +18,18 @@
 
 namespace stoker::storage {
 
+// How often a waiter that can be cancelled looks at its flags.
+inline constexpr int kAwaitCancelCheckMs = 10;
+
 struct SharedPart {
   std::string bytes;
   bool ready = false;  // published: bytes or error is final
   Status error;
 };
 
-// Waits on `cv` (`lock` held) until another thread publishes `part`: the part, or its error.
+// Waits on `cv` (`lock` held) until another thread publishes `part`: the part, or its error;
+// kCancelled as soon as the calling thread's requests are cancelled (storage/cancel.h), within
+// kAwaitCancelCheckMs.
 Result<std::shared_ptr<const SharedPart>> AwaitPart(std::unique_lock<std::mutex>& lock,
                                                     std::condition_variable& cv,
                                                     std::shared_ptr<SharedPart> part);
