@@ -7,10 +7,12 @@ the local dataset's batches. The 60 s guard only catches a hang; nothing here is
 
 import json
 import os
+import queue
 import random
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -78,6 +80,32 @@ def dataset(stoker_cli, s3_session, tmp_path_factory):
     return {"uri": uri, "want": want}
 
 
+class LineReader:
+    """The child's stdout, line by line, each line waited for at most HANG_GUARD_S: a hang inside
+    close() or del must fail the test, not hang the suite."""
+
+    def __init__(self, stream):
+        self._lines = queue.Queue()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream):
+        for line in stream:
+            self._lines.put(line.strip())
+
+    def next(self):
+        """The next line; None if none came within HANG_GUARD_S."""
+        try:
+            return self._lines.get(timeout=HANG_GUARD_S)
+        except queue.Empty:
+            return None
+
+    def rest(self):
+        """The lines left, once the child has closed its stdout."""
+        self._thread.join(HANG_GUARD_S)
+        return list(self._lines.queue)
+
+
 @pytest.mark.parametrize("cached", [True, False], ids=["cache", "no-cache"])
 def test_close_while_downloads_stall_returns_and_restarts(dataset, s3_session, tmp_path, cached):
     proxy = Proxy(s3_session["port"], stall=".bin")
@@ -92,10 +120,13 @@ def test_close_while_downloads_stall_returns_and_restarts(dataset, s3_session, t
              json.dumps(KW), str(out)],
             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True)
+        reader = LineReader(child.stdout)
         try:
             lines, base = [], 0
             for expect in ("opened", "closed", "opened", "deleted"):
-                line = child.stdout.readline().strip()
+                line = reader.next()
+                if line is None:
+                    raise subprocess.TimeoutExpired(child.args, HANG_GUARD_S)
                 lines.append(line)
                 assert line == expect, (lines, child.stderr.read() if child.poll() else "")
                 if expect == "opened":
@@ -105,10 +136,12 @@ def test_close_while_downloads_stall_returns_and_restarts(dataset, s3_session, t
                     child.stdin.flush()
                 else:
                     base = proxy.stalled  # the closed loader sends nothing more
-            stdout, stderr = child.communicate(timeout=HANG_GUARD_S)
+            child.wait(timeout=HANG_GUARD_S)
+            stdout = "\n".join(reader.rest())
+            stderr = child.stderr.read()
         except subprocess.TimeoutExpired:
             child.kill()
-            child.communicate()
+            child.wait()
             pytest.fail(f"the child hung closing a loader with stalled downloads (after {lines})")
         assert child.returncode == 0, stderr
         assert s3_session["secret"] not in stdout + stderr
