@@ -4,7 +4,9 @@ namespace stoker {
 
 ShardPool::ShardPool(uint64_t num_shards, uint64_t capacity, Opener open)
     : capacity_(capacity == 0 ? 1 : capacity),
+      keeps_all_(capacity_ >= num_shards),
       open_(std::move(open)),
+      kept_(keeps_all_ ? std::make_unique<std::atomic<const TokenSource*>[]>(num_shards) : nullptr),
       slots_(num_shards),
       position_(num_shards),
       opening_(num_shards, false) {}
@@ -21,6 +23,7 @@ void ShardPool::InsertLocked(uint64_t s, Shard shard, std::vector<Shard>* unmapp
   slots_[s] = std::move(shard);
   lru_.push_front(s);
   position_[s] = lru_.begin();
+  if (keeps_all_) kept_[s].store(slots_[s].get(), std::memory_order_release);
 }
 
 Result<ShardPool::Shard> ShardPool::Acquire(uint64_t s) {

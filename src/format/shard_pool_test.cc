@@ -104,6 +104,29 @@ TEST_F(ShardPoolTest, OfferedShardsAreKeptOnlyWhileThereIsRoom) {
   EXPECT_EQ(opens_.load(), 1);
 }
 
+TEST_F(ShardPoolTest, APoolHoldingEveryShardHandsOutOpenShardsWithoutAcquire) {
+  ShardPool pool(kShards, kShards, Opener());
+  EXPECT_EQ(pool.Kept(4), nullptr);  // not open yet: Acquire opens it
+  auto shard = pool.Acquire(4);
+  ASSERT_TRUE(shard.ok());
+  ASSERT_EQ(pool.Kept(4), shard->get());
+  EXPECT_EQ(FirstToken(*pool.Kept(4)), 4);
+  pool.Offer(7, *Opener()(7));
+  ASSERT_NE(pool.Kept(7), nullptr);
+  EXPECT_EQ(FirstToken(*pool.Kept(7)), 7);
+  // Opening every other shard unmaps none of them, so what Kept gave stays valid.
+  for (int s = 0; s < kShards; ++s) ASSERT_TRUE(pool.Acquire(s).ok());
+  EXPECT_EQ(pool.counters().unmapped, 0u);
+  EXPECT_EQ(FirstToken(*pool.Kept(4)), 4);
+}
+
+TEST_F(ShardPoolTest, APoolThatUnmapsHandsOutNothingWithoutAcquire) {
+  ShardPool pool(kShards, kShards - 1, Opener());
+  auto shard = pool.Acquire(4);
+  ASSERT_TRUE(shard.ok());
+  EXPECT_EQ(pool.Kept(4), nullptr);
+}
+
 TEST_F(ShardPoolTest, AFailedMapIsReturnedAndNotKept) {
   ShardPool pool(kShards, 2, Opener());
   fail_shard_ = 4;

@@ -163,6 +163,10 @@ Status StokerDataset::Locate(uint64_t doc, Location* at) const {
     at->shard = resident_[at->index].get();
     return Status::OK();
   }
+  if (const TokenSource* kept = pool_->Kept(at->index)) {
+    at->shard = kept;
+    return Status::OK();
+  }
   STOKER_ASSIGN_OR_RETURN(at->hold, pool_->Acquire(at->index));
   at->shard = at->hold.get();
   return Status::OK();

@@ -141,8 +141,9 @@ class StokerDataset : public TokenSource {
   uint64_t FindShard(uint64_t doc) const;  // ShardOf, on the hot path
   // Maps shard `s` and checks it against the manifest; errors name the shard and the manifest.
   Result<ShardPool::Shard> OpenShard(uint64_t s) const;
-  // Where a global document lives. `shard` points into resident_, or at `hold`, which keeps a
-  // shard mapped on demand mapped while the caller reads it.
+  // Where a global document lives. `shard` points into resident_, at a shard the pool keeps for
+  // good (ShardPool::Kept), or at `hold`, which keeps a shard mapped on demand mapped while the
+  // caller reads it.
   struct Location {
     uint64_t index = 0;  // the shard
     uint64_t doc = 0;    // the document within it
