@@ -49,8 +49,8 @@ std::string ChatEncoder::identity() const {
   return id + ":kwargs=" + options_.kwargs.dump();
 }
 
-Result<ChatIds> ChatEncoder::Encode(const nlohmann::ordered_json& record) const {
-  STOKER_ASSIGN_OR_RETURN(Conversation conv, ParseConversation(record, options_.field));
+Result<ChatIds> ChatEncoder::Encode(nlohmann::ordered_json record) const {
+  STOKER_ASSIGN_OR_RETURN(Conversation conv, ParseConversation(std::move(record), options_.field));
   TrainOn train_on = options_.train_on.value_or(conv.is_prompt_completion ? TrainOn::kCompletion
                                                                           : TrainOn::kAssistant);
   STOKER_ASSIGN_OR_RETURN(ChatSpans spans, template_.Spans(conv, train_on, options_.kwargs));

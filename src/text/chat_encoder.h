@@ -36,7 +36,8 @@ class ChatEncoder {
 
   // The ids and mask of one record (`messages`, `conversations` or `prompt` + `completion`).
   // Errors say what is wrong with the record or what the template raised; the caller adds where.
-  Result<ChatIds> Encode(const nlohmann::ordered_json& record) const;
+  // Taken by value: its messages are moved into the conversation.
+  Result<ChatIds> Encode(nlohmann::ordered_json record) const;
 
   const ChatTemplate& chat_template() const { return template_; }
   // Everything besides the tokenizer that changes the ids and masks of a record: the template's
