@@ -40,6 +40,11 @@ class ChatEncoder {
   Result<ChatIds> Encode(nlohmann::ordered_json record) const;
 
   const ChatTemplate& chat_template() const { return template_; }
+  // The tokenizer with control tokens recognised and no post-processor, and the options it was
+  // opened with.
+  const Tokenizer& tokenizer() const { return *control_; }
+  TokenizerOptions tokenizer_options() const;
+  const std::string& tokenizer_spec() const { return options_.tokenizer; }  // as given to Open
   // Everything besides the tokenizer that changes the ids and masks of a record: the template's
   // source, special and control tokens, --train-on and --chat-field (for cache keys and
   // fingerprints).
