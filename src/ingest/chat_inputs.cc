@@ -6,6 +6,7 @@
 #include "ingest/line_reader.h"
 #include "ingest/record_inputs.h"
 #include "ingest/remote_inputs.h"
+#include "text/tokenizer_json_name.h"
 
 namespace stoker {
 namespace {
@@ -42,7 +43,51 @@ Result<bool> FirstRecordIsConversation(const PackOptions& options) {
   return false;
 }
 
+// The chat encoder's tokenizer under the pack's identity (see OpenPackTokenizer).
+class ChatPackTokenizer final : public Tokenizer {
+ public:
+  ChatPackTokenizer(std::shared_ptr<const ChatEncoder> chat, TokenizerIdentity identity)
+      : chat_(std::move(chat)), identity_(std::move(identity)) {}
+
+  Status Encode(std::string_view, std::vector<int32_t>*) const override {
+    return Internal("chat data is encoded by the chat encoder, not by the pack's tokenizer");
+  }
+  Status Decode(std::span<const int32_t> ids, std::string* out) const override {
+    return chat_->tokenizer().Decode(ids, out);
+  }
+  uint64_t vocab_size() const override { return chat_->tokenizer().vocab_size(); }
+  int32_t eos_id() const override { return chat_->tokenizer().eos_id(); }
+  const TokenizerIdentity& identity() const override { return identity_; }
+
+ private:
+  std::shared_ptr<const ChatEncoder> chat_;
+  TokenizerIdentity identity_;
+};
+
 }  // namespace
+
+Result<std::unique_ptr<Tokenizer>> OpenPackTokenizer(const PackArgs& args,
+                                                     const PackOptions& options,
+                                                     const TokenizerOptions& tokenizer_options) {
+  if (options.chat != nullptr) {
+    const TokenizerIdentity& chat_id = options.chat->tokenizer().identity();
+    const TokenizerOptions chat_options = options.chat->tokenizer_options();
+    const std::string chat_part = TokenizerJsonNameOptions(chat_options);
+    // Opened from the same spec with the same options but allow_special and post_processor,
+    // which change neither the vocabulary nor the EOS of a tokenizer.json.
+    if (chat_id.kind == "tokenizer.json" && chat_id.name.ends_with(chat_part) &&
+        args.tokenizer == options.chat->tokenizer_spec() &&
+        chat_options.eos == tokenizer_options.eos &&
+        chat_options.pattern == tokenizer_options.pattern &&
+        chat_options.special == tokenizer_options.special) {
+      TokenizerIdentity id = chat_id;
+      id.name = chat_id.name.substr(0, chat_id.name.size() - chat_part.size()) +
+                TokenizerJsonNameOptions(tokenizer_options);
+      return std::unique_ptr<Tokenizer>(new ChatPackTokenizer(options.chat, std::move(id)));
+    }
+  }
+  return OpenTokenizer(args.tokenizer, tokenizer_options);
+}
 
 Result<std::shared_ptr<const ChatEncoder>> ChatEncoderForPack(const PackArgs& args,
                                                               const PackOptions& options) {

@@ -18,4 +18,13 @@ namespace stoker {
 Result<std::shared_ptr<const ChatEncoder>> ChatEncoderForPack(const PackArgs& args,
                                                               const PackOptions& options);
 
+// The tokenizer a pack records (identity, vocabulary size, EOS) and encodes text with:
+// OpenTokenizer(args.tokenizer, `tokenizer_options`). For chat data read through a tokenizer.json
+// it is the chat encoder's tokenizer, answering as that opening would (only the identity's
+// options part differs), so the file is parsed once, not twice; its Encode is an error (the chat
+// encoder encodes chat data).
+Result<std::unique_ptr<Tokenizer>> OpenPackTokenizer(const PackArgs& args,
+                                                     const PackOptions& options,
+                                                     const TokenizerOptions& tokenizer_options);
+
 }  // namespace stoker

@@ -5,6 +5,7 @@
 #include "format/loss_mask.h"
 #include "ingest/jsonl_field.h"
 #include "text/chat_encoder.h"
+#include "text/json_record.h"
 
 namespace stoker {
 namespace {
@@ -63,10 +64,10 @@ Status DocumentEncoder::EncodeConversation(const RawDocument& doc, const std::st
                                            std::string_view line, EncodedDocuments* out) const {
   PackCounters& c = out->counters;
   // Key order is kept: a template iterates a tool's parameters as the file lists them.
-  nlohmann::ordered_json record = nlohmann::ordered_json::parse(line, nullptr, false);
-  if (record.is_discarded()) return BadLine(doc, path, "invalid JSON", &c);
+  nlohmann::ordered_json record;
+  if (!ParseJsonRecord(line, &record)) return BadLine(doc, path, "invalid JSON", &c);
   if (!record.is_object()) return BadLine(doc, path, "the line is not a JSON object", &c);
-  Result<ChatIds> ids = chat_->Encode(record);
+  Result<ChatIds> ids = chat_->Encode(std::move(record));
   if (!ids.ok()) return BadLine(doc, path, ids.status().message(), &c);
   const size_t first_span = out->spans.size();
   const uint64_t trained = MaskToSpans(ids->mask, &out->spans);

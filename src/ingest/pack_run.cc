@@ -6,6 +6,7 @@
 
 #include "common/human_size.h"
 #include "common/uri.h"
+#include "ingest/chat_inputs.h"
 #include "ingest/pack_task.h"
 #include "ingest/upload_dataset.h"
 #include "text/tokenizer.h"
@@ -51,7 +52,7 @@ Result<PackRunResult> RunPackArgs(const PackArgs& args,
   TokenizerOptions tokenizer_options = args.tokenizer_options;
   tokenizer_options.load_threads = run.options.threads;  // the tables are built on pack's threads
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
-                          OpenTokenizer(args.tokenizer, tokenizer_options));
+                          OpenPackTokenizer(args, run.options, tokenizer_options));
   STOKER_ASSIGN_OR_RETURN(run.pack, Pack(run.options, *tokenizer));
   if (run.format == PackFormat::kTfRecord) {
     STOKER_ASSIGN_OR_RETURN(run.records, ExportTfRecord(run.options.output_dir, run.pack->manifest,

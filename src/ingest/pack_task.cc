@@ -15,6 +15,7 @@
 #include "common/temp_dir.h"
 #include "common/uri.h"
 #include "format/length_index.h"
+#include "ingest/chat_inputs.h"
 #include "ingest/dataset_dir.h"
 #include "ingest/pack_records.h"
 #include "ingest/shard_sink.h"
@@ -311,7 +312,7 @@ Result<PackRunResult> RunPackTask(const PackArgs& args,
   if (!webdataset) {
     TokenizerOptions tokenizer_options = args.tokenizer_options;
     tokenizer_options.load_threads = o.threads;
-    STOKER_ASSIGN_OR_RETURN(tokenizer, OpenTokenizer(args.tokenizer, tokenizer_options));
+    STOKER_ASSIGN_OR_RETURN(tokenizer, OpenPackTokenizer(args, o, tokenizer_options));
     STOKER_ASSIGN_OR_RETURN(TokenDType dtype, ChooseDType(*tokenizer, o.dtype));
     options_json = OptionsJson(args, o, *tokenizer, dtype);
   }

@@ -58,10 +58,18 @@ AddedTokens::AddedTokens(std::vector<Token> tokens) {
     while (k < tokens_.size() && static_cast<uint8_t>(tokens_[k].content[0]) == b) ++k;
   }
   first_index_[256] = static_cast<uint32_t>(k);
+  if (!tokens_.empty() && tokens_.front().content[0] == tokens_.back().content[0]) {
+    only_first_byte_ = static_cast<uint8_t>(tokens_.front().content[0]);
+  }
 }
 
 AddedTokens::Match AddedTokens::Find(std::string_view text, size_t from) const {
   for (size_t i = from; i < text.size(); ++i) {
+    if (only_first_byte_ >= 0) {
+      const void* next = std::memchr(text.data() + i, only_first_byte_, text.size() - i);
+      if (next == nullptr) break;
+      i = static_cast<const char*>(next) - text.data();
+    }
     uint8_t b = static_cast<uint8_t>(text[i]);
     for (uint32_t k = first_index_[b]; k < first_index_[b + 1]; ++k) {
       const std::string& c = tokens_[k].content;

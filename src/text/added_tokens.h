@@ -39,6 +39,9 @@ class AddedTokens {
  private:
   std::vector<Token> tokens_;                // sorted by (first byte, length descending)
   std::array<uint32_t, 257> first_index_{};  // tokens_ starting with byte b: [b], [b+1])
+  // The first byte of every token when they all have the same one (`<` of `<|im_end|>` & co.),
+  // else -1: then Find jumps between its occurrences with memchr instead of testing every byte.
+  int only_first_byte_ = -1;
 };
 
 }  // namespace stoker

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace stoker {
 namespace {
@@ -43,6 +44,45 @@ TEST(AddedTokensTest, LstripTakesTheWhitespaceBeforeButNotBeforeFrom) {
   EXPECT_EQ(Find(t, "  <u>", 1), (Found{1, 4, 5}));  // the previous match ended at 1
   EXPECT_EQ(Find(t, "<u>"), (Found{0, 3, 5}));
   EXPECT_EQ(Find(t, "x<u>"), (Found{1, 3, 5}));
+}
+
+// Tokens that all start with one byte are found by jumping between its occurrences (memchr);
+// others byte by byte. Both give the leftmost-longest match a plain search gives.
+TEST(AddedTokensTest, OneFirstByteOrManyFindTheLeftmostLongest) {
+  const std::vector<std::vector<AddedTokens::Token>> sets = {
+      {{"<|im_start|>", 1}, {"<|im_end|>", 2}, {"<|im", 3}},
+      {{"<s>", 1}, {"[INST]", 2}, {"[/INST]", 3}, {"</s>", 4}}};
+  const std::vector<std::string> texts = {"",
+                                          "<",
+                                          "<|im",
+                                          "a<|im_end|>b",
+                                          "x<|im_start|>y<|im_end|>",
+                                          "<<|im<|im_end|",
+                                          "[INST] hi [/INST] ok</s><s>",
+                                          "数据 <|im_start|> 🙂 [/INST",
+                                          "no tokens at all here"};
+  for (const auto& tokens : sets) {
+    AddedTokens t(tokens);
+    for (const std::string& text : texts) {
+      for (size_t from = 0; from <= text.size(); ++from) {
+        Found want{std::string_view::npos, 0, -1};
+        for (size_t i = from; i < text.size() && want.id < 0; ++i) {
+          for (const auto& tok : tokens) {
+            if (text.compare(i, tok.content.size(), tok.content) == 0 &&
+                (want.id < 0 || tok.content.size() > want.len)) {
+              want = {i, tok.content.size(), tok.id};
+            }
+          }
+        }
+        Found got = Find(t, text, from);
+        if (want.id < 0) {
+          EXPECT_EQ(got.pos, std::string_view::npos) << text << " from " << from;
+        } else {
+          EXPECT_EQ(got, want) << text << " from " << from;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

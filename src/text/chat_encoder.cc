@@ -5,6 +5,16 @@
 
 namespace stoker {
 
+namespace {
+
+TokenizerOptions ControlOptions(TokenizerOptions options) {
+  options.post_processor = false;  // the template writes its own BOS
+  options.allow_special = true;
+  return options;
+}
+
+}  // namespace
+
 ChatEncoder::ChatEncoder(ChatTemplate t, std::unique_ptr<Tokenizer> control,
                          ChatEncoderOptions options)
     : template_(std::move(t)),
@@ -22,12 +32,14 @@ Result<std::unique_ptr<ChatEncoder>> ChatEncoder::Open(const ChatEncoderOptions&
                                ? ChatTemplate::FromModelDir(model_dir)
                                : ChatTemplate::FromFile(options.chat_template, model_dir);
   if (!t.ok()) return t.status();
-  TokenizerOptions topt = options.tokenizer_options;
-  topt.post_processor = false;  // the template writes its own BOS
-  topt.allow_special = true;
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> control,
-                          OpenTokenizer(options.tokenizer, topt));
+  STOKER_ASSIGN_OR_RETURN(
+      std::unique_ptr<Tokenizer> control,
+      OpenTokenizer(options.tokenizer, ControlOptions(options.tokenizer_options)));
   return std::unique_ptr<ChatEncoder>(new ChatEncoder(std::move(*t), std::move(control), options));
+}
+
+TokenizerOptions ChatEncoder::tokenizer_options() const {
+  return ControlOptions(options_.tokenizer_options);
 }
 
 Result<const Tokenizer*> ChatEncoder::Plain() const {
@@ -49,8 +61,8 @@ std::string ChatEncoder::identity() const {
   return id + ":kwargs=" + options_.kwargs.dump();
 }
 
-Result<ChatIds> ChatEncoder::Encode(const nlohmann::ordered_json& record) const {
-  STOKER_ASSIGN_OR_RETURN(Conversation conv, ParseConversation(record, options_.field));
+Result<ChatIds> ChatEncoder::Encode(nlohmann::ordered_json record) const {
+  STOKER_ASSIGN_OR_RETURN(Conversation conv, ParseConversation(std::move(record), options_.field));
   TrainOn train_on = options_.train_on.value_or(conv.is_prompt_completion ? TrainOn::kCompletion
                                                                           : TrainOn::kAssistant);
   STOKER_ASSIGN_OR_RETURN(ChatSpans spans, template_.Spans(conv, train_on, options_.kwargs));

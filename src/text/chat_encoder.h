@@ -36,9 +36,15 @@ class ChatEncoder {
 
   // The ids and mask of one record (`messages`, `conversations` or `prompt` + `completion`).
   // Errors say what is wrong with the record or what the template raised; the caller adds where.
-  Result<ChatIds> Encode(const nlohmann::ordered_json& record) const;
+  // Taken by value: its messages are moved into the conversation.
+  Result<ChatIds> Encode(nlohmann::ordered_json record) const;
 
   const ChatTemplate& chat_template() const { return template_; }
+  // The tokenizer with control tokens recognised and no post-processor, and the options it was
+  // opened with.
+  const Tokenizer& tokenizer() const { return *control_; }
+  TokenizerOptions tokenizer_options() const;
+  const std::string& tokenizer_spec() const { return options_.tokenizer; }  // as given to Open
   // Everything besides the tokenizer that changes the ids and masks of a record: the template's
   // source, special and control tokens, --train-on and --chat-field (for cache keys and
   // fingerprints).

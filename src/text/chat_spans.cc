@@ -15,8 +15,10 @@ const char kBegOpen[] = "\xee\x80\x80", kBegClose[] = "\xee\x80\x81";
 const char kEndOpen[] = "\xee\x80\x82", kEndClose[] = "\xee\x80\x83";
 
 bool HasPrivateMarkers(const std::string& s) {
-  for (size_t i = 0; i + 2 < s.size(); ++i) {
-    if (static_cast<unsigned char>(s[i]) == 0xee && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+  // Only the 0xEE bytes can start one: memchr jumps between them.
+  for (size_t i = s.find('\xee'); i != std::string::npos && i + 2 < s.size();
+       i = s.find('\xee', i + 1)) {
+    if (static_cast<unsigned char>(s[i + 1]) == 0x80 &&
         (static_cast<unsigned char>(s[i + 2]) & 0xfc) == 0x80) {
       return true;
     }
@@ -25,7 +27,7 @@ bool HasPrivateMarkers(const std::string& s) {
 }
 
 bool AnyMarkers(const json& v) {
-  if (v.is_string()) return HasPrivateMarkers(v.get<std::string>());
+  if (v.is_string()) return HasPrivateMarkers(v.get_ref<const std::string&>());
   if (v.is_array() || v.is_object()) {
     for (const auto& e : v) {
       if (AnyMarkers(e)) return true;
@@ -219,7 +221,7 @@ Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn trai
   const std::string& name = template_->name();
   STOKER_ASSIGN_OR_RETURN(jinja::RenderOutput full, Render(conv, false, kwargs));
   ChatSpans out;
-  out.text = full.text;
+  out.text = std::move(full.text);
   const size_t n = conv.messages.size();
   std::vector<size_t> turns;
   for (size_t i = 0; i < n; ++i) {

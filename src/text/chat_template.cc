@@ -138,7 +138,7 @@ Result<TrainOn> ParseTrainOn(std::string_view name) {
                          std::string(name) + "'");
 }
 
-Result<Conversation> ParseConversation(const json& record, std::string_view field) {
+Result<Conversation> ParseConversation(json record, std::string_view field) {
   if (!record.is_object()) return InvalidArgument("a chat record must be a JSON object");
   Conversation conv;
   auto has = [&](const char* k) { return record.contains(k) && !record[k].is_null(); };
@@ -182,13 +182,13 @@ Result<Conversation> ParseConversation(const json& record, std::string_view fiel
                            json{{"role", "system"}, {"content", record["system"]}});
     }
   } else {
-    conv.messages = record[f];
+    conv.messages = f == "tools" ? record[f] : std::move(record[f]);  // tools are read below
   }
   STOKER_RETURN_IF_ERROR(CheckMessages(conv.messages));
   conv.completion.resize(conv.messages.size(), false);
   if (has("tools")) {
     if (!record["tools"].is_array()) return InvalidArgument("\"tools\" must be a list");
-    conv.tools = record["tools"];
+    conv.tools = std::move(record["tools"]);
   }
   return conv;
 }

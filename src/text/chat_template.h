@@ -39,9 +39,9 @@ struct Conversation {
 
 // Reads a record: `messages` (OpenAI), `conversations` (ShareGPT {from, value}) or `prompt` +
 // `completion` (strings or lists of messages); `field` names the field when not empty. Checks
-// roles, content shapes and that an assistant turn has content or tool calls.
-Result<Conversation> ParseConversation(const nlohmann::ordered_json& record,
-                                       std::string_view field = {});
+// roles, content shapes and that an assistant turn has content or tool calls. The record is taken
+// by value: its messages are moved into the conversation, not copied.
+Result<Conversation> ParseConversation(nlohmann::ordered_json record, std::string_view field = {});
 
 struct ChatSpans {
   std::string text;                                // the rendered conversation

@@ -1,5 +1,6 @@
 #include "text/jinja_template.h"
 
+#include <algorithm>
 #include <ctime>
 #include <unordered_map>
 
@@ -139,8 +140,9 @@ class Renderer {
         *out_ += s.text;
         return Flow::kNormal;
       case Stmt::Kind::kOutput: {
+        if (s.expr->kind == Expr::Kind::kBinary && s.expr->name == "+") return OutputSum(*s.expr);
         STOKER_ASSIGN_OR_RETURN(Value v, Eval(*s.expr));
-        *out_ += v.Str();
+        *out_ += v.is_string() ? v.str() : v.Str();
         return Flow::kNormal;
       }
       case Stmt::Kind::kIf:
@@ -182,6 +184,46 @@ class Renderer {
       case Stmt::Kind::kContinue:
         return Flow::kContinue;
     }
+    return Flow::kNormal;
+  }
+
+  // {{ a + b + c }}: while the terms are strings, each is appended to the output as it comes,
+  // not concatenated into a new string at every `+` first (a template's
+  // `'<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>'` copied the content
+  // three times). The first term that is not a string turns the rest into the plain evaluation:
+  // the same order, the same values, the same errors at the same lines.
+  Result<Flow> OutputSum(const Expr& top) {
+    std::vector<const Expr*> sums;  // innermost first: sums[k] adds term k + 1
+    const Expr* first = &top;
+    while (first->kind == Expr::Kind::kBinary && first->name == "+") {
+      sums.push_back(first);
+      first = first->args[0].get();
+    }
+    std::reverse(sums.begin(), sums.end());
+    const size_t mark = out_->size();
+    STOKER_ASSIGN_OR_RETURN(Value acc, Eval(*first));
+    bool strings = acc.is_string();
+    if (strings) *out_ += acc.str();
+    for (const Expr* sum : sums) {
+      Result<Value> term = Eval(*sum->args[1]);
+      if (!term.ok()) {
+        out_->resize(mark);
+        return term.status();
+      }
+      if (strings && term->is_string()) {
+        *out_ += term->str();
+        continue;
+      }
+      if (strings) {
+        acc = Value::String(out_->substr(mark));
+        out_->resize(mark);
+        strings = false;
+      }
+      Result<Value> r = Loc(Arithmetic("+", acc, *term), sum->line);
+      if (!r.ok()) return r.status();
+      acc = std::move(*r);
+    }
+    if (!strings) *out_ += acc.is_string() ? acc.str() : acc.Str();
     return Flow::kNormal;
   }
 

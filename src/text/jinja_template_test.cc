@@ -34,6 +34,33 @@ TEST(JinjaTemplateTest, ExpressionsFollowPython) {
   EXPECT_EQ(R("{{ ' a b '.strip().split(' ') }} {{ 'x</t>y'.split('</t>')[-1] }}"), "['a', 'b'] y");
 }
 
+// {{ a + b + ... }} appends string terms as they come; anything else is Python's `+`, in order,
+// with its errors, and nothing of a failed sum is written.
+TEST(JinjaTemplateTest, OutputSumsAreStringConcatenationOrPythonsPlus) {
+  EXPECT_EQ(R("{{ 'a' + b + 'c' + d }}", R"({"b": "B", "d": "数据"})"), "aBc数据");
+  EXPECT_EQ(R("{{ 'x' }}{{ 'a' + 'b' }}{{ 'y' }}"), "xaby");
+  EXPECT_EQ(R("{{ 1 + 2 + 3 }} {{ 1 + 2.5 }} {{ [1] + [2] }} {{ (1,) + (2,) }}"),
+            "6 3.5 [1, 2] (1, 2)");
+  EXPECT_EQ(R("{{ 'a' + ('b' + 'c') + 'd' }}"), "abcd");
+  EXPECT_EQ(R("{{ ('a' ~ 1) + 'b' }}"), "a1b");
+  EXPECT_EQ(R("{% set s %}{{ 'p' + q }}{% endset %}[{{ s }}]", R"({"q": "Q"})"), "[pQ]");
+  EXPECT_EQ(R("{% macro m(x) %}{{ '<' + x + '>' }}{% endmacro %}{{ m('v') + '!' }}"), "<v>!");
+  EXPECT_EQ(R("{{ 'a' + 1 }}"),
+            "ERROR chat template t.jinja line 1: unsupported operand type(s) for +: 'str' and "
+            "'int'");
+  EXPECT_EQ(R("{{ 'a' + 'b' + 1 + 'c' }}"),
+            "ERROR chat template t.jinja line 1: unsupported operand type(s) for +: 'str' and "
+            "'int'");
+  EXPECT_EQ(R("{{ 1 + 'a' }}"),
+            "ERROR chat template t.jinja line 1: unsupported operand type(s) for +: 'int' and "
+            "'str'");
+  EXPECT_EQ(R("{{ 'a' + nope }}"),
+            "ERROR chat template t.jinja line 1: an undefined value in an arithmetic expression "
+            "(+)");
+  EXPECT_EQ(R("{{ 'a' + raise_exception('no') + 'b' }}"),
+            "ERROR chat template t.jinja line 1: the template raised an error: no");
+}
+
 TEST(JinjaTemplateTest, TojsonIsJsonDumpsWithoutHtmlEscaping) {
   EXPECT_EQ(R("{{ x | tojson }}", R"({"x": {"b": "<é>", "a": [1, 2.5, null, true]}})"),
             R"({"b": "<é>", "a": [1, 2.5, null, true]})");

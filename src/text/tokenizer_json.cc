@@ -242,14 +242,17 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
   if (!eos.ok()) return eos.status();
   c.eos_id = *eos;
   c.identity.kind = "tokenizer.json";
-  c.identity.name = std::string(BaseName(origin)) +
-                    (options.allow_special ? " allow-special" : "") +
-                    (options.post_processor ? "" : " no-post-processor");
+  c.identity.name = std::string(BaseName(origin)) + TokenizerJsonNameOptions(options);
   c.identity.checksum = Xxh3Hex(Xxh3(json.data(), json.size()));
   return std::make_unique<BpeTokenizer>(std::move(c));
 }
 
 }  // namespace
+
+std::string TokenizerJsonNameOptions(const TokenizerOptions& options) {
+  return std::string(options.allow_special ? " allow-special" : "") +
+         (options.post_processor ? "" : " no-post-processor");
+}
 
 Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJsonWithDom(std::string_view json,
                                                                 std::string_view origin,

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "text/bpe_tokenizer.h"
+#include "text/tokenizer_json_name.h"
 
 namespace stoker {
 

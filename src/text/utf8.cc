@@ -1,5 +1,7 @@
 #include "text/utf8.h"
 
+#include <simdjson.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -39,6 +41,9 @@ size_t ValidSequenceLength(const unsigned char* p, size_t n, size_t* bad_len) {
   return len;
 }
 
+// Below this, the scalar loop is as fast as the dispatch to simdjson's SIMD check.
+constexpr size_t kSimdMinBytes = 32;
+
 // Length of the run of ASCII bytes at the start of [p, p + n), checked 8 bytes at a time.
 size_t AsciiPrefix(const unsigned char* p, size_t n) {
   size_t i = 0;
@@ -74,6 +79,12 @@ std::string_view Utf8PolicyName(Utf8Policy policy) {
 }
 
 size_t FindInvalidUtf8(std::string_view text) {
+  // Valid text is the rule: simdjson's SIMD check says so at many GB/s, where the loop below
+  // stops at every non-ASCII byte (a chat pack of accented and CJK text spent 5-7% of its CPU in
+  // it); the loop then finds where only for text that is not valid, and for short text.
+  if (text.size() >= kSimdMinBytes && simdjson::validate_utf8(text.data(), text.size())) {
+    return std::string_view::npos;
+  }
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   size_t n = text.size();
   size_t i = 0;

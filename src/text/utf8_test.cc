@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace stoker {
 namespace {
 
@@ -21,6 +24,34 @@ TEST(Utf8Test, FindsFirstInvalidByte) {
   EXPECT_EQ(FindInvalidUtf8("\xED\xA0\x80"), 0u);        // surrogate U+D800
   EXPECT_EQ(FindInvalidUtf8("\xF4\x90\x80\x80"), 0u);    // above U+10FFFF
   EXPECT_EQ(FindInvalidUtf8("\xE6\x98"), 0u);            // truncated at end of text
+}
+
+// Long text goes through simdjson's check first, and the byte loop only finds where when that
+// check fails: it must call valid exactly what the loop (AppendReplacingInvalidUtf8 alone) calls
+// valid, with each invalid sequence at each position of a long text.
+TEST(Utf8Test, LongTextIsValidExactlyWhenTheByteLoopSaysSo) {
+  const std::string valid = "plain, naïve café 数据 🙂 Вол \xF4\x8F\xBF\xBF end";
+  const std::vector<std::string> bad = {"\xFF",         "\x80",         "\xC0\xAF",
+                                        "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80",
+                                        "\xE6\x98",     "\xF0\x9F\x98"};
+  for (int reps : {1, 3, 20}) {
+    std::string text;
+    for (int r = 0; r < reps; ++r) text += valid;
+    EXPECT_EQ(FindInvalidUtf8(text), kNpos) << reps;
+    for (const std::string& b : bad) {
+      for (size_t at = 0; at <= text.size(); at += 5) {
+        const std::string t = text.substr(0, at) + b + text.substr(at);
+        std::string repaired;
+        const bool loop_valid = AppendReplacingInvalidUtf8(t, &repaired) == 0;
+        const size_t got = FindInvalidUtf8(t);
+        EXPECT_EQ(got == kNpos, loop_valid) << at;
+        if (got != kNpos) {  // the text before it is valid (`at` may fall inside a character)
+          repaired.clear();
+          EXPECT_EQ(AppendReplacingInvalidUtf8(t.substr(0, got), &repaired), 0u) << at;
+        }
+      }
+    }
+  }
 }
 
 TEST(Utf8Test, ReplacesEachMaximalSubpartOnce) {

@@ -166,6 +166,26 @@ def test_text_jsonl_stays_text(stoker_cli, qwen_models, tmp_path):
     assert isinstance(stoker.inspect(out, document=0), list)
 
 
+def test_chat_pack_records_the_tokenizer_as_a_text_pack_does(stoker_cli, qwen_models, tmp_path):
+    """A chat pack parses tokenizer.json once (the chat encoder's tokenizer answers for the pack):
+    the manifest's tokenizer (name, checksum, vocabulary size, EOS) is a text pack's, with and
+    without --eos and --allow-special."""
+    model = qwen_models["qwen2_5"]
+    chats = write_jsonl(tmp_path / "chats.jsonl", [r for r in records() if "messages" in r])
+    docs = write_jsonl(tmp_path / "docs.jsonl", [{"text": "hello world"}])
+    for extra in ([], ["--eos", "<|im_start|>"], ["--allow-special"]):
+        got = {}
+        for name, src in (("chat", chats), ("text", docs)):
+            out = tmp_path / f"{name}{len(extra)}"
+            r = pack(stoker_cli, src, "-o", out, "--tokenizer", model, *extra)
+            assert r.returncode == 0, r.stderr
+            got[name] = json.loads((out / "manifest.json").read_text())["tokenizer"]
+        assert "loss_mask" in json.loads((tmp_path / f"chat{len(extra)}" / "manifest.json")
+                                         .read_text())
+        assert got["chat"] == got["text"], extra
+        assert ("allow-special" in got["chat"]["name"]) == ("--allow-special" in extra)
+
+
 def test_verify_merge_and_inspect_carry_the_mask(stoker_cli, qwen_models, tmp_path):
     model = qwen_models["qwen2_5"]
     rows = records()
