@@ -48,12 +48,18 @@ PyTokenizer Open(const std::string& path, const TokenizerOptions& o) {
   return PyTokenizer{Unwrap(std::move(t)), IntCache()};
 }
 
-nb::object Encode(PyTokenizer& t, const std::string& text, bool numpy) {
+// Reads the str's own UTF-8 (cached in the str by Python), not a std::string copy of it: the str
+// stays alive (the caller holds it) while the GIL is released.
+nb::object Encode(PyTokenizer& t, const nb::str& text, bool numpy) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (!data) throw nb::python_error();
+  const std::string_view utf8(data, static_cast<size_t>(size));
   std::vector<int32_t> ids;
   Status st;
   {
     nb::gil_scoped_release release;
-    st = t.tokenizer->Encode(text, &ids);
+    st = t.tokenizer->Encode(utf8, &ids);
   }
   ThrowIfError(st);
   if (!numpy) t.ints.Fill(t.tokenizer->vocab_size());

@@ -22,12 +22,13 @@ BpeTokenizer::BpeTokenizer(Config config)
 void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
                                std::vector<int32_t>* ids) const {
   LongPieceCache* long_cache = nullptr;
-  if (piece.size() <= PieceCache::kMaxBytes) {
-    if (cache->Lookup(piece, ids)) return;
-  } else if (piece.size() <= LongPieceCache::kMaxBytes) {
+  if (piece.size() <= PieceCache::kMaxBytes && cache->Lookup(piece, ids)) return;
+  if (piece.size() <= LongPieceCache::kMaxBytes) {
     // SentencePiece-style words are long in bytes (see long_piece_cache.h). Byte-level BPE's
     // pre-tokens rarely are (1% of o200k's on prose and code), but each costs 20+ pair lookups
     // to merge: caching them took o200k from 3.2x to 3.5x tiktoken (bench/RESULTS.md, session 36).
+    // Short pieces of more than PieceCache::kMaxIds ids ("/libgbafpc", " JURISDICTIONS", CJK)
+    // are kept here too (session 37): before, they were merged again at every occurrence.
     long_cache = LongPieceCache::ForThread(instance_);
     if (long_cache->Lookup(piece, ids)) return;
   }
@@ -38,10 +39,11 @@ void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
   } else {
     c_.model.EncodePiece(piece, ids);
   }
-  if (long_cache != nullptr) {
-    long_cache->Insert(piece, ids->data() + start, ids->size() - start);
-  } else {
-    cache->Insert(piece, ids->data() + start, ids->size() - start);
+  const size_t count = ids->size() - start;
+  if (piece.size() <= PieceCache::kMaxBytes && count <= PieceCache::kMaxIds) {
+    cache->Insert(piece, ids->data() + start, count);
+  } else if (long_cache != nullptr) {
+    long_cache->Insert(piece, ids->data() + start, count);
   }
 }
 

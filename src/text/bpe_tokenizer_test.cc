@@ -106,6 +106,29 @@ TEST(TiktokenFileTest, LongPiecesFromTheCacheKeepTheirIds) {
   std::filesystem::remove(path);
 }
 
+// A pre-token of up to 16 bytes with more than PieceCache::kMaxIds ids goes to the long-piece
+// cache (since session 37): read back from there, and a piece of the same length with other bytes
+// still gets its own ids.
+TEST(TiktokenFileTest, ShortPiecesOfManyIdsFromTheCacheKeepTheirIds) {
+  std::string path = TempFile("short.tiktoken", SmallTiktoken());
+  auto t = OpenTiktokenFile(path, Cl100kOptions());
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const std::string many = "helloxhelloxzq";  // one \p{L}+ piece of 14 bytes, 6 ids
+  const std::string other = "helloxhelloxzr";
+  std::vector<int32_t> first, second, alone;
+  ASSERT_TRUE((*t)->Encode(many, &first).ok());
+  ASSERT_TRUE((*t)->Encode(many, &second).ok());
+  const std::vector<int32_t> want = {259, 'x', 259, 'x', 'z', 'q'};
+  EXPECT_EQ(first, want);
+  EXPECT_EQ(second, want);
+  ASSERT_TRUE((*t)->Encode(other, &alone).ok());
+  EXPECT_EQ(alone, (std::vector<int32_t>{259, 'x', 259, 'x', 'z', 'r'}));
+  second.clear();
+  ASSERT_TRUE((*t)->Encode(other + " " + many, &second).ok());
+  EXPECT_EQ(std::vector<int32_t>(second.end() - 6, second.end()), want);
+  std::filesystem::remove(path);
+}
+
 // "Pack" in the name: scripts/test --tsan runs it (a shared tokenizer, as pack threads use it).
 TEST(TiktokenFileTest, SharedInstanceEncodesConcurrentlyAsPackDoes) {
   std::string path = TempFile("threads.tiktoken", SmallTiktoken());

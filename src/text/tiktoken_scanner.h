@@ -73,6 +73,7 @@ class TiktokenScanner {
   uint8_t ClassAtNonAscii(std::string_view text, size_t pos, size_t* len) const;
   size_t MatchCl100k(std::string_view text, size_t pos) const;  // cl100k and Llama 3
   size_t MatchO200k(std::string_view text, size_t pos) const;
+  size_t MatchO200kAsciiWord(std::string_view text, size_t pos) const;  // pos when none
   // Numbers, punctuation and whitespace at `pos`, whose class is `c0` and length `len0`.
   size_t MatchTail(std::string_view text, size_t pos, uint8_t c0, size_t len0) const;
 

@@ -107,5 +107,15 @@ TEST(TiktokenScannerKnownSplits, O200kCutsCamelCaseAndKeepsContractionsAndSlashe
       (std::vector<std::string>{"Hello", "WORLDWide", " don't", " CAN'T", " a", "/b", "//\n"}));
 }
 
+// The ASCII-word shortcut (session 37) hands over to the general code where a word goes on past
+// ASCII: a mark after a letter, a non-ASCII letter, U+017F ("long s") in a contraction.
+TEST(TiktokenScannerKnownSplits, O200kAsciiWordsThatGoOnPastAscii) {
+  auto s = Scanned(kO200kPattern);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(Pieces(*s, "nai\xCC\x88ve Cafe\xCC\x81 na\xC3\xAFve it'\xC5\xBF x\xC3\x89"),
+            (std::vector<std::string>{"nai\xCC\x88ve", " Cafe\xCC\x81", " na\xC3\xAFve",
+                                      " it'\xC5\xBF", " x", "\xC3\x89"}));
+}
+
 }  // namespace
 }  // namespace stoker
