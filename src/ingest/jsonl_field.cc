@@ -2,17 +2,13 @@
 
 #include <simdjson.h>
 
-#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <vector>
+
+#include "text/padded_json.h"
 
 namespace stoker {
 namespace {
-
-// A parser sized for a line this big or bigger gives its memory back before the next smaller
-// line: one huge document must not pin its size on a thread for the rest of the run.
-constexpr size_t kKeepCapacity = 16 << 20;
 
 // nlohmann's names for the types (the messages users saw before simdjson).
 const char* TypeName(simdjson::dom::element_type t) {
@@ -45,8 +41,7 @@ std::string NlohmannMessage(const char* what) {
 }  // namespace
 
 struct JsonlFieldReader::State {
-  simdjson::dom::parser parser;
-  std::vector<char> buffer;   // the line, then simdjson's padding
+  PaddedJsonParser parser;
   std::string fallback_text;  // the field, when nlohmann parsed the line
 };
 
@@ -86,19 +81,8 @@ JsonlFieldReader& JsonlFieldReader::ForThread() {
 JsonlFieldReader::Outcome JsonlFieldReader::Read(std::string_view line, std::string_view field,
                                                  std::string_view* text, std::string* why) {
   State& s = *state_;
-  if (line.size() <= kKeepCapacity && s.parser.capacity() > kKeepCapacity) {
-    s.parser = simdjson::dom::parser();
-    std::vector<char>().swap(s.buffer);
-  }
-  // simdjson reads up to SIMDJSON_PADDING bytes past the end: the line is copied into a buffer
-  // that has them (a copy at memory speed, and no allocation once the buffer has grown).
-  const size_t need = line.size() + simdjson::SIMDJSON_PADDING;
-  if (s.buffer.size() < need) s.buffer.resize(std::max(need, s.buffer.size() * 2));
-  std::memcpy(s.buffer.data(), line.data(), line.size());
-  std::memset(s.buffer.data() + line.size(), 0, simdjson::SIMDJSON_PADDING);
-
   simdjson::dom::element root;
-  if (s.parser.parse(s.buffer.data(), line.size(), false).get(root) != simdjson::SUCCESS) {
+  if (s.parser.Parse(line, &root) != simdjson::SUCCESS) {
     return ReadSlowly(line, field, text, why);
   }
   simdjson::dom::object object;

@@ -1,25 +1,14 @@
 #include "text/json_record.h"
 
-#include <simdjson.h>
-
-#include <algorithm>
 #include <cstring>
 #include <string>
-#include <vector>
+
+#include "text/padded_json.h"
 
 namespace stoker {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-// A parser sized for a record this big or bigger gives its memory back before the next smaller
-// one: one huge record must not pin its size on a thread for the rest of the run.
-constexpr size_t kKeepCapacity = 16 << 20;
-
-struct ThreadParser {
-  simdjson::dom::parser parser;
-  std::vector<char> buffer;  // the record, then simdjson's padding
-};
 
 // Whether `text` may hold the number -0 (a `-0` followed by a delimiter; also inside a string,
 // which only costs a second parse).
@@ -84,19 +73,9 @@ bool Convert(simdjson::dom::element e, std::string_view text, ojson* out) {
 }
 
 bool ParseWithSimdjson(std::string_view text, ojson* out) {
-  thread_local ThreadParser t;
-  if (text.size() <= kKeepCapacity && t.parser.capacity() > kKeepCapacity) {
-    t.parser = simdjson::dom::parser();
-    std::vector<char>().swap(t.buffer);
-  }
-  const size_t need = text.size() + simdjson::SIMDJSON_PADDING;
-  if (t.buffer.size() < need) t.buffer.resize(std::max(need, t.buffer.size() * 2));
-  std::memcpy(t.buffer.data(), text.data(), text.size());
-  std::memset(t.buffer.data() + text.size(), 0, simdjson::SIMDJSON_PADDING);
+  thread_local PaddedJsonParser parser;
   simdjson::dom::element root;
-  if (t.parser.parse(t.buffer.data(), text.size(), false).get(root) != simdjson::SUCCESS) {
-    return false;
-  }
+  if (parser.Parse(text, &root) != simdjson::SUCCESS) return false;
   return Convert(root, text, out);
 }
 
