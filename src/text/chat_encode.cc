@@ -84,15 +84,17 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
         STOKER_RETURN_IF_ERROR(tok.Encode(p.text, &ids));
       }
     }
-    aligned.clear();
-    for (int32_t id : ids) {
-      if (id >= 0 && size_t(id) < texts.known.size() && texts.known[size_t(id)]) {
-        aligned.push_back(AlignedToken{texts.bytes[size_t(id)], texts.flags[size_t(id)]});
+    aligned.resize(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const size_t id = static_cast<size_t>(ids[i]);
+      if (id < texts.known.size() && texts.known[id]) {
+        aligned[i].bytes = texts.bytes[id];  // field by field: no temporary to copy from
+        aligned[i].flags = texts.flags[id];
         continue;
       }
-      TokenTextFlags flags;
-      STOKER_RETURN_IF_ERROR(control.TokenText(id, &looked_up.emplace_back(), &flags));
-      aligned.push_back(AlignedToken{looked_up.back(), flags});
+      STOKER_RETURN_IF_ERROR(
+          control.TokenText(ids[i], &looked_up.emplace_back(), &aligned[i].flags));
+      aligned[i].bytes = looked_up.back();
     }
     STOKER_ASSIGN_OR_RETURN(std::vector<TokenRange> piece_ranges, AlignTokens(p.text, aligned));
     for (const TokenRange& r : piece_ranges) {
