@@ -1,8 +1,10 @@
 #include "text/chat_align.h"
 
+#include <algorithm>
 #include <string>
 
 #include "text/added_tokens.h"
+#include "text/utf8.h"
 
 namespace stoker {
 namespace {
@@ -14,16 +16,23 @@ size_t MatchEnd(std::string_view text, size_t at, std::string_view token, bool d
   return text.substr(at).starts_with(token) ? at + token.size() : std::string_view::npos;
 }
 
+// The first 40 bytes of `s` or so (not cutting a character: errors reach Python as str), quoted.
 std::string Quoted(std::string_view s) {
+  size_t n = std::min<size_t>(s.size(), 40);
+  while (n < s.size() && n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  const bool valid = FindInvalidUtf8(s.substr(0, n)) == std::string_view::npos;
   std::string out = "\"";
-  for (char c : s.substr(0, 40)) {
+  for (char c : s.substr(0, n)) {
     if (c == '\n') {
       out += "\\n";
+    } else if (!valid && static_cast<unsigned char>(c) >= 0x80) {  // a byte-fallback piece
+      static const char kHex[] = "0123456789abcdef";
+      out += std::string("\\x") + kHex[(c >> 4) & 0xF] + kHex[c & 0xF];
     } else {
       out += c;
     }
   }
-  return out + (s.size() > 40 ? "...\"" : "\"");
+  return out + (n < s.size() ? "...\"" : "\"");
 }
 
 // Whether tokens[k] can start at `at` (after whitespace its lstrip takes); true past the end

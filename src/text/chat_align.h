@@ -3,7 +3,9 @@
 // exactly the edits a tokenizer makes to the text and nothing else:
 //  - the dummy prefix: a token whose bytes begin with a space that the text does not have, at the
 //    start of the text or right after an added token (SentencePiece's "▁" before each run of text,
-//    tokenizers' Prepend normalizer and Metaspace pre-tokenizer); the token covers its other bytes;
+//    tokenizers' Prepend normalizer and Metaspace pre-tokenizer); the token covers its other bytes.
+//    Where the token matches both with and without it ("▁" before " x"), the reading the next
+//    token follows is taken, the dummy prefix where both are;
 //  - whitespace taken by an added token: the run of whitespace after an added token with rstrip,
 //    and before one with lstrip, belongs to that token, as in tokenizers' offsets.
 // Anything else (a normalizer that rewrites the text, an unknown token's surface) is refused:

@@ -62,6 +62,10 @@ TEST(AlignTokensTest, RefusesWhatTheTokenizerDoesNotDo) {
   // Whitespace vanishes only beside an added token that strips it.
   EXPECT_FALSE(AlignTokens("a b", std::vector<AlignedToken>{T("a"), T("b")}).ok());
   EXPECT_FALSE(AlignTokens("<s> b", std::vector<AlignedToken>{Added("<s>"), T("b")}).ok());
+  // A lone byte-fallback byte is named in hex: the message stays UTF-8.
+  EXPECT_EQ(AlignTokens("a", std::vector<AlignedToken>{T("\xf0")}).status().message(),
+            "the tokens of a chat cannot be aligned with its text: token 0 (\"\\xf0\") is not at "
+            "byte 0 (\"a\")");
   // A token's bytes must be the text's (U+FFFD from a decoded lone byte is not).
   EXPECT_FALSE(AlignTokens("\xe4\xbd\xa0", std::vector<AlignedToken>{T("\xef\xbf\xbd")}).ok());
   // Every byte of the text has a token.
