@@ -21,6 +21,13 @@ namespace stoker {
 // U+FFFD, skip the document, or fail.
 enum class Utf8Policy { kReplace, kSkip, kFail };
 
+// What Tokenizer::TokenText says of an id besides its bytes.
+struct TokenTextFlags {
+  bool added = false;   // an added token, matched on the text whole
+  bool lstrip = false;  // an added token that takes the whitespace before it
+  bool rstrip = false;  // an added token that takes the whitespace after it
+};
+
 // What a dataset manifest records about the tokenizer that produced it.
 struct TokenizerIdentity {
   std::string kind;      // "bytes", "sentencepiece", "tokenizer.json", "tiktoken"
@@ -37,6 +44,12 @@ class Tokenizer {
   // Appends the UTF-8 bytes of `ids` to *out (special tokens as their text). kOutOfRange for an
   // id outside the vocabulary; kUnimplemented where a tokenizer cannot decode.
   virtual Status Decode(std::span<const int32_t> ids, std::string* out) const;
+  // The bytes `id` stands for in the text it was encoded from, to align tokens with that text
+  // (chat loss masks): a byte-level token's bytes; a SentencePiece-style piece with "▁" as a
+  // space and "<0xAB>" as its byte (with the dummy prefix space, where the piece has one); an
+  // added token's text, and *flags whether it is one and takes the whitespace beside it.
+  // Default: the id decoded alone, not an added token.
+  virtual Status TokenText(int32_t id, std::string* out, TokenTextFlags* flags) const;
 
   // Every id Encode produces, and eos_id(), is in [0, vocab_size()).
   virtual uint64_t vocab_size() const = 0;
@@ -59,6 +72,11 @@ struct TokenizerOptions {
   std::string eos;
   // tokenizer.json: apply its post_processor (e.g. a BOS template) as tokenizers' encode does.
   bool post_processor = true;
+  // tokenizer.json of the SentencePiece family: the dummy prefix "▁" (a Prepend normalizer, a
+  // Metaspace pre-tokenizer that prepends always) only at the start of the text, not again after
+  // each added token: Metaspace's prepend_scheme "first", as transformers 5's LlamaTokenizer
+  // encodes (chat encoding sets it where tokenizer_config.json names that class).
+  bool dummy_prefix_at_start_only = false;
   // Threads that build the tokenizer's tables while it is opened (tiktoken files); 0 = all
   // cores. `stoker pack` passes its --threads, so a pack's serial first step is shorter.
   int load_threads = 0;

@@ -15,6 +15,7 @@
 #include "py_tokenizer.h"
 #include "register.h"
 #include "text/chat_encode.h"
+#include "text/chat_encoder.h"
 #include "text/chat_template.h"
 
 namespace nb = nanobind;
@@ -103,6 +104,12 @@ void RegisterChat(nb::module_& m) {
       .def("encode", &Encode, nb::arg("record_json"), nb::arg("train_on"), nb::arg("kwargs_json"),
            nb::arg("control"), nb::arg("plain"));
   m.def("_chat_template", &Open, nb::arg("path"), nb::arg("config_dir") = "");
+  m.def(
+      "_chat_tokenizer_options",
+      [](const std::string& path, const TokenizerOptions& options) {
+        return Unwrap(ChatTokenizerOptions(path, options));
+      },
+      nb::arg("path"), nb::arg("options"));
 }
 
 }  // namespace stoker::python

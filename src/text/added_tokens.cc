@@ -35,14 +35,13 @@ size_t WhiteSpaceBefore(std::string_view text, size_t end, size_t floor) {
   return end;
 }
 
-// The end of the whitespace run that starts at `start`.
+}  // namespace
+
 size_t WhiteSpaceAfter(std::string_view text, size_t start) {
   size_t len;
   while (start < text.size() && IsWhiteSpace(CodePointAt(text, start, &len))) start += len;
   return start;
 }
-
-}  // namespace
 
 AddedTokens::AddedTokens(std::vector<Token> tokens) {
   for (Token& t : tokens) {

@@ -44,4 +44,7 @@ class AddedTokens {
   int only_first_byte_ = -1;
 };
 
+// The end of the run of whitespace that lstrip and rstrip take, starting at `start` (valid UTF-8).
+size_t WhiteSpaceAfter(std::string_view text, size_t start);
+
 }  // namespace stoker

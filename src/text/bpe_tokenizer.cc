@@ -19,6 +19,15 @@ std::atomic<uint64_t> next_instance{1};
 BpeTokenizer::BpeTokenizer(Config config)
     : c_(std::move(config)), instance_(next_instance.fetch_add(1)) {}
 
+void BpeTokenizer::UseDummyPrefixAtStartOnly(Config* c) {
+  c->dummy_prefix_at_start_only = true;
+  for (Stage& s : c->stages) {
+    if (s.metaspace && s.metaspace->prepend == MetaspaceStep::Prepend::kAlways) {
+      s.metaspace->prepend = MetaspaceStep::Prepend::kFirst;
+    }
+  }
+}
+
 void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
                                std::vector<int32_t>* ids) const {
   LongPieceCache* long_cache = nullptr;
@@ -118,6 +127,10 @@ Status BpeTokenizer::EncodeSegment(std::string_view segment, bool at_start,
     normalized.assign(segment);
   }
   for (const TextEdit& e : c_.edits) {
+    if (e.kind == TextEdit::Kind::kPrepend && c_.dummy_prefix_at_start_only &&
+        (!at_start || normalized.starts_with(' ') || normalized.starts_with(e.to))) {
+      continue;
+    }
     ApplyTextEdit(e, normalized, &edited);
     normalized.swap(edited);
   }
@@ -144,25 +157,44 @@ Status BpeTokenizer::Encode(std::string_view utf8, std::vector<int32_t>* ids) co
   return Status::OK();
 }
 
+Status BpeTokenizer::TokenString(int32_t id, std::string_view* token, bool* added) const {
+  if (id < 0 || static_cast<uint64_t>(id) >= c_.vocab_size) {
+    return OutOfRange("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                      std::to_string(c_.vocab_size) + ")");
+  }
+  const size_t i = static_cast<size_t>(id);
+  *added = i < c_.added_content.size() && !c_.added_content[i].empty();
+  if (*added) {
+    *token = c_.added_content[i];
+  } else if (i < c_.model.size()) {
+    *token = c_.model.token_bytes(id);
+  } else {
+    *token = {};
+  }
+  return Status::OK();
+}
+
 Status BpeTokenizer::Decode(std::span<const int32_t> ids, std::string* out) const {
-  std::vector<std::string_view> tokens;
-  tokens.reserve(ids.size());
-  for (int32_t id : ids) {
-    if (id < 0 || static_cast<uint64_t>(id) >= c_.vocab_size) {
-      return OutOfRange("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                        std::to_string(c_.vocab_size) + ")");
-    }
-    size_t i = static_cast<size_t>(id);
-    if (i < c_.added_content.size() && !c_.added_content[i].empty()) {
-      tokens.push_back(c_.added_content[i]);
-    } else if (i < c_.model.size()) {
-      tokens.push_back(c_.model.token_bytes(id));
-    } else {
-      tokens.emplace_back();
-    }
+  std::vector<std::string_view> tokens(ids.size());
+  bool added = false;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    STOKER_RETURN_IF_ERROR(TokenString(ids[k], &tokens[k], &added));
   }
   if (!c_.decode_error.empty()) return Unimplemented(c_.decode_error);
   c_.decoder.Decode(tokens, ids, out);
+  return Status::OK();
+}
+
+Status BpeTokenizer::TokenText(int32_t id, std::string* out, TokenTextFlags* flags) const {
+  std::string_view token;
+  *flags = TokenTextFlags{};
+  STOKER_RETURN_IF_ERROR(TokenString(id, &token, &flags->added));
+  if (!c_.decode_error.empty()) return Unimplemented(c_.decode_error);
+  const size_t i = static_cast<size_t>(id);
+  const uint8_t strips = i < c_.added_strips.size() ? c_.added_strips[i] : 0;
+  flags->lstrip = strips & kLstrip;
+  flags->rstrip = strips & kRstrip;
+  out->append(flags->added ? std::string(token) : c_.decoder.Surface(token, id));
   return Status::OK();
 }
 

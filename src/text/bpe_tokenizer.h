@@ -37,17 +37,21 @@ class BpeTokenizer final : public Tokenizer {
     std::string marker = {};
     bool every = false;
   };
+  static constexpr uint8_t kLstrip = 1, kRstrip = 2;  // Config::added_strips
   struct Config {
     BpeModel model;
     std::vector<Stage> stages;
     bool nfc = false;
     std::vector<TextEdit> edits;     // after NFC, in order
     bool whole_piece_first = false;  // tiktoken, and tokenizer.json's ignore_merges
+    // Prepend edits only at the start of the text (UseDummyPrefixAtStartOnly).
+    bool dummy_prefix_at_start_only = false;
     // Added tokens, cut out before pre-tokenizing (special ones only when allowed): first those
     // matched on the raw text, then, in each segment after normalization, the normalized ones.
     AddedTokens added;
     AddedTokens added_normalized;
     std::vector<std::string> added_content;  // id -> content for decode, for added/special ids
+    std::vector<uint8_t> added_strips;       // id -> kLstrip | kRstrip, for added ids
     std::vector<int32_t> prefix_ids;         // post-processor template around the document
     std::vector<int32_t> suffix_ids;
     TokenDecoder decoder;      // kBytes for byte-level BPE
@@ -58,9 +62,13 @@ class BpeTokenizer final : public Tokenizer {
   };
 
   explicit BpeTokenizer(Config config);
+  // TokenizerOptions::dummy_prefix_at_start_only: Metaspace stages that prepend always prepend
+  // at the start of the text only, and so do Prepend edits (and not before a space there).
+  static void UseDummyPrefixAtStartOnly(Config* c);
 
   Status Encode(std::string_view utf8, std::vector<int32_t>* ids) const override;
   Status Decode(std::span<const int32_t> ids, std::string* out) const override;
+  Status TokenText(int32_t id, std::string* out, TokenTextFlags* flags) const override;
   uint64_t vocab_size() const override { return c_.vocab_size; }
   int32_t eos_id() const override { return c_.eos_id; }
   const TokenizerIdentity& identity() const override { return c_.identity; }
@@ -72,6 +80,9 @@ class BpeTokenizer final : public Tokenizer {
   Status RunStages(std::string_view piece, size_t stage, bool at_start,
                    std::vector<int32_t>* ids) const;
   void EncodePiece(std::string_view piece, PieceCache* cache, std::vector<int32_t>* ids) const;
+  // The string of `id` (an added token's content, else its vocabulary bytes); kOutOfRange
+  // outside the vocabulary.
+  Status TokenString(int32_t id, std::string_view* token, bool* added) const;
 
   Config c_;
   uint64_t instance_;  // names this tokenizer's per-thread piece caches

@@ -1,7 +1,9 @@
 #include "text/chat_encode.h"
 
+#include <deque>
 #include <span>
 
+#include "text/chat_align.h"
 #include "text/chat_template.h"
 
 namespace stoker {
@@ -53,14 +55,16 @@ std::vector<Piece> SplitMarked(const std::string& s) {
 Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
                            const std::string& marked, const std::string& text,
                            const std::vector<std::pair<size_t, size_t>>& trained,
-                           std::span<const int32_t> token_bytes) {
+                           const TokenTexts& texts) {
   std::vector<Piece> pieces = SplitMarked(marked);
   std::vector<int32_t> newline_ids;
   STOKER_RETURN_IF_ERROR(control.Encode("\n", &newline_ids));
   ChatIds out;
-  std::vector<size_t> starts;  // byte offset of each token in `text`
+  std::vector<TokenRange> ranges;  // each token's bytes in `text`
   size_t offset = 0;
   std::string rebuilt;
+  std::vector<AlignedToken> aligned;
+  std::deque<std::string> looked_up;  // the texts of ids outside `texts`
   for (size_t k = 0; k < pieces.size(); ++k) {
     const Piece& p = pieces[k];
     if (p.text.empty()) continue;
@@ -80,23 +84,23 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
         STOKER_RETURN_IF_ERROR(tok.Encode(p.text, &ids));
       }
     }
-    size_t piece_bytes = 0;
-    for (int32_t id : ids) {
-      starts.push_back(offset + piece_bytes);
-      if (id >= 0 && size_t(id) < token_bytes.size() && token_bytes[size_t(id)] >= 0) {
-        piece_bytes += size_t(token_bytes[size_t(id)]);
+    aligned.resize(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const size_t id = static_cast<size_t>(ids[i]);
+      if (id < texts.known.size() && texts.known[id]) {
+        aligned[i].bytes = texts.bytes[id];  // field by field: no temporary to copy from
+        aligned[i].flags = texts.flags[id];
         continue;
       }
-      std::string bytes;
-      STOKER_RETURN_IF_ERROR(control.Decode(std::span<const int32_t>(&id, 1), &bytes));
-      piece_bytes += bytes.size();
+      STOKER_RETURN_IF_ERROR(
+          control.TokenText(ids[i], &looked_up.emplace_back(), &aligned[i].flags));
+      aligned[i].bytes = looked_up.back();
     }
-    if (piece_bytes != p.text.size()) {
-      return Unimplemented(
-          "the tokens of a chat cannot be aligned with its text (their bytes do not add up); "
-          "loss masks need a byte-level BPE tokenizer");
+    STOKER_ASSIGN_OR_RETURN(std::vector<TokenRange> piece_ranges, AlignTokens(p.text, aligned));
+    for (const TokenRange& r : piece_ranges) {
+      ranges.push_back(TokenRange{offset + r.begin, offset + r.end});
     }
-    offset += piece_bytes;
+    offset += p.text.size();
     rebuilt += p.text;
     out.ids.insert(out.ids.end(), ids.begin(), ids.end());
   }
@@ -105,27 +109,27 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
   }
   out.mask.assign(out.ids.size(), 0);
   for (size_t t = 0; t < out.ids.size(); ++t) {
-    size_t b = starts[t], e = t + 1 < starts.size() ? starts[t + 1] : text.size();
+    const auto [b, e] = std::pair(ranges[t].begin, ranges[t].end);
     for (const auto& [s, f] : trained) {
-      if (b < f && s < e) {
+      if ((b < f && s < e) || (b == e && s <= b && b < f)) {
         out.mask[t] = 1;
         break;
       }
-      if (b == e && s <= b && b < f) out.mask[t] = 1;
     }
   }
   return out;
 }
 
-std::vector<int32_t> TokenBytes(const Tokenizer& tokenizer) {
-  std::vector<int32_t> out(tokenizer.vocab_size(), -1);
+TokenTexts ReadTokenTexts(const Tokenizer& tokenizer) {
+  TokenTexts out;
+  const size_t n = tokenizer.vocab_size();
+  out.known.assign(n, 0);
+  out.flags.assign(n, TokenTextFlags{});
   std::string bytes;
-  for (size_t id = 0; id < out.size(); ++id) {
-    const int32_t one = int32_t(id);
+  for (size_t id = 0; id < n; ++id) {
     bytes.clear();
-    if (tokenizer.Decode(std::span<const int32_t>(&one, 1), &bytes).ok()) {
-      out[id] = int32_t(bytes.size());
-    }
+    out.known[id] = tokenizer.TokenText(int32_t(id), &bytes, &out.flags[id]).ok();
+    out.bytes.Add(out.known[id] ? bytes : std::string());
   }
   return out;
 }

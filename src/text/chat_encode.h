@@ -13,6 +13,7 @@
 
 #include "stoker/status.h"
 #include "stoker/tokenizer.h"
+#include "text/token_bytes.h"
 
 namespace stoker {
 
@@ -21,18 +22,26 @@ struct ChatIds {
   std::vector<uint8_t> mask;  // 1 where the token is trained (it overlaps a trained byte range)
 };
 
+// Tokenizer::TokenText of every id of a vocabulary, read once per encoder.
+struct TokenTexts {
+  TokenBytes bytes;            // by id; empty where `known` is 0
+  std::vector<uint8_t> known;  // 1: TokenText succeeded
+  std::vector<TokenTextFlags> flags;
+};
+
 // `control` encodes special-token text as the special ids and `plain` as text (the same model
 // opened with and without allow_special, both without a post-processor). `marked` is the marked
 // rendering; `trained` are byte ranges of the text with the marks removed, which must equal
-// `text`. `token_bytes` (may be empty) holds TokenBytes(control): a token's byte length is read
-// there instead of decoding it.
+// `text`. Each token's bytes in the text are found by AlignTokens (chat_align.h) from its
+// TokenText, read in `texts` (may be empty) or asked of `control`; a token is trained when they
+// overlap a trained range (an empty one: when it lies inside one). kUnimplemented when the tokens
+// do not align with the text.
 Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
                            const std::string& marked, const std::string& text,
                            const std::vector<std::pair<size_t, size_t>>& trained,
-                           std::span<const int32_t> token_bytes = {});
+                           const TokenTexts& texts = {});
 
-// Per id of `tokenizer`'s vocabulary: the length of the id decoded alone, or -1 where it does
-// not decode.
-std::vector<int32_t> TokenBytes(const Tokenizer& tokenizer);
+// TokenText of every id of `tokenizer`.
+TokenTexts ReadTokenTexts(const Tokenizer& tokenizer);
 
 }  // namespace stoker

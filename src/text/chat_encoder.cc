@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "text/model_files.h"
+
 namespace stoker {
 
 namespace {
@@ -19,7 +21,7 @@ ChatEncoder::ChatEncoder(ChatTemplate t, std::unique_ptr<Tokenizer> control,
                          ChatEncoderOptions options)
     : template_(std::move(t)),
       control_(std::move(control)),
-      token_bytes_(TokenBytes(*control_)),
+      token_texts_(ReadTokenTexts(*control_)),
       options_(std::move(options)) {}
 
 Result<std::unique_ptr<ChatEncoder>> ChatEncoder::Open(const ChatEncoderOptions& options) {
@@ -28,14 +30,30 @@ Result<std::unique_ptr<ChatEncoder>> ChatEncoder::Open(const ChatEncoderOptions&
   const bool is_dir = fs::is_directory(options.tokenizer, ec);
   const std::string model_dir =
       is_dir ? options.tokenizer : fs::path(options.tokenizer).parent_path().string();
+  ChatEncoderOptions opened = options;
+  STOKER_ASSIGN_OR_RETURN(opened.tokenizer_options,
+                          ChatTokenizerOptions(options.tokenizer, options.tokenizer_options));
   Result<ChatTemplate> t = options.chat_template.empty()
                                ? ChatTemplate::FromModelDir(model_dir)
                                : ChatTemplate::FromFile(options.chat_template, model_dir);
   if (!t.ok()) return t.status();
   STOKER_ASSIGN_OR_RETURN(
       std::unique_ptr<Tokenizer> control,
-      OpenTokenizer(options.tokenizer, ControlOptions(options.tokenizer_options)));
-  return std::unique_ptr<ChatEncoder>(new ChatEncoder(std::move(*t), std::move(control), options));
+      OpenTokenizer(options.tokenizer, ControlOptions(opened.tokenizer_options)));
+  return std::unique_ptr<ChatEncoder>(new ChatEncoder(std::move(*t), std::move(control), opened));
+}
+
+Result<TokenizerOptions> ChatTokenizerOptions(const std::string& tokenizer,
+                                              TokenizerOptions options) {
+  namespace fs = std::filesystem;
+  if (tokenizer == "bytes") return options;
+  std::error_code ec;
+  // tokenizer_config.json sits in the model directory, beside a tokenizer file.
+  const fs::path beside = fs::is_directory(tokenizer, ec) ? fs::path(tokenizer) / "tokenizer.json"
+                                                          : fs::path(tokenizer);
+  STOKER_ASSIGN_OR_RETURN(TokenizerConfig config, ReadTokenizerConfigBeside(beside.string()));
+  options.dummy_prefix_at_start_only |= DummyPrefixAtStartOnly(config);
+  return options;
 }
 
 TokenizerOptions ChatEncoder::tokenizer_options() const {
@@ -77,7 +95,7 @@ Result<ChatIds> ChatEncoder::Encode(nlohmann::ordered_json record) const {
   if (marked.find(kChatMarkStart) != std::string::npos) {
     STOKER_ASSIGN_OR_RETURN(plain, Plain());
   }
-  return EncodeChat(*control_, *plain, marked, spans.text, spans.trained, token_bytes_);
+  return EncodeChat(*control_, *plain, marked, spans.text, spans.trained, token_texts_);
 }
 
 bool IsChatRecord(const nlohmann::ordered_json& record) {

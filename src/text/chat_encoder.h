@@ -60,9 +60,15 @@ class ChatEncoder {
   std::unique_ptr<Tokenizer> control_;
   mutable std::once_flag plain_once_;
   mutable Result<std::unique_ptr<Tokenizer>> plain_ = Internal("not opened");
-  std::vector<int32_t> token_bytes_;  // TokenBytes(*control_)
+  TokenTexts token_texts_;  // ReadTokenTexts(*control_)
   ChatEncoderOptions options_;
 };
+
+// The options chat encoding opens `tokenizer` (a --tokenizer value) with: `options`, and the
+// dummy prefix where transformers 5 puts it for that model (DummyPrefixAtStartOnly of the
+// tokenizer_config.json beside it, text/model_files.h), so that the ids are apply_chat_template's.
+Result<TokenizerOptions> ChatTokenizerOptions(const std::string& tokenizer,
+                                              TokenizerOptions options);
 
 // Whether a JSON record holds a conversation (`messages`, `conversations`, or `prompt` and
 // `completion`) rather than a plain text field.

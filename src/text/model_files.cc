@@ -1,6 +1,8 @@
 #include "text/model_files.h"
 
+#include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "common/file_util.h"
 
@@ -79,7 +81,21 @@ Result<TokenizerConfig> ParseTokenizerConfig(std::string_view json, std::string_
   STOKER_ASSIGN_OR_RETURN(c.bos_token, TokenField(j, "bos_token", origin));
   STOKER_ASSIGN_OR_RETURN(c.add_bos_token, BoolField(j, "add_bos_token", origin));
   STOKER_ASSIGN_OR_RETURN(c.add_eos_token, BoolField(j, "add_eos_token", origin));
+  // Read where they have their type only: they never made a config an error before.
+  if (j.contains("tokenizer_class") && j["tokenizer_class"].is_string()) {
+    c.tokenizer_class = j["tokenizer_class"].get<std::string>();
+  }
+  for (auto [key, field] :
+       {std::pair("legacy", &c.legacy), std::pair("add_prefix_space", &c.add_prefix_space)}) {
+    if (j.contains(key) && j[key].is_boolean()) *field = j[key].get<bool>();
+  }
   return c;
+}
+
+bool DummyPrefixAtStartOnly(const TokenizerConfig& config) {
+  const std::string cls = config.tokenizer_class.value_or("");
+  return (cls == "LlamaTokenizer" || cls == "LlamaTokenizerFast") &&
+         !config.legacy.value_or(false) && config.add_prefix_space.value_or(true);
 }
 
 Result<TokenizerConfig> ReadTokenizerConfigBeside(const std::string& tokenizer_path) {

@@ -27,7 +27,17 @@ struct TokenizerConfig {
   std::optional<std::string> bos_token;
   std::optional<bool> add_bos_token;
   std::optional<bool> add_eos_token;
+  // What transformers reads to rebuild a SentencePiece-style pipeline (LlamaTokenizer).
+  std::optional<std::string> tokenizer_class;
+  std::optional<bool> legacy;
+  std::optional<bool> add_prefix_space;
 };
+
+// Whether transformers 5 (AutoTokenizer) encodes the model with the dummy prefix "▁" only at the
+// start of the text, not after each added token: its LlamaTokenizer replaces tokenizer.json's
+// normalizer and pre-tokenizer with Metaspace(prepend_scheme="first") unless `legacy` is true or
+// `add_prefix_space` false.
+bool DummyPrefixAtStartOnly(const TokenizerConfig& config);
 
 // Parses a tokenizer_config.json; `origin` names it in errors (kInvalidArgument naming the field).
 Result<TokenizerConfig> ParseTokenizerConfig(std::string_view json, std::string_view origin);

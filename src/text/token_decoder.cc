@@ -86,6 +86,28 @@ void TokenDecoder::Decode(std::span<const std::string_view> tokens, std::span<co
   }
 }
 
+std::string TokenDecoder::Surface(std::string_view token, int32_t id) const {
+  if (kind_ == Kind::kBytes) return std::string(token);
+  if (kind_ == Kind::kSentencePiece) {
+    const size_t i = static_cast<size_t>(id);
+    const PieceKind k = i < kinds_.size() ? kinds_[i] : PieceKind::kNormal;
+    if (k == PieceKind::kControl) return {};
+    if (k == PieceKind::kUnknown) return unk_surface_;
+    const int b = ByteFallbackValue(token);
+    if (k == PieceKind::kByte && b >= 0) return std::string(1, static_cast<char>(b));
+    return ReplaceAll(token, kMetaSymbol, " ");
+  }
+  std::string t(token);
+  for (const Step& s : steps_) {
+    if (s.kind == Step::Kind::kReplace) t = ReplaceAll(t, s.from, s.to);
+    if (s.kind == Step::Kind::kMetaspace) t = ReplaceAll(t, s.from, " ");
+    if (s.kind == Step::Kind::kByteFallback && ByteFallbackValue(t) >= 0) {
+      t = std::string(1, static_cast<char>(ByteFallbackValue(t)));
+    }
+  }
+  return t;
+}
+
 void TokenDecoder::DecodeChain(std::span<const std::string_view> tokens, std::string* out) const {
   std::vector<std::string> cur(tokens.begin(), tokens.end());
   for (const Step& s : steps_) {

@@ -43,6 +43,10 @@ class TokenDecoder {
   // content) to *out. `ids` are the same tokens' ids (kSentencePiece reads their kinds).
   void Decode(std::span<const std::string_view> tokens, std::span<const int32_t> ids,
               std::string* out) const;
+  // The bytes one token stands for in the text it was encoded from: the per-token steps only
+  // ("▁" a space, "<0xAB>" its byte), none of the steps over the whole sequence (Fuse, Strip, the
+  // dummy prefix's removal). `id` is the token's id (kSentencePiece reads its kind).
+  std::string Surface(std::string_view token, int32_t id) const;
 
  private:
   void DecodeChain(std::span<const std::string_view> tokens, std::string* out) const;

@@ -40,6 +40,11 @@ Status Tokenizer::Decode(std::span<const int32_t> ids, std::string* out) const {
   return Unimplemented("the " + identity().kind + " tokenizer cannot decode");
 }
 
+Status Tokenizer::TokenText(int32_t id, std::string* out, TokenTextFlags* flags) const {
+  *flags = TokenTextFlags{};
+  return Decode(std::span<const int32_t>(&id, 1), out);
+}
+
 Result<std::unique_ptr<Tokenizer>> OpenTokenizer(std::string_view uri,
                                                  const TokenizerOptions& options) {
   STOKER_ASSIGN_OR_RETURN(std::string path, LocalPathFromUri(uri));

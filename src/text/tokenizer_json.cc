@@ -210,6 +210,7 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
   STOKER_RETURN_IF_ERROR(ParseNormalizer(j.value("normalizer", Json()), f.origin, &c));
   STOKER_RETURN_IF_ERROR(ParsePreTokenizer(pre_tokenizer, f.origin, sp_style, &c));
   if (sp_style) ParseDecoder(j.value("decoder", Json()), f.origin, &c);
+  if (options.dummy_prefix_at_start_only) BpeTokenizer::UseDummyPrefixAtStartOnly(&c);
 
   std::vector<AddedTokens::Token> added;
   std::vector<AddedFlags> flags;
@@ -223,6 +224,9 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
       c.added_content.resize(added[i].id + 1);
     }
     c.added_content[added[i].id] = added[i].content;
+    c.added_strips.resize(c.added_content.size());
+    c.added_strips[added[i].id] = (added[i].lstrip ? BpeTokenizer::kLstrip : 0) |
+                                  (added[i].rstrip ? BpeTokenizer::kRstrip : 0);
     if (flags[i].special && !options.allow_special) continue;
     (flags[i].normalized ? normalized : raw).push_back(added[i]);
   }
@@ -251,7 +255,8 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
 
 std::string TokenizerJsonNameOptions(const TokenizerOptions& options) {
   return std::string(options.allow_special ? " allow-special" : "") +
-         (options.post_processor ? "" : " no-post-processor");
+         (options.post_processor ? "" : " no-post-processor") +
+         (options.dummy_prefix_at_start_only ? " dummy-prefix-at-start-only" : "");
 }
 
 Result<std::unique_ptr<BpeTokenizer>> ParseTokenizerJsonWithDom(std::string_view json,

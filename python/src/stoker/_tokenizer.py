@@ -82,8 +82,10 @@ class Tokenizer:
             model_dir = self._path if os.path.isdir(self._path) else os.path.dirname(self._path)
             template = _stoker._chat_template(where if chat_template is not None else model_dir,
                                               model_dir)
-            opened = [_stoker._open_tokenizer(self._path, tokenizer_options(
-                self._pattern, self._special, allow, self._eos, False)) for allow in (True, False)]
+            # With the dummy prefix where transformers puts it for this model (docs/chat.md, "Ids").
+            opened = [_stoker._open_tokenizer(self._path, _stoker._chat_tokenizer_options(
+                self._path, tokenizer_options(self._pattern, self._special, allow, self._eos,
+                                              False))) for allow in (True, False)]
             self._chat = (where, template, opened[0], opened[1])
         _, template, control, plain = self._chat
         return template.encode(json.dumps(chat_record(messages, tools)), train_on,

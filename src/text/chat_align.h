@@ -1,0 +1,40 @@
+// AlignTokens: where each token of an encoding lies in the text it was encoded from, by the bytes
+// each token stands for (Tokenizer::TokenText). A token matches the text where its bytes are, with
+// exactly the edits a tokenizer makes to the text and nothing else:
+//  - the dummy prefix: a token whose bytes begin with a space that the text does not have, at the
+//    start of the text or right after an added token (SentencePiece's "▁" before each run of text,
+//    tokenizers' Prepend normalizer and Metaspace pre-tokenizer); the token covers its other bytes.
+//    Where the token matches both with and without it ("▁" before " x"), the reading the next
+//    token follows is taken, the dummy prefix where both are;
+//  - whitespace taken by an added token: the run of whitespace after an added token with rstrip,
+//    and before one with lstrip, belongs to that token, as in tokenizers' offsets.
+// Anything else (a normalizer that rewrites the text, an unknown token's surface) is refused:
+// a token is never placed where its bytes are not. Thread-safe (pure function).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "stoker/status.h"
+#include "stoker/tokenizer.h"
+
+namespace stoker {
+
+struct AlignedToken {
+  std::string_view bytes;  // Tokenizer::TokenText
+  TokenTextFlags flags;
+};
+
+struct TokenRange {
+  size_t begin = 0, end = 0;  // bytes of the text; empty for a token of no text ("▁" alone)
+  bool operator==(const TokenRange&) const = default;
+};
+
+// The range of each of `tokens` in `text`, which they must cover whole, in order. kUnimplemented
+// naming the first token that does not match.
+Result<std::vector<TokenRange>> AlignTokens(std::string_view text,
+                                            std::span<const AlignedToken> tokens);
+
+}  // namespace stoker
