@@ -16,7 +16,7 @@ import pytest
 
 import stoker
 from chat_testlib import pack, write_jsonl
-from sp_cases import sp_tokenizer_json
+from sp_cases import mistral_model, sp_tokenizer_json
 
 transformers = pytest.importorskip("transformers")
 
@@ -143,6 +143,34 @@ def test_llama2_gemma_template_ids_and_masks_equal_transformers(llama2_gemma):
     d, hf = llama2_gemma
     n = check_model(hf, stoker.Tokenizer(d), stoker.ChatTemplate(d))
     assert n >= 15  # Gemma's template refuses a system message
+
+
+@pytest.fixture(scope="module")
+def mistral_v3(tmp_path_factory):
+    """Mistral 7B v0.3's SentencePiece model (mistral-common's) as the tokenizer.json published
+    beside it (LlamaConverter's legacy layout; [INST], [/INST] and its other control pieces added
+    as special tokens), with Mistral Nemo's [INST] template."""
+    from tokenizers import Tokenizer
+
+    d = tmp_path_factory.mktemp("mistral-v3")
+    sp_tokenizer_json(mistral_model("v3"), d / "tokenizer.json", "legacy")
+    t = Tokenizer.from_file(str(d / "tokenizer.json"))
+    template = (TEMPLATES / "mistral_nemo.jinja").read_text(encoding="utf-8")
+    control = {str(i): {"content": a.content, "special": True}
+               for i, a in t.get_added_tokens_decoder().items() if a.special}
+    config = {"bos_token": "<s>", "eos_token": "</s>", "chat_template": template,
+              "added_tokens_decoder": control}
+    (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    hf = transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json"),
+                                              bos_token="<s>", eos_token="</s>",
+                                              chat_template=template)
+    return d, hf
+
+
+def test_mistral_v3_ids_and_masks_equal_transformers(mistral_v3):
+    d, hf = mistral_v3
+    assert "[INST]" in stoker.ChatTemplate(d).spans(conversations()[0][1])[0]
+    assert check_model(hf, stoker.Tokenizer(d), stoker.ChatTemplate(d)) >= 20
 
 
 def test_pack_phi3_chats_stores_the_mask(stoker_cli, tmp_path):
