@@ -46,6 +46,7 @@ class CachedBinSource final : public ByteSource {
                 FunctionRef<Status(const uint8_t* data)> use) const override {
     return lease_->ViewAt(offset, n, what, use);
   }
+  void Prefetch(uint64_t offset, size_t n) const override { lease_->Prefetch(offset, n); }
 
  private:
   std::shared_ptr<BinLease> lease_;

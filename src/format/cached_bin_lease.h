@@ -45,6 +45,8 @@ class BinLease final : public ByteSource {
   // shared (so `use` must not block on another read of this lease's release).
   Status ViewAt(uint64_t offset, size_t n, const char* what,
                 FunctionRef<Status(const uint8_t* data)> use) const override;
+  // With keep, prefetches the mapped bytes' first cache lines if the lease is held and free now.
+  void Prefetch(uint64_t offset, size_t n) const override;
   // Drops the mapping and the pin if no read went through the lease for `idle` and none is in
   // progress. Returns whether it did.
   bool ReleaseIfIdle(std::chrono::steady_clock::duration idle);

@@ -66,6 +66,16 @@ Status ShardSource::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* o
   });
 }
 
+void ShardSource::PrefetchTokens(uint64_t doc, uint64_t offset) const {
+  if (doc >= index_.num_sequences()) return;
+  const int64_t ptr = index_.sequence_pointer(doc);
+  if (ptr < 0) return;
+  const size_t item = TokenDTypeSize(index_.dtype());
+  const uint64_t len = document_length(doc);
+  if (offset >= len) return;
+  bin_->Prefetch(static_cast<uint64_t>(ptr) + offset * item, (len - offset) * item);
+}
+
 Status ShardSource::Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const {
   return ReadImpl(doc, offset, count, out);
 }

@@ -33,6 +33,13 @@ class ByteSource {
   // ReadExactlyAt (`what`) if the object ends first; otherwise what `use` returns.
   virtual Status ViewAt(uint64_t offset, size_t n, const char* what,
                         FunctionRef<Status(const uint8_t* data)> use) const;
+  // Hints that the `n` bytes at `offset` will be read soon, so that their cache misses overlap
+  // other work (a source holding them in memory prefetches their first cache lines). Never fails
+  // or blocks; does nothing by default.
+  virtual void Prefetch(uint64_t offset, size_t n) const {
+    (void)offset;
+    (void)n;
+  }
 };
 
 // Opens a local regular file. kNotFound if it is missing, kInvalidArgument if it is not a file.
