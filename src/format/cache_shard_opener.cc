@@ -32,7 +32,8 @@ constexpr auto kReaperPeriod = std::chrono::milliseconds(10);
 // 27).
 constexpr uint64_t kLeaseBudgetObjects = 4;
 
-// The .bin of a cached shard, read through a lease on its local copy.
+// The .bin of a cached shard, read through a lease on its local copy (viewed in place where the
+// lease is kept and so mapped).
 class CachedBinSource final : public ByteSource {
  public:
   explicit CachedBinSource(std::shared_ptr<BinLease> lease) : lease_(std::move(lease)) {}
@@ -41,6 +42,11 @@ class CachedBinSource final : public ByteSource {
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
     return lease_->ReadAt(offset, n, out);
   }
+  Status ViewAt(uint64_t offset, size_t n, const char* what,
+                FunctionRef<Status(const uint8_t* data)> use) const override {
+    return lease_->ViewAt(offset, n, what, use);
+  }
+  void Prefetch(uint64_t offset, size_t n) const override { lease_->Prefetch(offset, n); }
 
  private:
   std::shared_ptr<BinLease> lease_;

@@ -1,84 +1,94 @@
 #include "format/cached_bin_lease.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
+#include <cstring>
 #include <mutex>
 
 #include "common/clock.h"
-#include "format/shard_source.h"
 
 namespace stoker {
-namespace {}  // namespace
 
 BinLease::BinLease(std::shared_ptr<cache::ShardCache> cache, cache::CacheRequest request, bool keep)
     : cache_(std::move(cache)), request_(std::move(request)), keep_(keep) {}
 
-BinLease::~BinLease() {
-  if (fd_ >= 0) ::close(fd_);
+void BinLease::Touch() const { last_use_ns_.store(SteadyNowNs(), std::memory_order_relaxed); }
+
+Status BinLease::Take() const {
+  std::unique_lock<std::shared_mutex> taking(mu_);
+  if (map_ != nullptr) return Status::OK();  // another reader took it meanwhile
+  STOKER_ASSIGN_OR_RETURN(cache::CachedFile file, cache_->Acquire(request_));
+  Result<std::unique_ptr<MappedFile>> map = MappedFile::Open(file.path());
+  if (!map.ok()) return map.status().WithContext("cached copy of " + request_.uri);
+  if ((*map)->size() != request_.size) {
+    return IOError(file.path() + ": " + std::to_string((*map)->size()) + " bytes but " +
+                   std::to_string(request_.size) + " expected (cached copy of " + request_.uri +
+                   ")");
+  }
+  file_ = std::move(file);
+  map_ = std::move(*map);
+  Touch();
+  return Status::OK();
 }
 
-void BinLease::Touch() { last_use_ns_.store(SteadyNowNs(), std::memory_order_relaxed); }
-
-Result<size_t> BinLease::ReadAt(uint64_t offset, size_t n, char* out) {
+Result<size_t> BinLease::ReadAt(uint64_t offset, size_t n, char* out) const {
   if (offset >= request_.size) return size_t{0};
   n = static_cast<size_t>(std::min<uint64_t>(n, request_.size - offset));
+  if (!keep_) {
+    STOKER_ASSIGN_OR_RETURN(cache::CachedFile file, cache_->Acquire(request_));
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> local, OpenFileSource(file.path()));
+    Result<size_t> got = local->ReadAt(offset, n, out);
+    if (!got.ok()) {
+      return Status(got.status().code(),
+                    got.status().message() + " (cached copy of " + request_.uri + ")");
+    }
+    return got;
+  }
   for (;;) {
     {
       std::shared_lock<std::shared_mutex> reading(mu_);
-      if (fd_ >= 0) {
+      if (map_ != nullptr) {
         Touch();
-        size_t done = 0;
-        while (done < n) {
-          const ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
-          if (got < 0 && errno == EINTR) continue;
-          if (got < 0) {
-            return ErrnoStatus("read " + file_.path() + " at offset " +
-                                   std::to_string(offset + done) + " (cached copy of " +
-                                   request_.uri + ")",
-                               errno);
-          }
-          if (got == 0) {
-            return IOError(file_.path() + ": ends before offset " + std::to_string(offset + n) +
-                           " (cached copy of " + request_.uri + ", " +
-                           std::to_string(request_.size) + " bytes)");
-          }
-          done += static_cast<size_t>(got);
-        }
+        std::memcpy(out, map_->data() + offset, n);
         return n;
       }
     }
-    if (!keep_) {
-      STOKER_ASSIGN_OR_RETURN(cache::CachedFile file, cache_->Acquire(request_));
-      STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> local, OpenFileSource(file.path()));
-      Result<size_t> got = local->ReadAt(offset, n, out);
-      if (!got.ok()) {
-        return Status(got.status().code(),
-                      got.status().message() + " (cached copy of " + request_.uri + ")");
-      }
-      return got;
-    }
-    std::unique_lock<std::shared_mutex> taking(mu_);
-    if (fd_ >= 0) continue;  // another reader took it meanwhile
-    STOKER_ASSIGN_OR_RETURN(cache::CachedFile file, cache_->Acquire(request_));
-    const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      return ErrnoStatus("open " + file.path() + " (cached copy of " + request_.uri + ")", errno);
-    file_ = std::move(file);
-    fd_ = fd;
-    Touch();
+    STOKER_RETURN_IF_ERROR(Take());
   }
+}
+
+Status BinLease::ViewAt(uint64_t offset, size_t n, const char* what,
+                        FunctionRef<Status(const uint8_t* data)> use) const {
+  if (!keep_ || offset > request_.size || n > request_.size - offset) {
+    return ByteSource::ViewAt(offset, n, what, use);  // a copy, or the truncation error
+  }
+  for (;;) {
+    {
+      std::shared_lock<std::shared_mutex> reading(mu_);
+      if (map_ != nullptr) {
+        Touch();
+        return use(map_->data() + offset);
+      }
+    }
+    STOKER_RETURN_IF_ERROR(Take());
+  }
+}
+
+void BinLease::Prefetch(uint64_t offset, size_t n) const {
+  if (!keep_ || offset >= request_.size) return;
+  std::shared_lock<std::shared_mutex> reading(mu_, std::try_to_lock);
+  if (!reading.owns_lock() || map_ == nullptr) return;
+  // The first lines: the hardware prefetcher follows on from there (as MegatronSource's).
+  const uint8_t* p = map_->data() + offset;
+  const uint64_t end = std::min<uint64_t>({request_.size - offset, n, 256});
+  for (uint64_t at = 0; at < end; at += 64) __builtin_prefetch(p + at);
 }
 
 bool BinLease::ReleaseIfIdle(std::chrono::steady_clock::duration idle) {
   std::unique_lock<std::shared_mutex> l(mu_, std::try_to_lock);
-  if (!l.owns_lock() || fd_ < 0) return false;
+  if (!l.owns_lock() || map_ == nullptr) return false;
   const int64_t idle_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(idle).count();
   if (SteadyNowNs() - last_use_ns_.load(std::memory_order_relaxed) < idle_ns) return false;
-  ::close(fd_);
-  fd_ = -1;
+  map_.reset();
   file_ = cache::CachedFile();  // lets the pin go
   return true;
 }

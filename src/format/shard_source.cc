@@ -1,6 +1,6 @@
 #include "format/shard_source.h"
 
-#include <vector>
+#include <optional>
 
 #include "common/hash.h"
 #include "format/token_convert.h"
@@ -55,16 +55,25 @@ Status ShardSource::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* o
   }
   const size_t item = TokenDTypeSize(index_.dtype());
   const uint64_t pos = static_cast<uint64_t>(ptr) + offset * item;
-  // One buffer per reading thread, reused: the loader reads piece after piece.
-  thread_local std::vector<uint8_t> buffer;
-  buffer.resize(count * item);
-  STOKER_RETURN_IF_ERROR(
-      ReadExactlyAt(*bin_, pos, buffer.size(), reinterpret_cast<char*>(buffer.data()), "tokens"));
-  if (std::optional<uint64_t> bad = DecodeTokens(buffer.data(), index_.dtype(), count, out)) {
-    return BadTokenStatus(bin_->uri(), pos, index_.dtype(), *bad, buffer.data(),
-                          sizeof(T) == 4 ? "int32" : "int64");
-  }
-  return Status::OK();
+  const TokenDType dtype = index_.dtype();
+  // In place where the .bin is mapped (a cached copy held by its lease), else a copy.
+  return bin_->ViewAt(pos, count * item, "tokens", [&](const uint8_t* data) -> Status {
+    if (std::optional<uint64_t> bad = DecodeTokens(data, dtype, count, out)) {
+      return BadTokenStatus(bin_->uri(), pos, dtype, *bad, data,
+                            sizeof(T) == 4 ? "int32" : "int64");
+    }
+    return Status::OK();
+  });
+}
+
+void ShardSource::PrefetchTokens(uint64_t doc, uint64_t offset) const {
+  if (doc >= index_.num_sequences()) return;
+  const int64_t ptr = index_.sequence_pointer(doc);
+  if (ptr < 0) return;
+  const size_t item = TokenDTypeSize(index_.dtype());
+  const uint64_t len = document_length(doc);
+  if (offset >= len) return;
+  bin_->Prefetch(static_cast<uint64_t>(ptr) + offset * item, (len - offset) * item);
 }
 
 Status ShardSource::Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const {

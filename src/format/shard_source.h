@@ -41,6 +41,12 @@ class ShardSource final : public TokenSource {
     const int32_t len = index_.sequence_length(doc);
     return len < 0 ? 0 : static_cast<uint64_t>(len);
   }
+  // The index entry (held in memory) and the first tokens of the piece, where the .bin source
+  // holds them in memory (a mapped cached copy).
+  void PrefetchIndex(uint64_t doc) const override {
+    if (doc < index_.num_sequences()) index_.PrefetchSequence(doc);
+  }
+  void PrefetchTokens(uint64_t doc, uint64_t offset) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override;
 

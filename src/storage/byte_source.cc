@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace stoker {
 namespace {
@@ -53,6 +54,13 @@ class InMemorySource final : public ByteSource {
     std::memcpy(out, bytes_.data() + offset, len);
     return len;
   }
+  Status ViewAt(uint64_t offset, size_t n, const char* what,
+                FunctionRef<Status(const uint8_t* data)> use) const override {
+    if (offset > bytes_.size() || n > bytes_.size() - offset) {
+      return ByteSource::ViewAt(offset, n, what, use);  // the truncation error
+    }
+    return use(reinterpret_cast<const uint8_t*>(bytes_.data()) + offset);
+  }
 
  private:
   std::string uri_;
@@ -60,6 +68,16 @@ class InMemorySource final : public ByteSource {
 };
 
 }  // namespace
+
+Status ByteSource::ViewAt(uint64_t offset, size_t n, const char* what,
+                          FunctionRef<Status(const uint8_t* data)> use) const {
+  // One buffer per reading thread, reused: the loader reads piece after piece.
+  thread_local std::vector<uint8_t> buffer;
+  buffer.resize(n);
+  STOKER_RETURN_IF_ERROR(
+      ReadExactlyAt(*this, offset, n, reinterpret_cast<char*>(buffer.data()), what));
+  return use(buffer.data());
+}
 
 Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path) {
   int fd;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "common/function_ref.h"
 #include "stoker/status.h"
 
 namespace stoker {
@@ -26,6 +27,19 @@ class ByteSource {
   // than `n` only when the object ends first (0 at or past the end). Errors name the uri and the
   // offset (kIOError, or kUnavailable for a transient remote failure).
   virtual Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const = 0;
+  // Calls `use` with the `n` bytes at `offset`, which it may read only during the call: in place
+  // where the source holds them in memory (a mapped file, a memory source), else copied by ReadAt
+  // into a buffer of the calling thread (so `use` must not call ViewAt itself). kCorruption as
+  // ReadExactlyAt (`what`) if the object ends first; otherwise what `use` returns.
+  virtual Status ViewAt(uint64_t offset, size_t n, const char* what,
+                        FunctionRef<Status(const uint8_t* data)> use) const;
+  // Hints that the `n` bytes at `offset` will be read soon, so that their cache misses overlap
+  // other work (a source holding them in memory prefetches their first cache lines). Never fails
+  // or blocks; does nothing by default.
+  virtual void Prefetch(uint64_t offset, size_t n) const {
+    (void)offset;
+    (void)n;
+  }
 };
 
 // Opens a local regular file. kNotFound if it is missing, kInvalidArgument if it is not a file.
