@@ -201,6 +201,8 @@ Result<ChatTemplate> ChatTemplate::FromString(std::string_view source, std::stri
   c.template_ = std::make_shared<const jinja::Template>(std::move(t));
   c.generation_prompt_ignores_messages_ = GenerationPromptIgnoresMessages(c.template_->body());
   c.special_tokens_ = std::move(special_tokens);
+  c.marker_free_source_ =
+      !MayWriteSpanMarkers(source) && !MayWriteSpanMarkers(c.special_tokens_.dump());
   c.control_tokens_ = std::move(control_tokens);
   const std::string keyed = std::string(source) + '\0' + c.special_tokens_.dump();
   c.source_hash_ = XXH3_64bits(keyed.data(), keyed.size());

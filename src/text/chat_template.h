@@ -75,6 +75,12 @@ class ChatTemplate {
   Result<ChatSpans> SpansRenderingEveryPrefix(const Conversation& conv, TrainOn train_on,
                                               const nlohmann::ordered_json& kwargs) const;
 
+  // Spans with the conversation always rendered as it is and with its markers, compared (Spans
+  // takes the text from the marked rendering alone where that provably gives it). The same
+  // result; tests compare the two.
+  Result<ChatSpans> SpansRenderingTwice(const Conversation& conv, TrainOn train_on,
+                                        const nlohmann::ordered_json& kwargs) const;
+
   // Renders like Render, with the control-token text inside the conversation's strings wrapped
   // in U+F0000 ... U+F0001 (as transformers' sanitize_control_tokens marks it).
   Result<std::string> RenderMarkedControlTokens(const Conversation& conv,
@@ -95,12 +101,17 @@ class ChatTemplate {
   // The probes for `kwargs`, rendered on first use and kept (chat_probes.h).
   std::shared_ptr<const ChatProbes> Probes(const nlohmann::ordered_json& kwargs) const;
   Result<ChatSpans> SpansImpl(const Conversation& conv, TrainOn train_on,
-                              const nlohmann::ordered_json& kwargs, bool header_shortcut) const;
+                              const nlohmann::ordered_json& kwargs, bool header_shortcut,
+                              bool one_render) const;
+  // Whether a template's source or special tokens could write a span marker (chat_spans.cc).
+  static bool MayWriteSpanMarkers(std::string_view text);
 
   std::shared_ptr<const jinja::Template> template_;
   // Shared by copies, which render alike; a template parsed anew gets its own.
   std::shared_ptr<ChatProbeCache> probes_ = std::make_shared<ChatProbeCache>();
   bool generation_prompt_ignores_messages_ = false;
+  // Neither the source nor the special tokens can write a span marker: Spans may render once.
+  bool marker_free_source_ = false;
   nlohmann::ordered_json special_tokens_;  // {"bos_token": "<s>", ...}
   std::vector<std::string> control_tokens_;
   uint64_t source_hash_ = 0;

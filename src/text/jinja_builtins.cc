@@ -320,7 +320,9 @@ Result<Value> Arithmetic(const std::string& op, const Value& a, const Value& b) 
     if (op == "%") return Value::Int(x - FloorDiv(x, y) * y);
     return type_error();
   }
-  if (op == "+" && a.is_string() && b.is_string()) return Value::String(a.str() + b.str());
+  if (op == "+" && a.is_string() && b.is_string()) {
+    return Value::String(a.whole_str() + b.whole_str());  // not a read (ReadWatch)
+  }
   if (op == "+" && a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
     ValueList out = a.list();
     out.insert(out.end(), b.list().begin(), b.list().end());

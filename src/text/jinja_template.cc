@@ -21,6 +21,9 @@ bool HasGeneration(const Body& body) {
   return false;
 }
 
+// Python's str(v) for `~`: a string is passed on whole, not read (ReadWatch).
+std::string WholeStr(const Value& v) { return v.is_string() ? v.whole_str() : v.Str(); }
+
 Result<Value> RaiseException(ValueList args, Kwargs) {
   return InvalidArgument("the template raised an error: " +
                          (args.empty() ? std::string() : args[0].Str()));
@@ -142,7 +145,7 @@ class Renderer {
       case Stmt::Kind::kOutput: {
         if (s.expr->kind == Expr::Kind::kBinary && s.expr->name == "+") return OutputSum(*s.expr);
         STOKER_ASSIGN_OR_RETURN(Value v, Eval(*s.expr));
-        *out_ += v.is_string() ? v.str() : v.Str();
+        *out_ += v.is_string() ? v.whole_str() : v.Str();
         return Flow::kNormal;
       }
       case Stmt::Kind::kIf:
@@ -203,7 +206,7 @@ class Renderer {
     const size_t mark = out_->size();
     STOKER_ASSIGN_OR_RETURN(Value acc, Eval(*first));
     bool strings = acc.is_string();
-    if (strings) *out_ += acc.str();
+    if (strings) *out_ += acc.whole_str();
     for (const Expr* sum : sums) {
       Result<Value> term = Eval(*sum->args[1]);
       if (!term.ok()) {
@@ -211,7 +214,7 @@ class Renderer {
         return term.status();
       }
       if (strings && term->is_string()) {
-        *out_ += term->str();
+        *out_ += term->whole_str();
         continue;
       }
       if (strings) {
@@ -223,7 +226,7 @@ class Renderer {
       if (!r.ok()) return r.status();
       acc = std::move(*r);
     }
-    if (!strings) *out_ += acc.is_string() ? acc.str() : acc.Str();
+    if (!strings) *out_ += acc.is_string() ? acc.whole_str() : acc.Str();
     return Flow::kNormal;
   }
 
@@ -476,7 +479,7 @@ class Renderer {
       case K::kBinary: {
         STOKER_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
         STOKER_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1]));
-        if (e.name == "~") return Value::String(a.Str() + b.Str());
+        if (e.name == "~") return Value::String(WholeStr(a) + WholeStr(b));
         return Arithmetic(e.name, a, b);
       }
       case K::kAnd:

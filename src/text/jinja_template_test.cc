@@ -115,5 +115,40 @@ TEST(JinjaTemplateTest, ErrorsNameTheTemplateAndLine) {
             "keeps lists immutable)");
 }
 
+// Whether rendering `source` with x = "<U+E000>0<U+E001>ab" read x's characters (ReadWatch).
+bool ReadsMarkedText(std::string_view source) {
+  Result<Template> t = Template::Parse(source, "t.jinja");
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  Dict ctx;
+  ctx.Set("x", Value::String("\xee\x80\x80"
+                             "0"
+                             "\xee\x80\x81"
+                             "ab"));
+  ctx.Set("y", Value::String("plain"));
+  ReadWatch watch;
+  Result<RenderOutput> out = t->Render(ctx);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return watch.seen();
+}
+
+TEST(JinjaTemplateTest, ReadWatchSeesReadsOfMarkedStringsOnly) {
+  // Passed on whole: written, concatenated, tested for emptiness, stored and passed around.
+  for (const char* source :
+       {"{{ x }}", "{{ '<' + x + '>' }}", "{{ 'a' ~ x }}", "{% set z = y + x %}{{ z }}",
+        "{% if x %}1{% endif %}", "{{ x if x else 'e' }}", "{% set l = [x, y] %}{{ l[0] }}",
+        "{% macro m(v) %}[{{ v }}]{% endmacro %}{{ m(x) }}", "{{ y | length }} {{ y == 'p' }}",
+        "{% set c %}{{ x }}{% endset %}{{ c }}"}) {
+    EXPECT_FALSE(ReadsMarkedText(source)) << source;
+  }
+  // Read: what the markers would change.
+  for (const char* source :
+       {"{{ x | length }}", "{{ x == 'ab' }}", "{{ 'a' in x }}", "{{ x.startswith('a') }}",
+        "{{ x | trim }}", "{{ x.split('a') }}", "{{ x[1:] }}", "{{ x | tojson }}", "{{ [x] }}",
+        "{{ x | upper }}", "{{ x | string }}", "{{ x < 'b' }}", "{% for c in x %}{% endfor %}",
+        "{{ [x, y] | join(',') }}", "{{ x * 2 }}", "{{ {'k': x} }}"}) {
+    EXPECT_TRUE(ReadsMarkedText(source)) << source;
+  }
+}
+
 }  // namespace
 }  // namespace stoker::jinja

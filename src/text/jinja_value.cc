@@ -10,6 +10,20 @@
 
 namespace stoker::jinja {
 
+constinit thread_local ReadWatch* ReadWatch::current_ = nullptr;
+
+void ReadWatch::Check(const std::string& s) {
+  // U+E000..U+E003 are EE 80 80..83 in UTF-8: memchr jumps between the 0xEE bytes.
+  for (size_t i = s.find('\xee'); i != std::string::npos && i + 2 < s.size();
+       i = s.find('\xee', i + 1)) {
+    if (static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+        (static_cast<unsigned char>(s[i + 2]) & 0xfc) == 0x80) {
+      seen_ = true;
+      return;
+    }
+  }
+}
+
 const Value* Dict::Find(std::string_view key) const {
   for (const auto& [k, v] : items) {
     if (k == key) return &v;
@@ -247,7 +261,7 @@ std::string Value::Str() const {
     case Kind::kUndefined:
       return "";
     case Kind::kString:
-      return s_;
+      return str();
     default:
       return Repr();
   }
@@ -266,7 +280,7 @@ std::string Value::Repr() const {
     case Kind::kFloat:
       return FloatRepr(f_);
     case Kind::kString:
-      return PyStrRepr(s_);
+      return PyStrRepr(str());
     case Kind::kList: {
       std::string out = tuple_ ? "(" : "[";
       for (size_t i = 0; i < list_->size(); ++i) {
@@ -298,7 +312,7 @@ int64_t Value::Length() const {
       return 0;
     case Kind::kString: {
       int64_t n = 0;
-      for (unsigned char c : s_) n += (c & 0xc0) != 0x80;
+      for (unsigned char c : str()) n += (c & 0xc0) != 0x80;
       return n;
     }
     case Kind::kList:
@@ -361,7 +375,7 @@ Status Value::AppendJson(std::string* out, bool ensure_ascii, const std::string*
       }
       return Status::OK();
     case Kind::kString:
-      AppendJsonString(s_, ensure_ascii, out);
+      AppendJsonString(str(), ensure_ascii, out);
       return Status::OK();
     case Kind::kList: {
       if (list_->empty()) {

@@ -18,6 +18,34 @@
 
 namespace stoker::jinja {
 
+// Watches a render for reads of the watched code points U+E000..U+E003 (ChatTemplate's span
+// markers): while a ReadWatch lives on a thread, each read of a string's characters there (a
+// comparison, a length, a slice, a method or filter, tojson, repr...) that holds one of them is
+// seen. Passing a string on whole is not a read: writing it out, `+` and `~` of strings, its
+// truthiness, copies into variables, lists and calls. So a render that saw none treated the
+// watched strings as opaque: with their markers removed, its output is the one without them.
+class ReadWatch {
+ public:
+  ReadWatch() : previous_(current_) { current_ = this; }
+  ~ReadWatch() { current_ = previous_; }
+  ReadWatch(const ReadWatch&) = delete;
+  ReadWatch& operator=(const ReadWatch&) = delete;
+
+  bool seen() const { return seen_; }
+  // Called on each read; one thread-local load when no watch is alive.
+  static void Note(const std::string& s) {
+    if (current_ != nullptr) [[unlikely]]
+      current_->Check(s);
+  }
+
+ private:
+  void Check(const std::string& s);
+
+  static constinit thread_local ReadWatch* current_;
+  ReadWatch* previous_;
+  bool seen_ = false;
+};
+
 class Value;
 using ValueList = std::vector<Value>;
 using Kwargs = std::vector<std::pair<std::string, Value>>;
@@ -64,7 +92,13 @@ class Value {
   bool bool_value() const { return b_; }
   int64_t int_value() const { return kind_ == Kind::kBool ? (b_ ? 1 : 0) : i_; }
   double float_value() const { return kind_ == Kind::kFloat ? f_ : double(int_value()); }
-  const std::string& str() const { return s_; }  // the string, or the function's name
+  // The string, or the function's name: a read of its characters (ReadWatch).
+  const std::string& str() const {
+    ReadWatch::Note(s_);
+    return s_;
+  }
+  // The string passed on whole (written out, concatenated): not a read for ReadWatch.
+  const std::string& whole_str() const { return s_; }
   const ValueList& list() const { return *list_; }
   const Dict& dict() const { return *dict_; }
   Dict& mutable_dict() const { return *dict_; }  // namespaces only
