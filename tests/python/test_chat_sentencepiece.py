@@ -115,6 +115,19 @@ def test_phi3_ids_of_the_issue():
     assert list(mask) == [0] * 11 + [1] * 9  # "Fine, thanks. And you?<|end|>"
 
 
+def model_dir(d, template_name, control):
+    """Writes d/tokenizer_config.json (BOS <s>, EOS </s>, the template, `control` {id: text} as
+    its special tokens) beside d/tokenizer.json; returns transformers' tokenizer of the same."""
+    template = (TEMPLATES / template_name).read_text(encoding="utf-8")
+    config = {"bos_token": "<s>", "eos_token": "</s>", "chat_template": template,
+              "added_tokens_decoder": {str(i): {"content": c, "special": True}
+                                       for i, c in control.items()}}
+    (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json"),
+                                                bos_token="<s>", eos_token="</s>",
+                                                chat_template=template)
+
+
 @pytest.fixture(scope="module")
 def llama2_gemma(tmp_path_factory):
     """Llama 2's tokenizer.json (LlamaConverter's legacy layout: a dummy prefix after every added
@@ -127,16 +140,8 @@ def llama2_gemma(tmp_path_factory):
     t.add_special_tokens([AddedToken(s, normalized=False, special=True)
                           for s in ("<start_of_turn>", "<end_of_turn>")])
     t.save(str(d / "tokenizer.json"))
-    template = (TEMPLATES / "gemma.jinja").read_text(encoding="utf-8")
-    control = {str(t.token_to_id(s)): {"content": s, "special": True}
-               for s in ("<s>", "</s>", "<start_of_turn>", "<end_of_turn>")}
-    config = {"bos_token": "<s>", "eos_token": "</s>", "chat_template": template,
-              "added_tokens_decoder": control}
-    (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
-    hf = transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json"),
-                                              bos_token="<s>", eos_token="</s>",
-                                              chat_template=template)
-    return d, hf
+    control = {t.token_to_id(s): s for s in ("<s>", "</s>", "<start_of_turn>", "<end_of_turn>")}
+    return d, model_dir(d, "gemma.jinja", control)
 
 
 def test_llama2_gemma_template_ids_and_masks_equal_transformers(llama2_gemma):
@@ -155,16 +160,8 @@ def mistral_v3(tmp_path_factory):
     d = tmp_path_factory.mktemp("mistral-v3")
     sp_tokenizer_json(mistral_model("v3"), d / "tokenizer.json", "legacy")
     t = Tokenizer.from_file(str(d / "tokenizer.json"))
-    template = (TEMPLATES / "mistral_nemo.jinja").read_text(encoding="utf-8")
-    control = {str(i): {"content": a.content, "special": True}
-               for i, a in t.get_added_tokens_decoder().items() if a.special}
-    config = {"bos_token": "<s>", "eos_token": "</s>", "chat_template": template,
-              "added_tokens_decoder": control}
-    (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
-    hf = transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json"),
-                                              bos_token="<s>", eos_token="</s>",
-                                              chat_template=template)
-    return d, hf
+    control = {i: a.content for i, a in t.get_added_tokens_decoder().items() if a.special}
+    return d, model_dir(d, "mistral_nemo.jinja", control)
 
 
 def test_mistral_v3_ids_and_masks_equal_transformers(mistral_v3):
