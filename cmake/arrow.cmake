@@ -82,9 +82,10 @@ endif()
 #     stoker's own references cannot bind to them) and RTLD_DEEPBIND (libparquet and libarrow
 #     look in their own libraries first, so they keep their simdjson); the sanitizer runtimes
 #     refuse RTLD_DEEPBIND, so ASan/TSan builds open it RTLD_LOCAL only;
-#   - the module holds only the readers and a private copy of status.cc, built with hidden
-#     visibility, -Bsymbolic and --no-undefined: one exported symbol (stoker_arrow_readers_v1),
-#     nothing it needs from stoker's other code (the host hands it ByteSources).
+#   - the module holds only the readers and private copies of status.cc and byte_source.cc,
+#     built with hidden visibility, -Bsymbolic and --no-undefined: one exported symbol
+#     (stoker_arrow_readers_v1), nothing it needs from stoker's other code (the host hands it
+#     ByteSources).
 # Alternatives considered: -Bsymbolic or version scripts on stoker's side cannot change how the
 # prebuilt libparquet binds (it exports its simdjson and was not linked -Bsymbolic), and Debian
 # has no static libsimdjson to hide inside stoker; dlmopen would give the module a second libc and
@@ -107,7 +108,11 @@ if(STOKER_HAVE_ARROW)
     ${PROJECT_SOURCE_DIR}/src/records/arrow/parquet_source.cc
     ${PROJECT_SOURCE_DIR}/src/records/arrow/arrow_ipc_source.cc
     ${PROJECT_SOURCE_DIR}/src/records/arrow/arrow_token_column.cc
-    ${PROJECT_SOURCE_DIR}/src/common/status.cc)  # a private copy: the module needs no other
+    # Private copies: the module needs no other. byte_source.cc holds ByteSource's key function
+    # (ViewAt), so its vtable and type_info, which the module's ByteSource users need (UBSan's
+    # vptr checks among them: without it the ASan+UBSan module failed to load).
+    ${PROJECT_SOURCE_DIR}/src/storage/byte_source.cc
+    ${PROJECT_SOURCE_DIR}/src/common/status.cc)
   target_include_directories(stoker_arrow PRIVATE ${PROJECT_SOURCE_DIR}/include
                              ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(stoker_arrow PRIVATE stoker_arrow_deps nlohmann_json::nlohmann_json)

@@ -69,13 +69,13 @@ class InMemorySource final : public ByteSource {
 
 }  // namespace
 
-Status ViewThroughThreadBuffer(const ByteSource& source, uint64_t offset, size_t n,
-                               const char* what, FunctionRef<Status(const uint8_t* data)> use) {
+Status ByteSource::ViewAt(uint64_t offset, size_t n, const char* what,
+                          FunctionRef<Status(const uint8_t* data)> use) const {
   // One buffer per reading thread, reused: the loader reads piece after piece.
   thread_local std::vector<uint8_t> buffer;
   buffer.resize(n);
   STOKER_RETURN_IF_ERROR(
-      ReadExactlyAt(source, offset, n, reinterpret_cast<char*>(buffer.data()), what));
+      ReadExactlyAt(*this, offset, n, reinterpret_cast<char*>(buffer.data()), what));
   return use(buffer.data());
 }
 

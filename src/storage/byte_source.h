@@ -3,11 +3,6 @@
 // interface and never learns which backend serves the bytes. The storage module is meant to take
 // this header over unchanged (Backend::Open returning a ByteSource) and add its decorators.
 // Thread-safe: ReadAt may be called from any number of threads at once.
-//
-// Every virtual function is defined in this header, so ByteSource has no key function and its
-// type_info goes into every binary that uses it. The Arrow module (cmake/arrow.cmake) links none
-// of stoker's other .cc files and is handed ByteSources; an out-of-line virtual here left it with
-// an undefined `typeinfo for stoker::ByteSource` under UBSan's vptr checks, and it failed to load.
 #pragma once
 
 #include <cstddef>
@@ -46,15 +41,6 @@ class ByteSource {
     (void)n;
   }
 };
-
-// ByteSource::ViewAt by default: ReadExactlyAt into a buffer of the calling thread, then `use`.
-Status ViewThroughThreadBuffer(const ByteSource& source, uint64_t offset, size_t n,
-                               const char* what, FunctionRef<Status(const uint8_t* data)> use);
-
-inline Status ByteSource::ViewAt(uint64_t offset, size_t n, const char* what,
-                                 FunctionRef<Status(const uint8_t* data)> use) const {
-  return ViewThroughThreadBuffer(*this, offset, n, what, use);
-}
 
 // Opens a local regular file. kNotFound if it is missing, kInvalidArgument if it is not a file.
 Result<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path);
