@@ -58,6 +58,7 @@ void PiecePrefetcher::Add(const std::vector<PieceFetch>& pieces) {
       e->step = p.step;
       e->generation = generation_;
       queue_.push_back(e);
+      queued_at_[Key{p.document, p.offset, 0}].push_back(e);
       index_[e->key].push_back(std::move(e));
     }
   }
@@ -69,6 +70,7 @@ void PiecePrefetcher::Clear() {
     std::lock_guard<std::mutex> l(mu_);
     ++generation_;
     queue_.clear();
+    queued_at_.clear();
     index_.clear();
     held_bytes_ = 0;  // fetches in flight of the old generation no longer count
     latest_taken_step_ = 0;
@@ -89,6 +91,14 @@ void PiecePrefetcher::Erase(const EntryPtr& e) {
   if (same.empty()) index_.erase(it);
 }
 
+void PiecePrefetcher::Unqueue(const EntryPtr& e) {
+  auto it = queued_at_.find(Key{e->key.document, e->key.offset, 0});
+  if (it == queued_at_.end()) return;
+  std::deque<EntryPtr>& same = it->second;
+  same.erase(std::remove(same.begin(), same.end(), e), same.end());
+  if (same.empty()) queued_at_.erase(it);
+}
+
 void PiecePrefetcher::DropStale() {
   if (latest_taken_step_ < options_.stale_steps) return;
   const uint64_t oldest = latest_taken_step_ - options_.stale_steps;
@@ -97,6 +107,7 @@ void PiecePrefetcher::DropStale() {
     for (auto e = same.begin(); e != same.end();) {
       if ((*e)->state == State::kReady && (*e)->step < oldest) {
         held_bytes_ -= 4 * (*e)->key.count;
+        std::vector<int32_t>().swap((*e)->tokens);  // queue_ may still hold a run's piece
         e = same.erase(e);
       } else {
         ++e;
@@ -115,27 +126,70 @@ void PiecePrefetcher::Fetch() {
     if (stop_) return;
     EntryPtr e = std::move(queue_.front());
     queue_.pop_front();
+    if (e->state != State::kQueued) continue;  // read already, as part of another piece's run
+    Unqueue(e);
     if (e->step + options_.stale_steps < latest_taken_step_) {  // the workers are past it
       Erase(e);
       continue;
     }
-    e->state = State::kFetching;
-    const uint64_t bytes = 4 * e->key.count;
-    held_bytes_ += bytes;
-    l.unlock();
-    std::vector<int32_t> tokens(e->key.count);
-    const Status read = reader_->Read(e->key.document, e->key.offset, e->key.count, tokens.data());
-    l.lock();
-    const bool current = e->generation == generation_;
+    ReadRun(TakeRun(std::move(e)), l);
+    ready_cv_.notify_all();
+  }
+}
+
+std::vector<PiecePrefetcher::EntryPtr> PiecePrefetcher::TakeRun(EntryPtr first) {
+  const uint64_t doc = first->key.document;
+  const uint64_t start = first->key.offset;
+  uint64_t end = start + first->key.count;
+  first->state = State::kFetching;
+  held_bytes_ += 4 * first->key.count;
+  std::vector<EntryPtr> run{std::move(first)};
+  while (true) {
+    EntryPtr next;
+    // The next row's piece starts where this one ends, or one token before (the token after a
+    // cut is read with the piece before it).
+    for (uint64_t at : {end, end - 1}) {
+      auto it = queued_at_.find(Key{doc, at, 0});
+      if (it != queued_at_.end() && !it->second.empty()) {
+        next = it->second.front();
+        break;
+      }
+    }
+    if (next == nullptr) break;
+    const uint64_t next_end = next->key.offset + next->key.count;
+    if (next_end <= end || 4 * (next_end - start) > options_.max_run_bytes ||
+        held_bytes_ + 4 * next->key.count > options_.max_bytes ||
+        next->step + options_.stale_steps < latest_taken_step_) {
+      break;
+    }
+    Unqueue(next);
+    next->state = State::kFetching;
+    held_bytes_ += 4 * next->key.count;
+    end = next_end;
+    run.push_back(std::move(next));
+  }
+  return run;
+}
+
+void PiecePrefetcher::ReadRun(const std::vector<EntryPtr>& run, std::unique_lock<std::mutex>& l) {
+  const uint64_t doc = run.front()->key.document;
+  const uint64_t start = run.front()->key.offset;
+  const uint64_t end = run.back()->key.offset + run.back()->key.count;
+  l.unlock();
+  std::vector<int32_t> tokens(end - start);
+  const Status read = reader_->Read(doc, start, end - start, tokens.data());
+  fetches_.fetch_add(1, std::memory_order_relaxed);
+  l.lock();
+  for (const EntryPtr& e : run) {
     if (read.ok()) {
-      e->tokens = std::move(tokens);
+      const auto from = tokens.begin() + static_cast<ptrdiff_t>(e->key.offset - start);
+      e->tokens.assign(from, from + static_cast<ptrdiff_t>(e->key.count));
       e->state = State::kReady;
     } else {  // forgotten: the worker reads it itself and gets the error, if it persists
       e->state = State::kFailed;
-      if (current) held_bytes_ -= bytes;
+      if (e->generation == generation_) held_bytes_ -= 4 * e->key.count;
       Erase(e);
     }
-    ready_cv_.notify_all();
   }
 }
 
@@ -147,6 +201,7 @@ bool PiecePrefetcher::TakeImpl(uint64_t document, uint64_t offset, uint64_t coun
     e = Find(Key{document, offset, count});
     if (e != nullptr && e->state == State::kQueued) {  // the fetch threads are behind: read it
       queue_.erase(std::find(queue_.begin(), queue_.end(), e));
+      Unqueue(e);
       Erase(e);
       e = nullptr;
     }
@@ -165,6 +220,7 @@ bool PiecePrefetcher::TakeImpl(uint64_t document, uint64_t offset, uint64_t coun
   }
   work_cv_.notify_all();
   std::copy(e->tokens.begin(), e->tokens.end(), out);
+  std::vector<int32_t>().swap(e->tokens);  // queue_ may still hold it (a run's piece) a while
   taken_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

@@ -9,6 +9,10 @@
 // it has not started. A failed fetch is forgotten (the worker's own read then gives the error).
 // Pieces of steps far behind the ones being taken (a Restore, an epoch the loader left) are
 // dropped, and held bytes are bounded: past `max_bytes` the fetch threads wait.
+// A document cut across rows is one run of pieces that follow each other (each starting where the
+// one before ends, or one token before: batch_layout.cc reads the token after a cut); a fetch
+// thread reads such a run with one request (up to `max_run_bytes`) and splits it, so a long
+// document costs one GET, not one per row it lands in.
 // Thread-safe: Add, Clear and Take from any thread; the fetch threads are joined by the
 // destructor, which cancels their requests in flight (storage/cancel.h).
 #pragma once
@@ -44,8 +48,10 @@ inline constexpr uint32_t kPieceReadAheadRequests = 32;
 
 struct PiecePrefetchOptions {
   uint32_t threads = kPieceReadAheadRequests;
-  uint64_t max_bytes = 256ull << 20;  // fetched tokens held (4 bytes a token)
-  uint64_t stale_steps = 256;         // drop pieces this many steps behind the latest taken
+  uint64_t max_bytes = 256ull << 20;    // fetched tokens held (4 bytes a token)
+  uint64_t stale_steps = 256;           // drop pieces this many steps behind the latest taken
+  uint64_t max_run_bytes = 8ull << 20;  // one request's pieces of one document, at most (tokens
+                                        // at 4 bytes; the S3/HTTP part size)
 };
 
 class PiecePrefetcher {
@@ -69,6 +75,8 @@ class PiecePrefetcher {
 
   // Pieces served from the read-ahead, and pieces a worker had to read itself.
   uint64_t taken() const { return taken_.load(std::memory_order_relaxed); }
+  // Reads the fetch threads made (a run of one document's pieces is one).
+  uint64_t fetches() const { return fetches_.load(std::memory_order_relaxed); }
   uint64_t missed() const { return missed_.load(std::memory_order_relaxed); }
   uint32_t requests_in_flight_at_most() const { return options_.threads; }
 
@@ -93,6 +101,12 @@ class PiecePrefetcher {
   template <typename T>
   bool TakeImpl(uint64_t document, uint64_t offset, uint64_t count, T* out);
   void Fetch();
+  // The queued pieces of `first`'s document that continue it, in order, `first` included, up to
+  // max_run_bytes and the room left under max_bytes; each leaves the queue.
+  std::vector<EntryPtr> TakeRun(EntryPtr first);  // mu_ held
+  // Reads `run` with one request and hands each piece its tokens (or marks them all failed).
+  void ReadRun(const std::vector<EntryPtr>& run, std::unique_lock<std::mutex>& l);
+  void Unqueue(const EntryPtr& e);  // mu_ held: off queued_at_ (queue_ skips it later)
   // The oldest entry of `key` in the index, or null.
   EntryPtr Find(const Key& key) const;  // mu_ held
   void Erase(const EntryPtr& e);        // mu_ held
@@ -105,6 +119,8 @@ class PiecePrefetcher {
   std::condition_variable ready_cv_;  // takers: a fetch ended
   std::deque<EntryPtr> queue_ STOKER_GUARDED_BY(mu_);  // kQueued entries, plan order
   std::unordered_map<Key, std::deque<EntryPtr>, KeyHash> index_ STOKER_GUARDED_BY(mu_);
+  // kQueued entries by where they start (Key with count 0), to find a run's next piece.
+  std::unordered_map<Key, std::deque<EntryPtr>, KeyHash> queued_at_ STOKER_GUARDED_BY(mu_);
   uint64_t held_bytes_ STOKER_GUARDED_BY(mu_) = 0;  // tokens of kFetching and kReady entries
   uint64_t latest_taken_step_ STOKER_GUARDED_BY(mu_) = 0;
   uint64_t generation_ STOKER_GUARDED_BY(mu_) = 0;  // Clear() starts a new one
@@ -112,6 +128,7 @@ class PiecePrefetcher {
   std::atomic<bool> cancel_{false};  // the fetch threads' requests (set by the destructor)
   std::atomic<uint64_t> taken_{0};
   std::atomic<uint64_t> missed_{0};
+  std::atomic<uint64_t> fetches_{0};
   std::mutex join_mu_;
   std::vector<std::thread> threads_;  // guarded by join_mu_ after the constructor
 };

@@ -1,6 +1,7 @@
 // PiecePrefetcher: many reads in flight at once through a reader whose every read takes a
-// request's latency, pieces taken in plan order with the reader's tokens, and the cases where a
-// worker reads a piece itself (not scheduled, still queued, failed, cleared).
+// request's latency, pieces taken in plan order with the reader's tokens, a document cut across
+// rows read with one request, and the cases where a worker reads a piece itself (not scheduled,
+// still queued, failed, cleared).
 #include "loader/piece_prefetcher.h"
 
 #include <gtest/gtest.h>
@@ -155,6 +156,43 @@ TEST(PiecePrefetcherTest, PiecesFarBehindTheTakenOnesAreDropped) {
   ASSERT_TRUE(prefetcher.Take(2, 0, 10, out.data()));  // step 10 taken: step 0 is stale
   prefetcher.Add({{3, 0, 10, 11}});
   EXPECT_FALSE(prefetcher.Take(1, 0, 10, out.data()));
+}
+
+TEST(PiecePrefetcherTest, ADocumentCutAcrossRowsIsReadWithOneRequest) {
+  auto reader = std::make_shared<SlowReader>(std::chrono::milliseconds(0));
+  PiecePrefetcher prefetcher(reader, PiecePrefetchOptions{4, 1 << 20, 256});
+  // Document 3 over three rows (each cut piece also reads the token after it), document 9 over
+  // two (pieces end to end), document 5 in one, and a piece of 3 that does not follow the others.
+  const std::vector<PieceFetch> pieces = {{3, 0, 41, 0}, {5, 0, 10, 0},  {3, 40, 41, 0},
+                                          {9, 0, 30, 1}, {3, 80, 20, 1}, {9, 30, 30, 2},
+                                          {3, 200, 5, 2}};
+  prefetcher.Add(pieces);
+  WaitForReads(*reader, 4);
+  for (const PieceFetch& p : pieces) {
+    std::vector<int32_t> out(p.count);
+    ASSERT_TRUE(prefetcher.Take(p.document, p.offset, p.count, out.data()))
+        << p.document << "@" << p.offset;
+    ExpectTokens(out, p.document, p.offset);
+  }
+  EXPECT_EQ(reader->reads(), 4u);  // [0, 100) of 3, [0, 60) of 9, 5, and 3 at 200
+  EXPECT_EQ(prefetcher.fetches(), 4u);
+  EXPECT_EQ(prefetcher.taken(), pieces.size());
+}
+
+TEST(PiecePrefetcherTest, ARunStopsAtItsByteBound) {
+  auto reader = std::make_shared<SlowReader>(std::chrono::milliseconds(0));
+  PiecePrefetchOptions options{2, 1 << 20, 256};
+  options.max_run_bytes = 4 * 64;  // room for one 41-token piece, not two
+  PiecePrefetcher prefetcher(reader, options);
+  const std::vector<PieceFetch> pieces = {{3, 0, 41, 0}, {3, 40, 41, 0}, {3, 80, 20, 1}};
+  prefetcher.Add(pieces);
+  WaitForReads(*reader, 2);
+  for (const PieceFetch& p : pieces) {
+    std::vector<int32_t> out(p.count);
+    ASSERT_TRUE(prefetcher.Take(p.document, p.offset, p.count, out.data()));
+    ExpectTokens(out, p.document, p.offset);
+  }
+  EXPECT_EQ(reader->reads(), 2u);  // [0, 41), then [40, 100)
 }
 
 TEST(PiecePrefetcherTest, ShutdownCancelsReadsInFlight) {
