@@ -329,6 +329,10 @@ CacheStats ShardCache::Stats() const {
     std::lock_guard<std::mutex> l(mu_);
     stats = counts_;
   }
+  // Under the space lock, as Reserve: a download renamed into data/ between the two scans
+  // would be in neither. (Without the lock, the scans as they are.)
+  Result<std::unique_ptr<FileLock>> space_lock =
+      FileLock::Acquire(layout_.space_lock_path(), LockMode::kExclusive);
   Result<std::vector<StoredObject>> objects = layout_.ScanData();
   Result<uint64_t> temp = layout_.TempBytes();
   stats.used_bytes = temp.ok() ? *temp : 0;

@@ -62,8 +62,10 @@ struct ShardCache::Space {
     return *this;
   }
   ~Space();
-  // Closes the file (reporting a late write error) and renames it to `target`.
-  Status Publish(const std::string& target, bool fsync);
+  // Closes the file (reporting a late write error) and renames it to `target`, the rename under
+  // a shared lock of `space_lock` (ShardCache::Reserve and Stats scan data/ and tmp/ under an
+  // exclusive one: a rename between their two scans would make them miss the object).
+  Status Publish(const std::string& target, bool fsync, const std::string& space_lock);
 };
 
 }  // namespace stoker::cache

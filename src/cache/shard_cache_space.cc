@@ -48,11 +48,14 @@ ShardCache::Space::~Space() {
   if (!path.empty()) ::unlink(path.c_str());
 }
 
-Status ShardCache::Space::Publish(const std::string& target, bool fsync) {
+Status ShardCache::Space::Publish(const std::string& target, bool fsync,
+                                  const std::string& space_lock) {
   if (fsync && ::fdatasync(fd) != 0) return ErrnoStatus("fsync " + path, errno);
   const int f = fd;
   fd = -1;
   if (::close(f) != 0) return ErrnoStatus("close " + path, errno);
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> publishing,
+                          FileLock::Acquire(space_lock, LockMode::kShared));
   if (::rename(path.c_str(), target.c_str()) != 0) {
     return ErrnoStatus("rename " + path + " to " + target, errno);
   }
@@ -166,7 +169,7 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
   const bool sync = options_.fsync || BootId().empty();
   STOKER_RETURN_IF_ERROR(
       WriteMeta(layout_.meta_path(key), {request.uri, size, *xxh3, sync ? "" : BootId()}));
-  STOKER_RETURN_IF_ERROR(space.Publish(layout_.data_path(key), sync));
+  STOKER_RETURN_IF_ERROR(space.Publish(layout_.data_path(key), sync, layout_.space_lock_path()));
   Count(&CacheStats::downloads, 1);
   return Outcome::kDone;
 }
@@ -174,6 +177,8 @@ Result<ShardCache::Outcome> ShardCache::Download(const CacheRequest& request, Pr
 Result<ShardCache::Space> ShardCache::Reserve(const std::string& key, uint64_t size,
                                               Priority priority, size_t position,
                                               const std::string& uri) {
+  // Exclusive: no other reservation, and no download renamed from tmp/ into data/ between the
+  // two scans (Space::Publish), which would leave it out of `used`.
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> space_lock,
                           FileLock::Acquire(layout_.space_lock_path(), LockMode::kExclusive));
   STOKER_ASSIGN_OR_RETURN(std::vector<StoredObject> objects, layout_.ScanData());
