@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cache/cache_testing.h"
+#include "common/file_lock.h"
 #include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "storage/metering_backend.h"
@@ -345,6 +346,31 @@ TEST_F(ShardCacheTest, SmallBudgetManyThreadsNeverDeadlock) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(reads.load(), 64);
   EXPECT_LE(cache->Stats().used_bytes, Budget(2));
+}
+
+// A download is renamed from tmp/ into data/ only while no reservation holds the space lock: a
+// reservation scans data/ and then tmp/, and an object renamed between the two scans was in
+// neither, so the reservation counted one object too few and overshot the budget by one.
+TEST_F(ShardCacheTest, APublishWaitsForTheSpaceLock) {
+  auto cache = OpenCache(Options(Budget(4)));
+  backend_->Block(Uri(0));
+  std::thread reader([&] { EXPECT_TRUE(cache->Acquire(Request(0)).ok()); });
+  backend_->WaitBlocked();  // its space is reserved (the lock let go), its bytes not yet read
+  CacheLayout layout = CacheLayout::Open(dir_->Join("cache"), false).value();
+  Result<std::unique_ptr<FileLock>> space =
+      FileLock::Acquire(layout.space_lock_path(), LockMode::kExclusive);
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  backend_->Unblock();
+  // Its meta file is written just before the rename: from then on only the lock holds it back.
+  const std::string meta = layout.meta_path(ObjectKey(Uri(0)));
+  while (!PathExists(meta)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Time for a rename that ignored the lock to happen (correct code never renames here).
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(Cached(), std::set<int>{});
+  EXPECT_EQ(layout.TempBytes().value(), bytes_[Uri(0)].size());  // still in tmp/, whole
+  space->reset();
+  reader.join();
+  EXPECT_EQ(Cached(), std::set<int>{0});
 }
 
 TEST_F(ShardCacheTest, ConcurrentAcquiresOfOneObjectDownloadItOnce) {
