@@ -323,12 +323,13 @@ void ShardCache::Count(uint64_t CacheStats::*counter, uint64_t n) {
   unflushed_.*counter += n;
 }
 
+CacheStats ShardCache::Counters() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return counts_;
+}
+
 CacheStats ShardCache::Stats() const {
-  CacheStats stats;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    stats = counts_;
-  }
+  CacheStats stats = Counters();
   // Under the space lock, as Reserve: a download renamed into data/ between the two scans
   // would be in neither. (Without the lock, the scans as they are.)
   Result<std::unique_ptr<FileLock>> space_lock =

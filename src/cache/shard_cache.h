@@ -102,8 +102,11 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   Result<CachedFile> Acquire(const CacheRequest& request);
   // The plan's last read of `uri` has passed: it is the first to be evicted.
   void Passed(const std::string& uri);
-  // This process's counters, the budget and the bytes the directory uses now.
+  // This process's counters, the budget and the bytes the directory uses now (two directory
+  // scans under the space lock).
   CacheStats Stats() const;
+  // This process's counters and the budget alone (used_bytes 0): no I/O.
+  CacheStats Counters() const;
   // Adds the counters not yet written to DIR/stats.json (also done after every 16 look-ahead
   // downloads, after each download on Acquire, every 64 hits, and at destruction).
   Status FlushStats();

@@ -117,7 +117,7 @@ class CacheShardOpener final : public ShardOpener {
   }
 
   bool cached() const override { return true; }
-  uint64_t cache_hits() const override { return cache_->Stats().hits; }
+  uint64_t cache_hits() const override { return cache_->Counters().hits; }
 
  private:
   bool exact() const { return reads_ == RemoteReads::kExact; }

@@ -83,20 +83,18 @@ PiecePrefetcher::EntryPtr PiecePrefetcher::Find(const Key& key) const {
   return it == index_.end() || it->second.empty() ? nullptr : it->second.front();
 }
 
-void PiecePrefetcher::Erase(const EntryPtr& e) {
-  auto it = index_.find(e->key);
-  if (it == index_.end()) return;
+void PiecePrefetcher::RemoveFrom(EntryMap& map, const Key& key, const EntryPtr& e) {
+  auto it = map.find(key);
+  if (it == map.end()) return;
   std::deque<EntryPtr>& same = it->second;
   same.erase(std::remove(same.begin(), same.end(), e), same.end());
-  if (same.empty()) index_.erase(it);
+  if (same.empty()) map.erase(it);
 }
 
+void PiecePrefetcher::Erase(const EntryPtr& e) { RemoveFrom(index_, e->key, e); }
+
 void PiecePrefetcher::Unqueue(const EntryPtr& e) {
-  auto it = queued_at_.find(Key{e->key.document, e->key.offset, 0});
-  if (it == queued_at_.end()) return;
-  std::deque<EntryPtr>& same = it->second;
-  same.erase(std::remove(same.begin(), same.end(), e), same.end());
-  if (same.empty()) queued_at_.erase(it);
+  RemoveFrom(queued_at_, Key{e->key.document, e->key.offset, 0}, e);
 }
 
 void PiecePrefetcher::DropStale() {

@@ -97,6 +97,9 @@ class PiecePrefetcher {
     std::vector<int32_t> tokens;
   };
   using EntryPtr = std::shared_ptr<Entry>;
+  using EntryMap = std::unordered_map<Key, std::deque<EntryPtr>, KeyHash>;
+  // Takes `e` out of `key`'s deque in `map`, and the deque out of `map` once empty.
+  static void RemoveFrom(EntryMap& map, const Key& key, const EntryPtr& e);
 
   template <typename T>
   bool TakeImpl(uint64_t document, uint64_t offset, uint64_t count, T* out);
@@ -117,10 +120,11 @@ class PiecePrefetcher {
   mutable std::mutex mu_;
   std::condition_variable work_cv_;   // fetch threads: a piece queued, space freed, or stop
   std::condition_variable ready_cv_;  // takers: a fetch ended
-  std::deque<EntryPtr> queue_ STOKER_GUARDED_BY(mu_);  // kQueued entries, plan order
-  std::unordered_map<Key, std::deque<EntryPtr>, KeyHash> index_ STOKER_GUARDED_BY(mu_);
+  // kQueued entries in plan order, and entries a run took meanwhile (skipped when popped).
+  std::deque<EntryPtr> queue_ STOKER_GUARDED_BY(mu_);
+  EntryMap index_ STOKER_GUARDED_BY(mu_);
   // kQueued entries by where they start (Key with count 0), to find a run's next piece.
-  std::unordered_map<Key, std::deque<EntryPtr>, KeyHash> queued_at_ STOKER_GUARDED_BY(mu_);
+  EntryMap queued_at_ STOKER_GUARDED_BY(mu_);
   uint64_t held_bytes_ STOKER_GUARDED_BY(mu_) = 0;  // tokens of kFetching and kReady entries
   uint64_t latest_taken_step_ STOKER_GUARDED_BY(mu_) = 0;
   uint64_t generation_ STOKER_GUARDED_BY(mu_) = 0;  // Clear() starts a new one
