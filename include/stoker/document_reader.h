@@ -36,6 +36,25 @@ class DocumentReader {
     (void)doc;
     (void)offset;
   }
+  // Reading neighbouring documents with one request (a remote dataset's read-ahead coalesces the
+  // pieces the plan reads close together: docs/cache.md). TokensBetween: the tokens stored between
+  // token `end` of `doc` and token `next_offset` of `next_doc` (> doc), when both lie in one
+  // stored object that ReadSpan reads without another request, and the reader can tell without
+  // I/O; nullopt otherwise (the default: every read stays within one document).
+  virtual std::optional<uint64_t> TokensBetween(uint64_t doc, uint64_t end, uint64_t next_doc,
+                                                uint64_t next_offset) const {
+    (void)doc;
+    (void)end;
+    (void)next_doc;
+    (void)next_offset;
+    return std::nullopt;
+  }
+  // Copies `count` tokens stored from token `offset` of `doc` on into `out`, running past the end
+  // of `doc` into the documents stored after it where TokensBetween said they follow it. By
+  // default a Read (within `doc`).
+  virtual Status ReadSpan(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const {
+    return Read(doc, offset, count, out);
+  }
   // Chat data (docs/chat.md): whether the documents carry a loss mask, and the mask of tokens
   // [offset, offset + count) of `doc` (out[k] = 1 where token offset + k is trained, else 0).
   // A reader without one says false, and ReadLossMask fails with kFailedPrecondition.

@@ -1,7 +1,7 @@
 // StorageStats: what reading remote datasets (s3://, http(s)://) asked of storage — real HTTP
 // requests by kind (every ranged part and every retry counted), bytes, failures, retries and the
 // time those requests took — since the datasets were opened, and how each remote dataset is read
-// (whole shards through the node-local cache, or one ranged GET per document piece). All zero for
+// (whole shards through the node-local cache, or ranged GETs of document pieces). All zero for
 // local data. A plain value.
 #pragma once
 
@@ -22,7 +22,7 @@ struct StorageStats {
   // Time spent waiting on storage: the durations of the requests above, summed over every thread
   // that made them (workers, the cache's download threads).
   uint64_t request_us = 0;
-  // Remote datasets read by one ranged GET per document piece (global shuffle with no cache, or a
+  // Remote datasets read by ranged GETs of document pieces (global shuffle with no cache, or a
   // cache whose budget is below the dataset): their delivery is bound by request latency. And the
   // bytes (.bin + .idx) of those datasets, and the largest cache budget among them (0: no cache).
   uint64_t ranged_datasets = 0;

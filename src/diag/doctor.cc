@@ -208,7 +208,7 @@ Verdict Diagnose(const Measurement& m, const Consumption& c) {
     v.advice.push_back(Format(
         "Request latency limits delivery: %.1f requests per batch at %.1f ms each, %d at a time "
         "(%d read ahead, %d workers), is %.0f ms of every %.0f ms batch. Under global shuffle "
-        "the dataset is read by one ranged GET per document piece because %s, whole shards are "
+        "the dataset is read by ranged GETs of its document pieces because %s, whole shards are "
         "fetched ahead into the cache, several at once, and read from local disk; or use "
         "--shuffle block (whole shards in plan order).",
         m.requests_per_batch, m.mean_request_ms, slots, m.read_ahead_requests, m.workers,

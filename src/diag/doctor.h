@@ -70,7 +70,7 @@ struct Measurement {
   uint64_t shards = 0;         // over every dataset
   uint64_t dataset_bytes = 0;  // token bytes over every dataset
   // Remote data (bench's storage figures over the window). ranged_reads: some dataset is read by
-  // one ranged GET per document piece (global shuffle with no cache, cache_budget_bytes = 0, or a
+  // ranged GETs of its document pieces (global shuffle with no cache, cache_budget_bytes = 0, or a
   // budget below its ranged_bytes); whole_shards_cached: some dataset's shards are fetched whole
   // into the node-local cache.
   bool remote = false;

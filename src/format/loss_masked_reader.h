@@ -27,6 +27,13 @@ class LossMaskedReader final : public DocumentReader {
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override {
     return data_->Read(doc, offset, count, out);
   }
+  std::optional<uint64_t> TokensBetween(uint64_t doc, uint64_t end, uint64_t next_doc,
+                                        uint64_t next_offset) const override {
+    return data_->TokensBetween(doc, end, next_doc, next_offset);
+  }
+  Status ReadSpan(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override {
+    return data_->ReadSpan(doc, offset, count, out);
+  }
   void PrefetchIndex(uint64_t doc) const override { data_->PrefetchIndex(doc); }
   void PrefetchTokens(uint64_t doc, uint64_t offset) const override {
     data_->PrefetchTokens(doc, offset);

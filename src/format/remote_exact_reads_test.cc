@@ -97,6 +97,35 @@ TEST_F(RemoteDatasetExactReadsTest, WithoutACacheAReopenedShardGetsItsIdxAgain) 
 // With the .idx files within keep_indexes_bytes (as the loader asks), every shard stays open:
 // each .idx is one GET, whatever the order, and every later read is its document's GET alone.
 // Over the bound, the pool's max_open_shards again.
+// What the read-ahead joins (loader/piece_prefetcher.h): documents of one open shard, read across
+// with one GET of the bytes from the first piece to the last; never across shards, and never a
+// shard that is not open (TokensBetween does no I/O).
+TEST_F(RemoteDatasetExactReadsTest, NeighbouringDocumentsOfAnOpenShardAreOneGet) {
+  uint64_t idx_total = 0;
+  for (int s = 0; s < kShards; ++s) idx_total += IdxBytes(s);
+  Open("", 1 << 20, false, /*keep_indexes_bytes=*/idx_total);
+  EXPECT_EQ(ds_->TokensBetween(0, Length(0), 2, 1), std::nullopt);  // shard 0 is not open yet
+  Read(0);
+  EXPECT_EQ(ds_->TokensBetween(0, Length(0), 1, 0), 0u);
+  EXPECT_EQ(ds_->TokensBetween(0, 1, 2, 1), uint64_t(Length(0) - 1 + Length(1) + 1));
+  EXPECT_EQ(ds_->TokensBetween(kDocs - 1, 0, kDocs, 0), std::nullopt);  // another shard
+  // From token 1 of document 0 to token 2 of document 3, the documents between included.
+  const uint64_t count = Length(0) - 1 + Length(1) + Length(2) + 2;
+  std::vector<int32_t> want;
+  for (int d = 0; d <= 3; ++d) {
+    for (int k = d == 0 ? 1 : 0; k < (d == 3 ? 2 : Length(d)); ++k) want.push_back(d % 200);
+  }
+  ASSERT_EQ(want.size(), count);
+  const uint64_t gets = Gets(), bytes = BytesRead();
+  std::vector<int32_t> got(count);
+  ASSERT_TRUE(ds_->ReadSpan(0, 1, count, got.data()).ok());
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(Gets() - gets, 1u);
+  EXPECT_EQ(BytesRead() - bytes, 2 * count);
+  // Past the end of the shard's .bin: an error, no read.
+  EXPECT_FALSE(ds_->ReadSpan(kDocs - 1, 0, 1000, got.data()).ok());
+}
+
 TEST_F(RemoteDatasetExactReadsTest, IndexesWithinTheirBoundStayInMemory) {
   uint64_t idx_total = 0;
   for (int s = 0; s < kShards; ++s) idx_total += IdxBytes(s);

@@ -4,8 +4,8 @@
 // the .idx whole (one GET), the .bin in ranged GETs — whole parts kept in memory while the shard
 // is open, fetched ahead by two threads from its first read (kParts: block shuffle and
 // sequential reads read every part), or exactly the bytes of each read
-// (kExact: global shuffle over a dataset its cache cannot hold, one small range GET per document
-// piece; stoker_dataset.h, whole_shards_if_they_fit). A node-local cache plugs in
+// (kExact: global shuffle over a dataset its cache cannot hold, small range GETs of document
+// pieces; stoker_dataset.h, whole_shards_if_they_fit). A node-local cache plugs in
 // here as another opener that stages each shard's files on disk and opens them there.
 // Thread-safe: Open and Schedule may be called from any number of threads.
 #pragma once

@@ -1,5 +1,6 @@
 #include "format/shard_source.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "common/hash.h"
@@ -53,17 +54,52 @@ Status ShardSource::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* o
     return CorruptionAt(idx_uri_, index_.pointers_offset() + 8 * doc,
                         "negative sequence pointer " + std::to_string(ptr));
   }
-  const size_t item = TokenDTypeSize(index_.dtype());
-  const uint64_t pos = static_cast<uint64_t>(ptr) + offset * item;
+  return DecodeAt(static_cast<uint64_t>(ptr) + offset * TokenDTypeSize(index_.dtype()), count, out);
+}
+
+template <typename T>
+Status ShardSource::DecodeAt(uint64_t pos, uint64_t count, T* out) const {
   const TokenDType dtype = index_.dtype();
   // In place where the .bin is mapped (a cached copy held by its lease), else a copy.
-  return bin_->ViewAt(pos, count * item, "tokens", [&](const uint8_t* data) -> Status {
-    if (std::optional<uint64_t> bad = DecodeTokens(data, dtype, count, out)) {
-      return BadTokenStatus(bin_->uri(), pos, dtype, *bad, data,
-                            sizeof(T) == 4 ? "int32" : "int64");
-    }
-    return Status::OK();
-  });
+  return bin_->ViewAt(pos, count * TokenDTypeSize(dtype), "tokens",
+                      [&](const uint8_t* data) -> Status {
+                        if (std::optional<uint64_t> bad = DecodeTokens(data, dtype, count, out)) {
+                          return BadTokenStatus(bin_->uri(), pos, dtype, *bad, data,
+                                                sizeof(T) == 4 ? "int32" : "int64");
+                        }
+                        return Status::OK();
+                      });
+}
+
+std::optional<uint64_t> ShardSource::TokenPosition(uint64_t doc, uint64_t offset) const {
+  if (doc >= index_.num_sequences()) return std::nullopt;
+  const int32_t len = index_.sequence_length(doc);
+  const int64_t ptr = index_.sequence_pointer(doc);
+  if (len < 0 || ptr < 0 || offset > static_cast<uint64_t>(len)) return std::nullopt;
+  return static_cast<uint64_t>(ptr) + offset * TokenDTypeSize(index_.dtype());
+}
+
+std::optional<uint64_t> ShardSource::TokensBetween(uint64_t doc, uint64_t end, uint64_t next_doc,
+                                                   uint64_t next_offset) const {
+  const std::optional<uint64_t> from = TokenPosition(doc, end);
+  const std::optional<uint64_t> to = TokenPosition(next_doc, next_offset);
+  const size_t item = TokenDTypeSize(index_.dtype());
+  if (!from || !to || next_doc <= doc || *to < *from || (*to - *from) % item != 0) {
+    return std::nullopt;
+  }
+  return (*to - *from) / item;
+}
+
+Status ShardSource::ReadSpan(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const {
+  const std::optional<uint64_t> pos = TokenPosition(doc, offset);
+  if (!pos) return Read(doc, offset, count, out);  // its error
+  const size_t item = TokenDTypeSize(index_.dtype());
+  if (count > (bin_->size_bytes() - std::min(*pos, bin_->size_bytes())) / item) {
+    return OutOfRange(prefix_ + ": " + std::to_string(count) + " tokens from token " +
+                      std::to_string(offset) + " of document " + std::to_string(doc) +
+                      " run past the end of " + bin_->uri());
+  }
+  return DecodeAt(*pos, count, out);
 }
 
 void ShardSource::PrefetchTokens(uint64_t doc, uint64_t offset) const {

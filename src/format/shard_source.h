@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "format/manifest.h"
@@ -49,6 +50,10 @@ class ShardSource final : public TokenSource {
   void PrefetchTokens(uint64_t doc, uint64_t offset) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override;
+  // From the sequence pointers: what lies between two pieces of the .bin, read by one ViewAt.
+  std::optional<uint64_t> TokensBetween(uint64_t doc, uint64_t end, uint64_t next_doc,
+                                        uint64_t next_offset) const override;
+  Status ReadSpan(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override;
 
  private:
   ShardSource(std::string prefix, std::shared_ptr<const void> idx_owner, std::string idx_uri,
@@ -61,6 +66,12 @@ class ShardSource final : public TokenSource {
         num_tokens_(num_tokens) {}
   template <typename T>
   Status ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T* out) const;
+  // Where token `offset` of `doc` is stored in the .bin, or nullopt for a document or an offset
+  // outside the index, or a negative pointer or length (Read reports those).
+  std::optional<uint64_t> TokenPosition(uint64_t doc, uint64_t offset) const;
+  // Decodes `count` tokens at byte `pos` of the .bin into `out`.
+  template <typename T>
+  Status DecodeAt(uint64_t pos, uint64_t count, T* out) const;
 
   std::string prefix_;
   std::shared_ptr<const void> idx_owner_;

@@ -219,6 +219,26 @@ Status StokerDataset::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T*
   return at.shard->Read(at.doc, offset, count, out);
 }
 
+std::optional<uint64_t> StokerDataset::TokensBetween(uint64_t doc, uint64_t end,
+                                                     uint64_t next_doc,
+                                                     uint64_t next_offset) const {
+  if (next_doc >= num_documents() || doc >= next_doc) return std::nullopt;
+  const uint64_t s = FindShard(doc);
+  if (FindShard(next_doc) != s) return std::nullopt;
+  const TokenSource* shard = pool_ == nullptr ? resident_[s].get() : pool_->Kept(s);
+  if (shard == nullptr) return std::nullopt;  // not open, or may be unmapped: no I/O here
+  return shard->TokensBetween(doc - first_document_[s], end, next_doc - first_document_[s],
+                              next_offset);
+}
+
+Status StokerDataset::ReadSpan(uint64_t doc, uint64_t offset, uint64_t count,
+                               int32_t* out) const {
+  if (doc >= num_documents()) return Read(doc, offset, count, out);  // its error
+  Location at;
+  STOKER_RETURN_IF_ERROR(Locate(doc, &at));
+  return at.shard->ReadSpan(at.doc, offset, count, out);
+}
+
 // On demand, a prefetch maps the shard ahead of its read, which is the point of it.
 void StokerDataset::PrefetchIndex(uint64_t doc) const {
   Location at;

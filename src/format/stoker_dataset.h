@@ -92,6 +92,10 @@ class StokerDataset : public TokenSource {
   void DocumentLengths(uint64_t first, uint64_t count, uint64_t* out) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override;
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int64_t* out) const override;
+  // Within one shard that is open and stays open (no I/O); nullopt across shards.
+  std::optional<uint64_t> TokensBetween(uint64_t doc, uint64_t end, uint64_t next_doc,
+                                        uint64_t next_offset) const override;
+  Status ReadSpan(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override;
   void PrefetchIndex(uint64_t doc) const override;
   void PrefetchTokens(uint64_t doc, uint64_t offset) const override;
   uint64_t num_shards() const override { return first_document_.size() - 1; }

@@ -159,8 +159,8 @@ Result<std::unique_ptr<StokerDataset>> StokerDataset::OpenRemote(
     }
     std::fprintf(
         stderr,
-        "stoker: warning: %s is read under global shuffle by one ranged GET per document "
-        "piece (the loader fetches the next steps' pieces ahead, many requests in flight), "
+        "stoker: warning: %s is read under global shuffle by ranged GETs of its document "
+        "pieces (the loader fetches the next steps' pieces ahead, many requests in flight), "
         "so its delivery is bound by request latency: %s. Or use --shuffle block "
         "(docs/cache.md, \"Global shuffle over remote data\").\n",
         ds->dir_.c_str(), why.c_str());

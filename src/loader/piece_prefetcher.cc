@@ -58,7 +58,7 @@ void PiecePrefetcher::Add(const std::vector<PieceFetch>& pieces) {
       e->step = p.step;
       e->generation = generation_;
       queue_.push_back(e);
-      queued_at_[Key{p.document, p.offset, 0}].push_back(e);
+      queued_at_[Position{p.document, p.offset}].push_back(e);
       index_[e->key].push_back(std::move(e));
     }
   }
@@ -83,7 +83,8 @@ PiecePrefetcher::EntryPtr PiecePrefetcher::Find(const Key& key) const {
   return it == index_.end() || it->second.empty() ? nullptr : it->second.front();
 }
 
-void PiecePrefetcher::RemoveFrom(EntryMap& map, const Key& key, const EntryPtr& e) {
+template <typename Map, typename K>
+void PiecePrefetcher::RemoveFrom(Map& map, const K& key, const EntryPtr& e) {
   auto it = map.find(key);
   if (it == map.end()) return;
   std::deque<EntryPtr>& same = it->second;
@@ -94,7 +95,7 @@ void PiecePrefetcher::RemoveFrom(EntryMap& map, const Key& key, const EntryPtr& 
 void PiecePrefetcher::Erase(const EntryPtr& e) { RemoveFrom(index_, e->key, e); }
 
 void PiecePrefetcher::Unqueue(const EntryPtr& e) {
-  RemoveFrom(queued_at_, Key{e->key.document, e->key.offset, 0}, e);
+  RemoveFrom(queued_at_, Position{e->key.document, e->key.offset}, e);
 }
 
 void PiecePrefetcher::DropStale() {
@@ -135,52 +136,88 @@ void PiecePrefetcher::Fetch() {
   }
 }
 
-std::vector<PiecePrefetcher::EntryPtr> PiecePrefetcher::TakeRun(EntryPtr first) {
-  const uint64_t doc = first->key.document;
-  const uint64_t start = first->key.offset;
-  uint64_t end = start + first->key.count;
-  first->state = State::kFetching;
+std::optional<int64_t> PiecePrefetcher::Gap(const Entry& a, const Entry& b) const {
+  const uint64_t a_end = a.key.offset + a.key.count;
+  int64_t gap = 0;
+  if (a.key.document == b.key.document) {
+    // A cut piece reads the token after it, which the next row's piece starts with.
+    if (b.key.offset + 1 < a_end || b.key.offset + b.key.count <= a_end) return std::nullopt;
+    gap = static_cast<int64_t>(b.key.offset) - static_cast<int64_t>(a_end);
+  } else {
+    const std::optional<uint64_t> between =
+        reader_->TokensBetween(a.key.document, a_end, b.key.document, b.key.offset);
+    if (!between || *between > options_.max_gap_bytes / 4) return std::nullopt;
+    gap = static_cast<int64_t>(*between);
+  }
+  if (gap > static_cast<int64_t>(options_.max_gap_bytes / 4)) return std::nullopt;
+  return gap;
+}
+
+bool PiecePrefetcher::MayJoin(const Entry& e, uint64_t span) const {
+  return 4 * span <= options_.max_run_bytes &&
+         held_bytes_ + 4 * e.key.count <= options_.max_bytes &&
+         e.step + options_.stale_steps >= latest_taken_step_;
+}
+
+void PiecePrefetcher::Claim(const EntryPtr& e) {
+  Unqueue(e);
+  e->state = State::kFetching;
+  held_bytes_ += 4 * e->key.count;
+}
+
+PiecePrefetcher::Run PiecePrefetcher::TakeRun(EntryPtr first) {
+  first->state = State::kFetching;  // off the queue already
   held_bytes_ += 4 * first->key.count;
-  std::vector<EntryPtr> run{std::move(first)};
-  while (true) {
-    EntryPtr next;
-    // The next row's piece starts where this one ends, or one token before (the token after a
-    // cut is read with the piece before it).
-    for (uint64_t at : {end, end - 1}) {
-      auto it = queued_at_.find(Key{doc, at, 0});
-      if (it != queued_at_.end() && !it->second.empty()) {
-        next = it->second.front();
-        break;
-      }
-    }
-    if (next == nullptr) break;
-    const uint64_t next_end = next->key.offset + next->key.count;
-    if (next_end <= end || 4 * (next_end - start) > options_.max_run_bytes ||
-        held_bytes_ + 4 * next->key.count > options_.max_bytes ||
-        next->step + options_.stale_steps < latest_taken_step_) {
-      break;
-    }
-    Unqueue(next);
-    next->state = State::kFetching;
-    held_bytes_ += 4 * next->key.count;
-    end = next_end;
-    run.push_back(std::move(next));
+  std::deque<EntryPtr> pieces{std::move(first)};
+  std::deque<int64_t> gaps;  // gaps[i]: tokens between pieces[i] and pieces[i + 1]
+  uint64_t span = pieces.front()->key.count;
+  while (true) {  // the pieces stored after the run
+    const Entry& last = *pieces.back();
+    const uint64_t end = last.key.offset + last.key.count;
+    auto it = queued_at_.lower_bound(Position{last.key.document, end == 0 ? 0 : end - 1});
+    if (it == queued_at_.end()) break;
+    EntryPtr next = it->second.front();
+    const std::optional<int64_t> gap = Gap(last, *next);
+    if (!gap || !MayJoin(*next, span + *gap + next->key.count)) break;
+    span += *gap + next->key.count;
+    Claim(next);
+    gaps.push_back(*gap);
+    pieces.push_back(std::move(next));
+  }
+  while (true) {  // the pieces stored before it
+    const Entry& head = *pieces.front();
+    auto it = queued_at_.lower_bound(Position{head.key.document, head.key.offset});
+    if (it == queued_at_.begin()) break;
+    EntryPtr prev = std::prev(it)->second.front();
+    const std::optional<int64_t> gap = Gap(*prev, head);
+    if (!gap || !MayJoin(*prev, span + *gap + prev->key.count)) break;
+    span += *gap + prev->key.count;
+    Claim(prev);
+    gaps.push_front(*gap);
+    pieces.push_front(std::move(prev));
+  }
+  Run run;
+  run.tokens = span;
+  uint64_t at = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    run.at.push_back(at);
+    if (i < gaps.size()) at += pieces[i]->key.count + gaps[i];
+    run.pieces.push_back(std::move(pieces[i]));
   }
   return run;
 }
 
-void PiecePrefetcher::ReadRun(const std::vector<EntryPtr>& run, std::unique_lock<std::mutex>& l) {
-  const uint64_t doc = run.front()->key.document;
-  const uint64_t start = run.front()->key.offset;
-  const uint64_t end = run.back()->key.offset + run.back()->key.count;
+void PiecePrefetcher::ReadRun(const Run& run, std::unique_lock<std::mutex>& l) {
+  const Key& first = run.pieces.front()->key;
   l.unlock();
-  std::vector<int32_t> tokens(end - start);
-  const Status read = reader_->Read(doc, start, end - start, tokens.data());
+  std::vector<int32_t> tokens(run.tokens);
+  const Status read = reader_->ReadSpan(first.document, first.offset, run.tokens, tokens.data());
   fetches_.fetch_add(1, std::memory_order_relaxed);
   l.lock();
-  for (const EntryPtr& e : run) {
+  for (size_t i = 0; i < run.pieces.size(); ++i) {
+    const EntryPtr& e = run.pieces[i];
     if (read.ok()) {
-      const auto from = tokens.begin() + static_cast<ptrdiff_t>(e->key.offset - start);
+      const auto from = tokens.begin() + static_cast<ptrdiff_t>(run.at[i]);
       e->tokens.assign(from, from + static_cast<ptrdiff_t>(e->key.count));
       e->state = State::kReady;
     } else {  // forgotten: the worker reads it itself and gets the error, if it persists

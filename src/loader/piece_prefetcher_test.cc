@@ -17,13 +17,28 @@ namespace stoker::loader {
 namespace {
 
 // Document d holds tokens 1000*d, 1000*d + 1, ...; every read sleeps `latency` and counts the
-// reads in flight. Reads of document `fail` fail.
+// reads in flight. Reads of document `fail` fail. With `back_to_back`, the documents (100 tokens
+// each) are stored one after another, and ReadSpan reads across them.
 class SlowReader final : public DocumentReader {
  public:
-  explicit SlowReader(std::chrono::milliseconds latency, uint64_t fail = UINT64_MAX)
-      : latency_(latency), fail_(fail) {}
+  explicit SlowReader(std::chrono::milliseconds latency, uint64_t fail = UINT64_MAX,
+                      bool back_to_back = false)
+      : latency_(latency), fail_(fail), back_to_back_(back_to_back) {}
   const std::string& path() const override { return name_; }
   std::optional<uint64_t> FindDocumentLength(uint64_t) const override { return 100; }
+  std::optional<uint64_t> TokensBetween(uint64_t doc, uint64_t end, uint64_t next_doc,
+                                        uint64_t next_offset) const override {
+    if (!back_to_back_) return std::nullopt;
+    return 100 * next_doc + next_offset - (100 * doc + end);
+  }
+  Status ReadSpan(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override {
+    if (!back_to_back_ || offset + count <= 100) return Read(doc, offset, count, out);
+    STOKER_RETURN_IF_ERROR(Read(doc, offset, 0, out));  // one request
+    for (uint64_t k = 0, at = 100 * doc + offset; k < count; ++k, ++at) {
+      out[k] = static_cast<int32_t>(1000 * (at / 100) + at % 100);
+    }
+    return Status::OK();
+  }
   Status Read(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const override {
     const int now = in_flight_.fetch_add(1) + 1;
     int seen = max_in_flight_.load();
@@ -54,6 +69,7 @@ class SlowReader final : public DocumentReader {
   std::string name_ = "slow";
   std::chrono::milliseconds latency_;
   uint64_t fail_;
+  bool back_to_back_;
   mutable std::atomic<int> in_flight_{0};
   mutable std::atomic<int> max_in_flight_{0};
   mutable std::atomic<uint64_t> reads_{0};
@@ -160,7 +176,9 @@ TEST(PiecePrefetcherTest, PiecesFarBehindTheTakenOnesAreDropped) {
 
 TEST(PiecePrefetcherTest, ADocumentCutAcrossRowsIsReadWithOneRequest) {
   auto reader = std::make_shared<SlowReader>(std::chrono::milliseconds(0));
-  PiecePrefetcher prefetcher(reader, PiecePrefetchOptions{4, 1 << 20, 256});
+  PiecePrefetchOptions options{4, 1 << 20, 256};
+  options.max_gap_bytes = 4 * 50;  // the piece of 3 at 200 is 100 tokens away: read on its own
+  PiecePrefetcher prefetcher(reader, options);
   // Document 3 over three rows (each cut piece also reads the token after it), document 9 over
   // two (pieces end to end), document 5 in one, and a piece of 3 that does not follow the others.
   const std::vector<PieceFetch> pieces = {{3, 0, 41, 0}, {5, 0, 10, 0},  {3, 40, 41, 0},
@@ -177,6 +195,44 @@ TEST(PiecePrefetcherTest, ADocumentCutAcrossRowsIsReadWithOneRequest) {
   EXPECT_EQ(reader->reads(), 4u);  // [0, 100) of 3, [0, 60) of 9, 5, and 3 at 200
   EXPECT_EQ(prefetcher.fetches(), 4u);
   EXPECT_EQ(prefetcher.taken(), pieces.size());
+}
+
+// Takes every piece (each must have been fetched) and checks its tokens.
+void TakeAll(PiecePrefetcher& prefetcher, const std::vector<PieceFetch>& pieces) {
+  for (const PieceFetch& p : pieces) {
+    std::vector<int32_t> out(p.count);
+    ASSERT_TRUE(prefetcher.Take(p.document, p.offset, p.count, out.data()))
+        << p.document << "@" << p.offset;
+    ExpectTokens(out, p.document, p.offset);
+  }
+}
+
+TEST(PiecePrefetcherTest, NeighbouringPiecesAreReadWithOneRequest) {
+  auto reader = std::make_shared<SlowReader>(std::chrono::milliseconds(0), UINT64_MAX,
+                                             /*back_to_back=*/true);
+  PiecePrefetchOptions options{1, 1 << 20, 256};
+  options.max_gap_bytes = 4 * 150;
+  PiecePrefetcher prefetcher(reader, options);
+  // In plan order; in storage order: 2@60 | 3@0 | 3@50 (gap 40) | 5@10 (gap 150: doc 4 between)
+  // | 9@0 (gap 360: too far, its own request). One fetch thread: the first run takes the pieces
+  // stored before and after the first piece queued.
+  const std::vector<PieceFetch> pieces = {
+      {3, 0, 10, 0}, {9, 0, 20, 0}, {5, 10, 30, 0}, {2, 60, 40, 1}, {3, 50, 10, 1}};
+  prefetcher.Add(pieces);
+  WaitForReads(*reader, 2);
+  TakeAll(prefetcher, pieces);
+  EXPECT_EQ(reader->reads(), 2u);
+  EXPECT_EQ(prefetcher.fetches(), 2u);
+}
+
+TEST(PiecePrefetcherTest, DocumentsAreNotJoinedWhereTheReaderCannotReadAcross) {
+  auto reader = std::make_shared<SlowReader>(std::chrono::milliseconds(0));
+  PiecePrefetcher prefetcher(reader, PiecePrefetchOptions{1, 1 << 20, 256});
+  const std::vector<PieceFetch> pieces = {{3, 0, 100, 0}, {4, 0, 10, 0}, {3, 0, 5, 1}};
+  prefetcher.Add(pieces);
+  WaitForReads(*reader, 3);
+  TakeAll(prefetcher, pieces);
+  EXPECT_EQ(reader->reads(), 3u);  // two documents, and a piece inside another one's span
 }
 
 TEST(PiecePrefetcherTest, ARunStopsAtItsByteBound) {
