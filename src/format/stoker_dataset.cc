@@ -219,8 +219,7 @@ Status StokerDataset::ReadImpl(uint64_t doc, uint64_t offset, uint64_t count, T*
   return at.shard->Read(at.doc, offset, count, out);
 }
 
-std::optional<uint64_t> StokerDataset::TokensBetween(uint64_t doc, uint64_t end,
-                                                     uint64_t next_doc,
+std::optional<uint64_t> StokerDataset::TokensBetween(uint64_t doc, uint64_t end, uint64_t next_doc,
                                                      uint64_t next_offset) const {
   if (next_doc >= num_documents() || doc >= next_doc) return std::nullopt;
   const uint64_t s = FindShard(doc);
@@ -231,8 +230,7 @@ std::optional<uint64_t> StokerDataset::TokensBetween(uint64_t doc, uint64_t end,
                               next_offset);
 }
 
-Status StokerDataset::ReadSpan(uint64_t doc, uint64_t offset, uint64_t count,
-                               int32_t* out) const {
+Status StokerDataset::ReadSpan(uint64_t doc, uint64_t offset, uint64_t count, int32_t* out) const {
   if (doc >= num_documents()) return Read(doc, offset, count, out);  // its error
   Location at;
   STOKER_RETURN_IF_ERROR(Locate(doc, &at));
