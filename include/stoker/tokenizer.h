@@ -68,6 +68,10 @@ struct TokenizerOptions {
   // tokenizers' default). Off: their text is ordinary text (tiktoken's encode_ordinary,
   // tokenizers' encode_special_tokens=True), so training data cannot smuggle control tokens.
   bool allow_special = false;
+  // Off: no added token is read in the text, special or not (transformers'
+  // _encode_without_added_tokens): chat encoding's text of a control token that came from the
+  // conversation (a user's "<tool_call>" is "<", "tool", "_call", ">").
+  bool match_added_tokens = true;
   // The EOS token, by name or id; empty = the file's end-of-text token.
   std::string eos;
   // tokenizer.json: apply its post_processor (e.g. a BOS template) as tokenizers' encode does.

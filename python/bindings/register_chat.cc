@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "py_tokenizer.h"
 #include "register.h"
 #include "text/chat_encode.h"
 #include "text/chat_encoder.h"
@@ -75,17 +74,33 @@ std::pair<std::string, std::vector<std::pair<size_t, size_t>>> Spans(
   return {std::move(spans.text), std::move(spans.trained)};
 }
 
-std::pair<std::vector<int32_t>, std::vector<uint8_t>> Encode(
-    const PyChatTemplate& t, const std::string& record_json, const std::string& train_on,
-    const std::string& kwargs_json, const PyTokenizer& control, const PyTokenizer& plain) {
-  Conversation conv = ToConversation(record_json);
+struct PyChatEncoder {
+  std::shared_ptr<const ChatEncoder> encoder;
+};
+
+PyChatEncoder OpenEncoder(const std::string& tokenizer, const std::string& chat_template,
+                          const TokenizerOptions& options) {
+  ChatEncoderOptions o;
+  o.tokenizer = tokenizer;
+  o.chat_template = chat_template;
+  o.tokenizer_options = options;
+  Result<std::unique_ptr<ChatEncoder>> e = [&] {
+    nb::gil_scoped_release release;
+    return ChatEncoder::Open(o);
+  }();
+  return PyChatEncoder{Unwrap(std::move(e))};
+}
+
+std::pair<std::vector<int32_t>, std::vector<uint8_t>> Encode(const PyChatEncoder& e,
+                                                             const std::string& record_json,
+                                                             const std::string& train_on,
+                                                             const std::string& kwargs_json) {
+  json record = ParseJson(record_json, "the conversation");
   json kwargs = ParseJson(kwargs_json, "kwargs");
   TrainOn which = Unwrap(ParseTrainOn(train_on));
-  Result<ChatIds> r = [&]() -> Result<ChatIds> {
+  Result<ChatIds> r = [&] {
     nb::gil_scoped_release release;
-    STOKER_ASSIGN_OR_RETURN(ChatSpans spans, t.chat->Spans(conv, which, kwargs));
-    STOKER_ASSIGN_OR_RETURN(std::string marked, t.chat->RenderMarkedControlTokens(conv, kwargs));
-    return EncodeChat(*control.tokenizer, *plain.tokenizer, marked, spans.text, spans.trained);
+    return e.encoder->Encode(std::move(record), which, kwargs);
   }();
   ChatIds ids = Unwrap(std::move(r));
   return {std::move(ids.ids), std::move(ids.mask)};
@@ -100,16 +115,13 @@ void RegisterChat(nb::module_& m) {
       .def_prop_ro("name", [](const PyChatTemplate& t) { return t.chat->jinja().name(); })
       .def("render", &Render, nb::arg("record_json"), nb::arg("add_generation_prompt"),
            nb::arg("kwargs_json"))
-      .def("spans", &Spans, nb::arg("record_json"), nb::arg("train_on"), nb::arg("kwargs_json"))
-      .def("encode", &Encode, nb::arg("record_json"), nb::arg("train_on"), nb::arg("kwargs_json"),
-           nb::arg("control"), nb::arg("plain"));
+      .def("spans", &Spans, nb::arg("record_json"), nb::arg("train_on"), nb::arg("kwargs_json"));
   m.def("_chat_template", &Open, nb::arg("path"), nb::arg("config_dir") = "");
-  m.def(
-      "_chat_tokenizer_options",
-      [](const std::string& path, const TokenizerOptions& options) {
-        return Unwrap(ChatTokenizerOptions(path, options));
-      },
-      nb::arg("path"), nb::arg("options"));
+  // Tokenizer.apply_chat_template: `stoker pack`'s encoder (text/chat_encoder.h).
+  nb::class_<PyChatEncoder>(m, "_ChatEncoder")
+      .def("encode", &Encode, nb::arg("record_json"), nb::arg("train_on"), nb::arg("kwargs_json"));
+  m.def("_chat_encoder", &OpenEncoder, nb::arg("tokenizer"), nb::arg("chat_template"),
+        nb::arg("options"));
 }
 
 }  // namespace stoker::python

@@ -300,6 +300,30 @@ std::string Replace(std::string s, std::string_view from, std::string_view to) {
   return s;
 }
 
+// Chat encoding's text of a control token from a conversation (text/chat_encoder.h): no added
+// token is matched, special or not, whatever allow_special says.
+TEST(TokenizerJsonTest, MatchingNoAddedTokensReadsThemAsText) {
+  const std::string plain_added =
+      Replace(SmallJson(), R"("special": true, "normalized": false)", R"("special": false)");
+  TokenizerOptions none;
+  none.allow_special = true;
+  none.match_added_tokens = false;
+  for (const std::string& json : {SmallJson(), plain_added}) {
+    auto matched = ParseTokenizerJson(json, "small.json", {});
+    auto unmatched = ParseTokenizerJson(json, "small.json", none);
+    ASSERT_TRUE(matched.ok() && unmatched.ok());
+    std::vector<int32_t> ids;
+    ASSERT_TRUE((*unmatched)->Encode("hello<|endoftext|>", &ids).ok());
+    EXPECT_EQ(ids[0], 259);
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), 260), 0);
+    EXPECT_NE((*unmatched)->identity().name, (*matched)->identity().name);
+  }
+  std::vector<int32_t> ids;  // a non-special added token is matched by default
+  ASSERT_TRUE(
+      (*ParseTokenizerJson(plain_added, "small.json", {}))->Encode("<|endoftext|>", &ids).ok());
+  EXPECT_EQ(ids, std::vector<int32_t>{260});
+}
+
 TEST(TokenizerJsonTest, BadInputNamesFileAndField) {
   std::string good = SmallJson();
   auto R = [&](std::string_view from, std::string_view to) { return Replace(good, from, to); };

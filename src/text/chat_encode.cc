@@ -52,6 +52,12 @@ std::vector<Piece> SplitMarked(const std::string& s) {
 
 }  // namespace
 
+std::string StripChatMarks(const std::string& marked) {
+  std::string out;
+  for (const Piece& p : SplitMarked(marked)) out += p.text;
+  return out;
+}
+
 Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
                            const std::string& marked, const std::string& text,
                            const std::vector<std::pair<size_t, size_t>>& trained,

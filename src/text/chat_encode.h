@@ -41,6 +41,9 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
                            const std::vector<std::pair<size_t, size_t>>& trained,
                            const TokenTexts& texts = {});
 
+// The text of a marked rendering: the marks (kChatMarkStart, kChatMarkEnd) removed.
+std::string StripChatMarks(const std::string& marked);
+
 // TokenText of every id of `tokenizer`.
 TokenTexts ReadTokenTexts(const Tokenizer& tokenizer);
 

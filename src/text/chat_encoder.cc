@@ -65,6 +65,7 @@ Result<const Tokenizer*> ChatEncoder::Plain() const {
     TokenizerOptions topt = options_.tokenizer_options;
     topt.post_processor = false;
     topt.allow_special = false;
+    topt.match_added_tokens = false;  // each piece it encodes is one control token's text
     plain_ = OpenTokenizer(options_.tokenizer, topt);
   });
   if (!plain_.ok()) return plain_.status();
@@ -80,13 +81,24 @@ std::string ChatEncoder::identity() const {
 }
 
 Result<ChatIds> ChatEncoder::Encode(nlohmann::ordered_json record) const {
+  return Encode(std::move(record), options_.train_on, options_.kwargs);
+}
+
+Result<ChatIds> ChatEncoder::Encode(nlohmann::ordered_json record,
+                                    std::optional<TrainOn> train_on_option,
+                                    const nlohmann::ordered_json& kwargs) const {
   STOKER_ASSIGN_OR_RETURN(Conversation conv, ParseConversation(std::move(record), options_.field));
-  TrainOn train_on = options_.train_on.value_or(conv.is_prompt_completion ? TrainOn::kCompletion
-                                                                          : TrainOn::kAssistant);
-  STOKER_ASSIGN_OR_RETURN(ChatSpans spans, template_.Spans(conv, train_on, options_.kwargs));
+  TrainOn train_on = train_on_option.value_or(conv.is_prompt_completion ? TrainOn::kCompletion
+                                                                        : TrainOn::kAssistant);
+  STOKER_ASSIGN_OR_RETURN(ChatSpans spans, template_.Spans(conv, train_on, kwargs));
   std::string marked;
-  if (template_.NeedsControlTokenMarks(conv, options_.kwargs)) {
-    STOKER_ASSIGN_OR_RETURN(marked, template_.RenderMarkedControlTokens(conv, options_.kwargs));
+  if (template_.NeedsControlTokenMarks(conv, kwargs)) {
+    STOKER_ASSIGN_OR_RETURN(marked, template_.RenderMarkedControlTokens(conv, kwargs));
+    // The template took a marked token apart (Qwen3 splits an answer at "</think>" and strips
+    // the newlines around it, which the marks hide): which of the text's control tokens came from
+    // the conversation is lost, so every one is a token, as transformers encodes a chat without
+    // sanitize_control_tokens (docs/chat.md).
+    if (StripChatMarks(marked) != spans.text) marked = spans.text;
   } else {
     marked = spans.text;  // marking would change no string: the same rendering
   }

@@ -38,6 +38,10 @@ class ChatEncoder {
   // Errors say what is wrong with the record or what the template raised; the caller adds where.
   // Taken by value: its messages are moved into the conversation.
   Result<ChatIds> Encode(nlohmann::ordered_json record) const;
+  // The same with the --train-on rule (unset: by the record's kind) and the template variables
+  // of this call instead of the options' (Python's Tokenizer.apply_chat_template).
+  Result<ChatIds> Encode(nlohmann::ordered_json record, std::optional<TrainOn> train_on,
+                         const nlohmann::ordered_json& kwargs) const;
 
   const ChatTemplate& chat_template() const { return template_; }
   // The tokenizer with control tokens recognised and no post-processor, and the options it was

@@ -2,10 +2,14 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <bitset>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
+
+#include "text/tokenizer_json_scan.h"
 
 namespace stoker {
 namespace {
@@ -232,6 +236,34 @@ Result<ConfigTokens> ReadConfigTokens(const json& config) {
   return t;
 }
 
+// The added tokens of the tokenizer.json in `dir` that the config does not list: transformers'
+// added_tokens_decoder holds both, so a config without added_tokens_decoder (DeepSeek-R1's)
+// still has the file's special tokens as control tokens. A file that does not parse adds none
+// (opening the tokenizer reports it).
+Status AddTokenizerJsonTokens(const std::string& dir, ConfigTokens* t) {
+  const std::string path = (std::filesystem::path(dir) / "tokenizer.json").string();
+  if (!std::filesystem::exists(path)) return Status::OK();
+  STOKER_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  nlohmann::json added;
+  if (std::unique_ptr<TokenizerJsonScan> scan = TokenizerJsonScan::Scan(text, path)) {
+    added = scan->skeleton().value("added_tokens", nlohmann::json::array());
+  } else {
+    nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_object()) added = doc.value("added_tokens", nlohmann::json::array());
+  }
+  if (!added.is_array()) return Status::OK();
+  for (const nlohmann::json& e : added) {
+    if (!e.is_object() || !e.contains("content") || !e["content"].is_string()) continue;
+    std::string s = e["content"].get<std::string>();
+    const bool listed =
+        std::any_of(t->added.begin(), t->added.end(), [&](const auto& a) { return a.first == s; });
+    const bool special =
+        e.contains("special") && e["special"].is_boolean() && e["special"].get<bool>();
+    if (!listed && !s.empty()) t->added.emplace_back(std::move(s), special);
+  }
+  return Status::OK();
+}
+
 std::vector<std::string> ControlTokens(const ConfigTokens& t, std::string_view source) {
   // transformers' _get_control_tokens: special added tokens, and the others the template writes
   // (whitespace tokens excepted).
@@ -263,6 +295,7 @@ Result<ChatTemplate> ChatTemplate::FromModelDir(const std::string& dir) {
   namespace fs = std::filesystem;
   STOKER_ASSIGN_OR_RETURN(json config, ReadConfig(dir));
   STOKER_ASSIGN_OR_RETURN(ConfigTokens tokens, ReadConfigTokens(config));
+  STOKER_RETURN_IF_ERROR(AddTokenizerJsonTokens(dir, &tokens));
   std::string jinja_path = (fs::path(dir) / "chat_template.jinja").string();
   std::string source, name;
   if (fs::exists(jinja_path)) {
@@ -300,6 +333,7 @@ Result<ChatTemplate> ChatTemplate::FromFile(const std::string& path,
     STOKER_ASSIGN_OR_RETURN(config, ReadConfig(config_dir));
   }
   STOKER_ASSIGN_OR_RETURN(ConfigTokens tokens, ReadConfigTokens(config));
+  if (!config_dir.empty()) STOKER_RETURN_IF_ERROR(AddTokenizerJsonTokens(config_dir, &tokens));
   return FromString(source, path, tokens.special, ControlTokens(tokens, source));
 }
 

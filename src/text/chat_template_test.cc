@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <memory>
 #include <sstream>
+
+#include "common/temp_dir.h"
 
 namespace stoker {
 namespace {
@@ -29,6 +33,28 @@ std::vector<std::string> Trained(const ChatTemplate& t, const json& record, Trai
   std::vector<std::string> out;
   for (auto [b, e] : s->trained) out.push_back(s->text.substr(b, e - b));
   return out;
+}
+
+// transformers' control tokens: the special added tokens and the others the template writes,
+// from tokenizer_config.json's added_tokens_decoder and from the tokenizer.json beside it (a
+// config that lists none, as DeepSeek-R1-Distill's, still has the file's special tokens).
+TEST(ChatTemplateTest, ControlTokensComeFromTheConfigAndTheTokenizerJson) {
+  std::unique_ptr<TempDir> dir = TempDir::Create("stoker-chat-control-").value();
+  std::ofstream(dir->Join("tokenizer.json"))
+      << R"({"added_tokens": [{"id": 5, "content": "<|ctl|>", "special": true},
+                              {"id": 6, "content": "<tool>", "special": false},
+                              {"id": 7, "content": "<other>", "special": false},
+                              {"id": 8, "content": "<|cfg|>", "special": true}],
+             "model": {"type": "BPE", "vocab": {}, "merges": []}})";
+  json config = {{"chat_template", "{{ messages[0]['content'] }}<tool>"},
+                 {"added_tokens_decoder", {{"8", {{"content", "<|cfg|>"}, {"special", false}}}}}};
+  std::ofstream(dir->Join("tokenizer_config.json")) << config.dump();
+  Result<ChatTemplate> t = ChatTemplate::FromModelDir(dir->path());
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::vector<std::string> got = t->control_tokens();
+  std::sort(got.begin(), got.end());
+  // <|cfg|>: the config says it is not special (it wins), and the template does not write it.
+  EXPECT_EQ(got, (std::vector<std::string>{"<tool>", "<|ctl|>"}));
 }
 
 TEST(ChatTemplateTest, Qwen3SpansKeepTheReasoningTheFinalTextWrites) {

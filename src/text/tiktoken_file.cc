@@ -278,13 +278,14 @@ Result<std::unique_ptr<BpeTokenizer>> OpenTiktokenFile(const std::string& path,
   c.stages.push_back({std::move(split)});
   c.whole_piece_first = true;
   STOKER_ASSIGN_OR_RETURN(c.eos_id, ResolveEos(options.eos, specials, vocab_size, path));
-  if (options.allow_special) c.added = AddedTokens(specials);
+  if (options.allow_special && options.match_added_tokens) c.added = AddedTokens(specials);
   c.added_content = std::move(added_content);
   c.vocab_size = vocab_size;
   c.identity.kind = "tiktoken";
   c.identity.name = BaseName(path) + " pattern=" + pattern_name +
                     (options.special.empty() ? "" : " special=" + options.special) +
-                    (options.allow_special ? " allow-special" : "");
+                    (options.allow_special ? " allow-special" : "") +
+                    (options.match_added_tokens ? "" : " no-added-tokens");
   c.identity.checksum = Xxh3Hex(Xxh3(bytes->data(), bytes->size()));
   return std::make_unique<BpeTokenizer>(std::move(c));
 }

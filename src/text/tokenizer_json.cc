@@ -227,7 +227,7 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
     c.added_strips.resize(c.added_content.size());
     c.added_strips[added[i].id] = (added[i].lstrip ? BpeTokenizer::kLstrip : 0) |
                                   (added[i].rstrip ? BpeTokenizer::kRstrip : 0);
-    if (flags[i].special && !options.allow_special) continue;
+    if ((flags[i].special && !options.allow_special) || !options.match_added_tokens) continue;
     (flags[i].normalized ? normalized : raw).push_back(added[i]);
   }
   c.added = AddedTokens(std::move(raw));
@@ -255,6 +255,7 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
 
 std::string TokenizerJsonNameOptions(const TokenizerOptions& options) {
   return std::string(options.allow_special ? " allow-special" : "") +
+         (options.match_added_tokens ? "" : " no-added-tokens") +
          (options.post_processor ? "" : " no-post-processor") +
          (options.dummy_prefix_at_start_only ? " dummy-prefix-at-start-only" : "");
 }

@@ -27,7 +27,7 @@ class Tokenizer:
         self._t = _stoker._open_tokenizer(
             os.fspath(path), tokenizer_options(pattern, special, allow_special, eos, post_processor))
         self._path, self._pattern, self._special, self._eos = os.fspath(path), pattern, special, eos
-        self._chat = None  # (template path, ChatTemplate, control tokenizer, plain tokenizer)
+        self._chat = None  # (chat_template path or "", its chat encoder)
 
     @property
     def vocab_size(self) -> int:
@@ -77,19 +77,14 @@ class Tokenizer:
         ``prompt`` + ``completion``. Other keyword arguments are template variables."""
         from ._chat import chat_record
 
-        where = os.fspath(chat_template) if chat_template is not None else self._path
+        where = os.fspath(chat_template) if chat_template is not None else ""
         if self._chat is None or self._chat[0] != where:
-            model_dir = self._path if os.path.isdir(self._path) else os.path.dirname(self._path)
-            template = _stoker._chat_template(where if chat_template is not None else model_dir,
-                                              model_dir)
-            # With the dummy prefix where transformers puts it for this model (docs/chat.md, "Ids").
-            opened = [_stoker._open_tokenizer(self._path, _stoker._chat_tokenizer_options(
-                self._path, tokenizer_options(self._pattern, self._special, allow, self._eos,
-                                              False))) for allow in (True, False)]
-            self._chat = (where, template, opened[0], opened[1])
-        _, template, control, plain = self._chat
-        return template.encode(json.dumps(chat_record(messages, tools)), train_on,
-                               json.dumps(kwargs), control, plain)
+            # `stoker pack`'s encoder: control tokens, the dummy prefix where transformers puts it
+            # for this model (docs/chat.md, "Ids"), no post-processor.
+            options = tokenizer_options(self._pattern, self._special, False, self._eos, False)
+            self._chat = (where, _stoker._chat_encoder(self._path, where, options))
+        return self._chat[1].encode(json.dumps(chat_record(messages, tools)), train_on,
+                                    json.dumps(kwargs))
 
     def __repr__(self) -> str:
         return f"stoker.Tokenizer({self.name!r}, kind={self.kind!r}, vocab_size={self.vocab_size})"
