@@ -1,7 +1,7 @@
 """Chat ids and loss masks with the real tokenizers of popular models (tests/data/tokenizers/README.md):
 Qwen2.5-Instruct, Qwen3 (thinking), Llama 3.2, SmolLM3 and DeepSeek-R1-Distill-Qwen, their published
-tokenizer.json (Qwen2.5's as onnx-community and mlx-community republish it; kept xz-compressed,
-checked against the sha256 the README records) with their own chat templates.
+tokenizer.json (kept xz-compressed, checked against the sha256 the README records) with their own
+chat templates.
 
 On generated conversations (tests/python/test_chat_template.py's: system prompts, several turns,
 tools, reasoning, unicode, control-token text in content, content parts), stoker's
