@@ -11,7 +11,9 @@ namespace stoker {
 BinLease::BinLease(std::shared_ptr<cache::ShardCache> cache, cache::CacheRequest request, bool keep)
     : cache_(std::move(cache)), request_(std::move(request)), keep_(keep) {}
 
-void BinLease::Touch() const { last_use_ns_.store(SteadyNowNs(), std::memory_order_relaxed); }
+void BinLease::Touch() const {
+  if (!used_.load(std::memory_order_relaxed)) used_.store(true, std::memory_order_relaxed);
+}
 
 Status BinLease::Take() const {
   std::unique_lock<std::shared_mutex> taking(mu_);
@@ -26,7 +28,8 @@ Status BinLease::Take() const {
   }
   file_ = std::move(file);
   map_ = std::move(*map);
-  Touch();
+  base_.store(map_->data(), std::memory_order_relaxed);
+  last_use_ns_ = SteadyNowNs();
   return Status::OK();
 }
 
@@ -75,10 +78,10 @@ Status BinLease::ViewAt(uint64_t offset, size_t n, const char* what,
 
 void BinLease::Prefetch(uint64_t offset, size_t n) const {
   if (!keep_ || offset >= request_.size) return;
-  std::shared_lock<std::shared_mutex> reading(mu_, std::try_to_lock);
-  if (!reading.owns_lock() || map_ == nullptr) return;
+  const uint8_t* base = base_.load(std::memory_order_relaxed);
+  if (base == nullptr) return;
   // The first lines: the hardware prefetcher follows on from there (as MegatronSource's).
-  const uint8_t* p = map_->data() + offset;
+  const uint8_t* p = base + offset;
   const uint64_t end = std::min<uint64_t>({request_.size - offset, n, 256});
   for (uint64_t at = 0; at < end; at += 64) __builtin_prefetch(p + at);
 }
@@ -87,7 +90,10 @@ bool BinLease::ReleaseIfIdle(std::chrono::steady_clock::duration idle) {
   std::unique_lock<std::shared_mutex> l(mu_, std::try_to_lock);
   if (!l.owns_lock() || map_ == nullptr) return false;
   const int64_t idle_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(idle).count();
-  if (SteadyNowNs() - last_use_ns_.load(std::memory_order_relaxed) < idle_ns) return false;
+  const int64_t now = SteadyNowNs();
+  if (used_.exchange(false, std::memory_order_relaxed)) last_use_ns_ = now;
+  if (now - last_use_ns_ < idle_ns) return false;
+  base_.store(nullptr, std::memory_order_relaxed);
   map_.reset();
   file_ = cache::CachedFile();  // lets the pin go
   return true;

@@ -45,13 +45,17 @@ class BinLease final : public ByteSource {
   // shared (so `use` must not block on another read of this lease's release).
   Status ViewAt(uint64_t offset, size_t n, const char* what,
                 FunctionRef<Status(const uint8_t* data)> use) const override;
-  // With keep, prefetches the mapped bytes' first cache lines if the lease is held and free now.
+  // With keep, prefetches the mapped bytes' first cache lines if the lease is held. No lock: a
+  // prefetch never faults, even on a mapping let go meanwhile.
   void Prefetch(uint64_t offset, size_t n) const override;
   // Drops the mapping and the pin if no read went through the lease for `idle` and none is in
-  // progress. Returns whether it did.
+  // progress. Returns whether it did. A read is seen by the next call (the reaper's, every few
+  // tens of milliseconds), so idle time counts from that call.
   bool ReleaseIfIdle(std::chrono::steady_clock::duration idle);
 
  private:
+  // Marks the lease used since the last ReleaseIfIdle: a load, and a store only on the first
+  // read after it (a clock read and a store per document piece cost a few percent of delivery).
   void Touch() const;
   // Acquires the cached copy (downloading it if needed) and maps it, unless already held.
   Status Take() const;
@@ -61,9 +65,11 @@ class BinLease final : public ByteSource {
   const bool keep_;
   // shared: reads through the lease (views included); exclusive: taking or dropping it.
   mutable std::shared_mutex mu_;
-  mutable cache::CachedFile file_;               // guarded by mu_
-  mutable std::unique_ptr<MappedFile> map_;      // guarded by mu_; set exactly while file_ is valid
-  mutable std::atomic<int64_t> last_use_ns_{0};  // steady clock
+  mutable cache::CachedFile file_;           // guarded by mu_
+  mutable std::unique_ptr<MappedFile> map_;  // guarded by mu_; set exactly while file_ is valid
+  mutable std::atomic<const uint8_t*> base_{nullptr};  // map_'s bytes, for Prefetch
+  mutable std::atomic<bool> used_{false};              // a read since the last ReleaseIfIdle
+  mutable int64_t last_use_ns_ = 0;  // guarded by mu_ (exclusive): when a read was last seen
 };
 
 }  // namespace stoker
