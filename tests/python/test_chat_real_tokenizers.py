@@ -367,3 +367,16 @@ def test_files_are_the_pinned_ones(tmp_path):
         d.mkdir()
         decompress(TOKENIZERS / name.split("/")[0], d)
         assert os.path.getsize(d / "tokenizer.json") == pins[name][0]
+
+
+def test_generation_prompt_is_refused_not_ignored(models):
+    """apply_chat_template encodes training conversations: asking for a generation prompt is an
+    error, not a template variable that changes nothing."""
+    m = models["qwen2.5"]
+    messages = [{"role": "user", "content": "Q"}]
+    for name in ("add_generation_prompt", "continue_final_message"):
+        with pytest.raises(ValueError, match=name):
+            m.tok.apply_chat_template(messages, **{name: True})
+    messages.append({"role": "assistant", "content": "A"})
+    ids, mask = m.tok.apply_chat_template(messages, add_generation_prompt=False)
+    assert (list(ids), list(mask)) == tuple(map(list, m.tok.apply_chat_template(messages)))

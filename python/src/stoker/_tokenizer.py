@@ -74,8 +74,16 @@ class Tokenizer:
         as control tokens and special-token text inside the messages as ordinary text; ``mask`` is
         1 on the tokens ``train_on`` trains (assistant, last, completion or all; docs/chat.md).
         ``messages``: a list of messages, or a record with ``messages``, ``conversations`` or
-        ``prompt`` + ``completion``. Other keyword arguments are template variables."""
+        ``prompt`` + ``completion``. Other keyword arguments are template variables.
+        ``add_generation_prompt`` and ``continue_final_message`` are refused: this encodes a whole
+        training conversation (``ChatTemplate.render`` takes ``add_generation_prompt``)."""
         from ._chat import chat_record
+
+        for name in ("add_generation_prompt", "continue_final_message"):
+            if kwargs.pop(name, False):
+                raise ValueError(f"apply_chat_template encodes a whole training conversation: "
+                                 f"{name} is not supported (stoker.ChatTemplate.render takes "
+                                 f"add_generation_prompt)")
 
         where = os.fspath(chat_template) if chat_template is not None else ""
         if self._chat is None or self._chat[0] != where:
