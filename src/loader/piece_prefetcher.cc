@@ -138,19 +138,17 @@ void PiecePrefetcher::Fetch() {
 
 std::optional<int64_t> PiecePrefetcher::Gap(const Entry& a, const Entry& b) const {
   const uint64_t a_end = a.key.offset + a.key.count;
-  int64_t gap = 0;
   if (a.key.document == b.key.document) {
     // A cut piece reads the token after it, which the next row's piece starts with.
     if (b.key.offset + 1 < a_end || b.key.offset + b.key.count <= a_end) return std::nullopt;
-    gap = static_cast<int64_t>(b.key.offset) - static_cast<int64_t>(a_end);
-  } else {
-    const std::optional<uint64_t> between =
-        reader_->TokensBetween(a.key.document, a_end, b.key.document, b.key.offset);
-    if (!between || *between > options_.max_gap_bytes / 4) return std::nullopt;
-    gap = static_cast<int64_t>(*between);
+    const int64_t gap = static_cast<int64_t>(b.key.offset) - static_cast<int64_t>(a_end);
+    if (gap > static_cast<int64_t>(options_.max_gap_bytes / 4)) return std::nullopt;
+    return gap;
   }
-  if (gap > static_cast<int64_t>(options_.max_gap_bytes / 4)) return std::nullopt;
-  return gap;
+  const std::optional<uint64_t> between =
+      reader_->TokensBetween(a.key.document, a_end, b.key.document, b.key.offset);
+  if (!between || *between > options_.max_gap_bytes / 4) return std::nullopt;
+  return static_cast<int64_t>(*between);
 }
 
 bool PiecePrefetcher::MayJoin(const Entry& e, uint64_t span) const {
@@ -166,8 +164,7 @@ void PiecePrefetcher::Claim(const EntryPtr& e) {
 }
 
 PiecePrefetcher::Run PiecePrefetcher::TakeRun(EntryPtr first) {
-  first->state = State::kFetching;  // off the queue already
-  held_bytes_ += 4 * first->key.count;
+  Claim(first);
   std::deque<EntryPtr> pieces{std::move(first)};
   std::deque<int64_t> gaps;  // gaps[i]: tokens between pieces[i] and pieces[i + 1]
   uint64_t span = pieces.front()->key.count;
