@@ -219,7 +219,7 @@ def test_bench_and_doctor_report_requests_and_request_latency(stoker_cli, s3, da
         j = json.loads(r.stdout)
         assert r.stderr.count(WARNING) == 1, r.stderr
         assert j["storage"]["read_mode"] == "ranged", j["storage"]
-        assert j["requests_per_batch"] >= 1, j
+        assert j["requests_per_batch"] > 0, j  # below 1 where neighbouring pieces join
         assert j["storage_wait_s"] > 0 and j["mean_request_ms"] >= 20, j
         r = run(stoker_cli, s3, slow.endpoint, "doctor", *common, *quarter,
                 "--train-tokens-per-s", "1e9", check=False)
