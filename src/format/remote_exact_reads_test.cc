@@ -122,8 +122,18 @@ TEST_F(RemoteDatasetExactReadsTest, NeighbouringDocumentsOfAnOpenShardAreOneGet)
   EXPECT_EQ(got, want);
   EXPECT_EQ(Gets() - gets, 1u);
   EXPECT_EQ(BytesRead() - bytes, 2 * count);
-  // Past the end of the shard's .bin: an error, no read.
-  EXPECT_FALSE(ds_->ReadSpan(kDocs - 1, 0, 1000, got.data()).ok());
+  // Past the end of the shard's .bin: an error naming the document, the token and the .bin, and
+  // no request.
+  const uint64_t gets_before_error = Gets();
+  got.resize(1000);
+  const Status past = ds_->ReadSpan(kDocs - 1, 0, 1000, got.data());
+  EXPECT_EQ(past.code(), StatusCode::kOutOfRange) << past.ToString();
+  EXPECT_NE(past.message().find("1000 tokens from token 0 of document " +
+                                std::to_string(kDocs - 1) + " run past the end of "),
+            std::string::npos)
+      << past.ToString();
+  EXPECT_NE(past.message().find(".bin"), std::string::npos) << past.ToString();
+  EXPECT_EQ(Gets(), gets_before_error);
 }
 
 TEST_F(RemoteDatasetExactReadsTest, IndexesWithinTheirBoundStayInMemory) {
