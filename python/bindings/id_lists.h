@@ -30,8 +30,6 @@ class IntCache {
   // nullptr with a Python error set.
   PyObject* NewList(const std::vector<int32_t>& ids);
 
-  size_t size() const { return ints_.size(); }
-
  private:
   std::vector<PyObject*> ints_;
 };

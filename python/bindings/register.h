@@ -6,6 +6,7 @@
 #include <nanobind/nanobind.h>
 
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,21 @@ template <typename T>
 T Unwrap(Result<T> result) {
   ThrowIfError(result.status());
   return std::move(result).value();
+}
+
+// f() with the GIL released; then, with it held again, its Result unwrapped or its Status thrown.
+// What may raise (argument conversion, self.get()) belongs before the call, outside f.
+template <typename F>
+auto Released(F&& f) {
+  auto r = [&] {
+    nanobind::gil_scoped_release release;
+    return f();
+  }();
+  if constexpr (std::is_same_v<decltype(r), Status>) {
+    ThrowIfError(r);
+  } else {
+    return Unwrap(std::move(r));
+  }
 }
 
 // Raises KeyboardInterrupt (or whatever a Python signal handler raised) if a signal arrived.

@@ -35,29 +35,21 @@ json ParseJson(const std::string& text, const char* what) {
 }
 
 PyChatTemplate Open(const std::string& path, const std::string& config_dir) {
-  Result<ChatTemplate> t = [&] {
-    nb::gil_scoped_release release;
+  return PyChatTemplate{std::make_shared<const ChatTemplate>(Released([&] {
     if (std::filesystem::is_directory(path)) return ChatTemplate::FromModelDir(path);
     return ChatTemplate::FromFile(path, config_dir);
-  }();
-  return PyChatTemplate{std::make_shared<const ChatTemplate>(Unwrap(std::move(t)))};
+  }))};
 }
 
 Conversation ToConversation(const std::string& record_json) {
-  json record = ParseJson(record_json, "the conversation");
-  Result<Conversation> c = ParseConversation(record);
-  return Unwrap(std::move(c));
+  return Unwrap(ParseConversation(ParseJson(record_json, "the conversation")));
 }
 
 std::string Render(const PyChatTemplate& t, const std::string& record_json,
                    bool add_generation_prompt, const std::string& kwargs_json) {
   Conversation conv = ToConversation(record_json);
   json kwargs = ParseJson(kwargs_json, "kwargs");
-  Result<jinja::RenderOutput> out = [&] {
-    nb::gil_scoped_release release;
-    return t.chat->Render(conv, add_generation_prompt, kwargs);
-  }();
-  return Unwrap(std::move(out)).text;
+  return Released([&] { return t.chat->Render(conv, add_generation_prompt, kwargs); }).text;
 }
 
 std::pair<std::string, std::vector<std::pair<size_t, size_t>>> Spans(
@@ -66,11 +58,7 @@ std::pair<std::string, std::vector<std::pair<size_t, size_t>>> Spans(
   Conversation conv = ToConversation(record_json);
   json kwargs = ParseJson(kwargs_json, "kwargs");
   TrainOn which = Unwrap(ParseTrainOn(train_on));
-  Result<ChatSpans> s = [&] {
-    nb::gil_scoped_release release;
-    return t.chat->Spans(conv, which, kwargs);
-  }();
-  ChatSpans spans = Unwrap(std::move(s));
+  ChatSpans spans = Released([&] { return t.chat->Spans(conv, which, kwargs); });
   return {std::move(spans.text), std::move(spans.trained)};
 }
 
@@ -84,11 +72,7 @@ PyChatEncoder OpenEncoder(const std::string& tokenizer, const std::string& chat_
   o.tokenizer = tokenizer;
   o.chat_template = chat_template;
   o.tokenizer_options = options;
-  Result<std::unique_ptr<ChatEncoder>> e = [&] {
-    nb::gil_scoped_release release;
-    return ChatEncoder::Open(o);
-  }();
-  return PyChatEncoder{Unwrap(std::move(e))};
+  return PyChatEncoder{Released([&] { return ChatEncoder::Open(o); })};
 }
 
 std::pair<std::vector<int32_t>, std::vector<uint8_t>> Encode(const PyChatEncoder& e,
@@ -98,11 +82,7 @@ std::pair<std::vector<int32_t>, std::vector<uint8_t>> Encode(const PyChatEncoder
   json record = ParseJson(record_json, "the conversation");
   json kwargs = ParseJson(kwargs_json, "kwargs");
   TrainOn which = Unwrap(ParseTrainOn(train_on));
-  Result<ChatIds> r = [&] {
-    nb::gil_scoped_release release;
-    return e.encoder->Encode(std::move(record), which, kwargs);
-  }();
-  ChatIds ids = Unwrap(std::move(r));
+  ChatIds ids = Released([&] { return e.encoder->Encode(std::move(record), which, kwargs); });
   return {std::move(ids.ids), std::move(ids.mask)};
 }
 
@@ -112,7 +92,6 @@ void RegisterChat(nb::module_& m) {
   nb::class_<PyChatTemplate>(m, "_ChatTemplate")
       .def_prop_ro("has_generation",
                    [](const PyChatTemplate& t) { return t.chat->jinja().has_generation(); })
-      .def_prop_ro("name", [](const PyChatTemplate& t) { return t.chat->jinja().name(); })
       .def("render", &Render, nb::arg("record_json"), nb::arg("add_generation_prompt"),
            nb::arg("kwargs_json"))
       .def("spans", &Spans, nb::arg("record_json"), nb::arg("train_on"), nb::arg("kwargs_json"));

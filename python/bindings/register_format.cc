@@ -17,11 +17,7 @@ namespace stoker::python {
 namespace {
 
 std::unique_ptr<TokenSource> Open(const std::string& path) {
-  Result<std::unique_ptr<TokenSource>> source = [&] {
-    nb::gil_scoped_release release;
-    return OpenTokenSource(path);
-  }();
-  return Unwrap(std::move(source));
+  return Released([&] { return OpenTokenSource(path); });
 }
 
 std::string InspectJson(const std::string& path) {
@@ -32,20 +28,14 @@ std::string InspectJson(const std::string& path) {
 
 std::string DocumentJson(const std::string& path, uint64_t doc) {
   std::unique_ptr<TokenSource> source = Open(path);
-  Result<std::string> ids = [&]() -> Result<std::string> {
-    nb::gil_scoped_release release;
+  return Released([&]() -> Result<std::string> {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<StokerDataset> mask, OpenLossMask(*source));
     return DocumentToJson(*source, doc, mask.get());
-  }();
-  return Unwrap(std::move(ids));
+  });
 }
 
 nb::dict VerifyDict(const std::string& path) {
-  Result<VerifyReport> report = [&] {
-    nb::gil_scoped_release release;
-    return Verify(path, nullptr);
-  }();
-  VerifyReport r = Unwrap(std::move(report));
+  VerifyReport r = Released([&] { return Verify(path, nullptr); });
   nb::dict d;
   d["ok"] = r.ok();
   d["path"] = r.path;

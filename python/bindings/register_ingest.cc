@@ -31,11 +31,7 @@ nb::dict RecordsToDict(const RecordPackResult& r) {
 }
 
 nb::dict PackToDict(const PackArgs& args) {
-  Result<PackRunResult> result = [&] {
-    nb::gil_scoped_release release;
-    return RunPackArgs(args);
-  }();
-  PackRunResult run = Unwrap(std::move(result));
+  PackRunResult run = Released([&] { return RunPackArgs(args); });
   nb::dict d;
   d["output"] = run.output.empty() ? args.output : run.output;
   d["format"] = args.format;
@@ -86,11 +82,7 @@ void RegisterIngest(nb::module_& m) {
   m.def(
       "pack_plan",
       [](const PackArgs& args) {
-        Result<TaskPlan> plan = [&] {
-          nb::gil_scoped_release release;
-          return PlanPackTasks(args);
-        }();
-        TaskPlan p = Unwrap(std::move(plan));
+        TaskPlan p = Released([&] { return PlanPackTasks(args); });
         nb::list slices;
         for (uint32_t t = 0; t < p.task_count; ++t) {
           TaskSlice s = p.Slice(t);
@@ -103,13 +95,7 @@ void RegisterIngest(nb::module_& m) {
       "args.task_count tasks): (plan JSON, its checksum, [(first, last)] per task).");
   m.def(
       "merge_tasks",
-      [](std::string output) {
-        Result<Manifest> merged = [&] {
-          nb::gil_scoped_release release;
-          return MergeTasks(output);
-        }();
-        return Unwrap(std::move(merged)).ToJson();
-      },
+      [](std::string output) { return Released([&] { return MergeTasks(output); }).ToJson(); },
       nb::arg("output"),
       "Merges a task-split pack (`stoker merge OUTPUT`); returns the manifest JSON.");
 }

@@ -121,21 +121,14 @@ nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
 
 std::unique_ptr<PyLoader> OpenLoader(const std::vector<DatasetSpec>& specs,
                                      const LoaderOptions& options,
-                                     const std::optional<std::string>& resume_json,
-                                     bool provenance) {
+                                     const std::optional<std::string>& resume_json) {
   std::vector<LoaderDataset> datasets;
   for (const auto& [path, weight] : specs) datasets.push_back({path, nullptr, weight});
   std::optional<PlanState> resume;
   if (resume_json) resume = Unwrap(PlanState::FromJson(*resume_json));
   auto out = std::make_unique<PyLoader>();
-  Result<std::unique_ptr<Loader>> loader = [&]() -> Result<std::unique_ptr<Loader>> {
-    nb::gil_scoped_release release;
-    // `provenance` is the Python loader's (whether batches carry it): Loader::Explain maps the
-    // datasets the loader itself opened, with its remote options.
-    (void)provenance;
-    return Loader::Open(std::move(datasets), options, resume ? &*resume : nullptr);
-  }();
-  out->loader = Unwrap(std::move(loader));
+  out->loader = Released(
+      [&] { return Loader::Open(std::move(datasets), options, resume ? &*resume : nullptr); });
   return out;
 }
 
@@ -143,24 +136,15 @@ std::unique_ptr<PyLoader> OpenLoader(const std::vector<DatasetSpec>& specs,
 // would take it), as JSON (StepProvenance::ToJson).
 std::string ProvenanceJson(PyLoader& self, uint64_t epoch, uint64_t rows_consumed) {
   Loader& loader = self.get();
-  Result<StepProvenance> p = [&] {
-    nb::gil_scoped_release release;
-    return loader.Explain({epoch, rows_consumed});
-  }();
-  return Unwrap(std::move(p)).ToJson();
+  return Released([&] { return loader.Explain({epoch, rows_consumed}); }).ToJson();
 }
 
-std::unique_ptr<PyLoader> OpenStream(const stream::StreamOptions& so, const LoaderOptions& options,
-                                     const std::optional<std::string>& resume_json) {
-  std::optional<PlanState> resume;
-  if (resume_json) resume = Unwrap(PlanState::FromJson(*resume_json));
+// A stream resumes by restore(), after it is open.
+std::unique_ptr<PyLoader> OpenStream(const stream::StreamOptions& so,
+                                     const LoaderOptions& options) {
   auto out = std::make_unique<PyLoader>();
-  Result<std::unique_ptr<Loader>> loader = [&] {
-    nb::gil_scoped_release release;
-    return stream::OpenStreamLoaderWithPlanner(so, options, resume ? &*resume : nullptr,
-                                               &out->stream);
-  }();
-  out->loader = Unwrap(std::move(loader));
+  out->loader = Released(
+      [&] { return stream::OpenStreamLoaderWithPlanner(so, options, nullptr, &out->stream); });
   return out;
 }
 
@@ -247,19 +231,10 @@ void RegisterLoader(nb::module_& m) {
   nb::class_<PyBatch>(m, "Batch", "One delivered batch; its tensors keep its ring slot alive.")
       .def_prop_ro("epoch", [](const PyBatch& b) { return b.batch->epoch(); })
       .def_prop_ro("step", [](const PyBatch& b) { return b.batch->step(); })
-      .def_prop_ro("batch_size", [](const PyBatch& b) { return b.batch->batch_size(); })
-      .def_prop_ro("seq_len", [](const PyBatch& b) { return b.batch->seq_len(); })
-      .def_prop_ro("max_seqlen", [](const PyBatch& b) { return b.batch->max_seqlen(); })
-      .def_prop_ro("real_tokens", [](const PyBatch& b) { return b.batch->real_tokens(); })
-      .def_prop_ro("trained_tokens", [](const PyBatch& b) { return b.batch->trained_tokens(); })
-      .def_prop_ro("skipped_documents",
-                   [](const PyBatch& b) { return b.batch->skipped_documents(); })
       .def_prop_ro("on_device", [](const PyBatch& b) { return b.batch->on_device(); })
       .def_prop_ro(
           "ends_epoch",
           [](const PyBatch& b) { return b.batch->position_after().epoch != b.batch->epoch(); })
-      .def_prop_ro("state_after_json",
-                   [](const PyBatch& b) { return b.batch->state_after().ToJson(); })
       .def("arrays", &Arrays, nb::arg("framework"), nb::arg("device") = false,
            "{name: array} without a copy; framework is 'torch', 'numpy' or 'dlpack'.")
       .def(
@@ -267,32 +242,20 @@ void RegisterLoader(nb::module_& m) {
           [](PyBatch& b, uintptr_t stream) {
             ThrowIfError(b.batch->WaitOnStream(reinterpret_cast<void*>(stream)));
           },
-          nb::arg("cuda_stream"), "Makes a CUDA stream wait for this batch's copy (on the GPU).")
-      .def("synchronize", [](PyBatch& b) {
-        Status s = [&] {
-          nb::gil_scoped_release release;
-          return b.batch->Synchronize();
-        }();
-        ThrowIfError(s);
-      });
+          nb::arg("cuda_stream"), "Makes a CUDA stream wait for this batch's copy (on the GPU).");
 
   nb::class_<PyLoader>(m, "Loader", "The C++ loader. Not thread-safe: one consumer at a time.")
       .def_static("open", &OpenLoader, nb::arg("datasets"), nb::arg("options"),
-                  nb::arg("resume_json").none() = nb::none(), nb::arg("provenance") = false)
+                  nb::arg("resume_json").none() = nb::none())
       .def_static(
           "open_synthetic",
           [](const LoaderOptions& options) {
-            Result<std::unique_ptr<Loader>> loader = [&] {
-              nb::gil_scoped_release release;
-              return Loader::OpenSynthetic(options);
-            }();
             auto out = std::make_unique<PyLoader>();
-            out->loader = Unwrap(std::move(loader));
+            out->loader = Released([&] { return Loader::OpenSynthetic(options); });
             return out;
           },
           nb::arg("options"))
-      .def_static("open_stream", &OpenStream, nb::arg("stream"), nb::arg("options"),
-                  nb::arg("resume_json").none() = nb::none())
+      .def_static("open_stream", &OpenStream, nb::arg("stream"), nb::arg("options"))
       .def("next", &NextBatch,
            "The next batch, or None once at the end of each epoch. Releases the GIL.")
       .def("state_json", [](PyLoader& self) { return self.get().State().ToJson(); })
@@ -303,11 +266,7 @@ void RegisterLoader(nb::module_& m) {
           [](PyLoader& self, const std::string& json) {
             PlanState state = Unwrap(PlanState::FromJson(json));
             Loader& loader = self.get();
-            Status s = [&] {
-              nb::gil_scoped_release release;
-              return loader.Restore(state);
-            }();
-            ThrowIfError(s);
+            Released([&] { return loader.Restore(state); });
           },
           nb::arg("state_json"))
       .def(
@@ -321,11 +280,7 @@ void RegisterLoader(nb::module_& m) {
             }
             std::vector<PlanState> states;
             for (const std::string& j : jsons) states.push_back(Unwrap(PlanState::FromJson(j)));
-            Result<PlanState> mine = [&] {
-              nb::gil_scoped_release release;
-              return self.stream->ElasticState(states);
-            }();
-            return Unwrap(std::move(mine)).ToJson();
+            return Released([&] { return self.stream->ElasticState(states); }).ToJson();
           },
           nb::arg("states_json"),
           "This rank's state continuing every old rank's (a list, in rank order) on this world.")
@@ -349,14 +304,6 @@ void RegisterLoader(nb::module_& m) {
             return plan.steps_per_epoch(epoch);
           },
           nb::arg("epoch"))
-      .def(
-          "steps_remaining",
-          [](PyLoader& self, uint64_t epoch, uint64_t rows) {
-            const Plan& plan = PlanOf(self);
-            nb::gil_scoped_release release;
-            return plan.steps_remaining({epoch, rows});
-          },
-          nb::arg("epoch"), nb::arg("rows_consumed"))
       .def(
           "make_state_json",
           [](PyLoader& self, uint64_t epoch, uint64_t rows) {

@@ -18,6 +18,10 @@ namespace stoker::python {
 
 namespace {
 
+std::string_view ErrorPolicyName(ErrorPolicy p) {
+  return p == ErrorPolicy::kSkip ? "skip" : "fail";
+}
+
 Result<ErrorPolicy> ParseErrorPolicy(const std::string& name) {
   if (name == "fail") return ErrorPolicy::kFail;
   if (name == "skip") return ErrorPolicy::kSkip;
@@ -32,6 +36,14 @@ Result<TokenDType> ParseOutputDType(const std::string& name) {
   return d;
 }
 
+// An enum member as a str property: `name(value)` to read, `parse(str)` (a Result) to write.
+template <typename Class, typename Owner, typename E, typename Name, typename Parse>
+void EnumProperty(Class& cls, const char* property, E Owner::*field, Name name, Parse parse) {
+  cls.def_prop_rw(
+      property, [=](const Owner& o) { return std::string(name(o.*field)); },
+      [=](Owner& o, const std::string& v) { o.*field = Unwrap(parse(v)); });
+}
+
 }  // namespace
 
 void RegisterOptions(nb::module_& m) {
@@ -41,8 +53,8 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("end_row", &MixturePhase::end_row)
       .def_rw("weights", &MixturePhase::weights)
       .def_rw("end_weights", &MixturePhase::end_weights);
-  nb::class_<PlanOptions>(m, "PlanOptions", "Plan options (see docs/plan.md); enums by name.")
-      .def(nb::init<>())
+  nb::class_<PlanOptions> plan(m, "PlanOptions", "Plan options (see docs/plan.md); enums by name.");
+  plan.def(nb::init<>())
       .def_rw("seq_len", &PlanOptions::seq_len)
       .def_rw("batch_size", &PlanOptions::batch_size)
       .def_rw("world_size", &PlanOptions::world_size)
@@ -52,26 +64,16 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("bestfit_window", &PlanOptions::bestfit_window)
       .def_rw("phases", &PlanOptions::phases)
       .def_prop_rw(
-          "shuffle", [](const PlanOptions& o) { return std::string(ShuffleModeName(o.shuffle)); },
-          [](PlanOptions& o, const std::string& v) { o.shuffle = Unwrap(ParseShuffleMode(v)); })
-      .def_prop_rw(
-          "pack", [](const PlanOptions& o) { return std::string(PackModeName(o.pack)); },
-          [](PlanOptions& o, const std::string& v) { o.pack = Unwrap(ParsePackMode(v)); })
-      .def_prop_rw(
-          "remainder",
-          [](const PlanOptions& o) { return std::string(RemainderPolicyName(o.remainder)); },
-          [](PlanOptions& o, const std::string& v) {
-            o.remainder = Unwrap(ParseRemainderPolicy(v));
-          })
-      .def_prop_rw(
           "drop_last",  // torch's name for remainder "drop_last" (True) or "pad" (False)
           [](const PlanOptions& o) { return o.remainder == RemainderPolicy::kDropLast; },
           [](PlanOptions& o, bool v) {
             o.remainder = v ? RemainderPolicy::kDropLast : RemainderPolicy::kPad;
           });
-  nb::class_<LoaderOptions, PlanOptions>(
-      m, "LoaderOptions", "Loader options, plan options included (see docs/loader.md).")
-      .def(nb::init<>())
+  EnumProperty(plan, "shuffle", &PlanOptions::shuffle, ShuffleModeName, ParseShuffleMode);
+  EnumProperty(plan, "pack", &PlanOptions::pack, PackModeName, ParsePackMode);
+  nb::class_<LoaderOptions, PlanOptions> loader(
+      m, "LoaderOptions", "Loader options, plan options included (see docs/loader.md).");
+  loader.def(nb::init<>())
       .def_rw("num_workers", &LoaderOptions::num_workers)
       .def_rw("pin_memory", &LoaderOptions::pin_memory)
       .def_rw("prefetch_factor", &LoaderOptions::prefetch_factor)
@@ -85,25 +87,12 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("pad_token_id", &LoaderOptions::pad_token_id)
       .def_rw("monitor_warnings", &LoaderOptions::monitor_warnings)
       .def_rw("cache_dir", &LoaderOptions::cache_dir)
-      .def_rw("cache_size_bytes", &LoaderOptions::cache_size_bytes)
-      .def_prop_rw(
-          "token_dtype",
-          [](const LoaderOptions& o) { return std::string(TokenDTypeName(o.token_dtype)); },
-          [](LoaderOptions& o, const std::string& v) {
-            o.token_dtype = Unwrap(ParseOutputDType(v));
-          })
-      .def_prop_rw(
-          "long_documents",
-          [](const LoaderOptions& o) { return std::string(LongDocumentsName(o.long_documents)); },
-          [](LoaderOptions& o, const std::string& v) {
-            o.long_documents = Unwrap(ParseLongDocuments(v));
-          })
-      .def_prop_rw(
-          "on_error",
-          [](const LoaderOptions& o) {
-            return std::string(o.on_error == ErrorPolicy::kSkip ? "skip" : "fail");
-          },
-          [](LoaderOptions& o, const std::string& v) { o.on_error = Unwrap(ParseErrorPolicy(v)); });
+      .def_rw("cache_size_bytes", &LoaderOptions::cache_size_bytes);
+  EnumProperty(loader, "token_dtype", &LoaderOptions::token_dtype, TokenDTypeName,
+               ParseOutputDType);
+  EnumProperty(loader, "long_documents", &LoaderOptions::long_documents, LongDocumentsName,
+               ParseLongDocuments);
+  EnumProperty(loader, "on_error", &LoaderOptions::on_error, ErrorPolicyName, ParseErrorPolicy);
   m.def(
       "parse_size", [](const std::string& text) { return Unwrap(ParseSize(text)); },
       "'200GiB', '500M', '1.5TiB' or a byte count, as `stoker pack --shard-size` reads them");
@@ -115,29 +104,22 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("allow_special", &TokenizerOptions::allow_special)
       .def_rw("eos", &TokenizerOptions::eos)
       .def_rw("post_processor", &TokenizerOptions::post_processor);
-  nb::class_<stream::StreamOptions>(m, "StreamOptions",
-                                    "stoker.Stream's options (docs/streaming.md).")
-      .def(nb::init<>())
-      .def_rw("inputs", &stream::StreamOptions::inputs)
-      .def_rw("tokenizer", &stream::StreamOptions::tokenizer)
-      .def_rw("tokenizer_options", &stream::StreamOptions::tokenizer_options)
-      .def_rw("text_field", &stream::StreamOptions::text_field)
-      .def_prop_rw(
-          "utf8",
-          [](const stream::StreamOptions& o) { return std::string(Utf8PolicyName(o.utf8)); },
-          [](stream::StreamOptions& o, const std::string& v) {
-            o.utf8 = Unwrap(ParseUtf8Policy(v));
-          })
-      .def_rw("shuffle_buffer", &stream::StreamOptions::shuffle_buffer)
-      .def_rw("steps_per_epoch", &stream::StreamOptions::steps_per_epoch)
-      .def_rw("split_factor", &stream::StreamOptions::split_factor)
-      .def_rw("encode_threads", &stream::StreamOptions::encode_threads)
-      .def_rw("scan_cache_dir", &stream::StreamOptions::scan_cache_dir)
-      .def_rw("train_on", &stream::StreamOptions::train_on)
-      .def_rw("chat_template", &stream::StreamOptions::chat_template)
-      .def_rw("chat_field", &stream::StreamOptions::chat_field);
-  m.def("default_num_workers", &DefaultNumWorkers,
-        "Worker threads used for num_workers=0: cores / LOCAL_WORLD_SIZE, at least 1.");
+  using stream::StreamOptions;
+  nb::class_<StreamOptions> stream(m, "StreamOptions",
+                                   "stoker.Stream's options (docs/streaming.md).");
+  stream.def(nb::init<>())
+      .def_rw("inputs", &StreamOptions::inputs)
+      .def_rw("tokenizer", &StreamOptions::tokenizer)
+      .def_rw("tokenizer_options", &StreamOptions::tokenizer_options)
+      .def_rw("text_field", &StreamOptions::text_field)
+      .def_rw("shuffle_buffer", &StreamOptions::shuffle_buffer)
+      .def_rw("steps_per_epoch", &StreamOptions::steps_per_epoch)
+      .def_rw("split_factor", &StreamOptions::split_factor)
+      .def_rw("scan_cache_dir", &StreamOptions::scan_cache_dir)
+      .def_rw("train_on", &StreamOptions::train_on)
+      .def_rw("chat_template", &StreamOptions::chat_template)
+      .def_rw("chat_field", &StreamOptions::chat_field);
+  EnumProperty(stream, "utf8", &StreamOptions::utf8, Utf8PolicyName, ParseUtf8Policy);
 }
 
 }  // namespace stoker::python

@@ -87,10 +87,6 @@ nb::dict PackingToDict(const PyPlan& py, uint64_t epoch) {
   return d;
 }
 
-uint32_t RankOr(const PyPlan& p, std::optional<uint32_t> rank) {
-  return rank ? *rank : p.plan->options().rank;
-}
-
 }  // namespace
 
 void RegisterPlan(nb::module_& m) {
@@ -99,10 +95,7 @@ void RegisterPlan(nb::module_& m) {
       [](const std::string& path, uint64_t seq_len, uint64_t global_batch_rows,
          std::optional<std::string> total_tokens, std::optional<uint64_t> total_steps) {
         plan::RunLength run;
-        if (total_tokens) {
-          Result<uint64_t> t = plan::ParseCount(*total_tokens);
-          run.total_tokens = Unwrap(std::move(t));
-        }
+        if (total_tokens) run.total_tokens = Unwrap(plan::ParseCount(*total_tokens));
         run.total_steps = total_steps;
         MixtureSpec spec = Unwrap(ReadMixtureSpec(path, seq_len, global_batch_rows, run));
         nb::dict d;
@@ -119,16 +112,11 @@ void RegisterPlan(nb::module_& m) {
       .def_static(
           "create",
           [](const std::vector<DatasetSpec>& datasets, const LoaderOptions& options) {
-            Result<std::unique_ptr<PyPlan>> plan = [&] {
-              nb::gil_scoped_release release;
-              return CreatePlan(datasets, options);
-            }();
-            return Unwrap(std::move(plan));
+            return Released([&] { return CreatePlan(datasets, options); });
           },
           nb::arg("datasets"), nb::arg("options"))
       .def_prop_ro("fingerprint", [](const PyPlan& p) { return p.plan->fingerprint(); })
       .def_prop_ro("global_batch_rows", [](const PyPlan& p) { return p.plan->global_batch_rows(); })
-      .def_prop_ro("num_datasets", [](const PyPlan& p) { return p.plan->num_datasets(); })
       .def(
           "rows_in_epoch", [](const PyPlan& p, uint64_t e) { return p.plan->rows_in_epoch(e); },
           nb::arg("epoch"), nb::call_guard<nb::gil_scoped_release>())
@@ -136,40 +124,13 @@ void RegisterPlan(nb::module_& m) {
           "steps_per_epoch", [](const PyPlan& p, uint64_t e) { return p.plan->steps_per_epoch(e); },
           nb::arg("epoch") = 0, nb::call_guard<nb::gil_scoped_release>())
       .def(
-          "steps_remaining",
-          [](const PyPlan& p, uint64_t e, uint64_t rows) {
-            return p.plan->steps_remaining({e, rows});
-          },
-          nb::arg("epoch"), nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>())
-      .def(
           "batch",
           [](const PyPlan& p, uint64_t epoch, uint64_t step, std::optional<uint32_t> rank) {
-            Result<Batch> b = [&] {
-              nb::gil_scoped_release release;
-              return p.plan->GetBatch(epoch, step, RankOr(p, rank));
-            }();
-            return BatchToDict(Unwrap(std::move(b)));
+            const uint32_t r = rank ? *rank : p.plan->options().rank;
+            return BatchToDict(Released([&] { return p.plan->GetBatch(epoch, step, r); }));
           },
           nb::arg("epoch"), nb::arg("step"), nb::arg("rank").none() = nb::none(),
           "One rank's rows for one step: the dict `stoker plan --json` prints per line.")
-      .def(
-          "batch_at",
-          [](const PyPlan& p, uint64_t epoch, uint64_t rows, std::optional<uint32_t> rank) {
-            Result<Batch> b = [&] {
-              nb::gil_scoped_release release;
-              return p.plan->GetBatchAt({epoch, rows}, RankOr(p, rank));
-            }();
-            return BatchToDict(Unwrap(std::move(b)));
-          },
-          nb::arg("epoch"), nb::arg("rows_consumed"), nb::arg("rank").none() = nb::none())
-      .def(
-          "advance",
-          [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
-            PlanPosition next = p.plan->Normalize(p.plan->Advance({epoch, rows}));
-            return std::make_pair(next.epoch, next.rows_consumed);
-          },
-          nb::arg("epoch"), nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>(),
-          "The (epoch, rows_consumed) after one global step.")
       .def(
           "make_state_json",
           [](const PyPlan& p, uint64_t epoch, uint64_t rows) {

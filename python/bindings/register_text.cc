@@ -41,11 +41,7 @@ nb::object IdsToPython(std::vector<int32_t>&& ids, bool numpy, IntCache& cache) 
 }
 
 PyTokenizer Open(const std::string& path, const TokenizerOptions& o) {
-  Result<std::unique_ptr<Tokenizer>> t = [&] {
-    nb::gil_scoped_release release;
-    return OpenTokenizer(path, o);
-  }();
-  return PyTokenizer{Unwrap(std::move(t)), IntCache()};
+  return PyTokenizer{Released([&] { return OpenTokenizer(path, o); }), IntCache()};
 }
 
 // Reads the str's own UTF-8 (cached in the str by Python), not a std::string copy of it: the str
@@ -56,12 +52,7 @@ nb::object Encode(PyTokenizer& t, const nb::str& text, bool numpy) {
   if (!data) throw nb::python_error();
   const std::string_view utf8(data, static_cast<size_t>(size));
   std::vector<int32_t> ids;
-  Status st;
-  {
-    nb::gil_scoped_release release;
-    st = t.tokenizer->Encode(utf8, &ids);
-  }
-  ThrowIfError(st);
+  Released([&] { return t.tokenizer->Encode(utf8, &ids); });
   if (!numpy) t.ints.Fill(t.tokenizer->vocab_size());
   return IdsToPython(std::move(ids), numpy, t.ints);
 }
@@ -177,12 +168,7 @@ nb::list EncodeBatch(PyTokenizer& t, nb::list texts, int num_threads, bool numpy
 
 nb::bytes Decode(const PyTokenizer& t, const std::vector<int32_t>& ids) {
   std::string text;
-  Status st;
-  {
-    nb::gil_scoped_release release;
-    st = t.tokenizer->Decode(ids, &text);
-  }
-  ThrowIfError(st);
+  Released([&] { return t.tokenizer->Decode(ids, &text); });
   return nb::bytes(text.data(), text.size());
 }
 
@@ -194,8 +180,6 @@ void RegisterText(nb::module_& m) {
       .def_prop_ro("eos_id", [](const PyTokenizer& t) { return t.tokenizer->eos_id(); })
       .def_prop_ro("kind", [](const PyTokenizer& t) { return t.tokenizer->identity().kind; })
       .def_prop_ro("name", [](const PyTokenizer& t) { return t.tokenizer->identity().name; })
-      .def_prop_ro("checksum",
-                   [](const PyTokenizer& t) { return t.tokenizer->identity().checksum; })
       .def("encode", &Encode, nb::arg("text"), nb::arg("numpy") = false)
       .def("encode_batch", &EncodeBatch, nb::arg("texts"), nb::arg("num_threads") = 0,
            nb::arg("numpy") = false)

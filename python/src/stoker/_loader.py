@@ -225,9 +225,9 @@ class Loader:
         self._is_stream = stream is not None
         self._rank, self._world_size = rank, world_size
         if stream is not None:
-            self._impl = stream._open(_stoker, self._options)
+            self._impl = _stoker.Loader.open_stream(stream.options, self._options)
         else:
-            self._impl = _stoker.Loader.open(specs, self._options, provenance=self._provenance)
+            self._impl = _stoker.Loader.open(specs, self._options)
         self._synthetic_steps: Optional[int] = None
 
     @classmethod
@@ -374,10 +374,6 @@ class Loader:
         """
         return make_state_dict(self._impl.state_json())
 
-    @staticmethod
-    def _plan_state(state: Any) -> Dict[str, Any]:
-        return plan_state_of(state)
-
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
         """Continues from ``state``; ValueError if it is malformed or from another plan.
 
@@ -389,7 +385,7 @@ class Loader:
         restored (bitwise the same batches).
         """
         if isinstance(state, (list, tuple)):
-            plans = [self._plan_state(s) for s in state]
+            plans = [plan_state_of(s) for s in state]
             if not plans:
                 raise ValueError("load_state_dict: an empty list of states")
             same_world = (len(plans) == self._world_size
@@ -401,7 +397,7 @@ class Loader:
             else:
                 resume = self._impl.elastic_state_json([json.dumps(p) for p in plans])
         else:
-            plan_state = self._plan_state(state)
+            plan_state = plan_state_of(state)
             if (self._is_stream and plan_state.get("world_size") not in (None, 0, self._world_size)
                     and plan_state.get("stream")):
                 raise ValueError(
@@ -413,8 +409,7 @@ class Loader:
                 and json.loads(resume).get("fingerprint") != self.fingerprint):
             # An edited mixture (docs/plan.md, "Edits on resume"): the loader reopens on the plan
             # that continues each dataset where the checkpoint says it stopped.
-            impl = _stoker.Loader.open(self._datasets, self._options, resume_json=resume,
-                                       provenance=self._provenance)
+            impl = _stoker.Loader.open(self._datasets, self._options, resume_json=resume)
             self._impl.close()
             self._impl = impl
         else:

@@ -48,6 +48,18 @@ def shuffle_name(shuffle: Any) -> str:
     raise ValueError(f"shuffle must be True, False, 'global', 'block' or 'none', not {shuffle!r}")
 
 
+def paths(inputs: Any) -> list:
+    """One path or a sequence of them, as a list of str."""
+    return [os.fspath(p) for p in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)]
+
+
+def fill(options: Any, **fields: Any) -> Any:
+    """``options`` (a C++ option struct) with ``fields`` set on it, in the order given."""
+    for name, value in fields.items():
+        setattr(options, name, value)
+    return options
+
+
 def cache_dir(value: Any, name: str) -> Optional[str]:
     """None (no cache), "auto" or a directory; "off" and "" are read as None, with a warning."""
     if value is None:

@@ -62,11 +62,8 @@ class Stream:
         chat_template: Union[str, os.PathLike, None] = None,
         chat_field: str = "",
     ) -> None:
-        if isinstance(paths, (str, os.PathLike)):
-            paths = [paths]
         inputs = []
-        for p in paths:
-            p = os.fspath(p)
+        for p in _spelling.paths(paths):
             if glob.has_magic(p) and not p.startswith(("s3://", "http://", "https://")):
                 matched = sorted(glob.glob(p))
                 if not matched:
@@ -94,24 +91,20 @@ class Stream:
 
         # The one definition: the C++ StreamOptions, filled here and handed over whole.
         o = _stoker.StreamOptions()
-        o.inputs = inputs
-        o.tokenizer = os.fspath(tokenizer)
-        o.tokenizer_options = tokenizer_options(pattern, special, allow_special, eos,
-                                                post_processor)
-        o.text_field = text_field
         try:
             o.utf8 = utf8
         except ValueError as e:
             raise ValueError(f"utf8: {e}") from None
-        o.shuffle_buffer = shuffle_buffer
-        o.steps_per_epoch = steps_per_epoch or 0
-        o.split_factor = split_factor
         scan = _spelling.cache_dir(scan_cache, "scan_cache")
-        o.scan_cache_dir = "" if scan is None else scan
-        o.train_on = train_on
-        o.chat_template = "" if chat_template is None else os.fspath(chat_template)
-        o.chat_field = chat_field
-        self.options = o
+        self.options = _spelling.fill(
+            o, inputs=inputs, tokenizer=os.fspath(tokenizer),
+            tokenizer_options=tokenizer_options(pattern, special, allow_special, eos,
+                                                post_processor),
+            text_field=text_field, shuffle_buffer=shuffle_buffer,
+            steps_per_epoch=steps_per_epoch or 0, split_factor=split_factor,
+            scan_cache_dir="" if scan is None else scan, train_on=train_on,
+            chat_template="" if chat_template is None else os.fspath(chat_template),
+            chat_field=chat_field)
         self.bestfit_window: Optional[int] = bestfit_window  # deprecated; None: the loader's
 
     @property
@@ -125,9 +118,6 @@ class Stream:
     @property
     def shuffle_buffer(self) -> int:
         return self.options.shuffle_buffer
-
-    def _open(self, core, options, resume_json=None):
-        return core.Loader.open_stream(self.options, options, resume_json)
 
     def __repr__(self) -> str:
         return (f"stoker.Stream({self.inputs!r}, tokenizer={self.tokenizer!r}, "

@@ -6,7 +6,7 @@ import json
 import os
 from typing import Any, Dict, List, Sequence, Union
 
-from . import _stoker
+from . import _spelling, _stoker
 from ._datasets import PathLike
 
 
@@ -20,15 +20,9 @@ def pack_plan(inputs: Union[PathLike, Sequence[PathLike]], output: PathLike, tas
     slice; ``format="webdataset"``: the files are tar members, and no sample is cut). Raises
     ValueError when the recorded plan is for other inputs, another format or task count.
     """
-    if isinstance(inputs, (str, os.PathLike)):
-        inputs = [inputs]
-    args = _stoker.PackArgs()
-    args.inputs = [os.fspath(p) for p in inputs]
-    args.output = os.fspath(output)
-    args.task_index = 0
-    args.task_count = task_count
-    args.input_format = input_format
-    args.format = format
+    args = _spelling.fill(_stoker.PackArgs(), inputs=_spelling.paths(inputs),
+                          output=os.fspath(output), task_index=0, task_count=task_count,
+                          input_format=input_format, format=format)
     text, checksum, slices = _stoker.pack_plan(args)
     plan = json.loads(text)
     plan["checksum"] = checksum

@@ -71,29 +71,15 @@ def pack(
     """
     num_workers = _spelling.alias(num_workers, threads, "threads", "num_workers", 0)
     on_error = _spelling.alias(on_error, bad_lines, "bad_lines", "on_error", "fail")
-    if isinstance(inputs, (str, os.PathLike)):
-        inputs = [inputs]
-    args = _stoker.PackArgs()
-    args.inputs = [os.fspath(p) for p in inputs]
-    args.output = os.fspath(output)
-    args.tokenizer = tokenizer
-    args.text_field = text_field
-    args.shard_size = str(shard_size)
-    args.num_workers = num_workers
-    args.task_index = task_index
-    args.task_count = task_count
-    args.utf8 = utf8
-    args.on_error = on_error
-    args.dtype = dtype
-    args.overwrite = overwrite
-    args.input_format = input_format
-    args.key_field = key_field
-    args.format = format
-    args.train_on = train_on
-    args.chat_template = os.fspath(chat_template) if chat_template is not None else ""
-    args.chat_field = chat_field
-    args.tokenizer_options = tokenizer_options(pattern, special, allow_special, eos,
-                                               post_processor)
+    args = _spelling.fill(
+        _stoker.PackArgs(), inputs=_spelling.paths(inputs), output=os.fspath(output),
+        tokenizer=tokenizer, text_field=text_field, shard_size=str(shard_size),
+        num_workers=num_workers, task_index=task_index, task_count=task_count, utf8=utf8,
+        on_error=on_error, dtype=dtype, overwrite=overwrite, input_format=input_format,
+        key_field=key_field, format=format, train_on=train_on,
+        chat_template=os.fspath(chat_template) if chat_template is not None else "",
+        chat_field=chat_field,
+        tokenizer_options=tokenizer_options(pattern, special, allow_special, eos, post_processor))
     result = _stoker.pack(args)
     if "manifest_json" in result:
         result["manifest"] = json.loads(result.pop("manifest_json"))

@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
+from . import _spelling
 from ._datasets import PathLike
 
 
@@ -80,9 +81,7 @@ def pack(
     for name in ("task_index", "task_count", "num_workers", "threads"):
         if name in pack_options:
             raise ValueError(f"stoker.ray.pack sets {name} itself")
-    if isinstance(inputs, (str, os.PathLike)):
-        inputs = [inputs]
-    inputs = [os.fspath(p) for p in inputs]
+    inputs = _spelling.paths(inputs)
     output = os.fspath(output)
     if not ray.is_initialized():
         ray.init()
