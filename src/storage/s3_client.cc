@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "common/escape.h"
 #include "common/uri.h"
 #include "storage/sigv4.h"
 
@@ -209,7 +210,7 @@ Status S3Client::CompleteMultipartUpload(const std::string& bucket, const std::s
   std::string xml = "<CompleteMultipartUpload>";
   for (size_t i = 0; i < part_etags.size(); ++i) {
     xml += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" +
-           XmlEscape(part_etags[i]) + "</ETag></Part>";
+           EscapeMarkup(part_etags[i]) + "</ETag></Part>";
   }
   xml += "</CompleteMultipartUpload>";
   Call call{"POST", bucket, key};

@@ -1,7 +1,10 @@
 #include "storage/s3_xml.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <iterator>
+#include <utility>
 
 #include "common/escape.h"
 #include "storage/backend.h"
@@ -23,12 +26,6 @@ std::vector<std::string_view> XmlBlocks(std::string_view xml, std::string_view t
   return out;
 }
 
-std::vector<std::string> XmlValues(std::string_view xml, std::string_view tag) {
-  std::vector<std::string> out;
-  for (std::string_view block : XmlBlocks(xml, tag)) out.push_back(XmlDecode(block));
-  return out;
-}
-
 std::optional<std::string> XmlValue(std::string_view xml, std::string_view tag) {
   std::vector<std::string_view> blocks = XmlBlocks(xml, tag);
   if (blocks.empty()) return std::nullopt;
@@ -36,6 +33,9 @@ std::optional<std::string> XmlValue(std::string_view xml, std::string_view tag) 
 }
 
 std::string XmlDecode(std::string_view text) {
+  // The named entities and the characters they stand for.
+  static constexpr std::pair<std::string_view, char> kNamed[] = {
+      {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -49,37 +49,16 @@ std::string XmlDecode(std::string_view text) {
       break;
     }
     const std::string_view entity = text.substr(i + 1, semi - i - 1);
-    if (entity == "amp")
-      out += '&';
-    else if (entity == "lt")
-      out += '<';
-    else if (entity == "gt")
-      out += '>';
-    else if (entity == "quot")
-      out += '"';
-    else if (entity == "apos")
-      out += '\'';
-    else if (entity.size() > 1 && entity[0] == '#') {
+    const auto* named = std::find_if(std::begin(kNamed), std::end(kNamed),
+                                     [&](const auto& n) { return n.first == entity; });
+    if (named != std::end(kNamed)) {
+      out += named->second;
+    } else if (entity.size() > 1 && entity[0] == '#') {
       const bool hex = entity[1] == 'x' || entity[1] == 'X';
       uint32_t cp = 0;
       const std::string_view digits = entity.substr(hex ? 2 : 1);
       std::from_chars(digits.data(), digits.data() + digits.size(), cp, hex ? 16 : 10);
-      // UTF-8 encode the code point.
-      if (cp < 0x80) {
-        out += static_cast<char>(cp);
-      } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-      } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-      } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-      }
+      AppendUtf8(cp, &out);
     } else {
       out += text.substr(i, semi - i + 1);  // unknown: kept as written
     }
@@ -87,8 +66,6 @@ std::string XmlDecode(std::string_view text) {
   }
   return out;
 }
-
-std::string XmlEscape(std::string_view text) { return EscapeMarkup(text); }
 
 std::optional<S3ListPage> ParseListObjectsV2(std::string_view xml) {
   S3ListPage page;

@@ -11,14 +11,11 @@
 
 namespace stoker::storage {
 
-// The decoded text of every <tag>...</tag> in `xml`, in order.
-std::vector<std::string> XmlValues(std::string_view xml, std::string_view tag);
-// The first one, or nullopt.
+// The decoded text of the first <tag>...</tag> in `xml`, or nullopt.
 std::optional<std::string> XmlValue(std::string_view xml, std::string_view tag);
 // The raw inner text of every <tag>...</tag> (for blocks such as <Contents>).
 std::vector<std::string_view> XmlBlocks(std::string_view xml, std::string_view tag);
 std::string XmlDecode(std::string_view text);
-std::string XmlEscape(std::string_view text);
 
 struct S3ListPage {
   struct Entry {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "text/utf8.h"
+
 namespace stoker {
 namespace {
 
@@ -13,23 +15,13 @@ bool IsWhiteSpace(char32_t c) {
          c == 0x3000;
 }
 
-// The code point of valid UTF-8 starting at text[p], and its length.
-char32_t CodePointAt(std::string_view text, size_t p, size_t* len) {
-  const auto b = static_cast<unsigned char>(text[p]);
-  *len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-  if (*len == 1) return b;
-  char32_t c = b & (0x7F >> *len);
-  for (size_t k = 1; k < *len; ++k) c = (c << 6) | (static_cast<unsigned char>(text[p + k]) & 0x3F);
-  return c;
-}
-
 // The start of the whitespace run that ends at `end`, not before `floor`.
 size_t WhiteSpaceBefore(std::string_view text, size_t end, size_t floor) {
   while (end > floor) {
     size_t start = end - 1;
     while (start > floor && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
     size_t len;
-    if (!IsWhiteSpace(CodePointAt(text, start, &len))) break;
+    if (!IsWhiteSpace(DecodeUtf8At(text, start, &len))) break;
     end = start;
   }
   return end;
@@ -39,7 +31,7 @@ size_t WhiteSpaceBefore(std::string_view text, size_t end, size_t floor) {
 
 size_t WhiteSpaceAfter(std::string_view text, size_t start) {
   size_t len;
-  while (start < text.size() && IsWhiteSpace(CodePointAt(text, start, &len))) start += len;
+  while (start < text.size() && IsWhiteSpace(DecodeUtf8At(text, start, &len))) start += len;
   return start;
 }
 

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "text/chat_template.h"
+#include "text/jinja_value.h"
 
 namespace stoker {
 namespace {
@@ -14,20 +15,8 @@ using json = nlohmann::ordered_json;
 const char kBegOpen[] = "\xee\x80\x80", kBegClose[] = "\xee\x80\x81";
 const char kEndOpen[] = "\xee\x80\x82", kEndClose[] = "\xee\x80\x83";
 
-bool HasPrivateMarkers(std::string_view s) {
-  // Only the 0xEE bytes can start one: memchr jumps between them.
-  for (size_t i = s.find('\xee'); i != std::string::npos && i + 2 < s.size();
-       i = s.find('\xee', i + 1)) {
-    if (static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-        (static_cast<unsigned char>(s[i + 2]) & 0xfc) == 0x80) {
-      return true;
-    }
-  }
-  return false;
-}
-
 bool AnyMarkers(const json& v) {
-  if (v.is_string()) return HasPrivateMarkers(v.get_ref<const std::string&>());
+  if (v.is_string()) return jinja::HasSpanMarker(v.get_ref<const std::string&>());
   if (v.is_array() || v.is_object()) {
     for (const auto& e : v) {
       if (AnyMarkers(e)) return true;
@@ -40,7 +29,7 @@ bool AnyMarkers(const json& v) {
 bool MarkersAnywhere(const json& v) {
   if (v.is_object()) {
     for (auto it = v.begin(); it != v.end(); ++it) {
-      if (HasPrivateMarkers(it.key()) || MarkersAnywhere(*it)) return true;
+      if (jinja::HasSpanMarker(it.key()) || MarkersAnywhere(*it)) return true;
     }
     return false;
   }
@@ -181,7 +170,7 @@ std::optional<size_t> HeaderEnd(const std::string& text, const std::string& head
 
 bool ChatTemplate::MayWriteSpanMarkers(std::string_view text) {
   // Raw markers, or a string literal's \u, \U or \N escape, which could spell one.
-  return HasPrivateMarkers(text) || text.find("\\u") != std::string_view::npos ||
+  return jinja::HasSpanMarker(text) || text.find("\\u") != std::string_view::npos ||
          text.find("\\U") != std::string_view::npos || text.find("\\N") != std::string_view::npos;
 }
 

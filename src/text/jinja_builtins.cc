@@ -123,12 +123,7 @@ std::optional<Result<Value>> StringMethod(const std::string& s, const std::strin
 Result<Value> GetAttr(const Value& obj, const std::string& name) {
   if (obj.is_undefined()) return UndefinedError(name + "' of an undefined value, so '" + name);
   if (obj.is_dict()) {
-    const Value* v = obj.dict().Find(name);
-    if (v) return *v;
-    if (IsMethod(obj, name)) {
-      return InvalidArgument("the method " + name + " is read without being called");
-    }
-    return Value();
+    if (const Value* v = obj.dict().Find(name)) return *v;
   }
   if (IsMethod(obj, name)) {
     return InvalidArgument("the method " + name + " is read without being called");

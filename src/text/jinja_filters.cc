@@ -48,6 +48,12 @@ Result<Value> AttrPath(const Value& item, const std::string& path) {
   }
 }
 
+// The item itself, or with an `attribute` argument given, its AttrPath.
+Result<Value> MaybeAttr(const Value& item, const Value* attribute) {
+  if (!attribute) return item;
+  return AttrPath(item, attribute->Str());
+}
+
 Result<int64_t> PyInt(const Value& v, int64_t def) {
   if (v.is_number()) {
     return v.kind() == Value::Kind::kFloat ? int64_t(std::trunc(v.float_value())) : v.int_value();
@@ -186,10 +192,7 @@ Result<Value> Ordered(const std::string& name, const Value& v, const ValueList& 
   STOKER_ASSIGN_OR_RETURN(ValueList items, Iterate(v));
   std::vector<std::pair<Value, Value>> keyed;
   for (const Value& item : items) {
-    Value k = item;
-    if (attribute) {
-      STOKER_ASSIGN_OR_RETURN(k, AttrPath(item, attribute->Str()));
-    }
+    STOKER_ASSIGN_OR_RETURN(Value k, MaybeAttr(item, attribute));
     if (!cs && k.is_string()) k = Value::String(PyLower(k.str()));
     keyed.emplace_back(std::move(k), item);
   }
@@ -281,10 +284,7 @@ Result<Value> ApplyFilter(const std::string& name, const Value& v, const ValueLi
     std::string out;
     for (size_t i = 0; i < items.size(); ++i) {
       if (i && sep) out += sep->Str();
-      Value x = items[i];
-      if (attribute) {
-        STOKER_ASSIGN_OR_RETURN(x, AttrPath(x, attribute->Str()));
-      }
+      STOKER_ASSIGN_OR_RETURN(Value x, MaybeAttr(items[i], attribute));
       out += x.Str();
     }
     return Value::String(out);
@@ -360,10 +360,7 @@ Result<Value> ApplyFilter(const std::string& name, const Value& v, const ValueLi
     Value acc = start ? *start : Value::Int(0);
     STOKER_ASSIGN_OR_RETURN(ValueList items, Iterate(v));
     for (const Value& item : items) {
-      Value x = item;
-      if (attribute) {
-        STOKER_ASSIGN_OR_RETURN(x, AttrPath(item, attribute->Str()));
-      }
+      STOKER_ASSIGN_OR_RETURN(Value x, MaybeAttr(item, attribute));
       STOKER_ASSIGN_OR_RETURN(acc, Arithmetic("+", acc, x));
     }
     return acc;

@@ -57,38 +57,15 @@ std::string Unescape(std::string_view body) {
       i += n;
       return true;
     };
+    // The one-character escapes: kEscapeFrom[k] stands for kEscapeTo[k].
+    static constexpr std::string_view kEscapeFrom = "\\'\"abfnrtv";
+    static constexpr std::string_view kEscapeTo = "\\'\"\a\b\f\n\r\t\v";
+    if (size_t k = kEscapeFrom.find(e); k != std::string_view::npos) {
+      out += kEscapeTo[k];
+      continue;
+    }
     switch (e) {
       case '\n':
-        break;
-      case '\\':
-        out += '\\';
-        break;
-      case '\'':
-        out += '\'';
-        break;
-      case '"':
-        out += '"';
-        break;
-      case 'a':
-        out += '\a';
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'v':
-        out += '\v';
         break;
       case 'x':
         if (!hex(2)) out += "\\x";

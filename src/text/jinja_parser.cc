@@ -42,14 +42,22 @@ class Parser {
     const Token* t = Peek(k);
     return t && t->type == TT::kName && t->text == n;
   }
+  // Consumes the next token if it is the operator `op` (AcceptName: the name `n`).
+  bool Accept(const char* op) {
+    if (!IsOp(op)) return false;
+    ++ti_;
+    return true;
+  }
+  bool AcceptName(const char* n) {
+    if (!IsName(n)) return false;
+    ++ti_;
+    return true;
+  }
   int Line() const { return Peek() ? Peek()->line : chunk_line_; }
   Status Expect(const char* op) {
-    if (!IsOp(op)) {
-      return ErrorHere(std::string("expected '") + op + "'" +
-                       (Peek() ? ", got '" + Peek()->text + "'" : " at the end of the tag"));
-    }
-    ++ti_;
-    return Status::OK();
+    if (Accept(op)) return Status::OK();
+    return ErrorHere(std::string("expected '") + op + "'" +
+                     (Peek() ? ", got '" + Peek()->text + "'" : " at the end of the tag"));
   }
   Result<std::string> ExpectName() {
     if (!Peek() || Peek()->type != TT::kName) return ErrorHere("expected a name");
@@ -65,10 +73,13 @@ class Parser {
     chunk_line_ = c.line;
   }
 
-  static ExprPtr Node(Expr::Kind k, int line) {
+  // A node of kind `k` whose args are `args` (null ones included), in order.
+  template <typename... A>
+  static ExprPtr Node(Expr::Kind k, int line, A&&... args) {
     auto e = std::make_unique<Expr>();
     e->kind = k;
     e->line = line;
+    (e->args.push_back(std::forward<A>(args)), ...);
     return e;
   }
 
@@ -169,12 +180,10 @@ class Parser {
       do {
         STOKER_ASSIGN_OR_RETURN(std::string t, ExpectName());
         s->targets.push_back(t);
-      } while (IsOp(",") && ++ti_);
-      if (!IsName("in")) return ErrorHere("expected 'in' in a for loop");
-      ++ti_;
+      } while (Accept(","));
+      if (!AcceptName("in")) return ErrorHere("expected 'in' in a for loop");
       STOKER_ASSIGN_OR_RETURN(s->expr, ParseTuple(false));
-      if (IsName("if")) {
-        ++ti_;
+      if (AcceptName("if")) {
         STOKER_ASSIGN_OR_RETURN(s->cond, ParseExpression(true));
       }
       if (IsName("recursive")) return ErrorHere("recursive for loops are not supported");
@@ -188,18 +197,15 @@ class Parser {
     } else if (kw == "set") {
       STOKER_ASSIGN_OR_RETURN(std::string t, ExpectName());
       s->targets.push_back(t);
-      if (IsOp(".")) {
-        ++ti_;
+      if (Accept(".")) {
         STOKER_ASSIGN_OR_RETURN(s->attr, ExpectName());
       } else {
-        while (IsOp(",")) {
-          ++ti_;
+        while (Accept(",")) {
           STOKER_ASSIGN_OR_RETURN(std::string more, ExpectName());
           s->targets.push_back(more);
         }
       }
-      if (IsOp("=")) {
-        ++ti_;
+      if (Accept("=")) {
         s->kind = Stmt::Kind::kSet;
         STOKER_ASSIGN_OR_RETURN(s->expr, ParseTuple());
         STOKER_RETURN_IF_ERROR(ExpectEnd());
@@ -219,13 +225,11 @@ class Parser {
       while (!IsOp(")")) {
         STOKER_ASSIGN_OR_RETURN(std::string p, ExpectName());
         ExprPtr def;
-        if (IsOp("=")) {
-          ++ti_;
+        if (Accept("=")) {
           STOKER_ASSIGN_OR_RETURN(def, ParseExpression(true));
         }
         s->params.emplace_back(p, std::move(def));
-        if (!IsOp(",")) break;
-        ++ti_;
+        if (!Accept(",")) break;
       }
       STOKER_RETURN_IF_ERROR(Expect(")"));
       STOKER_RETURN_IF_ERROR(ExpectEnd());
@@ -253,10 +257,8 @@ class Parser {
     int line = Line();
     STOKER_ASSIGN_OR_RETURN(ExprPtr first, ParseExpression(with_cond));
     if (!IsOp(",")) return first;
-    auto t = Node(Expr::Kind::kTuple, line);
-    t->args.push_back(std::move(first));
-    while (IsOp(",")) {
-      ++ti_;
+    auto t = Node(Expr::Kind::kTuple, line, std::move(first));
+    while (Accept(",")) {
       if (!Peek()) break;
       STOKER_ASSIGN_OR_RETURN(ExprPtr e, ParseExpression(with_cond));
       t->args.push_back(std::move(e));
@@ -267,47 +269,20 @@ class Parser {
   Result<ExprPtr> ParseExpression(bool with_cond) {
     int line = Line();
     STOKER_ASSIGN_OR_RETURN(ExprPtr e, ParseOr());
-    while (with_cond && IsName("if")) {
-      ++ti_;
-      auto c = Node(Expr::Kind::kCond, line);
+    while (with_cond && AcceptName("if")) {
       STOKER_ASSIGN_OR_RETURN(ExprPtr test, ParseOr());
       ExprPtr other;
-      if (IsName("else")) {
-        ++ti_;
+      if (AcceptName("else")) {
         STOKER_ASSIGN_OR_RETURN(other, ParseExpression(true));
       }
-      c->args.push_back(std::move(e));
-      c->args.push_back(std::move(test));
-      c->args.push_back(std::move(other));
-      e = std::move(c);
+      e = Node(Expr::Kind::kCond, line, std::move(e), std::move(test), std::move(other));
     }
     return e;
   }
 
-  Result<ExprPtr> ParseOr() {
-    STOKER_ASSIGN_OR_RETURN(ExprPtr e, ParseAnd());
-    while (IsName("or")) {
-      auto n = Node(Expr::Kind::kOr, Line());
-      ++ti_;
-      STOKER_ASSIGN_OR_RETURN(ExprPtr r, ParseAnd());
-      n->args.push_back(std::move(e));
-      n->args.push_back(std::move(r));
-      e = std::move(n);
-    }
-    return e;
-  }
-
+  Result<ExprPtr> ParseOr() { return ParseBinaryLevel({"or"}, &Parser::ParseAnd, Expr::Kind::kOr); }
   Result<ExprPtr> ParseAnd() {
-    STOKER_ASSIGN_OR_RETURN(ExprPtr e, ParseNot());
-    while (IsName("and")) {
-      auto n = Node(Expr::Kind::kAnd, Line());
-      ++ti_;
-      STOKER_ASSIGN_OR_RETURN(ExprPtr r, ParseNot());
-      n->args.push_back(std::move(e));
-      n->args.push_back(std::move(r));
-      e = std::move(n);
-    }
-    return e;
+    return ParseBinaryLevel({"and"}, &Parser::ParseNot, Expr::Kind::kAnd);
   }
 
   Result<ExprPtr> ParseNot() {
@@ -334,19 +309,15 @@ class Parser {
            t->text == "<=" || t->text == ">=")) {
         op = t->text;
         ++ti_;
-      } else if (IsName("in")) {
+      } else if (AcceptName("in")) {
         op = "in";
-        ++ti_;
       } else if (IsName("not") && IsName("in", 1)) {
         op = "notin";
         ti_ += 2;
       } else {
         break;
       }
-      if (!cmp) {
-        cmp = Node(Expr::Kind::kCompare, line);
-        cmp->args.push_back(std::move(e));
-      }
+      if (!cmp) cmp = Node(Expr::Kind::kCompare, line, std::move(e));
       STOKER_ASSIGN_OR_RETURN(ExprPtr r, ParseMath1());
       cmp->ops.push_back(op);
       cmp->args.push_back(std::move(r));
@@ -354,22 +325,22 @@ class Parser {
     return cmp ? std::move(cmp) : std::move(e);
   }
 
+  // One left-associative level: operators (or keywords, for and/or) in `ops` over `next`.
   template <typename Next>
-  Result<ExprPtr> ParseBinaryLevel(std::initializer_list<const char*> ops, Next next) {
+  Result<ExprPtr> ParseBinaryLevel(std::initializer_list<const char*> ops, Next next,
+                                   Expr::Kind kind = Expr::Kind::kBinary) {
     STOKER_ASSIGN_OR_RETURN(ExprPtr e, (this->*next)());
     while (true) {
       const char* found = nullptr;
       for (const char* op : ops) {
-        if (IsOp(op)) found = op;
+        if (IsOp(op) || IsName(op)) found = op;
       }
       if (!found) return e;
-      auto n = Node(Expr::Kind::kBinary, Line());
-      n->name = found;
+      int line = Line();
       ++ti_;
       STOKER_ASSIGN_OR_RETURN(ExprPtr r, (this->*next)());
-      n->args.push_back(std::move(e));
-      n->args.push_back(std::move(r));
-      e = std::move(n);
+      e = Node(kind, line, std::move(e), std::move(r));
+      e->name = found;
     }
   }
   Result<ExprPtr> ParseMath1() { return ParseBinaryLevel({"+", "-"}, &Parser::ParseConcat); }
@@ -438,21 +409,12 @@ class Parser {
       lit->literal = t->type == TT::kInt ? Value::Int(t->int_value) : Value::Float(t->float_value);
       return lit;
     }
-    if (IsOp("(")) {
-      ++ti_;
-      if (IsOp(")")) {
-        ++ti_;
-        return Node(Expr::Kind::kTuple, line);
-      }
+    if (Accept("(")) {
+      if (Accept(")")) return Node(Expr::Kind::kTuple, line);
       STOKER_ASSIGN_OR_RETURN(ExprPtr first, ParseExpression(true));
-      if (IsOp(")")) {
-        ++ti_;
-        return first;
-      }
-      auto tup = Node(Expr::Kind::kTuple, line);
-      tup->args.push_back(std::move(first));
-      while (IsOp(",")) {
-        ++ti_;
+      if (Accept(")")) return first;
+      auto tup = Node(Expr::Kind::kTuple, line, std::move(first));
+      while (Accept(",")) {
         if (IsOp(")")) break;
         STOKER_ASSIGN_OR_RETURN(ExprPtr e, ParseExpression(true));
         tup->args.push_back(std::move(e));
@@ -460,20 +422,17 @@ class Parser {
       STOKER_RETURN_IF_ERROR(Expect(")"));
       return tup;
     }
-    if (IsOp("[")) {
-      ++ti_;
+    if (Accept("[")) {
       auto list = Node(Expr::Kind::kList, line);
       while (!IsOp("]")) {
         STOKER_ASSIGN_OR_RETURN(ExprPtr e, ParseExpression(true));
         list->args.push_back(std::move(e));
-        if (!IsOp(",")) break;
-        ++ti_;
+        if (!Accept(",")) break;
       }
       STOKER_RETURN_IF_ERROR(Expect("]"));
       return list;
     }
-    if (IsOp("{")) {
-      ++ti_;
+    if (Accept("{")) {
       auto dict = Node(Expr::Kind::kDict, line);
       while (!IsOp("}")) {
         STOKER_ASSIGN_OR_RETURN(ExprPtr k, ParseExpression(true));
@@ -481,8 +440,7 @@ class Parser {
         STOKER_ASSIGN_OR_RETURN(ExprPtr v, ParseExpression(true));
         dict->args.push_back(std::move(k));
         dict->args.push_back(std::move(v));
-        if (!IsOp(",")) break;
-        ++ti_;
+        if (!Accept(",")) break;
       }
       STOKER_RETURN_IF_ERROR(Expect("}"));
       return dict;
@@ -503,8 +461,7 @@ class Parser {
         STOKER_ASSIGN_OR_RETURN(ExprPtr v, ParseExpression(true));
         call->args.push_back(std::move(v));
       }
-      if (!IsOp(",")) break;
-      ++ti_;
+      if (!Accept(",")) break;
     }
     return Expect(")");
   }
@@ -512,61 +469,44 @@ class Parser {
   Result<ExprPtr> ParsePostfix(ExprPtr e) {
     while (true) {
       int line = Line();
-      if (IsOp(".")) {
-        ++ti_;
+      if (Accept(".")) {
         const Token* t = Peek();
         if (!t || (t->type != TT::kName && t->type != TT::kInt)) {
           return ErrorHere("expected an attribute name after '.'");
         }
         ++ti_;
         if (t->type == TT::kInt) {
-          auto n = Node(Expr::Kind::kItem, line);
           auto idx = Node(Expr::Kind::kLiteral, line);
           idx->literal = Value::Int(t->int_value);
-          n->args.push_back(std::move(e));
-          n->args.push_back(std::move(idx));
-          e = std::move(n);
+          e = Node(Expr::Kind::kItem, line, std::move(e), std::move(idx));
         } else {
-          auto n = Node(Expr::Kind::kAttr, line);
-          n->name = t->text;
-          n->args.push_back(std::move(e));
-          e = std::move(n);
+          e = Node(Expr::Kind::kAttr, line, std::move(e));
+          e->name = t->text;
         }
-      } else if (IsOp("[")) {
-        ++ti_;
+      } else if (Accept("[")) {
         ExprPtr start, stop, step;
         bool slice = false;
         if (!IsOp(":")) {
           STOKER_ASSIGN_OR_RETURN(start, ParseExpression(true));
         }
-        if (IsOp(":")) {
+        if (Accept(":")) {
           slice = true;
-          ++ti_;
           if (!IsOp("]") && !IsOp(":")) {
             STOKER_ASSIGN_OR_RETURN(stop, ParseExpression(true));
           }
-          if (IsOp(":")) {
-            ++ti_;
+          if (Accept(":")) {
             if (!IsOp("]")) {
               STOKER_ASSIGN_OR_RETURN(step, ParseExpression(true));
             }
           }
         }
         STOKER_RETURN_IF_ERROR(Expect("]"));
-        auto n = Node(slice ? Expr::Kind::kSlice : Expr::Kind::kItem, line);
-        n->args.push_back(std::move(e));
-        n->args.push_back(std::move(start));
-        if (slice) {
-          n->args.push_back(std::move(stop));
-          n->args.push_back(std::move(step));
-        }
-        e = std::move(n);
-      } else if (IsOp("(")) {
-        ++ti_;
-        auto n = Node(Expr::Kind::kCall, line);
-        n->args.push_back(std::move(e));
-        STOKER_RETURN_IF_ERROR(ParseArgs(n.get()));
-        e = std::move(n);
+        e = slice ? Node(Expr::Kind::kSlice, line, std::move(e), std::move(start), std::move(stop),
+                         std::move(step))
+                  : Node(Expr::Kind::kItem, line, std::move(e), std::move(start));
+      } else if (Accept("(")) {
+        e = Node(Expr::Kind::kCall, line, std::move(e));
+        STOKER_RETURN_IF_ERROR(ParseArgs(e.get()));
       } else {
         return e;
       }
@@ -576,47 +516,36 @@ class Parser {
   Result<ExprPtr> ParseFilterExpr(ExprPtr e) {
     while (true) {
       int line = Line();
-      if (IsOp("|")) {
-        ++ti_;
+      if (Accept("|")) {
         STOKER_ASSIGN_OR_RETURN(std::string name, ExpectName());
         if (!IsKnownFilter(name)) {
           return Error("the filter '" + name + "' is not supported by stoker's chat renderer",
                        line);
         }
-        auto n = Node(Expr::Kind::kFilter, line);
-        n->name = name;
-        n->args.push_back(std::move(e));
-        if (IsOp("(")) {
-          ++ti_;
-          STOKER_RETURN_IF_ERROR(ParseArgs(n.get()));
+        e = Node(Expr::Kind::kFilter, line, std::move(e));
+        e->name = name;
+        if (Accept("(")) {
+          STOKER_RETURN_IF_ERROR(ParseArgs(e.get()));
         }
-        e = std::move(n);
-      } else if (IsName("is")) {
-        ++ti_;
-        auto n = Node(Expr::Kind::kTest, line);
-        if (IsName("not")) {
-          n->negated = true;
-          ++ti_;
-        }
-        STOKER_ASSIGN_OR_RETURN(n->name, ExpectName());
-        if (!IsKnownTest(n->name)) {
-          return Error("the test '" + n->name + "' is not supported by stoker's chat renderer",
+      } else if (AcceptName("is")) {
+        e = Node(Expr::Kind::kTest, line, std::move(e));
+        e->negated = AcceptName("not");
+        STOKER_ASSIGN_OR_RETURN(e->name, ExpectName());
+        if (!IsKnownTest(e->name)) {
+          return Error("the test '" + e->name + "' is not supported by stoker's chat renderer",
                        line);
         }
-        n->args.push_back(std::move(e));
         const Token* t = Peek();
-        if (IsOp("(")) {
-          ++ti_;
-          STOKER_RETURN_IF_ERROR(ParseArgs(n.get()));
+        if (Accept("(")) {
+          STOKER_RETURN_IF_ERROR(ParseArgs(e.get()));
         } else if (t &&
                    (t->type == TT::kName || t->type == TT::kString || t->type == TT::kInt ||
                     t->type == TT::kFloat || IsOp("[") || IsOp("{")) &&
                    !IsName("else") && !IsName("or") && !IsName("and")) {
           STOKER_ASSIGN_OR_RETURN(ExprPtr arg, ParsePrimary());
           STOKER_ASSIGN_OR_RETURN(arg, ParsePostfix(std::move(arg)));
-          n->args.push_back(std::move(arg));
+          e->args.push_back(std::move(arg));
         }
-        e = std::move(n);
       } else {
         return e;
       }

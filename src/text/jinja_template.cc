@@ -109,6 +109,18 @@ class Renderer {
     std::unordered_map<std::string, Value> vars;
     Scope* parent = nullptr;
   };
+  // Makes `scope` the current one while it lives, then restores the one before.
+  class EnterScope {
+   public:
+    EnterScope(Scope** cur, Scope* scope) : cur_(cur), saved_(*cur) { *cur = scope; }
+    ~EnterScope() { *cur_ = saved_; }
+    EnterScope(const EnterScope&) = delete;
+    EnterScope& operator=(const EnterScope&) = delete;
+
+   private:
+    Scope** cur_;
+    Scope* saved_;
+  };
 
   Status Located(const Status& st, int line) const {
     if (st.ok() || st.message().rfind("chat template ", 0) == 0) return st;
@@ -222,9 +234,7 @@ class Renderer {
         out_->resize(mark);
         strings = false;
       }
-      Result<Value> r = Loc(Arithmetic("+", acc, *term), sum->line);
-      if (!r.ok()) return r.status();
-      acc = std::move(*r);
+      STOKER_ASSIGN_OR_RETURN(acc, Loc(Arithmetic("+", acc, *term), sum->line));
     }
     if (!strings) *out_ += acc.is_string() ? acc.whole_str() : acc.Str();
     return Flow::kNormal;
@@ -279,8 +289,7 @@ class Renderer {
     }
     Scope scope;
     scope.parent = &root_;
-    Scope* saved = cur_;
-    cur_ = &scope;
+    EnterScope enter(&cur_, &scope);
     for (size_t i = 0; i < m.params.size(); ++i) {
       const auto& [pname, def] = m.params[i];
       Value v;
@@ -296,12 +305,7 @@ class Renderer {
         }
       }
       if (!set && def) {
-        Result<Value> d = Eval(*def);
-        if (!d.ok()) {
-          cur_ = saved;
-          return d.status();
-        }
-        v = *d;
+        STOKER_ASSIGN_OR_RETURN(v, Eval(*def));
       }
       scope.vars[pname] = v;
     }
@@ -309,14 +313,11 @@ class Renderer {
       bool known = false;
       for (const auto& p : m.params) known |= p.first == k;
       if (!known) {
-        cur_ = saved;
         return InvalidArgument("macro '" + m.name + "' takes no keyword argument '" + k + "'");
       }
     }
-    Result<std::string> text = Capture(m.body);
-    cur_ = saved;
-    if (!text.ok()) return text.status();
-    return Value::String(std::move(*text));
+    STOKER_ASSIGN_OR_RETURN(std::string text, Capture(m.body));
+    return Value::String(std::move(text));
   }
 
   Result<Flow> ExecFor(const Stmt& s) {
@@ -329,12 +330,10 @@ class Renderer {
       for (const Value& item : items) {
         Scope scope;
         scope.parent = saved;
-        cur_ = &scope;
-        Status st = Bind(s, item);
-        Result<Value> c = st.ok() ? Eval(*s.cond) : Result<Value>(st);
-        cur_ = saved;
-        if (!c.ok()) return c.status();
-        if (c->Truthy()) kept.push_back(item);
+        EnterScope enter(&cur_, &scope);
+        STOKER_RETURN_IF_ERROR(Bind(s, item));
+        STOKER_ASSIGN_OR_RETURN(Value c, Eval(*s.cond));
+        if (c.Truthy()) kept.push_back(item);
       }
       items = std::move(kept);
     }
@@ -343,7 +342,7 @@ class Renderer {
     for (int64_t i = 0; i < n; ++i) {
       Scope scope;
       scope.parent = saved;
-      cur_ = &scope;
+      EnterScope enter(&cur_, &scope);
       Dict loop;
       loop.items = {{"index0", Value::Int(i)},
                     {"index", Value::Int(i + 1)},
@@ -357,11 +356,9 @@ class Renderer {
       if (i > 0) loop.items.emplace_back("previtem", items[size_t(i - 1)]);
       if (i + 1 < n) loop.items.emplace_back("nextitem", items[size_t(i + 1)]);
       scope.vars["loop"] = Value::MakeDict(std::move(loop));
-      Status st = Bind(s, items[size_t(i)]);
-      Result<Flow> f = st.ok() ? Exec(s.body) : Result<Flow>(st);
-      cur_ = saved;
-      if (!f.ok()) return f.status();
-      if (*f == Flow::kBreak) break;
+      STOKER_RETURN_IF_ERROR(Bind(s, items[size_t(i)]));
+      STOKER_ASSIGN_OR_RETURN(Flow f, Exec(s.body));
+      if (f == Flow::kBreak) break;
     }
     return Flow::kNormal;
   }
@@ -450,18 +447,13 @@ class Renderer {
       }
       case K::kCall:
         return EvalCall(e);
-      case K::kFilter: {
-        STOKER_ASSIGN_OR_RETURN(Value v, Eval(*e.args[0]));
-        ValueList args;
-        Kwargs kwargs;
-        STOKER_RETURN_IF_ERROR(EvalArgs(e, 1, &args, &kwargs));
-        return ApplyFilter(e.name, v, args, kwargs);
-      }
+      case K::kFilter:
       case K::kTest: {
         STOKER_ASSIGN_OR_RETURN(Value v, Eval(*e.args[0]));
         ValueList args;
         Kwargs kwargs;
         STOKER_RETURN_IF_ERROR(EvalArgs(e, 1, &args, &kwargs));
+        if (e.kind == K::kFilter) return ApplyFilter(e.name, v, args, kwargs);
         STOKER_ASSIGN_OR_RETURN(bool b, ApplyTest(e.name, v, args));
         return Value::Bool(b != e.negated);
       }

@@ -12,16 +12,20 @@ namespace stoker::jinja {
 
 constinit thread_local ReadWatch* ReadWatch::current_ = nullptr;
 
-void ReadWatch::Check(const std::string& s) {
+bool HasSpanMarker(std::string_view s) {
   // U+E000..U+E003 are EE 80 80..83 in UTF-8: memchr jumps between the 0xEE bytes.
   for (size_t i = s.find('\xee'); i != std::string::npos && i + 2 < s.size();
        i = s.find('\xee', i + 1)) {
     if (static_cast<unsigned char>(s[i + 1]) == 0x80 &&
         (static_cast<unsigned char>(s[i + 2]) & 0xfc) == 0x80) {
-      seen_ = true;
-      return;
+      return true;
     }
   }
+  return false;
+}
+
+void ReadWatch::Check(const std::string& s) {
+  if (HasSpanMarker(s)) seen_ = true;
 }
 
 const Value* Dict::Find(std::string_view key) const {
@@ -41,52 +45,41 @@ void Dict::Set(const std::string& key, Value v) {
   items.emplace_back(key, std::move(v));
 }
 
-Value Value::None() {
-  Value v;
-  v.kind_ = Kind::kNone;
-  return v;
-}
+Value Value::None() { return Value(Kind::kNone); }
 Value Value::Bool(bool b) {
-  Value v;
-  v.kind_ = Kind::kBool;
+  Value v(Kind::kBool);
   v.b_ = b;
   return v;
 }
 Value Value::Int(int64_t i) {
-  Value v;
-  v.kind_ = Kind::kInt;
+  Value v(Kind::kInt);
   v.i_ = i;
   return v;
 }
 Value Value::Float(double f) {
-  Value v;
-  v.kind_ = Kind::kFloat;
+  Value v(Kind::kFloat);
   v.f_ = f;
   return v;
 }
 Value Value::String(std::string s) {
-  Value v;
-  v.kind_ = Kind::kString;
+  Value v(Kind::kString);
   v.s_ = std::move(s);
   return v;
 }
 Value Value::List(ValueList items, bool tuple) {
-  Value v;
-  v.kind_ = Kind::kList;
+  Value v(Kind::kList);
   v.tuple_ = tuple;
   v.list_ = std::make_shared<ValueList>(std::move(items));
   return v;
 }
 Value Value::MakeDict(Dict d, bool is_namespace) {
-  Value v;
-  v.kind_ = Kind::kDict;
+  Value v(Kind::kDict);
   v.namespace_ = is_namespace;
   v.dict_ = std::make_shared<Dict>(std::move(d));
   return v;
 }
 Value Value::Func(std::string name, Function f) {
-  Value v;
-  v.kind_ = Kind::kFunction;
+  Value v(Kind::kFunction);
   v.s_ = std::move(name);
   v.fn_ = std::make_shared<Function>(std::move(f));
   return v;
@@ -210,32 +203,16 @@ std::string PyStrRepr(const std::string& s) {
 }
 
 void AppendJsonString(const std::string& s, bool ensure_ascii, std::string* out) {
+  // The short escapes: kShortFrom[k] is written as a backslash and kShortTo[k].
+  static constexpr std::string_view kShortFrom = "\"\\\n\r\t\b\f";
+  static constexpr std::string_view kShortTo = "\"\\nrtbf";
   *out += '"';
   for (char32_t cp : ToU32(s)) {
-    switch (cp) {
-      case '"':
-        *out += "\\\"";
-        continue;
-      case '\\':
-        *out += "\\\\";
-        continue;
-      case '\n':
-        *out += "\\n";
-        continue;
-      case '\r':
-        *out += "\\r";
-        continue;
-      case '\t':
-        *out += "\\t";
-        continue;
-      case '\b':
-        *out += "\\b";
-        continue;
-      case '\f':
-        *out += "\\f";
-        continue;
-      default:
-        break;
+    size_t k = cp < 0x80 ? kShortFrom.find(char(cp)) : std::string_view::npos;
+    if (k != std::string_view::npos) {
+      *out += '\\';
+      *out += kShortTo[k];
+      continue;
     }
     char b[16];
     if (cp < 0x20 || (ensure_ascii && cp > 0x7e)) {
@@ -377,45 +354,38 @@ Status Value::AppendJson(std::string* out, bool ensure_ascii, const std::string*
     case Kind::kString:
       AppendJsonString(str(), ensure_ascii, out);
       return Status::OK();
-    case Kind::kList: {
-      if (list_->empty()) {
-        *out += "[]";
-        return Status::OK();
-      }
-      *out += '[';
-      for (size_t i = 0; i < list_->size(); ++i) {
-        if (i) *out += item_sep;
-        if (indent) newline(depth + 1);
-        STOKER_RETURN_IF_ERROR((*list_)[i].AppendJson(out, ensure_ascii, indent, item_sep, key_sep,
-                                                      sort_keys, depth + 1));
-      }
-      if (indent) newline(depth);
-      *out += ']';
-      return Status::OK();
-    }
+    case Kind::kList:
     case Kind::kDict: {
+      // A list writes its items; a dict its (possibly sorted) keys, each before its value.
+      bool list = kind_ == Kind::kList;
       if (namespace_) return InvalidArgument("Object of type Namespace is not JSON serializable");
-      if (dict_->items.empty()) {
-        *out += "{}";
+      size_t n = list ? list_->size() : dict_->items.size();
+      if (n == 0) {
+        *out += list ? "[]" : "{}";
         return Status::OK();
       }
       std::vector<const std::pair<std::string, Value>*> items;
-      for (const auto& kv : dict_->items) items.push_back(&kv);
+      if (!list) {
+        for (const auto& kv : dict_->items) items.push_back(&kv);
+      }
       if (sort_keys) {
         std::stable_sort(items.begin(), items.end(),
                          [](auto* a, auto* b) { return ToU32(a->first) < ToU32(b->first); });
       }
-      *out += '{';
-      for (size_t i = 0; i < items.size(); ++i) {
+      *out += list ? '[' : '{';
+      for (size_t i = 0; i < n; ++i) {
         if (i) *out += item_sep;
         if (indent) newline(depth + 1);
-        AppendJsonString(items[i]->first, ensure_ascii, out);
-        *out += key_sep;
-        STOKER_RETURN_IF_ERROR(items[i]->second.AppendJson(out, ensure_ascii, indent, item_sep,
-                                                           key_sep, sort_keys, depth + 1));
+        if (!list) {
+          AppendJsonString(items[i]->first, ensure_ascii, out);
+          *out += key_sep;
+        }
+        const Value& v = list ? (*list_)[i] : items[i]->second;
+        STOKER_RETURN_IF_ERROR(
+            v.AppendJson(out, ensure_ascii, indent, item_sep, key_sep, sort_keys, depth + 1));
       }
       if (indent) newline(depth);
-      *out += '}';
+      *out += list ? ']' : '}';
       return Status::OK();
     }
     default:

@@ -46,6 +46,9 @@ class ReadWatch {
   bool seen_ = false;
 };
 
+// Whether s holds one of the span markers U+E000..U+E003.
+bool HasSpanMarker(std::string_view s);
+
 class Value;
 using ValueList = std::vector<Value>;
 using Kwargs = std::vector<std::pair<std::string, Value>>;
@@ -121,6 +124,8 @@ class Value {
   const char* TypeName() const;
 
  private:
+  explicit Value(Kind k) : kind_(k) {}
+
   Kind kind_ = Kind::kUndefined;
   bool b_ = false;
   bool tuple_ = false;

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "text/regex_translate.h"
+#include "text/utf8.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -33,13 +34,6 @@ struct ThreadMatchState {
 ThreadMatchState& MatchState() {
   thread_local ThreadMatchState state;
   return state;
-}
-
-size_t Utf8Length(unsigned char lead) {
-  if (lead < 0x80) return 1;
-  if (lead < 0xE0) return 2;
-  if (lead < 0xF0) return 3;
-  return 4;
 }
 
 }  // namespace
@@ -118,7 +112,7 @@ Status RegexSplitter::Next(std::string_view text, size_t pos, size_t* start, siz
     }
     // An empty match: like the reference iterators, step over one character and search on.
     if (ov[0] >= text.size()) break;
-    pos = ov[0] + Utf8Length(static_cast<unsigned char>(text[ov[0]]));
+    pos = ov[0] + Utf8SequenceLength(static_cast<unsigned char>(text[ov[0]]));
   }
   *start = std::string_view::npos;
   *end = text.size();

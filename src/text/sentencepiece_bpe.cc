@@ -7,13 +7,12 @@
 #include "common/hash.h"
 #include "text/sentencepiece_model.h"
 #include "text/sp_text.h"
+#include "text/utf8.h"
 
 namespace stoker {
 namespace {
 
 using Type = SentencePieceModel::PieceType;
-
-size_t CharLen(uint8_t c) { return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
 
 // SentencePiece's pieces_ (normal, user-defined, unused): the strings merges may form.
 bool IsMergeable(Type t) { return t == Type::kNormal || t == Type::kUserDefined; }
@@ -43,7 +42,8 @@ std::string Unsupported(const SentencePieceModel& m) {
         p.piece.find(' ') != std::string::npos) {
       return "a user-defined piece with a space, and remove_extra_whitespaces";
     }
-    if (!IsMergeable(p.type) && p.piece.size() == CharLen(static_cast<uint8_t>(p.piece[0]))) {
+    if (!IsMergeable(p.type) &&
+        p.piece.size() == Utf8SequenceLength(static_cast<uint8_t>(p.piece[0]))) {
       return "a reserved piece of one character";
     }
   }
@@ -59,10 +59,10 @@ std::string Unsupported(const SentencePieceModel& m) {
     auto symbol = [&](std::string_view half, bool* piece) {
       auto it = seen.find(half);
       *piece = it != seen.end() && IsMergeable(m.pieces[static_cast<size_t>(it->second)].type);
-      return *piece || half.size() == CharLen(static_cast<uint8_t>(half[0]));
+      return *piece || half.size() == Utf8SequenceLength(static_cast<uint8_t>(half[0]));
     };
-    for (size_t at = CharLen(static_cast<uint8_t>(s[0])); at < s.size();
-         at += CharLen(static_cast<uint8_t>(s[at]))) {
+    for (size_t at = Utf8SequenceLength(static_cast<uint8_t>(s[0])); at < s.size();
+         at += Utf8SequenceLength(static_cast<uint8_t>(s[at]))) {
       bool left_piece, right_piece;
       if (symbol(s.substr(0, at), &left_piece) && symbol(s.substr(at), &right_piece) &&
           !(left_piece && right_piece)) {
@@ -71,18 +71,6 @@ std::string Unsupported(const SentencePieceModel& m) {
     }
   }
   return "";
-}
-
-int32_t FindPiece(const SentencePieceModel& m, const std::string& text, bool allow_number) {
-  for (size_t i = 0; i < m.pieces.size(); ++i) {
-    if (m.pieces[i].piece == text) return static_cast<int32_t>(i);
-  }
-  if (allow_number && !text.empty() && text.size() < 10 &&
-      text.find_first_not_of("0123456789") == std::string::npos) {
-    const int64_t n = std::stoll(text);
-    if (n < static_cast<int64_t>(m.pieces.size())) return static_cast<int32_t>(n);
-  }
-  return -1;
 }
 
 }  // namespace
@@ -147,8 +135,8 @@ Result<std::unique_ptr<BpeTokenizer>> OpenSentencePieceBpe(std::string_view byte
     if (p.type == Type::kUserDefined) user_defined.push_back({p.piece, static_cast<int32_t>(i)});
     if (!IsMergeable(p.type)) continue;
     const std::string_view s = p.piece;
-    for (size_t at = CharLen(static_cast<uint8_t>(s[0])); at < s.size();
-         at += CharLen(static_cast<uint8_t>(s[at]))) {
+    for (size_t at = Utf8SequenceLength(static_cast<uint8_t>(s[0])); at < s.size();
+         at += Utf8SequenceLength(static_cast<uint8_t>(s[at]))) {
       auto l = mergeable.find(s.substr(0, at));
       if (l == mergeable.end()) continue;
       auto r = mergeable.find(s.substr(at));
@@ -175,29 +163,19 @@ Result<std::unique_ptr<BpeTokenizer>> OpenSentencePieceBpe(std::string_view byte
   c.decoder = TokenDecoder::SentencePiece(std::move(kinds), m.unk_surface, m.add_dummy_prefix,
                                           m.remove_extra_whitespaces);
   c.vocab_size = n;
-  c.eos_id = m.eos_id >= 0 && static_cast<size_t>(m.eos_id) < n ? m.eos_id : -1;
-  if (c.eos_id < 0 && options.eos.empty()) {
-    return InvalidArgument(path +
-                           ": the SentencePiece model has no EOS piece (train it with "
-                           "--eos_id=N, N >= 0)");
-  }
-  if (!options.eos.empty()) {
-    c.eos_id = FindPiece(m, options.eos, /*allow_number=*/true);
-    if (c.eos_id < 0) {
-      return InvalidArgument(path + ": the EOS '" + options.eos +
-                             "' is neither a piece of the SentencePiece model nor an id");
+  auto in_vocab = [&](int32_t id) { return id >= 0 && static_cast<size_t>(id) < n ? id : -1; };
+  auto find = [&](const std::string& text) {
+    for (size_t i = 0; i < n; ++i) {
+      if (m.pieces[i].piece == text) return static_cast<int32_t>(i);
     }
-  }
-  if (options.add_bos) {
-    const int32_t bos = options.bos.empty()
-                            ? (m.bos_id >= 0 && static_cast<size_t>(m.bos_id) < n ? m.bos_id : -1)
-                            : FindPiece(m, options.bos, /*allow_number=*/false);
-    if (bos < 0) {
-      return InvalidArgument(path + ": add_bos_token is set but the BOS '" + options.bos +
-                             "' is not a piece of the SentencePiece model");
-    }
-    c.prefix_ids.push_back(bos);
-  }
+    return int32_t{-1};
+  };
+  STOKER_ASSIGN_OR_RETURN(
+      SentencePieceSpecialIds ids,
+      ResolveSentencePieceSpecials(options, path, static_cast<int64_t>(n), in_vocab(m.eos_id),
+                                   in_vocab(m.bos_id), find));
+  c.eos_id = ids.eos_id;
+  if (ids.bos_id >= 0) c.prefix_ids.push_back(ids.bos_id);
   // The same identity as the library's tokenizer: a dataset's manifest does not change with
   // the engine that produced the (identical) ids.
   c.identity = {"sentencepiece", BaseName(path) + (options.add_bos ? " add-bos" : ""),

@@ -77,5 +77,21 @@ TEST(SentencePieceBpeTest, NotAModelIsAnError) {
   EXPECT_NE(t.status().message().find("x.model"), std::string::npos);
 }
 
+TEST(SentencePieceBpeTest, AnEosThatIsNoPieceIsAnError) {
+  const std::string path = Seed("bpe_byte_fallback.model");
+  Result<std::string> bytes = ReadFileToString(path);
+  ASSERT_TRUE(bytes.ok());
+  SentencePieceOptions options;
+  options.eos = "<no such piece>";
+  std::string why;
+  auto t = OpenSentencePieceBpe(*bytes, path, options, &why);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  const std::string want = path +
+                           ": the EOS '<no such piece>' is neither a piece of the "
+                           "SentencePiece model nor an id";
+  EXPECT_EQ(t.status().message(), want);
+}
+
 }  // namespace
 }  // namespace stoker

@@ -6,22 +6,44 @@
 #include "common/hash.h"
 
 namespace stoker {
-namespace {
 
-// A piece of the model by its text, or (for `allow_number`) a decimal id; -1 if neither.
-int32_t FindPiece(const sentencepiece::SentencePieceProcessor& p, const std::string& text,
-                  bool allow_number) {
-  int id = p.PieceToId(absl::string_view(text));
-  if (id >= 0 && p.IdToPiece(id) == text) return id;
-  if (allow_number && !text.empty() && text.size() < 10 &&
-      text.find_first_not_of("0123456789") == std::string::npos) {
-    int64_t n = std::stoll(text);
-    if (n < p.GetPieceSize()) return static_cast<int32_t>(n);
+Result<SentencePieceSpecialIds> ResolveSentencePieceSpecials(
+    const SentencePieceOptions& options, const std::string& path, int64_t vocab_size,
+    int32_t model_eos, int32_t model_bos, const std::function<int32_t(const std::string&)>& find) {
+  // A piece of the model by its text, or (for `allow_number`) a decimal id; -1 if neither.
+  auto find_piece = [&](const std::string& text, bool allow_number) -> int32_t {
+    const int32_t id = find(text);
+    if (id >= 0) return id;
+    if (allow_number && !text.empty() && text.size() < 10 &&
+        text.find_first_not_of("0123456789") == std::string::npos) {
+      const int64_t n = std::stoll(text);
+      if (n < vocab_size) return static_cast<int32_t>(n);
+    }
+    return -1;
+  };
+  if (model_eos < 0 && options.eos.empty()) {
+    return InvalidArgument(path +
+                           ": the SentencePiece model has no EOS piece (train it with "
+                           "--eos_id=N, N >= 0)");
   }
-  return -1;
+  SentencePieceSpecialIds ids;
+  ids.eos_id = model_eos;
+  if (!options.eos.empty()) {
+    ids.eos_id = find_piece(options.eos, /*allow_number=*/true);
+    if (ids.eos_id < 0) {
+      return InvalidArgument(path + ": the EOS '" + options.eos +
+                             "' is neither a piece of the SentencePiece model nor an id");
+    }
+  }
+  if (options.add_bos) {
+    ids.bos_id = options.bos.empty() ? model_bos : find_piece(options.bos, /*allow_number=*/false);
+    if (ids.bos_id < 0) {
+      return InvalidArgument(path + ": add_bos_token is set but the BOS '" + options.bos +
+                             "' is not a piece of the SentencePiece model");
+    }
+  }
+  return ids;
 }
-
-}  // namespace
 
 Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Open(
     const std::string& path, const Options& options) {
@@ -34,29 +56,18 @@ Result<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::Open(
     return InvalidArgument(path + ": not a valid SentencePiece model (" +
                            std::string(loaded.message()) + ")");
   }
-  if (processor->eos_id() < 0 && options.eos.empty()) {
-    return InvalidArgument(path +
-                           ": the SentencePiece model has no EOS piece (train it with "
-                           "--eos_id=N, N >= 0)");
-  }
+  auto find = [&](const std::string& text) {
+    const int id = processor->PieceToId(absl::string_view(text));
+    return id >= 0 && processor->IdToPiece(id) == text ? id : -1;
+  };
+  STOKER_ASSIGN_OR_RETURN(
+      SentencePieceSpecialIds ids,
+      ResolveSentencePieceSpecials(options, path, processor->GetPieceSize(), processor->eos_id(),
+                                   processor->bos_id(), find));
   std::unique_ptr<SentencePieceTokenizer> t(new SentencePieceTokenizer());
   t->vocab_size_ = static_cast<uint64_t>(processor->GetPieceSize());
-  t->eos_id_ = processor->eos_id();
-  if (!options.eos.empty()) {
-    t->eos_id_ = FindPiece(*processor, options.eos, /*allow_number=*/true);
-    if (t->eos_id_ < 0) {
-      return InvalidArgument(path + ": the EOS '" + options.eos +
-                             "' is neither a piece of the SentencePiece model nor an id");
-    }
-  }
-  if (options.add_bos) {
-    t->bos_id_ = options.bos.empty() ? processor->bos_id()
-                                     : FindPiece(*processor, options.bos, /*allow_number=*/false);
-    if (t->bos_id_ < 0) {
-      return InvalidArgument(path + ": add_bos_token is set but the BOS '" + options.bos +
-                             "' is not a piece of the SentencePiece model");
-    }
-  }
+  t->eos_id_ = ids.eos_id;
+  t->bos_id_ = ids.bos_id;
   t->identity_ = {"sentencepiece", BaseName(path) + (t->bos_id_ >= 0 ? " add-bos" : ""),
                   Xxh3Hex(Xxh3(bytes->data(), bytes->size()))};
   t->processor_ = std::move(processor);

@@ -5,6 +5,8 @@
 // #657); we never call the sampling or option-setting methods after Open.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,6 +24,20 @@ struct SentencePieceOptions {
   std::string bos;       // the BOS piece; empty = the model's bos_id
   bool add_bos = false;  // put BOS before every document (tokenizer_config's add_bos_token)
 };
+
+// The EOS id, and the BOS id to put before each document (-1: none), of a SentencePiece model.
+struct SentencePieceSpecialIds {
+  int32_t eos_id = -1;
+  int32_t bos_id = -1;
+};
+
+// Applies `options` to a model (read from `path`) of `vocab_size` pieces whose own EOS and BOS
+// ids are `model_eos` and `model_bos` (-1: none); `find` gives a piece's id by its text, or -1.
+// kInvalidArgument (naming `path`) if the model has no EOS and none is given, or `options` name
+// a piece it does not have. Shared by both SentencePiece engines.
+Result<SentencePieceSpecialIds> ResolveSentencePieceSpecials(
+    const SentencePieceOptions& options, const std::string& path, int64_t vocab_size,
+    int32_t model_eos, int32_t model_bos, const std::function<int32_t(const std::string&)>& find);
 
 class SentencePieceTokenizer final : public Tokenizer {
  public:

@@ -16,16 +16,6 @@ namespace {
 
 using Bits = TiktokenScanner::Bits;
 
-// The code point of the UTF-8 sequence at `p` of valid `t`; *len its length.
-char32_t ScannerDecodeAt(std::string_view t, size_t p, size_t* len) {
-  unsigned char c = static_cast<unsigned char>(t[p]);
-  auto cont = [&](size_t k) { return static_cast<char32_t>(t[p + k] & 0x3F); };
-  if (c < 0x80) return *len = 1, c;
-  if (c < 0xE0) return *len = 2, ((c & 0x1Fu) << 6) | cont(1);
-  if (c < 0xF0) return *len = 3, ((c & 0x0Fu) << 12) | (cont(1) << 6) | cont(2);
-  return *len = 4, ((c & 0x07u) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3);
-}
-
 // The class bits of every code point, as PCRE2 (UTF + UCP) sees them, filled in blocks of 256 code
 // points the first time a block is looked up: filling all 1.1M at once took 15-30 ms of every
 // tokenizer load (the largest part after the vocabulary), for text that touches a few blocks.
@@ -91,7 +81,7 @@ class ScannerClassTable {
                        PCRE2_NO_UTF_CHECK, set.md, nullptr) >= 0) {
       PCRE2_SIZE* ov = pcre2_get_ovector_pointer(set.md);
       for (size_t b = ov[0], len; b < ov[1]; b += len) {
-        classes_[ScannerDecodeAt(all, b, &len)] |= set.bit;
+        classes_[DecodeUtf8At(all, b, &len)] |= set.bit;
       }
       pos = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
     }
@@ -131,7 +121,7 @@ TiktokenScanner::TiktokenScanner(Pattern pattern)
     : pattern_(pattern), classes_(ScannerClassTable::Get().classes()) {}
 
 uint8_t TiktokenScanner::ClassAtNonAscii(std::string_view t, size_t p, size_t* len) const {
-  char32_t cp = ScannerDecodeAt(t, p, len);
+  char32_t cp = DecodeUtf8At(t, p, len);
   if (cp >= 0x100) {
     ScannerClassTable& table = ScannerClassTable::Get();
     if (!table.ready(cp >> 8)) table.Fill(cp >> 8);

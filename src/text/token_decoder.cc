@@ -29,9 +29,7 @@ std::string ReplaceAll(std::string_view in, std::string_view from, std::string_v
 }
 
 size_t CharLen(std::string_view s, size_t i) {
-  const uint8_t c = static_cast<uint8_t>(s[i]);
-  const size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  return std::min(n, s.size() - i);
+  return std::min(Utf8SequenceLength(static_cast<uint8_t>(s[i])), s.size() - i);
 }
 
 // Bytes from byte tokens: the string when valid UTF-8, else one U+FFFD per byte (ByteFallback).
