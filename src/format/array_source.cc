@@ -1,21 +1,11 @@
 #include "format/array_source.h"
 
-#include <cstring>
-
+#include "common/load.h"
 #include "format/megatron_index.h"
 #include "format/npy_header.h"
 #include "format/token_convert.h"
 
 namespace stoker {
-namespace {
-
-int32_t LoadI32(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<ArraySource>> ArraySource::OpenNanoGpt(const std::string& path) {
   STOKER_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
@@ -35,7 +25,7 @@ Result<std::unique_ptr<ArraySource>> ArraySource::OpenNanoGpt(const std::string&
 
 bool ArraySource::LooksLikeLlmc(const uint8_t* data, uint64_t size) {
   if (size < 4) return false;
-  int32_t magic = LoadI32(data);
+  int32_t magic = LoadAs<int32_t>(data);
   return magic == kLlmcMagicGpt2 || magic == kLlmcMagicLlama3 || magic == kLlmcMagicEval;
 }
 
@@ -48,7 +38,8 @@ Result<std::unique_ptr<ArraySource>> ArraySource::OpenLlmc(const std::string& pa
                         "header, the file has " +
                             std::to_string(file->size()) + " bytes");
   }
-  int32_t magic = LoadI32(d), version = LoadI32(d + 4), count = LoadI32(d + 8);
+  int32_t magic = LoadAs<int32_t>(d), version = LoadAs<int32_t>(d + 4),
+          count = LoadAs<int32_t>(d + 8);
   TokenDType dtype;
   if (magic == kLlmcMagicGpt2 && version == 1) {
     dtype = TokenDType::kUint16;

@@ -8,8 +8,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "common/file_util.h"
+#include "common/load.h"
 #include "format/megatron_index.h"
 
 namespace stoker {
@@ -24,11 +26,25 @@ constexpr uint64_t kVersionAt = 8, kHeaderBytesAt = 12, kDocumentsAt = 16, kShar
 constexpr size_t kWriteBuffer = 1 << 20;
 static_assert(kWriteBuffer % (4 << kLengthChunkShift) == 0, "flushes end on chunk boundaries");
 
-uint64_t Load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
+// The 64-bit header fields at their offsets: version 1's, then the ones version 2 added (with the
+// 32-bit chunk_shift at kChunkShiftAt).
+using Field64 = uint64_t LengthIndexHeader::*;
+constexpr std::pair<uint64_t, Field64> kFields[] = {
+    {kDocumentsAt, &LengthIndexHeader::num_documents},
+    {kShardsAt, &LengthIndexHeader::num_shards},
+    {kTokensAt, &LengthIndexHeader::total_tokens},
+    {kNonemptyAt, &LengthIndexHeader::nonempty_documents},
+    {kMaxLengthAt, &LengthIndexHeader::max_length},
+    {kLengthHashAt, &LengthIndexHeader::length_hash},
+    {kShardsOffsetAt, &LengthIndexHeader::shards_offset},
+    {kLengthsOffsetAt, &LengthIndexHeader::lengths_offset},
+    {kFileBytesAt, &LengthIndexHeader::file_bytes},
+    {kArraysXxh3At, &LengthIndexHeader::arrays_xxh3},
+    {kChunksOffsetAt, &LengthIndexHeader::chunks_offset},
+    {kShardsXxh3At, &LengthIndexHeader::shards_xxh3},
+};
+constexpr size_t kVersion1Fields = 10;
+
 void Store64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 
 // A chunk's checksum: seeded with its number, so chunks that trade places do not match.
@@ -60,34 +76,22 @@ Result<LengthIndexHeader> ParseLengthIndexHeader(const uint8_t* data, uint64_t s
   if (std::memcmp(data, kLengthIndexMagic, sizeof kLengthIndexMagic) != 0) {
     return CorruptionAt(file, 0, "bad magic, expected \"STKLENS1\" (not a stoker length index)");
   }
-  uint32_t version, header_bytes;
-  std::memcpy(&version, data + kVersionAt, 4);
-  std::memcpy(&header_bytes, data + kHeaderBytesAt, 4);
+  const uint32_t version = LoadAs<uint32_t>(data + kVersionAt);
+  const uint32_t header_bytes = LoadAs<uint32_t>(data + kHeaderBytesAt);
   if (version != 1 && version != kLengthIndexVersion) {
     return CorruptionAt(file, kVersionAt,
                         "unsupported length index version " + std::to_string(version) +
                             " (this stoker reads 1 and 2; `stoker index DATASET` rewrites it)");
   }
-  if (Xxh3(data, kHeaderXxh3At) != Load64(data + kHeaderXxh3At)) {
+  if (Xxh3(data, kHeaderXxh3At) != LoadAs<uint64_t>(data + kHeaderXxh3At)) {
     return CorruptionAt(file, kHeaderXxh3At, "header checksum mismatch (damaged header)");
   }
   LengthIndexHeader h;
   h.version = version;
-  h.num_documents = Load64(data + kDocumentsAt);
-  h.num_shards = Load64(data + kShardsAt);
-  h.total_tokens = Load64(data + kTokensAt);
-  h.nonempty_documents = Load64(data + kNonemptyAt);
-  h.max_length = Load64(data + kMaxLengthAt);
-  h.length_hash = Load64(data + kLengthHashAt);
-  h.shards_offset = Load64(data + kShardsOffsetAt);
-  h.lengths_offset = Load64(data + kLengthsOffsetAt);
-  h.file_bytes = Load64(data + kFileBytesAt);
-  h.arrays_xxh3 = Load64(data + kArraysXxh3At);
-  if (version >= 2) {
-    h.chunks_offset = Load64(data + kChunksOffsetAt);
-    h.shards_xxh3 = Load64(data + kShardsXxh3At);
-    std::memcpy(&h.chunk_shift, data + kChunkShiftAt, 4);
+  for (size_t i = 0; i < (version >= 2 ? std::size(kFields) : kVersion1Fields); ++i) {
+    h.*kFields[i].second = LoadAs<uint64_t>(data + kFields[i].first);
   }
+  if (version >= 2) h.chunk_shift = LoadAs<uint32_t>(data + kChunkShiftAt);
   // The counts are bounded first so that the offset arithmetic cannot overflow.
   const uint64_t lengths_end = h.lengths_offset + 4 * h.num_documents;
   const bool chunks_ok = version == 1 ? h.file_bytes == lengths_end
@@ -148,7 +152,8 @@ Status LengthIndex::VerifyChunk(uint64_t c) const {
       std::min<uint64_t>(uint64_t{1} << header_.chunk_shift, header_.num_documents - first);
   const uint8_t* data = file_->data();
   const uint64_t at = header_.lengths_offset + 4 * first;
-  if (ChunkXxh3(data + at, 4 * count, c) != Load64(data + header_.chunks_offset + 8 * c)) {
+  if (ChunkXxh3(data + at, 4 * count, c) !=
+      LoadAs<uint64_t>(data + header_.chunks_offset + 8 * c)) {
     return CorruptionAt(path(), at,
                         "length chunk " + std::to_string(c) + " (documents " +
                             std::to_string(first) + " to " + std::to_string(first + count - 1) +
@@ -160,7 +165,7 @@ Status LengthIndex::VerifyChunk(uint64_t c) const {
 }
 
 uint64_t LengthIndex::shard_first(const uint8_t* data, const LengthIndexHeader& h, uint64_t s) {
-  return Load64(data + h.shards_offset + 8 * s);
+  return LoadAs<uint64_t>(data + h.shards_offset + 8 * s);
 }
 
 uint64_t LengthIndex::shard_first_document(uint64_t s) const {
@@ -305,18 +310,7 @@ Result<LengthIndexHeader> LengthIndexWriter::Finish() {
   const uint32_t version = kLengthIndexVersion, header_bytes = kLengthIndexHeaderBytes;
   std::memcpy(head + kVersionAt, &version, 4);
   std::memcpy(head + kHeaderBytesAt, &header_bytes, 4);
-  Store64(head + kDocumentsAt, header_.num_documents);
-  Store64(head + kShardsAt, header_.num_shards);
-  Store64(head + kTokensAt, header_.total_tokens);
-  Store64(head + kNonemptyAt, header_.nonempty_documents);
-  Store64(head + kMaxLengthAt, header_.max_length);
-  Store64(head + kLengthHashAt, header_.length_hash);
-  Store64(head + kShardsOffsetAt, header_.shards_offset);
-  Store64(head + kLengthsOffsetAt, header_.lengths_offset);
-  Store64(head + kFileBytesAt, header_.file_bytes);
-  Store64(head + kArraysXxh3At, header_.arrays_xxh3);
-  Store64(head + kChunksOffsetAt, header_.chunks_offset);
-  Store64(head + kShardsXxh3At, header_.shards_xxh3);
+  for (const auto& [at, field] : kFields) Store64(head + at, header_.*field);
   std::memcpy(head + kChunkShiftAt, &header_.chunk_shift, 4);
   Store64(head + kHeaderXxh3At, Xxh3(head, kHeaderXxh3At));
   STOKER_RETURN_IF_ERROR(WriteAll(fd_, head, sizeof head, 0, tmp_path_));

@@ -7,9 +7,9 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 
+#include "common/load.h"
 #include "stoker/status.h"
 #include "stoker/token_source.h"
 
@@ -64,9 +64,7 @@ class MegatronIndex {
  private:
   template <typename T>
   T Load(uint64_t offset) const {
-    T v;
-    std::memcpy(&v, data_ + offset, sizeof(T));
-    return v;
+    return LoadAs<T>(data_ + offset);
   }
 
   const uint8_t* data_ = nullptr;

@@ -13,6 +13,7 @@
 #include "common/file_lock.h"
 #include "common/file_util.h"
 #include "common/hash.h"
+#include "common/load.h"
 #include "common/window_counts.h"
 #include "format/length_hash.h"
 #include "format/token_convert.h"
@@ -44,12 +45,6 @@ std::optional<Identity> IdentityOf(const std::string& path) {
   }
   id.name = "megatron-" + Xxh3Hex(Xxh3(id.head.data(), id.head.size()));
   return id;
-}
-
-uint64_t Load64(const std::string& s, size_t at) {
-  uint64_t v;
-  std::memcpy(&v, s.data() + at, 8);
-  return v;
 }
 
 // What the plan keeps of one open: the .idx mapping, the chunk checks and the lazy totals.
@@ -129,7 +124,7 @@ struct MegatronLengthsOwner {
   void ComputeHash() {
     const std::unique_ptr<FileLock> lock = LockCache();
     if (std::optional<std::string> body = ReadTotals()) {  // counted while we waited
-      hash = Load64(*body, 16);
+      hash = LoadAs<uint64_t>(body->data() + 16);
       return;
     }
     passes.fetch_add(1, std::memory_order_relaxed);
@@ -161,12 +156,12 @@ struct MegatronLengthsOwner {
   void CountNonempty() {
     const std::unique_ptr<FileLock> lock = LockCache();
     if (std::optional<std::string> body = ReadTotals()) {
-      nonempty = Load64(*body, 8);
+      nonempty = LoadAs<uint64_t>(body->data() + 8);
       return;
     }
     if (lock) {
       if (auto body = ReadCacheFile(*cache_dir, id->name + ".nonempty", id->head, 8)) {
-        nonempty = Load64(*body, 0);
+        nonempty = LoadAs<uint64_t>(body->data());
         return;
       }
     }
@@ -225,9 +220,9 @@ Result<DatasetLengths> MegatronLengths(const MegatronSource& source) {
   LengthTotals totals;
   if (std::optional<std::string> body = o.ReadTotals()) {
     // Counted by an earlier open of this very file: exact, whatever the layout of the .bin.
-    o.tokens = Load64(*body, 0);
-    o.nonempty = Load64(*body, 8);
-    o.hash = Load64(*body, 16);
+    o.tokens = LoadAs<uint64_t>(body->data());
+    o.nonempty = LoadAs<uint64_t>(body->data() + 8);
+    o.hash = LoadAs<uint64_t>(body->data() + 16);
     totals = LengthTotals{o.tokens, o.nonempty, o.hash, {}, {}};
   } else {
     const uint64_t bin = source.bin_file().size();

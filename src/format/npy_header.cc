@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/load.h"
 #include "format/megatron_index.h"
 
 namespace stoker {
@@ -190,16 +191,8 @@ Result<NpyHeader> ParseNpyHeader(const uint8_t* data, uint64_t size, const std::
   }
   uint64_t len_bytes = h.major_version == 1 ? 2 : 4;
   if (size < 8 + len_bytes) return CorruptionAt(path, size, "truncated inside the header length");
-  uint64_t header_len = 0;
-  if (len_bytes == 2) {
-    uint16_t v;
-    std::memcpy(&v, data + 8, 2);
-    header_len = v;
-  } else {
-    uint32_t v;
-    std::memcpy(&v, data + 8, 4);
-    header_len = v;
-  }
+  const uint64_t header_len =
+      len_bytes == 2 ? LoadAs<uint16_t>(data + 8) : LoadAs<uint32_t>(data + 8);
   if (header_len > kNpyMaxHeaderBytes) {
     return CorruptionAt(path, 8,
                         "header length " + std::to_string(header_len) + " is over the limit of " +

@@ -16,11 +16,6 @@
 namespace stoker {
 namespace {
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 Result<std::unique_ptr<TokenSource>> OpenMegatron(const std::string& prefix) {
   for (const char* ext : {".idx", ".bin"}) {
     if (!PathExists(prefix + ext)) {
@@ -51,7 +46,7 @@ Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& uri,
   STOKER_ASSIGN_OR_RETURN(const ParsedUri parsed, ParseUri(uri));
   if (parsed.kind != UriKind::kFile) {
     // An object store has no directories to look into: a remote URI names a stoker dataset.
-    if (EndsWith(uri, ".bin") || EndsWith(uri, ".idx") || EndsWith(uri, ".npy")) {
+    if (uri.ends_with(".bin") || uri.ends_with(".idx") || uri.ends_with(".npy")) {
       return InvalidArgument(uri +
                              ": remote token data must be a stoker dataset (a prefix "
                              "holding manifest.json); copy other formats to local disk, or "
@@ -68,9 +63,9 @@ Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& uri,
     }
     return Up(StokerDataset::Open(path));
   }
-  if (EndsWith(path, ".idx")) return OpenMegatron(path.substr(0, path.size() - 4));
-  if (EndsWith(path, ".npy")) return Up(ArraySource::OpenNpy(path));
-  if (EndsWith(path, ".bin")) {
+  if (path.ends_with(".idx")) return OpenMegatron(path.substr(0, path.size() - 4));
+  if (path.ends_with(".npy")) return Up(ArraySource::OpenNpy(path));
+  if (path.ends_with(".bin")) {
     std::string prefix = path.substr(0, path.size() - 4);
     if (PathExists(prefix + ".idx")) return OpenMegatron(prefix);
     STOKER_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));

@@ -36,7 +36,7 @@ namespace stoker {
 
 struct RemoteDatasetOptions {
   // Serves the dataset's URI; null: OpenBackendForUri(uri) with retries, the default per-host
-  // bound and metering into the dataset's own counters (storage_metrics()).
+  // bound and metering into the dataset's own counters (storage_stats()).
   std::shared_ptr<storage::Backend> backend;
   // The shard seam; null: NewBackendShardOpener(backend, reads, part_bytes).
   std::shared_ptr<const ShardOpener> opener;
@@ -123,20 +123,17 @@ class StokerDataset : public TokenSource {
   std::string shard_prefix(uint64_t s) const;
   // Whether the dataset was opened with OpenRemote.
   bool remote() const { return opener_ != nullptr; }
-  // The requests of a remote dataset opened with its own backend (null otherwise).
-  const storage::StorageMetrics* storage_metrics() const { return metrics_.get(); }
-  // Its requests (the counters above) and the cache's hits; zero for a local dataset.
+  // Its requests (when opened with its own backend) and the cache's hits; zero for a local dataset.
   StorageStats storage_stats() const override;
   // A remote dataset: the opener's reference for shard `s` (its URIs and manifest entry), and the
   // opener (null for a local dataset).
   ShardRef shard_ref(uint64_t s) const;
   const ShardOpener* opener() const { return opener_.get(); }
   bool cached() const { return opener_ != nullptr && opener_->cached(); }
-  // How a remote dataset's .bin files are read (after whole_shards_if_they_fit), its bytes (.bin +
-  // .idx of every shard) and its cache's budget (0: no cache).
+  // How a remote dataset's .bin files are read (after whole_shards_if_they_fit) and its cache's
+  // budget (0: no cache).
   RemoteReads remote_reads() const { return reads_; }
   bool reads_by_request() const override { return remote() && reads_ == RemoteReads::kExact; }
-  uint64_t remote_bytes() const { return remote_bytes_; }
   uint64_t cache_budget_bytes() const { return cache_budget_; }
 
  private:
@@ -173,7 +170,7 @@ class StokerDataset : public TokenSource {
   std::vector<uint64_t> first_document_{0};  // num_shards + 1 entries
   uint64_t num_tokens_ = 0;
   RemoteReads reads_ = RemoteReads::kParts;
-  uint64_t remote_bytes_ = 0;
+  uint64_t remote_bytes_ = 0;  // a remote dataset's bytes: .bin + .idx of every shard
   uint64_t cache_budget_ = 0;
 };
 

@@ -7,22 +7,17 @@
 #include <string>
 #include <type_traits>
 
+#include "common/load.h"
+
 namespace stoker {
 namespace {
-
-template <typename In>
-In Load(const uint8_t* p) {
-  In v;
-  std::memcpy(&v, p, sizeof(In));
-  return v;
-}
 
 // Element by element, stopping at the first invalid value: floats, and the fallback for a block of
 // integers that holds an invalid one.
 template <typename In, typename Out>
 std::optional<uint64_t> DecodeChecked(const uint8_t* src, uint64_t count, Out* out) {
   for (uint64_t i = 0; i < count; ++i) {
-    In v = Load<In>(src + i * sizeof(In));
+    In v = LoadAs<In>(src + i * sizeof(In));
     if constexpr (std::is_floating_point_v<In>) {
       // 2^31 or 2^63: exact in float and double, unlike kMax itself.
       const In limit = static_cast<In>(std::ldexp(1.0, std::numeric_limits<Out>::digits));
@@ -52,7 +47,7 @@ constexpr bool kAlwaysValid = std::is_unsigned_v<In> && sizeof(In) < sizeof(Out)
 
 template <typename In, typename Out>
 void ConvertBlock(const uint8_t* __restrict src, Out* __restrict out) {
-  for (uint64_t j = 0; j < kBlock; ++j) out[j] = static_cast<Out>(Load<In>(src + j * sizeof(In)));
+  for (uint64_t j = 0; j < kBlock; ++j) out[j] = static_cast<Out>(LoadAs<In>(src + j * sizeof(In)));
 }
 
 // Bits that no valid id has: Out's max is 2^k - 1, and a negative In sign-extends into them.
@@ -61,7 +56,7 @@ bool BlockHasInvalid(const uint8_t* __restrict src) {
   constexpr uint64_t kInvalidBits = ~static_cast<uint64_t>(std::numeric_limits<Out>::max());
   uint64_t bits = 0;
   for (uint64_t j = 0; j < kBlock; ++j) {
-    bits |= static_cast<uint64_t>(static_cast<int64_t>(Load<In>(src + j * sizeof(In))));
+    bits |= static_cast<uint64_t>(static_cast<int64_t>(LoadAs<In>(src + j * sizeof(In))));
   }
   return (bits & kInvalidBits) != 0;
 }
@@ -90,29 +85,8 @@ std::optional<uint64_t> DecodeAs(const uint8_t* src, uint64_t count, Out* out) {
 
 template <typename Out>
 std::optional<uint64_t> Decode(const uint8_t* src, TokenDType dtype, uint64_t count, Out* out) {
-  switch (dtype) {
-    case TokenDType::kUint8:
-      return DecodeAs<uint8_t>(src, count, out);
-    case TokenDType::kInt8:
-      return DecodeAs<int8_t>(src, count, out);
-    case TokenDType::kInt16:
-      return DecodeAs<int16_t>(src, count, out);
-    case TokenDType::kInt32:
-      return DecodeAs<int32_t>(src, count, out);
-    case TokenDType::kInt64:
-      return DecodeAs<int64_t>(src, count, out);
-    case TokenDType::kFloat64:
-      return DecodeAs<double>(src, count, out);
-    case TokenDType::kFloat32:
-      return DecodeAs<float>(src, count, out);
-    case TokenDType::kUint16:
-      return DecodeAs<uint16_t>(src, count, out);
-    case TokenDType::kUint32:
-      return DecodeAs<uint32_t>(src, count, out);
-    case TokenDType::kUint64:
-      return DecodeAs<uint64_t>(src, count, out);
-  }
-  return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
+  return VisitTokenDType(dtype, count == 0 ? std::nullopt : std::optional<uint64_t>(0),
+                         [&](auto in) { return DecodeAs<decltype(in)>(src, count, out); });
 }
 
 template <typename Stored>
@@ -161,33 +135,18 @@ bool TokensFit(const int32_t* ids, uint64_t count, uint64_t max_id) {
 }
 
 bool IsIntegerDType(TokenDType dtype) {
-  return dtype != TokenDType::kFloat32 && dtype != TokenDType::kFloat64 &&
-         TokenDTypeSize(dtype) != 0;
+  return VisitTokenDType(dtype, false, [](auto t) { return std::is_integral_v<decltype(t)>; });
 }
 
 uint64_t MaxTokenForDType(TokenDType dtype) {
-  switch (dtype) {
-    case TokenDType::kUint8:
-      return 0xff;
-    case TokenDType::kInt8:
-      return 0x7f;
-    case TokenDType::kInt16:
-      return 0x7fff;
-    case TokenDType::kUint16:
-      return 0xffff;
-    case TokenDType::kInt32:
-      return 0x7fffffff;
-    case TokenDType::kUint32:
-      return 0xffffffffULL;
-    case TokenDType::kInt64:
-      return 0x7fffffffffffffffULL;
-    case TokenDType::kUint64:
-      return ~0ULL;
-    case TokenDType::kFloat32:
-    case TokenDType::kFloat64:
+  return VisitTokenDType(dtype, uint64_t{0}, [](auto t) -> uint64_t {
+    using T = decltype(t);
+    if constexpr (std::is_floating_point_v<T>) {
       return 1ULL << 53;
-  }
-  return 0;
+    } else {
+      return static_cast<uint64_t>(std::numeric_limits<T>::max());
+    }
+  });
 }
 
 std::optional<uint64_t> DecodeTokens(const uint8_t* src, TokenDType dtype, uint64_t count,
@@ -200,91 +159,35 @@ std::optional<uint64_t> DecodeTokens(const uint8_t* src, TokenDType dtype, uint6
   return Decode(src, dtype, count, out);
 }
 
-namespace {
-
-// Calls f(Stored{}) with the integer type a token of `dtype` is stored as; false (and no call)
-// for a float or unknown dtype.
-template <typename F>
-bool WithIntegerType(TokenDType dtype, F&& f) {
-  switch (dtype) {
-    case TokenDType::kUint8:
-      f(uint8_t{});
-      return true;
-    case TokenDType::kInt8:
-      f(int8_t{});
-      return true;
-    case TokenDType::kInt16:
-      f(int16_t{});
-      return true;
-    case TokenDType::kUint16:
-      f(uint16_t{});
-      return true;
-    case TokenDType::kInt32:
-      f(int32_t{});
-      return true;
-    case TokenDType::kUint32:
-      f(uint32_t{});
-      return true;
-    case TokenDType::kInt64:
-      f(int64_t{});
-      return true;
-    case TokenDType::kUint64:
-      f(uint64_t{});
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
 std::optional<uint64_t> EncodeTokens(const int32_t* ids, uint64_t count, TokenDType dtype,
                                      uint8_t* dst) {
-  std::optional<uint64_t> bad;
-  const bool integer = WithIntegerType(
-      dtype, [&](auto stored) { bad = EncodeAs<decltype(stored)>(ids, count, dst); });
-  if (!integer) return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
-  return bad;
+  // A float or unknown dtype stores no id: the first one is bad.
+  const auto none = count == 0 ? std::nullopt : std::optional<uint64_t>(0);
+  return VisitTokenDType(dtype, none, [&](auto t) {
+    if constexpr (std::is_integral_v<decltype(t)>) {
+      return EncodeAs<decltype(t)>(ids, count, dst);
+    } else {
+      return none;
+    }
+  });
 }
 
 void StoreFittingTokens(const int32_t* ids, uint64_t count, TokenDType dtype, uint8_t* dst) {
-  WithIntegerType(dtype, [&](auto stored) { StoreAs<decltype(stored)>(ids, count, dst); });
+  VisitTokenDType(dtype, false, [&](auto t) {
+    if constexpr (std::is_integral_v<decltype(t)>) StoreAs<decltype(t)>(ids, count, dst);
+    return true;
+  });
 }
 
 Status BadTokenStatus(const std::string& file, uint64_t base_offset, TokenDType dtype,
                       uint64_t index, const uint8_t* src, const char* out_type) {
   size_t item = TokenDTypeSize(dtype);
   const uint8_t* p = src + index * item;
-  std::string value;
-  switch (dtype) {
-    case TokenDType::kFloat32:
-      value = std::to_string(Load<float>(p));
-      break;
-    case TokenDType::kFloat64:
-      value = std::to_string(Load<double>(p));
-      break;
-    case TokenDType::kInt8:
-      value = std::to_string(Load<int8_t>(p));
-      break;
-    case TokenDType::kInt16:
-      value = std::to_string(Load<int16_t>(p));
-      break;
-    case TokenDType::kInt32:
-      value = std::to_string(Load<int32_t>(p));
-      break;
-    case TokenDType::kInt64:
-      value = std::to_string(Load<int64_t>(p));
-      break;
-    case TokenDType::kUint64:
-      value = std::to_string(Load<uint64_t>(p));
-      break;
-    case TokenDType::kUint32:
-      value = std::to_string(Load<uint32_t>(p));
-      break;
-    default:
-      value = "?";
-      break;
-  }
+  // uint8 and uint16 values always fit, so they never get here: "?" as for an unknown dtype.
+  const std::string value = VisitTokenDType(dtype, std::string("?"), [&](auto t) {
+    using T = decltype(t);
+    return std::is_unsigned_v<T> && sizeof(T) < 4 ? std::string("?") : std::to_string(LoadAs<T>(p));
+  });
   return Corruption(file + ": at byte " + std::to_string(base_offset + index * item) +
                     ": token value " + value + " (" + std::string(TokenDTypeName(dtype)) +
                     ") is not a valid " + out_type + " token id");

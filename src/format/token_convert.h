@@ -15,6 +15,36 @@ namespace stoker {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "stoker's file formats are little-endian");
 
+// Calls f(T{}) with the element type T that `dtype` stores (uint8_t ... uint64_t, float, double)
+// and returns its result; `otherwise` for a code that is not a TokenDType. The one switch over
+// dtypes: f uses `if constexpr` for what only some element types can do.
+template <typename R, typename F>
+inline R VisitTokenDType(TokenDType dtype, R otherwise, F&& f) {
+  switch (dtype) {
+    case TokenDType::kUint8:
+      return f(uint8_t{});
+    case TokenDType::kInt8:
+      return f(int8_t{});
+    case TokenDType::kInt16:
+      return f(int16_t{});
+    case TokenDType::kInt32:
+      return f(int32_t{});
+    case TokenDType::kInt64:
+      return f(int64_t{});
+    case TokenDType::kFloat64:
+      return f(double{});
+    case TokenDType::kFloat32:
+      return f(float{});
+    case TokenDType::kUint16:
+      return f(uint16_t{});
+    case TokenDType::kUint32:
+      return f(uint32_t{});
+    case TokenDType::kUint64:
+      return f(uint64_t{});
+  }
+  return otherwise;
+}
+
 // Largest token id that `dtype` can store (for integer dtypes; 2^53 for floats).
 uint64_t MaxTokenForDType(TokenDType dtype);
 // Whether every id is in [0, max_id] (a branch-free max over blocks of 16, which the compiler

@@ -1,52 +1,20 @@
 // TokenDType helpers declared in include/stoker/token_source.h.
+#include "format/token_convert.h"
 #include "stoker/token_source.h"
 
 namespace stoker {
 
 size_t TokenDTypeSize(TokenDType dtype) {
-  switch (dtype) {
-    case TokenDType::kUint8:
-    case TokenDType::kInt8:
-      return 1;
-    case TokenDType::kInt16:
-    case TokenDType::kUint16:
-      return 2;
-    case TokenDType::kInt32:
-    case TokenDType::kUint32:
-    case TokenDType::kFloat32:
-      return 4;
-    case TokenDType::kInt64:
-    case TokenDType::kUint64:
-    case TokenDType::kFloat64:
-      return 8;
-  }
-  return 0;
+  return VisitTokenDType(dtype, size_t{0}, [](auto t) { return sizeof(t); });
 }
 
 std::string_view TokenDTypeName(TokenDType dtype) {
-  switch (dtype) {
-    case TokenDType::kUint8:
-      return "uint8";
-    case TokenDType::kInt8:
-      return "int8";
-    case TokenDType::kInt16:
-      return "int16";
-    case TokenDType::kInt32:
-      return "int32";
-    case TokenDType::kInt64:
-      return "int64";
-    case TokenDType::kFloat64:
-      return "float64";
-    case TokenDType::kFloat32:
-      return "float32";
-    case TokenDType::kUint16:
-      return "uint16";
-    case TokenDType::kUint32:
-      return "uint32";
-    case TokenDType::kUint64:
-      return "uint64";
-  }
-  return "unknown";
+  // Indexed by the dtype's code (1 to 10); 0 and codes past the end are not dtypes.
+  static constexpr std::string_view kNames[] = {"unknown", "uint8",  "int8",    "int16",
+                                                "int32",   "int64",  "float64", "float32",
+                                                "uint16",  "uint32", "uint64"};
+  const auto code = static_cast<size_t>(dtype);
+  return kNames[code < std::size(kNames) ? code : 0];
 }
 
 Result<TokenDType> ParseTokenDType(std::string_view name) {

@@ -211,6 +211,36 @@ Result<size_t> ReadFully(ByteStream& stream, char* buf, size_t n) {
   return done;
 }
 
+Status ReadUpTo(ByteStream& stream, uint64_t n, std::string* out) {
+  out->clear();
+  uint64_t got = 0;
+  while (got < n) {
+    size_t step =
+        static_cast<size_t>(std::min<uint64_t>(n - got, std::max<uint64_t>(got, 1 << 20)));
+    out->resize(got + step);
+    Result<size_t> r = ReadFully(stream, out->data() + got, step);
+    if (!r.ok()) out->resize(got);
+    STOKER_RETURN_IF_ERROR(r.status());
+    got += *r;
+    if (*r < step) break;
+  }
+  out->resize(got);
+  return Status::OK();
+}
+
+Status ReadAllFrom(ByteStream& stream, uint64_t limit_gib, const std::string& where,
+                   std::string* out) {
+  char buf[1 << 16];
+  while (true) {
+    STOKER_ASSIGN_OR_RETURN(size_t n, stream.Read(buf, sizeof buf));
+    if (n == 0) return Status::OK();
+    out->append(buf, n);
+    if (out->size() > (limit_gib << 30)) {
+      return Corruption(where + ": decompresses past " + std::to_string(limit_gib) + " GiB");
+    }
+  }
+}
+
 Status ReadAllDecompressed(const std::string& path, std::string* out) {
   out->clear();
   STOKER_ASSIGN_OR_RETURN(auto stream, OpenByteStream(path));

@@ -47,6 +47,13 @@ Compression SniffCompression(std::string_view head);
 
 // Reads until `n` bytes are in `buf` or the stream ends; returns the count.
 Result<size_t> ReadFully(ByteStream& stream, char* buf, size_t n);
+// Reads until *out (replaced) holds `n` bytes or the stream ends, growing it as the data arrives so
+// that a corrupt length cannot allocate gigabytes. After an error *out holds the bytes before it.
+Status ReadUpTo(ByteStream& stream, uint64_t n, std::string* out);
+// Appends the rest of `stream` to *out; kCorruption "<where>: decompresses past <limit_gib> GiB"
+// once *out holds more than that.
+Status ReadAllFrom(ByteStream& stream, uint64_t limit_gib, const std::string& where,
+                   std::string* out);
 
 // Reads a whole (possibly compressed) file into *out (replacing its contents).
 Status ReadAllDecompressed(const std::string& path, std::string* out);

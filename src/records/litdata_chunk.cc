@@ -1,7 +1,5 @@
 #include "records/litdata_chunk.h"
 
-#include <cmath>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "records/half_float.h"
@@ -12,11 +10,7 @@ namespace {
 constexpr std::string_view kArrowRowsMagic("LDARW01\0", 8);
 constexpr std::string_view kFramedMagic("LDFZ01\0\0", 8);
 
-uint32_t LoadU32(std::string_view s, size_t at) {
-  uint32_t v;
-  std::memcpy(&v, s.data() + at, 4);
-  return v;
-}
+uint32_t LoadU32(std::string_view s, size_t at) { return LoadAs<uint32_t>(s.data() + at); }
 uint32_t LoadU32BigEndian(std::string_view s, size_t at) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data() + at);
   return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
@@ -46,19 +40,14 @@ void LeafNames(const nlohmann::json& spec, const std::string& prefix,
 }
 
 // Element size and kind of a NumPy dtype index (litdata's _NUMPY_SCTYPES) or a torch one.
-struct Dtype {
-  int size = 0;  // 0: unknown
-  bool is_float = false;
-  bool is_signed = true;
-};
-Dtype NumpyDtype(int i) {
-  static const Dtype kTable[] = {{1, false, true},  {2, false, true},  {4, false, true},
-                                 {8, false, true},  {1, false, false}, {2, false, false},
-                                 {4, false, false}, {8, false, false}, {2, true, true},
-                                 {4, true, true},   {8, true, true}};
-  return i >= 0 && i < 11 ? kTable[i] : Dtype{};
+PackedType NumpyDtype(int i) {
+  static const PackedType kTable[] = {{1, false, true},  {2, false, true},  {4, false, true},
+                                      {8, false, true},  {1, false, false}, {2, false, false},
+                                      {4, false, false}, {8, false, false}, {2, true, true},
+                                      {4, true, true},   {8, true, true}};
+  return i >= 0 && i < 11 ? kTable[i] : PackedType{};
 }
-Dtype TorchDtype(int i) {
+PackedType TorchDtype(int i) {
   switch (i) {
     case 0:
     case 1:
@@ -91,40 +80,15 @@ Dtype TorchDtype(int i) {
   }
 }
 
-Status DecodeArray(Dtype d, std::string_view data, const std::string& format, Field* f) {
+Status DecodeArray(PackedType d, std::string_view data, const std::string& format, Field* f) {
   if (d.size == 0) return Unimplemented("LitData leaf '" + format + "': unknown dtype");
   if (data.size() % d.size != 0) {
     return Corruption("LitData leaf '" + format + "': " + std::to_string(data.size()) +
                       " bytes is not a whole number of " + std::to_string(d.size) + "-byte values");
   }
-  size_t n = data.size() / d.size;
-  const char* p = data.data();
-  if (d.is_float) {
-    f->type = FieldType::kFloat;
-    f->floats.resize(n);
-    for (size_t i = 0; i < n; ++i, p += d.size) {
-      if (d.size == 2) {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        f->floats[i] = HalfToDouble(h);
-      } else if (d.size == 4) {
-        float v;
-        std::memcpy(&v, p, 4);
-        f->floats[i] = v;
-      } else {
-        std::memcpy(&f->floats[i], p, 8);
-      }
-    }
-    return Status::OK();
-  }
-  f->type = FieldType::kTokens;
-  f->ints.resize(n);
-  for (size_t i = 0; i < n; ++i, p += d.size) {
-    uint64_t u = 0;
-    std::memcpy(&u, p, d.size);  // little-endian host
-    if (d.is_signed && d.size < 8 && (u >> (8 * d.size - 1)) & 1) u |= ~uint64_t{0} << (8 * d.size);
-    f->ints[i] = static_cast<int64_t>(u);
-  }
+  f->type = d.is_float ? FieldType::kFloat : FieldType::kTokens;
+  d.is_float ? f->floats.clear() : f->ints.clear();  // the array replaces what the field held
+  AppendPacked(data.data(), data.size() / d.size, d, f);
   return Status::OK();
 }
 
@@ -234,19 +198,13 @@ Status DecodeLitDataLeaf(std::string_view format, std::string_view bytes, Field*
       return Corruption("LitData '" + fmt + "' leaf of " + std::to_string(bytes.size()) + " bytes");
     }
     f->type = FieldType::kInt;
-    int64_t v = 0;
-    if (format == "int")
-      std::memcpy(&v, bytes.data(), 8);
-    else
-      v = static_cast<unsigned char>(bytes[0]) != 0;
-    f->ints = {v};
+    f->ints = {format == "int" ? LoadAs<int64_t>(bytes.data())
+                               : int64_t{static_cast<unsigned char>(bytes[0]) != 0}};
   } else if (format == "float") {
     if (bytes.size() != 8)
       return Corruption("LitData 'float' leaf of " + std::to_string(bytes.size()) + " bytes");
     f->type = FieldType::kFloat;
-    double v;
-    std::memcpy(&v, bytes.data(), 8);
-    f->floats = {v};
+    f->floats = {LoadAs<double>(bytes.data())};
   } else if (format.starts_with("no_header_numpy:")) {
     return DecodeArray(NumpyDtype(SuffixIndex(format)), bytes, fmt, f);
   } else if (format.starts_with("no_header_tensor:")) {

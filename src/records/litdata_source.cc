@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
+#include "common/load.h"
 #include "records/arrow_sources.h"
 #include "records/byte_stream.h"
 #include "records/litdata_chunk.h"
@@ -13,28 +14,13 @@ namespace {
 
 constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 32;  // offsets are u32
 
-// Everything `stream` yields, or kCorruption past `limit` bytes.
-Status ReadAllFrom(ByteStream& stream, const std::string& where, std::string* out) {
-  char buf[1 << 16];
-  while (true) {
-    STOKER_ASSIGN_OR_RETURN(size_t n, stream.Read(buf, sizeof buf));
-    if (n == 0) return Status::OK();
-    out->append(buf, n);
-    if (out->size() > kMaxChunkBytes) return Corruption(where + ": decompresses past 4 GiB");
-  }
-}
-
 Status Unzstd(std::string data, const std::string& where, std::string* out) {
   auto stream = OpenSourceStream(MemorySource(where, std::move(data)), Compression::kZstd);
   out->clear();
-  return ReadAllFrom(*stream, where, out);
+  return ReadAllFrom(*stream, kMaxChunkBytes >> 30, where, out);
 }
 
-uint32_t U32At(std::string_view s, size_t at) {
-  uint32_t v;
-  std::memcpy(&v, s.data() + at, 4);
-  return v;
-}
+uint32_t U32At(std::string_view s, size_t at) { return LoadAs<uint32_t>(s.data() + at); }
 
 // litdata's framed zstd chunk (compression_level "batch"), rebuilt as the classic chunk: a
 // 24-byte prefix <8sHHIII> (magic LDFZ01, version 1, flags, n items, items per frame, frames),
@@ -42,8 +28,7 @@ uint32_t U32At(std::string_view s, size_t at) {
 // items, compressed offset, compressed length, uncompressed length), then the zstd frames.
 Status UnframeChunk(std::string_view framed, const std::string& uri, std::string* out) {
   if (framed.size() < 24) return Corruption(uri + ": framed zstd chunk shorter than its prefix");
-  uint16_t version;
-  std::memcpy(&version, framed.data() + 8, 2);
+  const uint16_t version = LoadAs<uint16_t>(framed.data() + 8);
   uint64_t n = U32At(framed, 12), frames = U32At(framed, 20);
   if (version != 1)
     return Unimplemented(uri + ": framed zstd chunk version " + std::to_string(version));
@@ -63,8 +48,7 @@ Status UnframeChunk(std::string_view framed, const std::string& uri, std::string
   }
   for (uint64_t f = 0; f < frames; ++f) {
     size_t entry = table + 24 * f;
-    uint64_t offset;
-    std::memcpy(&offset, framed.data() + entry + 8, 8);
+    const uint64_t offset = LoadAs<uint64_t>(framed.data() + entry + 8);
     uint64_t length = U32At(framed, entry + 16), raw = U32At(framed, entry + 20);
     if (offset > framed.size() || length > framed.size() - offset) {
       return Corruption(uri + ": zstd frame " + std::to_string(f) + " at byte offset " +
@@ -95,11 +79,7 @@ class LitDataChunk final : public RecordSource {
   Result<std::optional<Record>> Next() override {
     if (next_ >= items_.size()) return std::optional<Record>();
     auto [begin, end] = items_[next_];
-    Record r;
-    r.source = uri_;
-    r.index = next_;
-    r.key = std::to_string(next_);
-    r.offset_bytes = begin;
+    Record r{.key = std::to_string(next_), .source = uri_, .index = next_, .offset_bytes = begin};
     ++next_;
     std::string_view item = std::string_view(data_).substr(begin, end - begin);
     std::string inflated;

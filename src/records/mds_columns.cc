@@ -5,24 +5,22 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "records/half_float.h"
-
 namespace stoker {
 namespace {
 
+// A numeric element type of MDS scalars and ndarrays.
 struct DTypeInfo {
   std::string_view name;
-  MdsDType dtype;
+  PackedType dtype;
   uint8_t code;  // the ndarray dtype byte
-  uint32_t size;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {"uint8", MdsDType::kU8, 8, 1},     {"int8", MdsDType::kI8, 9, 1},
-    {"uint16", MdsDType::kU16, 16, 2},  {"int16", MdsDType::kI16, 17, 2},
-    {"float16", MdsDType::kF16, 18, 2}, {"uint32", MdsDType::kU32, 32, 4},
-    {"int32", MdsDType::kI32, 33, 4},   {"float32", MdsDType::kF32, 34, 4},
-    {"uint64", MdsDType::kU64, 64, 8},  {"int64", MdsDType::kI64, 65, 8},
-    {"float64", MdsDType::kF64, 66, 8},
+    {"uint8", {1, false, false}, 8},   {"int8", {1, false, true}, 9},
+    {"uint16", {2, false, false}, 16}, {"int16", {2, false, true}, 17},
+    {"float16", {2, true, true}, 18},  {"uint32", {4, false, false}, 32},
+    {"int32", {4, false, true}, 33},   {"float32", {4, true, true}, 34},
+    {"uint64", {8, false, false}, 64}, {"int64", {8, false, true}, 65},
+    {"float64", {8, true, true}, 66},
 };
 
 const DTypeInfo* ByName(std::string_view name) {
@@ -36,57 +34,6 @@ const DTypeInfo* ByCode(uint8_t code) {
     if (d.code == code) return &d;
   }
   return nullptr;
-}
-const DTypeInfo& Info(MdsDType t) {
-  for (const DTypeInfo& d : kDTypes) {
-    if (d.dtype == t) return d;
-  }
-  return kDTypes[0];
-}
-bool IsFloat(MdsDType t) {
-  return t == MdsDType::kF16 || t == MdsDType::kF32 || t == MdsDType::kF64;
-}
-
-// Appends the element at `p` of type `t` to the field as an int or a float.
-void PushElement(const char* p, MdsDType t, Field* f) {
-  switch (t) {
-#define STOKER_INT_CASE(tag, type)              \
-  case MdsDType::tag: {                         \
-    type v;                                     \
-    std::memcpy(&v, p, sizeof v);               \
-    f->ints.push_back(static_cast<int64_t>(v)); \
-    return;                                     \
-  }
-    STOKER_INT_CASE(kU8, uint8_t)
-    STOKER_INT_CASE(kI8, int8_t)
-    STOKER_INT_CASE(kU16, uint16_t)
-    STOKER_INT_CASE(kI16, int16_t)
-    STOKER_INT_CASE(kU32, uint32_t)
-    STOKER_INT_CASE(kI32, int32_t)
-    STOKER_INT_CASE(kU64, uint64_t)
-    STOKER_INT_CASE(kI64, int64_t)
-#undef STOKER_INT_CASE
-    case MdsDType::kF16: {
-      uint16_t v;
-      std::memcpy(&v, p, 2);
-      f->floats.push_back(HalfToDouble(v));
-      return;
-    }
-    case MdsDType::kF32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      f->floats.push_back(v);
-      return;
-    }
-    case MdsDType::kF64: {
-      double v;
-      std::memcpy(&v, p, 8);
-      f->floats.push_back(v);
-      return;
-    }
-    case MdsDType::kNone:
-      return;
-  }
 }
 
 Result<MdsColumn> ParseColumn(std::string name, std::string encoding,
@@ -105,7 +52,7 @@ Result<MdsColumn> ParseColumn(std::string name, std::string encoding,
     c.kind = K::kBytes;
   } else if (e == "int") {
     c.kind = K::kScalar;
-    c.dtype = MdsDType::kI64;
+    c.dtype = {8, false, true};
   } else if (const DTypeInfo* d = ByName(e)) {
     c.kind = K::kScalar;
     c.dtype = d->dtype;
@@ -153,8 +100,8 @@ Result<MdsColumn> ParseColumn(std::string name, std::string encoding,
 Status DecodeNdarray(std::string_view v, const MdsColumn& c, Field* f) {
   size_t pos = 0;
   auto need = [&](size_t n) { return v.size() - pos >= n; };
-  MdsDType dtype = c.dtype;
-  if (dtype == MdsDType::kNone) {
+  PackedType dtype = c.dtype;
+  if (dtype.size == 0) {
     if (!need(1)) return Corruption("ndarray without its dtype byte");
     const DTypeInfo* d = ByCode(static_cast<uint8_t>(v[pos++]));
     if (d == nullptr)
@@ -177,14 +124,13 @@ Status DecodeNdarray(std::string_view v, const MdsColumn& c, Field* f) {
       elements *= dim;
     }
   }
-  uint32_t item = Info(dtype).size;
+  uint32_t item = dtype.size;
   if (elements > (v.size() - pos) / item || (v.size() - pos) != elements * item) {
     return Corruption("ndarray of " + std::to_string(elements) + " elements does not fill its " +
                       std::to_string(v.size()) + "-byte value");
   }
-  f->type = IsFloat(dtype) ? FieldType::kFloat : FieldType::kTokens;
-  (IsFloat(dtype) ? f->floats.reserve(elements) : f->ints.reserve(elements));
-  for (uint64_t i = 0; i < elements; ++i) PushElement(v.data() + pos + i * item, dtype, f);
+  f->type = dtype.is_float ? FieldType::kFloat : FieldType::kTokens;
+  AppendPacked(v.data() + pos, elements, dtype, f);
   return Status::OK();
 }
 
@@ -201,12 +147,11 @@ Status DecodeColumn(std::string_view v, const MdsColumn& c, Field* f) {
       f->bytes.assign(v);
       return Status::OK();
     case K::kScalar: {
-      uint32_t item = Info(c.dtype).size;
-      if (v.size() != item) {
+      if (v.size() != static_cast<uint32_t>(c.dtype.size)) {
         return Corruption(std::to_string(v.size()) + " bytes for a " + c.encoding + " scalar");
       }
-      f->type = IsFloat(c.dtype) ? FieldType::kFloat : FieldType::kInt;
-      PushElement(v.data(), c.dtype, f);
+      f->type = c.dtype.is_float ? FieldType::kFloat : FieldType::kInt;
+      AppendPacked(v.data(), 1, c.dtype, f);
       return Status::OK();
     }
     case K::kStrInt: {
@@ -239,8 +184,7 @@ Result<MdsShardLayout> ParseMdsShardLayout(std::string_view data, const std::str
     return Corruption(uri + ": " + what + " at byte offset " + std::to_string(offset));
   };
   if (data.size() < 8) return corrupt(0, "truncated MDS shard header");
-  uint32_t n;
-  std::memcpy(&n, data.data(), 4);
+  const uint32_t n = LoadAs<uint32_t>(data.data());
   uint64_t header = 4 + 4 * (uint64_t{n} + 1);
   if (header > data.size()) {
     return corrupt(4, "MDS offsets table of " + std::to_string(n) + " samples past the end (" +
@@ -248,8 +192,7 @@ Result<MdsShardLayout> ParseMdsShardLayout(std::string_view data, const std::str
   }
   uint32_t prev = 0;
   for (uint64_t i = 0; i <= n; ++i) {
-    uint32_t off;
-    std::memcpy(&off, data.data() + 4 + 4 * i, 4);
+    const uint32_t off = LoadAs<uint32_t>(data.data() + 4 + 4 * i);
     if ((i == 0 && off < header) || off < prev || off > data.size()) {
       return corrupt(4 + 4 * i,
                      "MDS sample offset " + std::to_string(off) +
@@ -257,8 +200,7 @@ Result<MdsShardLayout> ParseMdsShardLayout(std::string_view data, const std::str
     }
     prev = off;
   }
-  uint32_t first;
-  std::memcpy(&first, data.data() + 4, 4);
+  const uint32_t first = LoadAs<uint32_t>(data.data() + 4);
   MdsShardLayout layout;
   layout.samples = n;
   try {

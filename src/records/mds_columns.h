@@ -8,22 +8,20 @@
 #include <string_view>
 #include <vector>
 
+#include "records/half_float.h"
 #include "records/record.h"
 #include "stoker/status.h"
 
 namespace stoker {
-
-// A numeric element type of MDS scalars and ndarrays.
-enum class MdsDType { kNone, kU8, kI8, kU16, kI16, kF16, kU32, kI32, kF32, kU64, kI64, kF64 };
 
 struct MdsColumn {
   std::string name;
   std::string encoding;          // as written, e.g. "ndarray:uint16"
   std::optional<uint32_t> size;  // fixed size in bytes, or nullopt (variable)
   enum class Kind { kStr, kBytes, kScalar, kStrInt, kStrFloat, kStrDecimal, kNdarray } kind;
-  MdsDType dtype = MdsDType::kNone;  // kScalar; kNdarray when the encoding fixes it
-  bool shape_fixed = false;          // kNdarray: "ndarray:dtype:d0,d1,..."
-  uint64_t elements = 0;             // kNdarray with a fixed shape: product of the dims
+  PackedType dtype;          // kScalar; kNdarray when the encoding fixes it (else size 0)
+  bool shape_fixed = false;  // kNdarray: "ndarray:dtype:d0,d1,..."
+  uint64_t elements = 0;     // kNdarray with a fixed shape: product of the dims
 };
 
 struct MdsShardLayout {

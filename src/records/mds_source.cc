@@ -3,10 +3,10 @@
 #include <openssl/evp.h>
 #include <xxhash.h>
 
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "common/file_util.h"
+#include "common/load.h"
 #include "records/byte_stream.h"
 #include "records/mds_columns.h"
 
@@ -63,12 +63,6 @@ std::optional<std::string> HashlibDigest(const std::string& algo, std::string_vi
   return Hex(out, len);
 }
 
-uint32_t LoadU32(const std::string& s, size_t at) {
-  uint32_t v;
-  std::memcpy(&v, s.data() + at, 4);
-  return v;
-}
-
 class MdsShard final : public RecordSource {
  public:
   MdsShard(std::string uri, std::string data, std::vector<MdsColumn> columns, uint32_t samples)
@@ -79,13 +73,9 @@ class MdsShard final : public RecordSource {
 
   Result<std::optional<Record>> Next() override {
     if (next_ >= samples_) return std::optional<Record>();
-    uint32_t begin = LoadU32(data_, 4 + 4 * static_cast<size_t>(next_));
-    uint32_t end = LoadU32(data_, 8 + 4 * static_cast<size_t>(next_));
-    Record r;
-    r.source = uri_;
-    r.index = next_;
-    r.key = std::to_string(next_);
-    r.offset_bytes = begin;
+    uint32_t begin = LoadAs<uint32_t>(data_.data() + 4 + 4 * static_cast<size_t>(next_));
+    uint32_t end = LoadAs<uint32_t>(data_.data() + 8 + 4 * static_cast<size_t>(next_));
+    Record r{.key = std::to_string(next_), .source = uri_, .index = next_, .offset_bytes = begin};
     ++next_;
     Status st =
         DecodeMdsSample(std::string_view(data_).substr(begin, end - begin), columns_, &r.fields);
@@ -153,12 +143,8 @@ Result<std::vector<RecordShard>> ListMdsShards(const std::string& index_path,
 Result<std::unique_ptr<RecordSource>> OpenMdsShard(const RecordShard& shard,
                                                    std::shared_ptr<const ByteSource> source) {
   const std::string uri = source->uri();  // a copy: `source` is replaced below
-  Compression compression = Compression::kNone;
-  if (uri.ends_with(".zstd") || uri.ends_with(".zst")) {
-    compression = Compression::kZstd;
-  } else if (uri.ends_with(".gz")) {
-    compression = Compression::kGzip;
-  } else if (!uri.ends_with(".mds")) {
+  const Compression compression = CompressionFromName(uri);
+  if (compression == Compression::kNone && !uri.ends_with(".mds")) {
     return Unimplemented(uri +
                          ": unsupported MDS shard compression (stoker reads .mds, "
                          ".mds.zstd and .mds.gz)");
@@ -182,15 +168,7 @@ Result<std::unique_ptr<RecordSource>> OpenMdsShard(const RecordShard& shard,
   }
   if (compression != Compression::kNone) {
     auto stream = OpenSourceStream(source, compression);
-    char buf[1 << 16];
-    while (true) {
-      STOKER_ASSIGN_OR_RETURN(size_t n, stream->Read(buf, sizeof buf));
-      if (n == 0) break;
-      data.append(buf, n);
-      if (data.size() > (uint64_t{1} << 32)) {
-        return Corruption(uri + ": decompressed MDS shard exceeds 4 GiB");
-      }
-    }
+    STOKER_RETURN_IF_ERROR(ReadAllFrom(*stream, /*limit_gib=*/4, uri, &data));
   }
   STOKER_ASSIGN_OR_RETURN(MdsShardLayout layout, ParseMdsShardLayout(data, uri));
   return std::unique_ptr<RecordSource>(

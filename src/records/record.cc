@@ -3,21 +3,11 @@
 namespace stoker {
 
 std::string_view FieldTypeName(FieldType type) {
-  switch (type) {
-    case FieldType::kBytes:
-      return "bytes";
-    case FieldType::kString:
-      return "string";
-    case FieldType::kInt:
-      return "int";
-    case FieldType::kFloat:
-      return "float";
-    case FieldType::kTokens:
-      return "tokens";
-    case FieldType::kJson:
-      return "json";
-  }
-  return "?";
+  // Indexed by FieldType, in its order.
+  static constexpr std::string_view kNames[] = {"bytes", "string", "int",
+                                                "float", "tokens", "json"};
+  const auto i = static_cast<size_t>(type);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 const Field* Record::Find(std::string_view name) const {

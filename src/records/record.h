@@ -41,7 +41,8 @@ struct Record {
   std::string source;         // the shard it came from (path or URI)
   uint64_t index = 0;         // 0-based position in its shard
   uint64_t offset_bytes = 0;  // where it starts in the shard (decompressed stream for .gz/.zst)
-  std::vector<Field> fields;
+  // "{}" lets a designated initializer leave it out without a -Wextra warning.
+  std::vector<Field> fields{};
 
   // The field called `name`, or nullptr.
   const Field* Find(std::string_view name) const;

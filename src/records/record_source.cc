@@ -1,6 +1,7 @@
 #include "records/record_source.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/file_util.h"
 #include "records/arrow_sources.h"
@@ -212,6 +213,15 @@ Status WalkDirectory(const std::string& dir, RecordFormat format, std::vector<Re
   return Status::OK();
 }
 
+// The name of each format in RecordFormat's order, then the aliases that ParseRecordFormat takes.
+constexpr std::pair<std::string_view, RecordFormat> kFormatNames[] = {
+    {"auto", RecordFormat::kAuto},         {"webdataset", RecordFormat::kWebDataset},
+    {"tfrecord", RecordFormat::kTfRecord}, {"mds", RecordFormat::kMds},
+    {"litdata", RecordFormat::kLitData},   {"parquet", RecordFormat::kParquet},
+    {"arrow", RecordFormat::kArrow},       {"wds", RecordFormat::kWebDataset},
+    {"hf", RecordFormat::kArrow},
+};
+
 // Every shard of the inputs, one after the other.
 class ChainedSource final : public RecordSource {
  public:
@@ -238,33 +248,14 @@ class ChainedSource final : public RecordSource {
 }  // namespace
 
 std::string_view RecordFormatName(RecordFormat format) {
-  switch (format) {
-    case RecordFormat::kAuto:
-      return "auto";
-    case RecordFormat::kWebDataset:
-      return "webdataset";
-    case RecordFormat::kTfRecord:
-      return "tfrecord";
-    case RecordFormat::kMds:
-      return "mds";
-    case RecordFormat::kLitData:
-      return "litdata";
-    case RecordFormat::kParquet:
-      return "parquet";
-    case RecordFormat::kArrow:
-      return "arrow";
-  }
-  return "?";
+  const auto i = static_cast<size_t>(format);
+  return i <= static_cast<size_t>(RecordFormat::kArrow) ? kFormatNames[i].first : "?";
 }
 
 Result<RecordFormat> ParseRecordFormat(std::string_view name) {
-  if (name == "auto") return RecordFormat::kAuto;
-  if (name == "webdataset" || name == "wds") return RecordFormat::kWebDataset;
-  if (name == "tfrecord") return RecordFormat::kTfRecord;
-  if (name == "mds") return RecordFormat::kMds;
-  if (name == "litdata") return RecordFormat::kLitData;
-  if (name == "parquet") return RecordFormat::kParquet;
-  if (name == "arrow" || name == "hf") return RecordFormat::kArrow;
+  for (const auto& [known, format] : kFormatNames) {
+    if (known == name) return format;
+  }
   return InvalidArgument("unknown record format '" + std::string(name) +
                          "' (expected auto, webdataset, tfrecord, mds, litdata, parquet or arrow)");
 }

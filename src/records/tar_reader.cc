@@ -82,22 +82,13 @@ Status TarReader::Corrupt(uint64_t offset, const std::string& what) const {
 Status TarReader::ReadPadded(uint64_t n, std::string* out, const char* what) {
   uint64_t start = offset_;
   uint64_t total = Padded(n);
-  // Grow the buffer as the data arrives, so a corrupt size field cannot allocate gigabytes.
-  out->clear();
-  uint64_t got = 0;
-  while (got < n) {
-    size_t step =
-        static_cast<size_t>(std::min<uint64_t>(n - got, std::max<uint64_t>(got, 1 << 20)));
-    out->resize(got + step);
-    STOKER_ASSIGN_OR_RETURN(size_t r, ReadFully(*stream_, out->data() + got, step));
-    got += r;
-    offset_ += r;
-    if (r < step) break;
-  }
-  out->resize(got);
-  if (got != n) {
+  // Grown as the data arrives (ReadUpTo), so a corrupt size field cannot allocate gigabytes.
+  Status read = ReadUpTo(*stream_, n, out);
+  offset_ += out->size();
+  STOKER_RETURN_IF_ERROR(read);
+  if (out->size() != n) {
     return Corrupt(start, std::string("truncated ") + what + " (" + std::to_string(n) +
-                              " bytes expected, " + std::to_string(got) + " present)");
+                              " bytes expected, " + std::to_string(out->size()) + " present)");
   }
   char pad[kTarBlock];
   size_t pad_n = static_cast<size_t>(total - n);

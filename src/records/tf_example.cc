@@ -82,6 +82,26 @@ class Wire {
   size_t pos_ = 0;
 };
 
+// Walks the fields of the message `body` (at offset `base` of the whole message): calls
+// f(field, value, value_base) for each length-delimited field numbered lo to hi, skips the others.
+template <typename F>
+Status ForEachDelimited(std::string_view body, size_t base, uint32_t lo, uint32_t hi, F&& f) {
+  Wire w(body, base);
+  while (!w.done()) {
+    uint32_t field, wt;
+    STOKER_RETURN_IF_ERROR(w.Tag(&field, &wt));
+    if (field < lo || field > hi || wt != 2) {
+      STOKER_RETURN_IF_ERROR(w.Skip(wt));
+      continue;
+    }
+    std::string_view value;
+    size_t value_base;
+    STOKER_RETURN_IF_ERROR(w.Delimited(&value, &value_base));
+    STOKER_RETURN_IF_ERROR(f(field, value, value_base));
+  }
+  return Status::OK();
+}
+
 Status DecodeFloats(std::string_view packed, Wire& w, std::vector<double>* out) {
   if (packed.size() % 4 != 0)
     return w.Error("packed float list of " + std::to_string(packed.size()) + " bytes");
@@ -148,55 +168,24 @@ Status DecodeList(std::string_view body, size_t base, uint32_t kind, Field* f) {
 }
 
 Status DecodeFeature(std::string_view body, size_t base, Field* f) {
-  Wire w(body, base);
   f->type = FieldType::kBytes;  // an empty Feature: no value at all
   f->byte_values = 0;
-  while (!w.done()) {
-    uint32_t field, wt;
-    STOKER_RETURN_IF_ERROR(w.Tag(&field, &wt));
-    if (field >= 1 && field <= 3 && wt == 2) {
-      std::string_view list;
-      size_t b;
-      STOKER_RETURN_IF_ERROR(w.Delimited(&list, &b));
-      STOKER_RETURN_IF_ERROR(DecodeList(list, b, field, f));  // the last kind wins (oneof)
-    } else {
-      STOKER_RETURN_IF_ERROR(w.Skip(wt));
-    }
-  }
-  return Status::OK();
+  return ForEachDelimited(body, base, 1, 3, [&](uint32_t kind, std::string_view list, size_t b) {
+    return DecodeList(list, b, kind, f);  // the last kind wins (oneof)
+  });
 }
 
 Status DecodeFeatures(std::string_view body, size_t base, std::vector<Field>* fields) {
-  Wire w(body, base);
-  while (!w.done()) {
-    uint32_t field, wt;
-    STOKER_RETURN_IF_ERROR(w.Tag(&field, &wt));
-    if (field != 1 || wt != 2) {
-      STOKER_RETURN_IF_ERROR(w.Skip(wt));
-      continue;
-    }
-    std::string_view entry;
-    size_t entry_base;
-    STOKER_RETURN_IF_ERROR(w.Delimited(&entry, &entry_base));
-    Wire e(entry, entry_base);
+  return ForEachDelimited(body, base, 1, 1, [&](uint32_t, std::string_view entry, size_t at) {
     std::string key;
     Field value;
     value.byte_values = 0;
-    while (!e.done()) {
-      uint32_t ef, ewt;
-      STOKER_RETURN_IF_ERROR(e.Tag(&ef, &ewt));
-      std::string_view v;
-      size_t vb;
-      if (ef == 1 && ewt == 2) {
-        STOKER_RETURN_IF_ERROR(e.Delimited(&v, &vb));
-        key.assign(v);
-      } else if (ef == 2 && ewt == 2) {
-        STOKER_RETURN_IF_ERROR(e.Delimited(&v, &vb));
-        STOKER_RETURN_IF_ERROR(DecodeFeature(v, vb, &value));
-      } else {
-        STOKER_RETURN_IF_ERROR(e.Skip(ewt));
-      }
-    }
+    auto entry_field = [&](uint32_t field, std::string_view v, size_t vb) {
+      if (field == 2) return DecodeFeature(v, vb, &value);
+      key.assign(v);  // field 1
+      return Status::OK();
+    };
+    STOKER_RETURN_IF_ERROR(ForEachDelimited(entry, at, 1, 2, entry_field));
     value.name = key;
     bool replaced = false;
     for (Field& existing : *fields) {
@@ -207,8 +196,8 @@ Status DecodeFeatures(std::string_view body, size_t base, std::vector<Field>* fi
       }
     }
     if (!replaced) fields->push_back(std::move(value));
-  }
-  return Status::OK();
+    return Status::OK();
+  });
 }
 
 void PutVarint(uint64_t v, std::string* out) {
@@ -229,20 +218,9 @@ void PutDelimited(uint32_t field, std::string_view body, std::string* out) {
 
 Status DecodeTfExample(std::string_view message, std::vector<Field>* fields) {
   fields->clear();
-  Wire w(message, 0);
-  while (!w.done()) {
-    uint32_t field, wt;
-    STOKER_RETURN_IF_ERROR(w.Tag(&field, &wt));
-    if (field == 1 && wt == 2) {
-      std::string_view features;
-      size_t base;
-      STOKER_RETURN_IF_ERROR(w.Delimited(&features, &base));
-      STOKER_RETURN_IF_ERROR(DecodeFeatures(features, base, fields));
-    } else {
-      STOKER_RETURN_IF_ERROR(w.Skip(wt));
-    }
-  }
-  return Status::OK();
+  return ForEachDelimited(message, 0, 1, 1, [&](uint32_t, std::string_view features, size_t base) {
+    return DecodeFeatures(features, base, fields);
+  });
 }
 
 std::string EncodeTfExample(const std::vector<Field>& fields) {

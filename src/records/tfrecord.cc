@@ -1,8 +1,8 @@
 #include "records/tfrecord.h"
 
-#include <algorithm>
 #include <cstring>
 
+#include "common/load.h"
 #include "records/crc32c.h"
 #include "records/tf_example.h"
 
@@ -11,13 +11,7 @@ namespace {
 
 constexpr size_t kHeaderBytes = 12;
 
-uint32_t LoadU32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-bool ValidHeader(const char* h) { return MaskCrc32c(Crc32c(h, 8)) == LoadU32(h + 8); }
+bool ValidHeader(const char* h) { return MaskCrc32c(Crc32c(h, 8)) == LoadAs<uint32_t>(h + 8); }
 
 class TfRecordShard final : public RecordSource {
  public:
@@ -27,11 +21,10 @@ class TfRecordShard final : public RecordSource {
   Result<std::optional<Record>> Next() override {
     STOKER_ASSIGN_OR_RETURN(std::optional<std::string> data, reader_.Next());
     if (!data) return std::optional<Record>();
-    Record r;
-    r.source = uri_;
-    r.index = index_++;
-    r.key = std::to_string(r.index);
-    r.offset_bytes = reader_.record_offset();
+    Record r{.key = std::to_string(index_),  // a braced list runs in order: before index_++
+             .source = uri_,
+             .index = index_++,
+             .offset_bytes = reader_.record_offset()};
     Status st = DecodeTfExample(*data, &r.fields);
     if (!st.ok()) return st.WithContext(r.Where());
     return std::optional<Record>(std::move(r));
@@ -61,28 +54,22 @@ Result<std::optional<std::string>> TfRecordReader::Next() {
   if (got == 0) return std::optional<std::string>();
   if (got < kHeaderBytes) return Corrupt(record_offset_, "truncated TFRecord header");
   if (!ValidHeader(h)) return Corrupt(record_offset_, "TFRecord length CRC mismatch");
-  uint64_t length;
-  std::memcpy(&length, h, 8);
-  // Grow as the data arrives: a (CRC-valid) huge length must not allocate before it is backed.
+  const uint64_t length = LoadAs<uint64_t>(h);
+  // Grown as the data arrives (ReadUpTo): a (CRC-valid) huge length must not allocate unbacked.
   std::string data;
-  uint64_t have = 0;
-  while (have < length) {
-    size_t step =
-        static_cast<size_t>(std::min<uint64_t>(length - have, std::max<uint64_t>(have, 1 << 20)));
-    data.resize(have + step);
-    STOKER_ASSIGN_OR_RETURN(size_t r, ReadFully(*stream_, data.data() + have, step));
-    have += r;
-    offset_ += r;
-    if (r < step) {
-      return Corrupt(record_offset_, "truncated TFRecord data (" + std::to_string(length) +
-                                         " bytes expected, " + std::to_string(have) + " present)");
-    }
+  Status read = ReadUpTo(*stream_, length, &data);
+  offset_ += data.size();
+  STOKER_RETURN_IF_ERROR(read);
+  if (data.size() < length) {
+    return Corrupt(record_offset_, "truncated TFRecord data (" + std::to_string(length) +
+                                       " bytes expected, " + std::to_string(data.size()) +
+                                       " present)");
   }
   char crc[4];
   STOKER_ASSIGN_OR_RETURN(got, ReadFully(*stream_, crc, 4));
   offset_ += got;
   if (got < 4) return Corrupt(record_offset_, "truncated TFRecord data CRC");
-  if (MaskCrc32c(Crc32c(data.data(), data.size())) != LoadU32(crc)) {
+  if (MaskCrc32c(Crc32c(data.data(), data.size())) != LoadAs<uint32_t>(crc)) {
     return Corrupt(record_offset_, "TFRecord data CRC mismatch");
   }
   return std::optional<std::string>(std::move(data));

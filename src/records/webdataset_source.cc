@@ -41,11 +41,10 @@ class WebDatasetShard final : public RecordSource {
         return sample;
       }
       if (!sample) {
-        sample.emplace();
-        sample->key = std::string(key);
-        sample->source = uri_;
-        sample->index = next_index_++;
-        sample->offset_bytes = member->header_offset;
+        sample = Record{.key = std::string(key),
+                        .source = uri_,
+                        .index = next_index_++,
+                        .offset_bytes = member->header_offset};
       }
       std::string field = AsciiLower(ext);
       if (sample->Find(field) != nullptr) {

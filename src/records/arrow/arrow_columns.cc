@@ -201,11 +201,10 @@ Result<std::optional<Record>> ArrowRowReader::Next() {
     if (batch_ == nullptr) return std::optional<Record>();
     if (kinds_.empty()) STOKER_RETURN_IF_ERROR(Plan(*batch_->schema()));
   }
-  Record r;
-  r.key = std::to_string(next_row_);
-  r.source = source_;
-  r.index = index_;
-  r.offset_bytes = offset_bytes_;
+  Record r{.key = std::to_string(next_row_),
+           .source = source_,
+           .index = index_,
+           .offset_bytes = offset_bytes_};
   for (int c = 0; c < batch_->num_columns(); ++c) AppendField(c, row_in_batch_, &r.fields);
   ++row_in_batch_;
   ++next_row_;

@@ -60,7 +60,7 @@ class ParquetSource final : public RecordSource {
     } else {
       for (int g = 0; g < meta->num_row_groups(); ++g) groups.push_back(g);
     }
-    auto self = std::unique_ptr<ParquetSource>(new ParquetSource(uri));
+    auto self = std::unique_ptr<ParquetSource>(new ParquetSource());
     parquet::ArrowReaderProperties props;
     props.set_batch_size(kBatchRows);
     try {
@@ -93,9 +93,8 @@ class ParquetSource final : public RecordSource {
   Result<std::optional<Record>> Next() override { return rows_->Next(); }
 
  private:
-  explicit ParquetSource(std::string uri) : uri_(std::move(uri)) {}
+  ParquetSource() = default;
 
-  std::string uri_;
   std::unique_ptr<parquet::arrow::FileReader> reader_;  // outlives batches_
   std::unique_ptr<arrow::RecordBatchReader> batches_;
   std::optional<ArrowRowReader> rows_;
