@@ -5,30 +5,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "common/file_util.h"
 #include "common/hash.h"
 #include "storage/cancel.h"
 
 namespace stoker::cache {
 namespace {
-
-Status WriteAllAt(int fd, const char* data, size_t n, uint64_t offset, const std::string& path) {
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus("write " + path, errno);
-    }
-    data += w;
-    n -= static_cast<size_t>(w);
-    offset += static_cast<uint64_t>(w);
-  }
-  return Status::OK();
-}
 
 // Copies parts [next, parts) of `source` into the file, taking part numbers from `next` until
 // they run out or another reader failed. Returns the first error. Its requests stop (in flight
@@ -48,7 +34,7 @@ Status CopyParts(const ByteSource& source, const FetchTarget& target, uint64_t p
     if (at >= target.size_bytes) break;
     const size_t want = static_cast<size_t>(std::min(part_bytes, target.size_bytes - at));
     Status s = ReadExactlyAt(source, at, want, buffer.data(), "cached object");
-    if (s.ok()) s = WriteAllAt(target.fd, buffer.data(), want, at, target.temp_path);
+    if (s.ok()) s = PwriteAll(target.fd, buffer.data(), want, at, target.temp_path);
     // Start writing the part back now, so that the fsync before the rename has little left to
     // wait for (advisory: an error shows at that fsync).
     if (s.ok()) {

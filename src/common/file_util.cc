@@ -33,6 +33,8 @@ class FdCloser {
   int fd_;
 };
 
+}  // namespace
+
 Status WriteAll(int fd, std::string_view data, const std::string& path) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
@@ -45,7 +47,20 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
   return Status::OK();
 }
 
-}  // namespace
+Status PwriteAll(int fd, const void* data, size_t n, uint64_t offset, const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("write " + path, errno);
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    offset += static_cast<uint64_t>(w);
+  }
+  return Status::OK();
+}
 
 // Reads into the string itself, sized from fstat: appending 64 KiB chunks copied a 14 MB
 // tokenizer.json about twice over, into fresh pages at each doubling.
@@ -93,6 +108,13 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents, b
     return s;
   }
   return durable ? FsyncDirectory(DirName(path)) : Status::OK();
+}
+
+Status RemoveFileIfPresent(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus(path + ": cannot remove", errno);
+  }
+  return Status::OK();
 }
 
 std::string AtomicWriteTarget(std::string_view name) {

@@ -29,6 +29,15 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents, b
 // directories kept), or "" when `name` is not one.
 std::string AtomicWriteTarget(std::string_view name);
 
+// Removes the file `path` (unlink); OK if it does not exist. Errors: "<path>: cannot remove".
+Status RemoveFileIfPresent(const std::string& path);
+
+// Writes all of `data` to `fd` at its offset, retrying on EINTR. Errors: "write <path>".
+Status WriteAll(int fd, std::string_view data, const std::string& path);
+// Writes the `n` bytes at `data` to `fd` at `offset` (pwrite), retrying on EINTR. Errors: "write
+// <path>".
+Status PwriteAll(int fd, const void* data, size_t n, uint64_t offset, const std::string& path);
+
 // fsyncs a directory so that renames and creations inside it survive a crash.
 Status FsyncDirectory(const std::string& dir);
 

@@ -1,6 +1,8 @@
 #include "common/file_util.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -106,6 +108,26 @@ TEST(FileUtilTest, MakeDirectoriesAndListSorted) {
   EXPECT_FALSE(FileSizeBytes((*dir)->Join("x/y")).ok());
   // A file in the way of a directory is an error, not a silent success.
   EXPECT_FALSE(MakeDirectories((*dir)->Join("x/a/sub")).ok());
+}
+
+// WriteAll appends at the file offset, PwriteAll writes at its own; removing is OK when absent.
+TEST(FileUtilTest, WritesAllAndRemovesIfPresent) {
+  auto dir = TempDir::Create();
+  ASSERT_TRUE(dir.ok());
+  const std::string path = (*dir)->Join("f");
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  EXPECT_TRUE(WriteAll(fd, "abcdef", path).ok());
+  EXPECT_TRUE(PwriteAll(fd, "XY", 2, 1, path).ok());
+  EXPECT_TRUE(WriteAll(fd, "g", path).ok());
+  ::close(fd);
+  EXPECT_EQ(*ReadFileToString(path), "aXYdefg");
+  EXPECT_EQ(WriteAll(-1, "x", path).message().rfind("write " + path, 0), 0u);
+  EXPECT_TRUE(RemoveFileIfPresent(path).ok());
+  EXPECT_FALSE(PathExists(path));
+  EXPECT_TRUE(RemoveFileIfPresent(path).ok());
+  const Status busy = RemoveFileIfPresent((*dir)->path());  // a directory
+  EXPECT_NE(busy.message().find((*dir)->path() + ": cannot remove"), std::string::npos);
 }
 
 TEST(FileUtilTest, PathPieces) {

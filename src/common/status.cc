@@ -1,37 +1,27 @@
 #include "stoker/status.h"
 
 #include <cstring>
+#include <iterator>
 
 namespace stoker {
 
 std::string_view StatusCodeName(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return "ok";
-    case StatusCode::kInvalidArgument:
-      return "invalid_argument";
-    case StatusCode::kNotFound:
-      return "not_found";
-    case StatusCode::kAlreadyExists:
-      return "already_exists";
-    case StatusCode::kCorruption:
-      return "corruption";
-    case StatusCode::kIOError:
-      return "io_error";
-    case StatusCode::kUnavailable:
-      return "unavailable";
-    case StatusCode::kCancelled:
-      return "cancelled";
-    case StatusCode::kOutOfRange:
-      return "out_of_range";
-    case StatusCode::kFailedPrecondition:
-      return "failed_precondition";
-    case StatusCode::kUnimplemented:
-      return "unimplemented";
-    case StatusCode::kInternal:
-      return "internal";
-  }
-  return "unknown";
+  // In StatusCode's order, kOk to kInternal.
+  static constexpr std::string_view kNames[] = {"ok",
+                                                "invalid_argument",
+                                                "not_found",
+                                                "already_exists",
+                                                "corruption",
+                                                "io_error",
+                                                "unavailable",
+                                                "cancelled",
+                                                "out_of_range",
+                                                "failed_precondition",
+                                                "unimplemented",
+                                                "internal"};
+  static_assert(std::size(kNames) == static_cast<size_t>(StatusCode::kInternal) + 1);
+  const auto i = static_cast<size_t>(code);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
 Status::Status(StatusCode code, std::string message) {

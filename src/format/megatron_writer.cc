@@ -22,22 +22,14 @@ constexpr size_t kWriteBufferBytes = 1 << 20;
 Status WriteAll(int fd, const uint8_t* data, size_t size, const std::string& path) {
 #ifdef __linux__
   const off_t start = ::lseek(fd, 0, SEEK_CUR);
-  const size_t total = size;
 #endif
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus("write " + path, errno);
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
+  STOKER_RETURN_IF_ERROR(
+      stoker::WriteAll(fd, std::string_view(reinterpret_cast<const char*>(data), size), path));
 #ifdef __linux__
   // Starts the write-back of these bytes now, without waiting for it: the disk writes while
   // the pack goes on encoding, and the fsync in Finish has only the last block left to wait for
   // (it was the largest serial part of a pack's last step). Advisory: errors are Finish's.
-  if (start >= 0) ::sync_file_range(fd, start, static_cast<off_t>(total), SYNC_FILE_RANGE_WRITE);
+  if (start >= 0) ::sync_file_range(fd, start, static_cast<off_t>(size), SYNC_FILE_RANGE_WRITE);
 #endif
   return Status::OK();
 }

@@ -14,17 +14,12 @@ namespace fs = std::filesystem;
 namespace stoker {
 namespace {
 
-Status RemoveFile(const std::string& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return ErrnoStatus(path + ": cannot remove", errno);
-  }
-  return Status::OK();
-}
-
 // Removes every file in `dir`, then `dir`; the first error.
 Status RemoveDirectoryOfFiles(const std::string& dir) {
   STOKER_ASSIGN_OR_RETURN(auto names, ListDirectory(dir));
-  for (const std::string& name : names) STOKER_RETURN_IF_ERROR(RemoveFile(JoinPath(dir, name)));
+  for (const std::string& name : names) {
+    STOKER_RETURN_IF_ERROR(RemoveFileIfPresent(JoinPath(dir, name)));
+  }
   if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) {
     return ErrnoStatus(dir + ": cannot remove", errno);
   }
@@ -57,7 +52,7 @@ Status PrepareOutputDir(const std::string& dir, const OutputDirOptions& options,
       return AlreadyExists(dir + " already holds a stoker dataset (" + manifest +
                            "); pass --overwrite to replace it, or choose another output");
     }
-    STOKER_RETURN_IF_ERROR(RemoveFile(manifest));
+    STOKER_RETURN_IF_ERROR(RemoveFileIfPresent(manifest));
     STOKER_RETURN_IF_ERROR(FsyncDirectory(dir));
   }
   const std::string replaced = JoinPath(dir, kReplacedDirName);
@@ -70,7 +65,7 @@ Status PrepareOutputDir(const std::string& dir, const OutputDirOptions& options,
     if (!stale) continue;
     const std::string path = JoinPath(dir, name);
     if (!deletion) {
-      STOKER_RETURN_IF_ERROR(RemoveFile(path));
+      STOKER_RETURN_IF_ERROR(RemoveFileIfPresent(path));
     } else if (::rename(path.c_str(), JoinPath(replaced, name).c_str()) != 0) {
       return ErrnoStatus(path + ": cannot move aside into " + replaced, errno);
     }

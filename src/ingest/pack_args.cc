@@ -38,17 +38,9 @@ Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
     return InvalidArgument("num_workers must be >= 0 (0 = the node's cores / LOCAL_WORLD_SIZE)");
   }
   o.threads = a.num_workers > 0 ? a.num_workers : DefaultThreadsPerRank();
-  if (a.task_index.has_value() != a.task_count.has_value()) {
-    return InvalidArgument("task index and task count go together: set both or neither");
-  }
-  if (a.task_index) {
-    o.task_index = *a.task_index;
-    o.task_count = *a.task_count;
-  } else {
-    STOKER_ASSIGN_OR_RETURN(TaskAssignment task, TaskFromEnvironment());
-    o.task_index = task.index;
-    o.task_count = task.count;
-  }
+  STOKER_ASSIGN_OR_RETURN(TaskAssignment task, ResolveTask(a));
+  o.task_index = task.index;
+  o.task_count = task.count;
   if (a.dtype != "auto") {
     STOKER_ASSIGN_OR_RETURN(TokenDType d, ParseTokenDType(a.dtype));
     o.dtype = d;
@@ -56,6 +48,20 @@ Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
   o.overwrite = a.overwrite;
   STOKER_ASSIGN_OR_RETURN(o.chat, ChatEncoderForPack(a, o));
   return o;
+}
+
+Result<TaskAssignment> ResolveTask(const PackArgs& args) {
+  if (args.task_index.has_value() != args.task_count.has_value()) {
+    return InvalidArgument("task index and task count go together: set both or neither");
+  }
+  if (args.task_count) {
+    if (*args.task_count == 0 || *args.task_index >= *args.task_count) {
+      return InvalidArgument("task index " + std::to_string(*args.task_index) +
+                             " is not below task count " + std::to_string(*args.task_count));
+    }
+    return TaskAssignment{*args.task_index, *args.task_count, "flags"};
+  }
+  return TaskFromEnvironment();
 }
 
 Result<PackOptions> PackOptionsFromArgs(const PackArgs& args, PackDestination* destination) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ingest/input_plan.h"
 #include "ingest/pack.h"
 #include "ingest/upload_dataset.h"
 #include "stoker/status.h"
@@ -49,5 +50,9 @@ Result<PackOptions> PackOptionsFromArgs(const PackArgs& args);
 // into a staging directory; FinishPackDestination uploads it after the pack). The options'
 // output_dir is `destination->local_dir`.
 Result<PackOptions> PackOptionsFromArgs(const PackArgs& args, PackDestination* destination);
+
+// The task of `args`: its task index and count (both or neither), else TaskFromEnvironment().
+// kInvalidArgument for only one of them, or an index not below the count.
+Result<TaskAssignment> ResolveTask(const PackArgs& args);
 
 }  // namespace stoker

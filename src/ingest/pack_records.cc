@@ -42,19 +42,20 @@ Status CloseTar(RecordFileSink& sink) {
   return sink.Close();
 }
 
-RecordPackResult Summary(const RecordFileSink& sink, const std::string& dir) {
+}  // namespace
+
+RecordPackResult SummarizeRecordFiles(const std::vector<RecordFileInfo>& files,
+                                      const std::string& dir) {
   RecordPackResult r;
   r.output_dir = dir;
-  for (const RecordFileInfo& f : sink.files()) {
+  for (const RecordFileInfo& f : files) {
     ++r.output_files;
     r.output_bytes += f.size_bytes;
     r.records += f.records;
   }
-  r.files = sink.files();
+  r.files = files;
   return r;
 }
-
-}  // namespace
 
 Result<std::vector<WebDatasetMember>> ListWebDatasetMembers(
     const std::vector<std::string>& inputs) {
@@ -126,7 +127,7 @@ Result<RecordPackResult> WriteWebDataset(const std::vector<WebDatasetMember>& me
     sink.RemoveAll();
     return st;
   }
-  RecordPackResult summary = Summary(sink, output_dir);
+  RecordPackResult summary = SummarizeRecordFiles(sink.files(), output_dir);
   summary.files_read = result.files_read;
   summary.files_skipped = result.files_skipped;
   return summary;
@@ -220,7 +221,7 @@ Result<RecordPackResult> ExportTfRecord(const std::string& dataset_dir, const Ma
     sink.RemoveAll();
     return st;
   }
-  return Summary(sink, dir);
+  return SummarizeRecordFiles(sink.files(), dir);
 }
 
 }  // namespace stoker

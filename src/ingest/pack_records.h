@@ -28,6 +28,10 @@ struct RecordPackResult {
   std::vector<RecordFileInfo> files;  // the files written (names relative to output_dir)
 };
 
+// The result of the record files `files`, written into `dir`: their count, bytes and records.
+RecordPackResult SummarizeRecordFiles(const std::vector<RecordFileInfo>& files,
+                                      const std::string& dir);
+
 // Writes the files of `inputs` (files, and directories walked as pack walks them: sorted by
 // path, hidden names skipped) into `output_dir`/shard-NNNNNN.tar. A file's member name is its
 // path relative to the directory argument (its base name for a file argument); files with the

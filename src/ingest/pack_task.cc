@@ -69,24 +69,23 @@ Result<bool> ShardsPresent(const storage::Backend& backend, const std::string& r
                           backend.List(JoinUri(root, ShardPrefix(r.task_index))));
   std::map<std::string, uint64_t> sizes;
   for (const storage::ObjectInfo& o : objects) sizes[o.uri] = o.size_bytes;
+  // Whether root/`rel` was listed with `bytes`.
+  auto has = [&](const std::string& rel, uint64_t bytes) {
+    auto it = sizes.find(JoinUri(root, rel));
+    return it != sizes.end() && it->second == bytes;
+  };
   for (const ShardInfo& s : r.manifest.shards) {
-    for (auto [ext, bytes] : {std::pair<const char*, uint64_t>{".bin", s.bin_bytes},
-                              std::pair<const char*, uint64_t>{".idx", s.idx_bytes}}) {
-      auto it = sizes.find(JoinUri(root, s.prefix + ext));
-      if (it == sizes.end() || it->second != bytes) return false;
-    }
+    if (!has(s.prefix + ".bin", s.bin_bytes) || !has(s.prefix + ".idx", s.idx_bytes)) return false;
   }
   for (const RecordFileInfo& f : r.webdataset) {
-    auto it = sizes.find(JoinUri(root, f.name));
-    if (it == sizes.end() || it->second != f.size_bytes) return false;
+    if (!has(f.name, f.size_bytes)) return false;
   }
   if (r.tfrecord.empty()) return true;
   STOKER_ASSIGN_OR_RETURN(objects,
                           backend.List(JoinUri(root, "tfrecord/" + ShardPrefix(r.task_index))));
   for (const storage::ObjectInfo& o : objects) sizes[o.uri] = o.size_bytes;
   for (const RecordFileInfo& f : r.tfrecord) {
-    auto it = sizes.find(JoinUri(root, "tfrecord/" + f.name));
-    if (it == sizes.end() || it->second != f.size_bytes) return false;
+    if (!has("tfrecord/" + f.name, f.size_bytes)) return false;
   }
   return true;
 }
@@ -99,9 +98,7 @@ Status ForgetLocalTask(const std::string& root, uint32_t task_index) {
                            JoinPath(root, std::string(kLengthIndexFileName)),
                            JoinPath(JoinPath(root, "tfrecord"), kRecordsManifestName),
                            JoinPath(root, kRecordsManifestName)}) {
-    if (std::remove(path.c_str()) != 0 && errno != ENOENT) {
-      return ErrnoStatus(path + ": cannot remove", errno);
-    }
+    STOKER_RETURN_IF_ERROR(RemoveFileIfPresent(path));
   }
   const std::string prefix = ShardPrefix(task_index);
   for (const std::string& dir : {root, JoinPath(root, "tfrecord")}) {
@@ -109,10 +106,7 @@ Status ForgetLocalTask(const std::string& root, uint32_t task_index) {
     STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(dir));
     for (const std::string& name : names) {
       if (!name.starts_with(prefix)) continue;
-      const std::string path = JoinPath(dir, name);
-      if (std::remove(path.c_str()) != 0 && errno != ENOENT) {
-        return ErrnoStatus(path + ": cannot remove", errno);
-      }
+      STOKER_RETURN_IF_ERROR(RemoveFileIfPresent(JoinPath(dir, name)));
     }
   }
   return Status::OK();
@@ -189,20 +183,13 @@ void MaybeKillForTest(uint32_t task_index) {
 
 // A finished webdataset task's result, from its receipt.
 RecordPackResult WebDatasetSummary(const TaskReceipt& r, const std::string& root) {
-  RecordPackResult done;
-  done.output_dir = root;
-  done.files = r.webdataset;
+  RecordPackResult done = SummarizeRecordFiles(r.webdataset, root);
   auto counter = [&](const char* name) {
     auto it = r.manifest.counters.find(name);
     return it == r.manifest.counters.end() ? uint64_t{0} : static_cast<uint64_t>(it->second);
   };
   done.files_read = counter("files_read");
   done.files_skipped = counter("files_skipped");
-  for (const RecordFileInfo& f : r.webdataset) {
-    ++done.output_files;
-    done.output_bytes += f.size_bytes;
-    done.records += f.records;
-  }
   return done;
 }
 
@@ -218,20 +205,6 @@ Result<std::vector<ReceiptInput>> HashInputs(const TaskPlan& plan, TaskSlice sli
     inputs.push_back(std::move(in));
   }
   return inputs;
-}
-
-Result<TaskAssignment> ResolveTask(const PackArgs& args) {
-  if (args.task_index.has_value() != args.task_count.has_value()) {
-    return InvalidArgument("task index and task count go together: set both or neither");
-  }
-  if (args.task_count) {
-    if (*args.task_count == 0 || *args.task_index >= *args.task_count) {
-      return InvalidArgument("task index " + std::to_string(*args.task_index) +
-                             " is not below task count " + std::to_string(*args.task_count));
-    }
-    return TaskAssignment{*args.task_index, *args.task_count, "flags"};
-  }
-  return TaskFromEnvironment();
 }
 
 }  // namespace
@@ -410,7 +383,7 @@ Result<PackRunResult> RunPackTask(const PackArgs& args,
     }
     for (const RecordFileInfo& f : receipt.tfrecord) files.push_back("tfrecord/" + f.name);
     for (const RecordFileInfo& f : receipt.webdataset) files.push_back(f.name);
-    STOKER_RETURN_IF_ERROR(UploadFiles(*backend, o.output_dir, root, files, 8));
+    STOKER_RETURN_IF_ERROR(UploadFiles(*backend, o.output_dir, root, files));
     STOKER_RETURN_IF_ERROR(
         DeleteOrphans(*backend, root, o.task_index, files, run.format == PackFormat::kTfRecord));
   }

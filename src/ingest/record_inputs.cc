@@ -1,5 +1,6 @@
 #include "ingest/record_inputs.h"
 
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -12,22 +13,15 @@ namespace stoker {
 namespace {
 
 RecordFormat ToRecordFormat(PackInputFormat f) {
-  switch (f) {
-    case PackInputFormat::kWebDataset:
-      return RecordFormat::kWebDataset;
-    case PackInputFormat::kTfRecord:
-      return RecordFormat::kTfRecord;
-    case PackInputFormat::kMds:
-      return RecordFormat::kMds;
-    case PackInputFormat::kLitData:
-      return RecordFormat::kLitData;
-    case PackInputFormat::kParquet:
-      return RecordFormat::kParquet;
-    case PackInputFormat::kArrow:
-      return RecordFormat::kArrow;
-    default:
-      return RecordFormat::kAuto;
-  }
+  // Indexed by PackInputFormat: kAuto and kPlain (no record format), then the record formats.
+  static constexpr RecordFormat kFormats[] = {RecordFormat::kAuto,       RecordFormat::kAuto,
+                                              RecordFormat::kWebDataset, RecordFormat::kTfRecord,
+                                              RecordFormat::kMds,        RecordFormat::kLitData,
+                                              RecordFormat::kParquet,    RecordFormat::kArrow};
+  static_assert(static_cast<size_t>(PackInputFormat::kWebDataset) == 2 &&
+                static_cast<size_t>(PackInputFormat::kArrow) + 1 == std::size(kFormats));
+  const auto i = static_cast<size_t>(f);
+  return i < std::size(kFormats) ? kFormats[i] : RecordFormat::kAuto;
 }
 
 // The record's key: the key field's value when asked for and present, else the format's key.

@@ -132,24 +132,31 @@ Result<Manifest> MergeTasks(const std::string& output) {
 
   // Every shard is there with its recorded size: one listing.
   std::map<std::string, uint64_t> sizes;
-  STOKER_ASSIGN_OR_RETURN(listed, backend->List(JoinUri(root, "part-")));
-  for (const storage::ObjectInfo& o : listed) sizes[o.uri] = o.size_bytes;
+  auto list = [&](const std::string& prefix) -> Status {
+    STOKER_ASSIGN_OR_RETURN(listed, backend->List(JoinUri(root, prefix)));
+    for (const storage::ObjectInfo& o : listed) sizes[o.uri] = o.size_bytes;
+    return Status::OK();
+  };
+  // OK if `uri`, one of task `t`'s outputs (`what`), was listed with its recorded size.
+  auto check = [&](uint32_t t, const char* what, const std::string& uri, uint64_t bytes) {
+    auto it = sizes.find(uri);
+    if (it != sizes.end() && it->second == bytes) return Status::OK();
+    return FailedPrecondition("cannot merge: " + TaskName(t, n) + "'s " + what + " " + uri +
+                              (it == sizes.end()
+                                   ? " is missing"
+                                   : " has " + std::to_string(it->second) +
+                                         " bytes, its receipt says " + std::to_string(bytes)) +
+                              ": rerun the task");
+  };
+  // Writes a listing of the job: durably in place when local.
+  auto publish = [&](const std::string& uri, const std::string& json) {
+    return remote ? storage::WriteAll(*backend, uri, json) : WriteFileAtomically(uri, json);
+  };
+  STOKER_RETURN_IF_ERROR(list("part-"));
   for (uint32_t t = 0; t < n; ++t) {
     for (const ShardInfo& s : receipts[t]->manifest.shards) {
-      for (auto [ext, bytes] : {std::pair<const char*, uint64_t>{".bin", s.bin_bytes},
-                                std::pair<const char*, uint64_t>{".idx", s.idx_bytes}}) {
-        const std::string uri = JoinUri(root, s.prefix + ext);
-        auto it = sizes.find(uri);
-        if (it == sizes.end() || it->second != bytes) {
-          return FailedPrecondition("cannot merge: " + TaskName(t, n) + "'s shard " + uri +
-                                    (it == sizes.end() ? " is missing"
-                                                       : " has " + std::to_string(it->second) +
-                                                             " bytes, its receipt "
-                                                             "says " +
-                                                             std::to_string(bytes)) +
-                                    ": rerun the task");
-        }
-      }
+      STOKER_RETURN_IF_ERROR(check(t, "shard", JoinUri(root, s.prefix + ".bin"), s.bin_bytes));
+      STOKER_RETURN_IF_ERROR(check(t, "shard", JoinUri(root, s.prefix + ".idx"), s.idx_bytes));
     }
   }
 
@@ -160,50 +167,34 @@ Result<Manifest> MergeTasks(const std::string& output) {
     std::vector<RecordFileInfo> tars;
     for (uint32_t t = 0; t < n; ++t) {
       for (const RecordFileInfo& f : receipts[t]->webdataset) {
-        const std::string uri = JoinUri(root, f.name);
-        auto it = sizes.find(uri);
-        if (it == sizes.end() || it->second != f.size_bytes) {
-          return FailedPrecondition("cannot merge: " + TaskName(t, n) + "'s tar shard " + uri +
-                                    " is missing or not of its recorded size: rerun the task");
-        }
+        STOKER_RETURN_IF_ERROR(check(t, "tar shard", JoinUri(root, f.name), f.size_bytes));
         tars.push_back(f);
       }
     }
-    const std::string json = WebDatasetManifestJson(tars, merged.counters["files_skipped"]);
-    const std::string uri = JoinUri(root, kRecordsManifestName);
-    if (remote) {
-      STOKER_RETURN_IF_ERROR(storage::WriteAll(*backend, uri, json));
-    } else {
-      STOKER_RETURN_IF_ERROR(WriteFileAtomically(uri, json));
-    }
+    STOKER_RETURN_IF_ERROR(publish(JoinUri(root, kRecordsManifestName),
+                                   WebDatasetManifestJson(tars, merged.counters["files_skipped"])));
     return merged;
   }
   // --format tfrecord: the tasks' TFRecord files, listed in the job's tfrecord/records.json.
   const bool tfrecord = format == "tfrecord";
   std::vector<RecordFileInfo> tf_files;
   if (tfrecord) {
-    STOKER_ASSIGN_OR_RETURN(listed, backend->List(JoinUri(root, "tfrecord/part-")));
-    for (const storage::ObjectInfo& o : listed) sizes[o.uri] = o.size_bytes;
+    STOKER_RETURN_IF_ERROR(list("tfrecord/part-"));
     for (uint32_t t = 0; t < n; ++t) {
       for (const RecordFileInfo& f : receipts[t]->tfrecord) {
-        const std::string uri = JoinUri(root, "tfrecord/" + f.name);
-        auto it = sizes.find(uri);
-        if (it == sizes.end() || it->second != f.size_bytes) {
-          return FailedPrecondition("cannot merge: " + TaskName(t, n) + "'s TFRecord file " + uri +
-                                    " is missing or not of its recorded size: rerun the "
-                                    "task");
-        }
+        STOKER_RETURN_IF_ERROR(
+            check(t, "TFRecord file", JoinUri(root, "tfrecord/" + f.name), f.size_bytes));
         tf_files.push_back(f);
       }
     }
   }
   const std::string records_json = TfRecordManifestJson(merged, tf_files);
+  const std::string records_uri = JoinUri(root, std::string("tfrecord/") + kRecordsManifestName);
 
   if (!remote) {
     if (tfrecord) {
       STOKER_RETURN_IF_ERROR(MakeDirectories(JoinPath(root, "tfrecord")));
-      STOKER_RETURN_IF_ERROR(WriteFileAtomically(
-          JoinPath(JoinPath(root, "tfrecord"), kRecordsManifestName), records_json));
+      STOKER_RETURN_IF_ERROR(publish(records_uri, records_json));
     }
     STOKER_ASSIGN_OR_RETURN(merged.length_index, BuildDatasetLengthIndex(root, merged));
     STOKER_RETURN_IF_ERROR(WriteManifest(root, merged));
@@ -214,10 +205,7 @@ Result<Manifest> MergeTasks(const std::string& output) {
   STOKER_RETURN_IF_ERROR(MirrorShardMetadata(*backend, root, merged.shards, mirror));
   STOKER_ASSIGN_OR_RETURN(merged.length_index, BuildDatasetLengthIndex(mirror, merged));
   STOKER_RETURN_IF_ERROR(WriteManifest(mirror, merged));
-  if (tfrecord) {
-    STOKER_RETURN_IF_ERROR(storage::WriteAll(
-        *backend, JoinUri(root, std::string("tfrecord/") + kRecordsManifestName), records_json));
-  }
+  if (tfrecord) STOKER_RETURN_IF_ERROR(publish(records_uri, records_json));
   STOKER_RETURN_IF_ERROR(UploadIndexAndManifest(*backend, mirror, merged, root));
   return merged;
 }

@@ -1,21 +1,18 @@
 #include "ingest/upload_dataset.h"
 
-#include <algorithm>
-#include <atomic>
 #include <fstream>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "common/file_util.h"
 #include "common/uri.h"
 #include "format/manifest.h"
+#include "ingest/pack_records.h"
+#include "ingest/remote_tools.h"
+#include "ingest/task_plan.h"
 #include "storage/open_backend.h"
 
 namespace stoker {
 namespace {
-
-constexpr char kRecordsManifest[] = "records.json";  // ingest/pack_records.h
 
 Status UploadFile(const storage::Backend& backend, const std::string& path,
                   const std::string& uri) {
@@ -36,18 +33,10 @@ Status UploadFile(const storage::Backend& backend, const std::string& path,
 
 Result<PackDestination> PreparePackDestination(const std::string& output, bool overwrite,
                                                const std::string& marker) {
-  STOKER_ASSIGN_OR_RETURN(const ParsedUri parsed, ParseUri(output));
   PackDestination d;
   d.uri = output;
-  if (parsed.kind == UriKind::kFile) {
-    d.local_dir = parsed.path;
-    return d;
-  }
-  if (parsed.kind == UriKind::kHttp) {
-    return InvalidArgument(output +
-                           ": http:// and https:// are read-only; write to a local "
-                           "path or s3://bucket/prefix");
-  }
+  STOKER_ASSIGN_OR_RETURN(d.local_dir, TaskOutputRoot(output));  // http(s):// is refused
+  if (!IsRemoteUri(output)) return d;
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
                           storage::OpenBackendForUri(output));
   const std::string manifest = JoinUri(output, marker);
@@ -64,29 +53,14 @@ Result<PackDestination> PreparePackDestination(const std::string& output, bool o
 }
 
 Status UploadFiles(const storage::Backend& backend, const std::string& local_dir,
-                   const std::string& uri, const std::vector<std::string>& files, int threads) {
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  Status first_error;
-  auto work = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
-      Status st = UploadFile(backend, JoinPath(local_dir, files[i]), JoinUri(uri, files[i]));
-      if (!st.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (first_error.ok()) first_error = st;
-        next = files.size();  // stop the others early
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  const int n = std::clamp<int>(threads, 1, std::max<int>(1, static_cast<int>(files.size())));
-  for (int t = 0; t < n; ++t) pool.emplace_back(work);
-  for (std::thread& t : pool) t.join();
-  return first_error;
+                   const std::string& uri, const std::vector<std::string>& files) {
+  return ParallelFor(files.size(), [&](size_t i) {
+    return UploadFile(backend, JoinPath(local_dir, files[i]), JoinUri(uri, files[i]));
+  });
 }
 
 Status UploadDataset(const storage::Backend& backend, const std::string& local_dir,
-                     const std::string& uri, int threads) {
+                     const std::string& uri) {
   STOKER_ASSIGN_OR_RETURN(Manifest m, ReadManifest(local_dir));
   std::vector<std::string> files;
   for (const ShardInfo& s : m.shards) {
@@ -94,7 +68,7 @@ Status UploadDataset(const storage::Backend& backend, const std::string& local_d
     files.push_back(s.prefix + ".idx");
   }
   if (m.length_index) files.push_back(m.length_index->file);
-  STOKER_RETURN_IF_ERROR(UploadFiles(backend, local_dir, uri, files, threads));
+  STOKER_RETURN_IF_ERROR(UploadFiles(backend, local_dir, uri, files));
   // Last: the dataset is there once its manifest is.
   return UploadFile(backend, JoinPath(local_dir, kManifestFileName),
                     JoinUri(uri, kManifestFileName));
@@ -117,7 +91,7 @@ Status FinishRecordsDestination(const PackDestination& destination, const std::s
   bool has_manifest = false;
   for (const std::string& name : names) {
     if (IsDirectory(JoinPath(dir, name))) continue;
-    if (name == kRecordsManifest) {
+    if (name == kRecordsManifestName) {
       has_manifest = true;
     } else {
       files.push_back(name);
@@ -125,9 +99,10 @@ Status FinishRecordsDestination(const PackDestination& destination, const std::s
   }
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<storage::Backend> backend,
                           storage::OpenBackendForUri(destination.uri));
-  STOKER_RETURN_IF_ERROR(UploadFiles(*backend, dir, uri, files, 8));
+  STOKER_RETURN_IF_ERROR(UploadFiles(*backend, dir, uri, files));
   if (!has_manifest) return Status::OK();
-  return UploadFile(*backend, JoinPath(dir, kRecordsManifest), JoinUri(uri, kRecordsManifest));
+  return UploadFile(*backend, JoinPath(dir, kRecordsManifestName),
+                    JoinUri(uri, kRecordsManifestName));
 }
 
 }  // namespace stoker

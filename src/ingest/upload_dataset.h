@@ -34,11 +34,11 @@ Result<PackDestination> PreparePackDestination(const std::string& output, bool o
 
 // Uploads the dataset in `local_dir` to `uri` (see above). Errors name the object.
 Status UploadDataset(const storage::Backend& backend, const std::string& local_dir,
-                     const std::string& uri, int threads = 8);
+                     const std::string& uri);
 
-// Uploads local_dir/<files[i]> to uri/<files[i]> on `threads` threads; the first error wins.
+// Uploads local_dir/<files[i]> to uri/<files[i]> on up to 8 threads; the first error wins.
 Status UploadFiles(const storage::Backend& backend, const std::string& local_dir,
-                   const std::string& uri, const std::vector<std::string>& files, int threads = 8);
+                   const std::string& uri, const std::vector<std::string>& files);
 
 // UploadDataset to the destination's uri when it is remote; nothing otherwise.
 Status FinishPackDestination(const PackDestination& destination);

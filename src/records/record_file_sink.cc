@@ -32,15 +32,7 @@ Status RecordFileSink::Append(std::string_view bytes) {
     if (fd_ < 0) return ErrnoStatus("create " + tmp_path_, errno);
     hasher_ = std::make_unique<Xxh3Hasher>();
   }
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus("write " + tmp_path_, errno);
-    }
-    done += static_cast<size_t>(n);
-  }
+  STOKER_RETURN_IF_ERROR(WriteAll(fd_, bytes, tmp_path_));
   hasher_->Update(bytes.data(), bytes.size());
   current_.size_bytes += bytes.size();
   return Status::OK();

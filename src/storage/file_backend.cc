@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "common/file_util.h"
 #include "common/uri.h"
 
 namespace stoker::storage {
@@ -65,16 +66,13 @@ class FileWriter final : public Writer {
   }
 
   Status Close() override {
-    if (fd_ < 0) return FailedPrecondition(path_ + ": closed twice");
-    Status status;
-    if (::fsync(fd_) != 0) status = ErrnoStatus(temp_ + ": fsync failed", errno);
-    if (::close(fd_) != 0 && status.ok()) status = ErrnoStatus(temp_ + ": close failed", errno);
-    fd_ = -1;
-    if (status.ok() && ::rename(temp_.c_str(), path_.c_str()) != 0) {
-      status = ErrnoStatus(path_ + ": cannot rename " + temp_ + " into place", errno);
+    STOKER_RETURN_IF_ERROR(Publish().status());
+    if (::rename(temp_.c_str(), path_.c_str()) != 0) {
+      const Status status = ErrnoStatus(path_ + ": cannot rename " + temp_ + " into place", errno);
+      ::unlink(temp_.c_str());
+      return status;
     }
-    if (!status.ok()) ::unlink(temp_.c_str());
-    return status;
+    return Status::OK();
   }
 
  private:
@@ -163,10 +161,7 @@ class FileBackend final : public Backend {
 
   Status Delete(const std::string& uri) const override {
     STOKER_ASSIGN_OR_RETURN(std::string path, LocalPath(uri));
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      return ErrnoStatus(path + ": cannot remove", errno);
-    }
-    return Status::OK();
+    return RemoveFileIfPresent(path);
   }
 };
 

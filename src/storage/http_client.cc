@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "storage/cancel.h"
 #include "storage/metering_backend.h"
@@ -86,6 +87,31 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return static_cast<const CancelScope*>(user)->cancelled() ? 1 : 0;
 }
 
+// What one HTTP request counts as: a ListObjectsV2 page is a LIST, PUT/POST/DELETE (the upload
+// calls and their abort) are writes.
+RequestKind KindOf(const HttpRequest& request) {
+  if (request.method == "HEAD") return RequestKind::kHead;
+  if (request.method == "GET") {
+    return request.url.find("list-type=2") != std::string::npos ? RequestKind::kList
+                                                                : RequestKind::kGet;
+  }
+  return RequestKind::kPut;
+}
+
+// The reason phrase of an HTTP status, or "" for one not listed.
+const char* ReasonPhrase(long status) {
+  static constexpr std::pair<long, const char*> kPhrases[] = {
+      {400, "Bad Request"},         {401, "Unauthorized"},          {403, "Forbidden"},
+      {404, "Not Found"},           {408, "Request Timeout"},       {416, "Range Not Satisfiable"},
+      {429, "Too Many Requests"},   {500, "Internal Server Error"}, {502, "Bad Gateway"},
+      {503, "Service Unavailable"}, {504, "Gateway Timeout"},
+  };
+  for (const auto& [code, phrase] : kPhrases) {
+    if (code == status) return phrase;
+  }
+  return "";
+}
+
 void GlobalInit() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -141,21 +167,6 @@ std::string WithoutUserinfo(const std::string& url) {
   if (at == std::string::npos || at < start) return url;
   return url.substr(0, start + 3) + "<redacted>" + url.substr(at);
 }
-
-namespace {
-
-// What one HTTP request counts as: a ListObjectsV2 page is a LIST, PUT/POST/DELETE (the upload
-// calls and their abort) are writes.
-RequestKind KindOf(const HttpRequest& request) {
-  if (request.method == "HEAD") return RequestKind::kHead;
-  if (request.method == "GET") {
-    return request.url.find("list-type=2") != std::string::npos ? RequestKind::kList
-                                                                : RequestKind::kGet;
-  }
-  return RequestKind::kPut;
-}
-
-}  // namespace
 
 Result<HttpResponse> HttpClient::Perform(const HttpRequest& request) const {
   if (options_.metrics == nullptr) return PerformOnce(request);
@@ -239,39 +250,6 @@ Result<HttpResponse> HttpClient::PerformOnce(const HttpRequest& request) const {
   Release(curl);
   return response;
 }
-
-namespace {
-
-const char* ReasonPhrase(long status) {
-  switch (status) {
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 408:
-      return "Request Timeout";
-    case 416:
-      return "Range Not Satisfiable";
-    case 429:
-      return "Too Many Requests";
-    case 500:
-      return "Internal Server Error";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "";
-  }
-}
-
-}  // namespace
 
 Status CheckRangeTotal(const std::string& what, const std::string& content_range,
                        uint64_t expected_size) {

@@ -1,6 +1,7 @@
 #include "storage/metering_backend.h"
 
 #include <chrono>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 namespace stoker::storage {
@@ -96,17 +97,10 @@ class MeteringBackend final : public BackendWrapper {
 }  // namespace
 
 const char* RequestKindName(RequestKind kind) {
-  switch (kind) {
-    case RequestKind::kGet:
-      return "GET";
-    case RequestKind::kHead:
-      return "HEAD";
-    case RequestKind::kList:
-      return "LIST";
-    case RequestKind::kPut:
-      return "PUT";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"GET", "HEAD", "LIST", "PUT"};  // RequestKind's order
+  static_assert(std::size(kNames) == kRequestKinds);
+  const auto i = static_cast<size_t>(kind);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 void StorageMetrics::AddRequest(RequestKind kind, uint64_t latency_us, bool failed) {

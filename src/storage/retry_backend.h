@@ -41,26 +41,22 @@ class Backoff {
   auto Run(F&& call) const -> decltype(call()) {
     for (int attempt = 1;; ++attempt) {
       auto result = call();
-      if (result.ok() || CodeOf(result) != StatusCode::kUnavailable) return result;
-      if (attempt >= options_.max_attempts) return GaveUp(CodeStatus(result), attempt);
-      if (!Sleep(attempt))
-        return Cancelled(CodeStatus(result).message() + "; cancelled, not retried");
+      if (result.ok()) return result;
+      const Status last = StatusOf(result);
+      if (last.code() != StatusCode::kUnavailable) return result;
+      if (attempt >= options_.max_attempts) {
+        return last.WithContext("gave up after " + std::to_string(attempt) + " attempts");
+      }
+      if (!Sleep(attempt)) return Cancelled(last.message() + "; cancelled, not retried");
     }
   }
 
  private:
-  static StatusCode CodeOf(const Status& s) { return s.code(); }
+  // The status of a call's Status or Result<T>.
+  static Status StatusOf(const Status& s) { return s; }
   template <typename T>
-  static StatusCode CodeOf(const Result<T>& r) {
-    return r.status().code();
-  }
-  static Status CodeStatus(const Status& s) { return s; }
-  template <typename T>
-  static Status CodeStatus(const Result<T>& r) {
+  static Status StatusOf(const Result<T>& r) {
     return r.status();
-  }
-  static Status GaveUp(const Status& last, int attempts) {
-    return last.WithContext("gave up after " + std::to_string(attempts) + " attempts");
   }
   // Counts the retry, then sleeps the jittered backoff; false (at once or early) if the calling
   // thread's requests are cancelled.
