@@ -9,9 +9,9 @@
 namespace stoker::diag {
 
 std::string FormatSi(double x) {
-  static const char* kUnits[] = {"", " k", " M", " G", " T", " P"};
+  static const char* kUnits[] = {"", " k", " M", " G", " T", " P", " E"};
   int u = 0;
-  while (std::fabs(x) >= 1000 && u < 5) {
+  while (std::fabs(x) >= 1000 && u < 6) {
     x /= 1000;
     ++u;
   }
@@ -79,31 +79,28 @@ std::string FormatFigure(const Figure& f) {
 std::string RenderBenchTable(const BenchResult& r) {
   std::string out;
   char line[160];
-  for (const Figure& f : BenchFigures(r)) {
-    if (f.label.rfind("stage ", 0) == 0) continue;  // in the stage table below
+  std::vector<Figure> rows;  // the "stage ..." figures, in the stage table below
+  double total = 0;          // their applicable seconds
+  for (Figure& f : BenchFigures(r)) {
+    if (f.label.rfind("stage ", 0) == 0) {
+      total += f.applicable ? f.value : 0;
+      rows.push_back(std::move(f));
+      continue;
+    }
     std::snprintf(line, sizeof(line), "  %-30s %14s\n", f.label.c_str(), FormatFigure(f).c_str());
     out += line;
   }
-  struct Row {
-    const char* name;
-    double s;
-    bool applicable;
-  };
-  const Row rows[] = {{"read", r.read_s, true},
-                      {"tokenize", r.tokenize_s, r.tokenize_s >= 0},
-                      {"assemble", r.assemble_s, true},
-                      {"host->device copy", r.copy_s, r.device_batches}};
-  double total = 0;
-  for (const Row& row : rows) total += row.applicable ? row.s : 0;
   std::snprintf(line, sizeof(line), "  %-20s %12s %12s %8s\n", "stage (all threads)", "seconds",
                 "ms/batch", "share");
   out += line;
-  for (const Row& row : rows) {
+  for (const Figure& row : rows) {
+    const char* name = row.label.c_str() + 6;  // after "stage "
     if (!row.applicable) {
-      std::snprintf(line, sizeof(line), "  %-20s %12s %12s %8s\n", row.name, "n/a", "n/a", "");
+      std::snprintf(line, sizeof(line), "  %-20s %12s %12s %8s\n", name, "n/a", "n/a", "");
     } else {
-      std::snprintf(line, sizeof(line), "  %-20s %12.3f %12.4f %7.1f%%\n", row.name, row.s,
-                    r.batches ? 1e3 * row.s / r.batches : 0, total > 0 ? 100 * row.s / total : 0);
+      std::snprintf(line, sizeof(line), "  %-20s %12.3f %12.4f %7.1f%%\n", name, row.value,
+                    r.batches ? 1e3 * row.value / r.batches : 0,
+                    total > 0 ? 100 * row.value / total : 0);
     }
     out += line;
   }

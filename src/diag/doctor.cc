@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
+
+#include "diag/bench_report.h"
 
 namespace stoker::diag {
 namespace {
@@ -21,17 +24,6 @@ std::string Format(const char* fmt, Args... args) {
   char buf[512];
   std::snprintf(buf, sizeof(buf), fmt, args...);
   return buf;
-}
-
-// "1.23e+06" is hard to read in advice; "1.23 M" is not.
-std::string Si(double x) {
-  const char* units[] = {"", " k", " M", " G", " T", " P", " E"};
-  int u = 0;
-  while (std::fabs(x) >= 1000 && u < 6) {
-    x /= 1000;
-    ++u;
-  }
-  return Format("%.3g%s", x, units[u]);
 }
 
 }  // namespace
@@ -64,26 +56,17 @@ Result<GpuSpec> FindGpu(std::string_view name) {
 }
 
 Result<double> ParseParamCount(std::string_view text) {
+  // Suffixes (either case) and their scale.
+  static constexpr std::pair<char, double> kSuffixes[] = {
+      {'k', 1e3}, {'m', 1e6}, {'b', 1e9}, {'t', 1e12}};
   std::string s(text);
   double scale = 1;
-  if (!s.empty()) {
-    switch (std::tolower(static_cast<unsigned char>(s.back()))) {
-      case 'k':
-        scale = 1e3;
-        break;
-      case 'm':
-        scale = 1e6;
-        break;
-      case 'b':
-        scale = 1e9;
-        break;
-      case 't':
-        scale = 1e12;
-        break;
-      default:
-        break;
+  for (const auto& [suffix, value] : kSuffixes) {
+    if (!s.empty() && std::tolower(static_cast<unsigned char>(s.back())) == suffix) {
+      scale = value;
+      s.pop_back();
+      break;
     }
-    if (scale != 1) s.pop_back();
   }
   char* end = nullptr;
   const double x = s.empty() ? 0 : std::strtod(s.c_str(), &end);
@@ -103,7 +86,7 @@ Result<Consumption> ComputeConsumption(const TrainingRate& rate, uint64_t seq_le
         return InvalidArgument("--train-tokens-per-s must be a positive number");
       }
       c.tokens_per_s = rate.value;
-      c.explanation = "training consumes " + Si(c.tokens_per_s) + " tokens/s (given)";
+      c.explanation = "training consumes " + FormatSi(c.tokens_per_s) + " tokens/s (given)";
       break;
     case TrainingRate::Kind::kSamplesPerS:
       if (!(rate.value > 0) || !std::isfinite(rate.value)) {
@@ -111,8 +94,8 @@ Result<Consumption> ComputeConsumption(const TrainingRate& rate, uint64_t seq_le
       }
       c.tokens_per_s = rate.value * static_cast<double>(seq_len);
       c.explanation = Format("training consumes %s samples/s x %llu tokens = %s tokens/s (given)",
-                             Si(rate.value).c_str(), static_cast<unsigned long long>(seq_len),
-                             Si(c.tokens_per_s).c_str());
+                             FormatSi(rate.value).c_str(), static_cast<unsigned long long>(seq_len),
+                             FormatSi(c.tokens_per_s).c_str());
       break;
     case TrainingRate::Kind::kModel: {
       if (!(rate.model_params > 0)) return InvalidArgument("--model-params must be positive");
@@ -126,9 +109,9 @@ Result<Consumption> ComputeConsumption(const TrainingRate& rate, uint64_t seq_le
           "training consumes gpus x MFU x peak / (6 x N) = %d x %.2f x %sFLOP/s (%.*s peak dense "
           "bf16) / (6 x %sparams) = %s tokens/s (6N FLOPs per token: forward 2N + backward 4N; "
           "attention FLOPs ignored)",
-          rate.gpus, rate.mfu, Si(gpu.peak_dense_bf16_flops).c_str(),
+          rate.gpus, rate.mfu, FormatSi(gpu.peak_dense_bf16_flops).c_str(),
           static_cast<int>(gpu.description.size()), gpu.description.data(),
-          Si(rate.model_params).c_str(), Si(c.tokens_per_s).c_str());
+          FormatSi(rate.model_params).c_str(), FormatSi(c.tokens_per_s).c_str());
       break;
     }
   }
@@ -201,10 +184,10 @@ Verdict Diagnose(const Measurement& m, const Consumption& c) {
     const std::string cause =
         m.cache_budget_bytes == 0
             ? "it has no cache (--no-cache): read through a cache whose budget holds its " +
-                  Si(m.ranged_bytes) + "B (--cache-size)"
-            : "its " + Si(m.ranged_bytes) + "B exceed the cache budget of " +
-                  Si(m.cache_budget_bytes) + "B: with --cache-size " + Si(m.ranged_bytes) +
-                  "B or more";
+                  FormatSi(m.ranged_bytes) + "B (--cache-size)"
+            : "its " + FormatSi(m.ranged_bytes) + "B exceed the cache budget of " +
+                  FormatSi(m.cache_budget_bytes) + "B: with --cache-size " +
+                  FormatSi(m.ranged_bytes) + "B or more";
     v.advice.push_back(Format(
         "Request latency limits delivery: %.1f requests per batch at %.1f ms each, %d at a time "
         "(%d read ahead, %d workers), is %.0f ms of every %.0f ms batch. Under global shuffle "

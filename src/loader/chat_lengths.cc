@@ -83,14 +83,30 @@ Result<DatasetLengths> PlannedLengths(DatasetLengths lengths, const DocumentRead
 
 Result<PlannedDataset> OpenPlannedDataset(const std::string& path, double weight, uint64_t seq_len,
                                           PackMode pack, LongDocuments policy) {
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const TokenSource> source, OpenTokenSource(path));
+  return PreparePlannedDataset(std::move(source), RemoteDatasetOptions{}, path, weight, seq_len,
+                               pack, policy, path);
+}
+
+Result<PlannedDataset> PreparePlannedDataset(std::shared_ptr<const TokenSource> source,
+                                             const RemoteDatasetOptions& remote,
+                                             const std::string& name, double weight,
+                                             uint64_t seq_len, PackMode pack, LongDocuments policy,
+                                             const std::string& context) {
   PlannedDataset d;
-  STOKER_ASSIGN_OR_RETURN(d.source, OpenTokenSource(path));
-  STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, d.source->Lengths());
-  STOKER_ASSIGN_OR_RETURN(d.reader, WithLossMask(d.source, RemoteDatasetOptions{}));
+  d.source = std::move(source);
+  // Chat data: the tokens read together with their loss mask (docs/chat.md, "Batches").
+  Result<std::shared_ptr<const DocumentReader>> reader = WithLossMask(d.source, remote);
+  if (!reader.ok()) return reader.status().WithContext(context);
+  d.reader = std::move(reader).value();
   STOKER_RETURN_IF_ERROR(
-      CheckChatPacking(d.reader->has_loss_mask(), pack, policy).WithContext(path));
-  STOKER_ASSIGN_OR_RETURN(
-      lengths, PlannedLengths(std::move(lengths), *d.reader, policy, seq_len, &d.long_documents));
+      CheckChatPacking(d.reader->has_loss_mask(), pack, policy).WithContext(context));
+  STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, d.source->Lengths());
+  if (lengths.name.empty()) lengths.name = name;
+  Result<DatasetLengths> planned =
+      PlannedLengths(std::move(lengths), *d.reader, policy, seq_len, &d.long_documents);
+  if (!planned.ok()) return planned.status().WithContext(context);
+  lengths = std::move(planned).value();
   d.plan = PlanDataset{std::make_shared<const DatasetLengths>(std::move(lengths)), weight};
   return d;
 }

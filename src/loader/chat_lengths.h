@@ -55,6 +55,15 @@ struct PlannedDataset {
 Result<PlannedDataset> OpenPlannedDataset(const std::string& path, double weight, uint64_t seq_len,
                                           PackMode pack, LongDocuments policy);
 
+// What OpenPlannedDataset and Loader::Open do with an open `source`: read it with its loss mask
+// (remote masks as `remote` says), check chat packing, and plan its lengths (named `name` when
+// the source names none) under `policy`. Errors but those of Lengths() say `context`.
+Result<PlannedDataset> PreparePlannedDataset(std::shared_ptr<const TokenSource> source,
+                                             const RemoteDatasetOptions& remote,
+                                             const std::string& name, double weight,
+                                             uint64_t seq_len, PackMode pack, LongDocuments policy,
+                                             const std::string& context);
+
 // The trained-token share of an epoch's row positions: each dataset's trained targets per planned
 // token, weighted by the real tokens the epoch takes from it (its epochs in this plan epoch times
 // its planned tokens), times the real-token share. Exact for one dataset.

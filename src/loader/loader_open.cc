@@ -106,27 +106,17 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
         }
       }
     }
-    // Chat data: the tokens read together with their loss mask (docs/chat.md, "Batches").
-    Result<std::shared_ptr<const DocumentReader>> masked =
-        WithLossMask(source, RemoteOptionsFor(options));
-    if (!masked.ok()) return masked.status().WithContext("loader: opening " + d.path);
-    std::shared_ptr<const DocumentReader> reader = std::move(masked).value();
-    Status packing =
-        CheckChatPacking(reader->has_loss_mask(), options.pack, options.long_documents);
-    if (!packing.ok()) return packing.WithContext("loader: " + d.path);
-    STOKER_ASSIGN_OR_RETURN(DatasetLengths lengths, source->Lengths());
-    if (lengths.name.empty()) lengths.name = d.path.empty() ? source->path() : d.path;
-    LongDocumentCounts long_docs;
-    Result<DatasetLengths> planned = PlannedLengths(
-        std::move(lengths), *reader, options.long_documents, options.seq_len, &long_docs);
-    if (!planned.ok()) return planned.status().WithContext("loader: " + d.path);
-    lengths = std::move(planned).value();
-    ReportLongDocuments(lengths.name, long_docs, options.seq_len);
-    long_total.dropped += long_docs.dropped;
-    long_total.truncated += long_docs.truncated;
-    long_total.untrained += long_docs.untrained;
-    readers.push_back(std::move(reader));
-    plan_datasets.push_back({std::make_shared<const DatasetLengths>(std::move(lengths)), d.weight});
+    STOKER_ASSIGN_OR_RETURN(
+        PlannedDataset planned,
+        PreparePlannedDataset(source, RemoteOptionsFor(options),
+                              d.path.empty() ? source->path() : d.path, d.weight, options.seq_len,
+                              options.pack, options.long_documents, "loader: " + d.path));
+    ReportLongDocuments(planned.plan.lengths->name, planned.long_documents, options.seq_len);
+    long_total.dropped += planned.long_documents.dropped;
+    long_total.truncated += planned.long_documents.truncated;
+    long_total.untrained += planned.long_documents.untrained;
+    readers.push_back(std::move(planned.reader));
+    plan_datasets.push_back(std::move(planned.plan));
     sources.push_back(std::move(source));
   }
   STOKER_RETURN_IF_ERROR(CheckSameTokenizer(sources, paths).WithContext("loader"));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
 
 namespace stoker::plan {
 namespace {
@@ -173,24 +174,13 @@ Result<uint64_t> ParseCount(std::string_view text) {
   const std::string t = Trim(text);
   const std::string bad = "'" + t + "' is not a count (e.g. 4096, 300M, 2T, 1.8e12)";
   if (t.empty()) return InvalidArgument(bad);
+  // Suffixes (either case) and their scale.
+  static constexpr std::pair<char, double> kSuffixes[] = {
+      {'K', 1e3}, {'M', 1e6}, {'B', 1e9}, {'G', 1e9}, {'T', 1e12}};
   double scale = 1;
   std::string digits = t;
-  switch (std::toupper(static_cast<unsigned char>(t.back()))) {
-    case 'K':
-      scale = 1e3;
-      break;
-    case 'M':
-      scale = 1e6;
-      break;
-    case 'B':
-    case 'G':
-      scale = 1e9;
-      break;
-    case 'T':
-      scale = 1e12;
-      break;
-    default:
-      break;
+  for (const auto& [suffix, value] : kSuffixes) {
+    if (std::toupper(static_cast<unsigned char>(t.back())) == suffix) scale = value;
   }
   if (scale != 1) digits = Trim(std::string_view(t).substr(0, t.size() - 1));
   char* stop = nullptr;

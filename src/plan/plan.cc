@@ -329,10 +329,7 @@ PlanState Plan::MakeState(const PlanPosition& pos) const {
 }
 
 Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
-  if (state.version < 1 || state.version > PlanState::kVersion) {
-    return FailedPrecondition("plan state version " + std::to_string(state.version) +
-                              " is not supported");
-  }
+  STOKER_RETURN_IF_ERROR(plan::CheckStateVersion(state));
   if (!force && state.fingerprint != fingerprint()) {
     if (!impl_->origin &&
         state.fingerprint ==
@@ -345,9 +342,8 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
           "the new order");
     }
     return FailedPrecondition(
-        "the checkpoint was written for a different plan (fingerprint " + state.fingerprint +
-        ", this plan " + fingerprint() +
-        "): the datasets, weights, seq_len, seed, shuffle or pack options differ");
+        impl_->OtherPlanError(state) +
+        ": the datasets, weights, seq_len, seed, shuffle or pack options differ");
   }
   uint64_t known = impl_->RowsLowerBound();
   uint64_t rows =

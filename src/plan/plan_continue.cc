@@ -152,15 +152,11 @@ void Plan::Impl::FillProgress(const PlanPosition& pos, PlanState* s) const {
 
 Result<Plan::Continued> Plan::ContinueFrom(const PlanState& state) const {
   const Impl& m = *impl_;
-  if (state.version < 1 || state.version > PlanState::kVersion) {
-    return FailedPrecondition("plan state version " + std::to_string(state.version) +
-                              " is not supported");
-  }
+  STOKER_RETURN_IF_ERROR(plan::CheckStateVersion(state));
   if (m.datasets.size() < 2) {
     return FailedPrecondition(
-        "the checkpoint was written for a different plan (fingerprint " + state.fingerprint +
-        ", this plan " + m.Fingerprint() +
-        "), and an edited mixture continues only into a mixture of at least two datasets");
+        m.OtherPlanError(state) +
+        ", and an edited mixture continues only into a mixture of at least two datasets");
   }
   const std::string stream_options = plan::StreamOptionsHash(m.options);
   std::vector<DatasetCursor> cursors = state.datasets;
@@ -182,9 +178,8 @@ Result<Plan::Continued> Plan::ContinueFrom(const PlanState& state) const {
     }
     if (cursors.empty()) {
       return FailedPrecondition(
-          "the checkpoint was written for a different plan (fingerprint " + state.fingerprint +
-          ", this plan " + m.Fingerprint() +
-          ") and records no dataset positions to continue from: it is not a mixture's checkpoint "
+          m.OtherPlanError(state) +
+          " and records no dataset positions to continue from: it is not a mixture's checkpoint "
           "and none of these datasets alone, with these seq_len, seed, shuffle and pack options, "
           "wrote it");
     }

@@ -47,6 +47,12 @@ struct Plan::Impl {
                                              const MixtureOrigin* origin);
 
   const std::string& Fingerprint() const;
+  // "the checkpoint was written for a different plan (fingerprint F, this plan G)": how the
+  // errors for a checkpoint of another plan begin.
+  std::string OtherPlanError(const PlanState& state) const {
+    return "the checkpoint was written for a different plan (fingerprint " + state.fingerprint +
+           ", this plan " + Fingerprint() + ")";
+  }
   // Each dataset's identity (DatasetCursor::id).
   const std::vector<std::string>& DatasetIds() const;
 
@@ -81,6 +87,13 @@ struct Plan::Impl {
 };
 
 namespace plan {
+
+// kFailedPrecondition for a PlanState version this stoker does not read.
+inline Status CheckStateVersion(const PlanState& state) {
+  if (state.version >= 1 && state.version <= PlanState::kVersion) return Status::OK();
+  return FailedPrecondition("plan state version " + std::to_string(state.version) +
+                            " is not supported");
+}
 
 // 16 hex digits identifying a dataset's first `documents` documents and first `shards` shards (a
 // DatasetCursor::id): their count, tokens, lengths and shard boundaries. One pass over them.

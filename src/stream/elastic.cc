@@ -145,11 +145,7 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
     return InvalidArgument("stream elastic resume: the states are not at a step boundary");
   }
   const uint64_t k = pos.rows_consumed / (old_world * old_batch);
-  PlanState out;
-  out.position = {E, k * global_rows_};
-  out.fingerprint = fingerprint_;
-  out.world_size = ctx_->config.world_size;
-  out.batch_size = batch_size_;
+  PlanState out = BaseState({E, k * global_rows_});
   const uint64_t split = std::max<uint64_t>(options_.split_factor, 1);
   STOKER_ASSIGN_OR_RETURN(std::vector<StreamShard> world_shards, ExpandShards(old_world * split));
   if (FingerprintFor(world_shards, static_cast<uint32_t>(old_world), old_batch) !=

@@ -114,8 +114,6 @@ class RankStream {
   // Replaces the state (re-reads the referenced documents).
   Status Restore(const RankSnapshot& snap);
 
-  const PackCounters& counters() const { return docs_.counters(); }
-
  private:
   struct Doc {
     DocRef ref;

@@ -39,8 +39,6 @@ ShardReader::ShardReader(const std::vector<StreamShard>* shards, const Tokenizer
 
 Status ShardReader::CorruptOrFail(const Status& st) {
   if (!options_.skip_corrupt_shards) return st;
-  ++corrupt_shards_;
-  ++counters_.corrupt_shards_skipped;
   lines_.reset();
   records_.reset();
   open_ = false;
@@ -183,23 +181,6 @@ Result<bool> ShardReader::NextRaw(RawItem* item) {
   raw.line_number = s.begin == 0 ? record + 1 : 0;
   item->ref = {shard_, record, offset};
   return true;
-}
-
-Result<bool> ShardReader::Next(StreamDoc* doc) {
-  RawItem item;
-  for (;;) {
-    STOKER_ASSIGN_OR_RETURN(bool got, NextRaw(&item));
-    if (!got) return false;
-    bool kept = false;
-    STOKER_RETURN_IF_ERROR(EncodeItem(item, &scratch_, &kept));
-    counters_.Add(scratch_.counters);
-    if (!kept) continue;
-    doc->ref = item.ref;
-    doc->tokens.assign(scratch_.tokens.begin(), scratch_.tokens.end());
-    doc->spans.assign(scratch_.spans.begin(), scratch_.spans.end());
-    doc->bytes = item.raw.data.size() + item.raw.tokens.size() * sizeof(int32_t);
-    return true;
-  }
 }
 
 Status ShardReader::ReadRefs(const std::vector<DocRef>& refs, std::vector<StreamDoc>* out) {

@@ -32,7 +32,6 @@ struct StreamDoc {
   DocRef ref;
   std::vector<int32_t> tokens;  // EOS included; never empty
   std::vector<int32_t> spans;   // chat data: the trained spans (format/loss_mask.h); else empty
-  uint64_t bytes = 0;           // the record's text (or token field) as read
 };
 
 // One record as read, before encoding.
@@ -46,8 +45,8 @@ inline constexpr const char* kStreamSkipHint = "--on-error skip (Python: on_erro
 
 struct ReaderOptions {
   DocumentEncoderOptions encoder;  // skip_bad_lines = on_error "skip"
-  // A truncated or corrupt compressed shard: "skip" ends the shard early (counted) instead of
-  // failing with the error (which names the file and the compressed offset).
+  // A truncated or corrupt compressed shard: "skip" ends the shard early instead of failing with
+  // the error (which names the file and the compressed offset).
   bool skip_corrupt_shards = false;
   // Chat data: records are conversations, encoded with their loss mask; null for text.
   std::shared_ptr<const ChatEncoder> chat;
@@ -61,10 +60,8 @@ class ShardReader {
   // Starts reading shard `shard` at record `record` whose line starts at byte `offset` (0, 0 =
   // from the shard's beginning), up to (not including) record `end_record`.
   Status Open(uint32_t shard, uint64_t record, uint64_t offset, uint64_t end_record = UINT64_MAX);
-  // The next non-empty document, or false at the shard's end. Skipped documents are counted.
-  Result<bool> Next(StreamDoc* doc);
   // The next record, not yet encoded, or false at the shard's end (or, under
-  // skip_corrupt_shards, at a corrupt or vanished part of it: counted). Sets next_record/offset.
+  // skip_corrupt_shards, at a corrupt or vanished part of it). Sets next_record/offset.
   Result<bool> NextRaw(RawItem* item);
   // Encodes `item` into *scratch (cleared first). *kept: it yields a document (else it was
   // skipped, counted in scratch->counters). Errors name the file and the line or byte offset.
@@ -80,12 +77,9 @@ class ShardReader {
   // Re-reads the documents `refs` (all of one shard, records increasing) in one pass.
   Status ReadRefs(const std::vector<DocRef>& refs, std::vector<StreamDoc>* out);
 
-  const PackCounters& counters() const { return counters_; }
-  uint64_t corrupt_shards_skipped() const { return corrupt_shards_; }
-
  private:
   Result<bool> NextLine(std::string* line, uint64_t* offset);
-  Status CorruptOrFail(const Status& st);  // skip_corrupt_shards: count and end the shard
+  Status CorruptOrFail(const Status& st);  // skip_corrupt_shards: end the shard
 
   const std::vector<StreamShard>* shards_;
   const Tokenizer* tokenizer_;
@@ -99,8 +93,6 @@ class ShardReader {
   uint64_t end_record_ = UINT64_MAX;  // the record this reading stops before
   bool whole_done_ = false;           // a whole-file document already returned
   bool open_ = false;
-  PackCounters counters_;
-  uint64_t corrupt_shards_ = 0;
   EncodedDocuments scratch_;
 };
 

@@ -25,11 +25,11 @@ TEST(StreamShards, SplitsOneFileIntoRangesThatReadEveryLineOnce) {
   uint64_t docs = 0;
   for (uint32_t s = 0; s < shards->size(); ++s) {
     ASSERT_TRUE(reader.Open(s, 0, 0).ok());
-    StreamDoc d;
-    while (reader.Next(&d).value()) {
-      EXPECT_GE(d.ref.offset, (*shards)[s].begin);
-      EXPECT_LT(d.ref.offset, (*shards)[s].end);
-      offsets.insert(d.ref.offset);
+    RawItem item;
+    while (reader.NextRaw(&item).value()) {
+      EXPECT_GE(item.ref.offset, (*shards)[s].begin);
+      EXPECT_LT(item.ref.offset, (*shards)[s].end);
+      offsets.insert(item.ref.offset);
       ++docs;
     }
   }

@@ -285,20 +285,13 @@ std::shared_ptr<const std::vector<StreamShard>> StreamPlanner::ShardsOf(
   return std::shared_ptr<const std::vector<StreamShard>>(ctx_, &ctx_->shards);
 }
 
-Tokens StreamPlanner::PieceTokens(uint64_t doc) const {
+Tokens StreamPlanner::PieceOf(uint64_t doc, std::vector<Tokens> Entry::*field) const {
   std::shared_lock<std::shared_mutex> lock(pieces_mu_);
   auto it = by_id_.find(doc >> kPieceBits);
   if (it == by_id_.end()) return nullptr;
   const uint64_t i = doc & ((uint64_t{1} << kPieceBits) - 1);
-  return i < it->second->pieces.size() ? it->second->pieces[i] : nullptr;
-}
-
-Tokens StreamPlanner::PieceSpans(uint64_t doc) const {
-  std::shared_lock<std::shared_mutex> lock(pieces_mu_);
-  auto it = by_id_.find(doc >> kPieceBits);
-  if (it == by_id_.end()) return nullptr;
-  const uint64_t i = doc & ((uint64_t{1} << kPieceBits) - 1);
-  return i < it->second->spans.size() ? it->second->spans[i] : nullptr;
+  const std::vector<Tokens>& pieces = it->second->*field;
+  return i < pieces.size() ? pieces[i] : nullptr;
 }
 
 Status StreamPlanner::BatchAt(const PlanPosition& pos, Batch* out) const {
@@ -322,12 +315,17 @@ Result<std::vector<PackedRow>> StreamPlanner::RowsAt(const PlanPosition& pos) co
   return e->rows;
 }
 
-PlanState StreamPlanner::MakeState(const PlanPosition& pos) const {
+PlanState StreamPlanner::BaseState(const PlanPosition& pos) const {
   PlanState s;
   s.position = pos;
   s.fingerprint = fingerprint_;
   s.world_size = ctx_->config.world_size;
   s.batch_size = batch_size_;
+  return s;
+}
+
+PlanState StreamPlanner::MakeState(const PlanPosition& pos) const {
+  PlanState s = BaseState(pos);
   const uint64_t step = StepOf(pos);
   if (step == 0) return s;  // an epoch's start: nothing to record
   std::lock_guard<std::mutex> lock(mu_);

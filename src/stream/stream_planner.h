@@ -76,8 +76,8 @@ class StreamPlanner final : public BatchPlanner {
 
   // For reader(): the tokens of piece handle `doc`, or null if it was evicted; and, for chat data,
   // its loss mask's spans (null for text).
-  Tokens PieceTokens(uint64_t doc) const;
-  Tokens PieceSpans(uint64_t doc) const;
+  Tokens PieceTokens(uint64_t doc) const { return PieceOf(doc, &Entry::pieces); }
+  Tokens PieceSpans(uint64_t doc) const { return PieceOf(doc, &Entry::spans); }
   // Whether the stream reads chat records (its batches then have a loss mask).
   bool chat() const { return ctx_->config.reader.chat != nullptr; }
   // The shard list that pieces of `stream_epoch` refer to (another world's after an elastic
@@ -111,6 +111,10 @@ class StreamPlanner final : public BatchPlanner {
   // MakeShards, with the shards' stores added to storage_.
   Result<std::vector<StreamShard>> ExpandShards(uint64_t min_shards) const;
   uint64_t StepOf(const PlanPosition& pos) const { return pos.rows_consumed / global_rows_; }
+  // A state at `pos` naming this stream (fingerprint, world size, batch size); no stream section.
+  PlanState BaseState(const PlanPosition& pos) const;
+  // Piece handle `doc` in its entry's `field` (pieces or spans), or null if evicted or unknown.
+  Tokens PieceOf(uint64_t doc, std::vector<Tokens> Entry::*field) const;
   // The entry of (epoch, step), generating up to it. Caller holds mu_.
   Result<const Entry*> EntryLocked(uint64_t epoch, uint64_t step) const;
 
