@@ -87,6 +87,14 @@ nb::dict PackingToDict(const PyPlan& py, uint64_t epoch) {
   return d;
 }
 
+// A Plan method of one position, bound as f(epoch, rows_consumed).
+template <typename R>
+auto AtPosition(R (Plan::*f)(const PlanPosition&) const) {
+  return [f](const PyPlan& p, uint64_t epoch, uint64_t rows) {
+    return (*p.plan.*f)({epoch, rows});
+  };
+}
+
 }  // namespace
 
 void RegisterPlan(nb::module_& m) {
@@ -150,24 +158,11 @@ void RegisterPlan(nb::module_& m) {
       .def(
           "packing_stats", [](const PyPlan& p, uint64_t epoch) { return PackingToDict(p, epoch); },
           nb::arg("epoch") = 0)
-      .def(
-          "phase_at",
-          [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
-            return p.plan->PhaseAt({epoch, rows});
-          },
-          nb::arg("epoch"), nb::arg("rows_consumed"))
-      .def(
-          "dataset_rows_before",
-          [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
-            return p.plan->DatasetRowsBefore({epoch, rows});
-          },
-          nb::arg("epoch"), nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>())
-      .def(
-          "dataset_epochs",
-          [](const PyPlan& p, uint64_t epoch, uint64_t rows) {
-            return p.plan->DatasetEpochs({epoch, rows});
-          },
-          nb::arg("epoch"), nb::arg("rows_consumed"));
+      .def("phase_at", AtPosition(&Plan::PhaseAt), nb::arg("epoch"), nb::arg("rows_consumed"))
+      .def("dataset_rows_before", AtPosition(&Plan::DatasetRowsBefore), nb::arg("epoch"),
+           nb::arg("rows_consumed"), nb::call_guard<nb::gil_scoped_release>())
+      .def("dataset_epochs", AtPosition(&Plan::DatasetEpochs), nb::arg("epoch"),
+           nb::arg("rows_consumed"));
 }
 
 }  // namespace stoker::python
