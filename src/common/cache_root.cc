@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "common/file_util.h"
@@ -28,10 +29,7 @@ std::optional<std::string> CacheRoot() {
 std::string_view CacheKindDirName(CacheKind kind) { return kKindNames[static_cast<int>(kind)]; }
 
 bool IsCacheKindDirName(std::string_view name) {
-  for (std::string_view k : kKindNames) {
-    if (name == k) return true;
-  }
-  return false;
+  return std::ranges::find(kKindNames, name) != std::end(kKindNames);
 }
 
 std::optional<std::string> CacheDirFor(CacheKind kind) {

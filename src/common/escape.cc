@@ -5,23 +5,12 @@ namespace stoker {
 std::string EscapeMarkup(std::string_view text) {
   std::string out;
   out.reserve(text.size());
+  // kSpecial[k] is written as kEntity[k].
+  static constexpr std::string_view kSpecial = "&<>\"";
+  static constexpr std::string_view kEntity[] = {"&amp;", "&lt;", "&gt;", "&quot;"};
   for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
+    const size_t k = kSpecial.find(c);
+    out += k == std::string_view::npos ? std::string_view(&c, 1) : kEntity[k];
   }
   return out;
 }

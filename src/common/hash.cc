@@ -41,11 +41,7 @@ Result<std::string> Xxh3HexOfFile(const std::string& path) {
 }
 
 bool IsXxh3Hex(std::string_view s) {
-  if (s.size() != 16) return false;
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
+  return s.size() == 16 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
 }  // namespace stoker

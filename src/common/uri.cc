@@ -26,10 +26,7 @@ bool IsRemoteUri(std::string_view uri) {
 namespace {
 
 bool IsServedScheme(std::string_view scheme) {
-  for (std::string_view s : kServedSchemes) {
-    if (scheme == s) return true;
-  }
-  return false;
+  return std::ranges::find(kServedSchemes, scheme) != std::end(kServedSchemes);
 }
 
 Status Unserved(std::string_view uri, std::string_view scheme) {

@@ -49,11 +49,9 @@ Status CheckTotalBytes(const std::vector<std::string>& tokens) {
 
 }  // namespace
 
-// Runs fn(0..parts-1), part 0 on the calling thread and the others on threads of their own.
-template <typename Fn>
-void RunParts(size_t parts, const Fn& fn) {
+void RunParts(size_t parts, FunctionRef<void(size_t)> fn) {
   std::vector<std::thread> helpers;
-  for (size_t p = 1; p < parts; ++p) helpers.emplace_back([&fn, p] { fn(p); });
+  for (size_t p = 1; p < parts; ++p) helpers.emplace_back([fn, p] { fn(p); });
   fn(0);
   for (auto& h : helpers) h.join();
 }

@@ -16,11 +16,15 @@
 #include <string_view>
 #include <vector>
 
+#include "common/function_ref.h"
 #include "stoker/status.h"
 #include "text/token_bytes.h"
 #include "text/zeroed_array.h"
 
 namespace stoker {
+
+// Runs fn(0..parts-1), part 0 on the calling thread and the others on threads of their own.
+void RunParts(size_t parts, FunctionRef<void(size_t)> fn);
 
 class BpeModel {
  public:
@@ -69,7 +73,6 @@ class BpeModel {
     char_symbols_ = true;
     fallback_ids_ = std::move(byte_fallback);
   }
-  bool char_symbols() const { return char_symbols_; }
 
   static constexpr size_t kSmallPiece = 48;
 

@@ -27,21 +27,15 @@ std::vector<Piece> SplitMarked(const std::string& s) {
       i = stop;
       continue;
     }
-    if (s.compare(i, 4, kChatMarkStart) == 0) {
-      size_t e = s.find(kChatMarkEnd, i + 4);
-      size_t next_start = s.find(kChatMarkStart, i + 4);
-      if (e != std::string::npos && (next_start == std::string::npos || e < next_start)) {
+    const bool start = s.compare(i, 4, kChatMarkStart) == 0;
+    if (start || s.compare(i, 4, kChatMarkEnd) == 0) {
+      // A start mark closed before the next start mark: what is between is a marked token.
+      const size_t e = start ? s.find(kChatMarkEnd, i + 4) : std::string::npos;
+      if (e != std::string::npos && e < s.find(kChatMarkStart, i + 4)) {
         out.push_back(Piece{s.substr(i + 4, e - i - 4), true, true});
-        out.push_back(Piece{"", false, true});
-        i = e + 4;
-        continue;
+        i = e;
       }
-      out.push_back(Piece{"", false, true});
-      i += 4;
-      continue;
-    }
-    if (s.compare(i, 4, kChatMarkEnd) == 0) {
-      out.push_back(Piece{"", false, true});
+      out.push_back(Piece{"", false, true});  // what follows a mark is a piece of its own
       i += 4;
       continue;
     }

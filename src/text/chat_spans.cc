@@ -36,15 +36,12 @@ bool MarkersAnywhere(const json& v) {
   return AnyMarkers(v);
 }
 
-bool IsWs(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
-
 // Wraps the text between s's leading and trailing whitespace, so that a template's strip() or
 // trim keeps the markers.
 std::string Wrap(const std::string& s, size_t k) {
   if (s.empty()) return s;
-  size_t b = 0, e = s.size();
-  while (b < e && IsWs(s[b])) ++b;
-  while (e > b && IsWs(s[e - 1])) --e;
+  const size_t b = std::min(s.find_first_not_of(" \n\t\r"), s.size());
+  const size_t e = std::max(s.find_last_not_of(" \n\t\r") + 1, b);
   std::string id = std::to_string(k);
   return s.substr(0, b) + kBegOpen + id + kBegClose + s.substr(b, e - b) + kEndOpen + id +
          kEndClose + s.substr(e);
@@ -314,23 +311,16 @@ Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn trai
   const std::shared_ptr<const ChatProbes> probes = Probes(kwargs);
   const std::vector<std::string>& eot = probes->end_of_turn;
   if (eot.empty()) return Refuse(name, "the template writes no end-of-turn token");
+  // A message the template wrote (Unmark sets its first and last together).
+  auto written = [](const MarkerPos& p) { return p.first.has_value(); };
   for (size_t i : turns) {
     if (pos[i].twice) return Refuse(name, "message " + std::to_string(i) + " is written twice");
     // 2. The lower bound: the end of the previous message that the template wrote.
-    size_t lo = 0;
-    for (size_t j = i; j-- > 0;) {
-      if (pos[j].last) {
-        lo = *pos[j].last;
-        break;
-      }
-    }
-    size_t hi = out.text.size();  // where the next written message begins
-    for (size_t j = i + 1; j < n; ++j) {
-      if (pos[j].first) {
-        hi = *pos[j].first;
-        break;
-      }
-    }
+    const auto before = std::find_if(pos.rend() - long(i), pos.rend(), written);
+    const size_t lo = before == pos.rend() ? 0 : *before->last;
+    // Where the next written message begins.
+    const auto after = std::find_if(pos.begin() + long(i) + 1, pos.end(), written);
+    const size_t hi = after == pos.end() ? out.text.size() : *after->first;
     // 3. The start: after the assistant header, the text add_generation_prompt writes after the
     //    messages before this turn (its longest prefix found between lo and the turn's text).
     const size_t text_at = pos[i].first.value_or(hi);
@@ -354,8 +344,7 @@ Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn trai
     }
     if (!header_known) {
       Conversation prefix = conv;
-      prefix.messages = json::array();
-      for (size_t j = 0; j < i; ++j) prefix.messages.push_back(conv.messages[j]);
+      prefix.messages.erase(prefix.messages.begin() + long(i), prefix.messages.end());
       Result<jinja::RenderOutput> with = Render(prefix, true, kwargs);
       Result<jinja::RenderOutput> without = Render(prefix, false, kwargs);
       if (with.ok() && without.ok() &&

@@ -34,12 +34,7 @@ std::string TokenText(const json& v) {
   return {};
 }
 
-bool IsSpaceOnly(const std::string& s) {
-  for (char c : s) {
-    if (c != ' ' && c != '\n' && c != '\t' && c != '\r') return false;
-  }
-  return true;
-}
+bool IsSpaceOnly(const std::string& s) { return s.find_first_not_of(" \n\t\r") == s.npos; }
 
 Status CheckContent(const json& m, size_t i) {
   if (!m.contains("content") || m["content"].is_null() || m["content"].is_string()) {
@@ -167,14 +162,10 @@ Result<Conversation> ParseConversation(json record, std::string_view field) {
     }
     STOKER_ASSIGN_OR_RETURN(json p, MessagesFrom(record["prompt"], "user"));
     STOKER_ASSIGN_OR_RETURN(json c, MessagesFrom(record["completion"], "assistant"));
-    for (auto& m : p) {
-      conv.messages.push_back(m);
-      conv.completion.push_back(false);
-    }
-    for (auto& m : c) {
-      conv.messages.push_back(m);
-      conv.completion.push_back(true);
-    }
+    conv.messages = std::move(p);
+    conv.completion.assign(conv.messages.size(), false);
+    conv.messages.insert(conv.messages.end(), c.begin(), c.end());
+    conv.completion.resize(conv.messages.size(), true);
     conv.is_prompt_completion = true;
   } else if (record[f].is_array() && !record[f].empty() && record[f][0].is_object() &&
              record[f][0].contains("from")) {

@@ -2,6 +2,7 @@
 // and tests are in jinja_filters.cc.
 #include "text/jinja_builtins.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "text/jinja_pystr.h"
@@ -32,11 +33,7 @@ Result<Value> StringList(std::vector<std::string> parts) {
 }
 
 bool StartsOrEnds(const std::string& s, const Value& affix, bool starts) {
-  auto one = [&](const std::string& a) {
-    if (a.size() > s.size()) return false;
-    return starts ? s.compare(0, a.size(), a) == 0
-                  : s.compare(s.size() - a.size(), a.size(), a) == 0;
-  };
+  auto one = [&](const std::string& a) { return starts ? s.starts_with(a) : s.ends_with(a); };
   if (affix.is_list()) {
     for (const Value& a : affix.list()) {
       if (a.is_string() && one(a.str())) return true;
@@ -202,17 +199,9 @@ bool IsMethod(const Value& obj, std::string_view name) {
                                "capitalize", "find",     "rfind",   "count", "join",   "isdigit",
                                "isspace",    "isalpha",  "isalnum"};
   static const char* kDict[] = {"items", "keys", "values", "get"};
-  if (obj.is_string()) {
-    for (const char* m : kStr) {
-      if (name == m) return true;
-    }
-  }
-  if (obj.is_dict() && !obj.is_namespace()) {
-    for (const char* m : kDict) {
-      if (name == m) return true;
-    }
-  }
-  return false;
+  if (obj.is_string()) return std::find(std::begin(kStr), std::end(kStr), name) != std::end(kStr);
+  if (!obj.is_dict() || obj.is_namespace()) return false;
+  return std::find(std::begin(kDict), std::end(kDict), name) != std::end(kDict);
 }
 
 std::optional<Result<Value>> CallMethod(const Value& obj, const std::string& name,

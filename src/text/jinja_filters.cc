@@ -59,11 +59,8 @@ Result<int64_t> PyInt(const Value& v, int64_t def) {
     return v.kind() == Value::Kind::kFloat ? int64_t(std::trunc(v.float_value())) : v.int_value();
   }
   if (v.is_string()) {
-    std::string s = PyStrip(v.str(), std::nullopt, true, true);
-    std::string digits;
-    for (char c : s) {
-      if (c != '_') digits += c;
-    }
+    std::string digits = PyStrip(v.str(), std::nullopt, true, true);
+    std::erase(digits, '_');
     char* end = nullptr;
     long long i = std::strtoll(digits.c_str(), &end, 10);
     if (!digits.empty() && end && *end == 0) return int64_t(i);
@@ -405,10 +402,7 @@ Result<bool> ApplyTest(const std::string& name, const Value& v, const ValueList&
     return name == "odd" ? m == 1 : m == 0;
   }
   STOKER_ASSIGN_OR_RETURN(Value a, arg());
-  if (name == "sameas") {
-    if (v.is_list() || v.is_dict()) return Equal(v, a) && v.kind() == a.kind();
-    return v.kind() == a.kind() && Equal(v, a);
-  }
+  if (name == "sameas") return v.kind() == a.kind() && Equal(v, a);
   if (name == "eq" || name == "equalto" || name == "==") return Equal(v, a);
   if (name == "ne" || name == "!=") return !Equal(v, a);
   if (name == "in") return Contains(a, v);

@@ -1,6 +1,6 @@
 #include "text/jinja_lexer.h"
 
-#include <cctype>
+#include <algorithm>
 #include <cstdlib>
 
 #include "text/jinja_value.h"
@@ -29,12 +29,7 @@ std::string RStripSpace(std::string_view s) {
   return FromU32(u);
 }
 
-bool AllSpace(std::string_view s) {
-  for (char32_t c : ToU32(s)) {
-    if (!IsPySpace(c)) return false;
-  }
-  return !s.empty();
-}
+bool AllSpace(std::string_view s) { return !s.empty() && std::ranges::all_of(ToU32(s), IsPySpace); }
 
 // Python's "unicode-escape" decoding of a string literal's body, as jinja2 applies it.
 std::string Unescape(std::string_view body) {
@@ -49,10 +44,7 @@ std::string Unescape(std::string_view body) {
     auto hex = [&](int n) -> bool {
       if (i + n >= body.size()) return false;
       std::string h(body.substr(i + 1, n));
-      if (h.size() != size_t(n)) return false;
-      for (char x : h) {
-        if (!std::isxdigit(static_cast<unsigned char>(x))) return false;
-      }
+      if (h.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) return false;
       AppendUtf8(char32_t(std::strtoul(h.c_str(), nullptr, 16)), &out);
       i += n;
       return true;
@@ -164,11 +156,7 @@ class Lexer {
   // After a closer ending at `end`: `-` eats all following whitespace, trim_blocks one newline.
   size_t AfterCloser(size_t end, char sign, bool block) {
     if (sign == '-') {
-      while (end < s_.size()) {
-        size_t n = SpaceAt(s_, end);
-        if (!n) break;
-        end += n;
-      }
+      while (end < s_.size() && SpaceAt(s_, end)) end += SpaceAt(s_, end);
     } else if (sign != '+' && block && end < s_.size() && s_[end] == '\n') {
       ++end;
     }
@@ -285,10 +273,8 @@ class Lexer {
           is_float = true;
         }
       }
-      std::string num;
-      for (size_t i = p; i < q; ++i) {
-        if (s_[i] != '_') num += s_[i];
-      }
+      std::string num = s_.substr(p, q - p);
+      std::erase(num, '_');
       t.text = num;
       if (is_float) {
         t.type = Token::Type::kFloat;

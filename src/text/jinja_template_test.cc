@@ -86,6 +86,21 @@ TEST(JinjaTemplateTest, LoopsNamespacesAndMacros) {
             "1");
 }
 
+// A namespace that holds itself prints as Python prints it (jinja2's Namespace repr is
+// "<Namespace " + repr of its dict + ">", and a dict met again is "{...}"); tojson refuses it.
+TEST(JinjaTemplateTest, ANamespaceThatHoldsItselfPrintsAsPythonDoes) {
+  EXPECT_EQ(R("{% set ns = namespace(a=1) %}{% set ns.a = ns %}{{ ns }}"),
+            "<Namespace {'a': <Namespace {...}>}>");
+  EXPECT_EQ(R("{% set ns = namespace(a=1) %}{% set ns.a = [ns, (ns,), {'k': ns}] %}{{ ns }}"),
+            "<Namespace {'a': [<Namespace {...}>, (<Namespace {...}>,), {'k': <Namespace "
+            "{...}>}]}>");
+  EXPECT_EQ(R("{% set ns = namespace(a=1) %}{% set ns.a = ns %}{{ [ns, ns] | string }}"),
+            "[<Namespace {'a': <Namespace {...}>}>, <Namespace {'a': <Namespace {...}>}>]");
+  EXPECT_EQ(R("{% set ns = namespace(a=1) %}{% set ns.a = [ns] %}{{ {'x': [ns]} | tojson }}"),
+            "ERROR chat template t.jinja line 1: Object of type Namespace is not JSON "
+            "serializable");
+}
+
 TEST(JinjaTemplateTest, GenerationBlocksRecordTheirBytes) {
   Result<Template> t = Template::Parse("a{% generation %}bé{% endgeneration %}c", "g.jinja");
   ASSERT_TRUE(t.ok());

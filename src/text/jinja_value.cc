@@ -231,6 +231,32 @@ void AppendJsonString(const std::string& s, bool ensure_ascii, std::string* out)
   *out += '"';
 }
 
+// A list or dict whose Repr is under way on this thread, for its scope; meeting one again, Repr
+// prints what Python prints for a container that holds itself: "[...]", "(...)", "{...}".
+class ReprOpen {
+ public:
+  explicit ReprOpen(const void* container) : container_(container), outer_(innermost_) {
+    innermost_ = this;
+  }
+  ~ReprOpen() { innermost_ = outer_; }
+  ReprOpen(const ReprOpen&) = delete;
+  ReprOpen& operator=(const ReprOpen&) = delete;
+
+  static bool Has(const void* container) {
+    for (const ReprOpen* o = innermost_; o != nullptr; o = o->outer_) {
+      if (o->container_ == container) return true;
+    }
+    return false;
+  }
+
+ private:
+  static constinit thread_local ReprOpen* innermost_;
+  const void* container_;
+  ReprOpen* outer_;
+};
+
+constinit thread_local ReprOpen* ReprOpen::innermost_ = nullptr;
+
 }  // namespace
 
 std::string Value::Str() const {
@@ -259,6 +285,8 @@ std::string Value::Repr() const {
     case Kind::kString:
       return PyStrRepr(str());
     case Kind::kList: {
+      if (ReprOpen::Has(list_.get())) return tuple_ ? "(...)" : "[...]";
+      ReprOpen open(list_.get());
       std::string out = tuple_ ? "(" : "[";
       for (size_t i = 0; i < list_->size(); ++i) {
         if (i) out += ", ";
@@ -268,6 +296,8 @@ std::string Value::Repr() const {
       return out + (tuple_ ? ")" : "]");
     }
     case Kind::kDict: {
+      if (ReprOpen::Has(dict_.get())) return namespace_ ? "<Namespace {...}>" : "{...}";
+      ReprOpen open(dict_.get());
       std::string out = namespace_ ? "<Namespace {" : "{";
       bool first = true;
       for (const auto& [k, v] : dict_->items) {

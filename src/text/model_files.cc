@@ -52,12 +52,8 @@ Result<std::optional<bool>> BoolField(const Json& j, const char* key, std::strin
 
 TokenizerFormat SniffTokenizerFormat(std::string_view head) {
   if (head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);  // a UTF-8 byte-order mark
-  size_t i = 0;
-  while (i < head.size() &&
-         (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) {
-    ++i;
-  }
-  if (i < head.size() && head[i] == '{') return TokenizerFormat::kTokenizerJson;
+  const size_t i = head.find_first_not_of(" \n\r\t");
+  if (i != std::string_view::npos && head[i] == '{') return TokenizerFormat::kTokenizerJson;
   if (LooksLikeTiktokenLine(head)) return TokenizerFormat::kTiktoken;
   // ModelProto: field 1 (`pieces`, length-delimited) comes first in every file SentencePiece
   // writes; its tag is 0x0a.

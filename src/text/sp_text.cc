@@ -3,20 +3,6 @@
 namespace stoker {
 namespace {
 
-void ReplaceAll(std::string_view in, std::string_view from, std::string_view to, std::string* out) {
-  if (from.empty()) {
-    out->append(in);
-    return;
-  }
-  size_t pos = 0, at;
-  while ((at = in.find(from, pos)) != std::string_view::npos) {
-    out->append(in.substr(pos, at - pos));
-    out->append(to);
-    pos = at + from.size();
-  }
-  out->append(in.substr(pos));
-}
-
 // SentencePiece's Normalizer::Normalize (normalizer.cc) for a model without a charsmap: each
 // character is itself; ' ' becomes "▁"; the dummy prefix "▁" goes first; with
 // remove_extra_whitespaces, leading and repeated spaces are dropped and trailing "▁" (also a "▁"
@@ -46,6 +32,20 @@ void SentencePieceNormalize(const TextEdit& e, std::string_view in, std::string*
 }
 
 }  // namespace
+
+void ReplaceAll(std::string_view in, std::string_view from, std::string_view to, std::string* out) {
+  if (from.empty()) {
+    out->append(in);
+    return;
+  }
+  size_t pos = 0, at;
+  while ((at = in.find(from, pos)) != std::string_view::npos) {
+    out->append(in.substr(pos, at - pos));
+    out->append(to);
+    pos = at + from.size();
+  }
+  out->append(in.substr(pos));
+}
 
 void ApplyTextEdit(const TextEdit& edit, std::string_view in, std::string* out) {
   out->clear();

@@ -12,6 +12,15 @@ namespace stoker {
 
 inline constexpr std::string_view kMetaSymbol = "\xE2\x96\x81";  // U+2581 "▁"
 
+// Appends `in` to *out with each `from` replaced by `to` (`in` as it is if `from` is empty).
+void ReplaceAll(std::string_view in, std::string_view from, std::string_view to, std::string* out);
+// The same, returned.
+inline std::string ReplaceAll(std::string_view in, std::string_view from, std::string_view to) {
+  std::string out;
+  ReplaceAll(in, from, to, &out);
+  return out;
+}
+
 // One normalization step, applied to a whole segment (the text between added tokens).
 struct TextEdit {
   enum class Kind {

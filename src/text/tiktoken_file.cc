@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <thread>
 #include <utility>
 
 #include "common/env.h"
@@ -20,9 +19,7 @@ constexpr std::string_view kR50kPattern =
 
 std::string_view StripBase(std::string_view name) {
   constexpr std::string_view kSuffix = "_base";
-  if (name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix) {
-    name.remove_suffix(kSuffix.size());
-  }
+  if (name.size() > kSuffix.size() && name.ends_with(kSuffix)) name.remove_suffix(kSuffix.size());
   return name;
 }
 
@@ -173,15 +170,8 @@ Status ParseRanks(std::string_view text, const std::string& path, int threads, T
   }
   cut.push_back(text.size());
   std::vector<ParsedPart> parsed(cut.size() - 1);
-  {
-    std::vector<std::thread> helpers;
-    for (size_t p = 1; p < parsed.size(); ++p) {
-      helpers.emplace_back(
-          [&, p] { ParsePart(text.substr(cut[p], cut[p + 1] - cut[p]), &parsed[p]); });
-    }
-    ParsePart(text.substr(0, cut[1]), &parsed[0]);
-    for (auto& h : helpers) h.join();
-  }
+  RunParts(parsed.size(),
+           [&](size_t p) { ParsePart(text.substr(cut[p], cut[p + 1] - cut[p]), &parsed[p]); });
   uint64_t size = 0, total = 0;
   for (const ParsedPart& part : parsed) {
     for (const auto& e : part.entries) size = std::max(size, e.rank + 1);

@@ -15,19 +15,6 @@ int HexDigit(char c) {
   return -1;
 }
 
-std::string ReplaceAll(std::string_view in, std::string_view from, std::string_view to) {
-  std::string out;
-  if (from.empty()) return std::string(in);
-  size_t pos = 0, at;
-  while ((at = in.find(from, pos)) != std::string_view::npos) {
-    out.append(in.substr(pos, at - pos));
-    out.append(to);
-    pos = at + from.size();
-  }
-  out.append(in.substr(pos));
-  return out;
-}
-
 size_t CharLen(std::string_view s, size_t i) {
   return std::min(Utf8SequenceLength(static_cast<uint8_t>(s[i])), s.size() - i);
 }
@@ -213,7 +200,7 @@ void TokenDecoder::DecodeSentencePiece(std::span<const std::string_view> tokens,
       piece.remove_prefix(kMetaSymbol.size());
       bos_ws_seen = !remove_extra_whitespaces_;
     }
-    out->append(ReplaceAll(piece, kMetaSymbol, " "));
+    ReplaceAll(piece, kMetaSymbol, " ", out);
   }
   flush();
 }

@@ -14,10 +14,6 @@
 namespace stoker {
 namespace {
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // The format of the file at `path` from its first 4 KiB, else from its name (so that an empty or
 // unreadable file still gets its own loader's error).
 TokenizerFormat FormatOf(const std::string& path) {
@@ -28,9 +24,9 @@ TokenizerFormat FormatOf(const std::string& path) {
     TokenizerFormat sniffed = SniffTokenizerFormat(head);
     if (sniffed != TokenizerFormat::kUnknown) return sniffed;
   }
-  if (EndsWith(path, ".model")) return TokenizerFormat::kSentencePiece;
-  if (EndsWith(path, ".json")) return TokenizerFormat::kTokenizerJson;
-  if (EndsWith(path, ".tiktoken")) return TokenizerFormat::kTiktoken;
+  if (path.ends_with(".model")) return TokenizerFormat::kSentencePiece;
+  if (path.ends_with(".json")) return TokenizerFormat::kTokenizerJson;
+  if (path.ends_with(".tiktoken")) return TokenizerFormat::kTiktoken;
   return TokenizerFormat::kUnknown;
 }
 

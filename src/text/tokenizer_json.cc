@@ -18,20 +18,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-struct Fields {
-  std::string_view origin;
-  Status Fail(std::string_view field, std::string_view message) const {
-    return InvalidArgument(std::string(origin) + ": " + std::string(field) + ": " +
-                           std::string(message));
-  }
-};
-
 struct AddedFlags {
   bool special;
   bool normalized;
 };
 
-Status ParseAddedTokens(const Json& j, const Fields& f, std::vector<AddedTokens::Token>* all,
+Status ParseAddedTokens(const Json& j, const JsonFields& f, std::vector<AddedTokens::Token>* all,
                         std::vector<AddedFlags>* flags) {
   if (j.is_null()) return Status::OK();
   if (!j.is_array()) return f.Fail("added_tokens", "must be an array");
@@ -59,7 +51,7 @@ Status ParseAddedTokens(const Json& j, const Fields& f, std::vector<AddedTokens:
 }
 
 // The "a b" / ["a", "b"] halves of merge i (views into m).
-Status MergeHalves(const Json& m, size_t i, const Fields& f, JsonVocab::MergeText* halves) {
+Status MergeHalves(const Json& m, size_t i, const JsonFields& f, JsonVocab::MergeText* halves) {
   if (m.is_string()) {
     const std::string& s = m.get_ref<const std::string&>();
     size_t sp = s.find(' ');
@@ -81,9 +73,9 @@ Status MergeHalves(const Json& m, size_t i, const Fields& f, JsonVocab::MergeTex
 // `model` are empty; null: read both from `model`.
 // `sp_style`: the pipeline has no ByteLevel step, so the vocabulary holds text ("▁the") and the
 // model starts from characters (tokenizers' BPE::merge_word), with byte_fallback allowed.
-Status ParseModel(const Json& model, const Fields& f, BpeTokenizer::Config* c, uint64_t* model_size,
-                  JsonVocab* vocab, const std::vector<JsonVocab::MergeText>* scanned,
-                  bool sp_style) {
+Status ParseModel(const Json& model, const JsonFields& f, BpeTokenizer::Config* c,
+                  uint64_t* model_size, JsonVocab* vocab,
+                  const std::vector<JsonVocab::MergeText>* scanned, bool sp_style) {
   if (!model.is_object()) return f.Fail("model", "must be an object");
   std::string type = model.value("type", std::string("BPE"));
   if (type != "BPE") {
@@ -192,7 +184,7 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
                                                std::string_view origin,
                                                const TokenizerOptions& options,
                                                TokenizerJsonScan* scan) {
-  Fields f{origin};
+  const JsonFields f{origin};
   if (!j.is_object()) return f.Fail("top level", "must be an object");
   if (j.contains("truncation") && !j["truncation"].is_null()) {
     return f.Fail("truncation", "is set; stoker tokenizes whole documents (set it to null)");

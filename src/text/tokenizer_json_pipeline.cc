@@ -1,15 +1,12 @@
 #include "text/tokenizer_json_pipeline.h"
 
 #include "text/sp_text.h"
+#include "text/tokenizer_json_vocab.h"
 
 namespace stoker {
 namespace {
 
 using Json = nlohmann::json;
-
-Status Fail(std::string_view origin, const std::string& field, const std::string& message) {
-  return InvalidArgument(std::string(origin) + ": " + field + ": " + message);
-}
 
 std::string TypeOf(const Json& j) { return j.is_object() ? j.value("type", std::string()) : ""; }
 
@@ -37,18 +34,18 @@ Status AddSplit(std::string_view pattern, std::string_view origin, const std::st
 
 // Walks a pre_tokenizer tree; *byte_level is set once the ByteLevel step was seen (it must be
 // the last step: the ones before it see text, and it maps the result to bytes).
-Status WalkPreTokenizer(const Json& j, std::string_view origin, const std::string& field,
+Status WalkPreTokenizer(const Json& j, const JsonFields& f, const std::string& field,
                         BpeTokenizer::Config* c, bool* byte_level) {
   std::string type = TypeOf(j);
   if (*byte_level) {
-    return Fail(origin, field, "a step after ByteLevel is not supported (ByteLevel must be last)");
+    return f.Fail(field, "a step after ByteLevel is not supported (ByteLevel must be last)");
   }
   if (type == "Sequence") {
     if (!j.contains("pretokenizers") || !j["pretokenizers"].is_array()) {
-      return Fail(origin, field + ".pretokenizers", "must be an array");
+      return f.Fail(field + ".pretokenizers", "must be an array");
     }
     for (size_t i = 0; i < j["pretokenizers"].size(); ++i) {
-      STOKER_RETURN_IF_ERROR(WalkPreTokenizer(j["pretokenizers"][i], origin,
+      STOKER_RETURN_IF_ERROR(WalkPreTokenizer(j["pretokenizers"][i], f,
                                               field + ".pretokenizers[" + std::to_string(i) + "]",
                                               c, byte_level));
     }
@@ -70,32 +67,32 @@ Status WalkPreTokenizer(const Json& j, std::string_view origin, const std::strin
       if (behavior == name) b = value, known = true;
     }
     if (!known) {
-      return Fail(origin, field + ".behavior",
-                  "'" + behavior +
-                      "' is not supported (Isolated, Removed, MergedWithPrevious, "
-                      "MergedWithNext or Contiguous)");
+      return f.Fail(field + ".behavior",
+                    "'" + behavior +
+                        "' is not supported (Isolated, Removed, MergedWithPrevious, "
+                        "MergedWithNext or Contiguous)");
     }
     const Json& ji = j.contains("invert") ? j["invert"] : Json();
     if (!ji.is_null() && !ji.is_boolean()) {
-      return Fail(origin, field + ".invert", "must be true or false");
+      return f.Fail(field + ".invert", "must be true or false");
     }
     bool invert = ji.is_boolean() && ji.get<bool>();
     const Json& p = j.contains("pattern") ? j["pattern"] : Json();
     if (p.is_object() && p.contains("Regex") && p["Regex"].is_string()) {
-      return AddSplit(p["Regex"].get<std::string>(), origin, field + ".pattern.Regex", c, b,
+      return AddSplit(p["Regex"].get<std::string>(), f.origin, field + ".pattern.Regex", c, b,
                       invert);
     }
     if (p.is_object() && p.contains("String") && p["String"].is_string()) {
-      return AddSplit(EscapeLiteral(p["String"].get<std::string>()), origin,
+      return AddSplit(EscapeLiteral(p["String"].get<std::string>()), f.origin,
                       field + ".pattern.String", c, b, invert);
     }
-    return Fail(origin, field + ".pattern", "must be {\"Regex\": ...} or {\"String\": ...}");
+    return f.Fail(field + ".pattern", "must be {\"Regex\": ...} or {\"String\": ...}");
   }
   if (type == "Metaspace") {
     MetaspaceStep m;
     const Json& r = j.contains("replacement") ? j["replacement"] : Json();
     if (!r.is_string() || r.get<std::string>().empty()) {
-      return Fail(origin, field + ".replacement", "must be a one-character string");
+      return f.Fail(field + ".replacement", "must be a one-character string");
     }
     m.replacement = r.get<std::string>();
     // tokenizers' Metaspace deserializer: prepend_scheme defaults to "always"; the old
@@ -103,15 +100,15 @@ Status WalkPreTokenizer(const Json& j, std::string_view origin, const std::strin
     std::string scheme = "always";
     if (j.contains("prepend_scheme") && !j["prepend_scheme"].is_null()) {
       if (!j["prepend_scheme"].is_string()) {
-        return Fail(origin, field + ".prepend_scheme", "must be first, always or never");
+        return f.Fail(field + ".prepend_scheme", "must be first, always or never");
       }
       scheme = j["prepend_scheme"].get<std::string>();
     }
     if (j.contains("add_prefix_space") && j["add_prefix_space"].is_boolean() &&
         !j["add_prefix_space"].get<bool>()) {
       if (scheme != "never") {
-        return Fail(origin, field + ".add_prefix_space",
-                    "false does not match prepend_scheme '" + scheme + "'");
+        return f.Fail(field + ".add_prefix_space",
+                      "false does not match prepend_scheme '" + scheme + "'");
       }
     }
     if (scheme == "always") {
@@ -121,8 +118,8 @@ Status WalkPreTokenizer(const Json& j, std::string_view origin, const std::strin
     } else if (scheme == "never") {
       m.prepend = MetaspaceStep::Prepend::kNever;
     } else {
-      return Fail(origin, field + ".prepend_scheme",
-                  "'" + scheme + "' is not supported (first, always or never)");
+      return f.Fail(field + ".prepend_scheme",
+                    "'" + scheme + "' is not supported (first, always or never)");
     }
     m.split = j.contains("split") && j["split"].is_boolean() ? j["split"].get<bool>() : true;
     const std::string marker = m.replacement;
@@ -135,34 +132,34 @@ Status WalkPreTokenizer(const Json& j, std::string_view origin, const std::strin
     *byte_level = true;
     if (j.value("add_prefix_space", false)) c->stages.push_back({nullptr});
     if (j.value("use_regex", true)) {
-      return AddSplit(kGpt2Pattern, origin, field + " (ByteLevel's GPT-2 regex)", c);
+      return AddSplit(kGpt2Pattern, f.origin, field + " (ByteLevel's GPT-2 regex)", c);
     }
     return Status::OK();
   }
-  return Fail(origin, field + ".type",
-              "'" + type +
-                  "' is not supported (ByteLevel, Metaspace, or a Sequence of Split steps and "
-                  "one of them)");
+  return f.Fail(field + ".type",
+                "'" + type +
+                    "' is not supported (ByteLevel, Metaspace, or a Sequence of Split steps and "
+                    "one of them)");
 }
 
 // Appends the ids of one template piece (a SpecialToken) to *out.
-Status TemplateIds(const Json& piece, const Json& specials, std::string_view origin,
+Status TemplateIds(const Json& piece, const Json& specials, const JsonFields& f,
                    const std::string& field, std::vector<int32_t>* out) {
   const Json& st = piece["SpecialToken"];
   std::string name = st.value("id", std::string());
   if (!specials.is_object() || !specials.contains(name) || !specials[name].contains("ids")) {
-    return Fail(origin, field, "special token '" + name + "' is not in special_tokens");
+    return f.Fail(field, "special token '" + name + "' is not in special_tokens");
   }
   for (const Json& id : specials[name]["ids"]) {
     if (!id.is_number_unsigned() || id.get<uint64_t>() >= static_cast<uint64_t>(INT32_MAX)) {
-      return Fail(origin, field, "the ids of '" + name + "' must be int32");
+      return f.Fail(field, "the ids of '" + name + "' must be int32");
     }
     out->push_back(id.get<int32_t>());
   }
   return Status::OK();
 }
 
-Status WalkPostProcessor(const Json& j, std::string_view origin, const std::string& field,
+Status WalkPostProcessor(const Json& j, const JsonFields& f, const std::string& field,
                          BpeTokenizer::Config* c) {
   if (j.is_null()) return Status::OK();
   std::string type = TypeOf(j);
@@ -171,13 +168,13 @@ Status WalkPostProcessor(const Json& j, std::string_view origin, const std::stri
     const Json& list = j.contains("processors") ? j["processors"] : Json();
     for (size_t i = 0; i < list.size(); ++i) {
       STOKER_RETURN_IF_ERROR(
-          WalkPostProcessor(list[i], origin, field + ".processors[" + std::to_string(i) + "]", c));
+          WalkPostProcessor(list[i], f, field + ".processors[" + std::to_string(i) + "]", c));
     }
     return Status::OK();
   }
   if (type == "TemplateProcessing") {
     if (!j.contains("single") || !j["single"].is_array()) {
-      return Fail(origin, field + ".single", "must be an array");
+      return f.Fail(field + ".single", "must be an array");
     }
     bool after = false;
     for (size_t i = 0; i < j["single"].size(); ++i) {
@@ -186,10 +183,10 @@ Status WalkPostProcessor(const Json& j, std::string_view origin, const std::stri
       if (piece.contains("Sequence")) {
         after = true;
       } else if (piece.contains("SpecialToken")) {
-        STOKER_RETURN_IF_ERROR(TemplateIds(piece, j.value("special_tokens", Json()), origin, at,
+        STOKER_RETURN_IF_ERROR(TemplateIds(piece, j.value("special_tokens", Json()), f, at,
                                            after ? &c->suffix_ids : &c->prefix_ids));
       } else {
-        return Fail(origin, at, "must be a Sequence or a SpecialToken");
+        return f.Fail(at, "must be a Sequence or a SpecialToken");
       }
     }
     return Status::OK();
@@ -198,25 +195,26 @@ Status WalkPostProcessor(const Json& j, std::string_view origin, const std::stri
     for (const char* key : {"cls", "sep"}) {
       const Json& p = j.contains(key) ? j[key] : Json();
       if (!p.is_array() || p.size() != 2 || !p[1].is_number_unsigned()) {
-        return Fail(origin, field + "." + key, "must be [TOKEN, ID]");
+        return f.Fail(field + "." + key, "must be [TOKEN, ID]");
       }
     }
     c->prefix_ids.push_back(j["cls"][1].get<int32_t>());
     c->suffix_ids.insert(c->suffix_ids.begin(), j["sep"][1].get<int32_t>());
     return Status::OK();
   }
-  return Fail(origin, field + ".type",
-              "'" + type + "' is not supported (use --no-post-processor to ignore it)");
+  return f.Fail(field + ".type",
+                "'" + type + "' is not supported (use --no-post-processor to ignore it)");
 }
 
 }  // namespace
 
 Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Config* c) {
+  const JsonFields f{origin};
   if (j.is_null()) return Status::OK();
   std::string type = TypeOf(j);
   if (type == "NFC") {
     if (!c->edits.empty()) {  // NFC runs first in stoker's pipeline
-      return Fail(origin, "normalizer", "NFC after Prepend or Replace is not supported");
+      return f.Fail("normalizer", "NFC after Prepend or Replace is not supported");
     }
     c->nfc = true;
     return Status::OK();
@@ -232,23 +230,23 @@ Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Con
                           j["content"].get<std::string>()});
       return Status::OK();
     }
-    return Fail(origin, "normalizer.pattern", "only a String pattern is supported in Replace");
+    return f.Fail("normalizer.pattern", "only a String pattern is supported in Replace");
   }
   if (type == "Sequence" && j.contains("normalizers") && j["normalizers"].is_array()) {
     for (size_t i = 0; i < j["normalizers"].size(); ++i) {
       Status st = ParseNormalizer(j["normalizers"][i], origin, c);
       if (!st.ok()) {
-        return Fail(origin, "normalizer.normalizers[" + std::to_string(i) + "]",
-                    "'" + TypeOf(j["normalizers"][i]) +
-                        "' is not supported (NFC, Prepend, Replace with a String pattern)");
+        return f.Fail("normalizer.normalizers[" + std::to_string(i) + "]",
+                      "'" + TypeOf(j["normalizers"][i]) +
+                          "' is not supported (NFC, Prepend, Replace with a String pattern)");
       }
     }
     return Status::OK();
   }
-  return Fail(origin, "normalizer.type",
-              "'" + type +
-                  "' is not supported (null, NFC, Prepend, Replace with a String pattern, or a "
-                  "Sequence of them)");
+  return f.Fail("normalizer.type",
+                "'" + type +
+                    "' is not supported (null, NFC, Prepend, Replace with a String pattern, or a "
+                    "Sequence of them)");
 }
 
 bool HasByteLevel(const Json& j) {
@@ -265,7 +263,7 @@ Status ParsePreTokenizer(const Json& j, std::string_view origin, bool sp_style,
                          BpeTokenizer::Config* c) {
   bool byte_level = false;
   if (!j.is_null()) {
-    STOKER_RETURN_IF_ERROR(WalkPreTokenizer(j, origin, "pre_tokenizer", c, &byte_level));
+    STOKER_RETURN_IF_ERROR(WalkPreTokenizer(j, {origin}, "pre_tokenizer", c, &byte_level));
   }
   if (!sp_style) return Status::OK();
   // Without a split of its own, the whole segment is one word: cut it before each "▁" that
@@ -342,7 +340,7 @@ void ParseDecoder(const Json& j, std::string_view origin, BpeTokenizer::Config* 
 }
 
 Status ParsePostProcessor(const Json& j, std::string_view origin, BpeTokenizer::Config* c) {
-  return WalkPostProcessor(j, origin, "post_processor", c);
+  return WalkPostProcessor(j, {origin}, "post_processor", c);
 }
 
 }  // namespace stoker

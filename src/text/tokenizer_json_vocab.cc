@@ -32,25 +32,25 @@ bool ByteLevelDecoder::Decode(std::string_view s, std::string* out) const {
   return true;
 }
 
-Status JsonVocab::Fail(std::string_view field, std::string_view message) const {
-  return InvalidArgument(std::string(origin_) + ": " + std::string(field) + ": " +
+Status JsonFields::Fail(std::string_view field, std::string_view message) const {
+  return InvalidArgument(std::string(origin) + ": " + std::string(field) + ": " +
                          std::string(message));
 }
 
 Status JsonVocab::Add(std::string_view key, uint64_t id) {
   auto field = [&] { return "model.vocab[\"" + std::string(key) + "\"]"; };
   if (id >= static_cast<uint64_t>(INT32_MAX)) {
-    return Fail(field(), "must be an id below 2^31-1 (the vocabulary must fit int32)");
+    return file_.Fail(field(), "must be an id below 2^31-1 (the vocabulary must fit int32)");
   }
   if (id >= tokens_.size()) {
     tokens_.resize(id + 1);
     state_.resize(id + 1, 0);
   }
-  if (state_[id] != 0) return Fail(field(), "duplicate id " + std::to_string(id));
+  if (state_[id] != 0) return file_.Fail(field(), "duplicate id " + std::to_string(id));
   if (index_.key_bytes() + key.size() > UINT32_MAX) {
-    return Fail("model.vocab", "its keys add up to more than 4 GiB");
+    return file_.Fail("model.vocab", "its keys add up to more than 4 GiB");
   }
-  if (!index_.Insert(key, static_cast<int32_t>(id))) return Fail(field(), "duplicate key");
+  if (!index_.Insert(key, static_cast<int32_t>(id))) return file_.Fail(field(), "duplicate key");
   state_[id] = 1;
   if (bytes_of_.Decode(key, &raw_)) {
     tokens_[id] = raw_;
@@ -99,10 +99,10 @@ Status JsonVocab::AddMerges(std::span<const MergeText> merges, size_t first_inde
     const int32_t im = ia < 0 || ib < 0 ? -1 : index_.FindHashed(p.ab, p.joined);
     if (im < 0 || state_[ia] != 2 || state_[ib] != 2) {  // an error: say which
       const std::string at = "model.merges[" + std::to_string(first_index + i) + "]";
-      if (ia < 0) return Fail(at, "the token '" + std::string(a) + "' is not in model.vocab");
-      if (ib < 0) return Fail(at, "the token '" + std::string(b) + "' is not in model.vocab");
-      if (im < 0) return Fail(at, "the merged token '" + p.ab + "' is not in model.vocab");
-      return Fail(at, "the tokens are not byte-level (a character outside its alphabet)");
+      if (ia < 0) return file_.Fail(at, "the token '" + std::string(a) + "' is not in model.vocab");
+      if (ib < 0) return file_.Fail(at, "the token '" + std::string(b) + "' is not in model.vocab");
+      if (im < 0) return file_.Fail(at, "the merged token '" + p.ab + "' is not in model.vocab");
+      return file_.Fail(at, "the tokens are not byte-level (a character outside its alphabet)");
     }
     merges_.push_back({ia, ib, static_cast<uint32_t>(first_index + i), im});
   }
@@ -118,7 +118,7 @@ void JsonVocab::UseRawKeys() {
 
 Result<BpeModel> JsonVocab::Build() {
   Result<BpeModel> m = BpeModel::Build(tokens_, merges_);
-  if (!m.ok()) return Fail("model.merges", m.status().message());
+  if (!m.ok()) return file_.Fail("model.merges", m.status().message());
   return m;
 }
 

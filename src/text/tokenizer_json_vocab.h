@@ -18,6 +18,12 @@
 
 namespace stoker {
 
+// The errors of one file's JSON fields: kInvalidArgument "origin: field: message".
+struct JsonFields {
+  std::string_view origin;  // the path
+  Status Fail(std::string_view field, std::string_view message) const;
+};
+
 // Inverse of ByteLevelChar over UTF-8: a vocabulary string's raw bytes, or false if it holds a
 // character outside the byte-level alphabet.
 class ByteLevelDecoder {
@@ -35,7 +41,7 @@ class JsonVocab {
   using MergeText = std::pair<std::string_view, std::string_view>;
 
   // `origin` (the path) names the file in errors; it must outlive this.
-  explicit JsonVocab(std::string_view origin) : origin_(origin) {}
+  explicit JsonVocab(std::string_view origin) : file_{origin} {}
 
   // model.vocab[key] = id, `key` unescaped. `id` is the JSON value, or UINT64_MAX for one that is
   // not an unsigned integer. Fails on an id that does not fit int32, an id given twice, or a key
@@ -55,9 +61,7 @@ class JsonVocab {
   uint64_t model_size() const { return tokens_.size(); }
 
  private:
-  Status Fail(std::string_view field, std::string_view message) const;
-
-  std::string_view origin_;
+  JsonFields file_;  // names the file in errors
   ByteLevelDecoder bytes_of_;
   VocabIndex index_;
   std::vector<std::string> tokens_;  // by id: the bytes, or empty (not byte-level, or no key)
