@@ -1,9 +1,6 @@
 #include "cache/cache_inspect.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <string_view>
 
 #include "cache/cache_layout.h"
@@ -32,8 +29,7 @@ Result<CacheReport> InspectCache(const std::string& dir) {
     report.stats.used_bytes += o.size_bytes;
     report.objects.push_back(std::move(info));
   }
-  std::sort(report.objects.begin(), report.objects.end(),
-            [](const CachedObjectInfo& a, const CachedObjectInfo& b) { return a.uri < b.uri; });
+  std::ranges::sort(report.objects, {}, &CachedObjectInfo::uri);
   return report;
 }
 
@@ -63,8 +59,7 @@ Result<ClearReport> ClearCache(const std::string& dir) {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
                             FileLock::TryAcquire(layout.lock_path(key), LockMode::kExclusive));
     if (lock == nullptr || PathExists(layout.data_path(key))) continue;
-    const std::string path = layout.dir() + "/meta/" + name;
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink " + path, errno);
+    STOKER_RETURN_IF_ERROR(RemoveFileIfPresent(layout.dir() + "/meta/" + name));
   }
   {
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock,
@@ -72,9 +67,7 @@ Result<ClearReport> ClearCache(const std::string& dir) {
     STOKER_ASSIGN_OR_RETURN(std::vector<std::string> top, ListDirectory(layout.dir()));
     for (const std::string& name : top) {
       if (name != "stats.json" && AtomicWriteTarget(name) != "stats.json") continue;
-      const std::string path = JoinPath(layout.dir(), name);
-      if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-        return ErrnoStatus("unlink " + path, errno);
+      STOKER_RETURN_IF_ERROR(RemoveFileIfPresent(JoinPath(layout.dir(), name)));
     }
   }
   return report;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <nlohmann/json.hpp>
@@ -24,14 +25,10 @@ bool IsSafeChar(char c) {
          c == '_' || c == '-';
 }
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // The key of a tmp/ name "<key>~<pid>~<n>.part" (or "" when it is not one).
 std::string_view TempKey(std::string_view name) {
   const size_t tilde = name.find('~');
-  if (tilde == std::string_view::npos || !EndsWith(name, ".part")) return {};
+  if (tilde == std::string_view::npos || !name.ends_with(".part")) return {};
   return name.substr(0, tilde);
 }
 
@@ -40,17 +37,15 @@ bool IsOwnEntry(std::string_view sub, std::string_view name) {
   if (sub == "meta") {
     const std::string target = AtomicWriteTarget(name);  // WriteMeta's temporary file
     if (!target.empty()) name = target;
-    return EndsWith(name, ".json") && IsObjectKey(name.substr(0, name.size() - 5));
+    return name.ends_with(".json") && IsObjectKey(name.substr(0, name.size() - 5));
   }
   if (sub == "locks")
-    return EndsWith(name, ".lock") && IsObjectKey(name.substr(0, name.size() - 5));
+    return name.ends_with(".lock") && IsObjectKey(name.substr(0, name.size() - 5));
   return IsObjectKey(TempKey(name));  // tmp
 }
 
 bool IsOwnTopLevel(std::string_view name) {
-  for (std::string_view d : kDirs) {
-    if (name == d) return true;
-  }
+  if (std::ranges::find(kDirs, name) != std::end(kDirs)) return true;
   // A cache at a cache root (where an older stoker kept it) lives beside the root's other kinds.
   if (IsCacheKindDirName(name)) return true;
   const std::string target = AtomicWriteTarget(name);  // the marker's or stats.json's temporary
@@ -80,11 +75,7 @@ std::string ObjectKey(std::string_view uri) {
 
 bool IsObjectKey(std::string_view name) {
   if (name.size() < 17 || name.size() > 17 + kMaxBaseNameChars || name[16] != '-') return false;
-  if (!IsXxh3Hex(name.substr(0, 16))) return false;
-  for (char c : name.substr(17)) {
-    if (!IsSafeChar(c)) return false;
-  }
-  return true;
+  return IsXxh3Hex(name.substr(0, 16)) && std::ranges::all_of(name.substr(17), IsSafeChar);
 }
 
 Result<CacheLayout> CacheLayout::Open(const std::string& dir, bool create) {
@@ -212,7 +203,7 @@ Result<int> CacheLayout::RemoveStaleTemps() const {
 
 Status CacheLayout::RemoveObject(std::string_view key) const {
   for (const std::string& path : {data_path(key), meta_path(key)}) {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("unlink " + path, errno);
+    STOKER_RETURN_IF_ERROR(RemoveFileIfPresent(path));
   }
   return Status::OK();
 }

@@ -93,12 +93,10 @@ class TestBackend final : public storage::BackendWrapper {
   }
 
  private:
-  class Source final : public ByteSource {
+  class Source final : public ByteSourceWrapper {
    public:
     Source(const TestBackend* owner, std::unique_ptr<ByteSource> inner)
-        : owner_(owner), inner_(std::move(inner)) {}
-    const std::string& uri() const override { return inner_->uri(); }
-    uint64_t size_bytes() const override { return inner_->size_bytes(); }
+        : ByteSourceWrapper(std::move(inner)), owner_(owner) {}
     Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
       {
         std::unique_lock<std::mutex> l(owner_->mu_);
@@ -112,14 +110,13 @@ class TestBackend final : public storage::BackendWrapper {
           }
         }
       }
-      STOKER_ASSIGN_OR_RETURN(size_t got, inner_->ReadAt(offset, n, out));
+      STOKER_ASSIGN_OR_RETURN(size_t got, inner().ReadAt(offset, n, out));
       if (got > 0 && owner_->corrupt_reads_.fetch_sub(1) > 0) out[0] ^= 0x5a;
       return got;
     }
 
    private:
     const TestBackend* owner_;
-    std::unique_ptr<ByteSource> inner_;
   };
 
   mutable std::mutex mu_;

@@ -1,5 +1,6 @@
 #include "cache/shard_cache.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "cache/shard_cache_internal.h"
@@ -265,11 +266,7 @@ bool ShardCache::NextLookAhead(CacheRequest* request, size_t* position) {
 void ShardCache::WaitLookAheadIdle() {
   std::unique_lock<std::mutex> l(mu_);
   idle_.wait(l, [&] {
-    if (stop_) return true;
-    for (uint64_t g : idle_at_) {
-      if (g != generation_) return false;
-    }
-    return true;
+    return stop_ || std::ranges::all_of(idle_at_, [&](uint64_t g) { return g == generation_; });
   });
 }
 

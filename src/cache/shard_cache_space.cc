@@ -21,12 +21,8 @@ namespace {
 Status RemoveTempsOf(const CacheLayout& layout, const std::string& key) {
   STOKER_ASSIGN_OR_RETURN(std::vector<std::string> names, ListDirectory(layout.temp_dir()));
   for (const std::string& name : names) {
-    if (name.size() > key.size() && name.compare(0, key.size(), key) == 0 &&
-        name[key.size()] == '~') {
-      const std::string path = JoinPath(layout.temp_dir(), name);
-      if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-        return ErrnoStatus("unlink " + path, errno);
-    }
+    if (!name.starts_with(key + "~")) continue;
+    STOKER_RETURN_IF_ERROR(RemoveFileIfPresent(JoinPath(layout.temp_dir(), name)));
   }
   return Status::OK();
 }

@@ -52,20 +52,6 @@ uint64_t ChunkXxh3(const uint8_t* data, size_t size, uint64_t chunk) {
   return XXH3_64bits_withSeed(data, size, chunk);
 }
 
-Status WriteAll(int fd, const uint8_t* data, size_t size, uint64_t offset, const std::string& p) {
-  while (size > 0) {
-    ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus("write " + p, errno);
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 Result<LengthIndexHeader> ParseLengthIndexHeader(const uint8_t* data, uint64_t size,
@@ -241,8 +227,8 @@ Result<std::unique_ptr<LengthIndexWriter>> LengthIndexWriter::Create(
   }
   w->checksum_->Update(w->shard_bytes_.data(), w->shard_bytes_.size());
   h.shards_xxh3 = Xxh3(w->shard_bytes_.data(), w->shard_bytes_.size());
-  STOKER_RETURN_IF_ERROR(WriteAll(w->fd_, w->shard_bytes_.data(), w->shard_bytes_.size(),
-                                  h.shards_offset, w->tmp_path_));
+  STOKER_RETURN_IF_ERROR(PwriteAll(w->fd_, w->shard_bytes_.data(), w->shard_bytes_.size(),
+                                   h.shards_offset, w->tmp_path_));
   w->pending_.reserve(kWriteBuffer);
   return w;
 }
@@ -286,7 +272,7 @@ Status LengthIndexWriter::Flush() {
     const uint64_t n = std::min<uint64_t>(chunk_bytes, pending_.size() - at);
     chunk_xxh3_.push_back(ChunkXxh3(pending_.data() + at, n, chunk_xxh3_.size()));
   }
-  STOKER_RETURN_IF_ERROR(WriteAll(fd_, pending_.data(), pending_.size(), offset, tmp_path_));
+  STOKER_RETURN_IF_ERROR(PwriteAll(fd_, pending_.data(), pending_.size(), offset, tmp_path_));
   added_lengths_written_ += pending_.size() / 4;
   pending_.clear();
   return Status::OK();
@@ -302,7 +288,7 @@ Result<LengthIndexHeader> LengthIndexWriter::Finish() {
   for (size_t c = 0; c < chunk_xxh3_.size(); ++c) Store64(table.data() + 8 * c, chunk_xxh3_[c]);
   checksum_->Update(table.data(), table.size());
   STOKER_RETURN_IF_ERROR(
-      WriteAll(fd_, table.data(), table.size(), header_.chunks_offset, tmp_path_));
+      PwriteAll(fd_, table.data(), table.size(), header_.chunks_offset, tmp_path_));
   header_.length_hash = length_hash_.value();
   header_.arrays_xxh3 = checksum_->Digest();
   uint8_t head[kLengthIndexHeaderBytes] = {};
@@ -313,7 +299,7 @@ Result<LengthIndexHeader> LengthIndexWriter::Finish() {
   for (const auto& [at, field] : kFields) Store64(head + at, header_.*field);
   std::memcpy(head + kChunkShiftAt, &header_.chunk_shift, 4);
   Store64(head + kHeaderXxh3At, Xxh3(head, kHeaderXxh3At));
-  STOKER_RETURN_IF_ERROR(WriteAll(fd_, head, sizeof head, 0, tmp_path_));
+  STOKER_RETURN_IF_ERROR(PwriteAll(fd_, head, sizeof head, 0, tmp_path_));
   if (::fsync(fd_) != 0) return ErrnoStatus("fsync " + tmp_path_, errno);
   const int fd = fd_;
   fd_ = -1;

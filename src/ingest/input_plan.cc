@@ -38,8 +38,7 @@ Status WalkDirectory(const std::string& dir, std::vector<InputFile>* out) {
     found.push_back({std::move(path), size, kind, {}});
   }
   if (ec) return IOError(dir + ": error while listing the directory: " + ec.message());
-  std::sort(found.begin(), found.end(),
-            [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+  std::ranges::sort(found, {}, &InputFile::path);
   for (auto& f : found) out->push_back(std::move(f));
   return Status::OK();
 }

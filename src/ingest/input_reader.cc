@@ -26,6 +26,17 @@ Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* d
   *disk_bytes_done = 0;
   uint64_t bytes = 0;
   auto full = [&] { return bytes >= batch_bytes_ || batch->size() >= kMaxDocumentsPerBatch; };
+  // Whether `error` is a corrupt shard that this reader skips: then the document that stands for
+  // it (counted as a skip) joins the batch.
+  auto skipped = [&](const Status& error) {
+    if (error.code() != StatusCode::kCorruption || !skip_corrupt_shards_) return false;
+    RawDocument& doc = batch->emplace_back();
+    doc.file_index = static_cast<uint32_t>(next_file_);
+    doc.record = true;
+    doc.missing = error.message();
+    doc.corrupt_shard = true;
+    return true;
+  };
   while (!full()) {
     if (lines_) {
       RawDocument doc;
@@ -53,21 +64,9 @@ Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* d
     if (records_) {
       RawDocument doc;
       Result<bool> next = records_->Next(&doc);
-      if (!next.ok() && next.status().code() == StatusCode::kCorruption && skip_corrupt_shards_) {
-        doc = RawDocument();
-        doc.record = true;
-        doc.corrupt_shard = true;
-        doc.missing = next.status().message();
-        next = false;  // the rest of this shard is skipped
-      } else if (!next.ok()) {
-        return next.status();
-      }
-      bool more = *next;
-      if (doc.corrupt_shard) {
-        doc.file_index = static_cast<uint32_t>(next_file_);
-        batch->push_back(std::move(doc));
-      }
-      if (!more) {
+      if (!next.ok() && skipped(next.status())) next = false;  // the rest of this shard is skipped
+      STOKER_RETURN_IF_ERROR(next.status());
+      if (!*next) {
         records_.reset();
         *disk_bytes_done += (*files_)[next_file_].size_bytes;
         ++next_file_;
@@ -82,16 +81,9 @@ Result<bool> InputReader::NextBatch(std::vector<RawDocument>* batch, uint64_t* d
     const InputFile& file = (*files_)[next_file_];
     if (file.kind == InputKind::kRecords) {
       auto opened = RecordDocumentReader::Open(file, text_field_, key_field_);
-      if (!opened.ok() && opened.status().code() == StatusCode::kCorruption &&
-          skip_corrupt_shards_) {
+      if (!opened.ok() && skipped(opened.status())) {
         // A shard corrupt from its header on (an MDS offset table, an Arrow schema): the whole
         // shard is the counted skip.
-        RawDocument doc;
-        doc.record = true;
-        doc.corrupt_shard = true;
-        doc.missing = opened.status().message();
-        doc.file_index = static_cast<uint32_t>(next_file_);
-        batch->push_back(std::move(doc));
         *disk_bytes_done += file.size_bytes;
         ++next_file_;
         continue;

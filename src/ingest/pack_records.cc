@@ -42,6 +42,14 @@ Status CloseTar(RecordFileSink& sink) {
   return sink.Close();
 }
 
+// The fields of a TFRecord records.json beyond its files, as JSON text.
+std::string TfRecordExtra(const Manifest& manifest) {
+  return nlohmann::json{{"feature", "input_ids"},
+                        {"tokenizer", manifest.tokenizer.name},
+                        {"eos_id", manifest.tokenizer.eos_id}}
+      .dump();
+}
+
 }  // namespace
 
 RecordPackResult SummarizeRecordFiles(const std::vector<RecordFileInfo>& files,
@@ -133,25 +141,10 @@ Result<RecordPackResult> WriteWebDataset(const std::vector<WebDatasetMember>& me
   return summary;
 }
 
-// `head` plus the files, their record total and the format, as RecordFileSink::Finish writes it.
-static std::string RecordsManifestJson(nlohmann::json m, std::string_view format,
-                                       const std::vector<RecordFileInfo>& files) {
-  m["format"] = format;
-  uint64_t records = 0;
-  nlohmann::json list = nlohmann::json::array();
-  for (const RecordFileInfo& f : files) {
-    list.push_back(
-        {{"name", f.name}, {"bytes", f.size_bytes}, {"records", f.records}, {"xxh3", f.xxh3}});
-    records += f.records;
-  }
-  m["files"] = std::move(list);
-  m["records"] = records;
-  return m.dump(2) + "\n";
-}
-
 std::string WebDatasetManifestJson(const std::vector<RecordFileInfo>& files,
                                    uint64_t files_skipped) {
-  return RecordsManifestJson({{"files_skipped", files_skipped}}, "webdataset", files);
+  return RecordsManifestJson(files, "webdataset",
+                             nlohmann::json{{"files_skipped", files_skipped}}.dump());
 }
 
 Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
@@ -172,10 +165,7 @@ Result<RecordPackResult> PackWebDataset(const std::vector<std::string>& inputs,
 
 std::string TfRecordManifestJson(const Manifest& manifest,
                                  const std::vector<RecordFileInfo>& files) {
-  return RecordsManifestJson({{"feature", "input_ids"},
-                              {"tokenizer", manifest.tokenizer.name},
-                              {"eos_id", manifest.tokenizer.eos_id}},
-                             "tfrecord", files);
+  return RecordsManifestJson(files, "tfrecord", TfRecordExtra(manifest));
 }
 
 Result<RecordPackResult> ExportTfRecord(const std::string& dataset_dir, const Manifest& manifest,
@@ -210,10 +200,7 @@ Result<RecordPackResult> ExportTfRecord(const std::string& dataset_dir, const Ma
     if (!st.ok()) break;
   }
   if (st.ok() && with_manifest) {
-    nlohmann::json extra = {{"feature", "input_ids"},
-                            {"tokenizer", manifest.tokenizer.name},
-                            {"eos_id", manifest.tokenizer.eos_id}};
-    st = sink.Finish(kRecordsManifestName, "tfrecord", extra.dump());
+    st = sink.Finish(kRecordsManifestName, "tfrecord", TfRecordExtra(manifest));
   } else if (st.ok()) {
     st = sink.Close();
   }

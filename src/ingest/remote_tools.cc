@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <functional>
@@ -144,11 +145,8 @@ Result<Manifest> MirrorDatasetMetadata(const storage::Backend& backend, const st
 }
 
 bool IsRemoteMerge(const MergeOptions& options) {
-  if (IsRemoteRecordUri(options.output_dir)) return true;
-  for (const std::string& p : options.parts) {
-    if (IsRemoteRecordUri(p)) return true;
-  }
-  return false;
+  return IsRemoteRecordUri(options.output_dir) ||
+         std::ranges::any_of(options.parts, IsRemoteRecordUri);
 }
 
 Result<Manifest> MergeRemote(const MergeOptions& options) {

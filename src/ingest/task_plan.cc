@@ -22,6 +22,20 @@ std::string Join(const std::vector<std::string>& v) {
   return s;
 }
 
+// OK if the planned input `key` of `planned` bytes has that size `now`; else the error that it is
+// gone (`now` kNotFound) or changed size since the plan, or `now`'s other error.
+Status CheckPlannedInput(const std::string& key, uint64_t planned, const Result<uint64_t>& now) {
+  if (!now.ok() && now.status().code() == StatusCode::kNotFound) {
+    return FailedPrecondition(key + ": planned input (" + std::string(kTaskPlanFileName) +
+                              ") is gone");
+  }
+  STOKER_RETURN_IF_ERROR(now.status());
+  if (*now == planned) return Status::OK();
+  return FailedPrecondition(key + ": planned input changed size since the plan (" +
+                            std::to_string(planned) + " bytes planned, " + std::to_string(*now) +
+                            " now)");
+}
+
 }  // namespace
 
 std::string TaskPlan::ToJson() const {
@@ -114,10 +128,7 @@ std::string PlannedInputKey(const InputFile& file) {
 }
 
 bool TaskPlan::has_kinds() const {
-  for (const PlannedInput& f : files) {
-    if (f.kind.empty()) return false;
-  }
-  return true;
+  return std::ranges::none_of(files, [](const PlannedInput& f) { return f.kind.empty(); });
 }
 
 std::vector<PlannedInput> PlanFiles(const std::vector<InputFile>& files) {
@@ -157,7 +168,7 @@ Result<std::vector<InputFile>> PlannedInputFiles(const TaskPlan& plan, TaskSlice
     }
     return it->second;
   };
-  std::map<std::string, uint64_t> checked;  // path -> size now, for the task's own files
+  std::map<std::string, Result<uint64_t>> checked;  // path -> size now, for the task's own files
   std::vector<InputFile> files;
   files.reserve(plan.files.size());
   for (size_t i = 0; i < plan.files.size(); ++i) {
@@ -183,21 +194,9 @@ Result<std::vector<InputFile>> PlannedInputFiles(const TaskPlan& plan, TaskSlice
     f.shard.object_bytes = p.object_bytes != 0 ? p.object_bytes : p.size_bytes;
     if (i >= slice.first && i < slice.last) {
       // The task's own files: still there with their planned size.
-      auto [it, fresh] = checked.emplace(f.path, 0);
-      if (fresh) {
-        Result<uint64_t> size = f.shard.store.Size(f.path);
-        if (!size.ok() && size.status().code() == StatusCode::kNotFound) {
-          return FailedPrecondition(p.key + ": planned input (" + std::string(kTaskPlanFileName) +
-                                    ") is gone");
-        }
-        STOKER_RETURN_IF_ERROR(size.status());
-        it->second = *size;
-      }
-      if (it->second != f.shard.object_bytes) {
-        return FailedPrecondition(p.key + ": planned input changed size since the plan (" +
-                                  std::to_string(f.shard.object_bytes) + " bytes planned, " +
-                                  std::to_string(it->second) + " now)");
-      }
+      auto it = checked.find(f.path);
+      if (it == checked.end()) it = checked.emplace(f.path, f.shard.store.Size(f.path)).first;
+      STOKER_RETURN_IF_ERROR(CheckPlannedInput(p.key, f.shard.object_bytes, it->second));
       if (f.shard.format == RecordFormat::kLitData && f.shard.store.remote()) {
         STOKER_ASSIGN_OR_RETURN(std::string index,
                                 f.shard.store.ReadAll(JoinUri(DirName(f.path), "index.json")));
@@ -277,17 +276,10 @@ Result<std::vector<InputFile>> ApplyTaskPlan(std::vector<InputFile> expanded,
   files.reserve(plan.files.size());
   for (const PlannedInput& p : plan.files) {
     auto it = at.find(p.key);
-    if (it == at.end()) {
-      return FailedPrecondition(p.key + ": planned input (" + std::string(kTaskPlanFileName) +
-                                ") is gone");
-    }
-    InputFile& f = expanded[it->second];
-    if (f.size_bytes != p.size_bytes) {
-      return FailedPrecondition(p.key + ": planned input changed size since the plan (" +
-                                std::to_string(p.size_bytes) + " bytes planned, " +
-                                std::to_string(f.size_bytes) + " now)");
-    }
-    files.push_back(std::move(f));
+    STOKER_RETURN_IF_ERROR(CheckPlannedInput(
+        p.key, p.size_bytes,
+        it == at.end() ? Result<uint64_t>(NotFound(p.key)) : expanded[it->second].size_bytes));
+    files.push_back(std::move(expanded[it->second]));
   }
   return files;
 }

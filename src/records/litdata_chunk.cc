@@ -48,36 +48,14 @@ PackedType NumpyDtype(int i) {
   return i >= 0 && i < 11 ? kTable[i] : PackedType{};
 }
 PackedType TorchDtype(int i) {
-  switch (i) {
-    case 0:
-    case 1:
-      return {4, true, true};
-    case 2:
-    case 3:
-      return {8, true, true};
-    case 8:
-    case 9:
-      return {2, true, true};
-    case 11:
-      return {1, false, false};
-    case 12:
-      return {1, false, true};
-    case 13:
-    case 14:
-      return {2, false, true};
-    case 15:
-    case 16:
-      return {4, false, true};
-    case 17:
-    case 18:
-      return {8, false, true};
-    case 19:
-      return {1, false, false};
-    case 20:
-      return {2, false, false};
-    default:
-      return {};
-  }
+  // Indexed by torch dtype code; size 0 for the codes not read.
+  static const PackedType kTable[] = {
+      {4, true, true},  {4, true, true},   {8, true, true},  {8, true, true},  {0, false, true},
+      {0, false, true}, {0, false, true},  {0, false, true}, {2, true, true},  {2, true, true},
+      {0, false, true}, {1, false, false}, {1, false, true}, {2, false, true}, {2, false, true},
+      {4, false, true}, {4, false, true},  {8, false, true}, {8, false, true}, {1, false, false},
+      {2, false, false}};
+  return i >= 0 && i < static_cast<int>(std::size(kTable)) ? kTable[i] : PackedType{};
 }
 
 Status DecodeArray(PackedType d, std::string_view data, const std::string& format, Field* f) {

@@ -11,6 +11,23 @@
 
 namespace stoker {
 
+std::string RecordsManifestJson(const std::vector<RecordFileInfo>& files, const std::string& format,
+                                const std::string& extra_json) {
+  nlohmann::json m =
+      extra_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(extra_json);
+  m["format"] = format;
+  uint64_t records = 0;
+  nlohmann::json list = nlohmann::json::array();
+  for (const RecordFileInfo& f : files) {
+    list.push_back(
+        {{"name", f.name}, {"bytes", f.size_bytes}, {"records", f.records}, {"xxh3", f.xxh3}});
+    records += f.records;
+  }
+  m["files"] = std::move(list);
+  m["records"] = records;
+  return m.dump(2) + "\n";
+}
+
 RecordFileSink::RecordFileSink(std::string dir, std::string prefix, std::string suffix)
     : dir_(std::move(dir)), prefix_(std::move(prefix)), suffix_(std::move(suffix)) {}
 
@@ -63,19 +80,8 @@ Status RecordFileSink::Finish(const std::string& manifest_name, const std::strin
   STOKER_RETURN_IF_ERROR(Close());
   STOKER_RETURN_IF_ERROR(MakeDirectories(dir_));
   STOKER_RETURN_IF_ERROR(FsyncDirectory(dir_));
-  nlohmann::json m =
-      extra_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(extra_json);
-  m["format"] = format;
-  uint64_t records = 0;
-  nlohmann::json files = nlohmann::json::array();
-  for (const RecordFileInfo& f : done_) {
-    files.push_back(
-        {{"name", f.name}, {"bytes", f.size_bytes}, {"records", f.records}, {"xxh3", f.xxh3}});
-    records += f.records;
-  }
-  m["files"] = std::move(files);
-  m["records"] = records;
-  return WriteFileAtomically(JoinPath(dir_, manifest_name), m.dump(2) + "\n");
+  return WriteFileAtomically(JoinPath(dir_, manifest_name),
+                             RecordsManifestJson(done_, format, extra_json));
 }
 
 void RecordFileSink::RemoveAll() {

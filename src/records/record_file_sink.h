@@ -23,6 +23,11 @@ struct RecordFileInfo {
   std::string xxh3;
 };
 
+// The manifest RecordFileSink::Finish writes: `extra_json` (a JSON object text, or empty) with
+// `format`, the files and their record total merged in, as indented JSON text.
+std::string RecordsManifestJson(const std::vector<RecordFileInfo>& files, const std::string& format,
+                                const std::string& extra_json);
+
 class RecordFileSink {
  public:
   // Writes into `dir` (created if missing) files named "<prefix>-NNNNNN<suffix>".

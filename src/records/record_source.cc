@@ -305,8 +305,7 @@ Result<std::vector<RecordShard>> ExpandRecordShards(const std::vector<std::strin
         std::vector<RecordShard> found;
         STOKER_RETURN_IF_ERROR(WalkDirectory(path, f, &found));
         // Sorted by whole path, as pack sorts the files of a directory.
-        std::sort(found.begin(), found.end(),
-                  [](const RecordShard& a, const RecordShard& b) { return a.path < b.path; });
+        std::ranges::sort(found, {}, &RecordShard::path);
         for (RecordShard& s : found) {
           if (f != RecordFormat::kParquet) {
             shards.push_back(std::move(s));

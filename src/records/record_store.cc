@@ -100,9 +100,7 @@ Result<std::vector<storage::ObjectInfo>> RecordStore::Glob(const std::string& pa
   for (storage::ObjectInfo& o : all) {
     if (::fnmatch(pattern.c_str(), o.uri.c_str(), FNM_PATHNAME) == 0) out.push_back(std::move(o));
   }
-  std::sort(out.begin(), out.end(), [](const storage::ObjectInfo& a, const storage::ObjectInfo& b) {
-    return a.uri < b.uri;
-  });
+  std::ranges::sort(out, {}, &storage::ObjectInfo::uri);
   return out;
 }
 
@@ -115,9 +113,7 @@ Result<std::vector<storage::ObjectInfo>> RecordStore::ListDir(const std::string&
   std::string dir = prefix;
   if (!dir.ends_with("/")) dir += "/";
   STOKER_ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> all, backend_->List(dir));
-  std::sort(all.begin(), all.end(), [](const storage::ObjectInfo& a, const storage::ObjectInfo& b) {
-    return a.uri < b.uri;
-  });
+  std::ranges::sort(all, {}, &storage::ObjectInfo::uri);
   return all;
 }
 

@@ -1,5 +1,6 @@
 #include "records/tar_writer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -17,11 +18,7 @@ void PutOctal(char* field, size_t width, uint64_t v) {
 }
 
 bool FitsUstarName(std::string_view name) {
-  if (name.size() > 100) return false;
-  for (char c : name) {
-    if (static_cast<unsigned char>(c) >= 0x80) return false;
-  }
-  return true;
+  return name.size() <= 100 && std::ranges::all_of(name, [](unsigned char c) { return c < 0x80; });
 }
 
 std::string PaxRecord(std::string_view key, std::string_view value) {

@@ -95,7 +95,7 @@ Status ForEachDelimited(std::string_view body, size_t base, uint32_t lo, uint32_
       continue;
     }
     std::string_view value;
-    size_t value_base;
+    size_t value_base = 0;
     STOKER_RETURN_IF_ERROR(w.Delimited(&value, &value_base));
     STOKER_RETURN_IF_ERROR(f(field, value, value_base));
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "common/function_ref.h"
 #include "stoker/status.h"
@@ -40,6 +41,23 @@ class ByteSource {
     (void)offset;
     (void)n;
   }
+};
+
+// Forwards uri() and size_bytes() to `inner`, so that a decorating source (retry, metering, a part
+// cache) overrides only ReadAt and what else it changes (BackendWrapper's counterpart). Owns
+// `inner`. Thread-safe if `inner` is.
+class ByteSourceWrapper : public ByteSource {
+ public:
+  explicit ByteSourceWrapper(std::unique_ptr<ByteSource> inner) : inner_(std::move(inner)) {}
+
+  const std::string& uri() const override { return inner_->uri(); }
+  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+
+ protected:
+  const ByteSource& inner() const { return *inner_; }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
 };
 
 // Opens a local regular file. kNotFound if it is missing, kInvalidArgument if it is not a file.

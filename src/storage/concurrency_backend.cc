@@ -97,19 +97,16 @@ auto Bounded(ConcurrencyLimiter& limiter, const std::string& uri, F&& call) -> d
   return result;
 }
 
-class BoundedSource final : public ByteSource {
+class BoundedSource final : public ByteSourceWrapper {
  public:
   BoundedSource(std::unique_ptr<ByteSource> inner, std::shared_ptr<Limiters> limiters,
                 ConcurrencyLimiter* limiter)
-      : inner_(std::move(inner)), limiters_(std::move(limiters)), limiter_(limiter) {}
-  const std::string& uri() const override { return inner_->uri(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+      : ByteSourceWrapper(std::move(inner)), limiters_(std::move(limiters)), limiter_(limiter) {}
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
-    return Bounded(*limiter_, uri(), [&] { return inner_->ReadAt(offset, n, out); });
+    return Bounded(*limiter_, uri(), [&] { return inner().ReadAt(offset, n, out); });
   }
 
  private:
-  std::unique_ptr<ByteSource> inner_;
   std::shared_ptr<Limiters> limiters_;  // keeps limiter_ alive
   ConcurrencyLimiter* limiter_;
 };

@@ -61,23 +61,20 @@ class Dice {
   std::mt19937_64 rng_;  // guarded by mu_
 };
 
-class FaultySource final : public ByteSource {
+class FaultySource final : public ByteSourceWrapper {
  public:
   FaultySource(std::unique_ptr<ByteSource> inner, std::shared_ptr<Dice> dice)
-      : inner_(std::move(inner)), dice_(std::move(dice)) {}
-  const std::string& uri() const override { return inner_->uri(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+      : ByteSourceWrapper(std::move(inner)), dice_(std::move(dice)) {}
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
     const Fault fault = dice_->Next(/*is_read=*/true);
     if (fault == Fault::kFail) return dice_->Failure(uri());
-    STOKER_ASSIGN_OR_RETURN(size_t got, inner_->ReadAt(offset, n, out));
+    STOKER_ASSIGN_OR_RETURN(size_t got, inner().ReadAt(offset, n, out));
     if (got > 0 && fault == Fault::kTruncate) return got / 2;
     if (got > 0 && fault == Fault::kFlip) out[got / 2] ^= 0x20;
     return got;
   }
 
  private:
-  std::unique_ptr<ByteSource> inner_;
   std::shared_ptr<Dice> dice_;
 };
 

@@ -113,8 +113,7 @@ class FileBackend final : public Backend {
       if (type_ec) continue;  // removed while listing
       out.push_back({prefix + name.substr(base.size()), size, ""});
     }
-    std::sort(out.begin(), out.end(),
-              [](const ObjectInfo& a, const ObjectInfo& b) { return a.uri < b.uri; });
+    std::ranges::sort(out, {}, &ObjectInfo::uri);
     return out;
   }
 

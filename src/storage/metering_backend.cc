@@ -23,21 +23,18 @@ auto Metered(StorageMetrics* metrics, RequestKind kind, F&& call) {
   return result;
 }
 
-class MeteredSource final : public ByteSource {
+class MeteredSource final : public ByteSourceWrapper {
  public:
   MeteredSource(std::unique_ptr<ByteSource> inner, StorageMetrics* metrics)
-      : inner_(std::move(inner)), metrics_(metrics) {}
-  const std::string& uri() const override { return inner_->uri(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+      : ByteSourceWrapper(std::move(inner)), metrics_(metrics) {}
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
     Result<size_t> got =
-        Metered(metrics_, RequestKind::kGet, [&] { return inner_->ReadAt(offset, n, out); });
+        Metered(metrics_, RequestKind::kGet, [&] { return inner().ReadAt(offset, n, out); });
     if (got.ok()) metrics_->AddBytesRead(*got);
     return got;
   }
 
  private:
-  std::unique_ptr<ByteSource> inner_;
   StorageMetrics* metrics_;
 };
 

@@ -14,12 +14,12 @@
 namespace stoker::storage {
 namespace {
 
-class PartCacheSource final : public ByteSource {
+class PartCacheSource final : public ByteSourceWrapper {
  public:
   PartCacheSource(std::unique_ptr<ByteSource> inner, size_t part_bytes, int fetch_ahead)
-      : inner_(std::move(inner)),
+      : ByteSourceWrapper(std::move(inner)),
         part_bytes_(std::max<size_t>(part_bytes, 1)),
-        parts_((inner_->size_bytes() + part_bytes_ - 1) / part_bytes_),
+        parts_((size_bytes() + part_bytes_ - 1) / part_bytes_),
         fetch_ahead_(static_cast<int>(std::min<size_t>(std::max(fetch_ahead, 0), parts_.size()))) {}
 
   // Stops the fetchers: a request in flight is aborted (storage/cancel.h), not waited out.
@@ -28,16 +28,13 @@ class PartCacheSource final : public ByteSource {
     for (std::thread& t : fetchers_) t.join();
   }
 
-  const std::string& uri() const override { return inner_->uri(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
-
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
     // From the first read on, not from open: a shard opened for its index only (planning without
     // a length index) fetches none of its parts.
     std::call_once(started_, [this] {
       for (int t = 0; t < fetch_ahead_; ++t) fetchers_.emplace_back([this] { FetchAhead(); });
     });
-    return ReadFromParts(inner_->size_bytes(), part_bytes_, offset, n, out,
+    return ReadFromParts(size_bytes(), part_bytes_, offset, n, out,
                          [&](uint64_t p) { return GetPart(p); });
   }
 
@@ -58,7 +55,7 @@ class PartCacheSource final : public ByteSource {
     if (parts_[p] != nullptr) return AwaitPart(lock, cv_, parts_[p]);
     auto part = std::make_shared<Part>();  // claimed: fetched and published here (shared_part.h)
     parts_[p] = part;
-    const Status status = FetchClaimedPart(lock, cv_, *inner_, part_bytes_, p, *part);
+    const Status status = FetchClaimedPart(lock, cv_, inner(), part_bytes_, p, *part);
     if (!status.ok()) {
       parts_[p] = nullptr;
       return status;
@@ -66,7 +63,6 @@ class PartCacheSource final : public ByteSource {
     return std::shared_ptr<const Part>(part);
   }
 
-  std::unique_ptr<ByteSource> inner_;
   size_t part_bytes_;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;

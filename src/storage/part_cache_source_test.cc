@@ -18,7 +18,7 @@ namespace {
 
 // Counts the reads that reach it (in `reads`, which outlives it); the first `fail_first` of them
 // fail.
-class CountingSource final : public ByteSource {
+class CountingSource final : public ByteSourceWrapper {
  public:
   // The reads so far; a test waits for a number of them.
   class Reads {
@@ -45,33 +45,29 @@ class CountingSource final : public ByteSource {
   };
 
   CountingSource(std::string bytes, int fail_first)
-      : inner_(MemorySource("mem://x", std::move(bytes))), fail_(fail_first) {}
-  const std::string& uri() const override { return inner_->uri(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+      : ByteSourceWrapper(MemorySource("mem://x", std::move(bytes))), fail_(fail_first) {}
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
     reads->Add();
     if (fail_-- > 0) return Unavailable("mem://x: injected");
-    return inner_->ReadAt(offset, n, out);
+    return inner().ReadAt(offset, n, out);
   }
   std::shared_ptr<Reads> reads = std::make_shared<Reads>();
 
  private:
-  std::unique_ptr<ByteSource> inner_;
   mutable std::atomic<int> fail_;
 };
 
 // Its reads block until Open() (a request stalled at the server); counts the reads that began.
-class GatedSource final : public ByteSource {
+class GatedSource final : public ByteSourceWrapper {
  public:
-  explicit GatedSource(std::string bytes) : inner_(MemorySource("mem://gated", std::move(bytes))) {}
-  const std::string& uri() const override { return inner_->uri(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+  explicit GatedSource(std::string bytes)
+      : ByteSourceWrapper(MemorySource("mem://gated", std::move(bytes))) {}
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
     std::unique_lock<std::mutex> l(gate_->mu);
     ++gate_->began;
     gate_->cv.notify_all();
     gate_->cv.wait(l, [&] { return gate_->open; });
-    return inner_->ReadAt(offset, n, out);
+    return inner().ReadAt(offset, n, out);
   }
   struct Gate {
     std::mutex mu;
@@ -89,9 +85,6 @@ class GatedSource final : public ByteSource {
     }
   };
   std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
-
- private:
-  std::unique_ptr<ByteSource> inner_;
 };
 
 // The threads of this process now.

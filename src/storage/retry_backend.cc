@@ -38,19 +38,17 @@ bool Backoff::Sleep(int attempt) const {
 
 namespace {
 
-class RetrySource final : public ByteSource {
+class RetrySource final : public ByteSourceWrapper {
  public:
   RetrySource(std::unique_ptr<ByteSource> inner, std::shared_ptr<const Backoff> backoff)
-      : inner_(std::move(inner)), backoff_(std::move(backoff)) {}
-  const std::string& uri() const override { return inner_->uri(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+      : ByteSourceWrapper(std::move(inner)), backoff_(std::move(backoff)) {}
 
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
-    const uint64_t size = inner_->size_bytes();
+    const uint64_t size = size_bytes();
     const size_t expected =
         offset >= size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, size - offset));
     return backoff_->Run([&]() -> Result<size_t> {
-      STOKER_ASSIGN_OR_RETURN(size_t got, inner_->ReadAt(offset, n, out));
+      STOKER_ASSIGN_OR_RETURN(size_t got, inner().ReadAt(offset, n, out));
       if (got < expected) {
         // A short body before the object's end is a failed transfer, not the end of the data.
         return Unavailable(uri() + ": short read at byte offset " + std::to_string(offset) + ": " +
@@ -61,7 +59,6 @@ class RetrySource final : public ByteSource {
   }
 
  private:
-  std::unique_ptr<ByteSource> inner_;
   std::shared_ptr<const Backoff> backoff_;
 };
 

@@ -1,5 +1,6 @@
 #include "storage/s3_client.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "common/escape.h"
@@ -26,13 +27,8 @@ bool S3Client::VirtualHosted(const std::string& bucket) const {
   if (addressing_ == S3Addressing::kVirtual) return true;
   if (!config_.endpoint.empty()) return false;
   // A bucket name that is not a plain DNS label (dots break TLS wildcards) goes path-style.
-  for (char c : bucket) {
-    if (!(std::islower(static_cast<unsigned char>(c)) ||
-          std::isdigit(static_cast<unsigned char>(c)) || c == '-')) {
-      return false;
-    }
-  }
-  return true;
+  return std::ranges::all_of(
+      bucket, [](unsigned char c) { return std::islower(c) || std::isdigit(c) || c == '-'; });
 }
 
 std::string S3Client::ObjectUrl(const std::string& bucket, const std::string& key) const {

@@ -14,12 +14,12 @@
 namespace stoker::storage {
 namespace {
 
-class WindowSource final : public ByteSource {
+class WindowSource final : public ByteSourceWrapper {
  public:
   WindowSource(std::unique_ptr<ByteSource> inner, size_t part_bytes, size_t window_parts)
-      : inner_(std::move(inner)),
+      : ByteSourceWrapper(std::move(inner)),
         part_bytes_(std::max<size_t>(part_bytes, 1)),
-        num_parts_((inner_->size_bytes() + part_bytes_ - 1) / part_bytes_),
+        num_parts_((size_bytes() + part_bytes_ - 1) / part_bytes_),
         window_(std::max<size_t>(window_parts, 1)) {}
 
   ~WindowSource() override {
@@ -32,11 +32,8 @@ class WindowSource final : public ByteSource {
     if (fetcher_.joinable()) fetcher_.join();
   }
 
-  const std::string& uri() const override { return inner_->uri(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
-
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
-    return ReadFromParts(inner_->size_bytes(), part_bytes_, offset, n, out,
+    return ReadFromParts(size_bytes(), part_bytes_, offset, n, out,
                          [&](uint64_t p) { return GetPart(p); });
   }
 
@@ -77,7 +74,7 @@ class WindowSource final : public ByteSource {
                                                 uint64_t p) const {
     auto part = std::make_shared<Part>();  // claimed: fetched and published here (shared_part.h)
     parts_[p] = part;
-    const Status status = FetchClaimedPart(lock, cv_, *inner_, part_bytes_, p, *part);
+    const Status status = FetchClaimedPart(lock, cv_, inner(), part_bytes_, p, *part);
     if (!status.ok()) {
       if (auto it = parts_.find(p); it != parts_.end() && it->second == part) parts_.erase(it);
     }
@@ -87,7 +84,6 @@ class WindowSource final : public ByteSource {
     return std::shared_ptr<const Part>(part);
   }
 
-  std::unique_ptr<ByteSource> inner_;
   const size_t part_bytes_;
   const uint64_t num_parts_;
   const size_t window_;

@@ -11,21 +11,18 @@ namespace stoker::storage {
 namespace {
 
 // Counts the reads that reach it; the first `fail_first` of them fail.
-class CountingSource final : public ByteSource {
+class CountingSource final : public ByteSourceWrapper {
  public:
   CountingSource(std::string bytes, int fail_first)
-      : inner_(MemorySource("mem://w", std::move(bytes))), fail_(fail_first) {}
-  const std::string& uri() const override { return inner_->uri(); }
-  uint64_t size_bytes() const override { return inner_->size_bytes(); }
+      : ByteSourceWrapper(MemorySource("mem://w", std::move(bytes))), fail_(fail_first) {}
   Result<size_t> ReadAt(uint64_t offset, size_t n, char* out) const override {
     ++(*reads);
     if (fail_-- > 0) return Unavailable("mem://w: injected");
-    return inner_->ReadAt(offset, n, out);
+    return inner().ReadAt(offset, n, out);
   }
   std::shared_ptr<std::atomic<int>> reads = std::make_shared<std::atomic<int>>(0);
 
  private:
-  std::unique_ptr<ByteSource> inner_;
   mutable std::atomic<int> fail_;
 };
 
