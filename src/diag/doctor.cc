@@ -134,10 +134,8 @@ Verdict Diagnose(const Measurement& m, const Consumption& c) {
                           {"host->device copy", m.copy_s}};
   double total = 0;
   for (const Stage& s : stages) total += s.s;
-  const Stage* slowest = &stages[0];
-  for (const Stage& s : stages) {
-    if (s.s > slowest->s) slowest = &s;
-  }
+  const Stage* slowest = std::max_element(std::begin(stages), std::end(stages),
+                                          [](const Stage& a, const Stage& b) { return a.s < b.s; });
   v.slowest_stage = slowest->name;
   v.slowest_stage_s = slowest->s;
   v.slowest_stage_share = total > 0 ? slowest->s / total : 0;

@@ -52,9 +52,8 @@ std::string RenderDoctorReportHtml(const BenchResult& bench, const Consumption& 
 Status WriteDoctorReportHtml(const BenchResult& bench, const Consumption& consumption,
                              const Verdict& verdict, const std::string& title,
                              const std::string& path) {
-  Status st = WriteFileAtomically(path, RenderDoctorReportHtml(bench, consumption, verdict, title));
-  if (!st.ok()) return st.WithContext("report " + path);
-  return st;
+  return WriteFileAtomically(path, RenderDoctorReportHtml(bench, consumption, verdict, title))
+      .WithContext("report " + path);
 }
 
 }  // namespace stoker::diag

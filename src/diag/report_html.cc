@@ -112,9 +112,7 @@ std::string RenderReportHtml(const BenchResult& r, const std::string& title) {
 }
 
 Status WriteReportHtml(const BenchResult& r, const std::string& title, const std::string& path) {
-  Status st = WriteFileAtomically(path, RenderReportHtml(r, title));
-  if (!st.ok()) return st.WithContext("report " + path);
-  return st;
+  return WriteFileAtomically(path, RenderReportHtml(r, title)).WithContext("report " + path);
 }
 
 }  // namespace stoker::diag

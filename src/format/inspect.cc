@@ -48,15 +48,11 @@ InspectSummary Inspect(const TokenSource& source) {
     ++counts[BucketOf(len)];
   }
   s.mean_length = s.documents > 0 ? static_cast<double>(total) / s.documents : 0;
-  size_t first = 0, last = 0;
-  bool any = false;
-  for (size_t k = 0; k < counts.size(); ++k) {
-    if (counts[k] == 0) continue;
-    if (!any) first = k;
-    last = k;
-    any = true;
-  }
-  for (size_t k = first; any && k <= last; ++k) {
+  // The buckets from the first non-empty one to the last.
+  auto nonempty = [](uint64_t c) { return c != 0; };
+  const size_t first = std::find_if(counts.begin(), counts.end(), nonempty) - counts.begin();
+  const size_t end = counts.rend() - std::find_if(counts.rbegin(), counts.rend(), nonempty);
+  for (size_t k = first; k < end; ++k) {
     LengthBucket b = BucketRange(k);
     b.documents = counts[k];
     s.histogram.push_back(b);

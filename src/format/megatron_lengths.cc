@@ -188,15 +188,13 @@ struct MegatronLengthsOwner {
 Result<DatasetLengths> MegatronSource::Lengths() const {
   DatasetLengths out;
   if (nonempty_documents_) {  // counted while the source validated every entry
-    out.name = path();
-    out.shard_first_document = {0, num_documents()};
     out.mapped = {idx_->data() + kMegatronHeaderBytes, num_documents(),
                   MappedLengths::Element::kInt32, idx_};
     out.totals = LengthTotals{num_tokens(), *nonempty_documents_, std::nullopt, {}, {}};
-    return out;
+  } else {
+    // O(1): the total from the .bin's size, the rest when first needed.
+    STOKER_ASSIGN_OR_RETURN(out, MegatronLengths(*this));
   }
-  // O(1): the total from the .bin's size, the rest when first needed.
-  STOKER_ASSIGN_OR_RETURN(out, MegatronLengths(*this));
   out.name = path();
   out.shard_first_document = {0, num_documents()};
   return out;

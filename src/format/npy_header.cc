@@ -1,5 +1,6 @@
 #include "format/npy_header.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -53,13 +54,10 @@ class DictParser {
       }
       if (Peek() != '}') return Error("expected ',' or '}'");
     }
-    ++pos_;
-    for (; pos_ < text_.size(); ++pos_) {
-      char c = text_[pos_];
-      if (c != ' ' && c != '\n' && c != '\t' && c != '\r' && c != '\0') {
-        return Error("unexpected text after the header dict");
-      }
-    }
+    // Only whitespace and NUL padding may follow the dict.
+    pos_ =
+        std::min(text_.find_first_not_of(std::string_view(" \n\t\r\0", 5), pos_ + 1), text_.size());
+    if (pos_ < text_.size()) return Error("unexpected text after the header dict");
     if (!have_descr || !have_order || !have_shape) {
       return Error("the header dict must have 'descr', 'fortran_order' and 'shape'");
     }
@@ -72,12 +70,7 @@ class DictParser {
     return CorruptionAt(path_, base_ + pos_, "bad .npy header: " + what);
   }
   char Peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
-  void SkipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
-                                   text_[pos_] == '\t' || text_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
+  void SkipSpace() { pos_ = std::min(text_.find_first_not_of(" \n\t\r", pos_), text_.size()); }
   Status Expect(char c) {
     SkipSpace();
     if (Peek() != c) return Error(std::string("expected '") + c + "'");

@@ -1,5 +1,6 @@
 #include "loader/cache_lookahead.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 namespace stoker {
@@ -42,9 +43,7 @@ std::vector<std::vector<uint64_t>> ShardsAhead(
 uint64_t ScheduleShardsAhead(const Plan& plan,
                              const std::vector<std::shared_ptr<const TokenSource>>& sources,
                              PlanPosition from, uint32_t rank, const LookAhead& window) {
-  bool any = false;
-  for (const auto& s : sources) any = any || s->remote_shards();
-  if (!any) return 0;
+  if (std::ranges::none_of(sources, [](const auto& s) { return s->remote_shards(); })) return 0;
   const ShardsAheadResult upcoming = ShardsAheadWithin(plan, sources, from, rank, window);
   for (size_t d = 0; d < sources.size(); ++d) {
     if (!upcoming.shards[d].empty()) sources[d]->ScheduleShards(upcoming.shards[d]);
@@ -53,10 +52,7 @@ uint64_t ScheduleShardsAhead(const Plan& plan,
 }
 
 bool AnyCachedSource(const std::vector<std::shared_ptr<const TokenSource>>& sources) {
-  for (const auto& s : sources) {
-    if (s->caches_shards()) return true;
-  }
-  return false;
+  return std::ranges::any_of(sources, [](const auto& s) { return s->caches_shards(); });
 }
 
 }  // namespace stoker

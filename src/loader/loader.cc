@@ -25,29 +25,6 @@ using loader::EngineCounters;
 
 namespace {
 
-Status Validate(const LoaderOptions& o) {
-  if (o.batch_size < 1 || o.seq_len < 1) {
-    return InvalidArgument("loader: batch_size and seq_len must be at least 1");
-  }
-  // cu_seqlens is int32 over the flattened batch.
-  if (o.batch_size * o.seq_len >= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
-    return InvalidArgument("loader: batch_size * seq_len must stay below 2^31 (int32 cu_seqlens)");
-  }
-  if (o.token_dtype != TokenDType::kInt32 && o.token_dtype != TokenDType::kInt64) {
-    return InvalidArgument("loader: token dtype must be int32 or int64");
-  }
-  if (o.num_workers < 0 || o.prefetch_factor < 1) {
-    return InvalidArgument("loader: num_workers must be >= 0 and prefetch_factor >= 1");
-  }
-  if (o.attention_mask && !o.segment_ids) {
-    return InvalidArgument("loader: attention_mask is built from segment_ids; keep segment_ids on");
-  }
-  if (o.device_buffers < 1 || o.device_buffers > 8) {
-    return InvalidArgument("loader: device_buffers must be 1..8");
-  }
-  return Status::OK();
-}
-
 AssemblyOptions ToAssembly(const LoaderOptions& o) {
   AssemblyOptions a;
   a.batch_size = static_cast<int>(o.batch_size);
@@ -113,7 +90,28 @@ double ProduceSeconds(const Engine& e, const loader::Delivered& d) {
 
 int DefaultNumWorkers() { return DefaultThreadsPerRank(); }
 
-Status ValidateLoaderOptions(const LoaderOptions& options) { return Validate(options); }
+Status ValidateLoaderOptions(const LoaderOptions& o) {
+  if (o.batch_size < 1 || o.seq_len < 1) {
+    return InvalidArgument("loader: batch_size and seq_len must be at least 1");
+  }
+  // cu_seqlens is int32 over the flattened batch.
+  if (o.batch_size * o.seq_len >= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    return InvalidArgument("loader: batch_size * seq_len must stay below 2^31 (int32 cu_seqlens)");
+  }
+  if (o.token_dtype != TokenDType::kInt32 && o.token_dtype != TokenDType::kInt64) {
+    return InvalidArgument("loader: token dtype must be int32 or int64");
+  }
+  if (o.num_workers < 0 || o.prefetch_factor < 1) {
+    return InvalidArgument("loader: num_workers must be >= 0 and prefetch_factor >= 1");
+  }
+  if (o.attention_mask && !o.segment_ids) {
+    return InvalidArgument("loader: attention_mask is built from segment_ids; keep segment_ids on");
+  }
+  if (o.device_buffers < 1 || o.device_buffers > 8) {
+    return InvalidArgument("loader: device_buffers must be 1..8");
+  }
+  return Status::OK();
+}
 
 Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -127,7 +125,7 @@ Result<std::unique_ptr<Loader>> Loader::OpenWithPlanner(
     std::shared_ptr<const BatchPlanner> planner,
     std::vector<std::shared_ptr<const DocumentReader>> readers, const LoaderOptions& options,
     const PlanState* resume) {
-  STOKER_RETURN_IF_ERROR(Validate(options));
+  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(options));
   if (planner == nullptr) return InvalidArgument("loader: no planner given");
   for (const auto& r : readers) {
     if (r == nullptr) return InvalidArgument("loader: a null DocumentReader");
@@ -143,7 +141,7 @@ Result<std::unique_ptr<Loader>> Loader::OpenEngine(
     std::shared_ptr<const BatchPlanner> planner,
     std::vector<std::shared_ptr<const DocumentReader>> readers, const LoaderOptions& options,
     const PlanPosition& start) {
-  STOKER_RETURN_IF_ERROR(Validate(options));
+  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(options));
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   if (impl->options.num_workers == 0) impl->options.num_workers = DefaultNumWorkers();
@@ -167,7 +165,7 @@ Result<std::unique_ptr<Loader>> Loader::OpenEngine(
 }
 
 Result<std::unique_ptr<Loader>> Loader::OpenSynthetic(const LoaderOptions& options) {
-  STOKER_RETURN_IF_ERROR(Validate(options));
+  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(options));
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   STOKER_ASSIGN_OR_RETURN(impl->synthetic,

@@ -1,7 +1,8 @@
 #include "plan/fingerprint.h"
 
-#include <cstdio>
+#include <numeric>
 
+#include "common/hash.h"
 #include "format/length_hash.h"
 
 namespace stoker::plan {
@@ -22,12 +23,6 @@ void AddStreamOptions(const PlanOptions& o, FingerprintHasher* h) {
   h->Add(o.shuffle == ShuffleMode::kBlock ? o.block_shards : 0);
   h->Add(static_cast<uint64_t>(o.pack));
   h->Add(o.pack == PackMode::kBestFit ? o.bestfit_window : 0);
-}
-
-std::string Hex16(uint64_t value) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(value));
-  return hex;
 }
 
 namespace {
@@ -57,8 +52,7 @@ std::string Compute(const std::vector<PlanDataset>& datasets, const std::vector<
   AddStreamOptions(options, &h);
   // A schedule enters only when there is one, so plans without one keep their fingerprints.
   auto add_relative = [&h](const std::vector<double>& w) {
-    double sum = 0;
-    for (double x : w) sum += x;
+    const double sum = std::accumulate(w.begin(), w.end(), 0.0);
     for (double x : w) h.AddDouble(x / sum);
   };
   if (!options.phases.empty()) h.Add(options.phases.size());
@@ -75,7 +69,7 @@ std::string Compute(const std::vector<PlanDataset>& datasets, const std::vector<
     }
     for (uint64_t key : keys) h.Add(key);
   }
-  return Hex16(h.value());
+  return Xxh3Hex(h.value());
 }
 
 }  // namespace

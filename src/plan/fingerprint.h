@@ -34,9 +34,6 @@ std::string FingerprintBeforeMixtureTree(const std::vector<PlanDataset>& dataset
 // stream-options hash (plan_continue.cc) both take them from here.
 void AddStreamOptions(const PlanOptions& options, FingerprintHasher* h);
 
-// 16 lowercase hex digits of a hash value.
-std::string Hex16(uint64_t value);
-
 // FingerprintHasher over the lengths: `lengths.totals->length_hash` when known, else computed.
 uint64_t HashLengths(const DatasetLengths& lengths);
 

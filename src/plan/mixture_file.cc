@@ -1,5 +1,6 @@
 #include "plan/mixture_file.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -33,16 +34,10 @@ std::string Trim(std::string_view s) {
   return std::string(s);
 }
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 Status CheckKeys(const Json& object, std::initializer_list<const char*> allowed,
                  const std::string& where) {
   for (const auto& [key, value] : object.items()) {
-    bool known = false;
-    for (const char* a : allowed) known = known || key == a;
-    if (!known) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + "'" + a + "'";
       return InvalidArgument(where + ": unknown key '" + key + "' (expected " + list + ")");
@@ -67,13 +62,13 @@ Result<PhaseEnd> ParseUntil(const Json& v, const std::string& where) {
   const std::string text = Trim(v.get<std::string>());
   PhaseEnd end;
   std::string number;
-  if (EndsWith(text, "%")) {
+  if (text.ends_with("%")) {
     end.unit = PhaseEnd::Unit::kShare;
     number = Trim(std::string_view(text).substr(0, text.size() - 1));
-  } else if (EndsWith(text, "steps") || EndsWith(text, "step")) {
+  } else if (text.ends_with("steps") || text.ends_with("step")) {
     end.unit = PhaseEnd::Unit::kSteps;
     number = Trim(std::string_view(text).substr(0, text.rfind("step")));
-  } else if (EndsWith(text, "tokens")) {
+  } else if (text.ends_with("tokens")) {
     end.unit = PhaseEnd::Unit::kTokens;
     number = Trim(std::string_view(text).substr(0, text.size() - 6));
   } else {
@@ -138,9 +133,7 @@ Result<MixtureFilePhase> ParsePhase(const Json& j, const MixtureFile& m, const s
   }
   const Json& w = j["weights"];
   for (const auto& [name, value] : w.items()) {
-    bool known = false;
-    for (const std::string& n : m.names) known = known || n == name;
-    if (!known) {
+    if (std::find(m.names.begin(), m.names.end(), name) == m.names.end()) {
       return InvalidArgument(where + ": weights: '" + name + "' is not in 'datasets'");
     }
   }
@@ -216,11 +209,10 @@ Result<MixtureFile> ParseMixtureFile(std::string_view text, const std::string& f
     m.paths.push_back(Resolve(path.get<std::string>(), file));
   }
   for (size_t a = 0; a < m.paths.size(); ++a) {
-    for (size_t b = 0; b < a; ++b) {
-      if (m.paths[a] == m.paths[b]) {
-        return InvalidArgument(file + ": datasets: '" + m.names[a] + "' and '" + m.names[b] +
-                               "' name the same dataset " + m.paths[a]);
-      }
+    const size_t b = std::find(m.paths.begin(), m.paths.begin() + a, m.paths[a]) - m.paths.begin();
+    if (b < a) {
+      return InvalidArgument(file + ": datasets: '" + m.names[a] + "' and '" + m.names[b] +
+                             "' name the same dataset " + m.paths[a]);
     }
   }
   if (j.contains("weights") == j.contains("phases")) {

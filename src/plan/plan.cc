@@ -33,9 +33,8 @@ std::pair<uint64_t, std::function<uint64_t()>> CountTokens(const DatasetLengths&
 }
 
 Status ValidateDataset(size_t index, const PlanDataset& ds, uint64_t tokens, bool phases) {
-  const std::string what = "dataset " + std::to_string(index);
-  if (!ds.lengths) return InvalidArgument(what + ": no lengths given");
-  const std::string name = what + " ('" + ds.lengths->name + "')";
+  // Build checked that there are lengths.
+  const std::string name = "dataset " + std::to_string(index) + " ('" + ds.lengths->name + "')";
   // With a schedule the phases' weights are used (checked by plan::Schedule).
   if (!phases && (!(ds.weight > 0) || !std::isfinite(ds.weight))) {
     return InvalidArgument(name + ": weight must be a positive number");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/hash.h"
 #include "format/length_hash.h"
 #include "plan/fingerprint.h"
 #include "plan/plan_impl.h"
@@ -31,13 +32,13 @@ std::string PrefixId(const DatasetLengths& lengths, uint64_t documents, uint64_t
   h.Add(shards);
   const std::vector<uint64_t>& first = lengths.shard_first_document;
   for (uint64_t s = 0; s <= shards && s < first.size(); ++s) h.Add(first[s]);
-  return Hex16(h.value());
+  return Xxh3Hex(h.value());
 }
 
 std::string StreamOptionsHash(const PlanOptions& o) {
   FingerprintHasher h;
   AddStreamOptions(o, &h);
-  return Hex16(h.value());
+  return Xxh3Hex(h.value());
 }
 
 namespace {

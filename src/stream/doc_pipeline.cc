@@ -57,13 +57,9 @@ void DocPipeline::ReadChunk(Chunk* c) {
       // A Reset position inside a shard opens it there; any other unit opens at its start.
       const bool inside = read_pos_.reader_open;
       const ReadUnit& u = (*dealt_)[read_pos_.shard_pos];
-      Status st = reader_.Open(u.shard, inside ? read_pos_.next_record : u.record,
-                               inside ? read_pos_.next_offset : u.offset, u.end_record);
-      if (!st.ok()) {
-        c->read_error = st;
-        read_done_ = true;
-        return;
-      }
+      c->read_error = reader_.Open(u.shard, inside ? read_pos_.next_record : u.record,
+                                   inside ? read_pos_.next_offset : u.offset, u.end_record);
+      if (!c->read_error.ok()) break;
       opened_ = true;
       read_pos_.reader_open = true;
     }
@@ -71,8 +67,7 @@ void DocPipeline::ReadChunk(Chunk* c) {
     Result<bool> got = reader_.NextRaw(&item);
     if (!got.ok()) {
       c->read_error = got.status();
-      read_done_ = true;
-      return;
+      break;
     }
     if (!*got) {
       read_pos_ = {read_pos_.shard_pos + 1, false, 0, 0, 0};
@@ -85,6 +80,7 @@ void DocPipeline::ReadChunk(Chunk* c) {
     c->items.push_back(std::move(item));
     c->after.push_back(read_pos_);
   }
+  if (!c->read_error.ok()) read_done_ = true;  // nothing is read past an error
 }
 
 void DocPipeline::Encode(Chunk* c) const {

@@ -200,9 +200,7 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
     if (!counted) return shards[u.shard].end - std::min(shards[u.shard].end, u.offset);
     std::vector<uint32_t> l;
     AppendUnitLengths(scan, u, &l);
-    uint64_t n = 0;
-    for (uint32_t len : l) n += len;
-    return n;
+    return std::accumulate(l.begin(), l.end(), uint64_t{0});
   };
   auto add_span = [&](size_t r, const DocSpan& d) -> Status {
     if (d.end == RankSnapshot::kWhole) {

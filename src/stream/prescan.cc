@@ -1,18 +1,18 @@
 #include "stream/prescan.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <thread>
 
 #include "common/cache_root.h"
 #include "common/env.h"
 #include "common/file_util.h"
+#include "common/hash.h"
+#include "common/load.h"
 #include "text/chat_encoder.h"
 
 namespace stoker::stream {
@@ -65,10 +65,7 @@ std::string AbsolutePath(const std::string& path) {
 
 std::string CachePath(const std::string& data, const std::string& dir) {
   const std::string abs = AbsolutePath(data);
-  char hex[17];
-  snprintf(hex, sizeof(hex), "%016llx",
-           static_cast<unsigned long long>(XXH3_64bits(abs.data(), abs.size())));
-  return JoinPath(dir, std::string(hex) + ".stoker-scan");
+  return JoinPath(dir, Xxh3Hex(Xxh3(abs.data(), abs.size())) + ".stoker-scan");
 }
 
 // Hidden, so that a directory input (whose walk skips names starting with '.') never reads it
@@ -99,30 +96,18 @@ std::optional<FileScan> ReadScan(const std::string& file, const std::string& dat
   FileScan scan;
   const char* p = bytes->data() + eol + 1;
   for (uint64_t i = 0; i < n; ++i, p += 16) {
-    uint64_t off;
-    uint32_t tok, b;
-    std::memcpy(&off, p, 8);
-    std::memcpy(&tok, p + 8, 4);
-    std::memcpy(&b, p + 12, 4);
-    scan.offsets.push_back(off);
-    scan.tokens.push_back(tok);
-    scan.bytes.push_back(b);
+    scan.offsets.push_back(LoadAs<uint64_t>(p));
+    scan.tokens.push_back(LoadAs<uint32_t>(p + 8));
+    scan.bytes.push_back(LoadAs<uint32_t>(p + 12));
   }
-  for (uint64_t i = 0; i < skipped; ++i, p += 8) {
-    uint64_t key;
-    std::memcpy(&key, p, 8);
-    scan.skipped.push_back(key);
-  }
+  for (uint64_t i = 0; i < skipped; ++i, p += 8) scan.skipped.push_back(LoadAs<uint64_t>(p));
   return scan;
 }
 
 Status WriteScan(const std::string& file, const std::string& data, const FileStat& st,
                  const std::string& identity, const FileScan& scan) {
-  uint64_t tokens = 0, bytes = 0;
-  for (size_t i = 0; i < scan.tokens.size(); ++i) {
-    tokens += scan.tokens[i];
-    bytes += scan.bytes[i];
-  }
+  const uint64_t tokens = std::accumulate(scan.tokens.begin(), scan.tokens.end(), uint64_t{0});
+  const uint64_t bytes = std::accumulate(scan.bytes.begin(), scan.bytes.end(), uint64_t{0});
   nlohmann::json h = {{"version", 2},
                       {"path", AbsolutePath(data)},
                       {"size_bytes", st.size},
@@ -134,11 +119,9 @@ Status WriteScan(const std::string& file, const std::string& data, const FileSta
                       {"skipped", scan.skipped.size()}};
   std::string out = kScanMagic + h.dump() + "\n";
   for (size_t i = 0; i < scan.tokens.size(); ++i) {
-    char rec[16];
-    std::memcpy(rec, &scan.offsets[i], 8);
-    std::memcpy(rec + 8, &scan.tokens[i], 4);
-    std::memcpy(rec + 12, &scan.bytes[i], 4);
-    out.append(rec, 16);
+    out.append(reinterpret_cast<const char*>(&scan.offsets[i]), 8);
+    out.append(reinterpret_cast<const char*>(&scan.tokens[i]), 4);
+    out.append(reinterpret_cast<const char*>(&scan.bytes[i]), 4);
   }
   for (uint64_t key : scan.skipped) out.append(reinterpret_cast<const char*>(&key), 8);
   STOKER_RETURN_IF_ERROR(MakeDirectories(DirName(file)));

@@ -1,12 +1,11 @@
 #include "stream/stream_planner.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <optional>
 #include <thread>
 
 #include "common/env.h"
+#include "common/hash.h"
 #include "format/loss_mask.h"
 #include "loader/chat_lengths.h"
 #include "stream/elastic.h"
@@ -170,10 +169,7 @@ std::string StreamPlanner::FingerprintFor(const std::vector<StreamShard>& shards
   if (c.drop_longer_than > 0) key += "|drop=" + std::to_string(c.drop_longer_than);
   // The deal: whole shards by bytes without a pre-scan, else documents by weight (deal.h, "2").
   key += options_.steps_per_epoch > 0 ? "|deal=bytes" : "|deal=2";
-  char hex[17];
-  snprintf(hex, sizeof(hex), "%016llx",
-           static_cast<unsigned long long>(XXH3_64bits(key.data(), key.size())));
-  return std::string("stream-") + hex;
+  return "stream-" + Xxh3Hex(Xxh3(key.data(), key.size()));
 }
 
 Status StreamPlanner::PreScan() {

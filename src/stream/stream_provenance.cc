@@ -14,12 +14,10 @@ Result<StepProvenance> ExplainStreamStep(const StreamPlanner& planner, const Pla
     uint64_t at = 0;
     for (const PackedPiece& piece : row) {
       PieceProvenance p;
-      const std::shared_ptr<const std::vector<StreamShard>> list =
+      const std::shared_ptr<const std::vector<StreamShard>> shards =
           planner.ShardsOf(piece.stream_epoch);
-      const std::vector<StreamShard>& shards = *list;
-      if (piece.ref.shard < shards.size()) {
-        p.source = shards[piece.ref.shard].path;
-        p.shard_path = shards[piece.ref.shard].path;
+      if (piece.ref.shard < shards->size()) {
+        p.source = p.shard_path = (*shards)[piece.ref.shard].path;
       }
       p.shard = piece.ref.shard;
       p.record = piece.ref.record;
