@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ctime>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "text/jinja_builtins.h"
 #include "text/jinja_parser.h"
@@ -95,6 +97,12 @@ class Renderer {
     root_.parent = &globals_;
     cur_ = &root_;
     out_ = &output_.text;
+  }
+  // Values are reference-counted and only a namespace changes after it is built, so a cycle
+  // ({% set ns.a = ns %}) always passes through a namespace assigned to here: emptying those
+  // frees the cycle (nothing of a render outlives it but its text).
+  ~Renderer() {
+    for (const Value& ns : assigned_namespaces_) ns.mutable_dict().items.clear();
   }
 
   Result<RenderOutput> Run(const Body& body) {
@@ -248,6 +256,7 @@ class Renderer {
       }
       if (s.attr[0] == '_') return InvalidArgument("namespaces cannot store '" + s.attr + "'");
       ns.mutable_dict().Set(s.attr, std::move(v));
+      if (assigned_.insert(&ns.dict()).second) assigned_namespaces_.push_back(std::move(ns));
       return Status::OK();
     }
     if (s.targets.size() == 1) {
@@ -546,6 +555,8 @@ class Renderer {
   int capture_depth_ = 0;
   int macro_depth_ = 0;
   RenderOutput output_;
+  std::vector<Value> assigned_namespaces_;  // emptied at the end, see ~Renderer
+  std::unordered_set<const Dict*> assigned_;
 };
 
 }  // namespace
