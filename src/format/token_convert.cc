@@ -85,8 +85,31 @@ std::optional<uint64_t> DecodeAs(const uint8_t* src, uint64_t count, Out* out) {
 
 template <typename Out>
 std::optional<uint64_t> Decode(const uint8_t* src, TokenDType dtype, uint64_t count, Out* out) {
-  return VisitTokenDType(dtype, count == 0 ? std::nullopt : std::optional<uint64_t>(0),
-                         [&](auto in) { return DecodeAs<decltype(in)>(src, count, out); });
+  // The loader's hot path keeps its own switch: through VisitTokenDType, random 1,000-token reads
+  // (stoker_dataset_benchmark's RandomDocumentReads) took 8-10% longer with GCC 12.
+  switch (dtype) {
+    case TokenDType::kUint8:
+      return DecodeAs<uint8_t>(src, count, out);
+    case TokenDType::kInt8:
+      return DecodeAs<int8_t>(src, count, out);
+    case TokenDType::kInt16:
+      return DecodeAs<int16_t>(src, count, out);
+    case TokenDType::kInt32:
+      return DecodeAs<int32_t>(src, count, out);
+    case TokenDType::kInt64:
+      return DecodeAs<int64_t>(src, count, out);
+    case TokenDType::kFloat64:
+      return DecodeAs<double>(src, count, out);
+    case TokenDType::kFloat32:
+      return DecodeAs<float>(src, count, out);
+    case TokenDType::kUint16:
+      return DecodeAs<uint16_t>(src, count, out);
+    case TokenDType::kUint32:
+      return DecodeAs<uint32_t>(src, count, out);
+    case TokenDType::kUint64:
+      return DecodeAs<uint64_t>(src, count, out);
+  }
+  return count == 0 ? std::nullopt : std::optional<uint64_t>(0);
 }
 
 template <typename Stored>
