@@ -1,11 +1,11 @@
-// libFuzzer target: the chat-template parser and renderer (src/text/jinja_*). Any input either
+// libFuzzer target: the chat-template parser and renderer (src/chat/jinja_*). Any input either
 // fails to parse with an error, or renders (or fails to render) a fixed conversation with an
 // error; neither may crash. The generation spans it reports must lie inside its text.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "text/jinja_template.h"
+#include "chat/jinja_template.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view source(reinterpret_cast<const char*>(data), size);

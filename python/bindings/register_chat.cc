@@ -1,5 +1,5 @@
 // stoker.ChatTemplate and Tokenizer.apply_chat_template: a model's chat template rendered in C++
-// (src/text/chat_template.h), its loss-mask spans, and the ids and mask of a conversation. The
+// (src/chat/chat_template.h), its loss-mask spans, and the ids and mask of a conversation. The
 // conversation crosses as JSON text (json.dumps keeps key order). The GIL is released while
 // rendering and encoding.
 #include <nanobind/stl/pair.h>
@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "chat/chat_encode.h"
+#include "chat/chat_encoder.h"
+#include "chat/chat_template.h"
 #include "register.h"
-#include "text/chat_encode.h"
-#include "text/chat_encoder.h"
-#include "text/chat_template.h"
 
 namespace nb = nanobind;
 
@@ -96,7 +96,7 @@ void RegisterChat(nb::module_& m) {
            nb::arg("kwargs_json"))
       .def("spans", &Spans, nb::arg("record_json"), nb::arg("train_on"), nb::arg("kwargs_json"));
   m.def("_chat_template", &Open, nb::arg("path"), nb::arg("config_dir") = "");
-  // Tokenizer.apply_chat_template: `stoker pack`'s encoder (text/chat_encoder.h).
+  // Tokenizer.apply_chat_template: `stoker pack`'s encoder (chat/chat_encoder.h).
   nb::class_<PyChatEncoder>(m, "_ChatEncoder")
       .def("encode", &Encode, nb::arg("record_json"), nb::arg("train_on"), nb::arg("kwargs_json"));
   m.def("_chat_encoder", &OpenEncoder, nb::arg("tokenizer"), nb::arg("chat_template"),

@@ -7,9 +7,9 @@
 
 #include <memory>
 
+#include "chat/chat_encoder.h"
 #include "ingest/pack_args.h"
 #include "stoker/status.h"
-#include "text/chat_encoder.h"
 
 namespace stoker {
 

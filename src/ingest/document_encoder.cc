@@ -2,10 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/chat_encoder.h"
+#include "chat/json_record.h"
 #include "format/loss_mask.h"
 #include "ingest/jsonl_field.h"
-#include "text/chat_encoder.h"
-#include "text/json_record.h"
 
 namespace stoker {
 namespace {

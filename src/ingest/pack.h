@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_encoder.h"
 #include "format/manifest.h"
 #include "ingest/document_encoder.h"
 #include "ingest/record_inputs.h"
 #include "ingest/task_plan.h"
 #include "stoker/status.h"
-#include "text/chat_encoder.h"
 #include "text/tokenizer.h"
 
 namespace stoker {

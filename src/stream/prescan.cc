@@ -8,12 +8,12 @@
 #include <numeric>
 #include <thread>
 
+#include "chat/chat_encoder.h"
 #include "common/cache_root.h"
 #include "common/env.h"
 #include "common/file_util.h"
 #include "common/hash.h"
 #include "common/load.h"
-#include "text/chat_encoder.h"
 
 namespace stoker::stream {
 namespace {

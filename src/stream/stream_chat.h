@@ -5,9 +5,9 @@
 
 #include <memory>
 
+#include "chat/chat_encoder.h"
 #include "stoker/loader.h"
 #include "stoker/stream.h"
-#include "text/chat_encoder.h"
 
 namespace stoker::stream {
 

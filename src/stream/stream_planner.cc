@@ -4,6 +4,7 @@
 #include <optional>
 #include <thread>
 
+#include "chat/chat_encoder.h"
 #include "common/env.h"
 #include "common/hash.h"
 #include "format/loss_mask.h"
@@ -11,7 +12,6 @@
 #include "stream/elastic.h"
 #include "stream/row_count.h"
 #include "stream/stream_chat.h"
-#include "text/chat_encoder.h"
 
 namespace stoker::stream {
 namespace {

@@ -300,7 +300,7 @@ std::string Replace(std::string s, std::string_view from, std::string_view to) {
   return s;
 }
 
-// Chat encoding's text of a control token from a conversation (text/chat_encoder.h): no added
+// Chat encoding's text of a control token from a conversation (chat/chat_encoder.h): no added
 // token is matched, special or not, whatever allow_special says.
 TEST(TokenizerJsonTest, MatchingNoAddedTokensReadsThemAsText) {
   const std::string plain_added =

@@ -1,4 +1,4 @@
-"""The chat renderer (src/text/jinja_*, src/text/chat_*) against transformers and jinja2.
+"""The chat renderer (src/chat/jinja_*, src/chat/chat_*) against transformers and jinja2.
 
 Real chat templates (tests/data/chat_templates/README.md) render generated conversations
 byte-identically to ``apply_chat_template(..., tokenize=False)``; the trained spans equal

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "chat/chat_probes.h"
+#include "chat/jinja_template.h"
 #include "stoker/status.h"
-#include "text/chat_probes.h"
-#include "text/jinja_template.h"
 
 namespace stoker {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "chat/jinja_ast.h"
 #include "stoker/status.h"
-#include "text/jinja_ast.h"
 
 namespace stoker::jinja {
 

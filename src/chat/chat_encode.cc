@@ -1,10 +1,10 @@
-#include "text/chat_encode.h"
+#include "chat/chat_encode.h"
 
 #include <deque>
 #include <span>
 
-#include "text/chat_align.h"
-#include "text/chat_template.h"
+#include "chat/chat_align.h"
+#include "chat/chat_template.h"
 
 namespace stoker {
 namespace {

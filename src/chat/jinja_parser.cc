@@ -1,9 +1,9 @@
-#include "text/jinja_parser.h"
+#include "chat/jinja_parser.h"
 
 #include <initializer_list>
 
-#include "text/jinja_builtins.h"
-#include "text/jinja_lexer.h"
+#include "chat/jinja_builtins.h"
+#include "chat/jinja_lexer.h"
 
 namespace stoker::jinja {
 namespace {

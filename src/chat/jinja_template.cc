@@ -1,4 +1,4 @@
-#include "text/jinja_template.h"
+#include "chat/jinja_template.h"
 
 #include <algorithm>
 #include <ctime>
@@ -6,8 +6,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "text/jinja_builtins.h"
-#include "text/jinja_parser.h"
+#include "chat/jinja_builtins.h"
+#include "chat/jinja_parser.h"
 
 namespace stoker::jinja {
 namespace {

@@ -1,4 +1,4 @@
-#include "text/jinja_template.h"
+#include "chat/jinja_template.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "text/jinja_value.h"
+#include "chat/jinja_value.h"
 
 namespace stoker::jinja {
 

@@ -2,7 +2,7 @@
 // per template, per kwargs, and never for a template whose generation prompt reads the messages.
 // Likewise one marked rendering (where the template only passes the message text on,
 // jinja::ReadWatch) must give what rendering the conversation twice gives: text, spans, errors.
-#include "text/chat_probes.h"
+#include "chat/chat_probes.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "text/chat_template.h"
+#include "chat/chat_template.h"
 
 namespace stoker {
 namespace {

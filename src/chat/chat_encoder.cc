@@ -1,4 +1,4 @@
-#include "text/chat_encoder.h"
+#include "chat/chat_encoder.h"
 
 #include <filesystem>
 #include <utility>

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "text/jinja_builtins.h"
-#include "text/jinja_pystr.h"
+#include "chat/jinja_builtins.h"
+#include "chat/jinja_pystr.h"
 
 namespace stoker::jinja {
 namespace {

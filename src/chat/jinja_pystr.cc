@@ -1,10 +1,10 @@
-#include "text/jinja_pystr.h"
+#include "chat/jinja_pystr.h"
 
 #include <utf8proc.h>
 
 #include <algorithm>
 
-#include "text/jinja_value.h"
+#include "chat/jinja_value.h"
 
 namespace stoker::jinja {
 

@@ -1,4 +1,4 @@
-#include "text/jinja_value.h"
+#include "chat/jinja_value.h"
 
 #include <algorithm>
 #include <charconv>

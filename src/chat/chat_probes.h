@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "text/jinja_ast.h"
+#include "chat/jinja_ast.h"
 
 namespace stoker {
 

@@ -3,8 +3,8 @@
 #include <memory>
 #include <optional>
 
-#include "text/chat_template.h"
-#include "text/jinja_value.h"
+#include "chat/chat_template.h"
+#include "chat/jinja_value.h"
 
 namespace stoker {
 namespace {

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "chat/jinja_ast.h"
+#include "chat/jinja_value.h"
 #include "stoker/status.h"
-#include "text/jinja_ast.h"
-#include "text/jinja_value.h"
 
 namespace stoker::jinja {
 

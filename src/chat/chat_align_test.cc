@@ -1,4 +1,4 @@
-#include "text/chat_align.h"
+#include "chat/chat_align.h"
 
 #include <gtest/gtest.h>
 

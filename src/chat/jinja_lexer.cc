@@ -1,9 +1,9 @@
-#include "text/jinja_lexer.h"
+#include "chat/jinja_lexer.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "text/jinja_value.h"
+#include "chat/jinja_value.h"
 #include "text/utf8.h"
 
 namespace stoker::jinja {

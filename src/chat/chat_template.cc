@@ -1,4 +1,4 @@
-#include "text/chat_template.h"
+#include "chat/chat_template.h"
 
 #include <xxhash.h>
 

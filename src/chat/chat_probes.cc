@@ -1,4 +1,4 @@
-#include "text/chat_probes.h"
+#include "chat/chat_probes.h"
 
 #include <set>
 

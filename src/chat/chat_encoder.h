@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_encode.h"
+#include "chat/chat_template.h"
 #include "stoker/status.h"
 #include "stoker/tokenizer.h"
-#include "text/chat_encode.h"
-#include "text/chat_template.h"
 
 namespace stoker {
 

@@ -1,4 +1,4 @@
-#include "text/json_record.h"
+#include "chat/json_record.h"
 
 #include <gtest/gtest.h>
 

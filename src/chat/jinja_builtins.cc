@@ -1,11 +1,11 @@
 // Attribute and item access, methods, iteration and arithmetic (jinja_builtins.h). The filters
 // and tests are in jinja_filters.cc.
-#include "text/jinja_builtins.h"
+#include "chat/jinja_builtins.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "text/jinja_pystr.h"
+#include "chat/jinja_pystr.h"
 
 namespace stoker::jinja {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "chat/jinja_value.h"
 #include "stoker/status.h"
-#include "text/jinja_value.h"
 
 namespace stoker::jinja {
 
