@@ -78,6 +78,31 @@ TEST(PublicApi, StreamLoaderOpensThroughThePublicHeader) {
   EXPECT_GT(batches, 0u);
   EXPECT_EQ(real, batches * 2 * 16);  // concat packing: no padding
   EXPECT_FALSE(loader.State().fingerprint.empty());
+
+  // What Python and the CLI ask of a stream, through the public planner: steps per epoch (the
+  // batches just delivered), fingerprint, a state for any position, provenance, elastic states.
+  const stoker::BatchPlanner& planner = loader.planner();
+  EXPECT_EQ(loader.plan(), nullptr);
+  stoker::Result<uint64_t> steps = planner.StepsPerEpoch(0);
+  ASSERT_TRUE(steps.ok()) << steps.status().ToString();
+  EXPECT_EQ(*steps, batches);
+  EXPECT_EQ(planner.Fingerprint(), loader.State().fingerprint);
+  EXPECT_EQ(planner.MakeState({0, 2}).fingerprint, planner.Fingerprint());
+  auto explained = loader.Explain({0, 0});
+  ASSERT_TRUE(explained.ok()) << explained.status().ToString();
+  EXPECT_EQ(explained->rows.size(), 2u);
+  auto elastic = planner.ElasticState({planner.MakeState({0, 2})});
+  ASSERT_TRUE(elastic.ok()) << elastic.status().ToString();
+  EXPECT_TRUE(loader.Restore(*elastic).ok());
+
+  // The planner alone gives the same steps; the scan summary says what the pre-scan read.
+  auto alone = stoker::OpenStreamPlanner(so, SmallOptions());
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EXPECT_EQ(*(*alone)->StepsPerEpoch(0), batches);
+  stoker::StreamScanSummary scan;
+  ASSERT_TRUE(stoker::OpenStreamLoader(so, SmallOptions(), nullptr, &scan).ok());
+  EXPECT_EQ(scan.files, 1u);
+  EXPECT_EQ(scan.files_from_scan, 0u);  // scan_cache_dir "off"
   fs::remove_all(dir);
 }
 
@@ -151,6 +176,58 @@ TEST(PublicApi, EngineRunsAHandMadePlannerAndReader) {
   EXPECT_EQ(ids[23], 7007);
   EXPECT_EQ((*b)->real_tokens(), 15u);
   EXPECT_EQ((*b)->state_after().position.rows_consumed, 8u);
+}
+
+// The look-ahead is the planner's: the loader tells it where delivery starts (open, Restore),
+// each batch it delivers, and that it stops; a planner without them needs nothing.
+class LookingAhead final : public stoker::BatchPlanner {
+ public:
+  stoker::PlanPosition Normalize(const stoker::PlanPosition& pos) const override {
+    return inner_.Normalize(pos);
+  }
+  stoker::PlanPosition Advance(const stoker::PlanPosition& pos) const override {
+    return inner_.Advance(pos);
+  }
+  stoker::Status BatchAt(const stoker::PlanPosition& pos, stoker::Batch* out) const override {
+    return inner_.BatchAt(pos, out);
+  }
+  stoker::PlanState MakeState(const stoker::PlanPosition& pos) const override {
+    return inner_.MakeState(pos);
+  }
+  void Started(const stoker::PlanPosition& pos) const override {
+    calls_.push_back("start " + std::to_string(pos.rows_consumed));
+  }
+  void Delivered(const stoker::PlanPosition& next) const override {
+    calls_.push_back("delivered " + std::to_string(next.rows_consumed));
+  }
+  void Stopped() const override { calls_.push_back("stop"); }
+  std::vector<std::string>& calls() const { return calls_; }
+
+ private:
+  TwoDocumentsPerStep inner_;
+  mutable std::vector<std::string> calls_;  // the loader's consumer thread only
+};
+
+TEST(PublicApi, TheLoaderDrivesThePlannersLookAhead) {
+  auto planner = std::make_shared<LookingAhead>();
+  {
+    stoker::PlanState resume;
+    resume.position = {0, 4};
+    auto opened = stoker::Loader::OpenWithPlanner(planner, {std::make_shared<CountingReader>()},
+                                                  SmallOptions(), &resume);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    ASSERT_TRUE((*opened)->Next().ok());
+    ASSERT_TRUE((*opened)->Next().ok());
+    stoker::PlanState back;
+    back.position = {0, 2};
+    ASSERT_TRUE((*opened)->Restore(back).ok());
+    ASSERT_TRUE((*opened)->Next().ok());
+    EXPECT_EQ((*opened)->Explain({0, 0}).status().code(), stoker::StatusCode::kUnimplemented);
+    EXPECT_EQ((*opened)->planner().StepsPerEpoch(0).status().code(),
+              stoker::StatusCode::kUnimplemented);
+  }
+  EXPECT_EQ(planner->calls(), (std::vector<std::string>{"start 4", "delivered 6", "delivered 8",
+                                                        "start 2", "delivered 4", "stop"}));
 }
 
 TEST(PublicApi, APieceNamingAMissingDocumentFailsItsBatch) {

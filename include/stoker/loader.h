@@ -59,10 +59,12 @@ struct LoaderOptions : PlanOptions {
   bool monitor_warnings = true;
   std::function<void(const std::string&)> monitor_sink;
   // Remote datasets (s3://, http(s)://) read through a node-local disk cache in this directory
-  // (shared by the ranks of a node), with look-ahead in plan order. "auto" (the default): a
-  // per-user directory, $XDG_CACHE_HOME/stoker or /tmp/stoker-cache-<uid>; empty: no cache
-  // (shards are read by ranged GETs). Local datasets never use it. cache_size_bytes: the cache's
-  // budget (0: its stated default, 64 GiB or half the free disk, whichever is smaller).
+  // (shared by the ranks of a node), with look-ahead in plan order. "auto" (the default): the
+  // shards/ directory of the cache root ($STOKER_CACHE_DIR, else $XDG_CACHE_HOME/stoker, else
+  // /tmp/stoker-cache-<uid>; none when $STOKER_CACHE_DIR is "off"; docs/cache.md); empty: no
+  // cache (shards are read by ranged GETs); anything else: the shard cache's directory itself.
+  // Local datasets never use it. cache_size_bytes: the cache's budget (0: its stated default,
+  // 64 GiB or half the free disk, whichever is smaller).
   std::string cache_dir = "auto";
   uint64_t cache_size_bytes = 0;
 };
@@ -224,7 +226,8 @@ class Loader {
   // The engine over any planner (stoker/planner.h): rows from `planner`, their tokens from
   // `readers[piece.dataset]`; starts at `resume` (planner->RestorePosition) or at epoch 0.
   // Loader::Open is this over a Plan; OpenStreamLoader (stoker/stream.h) over the stream.
-  // plan() is then null and State()/Restore() are the planner's.
+  // plan() is then the planner's (null but for the indexed one), and State(), Restore(),
+  // Explain() and the look-ahead are the planner's.
   static Result<std::unique_ptr<Loader>> OpenWithPlanner(
       std::shared_ptr<const BatchPlanner> planner,
       std::vector<std::shared_ptr<const DocumentReader>> readers, const LoaderOptions& options,
@@ -242,13 +245,17 @@ class Loader {
   Status Restore(const PlanState& state);
   // Thread-safe.
   LoaderStats Stats() const;
-  // The plan (null for the synthetic loader).
+  // The plan (null for the synthetic loader and other planners than the indexed one).
   const Plan* plan() const;
+  // The planner the engine takes its rows from: steps per epoch, fingerprint, states for a
+  // position, elastic states (stoker/planner.h). Thread-safe; lives as long as the Loader.
+  const BatchPlanner& planner() const;
   // Provenance: which documents fill this rank's rows of the step that starts at `pos`
   // (normalized as Next takes it): dataset, shard, record and token range of every piece
-  // (stoker/provenance.h), from the datasets this loader reads, without reading tokens. An
-  // indexed loader maps its datasets' shards on the first call. kUnimplemented for a planner that
-  // cannot explain its rows, and for the synthetic loader. Thread-safe.
+  // (stoker/provenance.h), from the datasets this loader reads, without reading tokens: the
+  // planner's Explain (an indexed plan maps its datasets' shards on the first call).
+  // kUnimplemented for a planner that cannot explain its rows, and for the synthetic loader.
+  // Thread-safe.
   Result<StepProvenance> Explain(const PlanPosition& pos) const;
   const LoaderOptions& options() const;
 

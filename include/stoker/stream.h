@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stoker/loader.h"
+#include "stoker/planner.h"
 #include "stoker/status.h"
 #include "stoker/tokenizer.h"
 
@@ -45,11 +46,26 @@ struct StreamOptions {
   std::string train_on, chat_template, chat_field;
 };
 
+// What the pre-scan read as a stream opened (for reports such as `stoker bench --stream`).
+struct StreamScanSummary {
+  uint64_t files = 0;            // files it counted (0: StreamOptions::steps_per_epoch was given)
+  uint64_t files_from_scan = 0;  // of them, read from scan files (`stoker scan`)
+};
+
 // Opens a loader over the stream described by `options`; `loader` gives seq_len, batch_size,
 // seed, world_size, rank, pack, on_error and the engine's options. `resume`: a state from
-// Loader::State() of the same stream and world size (kFailedPrecondition otherwise).
+// Loader::State() of the same stream and world size (kFailedPrecondition otherwise); for another
+// world size, Restore the state that loader->planner().ElasticState gives from every old rank's
+// state. `scan`, if given, receives what the pre-scan read. Steps per epoch, fingerprint, states
+// for a position and provenance: the loader's planner() (stoker/planner.h).
 Result<std::unique_ptr<Loader>> OpenStreamLoader(const StreamOptions& options,
                                                  const LoaderOptions& loader,
-                                                 const PlanState* resume = nullptr);
+                                                 const PlanState* resume = nullptr,
+                                                 StreamScanSummary* scan = nullptr);
+
+// The stream's planner alone, without the engine's threads (as `stoker explain --stream` uses
+// it): steps per epoch, states and provenance of any step, from the same options.
+Result<std::shared_ptr<const BatchPlanner>> OpenStreamPlanner(const StreamOptions& options,
+                                                              const LoaderOptions& loader);
 
 }  // namespace stoker

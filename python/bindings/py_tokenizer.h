@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "id_lists.h"
-#include "text/tokenizer.h"
+#include "stoker/tokenizer.h"
 
 namespace stoker::python {
 

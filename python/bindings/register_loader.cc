@@ -17,7 +17,7 @@
 
 #include "register.h"
 #include "stoker/loader.h"
-#include "stream/stream_planner.h"
+#include "stoker/stream.h"
 
 namespace nb = nanobind;
 
@@ -27,7 +27,6 @@ namespace {
 // Not thread-safe: one Python thread at a time (the Python Loader is not shared across threads).
 struct PyLoader {
   std::unique_ptr<Loader> loader;
-  std::shared_ptr<const stream::StreamPlanner> stream;  // set for stoker.Stream loaders
 
   ~PyLoader() { Close(); }
 
@@ -140,11 +139,9 @@ std::string ProvenanceJson(PyLoader& self, uint64_t epoch, uint64_t rows_consume
 }
 
 // A stream resumes by restore(), after it is open.
-std::unique_ptr<PyLoader> OpenStream(const stream::StreamOptions& so,
-                                     const LoaderOptions& options) {
+std::unique_ptr<PyLoader> OpenStream(const StreamOptions& so, const LoaderOptions& options) {
   auto out = std::make_unique<PyLoader>();
-  out->loader = Released(
-      [&] { return stream::OpenStreamLoaderWithPlanner(so, options, nullptr, &out->stream); });
+  out->loader = Released([&] { return OpenStreamLoader(so, options); });
   return out;
 }
 
@@ -216,13 +213,14 @@ nb::dict StatsToDict(const LoaderStats& s) {
   return d;
 }
 
-const Plan& PlanOf(PyLoader& self) {
-  const Plan* plan = self.get().plan();
-  if (plan == nullptr) {
+// A planner with steps and states: the indexed plan's or the stream's (they have a fingerprint).
+const BatchPlanner& PlannerOf(PyLoader& self) {
+  const BatchPlanner& planner = self.get().planner();
+  if (planner.Fingerprint().empty()) {
     PyErr_SetString(PyExc_TypeError, "the synthetic loader has no plan (it never ends)");
     throw nb::python_error();
   }
-  return *plan;
+  return planner;
 }
 
 }  // namespace
@@ -272,43 +270,29 @@ void RegisterLoader(nb::module_& m) {
       .def(
           "elastic_state_json",
           [](PyLoader& self, const std::vector<std::string>& jsons) {
-            if (!self.stream) {
-              PyErr_SetString(PyExc_ValueError,
-                              "an elastic resume from every rank's state is "
-                              "for stoker.Stream loaders");
-              throw nb::python_error();
-            }
             std::vector<PlanState> states;
             for (const std::string& j : jsons) states.push_back(Unwrap(PlanState::FromJson(j)));
-            return Released([&] { return self.stream->ElasticState(states); }).ToJson();
+            const BatchPlanner& planner = self.get().planner();
+            return Released([&] { return planner.ElasticState(states); }).ToJson();
           },
           nb::arg("states_json"),
           "This rank's state continuing every old rank's (a list, in rank order) on this world.")
       .def("stats", [](PyLoader& self) { return StatsToDict(self.get().Stats()); })
       .def_prop_ro("has_plan",
-                   [](PyLoader& self) { return self.get().plan() != nullptr || self.stream; })
-      .def_prop_ro("fingerprint",
-                   [](PyLoader& self) {
-                     return self.stream ? self.stream->fingerprint() : PlanOf(self).fingerprint();
-                   })
+                   [](PyLoader& self) { return !self.get().planner().Fingerprint().empty(); })
+      .def_prop_ro("fingerprint", [](PyLoader& self) { return PlannerOf(self).Fingerprint(); })
       .def_prop_ro("num_workers", [](PyLoader& self) { return self.get().options().num_workers; })
       .def(
           "steps_per_epoch",
           [](PyLoader& self, uint64_t epoch) {
-            if (self.stream) {
-              nb::gil_scoped_release release;
-              return self.stream->steps_per_epoch(epoch);
-            }
-            const Plan& plan = PlanOf(self);
-            nb::gil_scoped_release release;
-            return plan.steps_per_epoch(epoch);
+            const BatchPlanner& planner = PlannerOf(self);
+            return Released([&] { return planner.StepsPerEpoch(epoch); });
           },
           nb::arg("epoch"))
       .def(
           "make_state_json",
           [](PyLoader& self, uint64_t epoch, uint64_t rows) {
-            if (self.stream) return self.stream->MakeState({epoch, rows}).ToJson();
-            return PlanOf(self).MakeState({epoch, rows}).ToJson();
+            return PlannerOf(self).MakeState({epoch, rows}).ToJson();
           },
           nb::arg("epoch"), nb::arg("rows_consumed"))
       .def("close", &PyLoader::Close, "Stops and joins the workers (the GIL is released).");

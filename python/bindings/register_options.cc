@@ -9,7 +9,7 @@
 
 #include "common/human_size.h"
 #include "register.h"
-#include "stream/stream_planner.h"
+#include "stoker/stream.h"
 #include "text/utf8.h"
 
 namespace nb = nanobind;
@@ -104,7 +104,6 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("allow_special", &TokenizerOptions::allow_special)
       .def_rw("eos", &TokenizerOptions::eos)
       .def_rw("post_processor", &TokenizerOptions::post_processor);
-  using stream::StreamOptions;
   nb::class_<StreamOptions> stream(m, "StreamOptions",
                                    "stoker.Stream's options (docs/streaming.md).");
   stream.def(nb::init<>())

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "loader/chat_lengths.h"
 #include "loader/mixture_spec.h"
+#include "loader/planned_dataset.h"
 #include "plan/mixture_file.h"
 #include "register.h"
 #include "stoker/plan.h"

@@ -19,7 +19,7 @@
 #include "id_lists.h"
 #include "py_tokenizer.h"
 #include "register.h"
-#include "text/tokenizer.h"
+#include "stoker/tokenizer.h"
 #include "text/worker_pool.h"
 
 namespace nb = nanobind;

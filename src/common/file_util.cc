@@ -6,8 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
+
+#include "common/atomic_file.h"
 
 namespace stoker {
 namespace {
@@ -21,13 +22,6 @@ class FdCloser {
   }
   FdCloser(const FdCloser&) = delete;
   FdCloser& operator=(const FdCloser&) = delete;
-  // Closes now and reports the error, which matters after writes (NFS reports late).
-  Status Close(const std::string& path) {
-    int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) return ErrnoStatus("close " + path, errno);
-    return Status::OK();
-  }
 
  private:
   int fd_;
@@ -91,23 +85,9 @@ Result<std::string> ReadFileToString(const std::string& path, size_t spare_bytes
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents, bool durable) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + "." + std::to_string(::getpid()) + "-" +
-                          std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create " + tmp, errno);
-  FdCloser closer(fd);
-  Status s = WriteAll(fd, contents, tmp);
-  if (s.ok() && durable && ::fsync(fd) != 0) s = ErrnoStatus("fsync " + tmp, errno);
-  if (s.ok()) s = closer.Close(tmp);
-  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    s = ErrnoStatus("rename " + tmp + " to " + path, errno);
-  }
-  if (!s.ok()) {
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  return durable ? FsyncDirectory(DirName(path)) : Status::OK();
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Create(path, durable));
+  STOKER_RETURN_IF_ERROR(file->Append(contents));
+  return file->Commit();
 }
 
 Status RemoveFileIfPresent(const std::string& path) {

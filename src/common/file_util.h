@@ -17,12 +17,12 @@ namespace stoker {
 Result<std::string> ReadFileToString(const std::string& path, size_t spare_bytes = 0);
 
 // Writes `contents` to `path` so that a reader sees either the old file or the complete new one:
-// the one atomic whole-file write of stoker. The contents go to a temporary file of the writer's
-// own beside `path` ("<path>.<pid>-<n>.tmp": writers of one path in several threads or processes
-// never share one), which is renamed over `path`; on failure it is removed. `durable`: fsyncs the
-// file before the rename and the directory after, so the new contents survive a power loss.
-// Without it a power loss may leave the old file, or the new name with incomplete bytes: for files
-// whose readers check them (checksums, the shard cache's boot tags).
+// an AtomicFile (common/atomic_file.h, the one atomic file commit of stoker) written in one call.
+// The contents go to a temporary file of the writer's own beside `path` ("<path>.<pid>-<n>.tmp"),
+// renamed over `path`; on failure it is removed. `durable`: fsyncs the file before the rename and
+// the directory after, so the new contents survive a power loss. Without it a power loss may leave
+// the old file, or the new name with incomplete bytes: for files whose readers check them
+// (checksums, the shard cache's boot tags).
 Status WriteFileAtomically(const std::string& path, std::string_view contents, bool durable = true);
 
 // The name a temporary file of WriteFileAtomically stands for ("x.json" for "x.json.123-4.tmp",

@@ -23,6 +23,14 @@ bool IsRemoteUri(std::string_view uri) {
   return scheme == "s3" || scheme == "http" || scheme == "https";
 }
 
+UriParts SplitUri(std::string_view uri) {
+  const size_t sep = uri.find("://");
+  if (sep == std::string_view::npos) return {{}, {}, uri};
+  const std::string_view rest = uri.substr(sep + 3);
+  const size_t slash = std::min(rest.find('/'), rest.size());
+  return {uri.substr(0, sep), rest.substr(0, slash), rest.substr(slash)};
+}
+
 namespace {
 
 bool IsServedScheme(std::string_view scheme) {
@@ -61,19 +69,18 @@ Result<ParsedUri> ParseUri(std::string_view uri) {
     out.kind = UriKind::kFile;
     return out;
   }
-  const std::string_view rest = uri.substr(scheme.size() + 3);
+  const UriParts parts = SplitUri(uri);
   if (scheme == "s3") {
-    const size_t slash = rest.find('/');
     out.kind = UriKind::kS3;
-    out.bucket = std::string(rest.substr(0, slash));
-    if (slash != std::string_view::npos) out.key = std::string(rest.substr(slash + 1));
+    out.bucket = std::string(parts.authority);
+    if (!parts.path.empty()) out.key = std::string(parts.path.substr(1));
     if (out.bucket.empty()) {
       return InvalidArgument(std::string(uri) +
                              ": an s3:// URI must name a bucket (s3://bucket/key)");
     }
     return out;
   }
-  if (rest.empty() || rest[0] == '/') {  // http, https
+  if (parts.authority.empty()) {  // http, https
     return InvalidArgument(std::string(uri) + ": an " + scheme + ":// URI must name a host");
   }
   out.kind = UriKind::kHttp;
@@ -95,9 +102,8 @@ std::string JoinUri(std::string_view base, std::string_view rel) {
   // The part that ".." never climbs out of: "scheme://authority/" (the bucket or host).
   size_t root = 0;
   if (!UriScheme(base).empty()) {
-    const size_t authority = base.find("://") + 3;
-    const size_t slash = base.find('/', authority);
-    root = slash == std::string_view::npos ? base.size() : slash + 1;
+    const std::string_view path = SplitUri(base).path;
+    root = path.empty() ? base.size() : static_cast<size_t>(path.data() - base.data()) + 1;
   }
   std::string out(base);
   while (out.size() > root && out.back() == '/') out.pop_back();

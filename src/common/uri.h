@@ -27,6 +27,14 @@ std::string UriScheme(std::string_view path);
 // Whether `uri` names a remote object or prefix: a served scheme other than file://.
 bool IsRemoteUri(std::string_view uri);
 
+// "scheme://authority/path" cut in three, as views into `uri`: the scheme as written, the
+// authority (a host, host:port or bucket) and the path from the '/' after the authority on ("" if
+// none). Without "://" all of it is the path. The one place that finds a URI's host.
+struct UriParts {
+  std::string_view scheme, authority, path;
+};
+UriParts SplitUri(std::string_view uri);
+
 enum class UriKind { kFile, kS3, kHttp };
 
 struct ParsedUri {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace stoker {
 namespace {
 
@@ -89,6 +92,20 @@ TEST(JoinUriTest, ResolvesDotSegmentsInsideTheBucket) {
   EXPECT_EQ(JoinUri("/data/ds", "../p/s"), "/data/p/s");
   EXPECT_EQ(JoinUri("/ds", "../p"), "/p");
   EXPECT_EQ(JoinUri("data/ds", "../p"), "data/p");
+}
+
+TEST(UriTest, SplitUriFindsTheAuthority) {
+  auto parts = [](std::string_view u) {
+    const UriParts p = SplitUri(u);
+    return std::vector<std::string>{std::string(p.scheme), std::string(p.authority),
+                                    std::string(p.path)};
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(parts("https://h.example:8443/a/b?x=1"), (V{"https", "h.example:8443", "/a/b?x=1"}));
+  EXPECT_EQ(parts("s3://bucket"), (V{"s3", "bucket", ""}));
+  EXPECT_EQ(parts("s3://bucket/"), (V{"s3", "bucket", "/"}));
+  EXPECT_EQ(parts("http:///x"), (V{"http", "", "/x"}));
+  EXPECT_EQ(parts("localhost:9000/base"), (V{"", "", "localhost:9000/base"}));
 }
 
 }  // namespace

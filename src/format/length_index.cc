@@ -209,7 +209,6 @@ Result<std::unique_ptr<LengthIndexWriter>> LengthIndexWriter::Create(
   }
   auto w = std::unique_ptr<LengthIndexWriter>(new LengthIndexWriter());
   w->path_ = path;
-  w->tmp_path_ = path + ".tmp";
   LengthIndexHeader& h = w->header_;
   h.num_shards = shard_first_document.size() - 1;
   h.num_documents = shard_first_document.back();
@@ -218,8 +217,7 @@ Result<std::unique_ptr<LengthIndexWriter>> LengthIndexWriter::Create(
   h.chunks_offset = h.lengths_offset + 4 * h.num_documents;
   h.chunk_shift = kLengthChunkShift;
   h.file_bytes = h.chunks_offset + 8 * h.num_chunks();
-  w->fd_ = ::open(w->tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (w->fd_ < 0) return ErrnoStatus("create " + w->tmp_path_, errno);
+  STOKER_ASSIGN_OR_RETURN(w->file_, AtomicFile::Create(path));
   w->checksum_ = std::make_unique<Xxh3Hasher>();
   w->shard_bytes_.resize(8 * shard_first_document.size());
   for (size_t s = 0; s < shard_first_document.size(); ++s) {
@@ -227,16 +225,13 @@ Result<std::unique_ptr<LengthIndexWriter>> LengthIndexWriter::Create(
   }
   w->checksum_->Update(w->shard_bytes_.data(), w->shard_bytes_.size());
   h.shards_xxh3 = Xxh3(w->shard_bytes_.data(), w->shard_bytes_.size());
-  STOKER_RETURN_IF_ERROR(PwriteAll(w->fd_, w->shard_bytes_.data(), w->shard_bytes_.size(),
-                                   h.shards_offset, w->tmp_path_));
+  STOKER_RETURN_IF_ERROR(PwriteAll(w->file_->fd(), w->shard_bytes_.data(), w->shard_bytes_.size(),
+                                   h.shards_offset, w->file_->temp_path()));
   w->pending_.reserve(kWriteBuffer);
   return w;
 }
 
-LengthIndexWriter::~LengthIndexWriter() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!finished_) ::unlink(tmp_path_.c_str());
-}
+LengthIndexWriter::~LengthIndexWriter() = default;  // file_ removes an uncommitted file
 
 Status LengthIndexWriter::Add(const uint64_t* lengths, uint64_t count) {
   if (count > header_.num_documents - added_) {
@@ -272,7 +267,8 @@ Status LengthIndexWriter::Flush() {
     const uint64_t n = std::min<uint64_t>(chunk_bytes, pending_.size() - at);
     chunk_xxh3_.push_back(ChunkXxh3(pending_.data() + at, n, chunk_xxh3_.size()));
   }
-  STOKER_RETURN_IF_ERROR(PwriteAll(fd_, pending_.data(), pending_.size(), offset, tmp_path_));
+  STOKER_RETURN_IF_ERROR(
+      PwriteAll(file_->fd(), pending_.data(), pending_.size(), offset, file_->temp_path()));
   added_lengths_written_ += pending_.size() / 4;
   pending_.clear();
   return Status::OK();
@@ -287,8 +283,8 @@ Result<LengthIndexHeader> LengthIndexWriter::Finish() {
   std::vector<uint8_t> table(8 * chunk_xxh3_.size());
   for (size_t c = 0; c < chunk_xxh3_.size(); ++c) Store64(table.data() + 8 * c, chunk_xxh3_[c]);
   checksum_->Update(table.data(), table.size());
-  STOKER_RETURN_IF_ERROR(
-      PwriteAll(fd_, table.data(), table.size(), header_.chunks_offset, tmp_path_));
+  STOKER_RETURN_IF_ERROR(PwriteAll(file_->fd(), table.data(), table.size(), header_.chunks_offset,
+                                   file_->temp_path()));
   header_.length_hash = length_hash_.value();
   header_.arrays_xxh3 = checksum_->Digest();
   uint8_t head[kLengthIndexHeaderBytes] = {};
@@ -299,16 +295,8 @@ Result<LengthIndexHeader> LengthIndexWriter::Finish() {
   for (const auto& [at, field] : kFields) Store64(head + at, header_.*field);
   std::memcpy(head + kChunkShiftAt, &header_.chunk_shift, 4);
   Store64(head + kHeaderXxh3At, Xxh3(head, kHeaderXxh3At));
-  STOKER_RETURN_IF_ERROR(PwriteAll(fd_, head, sizeof head, 0, tmp_path_));
-  if (::fsync(fd_) != 0) return ErrnoStatus("fsync " + tmp_path_, errno);
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) return ErrnoStatus("close " + tmp_path_, errno);
-  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-    return ErrnoStatus("rename " + tmp_path_ + " to " + path_, errno);
-  }
-  finished_ = true;
-  STOKER_RETURN_IF_ERROR(FsyncDirectory(DirName(path_)));
+  STOKER_RETURN_IF_ERROR(PwriteAll(file_->fd(), head, sizeof head, 0, file_->temp_path()));
+  STOKER_RETURN_IF_ERROR(file_->Commit());
   return header_;
 }
 

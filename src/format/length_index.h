@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/hash.h"
 #include "common/mapped_file.h"
 #include "format/length_hash.h"
@@ -98,8 +99,8 @@ class LengthIndex {
 };
 
 // Writes a length index: the shard boundaries up front, then the lengths in document order, then
-// Finish writes the header. The file is `path`.tmp until Finish renames it (after fsync), so a
-// process killed on the way never leaves a file at `path`.
+// Finish writes the header. The file is an AtomicFile (common/atomic_file.h) until Finish commits
+// it (fsync, rename), so a process killed on the way never leaves a file at `path`.
 class LengthIndexWriter {
  public:
   // `shard_first_document`: num_shards + 1 non-decreasing entries from 0 to the document count
@@ -119,9 +120,8 @@ class LengthIndexWriter {
   LengthIndexWriter() = default;
   Status Flush();
 
-  std::string path_, tmp_path_;
-  int fd_ = -1;
-  bool finished_ = false;
+  std::string path_;
+  std::unique_ptr<AtomicFile> file_;
   LengthIndexHeader header_;
   uint64_t added_ = 0;                  // lengths given to Add
   uint64_t added_lengths_written_ = 0;  // of those, written to the file

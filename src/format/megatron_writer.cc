@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "common/atomic_file.h"
 #include "common/file_util.h"
 #include "common/hash.h"
 #include "format/megatron_index.h"
@@ -19,7 +20,9 @@ namespace {
 // Tokens are staged here and written in large blocks: documents are often only a few KB.
 constexpr size_t kWriteBufferBytes = 1 << 20;
 
-Status WriteAll(int fd, const uint8_t* data, size_t size, const std::string& path) {
+Status WriteAll(AtomicFile& file, const uint8_t* data, size_t size) {
+  const int fd = file.fd();
+  const std::string& path = file.temp_path();
 #ifdef __linux__
   const off_t start = ::lseek(fd, 0, SEEK_CUR);
 #endif
@@ -43,9 +46,8 @@ void Put(std::string& out, T v) {
 
 struct MegatronWriter::HashState {
   Xxh3Hasher hasher;
-  std::vector<uint8_t> buffer;  // encoded tokens not yet written
-  std::string bin_tmp;
-  std::string idx_tmp;
+  std::vector<uint8_t> buffer;      // encoded tokens not yet written
+  std::unique_ptr<AtomicFile> bin;  // <prefix>.bin until Finish commits it
 };
 
 Result<std::unique_ptr<MegatronWriter>> MegatronWriter::Create(const std::string& prefix,
@@ -54,30 +56,18 @@ Result<std::unique_ptr<MegatronWriter>> MegatronWriter::Create(const std::string
     return InvalidArgument("MegatronWriter: token dtype must be an integer type, not " +
                            std::string(TokenDTypeName(dtype)));
   }
-  std::string bin_tmp = prefix + ".bin.tmp";
-  int fd = ::open(bin_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("create " + bin_tmp, errno);
-  auto writer = std::unique_ptr<MegatronWriter>(new MegatronWriter(prefix, dtype, fd));
-  writer->bin_hash_->bin_tmp = bin_tmp;
-  writer->bin_hash_->idx_tmp = prefix + ".idx.tmp";
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> bin, AtomicFile::Create(prefix + ".bin"));
+  auto writer = std::unique_ptr<MegatronWriter>(new MegatronWriter(prefix, dtype));
+  writer->bin_hash_->bin = std::move(bin);
   return writer;
 }
 
-MegatronWriter::MegatronWriter(std::string prefix, TokenDType dtype, int bin_fd)
-    : prefix_(std::move(prefix)),
-      dtype_(dtype),
-      bin_fd_(bin_fd),
-      bin_hash_(std::make_unique<HashState>()) {
+MegatronWriter::MegatronWriter(std::string prefix, TokenDType dtype)
+    : prefix_(std::move(prefix)), dtype_(dtype), bin_hash_(std::make_unique<HashState>()) {
   bin_hash_->buffer.reserve(kWriteBufferBytes);
 }
 
-MegatronWriter::~MegatronWriter() {
-  if (bin_fd_ >= 0) ::close(bin_fd_);
-  if (!finished_) {
-    ::unlink(bin_hash_->bin_tmp.c_str());
-    ::unlink(bin_hash_->idx_tmp.c_str());
-  }
-}
+MegatronWriter::~MegatronWriter() = default;  // removes the files Finish did not commit
 
 uint64_t MegatronWriter::bin_bytes() const { return tokens_ * TokenDTypeSize(dtype_); }
 
@@ -122,7 +112,7 @@ Status MegatronWriter::AddDocument(std::span<const int32_t> tokens,
   while (done < tokens.size()) {
     size_t room = (kWriteBufferBytes - buf.size()) / item;
     if (room == 0) {
-      STOKER_RETURN_IF_ERROR(WriteAll(bin_fd_, buf.data(), buf.size(), bin_hash_->bin_tmp));
+      STOKER_RETURN_IF_ERROR(WriteAll(*bin_hash_->bin, buf.data(), buf.size()));
       buf.clear();
       continue;
     }
@@ -161,11 +151,11 @@ Status MegatronWriter::AddStoredDocuments(std::span<const uint8_t> bytes,
   // staged bytes (the order of the file is the order of the calls either way).
   const bool direct = bytes.size() >= kWriteBufferBytes / 8;
   if (!buf.empty() && (direct || buf.size() + bytes.size() > kWriteBufferBytes)) {
-    STOKER_RETURN_IF_ERROR(WriteAll(bin_fd_, buf.data(), buf.size(), bin_hash_->bin_tmp));
+    STOKER_RETURN_IF_ERROR(WriteAll(*bin_hash_->bin, buf.data(), buf.size()));
     buf.clear();
   }
   if (direct) {
-    STOKER_RETURN_IF_ERROR(WriteAll(bin_fd_, bytes.data(), bytes.size(), bin_hash_->bin_tmp));
+    STOKER_RETURN_IF_ERROR(WriteAll(*bin_hash_->bin, bytes.data(), bytes.size()));
   } else {
     buf.insert(buf.end(), bytes.begin(), bytes.end());
   }
@@ -180,14 +170,9 @@ Status MegatronWriter::AddStoredDocuments(std::span<const uint8_t> bytes,
 Result<ShardInfo> MegatronWriter::Finish() {
   if (finished_) return FailedPrecondition("MegatronWriter: Finish called twice");
   HashState& st = *bin_hash_;
-  const std::string bin_path = prefix_ + ".bin";
   const std::string idx_path = prefix_ + ".idx";
-  STOKER_RETURN_IF_ERROR(WriteAll(bin_fd_, st.buffer.data(), st.buffer.size(), st.bin_tmp));
+  STOKER_RETURN_IF_ERROR(WriteAll(*st.bin, st.buffer.data(), st.buffer.size()));
   st.buffer.clear();
-  if (::fsync(bin_fd_) != 0) return ErrnoStatus("fsync " + st.bin_tmp, errno);
-  int fd = bin_fd_;
-  bin_fd_ = -1;
-  if (::close(fd) != 0) return ErrnoStatus("close " + st.bin_tmp, errno);
 
   const uint64_t n = lengths_.size();
   std::string idx;
@@ -206,23 +191,12 @@ Result<ShardInfo> MegatronWriter::Finish() {
   }
   for (int64_t d : document_indices_) Put<int64_t>(idx, d);
 
-  // WriteFileAtomically would rename to the final name; the .tmp is written the same way here
-  // and both files are renamed together below.
-  int ifd = ::open(st.idx_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (ifd < 0) return ErrnoStatus("create " + st.idx_tmp, errno);
-  Status s = WriteAll(ifd, reinterpret_cast<const uint8_t*>(idx.data()), idx.size(), st.idx_tmp);
-  if (s.ok() && ::fsync(ifd) != 0) s = ErrnoStatus("fsync " + st.idx_tmp, errno);
-  if (::close(ifd) != 0 && s.ok()) s = ErrnoStatus("close " + st.idx_tmp, errno);
-  STOKER_RETURN_IF_ERROR(s);
-
-  if (::rename(st.bin_tmp.c_str(), bin_path.c_str()) != 0) {
-    return ErrnoStatus("rename " + st.bin_tmp + " to " + bin_path, errno);
-  }
-  if (::rename(st.idx_tmp.c_str(), idx_path.c_str()) != 0) {
-    return ErrnoStatus("rename " + st.idx_tmp + " to " + idx_path, errno);
-  }
+  // Both files are committed once both are written: a failure before leaves neither.
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> idx_file, AtomicFile::Create(idx_path));
+  STOKER_RETURN_IF_ERROR(idx_file->Append(idx));
+  STOKER_RETURN_IF_ERROR(st.bin->Commit());
+  STOKER_RETURN_IF_ERROR(idx_file->Commit());
   finished_ = true;
-  STOKER_RETURN_IF_ERROR(FsyncDirectory(DirName(prefix_)));
 
   ShardInfo info;
   info.prefix = BaseName(prefix_);

@@ -1,8 +1,8 @@
 // MegatronWriter: writes one shard as a Megatron-LM indexed dataset (`.bin` + `.idx`, MMIDIDX v1),
 // byte-compatible with megatron-core's IndexedDatasetBuilder (one sequence per document).
 //
-// Files are written as <prefix>.bin.tmp / <prefix>.idx.tmp and renamed by Finish(), so a crash
-// never leaves a shard that looks complete. Not thread-safe: one user at a time.
+// Both files are AtomicFiles (common/atomic_file.h) that Finish() commits, so a crash never leaves
+// a shard that looks complete. Not thread-safe: one user at a time.
 #pragma once
 
 #include <cstdint>
@@ -53,15 +53,14 @@ class MegatronWriter {
   Result<ShardInfo> Finish();
 
  private:
-  MegatronWriter(std::string prefix, TokenDType dtype, int bin_fd);
+  MegatronWriter(std::string prefix, TokenDType dtype);
   std::string prefix_;
   TokenDType dtype_;
-  int bin_fd_ = -1;
   std::vector<int32_t> lengths_;              // one per sequence
   std::vector<int64_t> document_indices_{0};  // sequence index where each document starts
   uint64_t tokens_ = 0;
   bool finished_ = false;
-  // (implementation detail: a streaming XXH3 state over the .bin bytes)
+  // (implementation detail: the .bin file and a streaming XXH3 state over its bytes)
   struct HashState;
   std::unique_ptr<HashState> bin_hash_;
 };

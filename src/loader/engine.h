@@ -22,12 +22,12 @@
 #include <utility>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "cuda/copier.h"
 #include "loader/batch_layout.h"
 #include "loader/batch_owner.h"
 #include "loader/bounded_queue.h"
 #include "loader/slot_ring.h"
-#include "loader/thread_annotations.h"
 #include "stoker/document_reader.h"
 #include "stoker/planner.h"
 #include "stoker/status.h"

@@ -11,7 +11,6 @@
 
 #include "common/clock.h"
 #include "common/env.h"
-#include "loader/cache_lookahead.h"
 #include "loader/engine.h"
 #include "loader/loader_impl.h"
 #include "loader/stall_monitor.h"
@@ -117,8 +116,10 @@ Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Loader::~Loader() {
   // Cancel and join now; the ring itself is freed when the last outstanding batch lets go.
-  if (impl_->engine) impl_->engine->Stop();
-  if (impl_->pieces) impl_->pieces->Shutdown();
+  if (impl_->engine) {
+    impl_->engine->Stop();
+    impl_->planner->Stopped();
+  }
 }
 
 Result<std::unique_ptr<Loader>> Loader::OpenWithPlanner(
@@ -160,6 +161,7 @@ Result<std::unique_ptr<Loader>> Loader::OpenEngine(
   impl->monitor = MakeMonitor(options);
   impl->readers = readers;
   STOKER_ASSIGN_OR_RETURN(impl->engine, Engine::Open(eo, std::move(planner), std::move(readers)));
+  impl->planner->Started(start);
   impl->engine->Start(start);
   return std::unique_ptr<Loader>(new Loader(std::move(impl)));
 }
@@ -246,12 +248,7 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
                       m.options.batch_size * m.options.seq_len, ProduceSeconds(*m.engine, *d));
   }
   m.last_return_ns = now_ns;
-  if (m.cached_sources && m.plan &&
-      ++m.delivered_since_schedule >= std::max(loader::kRescheduleSteps, m.scheduled_steps / 2)) {
-    m.delivered_since_schedule = 0;
-    m.scheduled_steps = ScheduleShardsAhead(*m.plan, m.plan_sources, d->next, m.options.rank);
-  }
-  if (m.pieces && m.plan) m.pieces->Delivered(*m.plan, m.options.rank);
+  m.planner->Delivered(d->next);
   return std::optional<LoaderBatch>(std::move(b));
 }
 
@@ -282,12 +279,7 @@ Status Loader::Restore(const PlanState& state) {
     return Status::OK();
   }
   impl_->last_return_ns = 0;
-  if (impl_->cached_sources && impl_->plan) {  // the look-ahead follows the restored position
-    impl_->delivered_since_schedule = 0;
-    impl_->scheduled_steps =
-        ScheduleShardsAhead(*impl_->plan, impl_->plan_sources, pos, impl_->options.rank);
-  }
-  if (impl_->pieces && impl_->plan) impl_->pieces->Restart(*impl_->plan, pos, impl_->options.rank);
+  impl_->planner->Started(pos);  // the look-ahead follows the restored position
   impl_->engine->Start(pos);
   return Status::OK();
 }
@@ -303,8 +295,9 @@ LoaderStats Loader::Stats() const {
   const Engine& e = *impl_->engine;
   LoaderStats s = StatsFrom(e.counters());
   s.num_workers = e.options().num_workers;
-  s.long_documents_dropped = impl_->long_documents.dropped + impl_->long_documents.untrained;
-  s.long_documents_truncated = impl_->long_documents.truncated - impl_->long_documents.untrained;
+  const LongDocumentCounts long_documents = impl_->planner->LongDocuments();
+  s.long_documents_dropped = long_documents.dropped + long_documents.untrained;
+  s.long_documents_truncated = long_documents.truncated - long_documents.untrained;
   s.ring_slots = e.options().num_slots;
   std::tie(s.slots_ready, s.slots_in_use) = e.Occupancy();
   s.pinned = e.pinned();
@@ -321,18 +314,13 @@ LoaderStats Loader::Stats() const {
   return s;
 }
 
-const Plan* Loader::plan() const { return impl_->plan.get(); }
+const Plan* Loader::plan() const { return impl_->planner->plan(); }
+
+const BatchPlanner& Loader::planner() const { return *impl_->planner; }
 
 Result<StepProvenance> Loader::Explain(const PlanPosition& pos) const {
-  const Impl& m = *impl_;
-  if (m.synthetic) return Unimplemented("provenance: the synthetic loader has no documents");
-  const PlanPosition at = m.planner->Normalize(pos);
-  if (!m.plan) return m.planner->Explain(at);
-  std::call_once(m.provenance_once, [&m] {
-    m.provenance = std::make_unique<loader::ProvenanceMap>(
-        loader::ProvenanceMap::ForSources(m.plan_sources, m.plan_paths));
-  });
-  return m.provenance->ExplainStep(*m.plan, at, m.options.rank);
+  if (impl_->synthetic) return Unimplemented("provenance: the synthetic loader has no documents");
+  return impl_->planner->Explain(impl_->planner->Normalize(pos));
 }
 const LoaderOptions& Loader::options() const { return impl_->options; }
 

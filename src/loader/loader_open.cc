@@ -7,13 +7,11 @@
 #include "cache/cache_defaults.h"
 #include "common/env.h"
 #include "format/open_token_source.h"
-#include "loader/cache_lookahead.h"
-#include "loader/chat_lengths.h"
+#include "loader/indexed_planner.h"
 #include "loader/loader_impl.h"
 #include "loader/mixture_spec.h"
-#include "loader/piece_lookahead.h"
+#include "loader/planned_dataset.h"
 #include "loader/remote_options.h"
-#include "plan/plan_batch_planner.h"
 #include "stoker/loader.h"
 
 namespace stoker {
@@ -146,23 +144,12 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   // the workers take them from memory (docs/cache.md, "Global shuffle over remote data").
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<loader::PieceLookAhead> pieces,
                           ReadPiecesAhead(sources, &readers));
-  if (pieces->active()) pieces->Restart(*plan, start, options.rank);
-  auto planner = std::make_shared<PlanBatchPlanner>(plan, options.rank);
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> l,
-                          OpenEngine(std::move(planner), std::move(readers), options, start));
-  // Remote datasets behind a cache: schedule the shards of the first steps from `start` (and
-  // Next keeps the look-ahead going).
-  Impl& m = *l->impl_;
-  m.plan = std::move(plan);
-  m.plan_sources = std::move(sources);
-  m.plan_paths = std::move(paths);
-  m.long_documents = long_total;
-  if (pieces->active()) m.pieces = std::move(pieces);
-  m.cached_sources = AnyCachedSource(m.plan_sources);
-  if (m.cached_sources) {
-    m.scheduled_steps = ScheduleShardsAhead(*m.plan, m.plan_sources, start, options.rank);
-  }
-  return l;
+  // Remote datasets behind a cache, or read by request: the planner's look-ahead schedules the
+  // first steps from `start` as the engine starts, and follows delivery (and Restore).
+  auto planner =
+      std::make_shared<loader::IndexedPlanner>(std::move(plan), options.rank, std::move(sources),
+                                               std::move(paths), std::move(pieces), long_total);
+  return OpenEngine(std::move(planner), std::move(readers), options, start);
 }
 
 }  // namespace stoker

@@ -34,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-#include "loader/thread_annotations.h"
+#include "common/thread_annotations.h"
 #include "stoker/document_reader.h"
 
 namespace stoker::loader {

@@ -1,5 +1,3 @@
-#include "loader/provenance.h"
-
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -8,6 +6,7 @@
 #include <vector>
 
 #include "loader/memory_token_source.h"
+#include "plan/plan_provenance.h"
 
 namespace stoker::loader {
 namespace {

@@ -17,7 +17,7 @@
 #include <mutex>
 #include <string>
 
-#include "loader/thread_annotations.h"
+#include "common/thread_annotations.h"
 
 namespace stoker::loader {
 

@@ -1,21 +1,36 @@
 // PlanBatchPlanner: the indexed path's planner for the loader engine (stoker/planner.h): one
-// rank's batches of a stoker::Plan. The stream's planner (stream/stream_planner.h) sits beside it.
-// Thread-safe: every method is const; the Plan is immutable.
+// rank's batches of a stoker::Plan, their provenance (from the shards of the plan's token
+// sources, mapped on the first Explain), steps per epoch and fingerprint. The stream's planner
+// (stream/stream_planner.h) sits beside it; the loader's IndexedPlanner (loader/indexed_planner.h)
+// adds the look-ahead of remote data to it.
+// Thread-safe: every method is const; the Plan is immutable and the provenance map is made once.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "plan/plan_provenance.h"
 #include "stoker/plan.h"
 #include "stoker/planner.h"
+#include "stoker/token_source.h"
 
 namespace stoker {
 
-class PlanBatchPlanner final : public BatchPlanner {
+class PlanBatchPlanner : public BatchPlanner {
  public:
-  PlanBatchPlanner(std::shared_ptr<const Plan> plan, uint32_t rank)
-      : plan_(std::move(plan)), rank_(rank) {}
+  // `sources` (in plan order, labelled by `paths`; a source's own path where a label is missing
+  // or empty) are what Explain maps; without them Explain is kUnimplemented.
+  PlanBatchPlanner(std::shared_ptr<const Plan> plan, uint32_t rank,
+                   std::vector<std::shared_ptr<const TokenSource>> sources = {},
+                   std::vector<std::string> paths = {})
+      : plan_(std::move(plan)),
+        rank_(rank),
+        sources_(std::move(sources)),
+        paths_(std::move(paths)) {}
   PlanPosition Normalize(const PlanPosition& pos) const override { return plan_->Normalize(pos); }
   PlanPosition Advance(const PlanPosition& pos) const override { return plan_->Advance(pos); }
   Status BatchAt(const PlanPosition& pos, Batch* out) const override {
@@ -26,12 +41,23 @@ class PlanBatchPlanner final : public BatchPlanner {
   Result<PlanPosition> RestorePosition(const PlanState& state) const override {
     return plan_->Restore(state);
   }
-  const std::shared_ptr<const Plan>& plan() const { return plan_; }
+  Result<StepProvenance> Explain(const PlanPosition& pos) const override;
+  Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override {
+    return plan_->steps_per_epoch(epoch);
+  }
+  std::string Fingerprint() const override { return plan_->fingerprint(); }
+  const Plan* plan() const override { return plan_.get(); }
+
   uint32_t rank() const { return rank_; }
+  const std::vector<std::shared_ptr<const TokenSource>>& sources() const { return sources_; }
 
  private:
   std::shared_ptr<const Plan> plan_;
   uint32_t rank_;
+  std::vector<std::shared_ptr<const TokenSource>> sources_;
+  std::vector<std::string> paths_;
+  mutable std::once_flag provenance_once_;
+  mutable std::unique_ptr<ProvenanceMap> provenance_;
 };
 
 }  // namespace stoker

@@ -1,8 +1,8 @@
-// Output of the record writers (WebDataset tar shards, TFRecord files): each file is written
-// under "<name>.tmp" and renamed into place only when complete (fsynced), hashed with XXH3 as it
-// is written; a JSON manifest listing every file (name, bytes, records, xxh3) is written last,
-// atomically, so a reader that finds the manifest finds every file it lists complete.
-// Not thread-safe: one user at a time.
+// Output of the record writers (WebDataset tar shards, TFRecord files): each file is an
+// AtomicFile (common/atomic_file.h: renamed into place only when complete, fsynced), hashed with
+// XXH3 as it is written; a JSON manifest listing every file (name, bytes, records, xxh3) is written
+// last, atomically, so a reader that finds the manifest finds every file it lists complete. Not
+// thread-safe: one user at a time.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/atomic_file.h"
 #include "common/hash.h"
 #include "stoker/status.h"
 
@@ -41,7 +42,7 @@ class RecordFileSink {
   // Counts one record in the open file (call it after the record's first Append).
   void CountRecord() { ++current_.records; }
   // Bytes written to the open file so far (0 when none is open).
-  uint64_t open_bytes() const { return fd_ >= 0 ? current_.size_bytes : 0; }
+  uint64_t open_bytes() const { return file_ ? current_.size_bytes : 0; }
   // Completes the open file (fsync, rename); a no-op when none is open.
   Status Close();
   // Closes the open file and writes "<dir>/<manifest_name>" listing the files, with `format`
@@ -55,8 +56,7 @@ class RecordFileSink {
 
  private:
   std::string dir_, prefix_, suffix_;
-  int fd_ = -1;
-  std::string tmp_path_;
+  std::unique_ptr<AtomicFile> file_;  // the open file; null when none is
   RecordFileInfo current_;
   std::unique_ptr<Xxh3Hasher> hasher_;
   std::vector<RecordFileInfo> done_;

@@ -66,8 +66,8 @@ std::string HostOf(const std::string& uri) {
   Result<ParsedUri> parsed = ParseUri(uri);
   if (!parsed.ok() || parsed->kind == UriKind::kFile) return "";
   if (parsed->kind == UriKind::kS3) return "s3://" + parsed->bucket;
-  const size_t start = parsed->url.find("://") + 3;
-  return parsed->url.substr(0, parsed->url.find('/', start));
+  const UriParts parts = SplitUri(parsed->url);
+  return std::string(parts.scheme) + "://" + std::string(parts.authority);
 }
 
 namespace {

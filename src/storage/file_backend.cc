@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <system_error>
 
+#include "common/atomic_file.h"
 #include "common/file_util.h"
 #include "common/uri.h"
 
@@ -26,59 +26,24 @@ Result<std::string> LocalPath(const std::string& uri) {
   return parsed.path;
 }
 
+// An AtomicFile (common/atomic_file.h): readers see the object whole once Close commits it.
 class FileWriter final : public Writer {
  public:
-  FileWriter(std::string path, std::string temp, int fd)
-      : path_(std::move(path)), temp_(std::move(temp)), fd_(fd) {}
-  ~FileWriter() override {
-    if (fd_ >= 0) {
-      ::close(fd_);
-      ::unlink(temp_.c_str());
-    }
-  }
+  explicit FileWriter(std::unique_ptr<AtomicFile> file) : file_(std::move(file)) {}
 
-  Status Append(std::string_view bytes) override {
-    if (fd_ < 0) return FailedPrecondition(path_ + ": append after close");
-    while (!bytes.empty()) {
-      const ssize_t put = ::write(fd_, bytes.data(), bytes.size());
-      if (put < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoStatus(temp_ + ": write failed", errno);
-      }
-      bytes.remove_prefix(static_cast<size_t>(put));
-    }
-    return Status::OK();
-  }
+  Status Append(std::string_view bytes) override { return file_->Append(bytes); }
 
   // Syncs and closes the temporary file and returns its name, leaving it there (unrenamed) for
   // the caller: WriteIfAbsent links it into place.
   Result<std::string> Publish() {
-    if (fd_ < 0) return FailedPrecondition(path_ + ": closed twice");
-    Status status;
-    if (::fsync(fd_) != 0) status = ErrnoStatus(temp_ + ": fsync failed", errno);
-    if (::close(fd_) != 0 && status.ok()) status = ErrnoStatus(temp_ + ": close failed", errno);
-    fd_ = -1;
-    if (!status.ok()) {
-      ::unlink(temp_.c_str());
-      return status;
-    }
-    return temp_;
+    STOKER_RETURN_IF_ERROR(file_->Close());
+    return file_->temp_path();
   }
 
-  Status Close() override {
-    STOKER_RETURN_IF_ERROR(Publish().status());
-    if (::rename(temp_.c_str(), path_.c_str()) != 0) {
-      const Status status = ErrnoStatus(path_ + ": cannot rename " + temp_ + " into place", errno);
-      ::unlink(temp_.c_str());
-      return status;
-    }
-    return Status::OK();
-  }
+  Status Close() override { return file_->Commit(); }
 
  private:
-  std::string path_;
-  std::string temp_;
-  int fd_;
+  std::unique_ptr<AtomicFile> file_;
 };
 
 class FileBackend final : public Backend {
@@ -108,7 +73,7 @@ class FileBackend final : public Backend {
       if (!entry.is_regular_file(type_ec)) continue;
       std::string name = entry.path().string();
       if (name.compare(0, base.size(), base) != 0) continue;
-      if (name.find(".stoker-tmp.") != std::string::npos) continue;  // a write in progress
+      if (!AtomicWriteTarget(name).empty()) continue;  // a write in progress (AtomicFile)
       const uint64_t size = entry.file_size(type_ec);
       if (type_ec) continue;  // removed while listing
       out.push_back({prefix + name.substr(base.size()), size, ""});
@@ -123,21 +88,14 @@ class FileBackend final : public Backend {
   }
 
   Result<std::unique_ptr<Writer>> OpenForWrite(const std::string& uri) const override {
-    static std::atomic<uint64_t> counter{0};
     STOKER_ASSIGN_OR_RETURN(std::string path, LocalPath(uri));
     const fs::path parent = fs::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) fs::create_directories(parent, ec);
     if (ec)
       return IOError(uri + ": cannot create directory " + parent.string() + ": " + ec.message());
-    const std::string temp = path + ".stoker-tmp." + std::to_string(::getpid()) + "." +
-                             std::to_string(counter.fetch_add(1));
-    int fd;
-    do {
-      fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return ErrnoStatus(temp + ": cannot create", errno);
-    return std::unique_ptr<Writer>(new FileWriter(path, temp, fd));
+    STOKER_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Create(path));
+    return std::unique_ptr<Writer>(new FileWriter(std::move(file)));
   }
 
   Status WriteIfAbsent(const std::string& uri, std::string_view bytes) const override {

@@ -13,12 +13,11 @@ S3Client::S3Client(AwsConfig config, S3Addressing addressing, HttpClientOptions 
     : config_(std::move(config)), addressing_(addressing), http_(http) {
   std::string endpoint = config_.endpoint;
   if (endpoint.empty()) endpoint = "https://s3." + config_.region + ".amazonaws.com";
-  const size_t sep = endpoint.find("://");
-  scheme_ = sep == std::string::npos ? "https" : endpoint.substr(0, sep);
-  std::string rest = sep == std::string::npos ? endpoint : endpoint.substr(sep + 3);
-  const size_t slash = rest.find('/');
-  host_ = rest.substr(0, slash);
-  if (slash != std::string::npos) base_path_ = rest.substr(slash);
+  if (endpoint.find("://") == std::string::npos) endpoint = "https://" + endpoint;
+  const UriParts parts = SplitUri(endpoint);
+  scheme_ = std::string(parts.scheme);
+  host_ = std::string(parts.authority);
+  base_path_ = std::string(parts.path);
   while (!base_path_.empty() && base_path_.back() == '/') base_path_.pop_back();
 }
 
@@ -51,14 +50,13 @@ std::string S3Client::Scrub(std::string text) const {
 Result<HttpResponse> S3Client::Send(const Call& call) const {
   const std::string uri = "s3://" + call.bucket + (call.key.empty() ? "" : "/" + call.key);
   const std::string url = ObjectUrl(call.bucket, call.key);
-  const size_t host_start = url.find("://") + 3;
-  const size_t path_start = url.find('/', host_start);
-  const std::string host = url.substr(host_start, path_start - host_start);
+  const UriParts parts = SplitUri(url);
+  const std::string host(parts.authority);
   const std::string amz_date = AmzDateNow();
 
   SigningRequest signing;
   signing.method = call.method;
-  signing.canonical_uri = url.substr(path_start);
+  signing.canonical_uri = std::string(parts.path);
   signing.query = call.query;
   signing.payload_sha256 = Sha256Hex(call.body);
   signing.headers = call.headers;

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <vector>
 
-#include "loader/thread_annotations.h"
+#include "common/thread_annotations.h"
 #include "stream/encode_pool.h"
 #include "stream/shard_reader.h"
 

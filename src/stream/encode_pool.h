@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "loader/thread_annotations.h"
+#include "common/thread_annotations.h"
 
 namespace stoker::stream {
 

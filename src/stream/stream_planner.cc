@@ -8,7 +8,7 @@
 #include "common/env.h"
 #include "common/hash.h"
 #include "format/loss_mask.h"
-#include "loader/chat_lengths.h"
+#include "loader/planned_dataset.h"
 #include "stream/elastic.h"
 #include "stream/row_count.h"
 #include "stream/stream_chat.h"
@@ -381,25 +381,29 @@ Result<std::vector<StreamShard>> StreamPlanner::ExpandShards(uint64_t min_shards
   return shards;
 }
 
-Result<std::unique_ptr<Loader>> OpenStreamLoaderWithPlanner(
-    const StreamOptions& options, const LoaderOptions& loader, const PlanState* resume,
-    std::shared_ptr<const StreamPlanner>* out) {
-  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(loader));  // before the pre-scan
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<StreamPlanner> planner,
-                          StreamPlanner::Create(options, loader));
-  std::vector<std::shared_ptr<const DocumentReader>> readers{planner->reader()};
-  if (out != nullptr) *out = planner;
-  return Loader::OpenWithPlanner(std::move(planner), std::move(readers), loader, resume);
-}
-
 }  // namespace stoker::stream
 
 namespace stoker {
 
+Result<std::shared_ptr<const BatchPlanner>> OpenStreamPlanner(const StreamOptions& options,
+                                                              const LoaderOptions& loader) {
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<stream::StreamPlanner> planner,
+                          stream::StreamPlanner::Create(options, loader));
+  return std::shared_ptr<const BatchPlanner>(std::move(planner));
+}
+
 Result<std::unique_ptr<Loader>> OpenStreamLoader(const StreamOptions& options,
                                                  const LoaderOptions& loader,
-                                                 const PlanState* resume) {
-  return stream::OpenStreamLoaderWithPlanner(options, loader, resume, nullptr);
+                                                 const PlanState* resume, StreamScanSummary* scan) {
+  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(loader));  // before the pre-scan
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<stream::StreamPlanner> planner,
+                          stream::StreamPlanner::Create(options, loader));
+  if (scan != nullptr) {
+    scan->files = planner->prescan_summary().files;
+    scan->files_from_scan = planner->prescan_summary().files_from_cache;
+  }
+  std::vector<std::shared_ptr<const DocumentReader>> readers{planner->reader()};
+  return Loader::OpenWithPlanner(std::move(planner), std::move(readers), loader, resume);
 }
 
 }  // namespace stoker

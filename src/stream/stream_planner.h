@@ -54,12 +54,14 @@ class StreamPlanner final : public BatchPlanner {
   Result<StepProvenance> Explain(const PlanPosition& pos) const override;
 
   uint64_t steps_per_epoch(uint64_t epoch) const;
+  Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override { return steps_per_epoch(epoch); }
+  std::string Fingerprint() const override { return fingerprint_; }
   // Elastic resume (elastic.cc, docs/streaming.md): from the states of every rank of another
   // world (or batch size), all at the same step, the state that continues this rank: the epoch's
   // unread documents (open shards' tails, undealt shards, shuffle buffers, packers' leftovers)
   // dealt to this world, with equal steps for the rest of the epoch. Every rank of this world
   // gives the same `states` and gets its own share; restore it with RestorePosition.
-  Result<PlanState> ElasticState(const std::vector<PlanState>& states) const;
+  Result<PlanState> ElasticState(const std::vector<PlanState>& states) const override;
   // This rank's rows at the step starting at `pos`, with each piece's document reference.
   Result<std::vector<PackedRow>> RowsAt(const PlanPosition& pos) const;
   const std::vector<StreamShard>& shards() const { return ctx_->shards; }
@@ -136,11 +138,5 @@ class StreamPlanner final : public BatchPlanner {
   mutable uint64_t next_id_ = 1;
   uint64_t retention_ = 32;  // steps kept per epoch behind the newest (> the ring)
 };
-
-// stoker::OpenStreamLoader (stoker/stream.h), and `planner`, if given, receives the stream's
-// planner (steps per epoch, states for a position, elastic states).
-Result<std::unique_ptr<Loader>> OpenStreamLoaderWithPlanner(
-    const StreamOptions& options, const LoaderOptions& loader, const PlanState* resume,
-    std::shared_ptr<const StreamPlanner>* planner);
 
 }  // namespace stoker::stream

@@ -36,23 +36,22 @@ int RunBenchCommand(BenchArgs& a) {
   }
   Result<LoaderOptions> options = ToLoaderOptions(a.loader);
   if (!options.ok()) return ReportError("bench", options.status());
-  // The stream's planner (the last one opened), for the pre-scan line.
-  auto planner = std::make_shared<std::shared_ptr<const stream::StreamPlanner>>();
+  // What the pre-scan of the stream (the last one opened) read, for its line below.
+  auto scan = std::make_shared<StreamScanSummary>();
   if (a.stream.stream) {
-    Result<stream::StreamOptions> so = ToStreamOptions(a.stream, a.loader.datasets);
+    Result<StreamOptions> so = ToStreamOptions(a.stream, a.loader.datasets);
     if (!so.ok()) return ReportError("bench", so.status());
-    a.bench.open = [so = *so, planner](const LoaderOptions& o) {
-      return stream::OpenStreamLoaderWithPlanner(so, o, nullptr, planner.get());
+    a.bench.open = [so = *so, scan](const LoaderOptions& o) {
+      return OpenStreamLoader(so, o, nullptr, scan.get());
     };
   }
   a.bench.progress = true;
   Result<diag::BenchResult> r = RunBenchFromFlags(a.loader, *options, a.bench, "bench");
   if (!r.ok()) return ReportError("bench", r.status());
-  if (*planner && (*planner)->prescan_summary().files > 0) {
-    const stream::PrescanSummary& s = (*planner)->prescan_summary();
+  if (scan->files > 0) {
     std::fprintf(stderr, "bench: stream pre-scan: %llu of %llu file(s) from scan files\n",
-                 static_cast<unsigned long long>(s.files_from_cache),
-                 static_cast<unsigned long long>(s.files));
+                 static_cast<unsigned long long>(scan->files_from_scan),
+                 static_cast<unsigned long long>(scan->files));
   }
   const std::string title =
       std::string(a.bench.synthetic ? "--synthetic " : "") +

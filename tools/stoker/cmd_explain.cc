@@ -8,10 +8,10 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "loader/provenance.h"
 #include "number_flags.h"
+#include "plan/plan_batch_planner.h"
 #include "plan_flags.h"
-#include "stream/stream_planner.h"
+#include "stoker/stream.h"
 #include "stream_flags.h"
 
 namespace stoker::cli {
@@ -41,17 +41,16 @@ Result<StepProvenance> ExplainIndexed(const ExplainArgs& a, const PlanOptions& o
                       std::to_string(a.epoch) + " (" +
                       std::to_string(plan->steps_per_epoch(a.epoch)) + " steps)");
   }
-  return loader::ProvenanceMap::ForSources(sources, {}).ExplainStep(*plan, pos, o.rank);
+  return PlanBatchPlanner(std::move(plan), o.rank, std::move(sources)).Explain(pos);
 }
 
 Result<StepProvenance> ExplainStream(const ExplainArgs& a, const PlanOptions& o) {
-  STOKER_ASSIGN_OR_RETURN(stream::StreamOptions so, ToStreamOptions(a.stream, a.plan.datasets));
+  STOKER_ASSIGN_OR_RETURN(StreamOptions so, ToStreamOptions(a.stream, a.plan.datasets));
   LoaderOptions lo;
   static_cast<PlanOptions&>(lo) = o;  // the plan flags, as bench --stream takes them
   lo.on_error = a.stream.on_error == "skip" ? ErrorPolicy::kSkip : ErrorPolicy::kFail;
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<stream::StreamPlanner> planner,
-                          stream::StreamPlanner::Create(so, lo));
-  const uint64_t steps = planner->steps_per_epoch(a.epoch);
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const BatchPlanner> planner, OpenStreamPlanner(so, lo));
+  STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planner->StepsPerEpoch(a.epoch));
   if (a.step >= steps) {
     return OutOfRange("step " + std::to_string(a.step) + " is past the end of epoch " +
                       std::to_string(a.epoch) + " (" + std::to_string(steps) + " steps)");

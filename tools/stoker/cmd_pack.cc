@@ -16,7 +16,7 @@
 #include "ingest/pack_run.h"
 #include "ingest/pack_task.h"
 #include "number_flags.h"
-#include "text/tokenizer.h"
+#include "stoker/tokenizer.h"
 #include "tokenizer_flags.h"
 
 namespace stoker::cli {

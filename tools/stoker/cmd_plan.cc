@@ -13,7 +13,7 @@
 #include "commands.h"
 #include "common/file_util.h"
 #include "common/progress.h"
-#include "loader/chat_lengths.h"
+#include "loader/planned_dataset.h"
 #include "number_flags.h"
 #include "plan/mixture_file.h"
 #include "plan_flags.h"

@@ -11,7 +11,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "text/tokenizer.h"
+#include "stoker/tokenizer.h"
 #include "tokenizer_flags.h"
 
 namespace stoker::cli {

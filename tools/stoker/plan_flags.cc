@@ -6,8 +6,8 @@
 
 #include "cli_common.h"
 #include "format/stoker_dataset.h"
-#include "loader/chat_lengths.h"
 #include "loader/mixture_spec.h"
+#include "loader/planned_dataset.h"
 #include "number_flags.h"
 
 namespace stoker::cli {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "loader/chat_lengths.h"
+#include "loader/planned_dataset.h"
 #include "stoker/plan.h"
 #include "stoker/status.h"
 #include "stoker/token_source.h"

@@ -2,7 +2,6 @@
 
 #include "cli_common.h"
 #include "number_flags.h"
-#include "stream/stream_chat.h"
 #include "text/utf8.h"
 #include "tokenizer_flags.h"
 
@@ -74,9 +73,9 @@ std::string ScanCacheDir(const StreamTextFlags& f) {
   return f.scan_cache.empty() ? "auto" : f.scan_cache;
 }
 
-Result<stream::StreamOptions> ToStreamOptions(const StreamFlags& f,
-                                              const std::vector<std::string>& inputs) {
-  stream::StreamOptions so;
+Result<StreamOptions> ToStreamOptions(const StreamFlags& f,
+                                      const std::vector<std::string>& inputs) {
+  StreamOptions so;
   so.inputs = inputs;
   so.tokenizer = f.tokenizer;
   so.tokenizer_options = f.tokenizer_options;
@@ -96,7 +95,7 @@ Result<std::shared_ptr<const ChatEncoder>> StreamChatFromFlags(
     const StreamTextFlags& f, const std::vector<std::string>& inputs) {
   StreamFlags flags;
   static_cast<StreamTextFlags&>(flags) = f;
-  STOKER_ASSIGN_OR_RETURN(stream::StreamOptions so, ToStreamOptions(flags, inputs));
+  STOKER_ASSIGN_OR_RETURN(StreamOptions so, ToStreamOptions(flags, inputs));
   return stream::OpenStreamChat(so, LoaderOptions{});
 }
 

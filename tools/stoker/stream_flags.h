@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "stream/stream_planner.h"
+#include "stoker/stream.h"
+#include "stream/stream_chat.h"
 
 namespace stoker::cli {
 
@@ -32,9 +33,9 @@ void AddStreamTextFlags(CLI::App* sub, StreamTextFlags* flags);
 
 struct StreamFlags : StreamTextFlags {
   bool stream = false;  // the DATASET arguments are raw text inputs
-  uint64_t shuffle_buffer = stream::StreamOptions{}.shuffle_buffer;
+  uint64_t shuffle_buffer = StreamOptions{}.shuffle_buffer;
   uint64_t steps_per_epoch = 0;
-  uint64_t split_factor = stream::StreamOptions{}.split_factor;
+  uint64_t split_factor = StreamOptions{}.split_factor;
   std::vector<const CLI::Option*> stream_only;  // the flags AddStreamFlags added, but --stream
 };
 
@@ -51,7 +52,7 @@ Result<std::shared_ptr<const ChatEncoder>> StreamChatFromFlags(
     const StreamTextFlags& flags, const std::vector<std::string>& inputs);
 
 // The stream over `inputs` that the flags describe. kInvalidArgument for a bad --utf8.
-Result<stream::StreamOptions> ToStreamOptions(const StreamFlags& flags,
-                                              const std::vector<std::string>& inputs);
+Result<StreamOptions> ToStreamOptions(const StreamFlags& flags,
+                                      const std::vector<std::string>& inputs);
 
 }  // namespace stoker::cli

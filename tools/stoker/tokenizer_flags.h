@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "text/tokenizer.h"
+#include "stoker/tokenizer.h"
 
 namespace stoker::cli {
 

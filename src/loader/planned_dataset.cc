@@ -1,4 +1,4 @@
-#include "loader/chat_lengths.h"
+#include "loader/planned_dataset.h"
 
 #include <algorithm>
 #include <vector>

@@ -1,6 +1,7 @@
 // ProvenanceMap: the provenance (stoker/provenance.h) of an indexed plan's rows; it maps a
-// (dataset, document) to (source, shard, record). Loader::Explain and `stoker explain` use it; the
-// streaming path builds the same StepProvenance from its rows (stream/stream_provenance.h).
+// (dataset, document) to (source, shard, record). PlanBatchPlanner::Explain (so Loader::Explain
+// and `stoker explain`) uses it; the streaming path builds the same StepProvenance from its rows
+// (stream/stream_provenance.h).
 // Thread-safe: ProvenanceMap is immutable after construction; the rest are plain values.
 #pragma once
 
@@ -14,7 +15,7 @@
 #include "stoker/provenance.h"
 #include "stoker/token_source.h"
 
-namespace stoker::loader {
+namespace stoker {
 
 // The shards of each dataset of an indexed plan, for ProvenanceMap.
 struct ProvenanceDataset {
@@ -48,4 +49,4 @@ class ProvenanceMap {
   std::vector<ProvenanceDataset> datasets_;
 };
 
-}  // namespace stoker::loader
+}  // namespace stoker

@@ -1,8 +1,10 @@
-// The lengths the plan sees for one dataset of the loader, with its LongDocuments policy applied
-// (docs/chat.md, "Long conversations"): chat data (a reader with a loss mask) drops the
-// conversations longer than seq_len by default, text splits them. Also what `stoker plan` and
-// `stoker.plan` share with the loader: a dataset opened and planned as the loader plans it, and
-// the trained-token share of an epoch. Thread-safe (no shared state).
+// The plan's I/O companion: one dataset opened and planned as the loader plans it
+// (PlannedDataset), which `Loader::Open`, `stoker plan`, `stoker explain`, `stoker.plan` and the
+// stream's chat lengths share. Its lengths are what the plan sees under the LongDocuments policy
+// (docs/chat.md, "Long conversations": chat data, a reader with a loss mask, drops conversations
+// longer than seq_len by default, text splits them); and the trained-token share of an epoch.
+// The plan itself (plan/) opens no file: this is where its datasets are opened.
+// Thread-safe (no shared state).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
-// A remote stoker dataset on the memory backend, metered at the interface: opening and planning
-// cost a constant number of requests whatever the shard count, no HEAD or LIST ever, and the
-// reads give the tokens a local open gives.
+// A remote stoker dataset (format/stoker_dataset.h) on the memory backend, metered at the
+// interface: opening and planning cost a constant number of requests whatever the shard count, no
+// HEAD or LIST ever, and the reads give the tokens a local open gives. Here, not in format/,
+// because it plans and loads the dataset as the loader does.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -1,7 +1,9 @@
-#include "loader/provenance.h"
+#include "plan/plan_provenance.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include "plan/plan_batch_planner.h"
 
 namespace stoker {
 
@@ -37,8 +39,6 @@ std::string StepProvenance::ToJson() const {
   out["rows"] = std::move(rows_json);
   return out.dump();
 }
-
-namespace loader {
 
 ProvenanceDataset ProvenanceDataset::FromSource(const TokenSource& source,
                                                 const std::string& path) {
@@ -133,5 +133,12 @@ ProvenanceMap ProvenanceMap::ForSources(
   return ProvenanceMap(std::move(datasets));
 }
 
-}  // namespace loader
+Result<StepProvenance> PlanBatchPlanner::Explain(const PlanPosition& pos) const {
+  if (sources_.empty()) return BatchPlanner::Explain(pos);
+  std::call_once(provenance_once_, [this] {
+    provenance_ = std::make_unique<ProvenanceMap>(ProvenanceMap::ForSources(sources_, paths_));
+  });
+  return provenance_->ExplainStep(*plan_, pos, rank_);
+}
+
 }  // namespace stoker
