@@ -82,7 +82,7 @@ struct TokenizerOptions {
   // encodes (chat encoding sets it where tokenizer_config.json names that class).
   bool dummy_prefix_at_start_only = false;
   // Threads that build the tokenizer's tables while it is opened (tiktoken files); 0 = all
-  // cores. `stoker pack` passes its --threads, so a pack's serial first step is shorter.
+  // cores. `stoker pack` passes its --num-workers, so a pack's serial first step is shorter.
   int load_threads = 0;
 };
 
