@@ -49,7 +49,7 @@ def main():
         args.data = path[0]
 
     loader = stoker.Loader(args.data, seq_len=args.seq_len, batch_size=args.batch_size,
-                           num_workers=2, pack="concat", seed=7, drop_last=True)
+                           num_workers=2, pack="concat", seed=7, remainder="drop_last")
     vocab = int(stoker.inspect(args.data)["tokens"]) + 1
     torch.manual_seed(0)
     model = DistributedDataParallel(TinyGPT(vocab, args.seq_len, dim=32, heads=2, layers=1))

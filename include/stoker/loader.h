@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/error_policy.h"
 #include "stoker/plan.h"
 #include "stoker/planner.h"
 #include "stoker/provenance.h"
@@ -23,15 +24,12 @@
 
 namespace stoker {
 
-enum class ErrorPolicy : uint8_t {
-  kFail,  // a bad read or corrupt piece is the error of its batch; the loader then stops
-  kSkip,  // the bad piece becomes a masked hole (labels -100) and is counted; the plan is unchanged
-};
-
 // Options keep torch DataLoader's names and meanings where one exists. The plan's options
 // (seq_len, batch_size, world_size, rank, seed, shuffle, block_shards, pack, bestfit_window and
 // remainder, torch's drop_last) are PlanOptions itself: one definition, with the loader's default
-// batch_size of 8 rows per rank per step.
+// batch_size of 8 rows per rank per step. Each field is declared once, as a row of
+// LoaderOptionTable() (src/loader/loader_options_table.cc), from which the CLI flags and the
+// Python keywords are derived; a test fails on a field without a row.
 struct LoaderOptions : PlanOptions {
   LoaderOptions() { batch_size = 8; }
   int num_workers = 0;             // threads; 0 = cores / LOCAL_WORLD_SIZE (env), at least 1
@@ -48,6 +46,10 @@ struct LoaderOptions : PlanOptions {
   // ring and over PCIe. The mask needs segment_ids.
   bool position_ids = true;
   bool segment_ids = true;
+  // Also build seq_idx, int32 [B, S]: each token's index among the batch's cu_seqlens segments
+  // (row-major over the flattened batch, padding runs included: nondecreasing), as Mamba and
+  // linear-attention varlen kernels take it.
+  bool seq_idx = false;
   ErrorPolicy on_error = ErrorPolicy::kFail;
   // Documents longer than seq_len: kAuto drops them for chat data (a conversation's answer
   // must not arrive without its question; docs/chat.md) and splits them for text.
@@ -127,6 +129,7 @@ class LoaderBatch {
   // Chat data only (docs/chat.md, "Batches"): 1 where labels[t] is trained, [B, S] in the token
   // dtype; null for datasets without a loss mask.
   TensorView loss_mask() const { return View(6, false); }
+  TensorView seq_idx() const { return View(7, false); }  // int32 [B, S]; null unless asked
   // The same tensors on the device, when the loader has one (data == nullptr otherwise).
   TensorView device_input_ids() const { return View(0, true); }
   TensorView device_labels() const { return View(1, true); }
@@ -135,6 +138,7 @@ class LoaderBatch {
   TensorView device_cu_seqlens() const { return View(4, true); }
   TensorView device_attention_mask() const { return View(5, true); }
   TensorView device_loss_mask() const { return View(6, true); }
+  TensorView device_seq_idx() const { return View(7, true); }
   bool on_device() const { return device_base_ != nullptr; }
 
   // Makes `cuda_stream` (a cudaStream_t; nullptr = legacy default stream) wait, on the GPU, for

@@ -12,6 +12,7 @@
 #include "ingest/pack_run.h"
 #include "ingest/pack_task.h"
 #include "ingest/task_merge.h"
+#include "option_binding.h"
 #include "register.h"
 
 namespace nb = nanobind;
@@ -55,28 +56,14 @@ nb::dict PackToDict(const PackArgs& args) {
 }  // namespace
 
 void RegisterIngest(nb::module_& m) {
-  nb::class_<PackArgs>(m, "PackArgs",
-                       "stoker.pack's arguments, as `stoker pack` takes them (ingest/pack_args.h).")
-      .def(nb::init<>())
+  nb::class_<PackArgs> pack_args(
+      m, "PackArgs", "stoker.pack's arguments, as `stoker pack` takes them (ingest/pack_args.h).");
+  pack_args.def(nb::init<>())
       .def_rw("inputs", &PackArgs::inputs)
-      .def_rw("output", &PackArgs::output)
-      .def_rw("tokenizer", &PackArgs::tokenizer)
-      .def_rw("text_field", &PackArgs::text_field)
-      .def_rw("shard_size", &PackArgs::shard_size)
-      .def_rw("num_workers", &PackArgs::num_workers)
       .def_rw("task_index", &PackArgs::task_index)
       .def_rw("task_count", &PackArgs::task_count)
-      .def_rw("utf8", &PackArgs::utf8)
-      .def_rw("on_error", &PackArgs::on_error)
-      .def_rw("dtype", &PackArgs::dtype)
-      .def_rw("overwrite", &PackArgs::overwrite)
-      .def_rw("input_format", &PackArgs::input_format)
-      .def_rw("key_field", &PackArgs::key_field)
-      .def_rw("tokenizer_options", &PackArgs::tokenizer_options)
-      .def_rw("format", &PackArgs::format)
-      .def_rw("train_on", &PackArgs::train_on)
-      .def_rw("chat_template", &PackArgs::chat_template)
-      .def_rw("chat_field", &PackArgs::chat_field);
+      .def_rw("tokenizer_options", &PackArgs::tokenizer_options);
+  BindOptionRows(pack_args, PackArgsTable());
   m.def("pack", &PackToDict, nb::arg("args"),
         "Packs raw text into a stoker dataset (`stoker pack`); the GIL is released meanwhile.");
   m.def(

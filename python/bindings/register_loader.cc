@@ -103,6 +103,7 @@ nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
       {"cu_seqlens", device ? lb.device_cu_seqlens() : lb.cu_seqlens()},
       {"attention_mask", device ? lb.device_attention_mask() : lb.attention_mask()},
       {"loss_mask", device ? lb.device_loss_mask() : lb.loss_mask()},
+      {"seq_idx", device ? lb.device_seq_idx() : lb.seq_idx()},
   };
   nb::dict out;
   for (const auto& [name, view] : views) {

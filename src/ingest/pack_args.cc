@@ -9,6 +9,7 @@
 #include "ingest/chat_inputs.h"
 #include "ingest/input_plan.h"
 #include "records/record_store.h"
+#include "stoker/error_policy.h"
 #include "text/utf8.h"
 
 namespace stoker {
@@ -29,10 +30,8 @@ Result<PackOptions> PackOptionsFromArgs(const PackArgs& a) {
   o.key_field = a.key_field;
   STOKER_ASSIGN_OR_RETURN(o.input_format, ParsePackInputFormat(a.input_format));
   STOKER_ASSIGN_OR_RETURN(o.encoder.utf8, ParseUtf8Policy(a.utf8));
-  if (a.on_error != "fail" && a.on_error != "skip") {
-    return InvalidArgument("on_error must be 'fail' or 'skip', not '" + a.on_error + "'");
-  }
-  o.encoder.skip_bad_lines = a.on_error == "skip";
+  STOKER_ASSIGN_OR_RETURN(ErrorPolicy on_error, ParseErrorPolicy(a.on_error));
+  o.encoder.skip_bad_lines = on_error == ErrorPolicy::kSkip;
   STOKER_ASSIGN_OR_RETURN(o.shard_size_bytes, ParseSize(a.shard_size));
   if (a.num_workers < 0) {
     return InvalidArgument("num_workers must be >= 0 (0 = the node's cores / LOCAL_WORLD_SIZE)");

@@ -1,6 +1,6 @@
 // PackArgs: the user-facing arguments of `stoker pack` / `stoker.pack()` as strings and numbers,
-// and their translation into PackOptions — one place for the CLI and the Python binding. Names
-// are the ones every surface uses (num_workers, on_error, as the loader's).
+// their option table, and their translation into PackOptions — one place for the CLI and the
+// Python binding. Names are the ones every surface uses (num_workers, on_error, as the loader's).
 // Plain values; not thread-safe (one user at a time).
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/option_table.h"
 #include "ingest/input_plan.h"
 #include "ingest/pack.h"
 #include "ingest/upload_dataset.h"
@@ -42,6 +43,10 @@ struct PackArgs {
   // (messages, conversations, prompt + completion). Setting it packs chat data.
   std::string chat_field;
 };
+
+// PackArgs' option table (common/option_table.h): each field declared once, with its doc, CLI flag
+// (cmd_pack.cc) and Python keyword (stoker.pack). Thread-safe: built once, immutable.
+const OptionTable<PackArgs>& PackArgsTable();
 
 // Validates `args` and fills PackOptions (without progress callback). kInvalidArgument names the
 // offending argument.

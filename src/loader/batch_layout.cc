@@ -78,6 +78,7 @@ class Assembler {
         cu_(reinterpret_cast<int32_t*>(slot + layout.cu_seqlens)),
         mask_(layout.has_mask ? slot + layout.attention_mask : nullptr),
         loss_mask_(layout.has_loss_mask ? reinterpret_cast<T*>(slot + layout.loss_mask) : nullptr),
+        seq_idx_(layout.has_seq_idx ? reinterpret_cast<int32_t*>(slot + layout.seq_idx) : nullptr),
         result_(result),
         iota_(iota),
         scratch_(scratch),
@@ -104,6 +105,12 @@ class Assembler {
     Status status;
     rows_ = &rows;
     for (size_t r = 0; r < rows.size() && status.ok(); ++r) status = Row(rows[r], r * S);
+    if (status.ok() && seq_idx_ != nullptr) {
+      // Segment k of cu_seqlens covers the flattened positions [cu[k], cu[k + 1]).
+      for (int k = 0; k + 1 < num_cu_; ++k) {
+        StreamFill<int32_t>(seq_idx_ + cu_[k], static_cast<size_t>(cu_[k + 1] - cu_[k]), k);
+      }
+    }
     StreamFence();
     STOKER_RETURN_IF_ERROR(status);
     result_->num_cu_seqlens = num_cu_;
@@ -305,6 +312,7 @@ class Assembler {
   int32_t* cu_;
   uint8_t* mask_;
   T* loss_mask_;
+  int32_t* seq_idx_;
   AssemblyResult* result_;
   int num_cu_ = 0;
   std::vector<T>& iota_;
@@ -335,6 +343,8 @@ BatchLayout BatchLayout::For(const AssemblyOptions& options) {
   l.cu_seqlens = section((cells + 1) * sizeof(int32_t));
   l.has_loss_mask = options.loss_mask;
   if (l.has_loss_mask) l.loss_mask = section(cells * l.elem_bytes);
+  l.has_seq_idx = options.seq_idx;
+  if (l.has_seq_idx) l.seq_idx = section(cells * sizeof(int32_t));
   l.has_mask = options.attention_mask;
   if (l.has_mask) l.attention_mask = section(cells * options.seq_len);
   l.total_bytes = at;

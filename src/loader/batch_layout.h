@@ -7,6 +7,7 @@
 //   loss_mask (chat data only)                     [B, S] in the token dtype, 1 = labels[t] is
 //                                                  trained (docs/chat.md, "Batches")
 //   cu_seqlens                                     int32, at most B * S + 1 entries
+//   seq_idx (only when asked)                      int32 [B, S], each token's segment index
 //   attention_mask (only when asked)               uint8 [B, S, S], 1 = may attend
 // each section starting on a 256-byte boundary. Not thread-safe: plain values.
 #pragma once
@@ -34,6 +35,7 @@ struct AssemblyOptions {
   // Chat data: labels[t] = input_ids[t+1] only where token t+1 is trained (the source's loss
   // mask; every token of a source without one), else -100; and a loss_mask tensor beside them.
   bool loss_mask = false;
+  bool seq_idx = false;  // also seq_idx: the index in cu_seqlens of each token's segment
   int64_t pad_token_id = 0;
 };
 
@@ -45,6 +47,8 @@ struct BatchLayout {
   bool has_mask = false;
   size_t loss_mask = 0;  // valid when has_loss_mask
   bool has_loss_mask = false;
+  size_t seq_idx = 0;  // valid when has_seq_idx
+  bool has_seq_idx = false;
   bool has_position_ids = true, has_segment_ids = true;  // else those offsets mean nothing
   size_t total_bytes = 0;
 

@@ -11,7 +11,7 @@ namespace {
 constexpr int64_t X = -100;  // ignore_index
 
 struct Built {
-  std::vector<int64_t> ids, labels, pos, seg, cu, mask, loss_mask;
+  std::vector<int64_t> ids, labels, pos, seg, cu, mask, loss_mask, seq_idx;
   AssemblyResult result;
   Status status;
 };
@@ -41,6 +41,7 @@ Built Build(const AssemblyOptions& opt, const std::vector<const DocumentReader*>
     b.mask = view(layout.attention_mask, TokenDType::kUint8, cells * opt.seq_len);
   }
   if (layout.has_loss_mask) b.loss_mask = view(layout.loss_mask, opt.dtype, cells);
+  if (layout.has_seq_idx) b.seq_idx = view(layout.seq_idx, TokenDType::kInt32, cells);
   return b;
 }
 
@@ -67,6 +68,24 @@ TEST(LoaderAssemblyTest, DocumentBoundariesAndPadding) {
   EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5, 8, 10}));
   EXPECT_EQ(b.result.max_seqlen, 5);
   EXPECT_EQ(b.result.real_tokens, 8u);
+}
+
+TEST(LoaderAssemblyTest, SeqIdxNumbersTheCuSeqlensSegments) {
+  MemoryTokenSource src = Docs();
+  AssemblyOptions opt;
+  opt.batch_size = 2;
+  opt.seq_len = 6;
+  // Row 0: doc0 then a padding run; row 1: a split document then a boundary (no padding).
+  const std::vector<Row> rows = {Row{{{0, 0, 0, 5}}}, Row{{{0, 2, 0, 4}, {0, 1, 0, 2}}}};
+  EXPECT_TRUE(Build(opt, src, rows).seq_idx.empty());  // off by default
+  opt.seq_idx = true;
+  for (TokenDType dtype : {TokenDType::kInt64, TokenDType::kInt32}) {
+    opt.dtype = dtype;
+    Built b = Build(opt, src, rows);
+    ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+    EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5, 6, 10, 12}));
+    EXPECT_EQ(b.seq_idx, (std::vector<int64_t>{0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 3, 3}));
+  }
 }
 
 TEST(LoaderAssemblyTest, PositionAndSegmentIdsCanBeLeftOut) {

@@ -33,6 +33,7 @@ AssemblyOptions ToAssembly(const LoaderOptions& o) {
   a.attention_mask = o.attention_mask;
   a.position_ids = o.position_ids;
   a.segment_ids = o.segment_ids;
+  a.seq_idx = o.seq_idx;
   a.skip_bad_documents = o.on_error == ErrorPolicy::kSkip;
   a.pad_token_id = o.pad_token_id;
   return a;

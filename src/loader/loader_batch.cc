@@ -91,6 +91,14 @@ TensorView LoaderBatch::View(int which, bool device) const {
       v.shape[1] = S;
       return v;
     }
+    case 7:
+      if (!l.has_seq_idx) return TensorView{};
+      v.data = base + l.seq_idx;
+      v.dtype = TokenDType::kInt32;
+      v.ndim = 2;
+      v.shape[0] = B;
+      v.shape[1] = S;
+      return v;
     case 4:
       v.data = base + l.cu_seqlens;
       v.dtype = TokenDType::kInt32;

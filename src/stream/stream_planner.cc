@@ -81,7 +81,7 @@ Status CheckStreamLoaderOptions(const LoaderOptions& o) {
   }
   if (o.remainder != RemainderPolicy::kDropLast) {
     return InvalidArgument(
-        "stream: drop_last=False (remainder 'pad') does not apply to a stream: "
+        "stream: remainder 'pad' (drop_last=False) does not apply to a stream: "
         "every rank gets the same whole steps per epoch and a rank's short "
         "stream continues into the next epoch's (docs/streaming.md)");
   }

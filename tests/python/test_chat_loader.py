@@ -83,7 +83,7 @@ def check_batch(batch, docs, seq_len):
 def test_labels_follow_the_mask_at_every_boundary(chat_dataset):
     out, docs = chat_dataset
     loader = stoker.Loader(out, seq_len=SEQ, batch_size=4, pack="bestfit", output="numpy",
-                           num_workers=2, provenance=True, drop_last=False)
+                           num_workers=2, provenance=True, remainder="pad")
     trained = 0
     seen = set()
     for batch in loader:
@@ -146,11 +146,11 @@ def test_three_ranks_see_every_conversation_once_and_resume_exactly(chat_dataset
     # global batch of 6 rows) missing; the three ranks took the same number of steps.
     short = {i for i, d in enumerate(docs) if len(d["tokens"]) <= SEQ}
     assert len(seen) == len(set(seen)) and set(seen) <= short
-    whole = stoker.Loader(out, **dict(kw, world_size=1, rank=0, drop_last=False, batch_size=1))
+    whole = stoker.Loader(out, **dict(kw, world_size=1, rank=0, remainder="pad", batch_size=1))
     all_rows = sum(len(b["provenance"]) for b in whole)
     assert rows % 6 == 0 and all_rows - 6 < rows <= all_rows
     # Exact resume mid-epoch: the batches after a restored state equal the uninterrupted ones.
-    one = dict(kw, world_size=1, drop_last=True)
+    one = dict(kw, world_size=1, remainder="drop_last")
     keys = ("input_ids", "labels", "loss_mask", "position_ids", "cu_seqlens")
     copy = lambda b: {k: b[k].copy() for k in keys}  # noqa: E731  (batches hold ring slots)
     full = [copy(b) for b in stoker.Loader(out, **one)]

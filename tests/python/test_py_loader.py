@@ -151,7 +151,7 @@ def rows_of(batches):
 
 
 def test_elastic_restore_on_another_world_size(datasets):
-    kw = dict(seq_len=SEQ, pack="concat", seed=2, drop_last=False)
+    kw = dict(seq_len=SEQ, pack="concat", seed=2, remainder="pad")
     whole = stoker.Loader(datasets["a"], batch_size=2 * BATCH, world_size=1, **kw)
     all_rows = rows_of(run_epoch(whole))
     ranks = [stoker.Loader(datasets["a"], batch_size=BATCH, world_size=2, rank=r, **kw)

@@ -48,7 +48,7 @@ def test_verify_agrees_with_the_cli(stoker_cli, datasets, tmp_path):
 @pytest.mark.parametrize("pack", ["concat", "bestfit", "pad"])
 def test_plan_equals_the_cli(stoker_cli, datasets, pack):
     plan = stoker.plan([(2, datasets["a"]), datasets["b"]], 32, 3, world_size=2, rank=1, seed=5,
-                       pack=pack, drop_last=False)
+                       pack=pack, remainder="pad")
     ref = cli_plan(stoker_cli, [f"2:{datasets['a']}", datasets["b"], "--seq-len", 32,
                                 "--batch-size", 3, "--world-size", 2, "--rank", 1, "--seed", 5,
                                 "--pack", pack, "--remainder", "pad"])

@@ -186,7 +186,7 @@ def test_bench_stream_cli(tmp_path, run_stoker):
 @pytest.mark.parametrize("option, message", [
     (dict(shuffle="none"), "shuffle='none'"), (dict(shuffle=False), "shuffle='none'"),
     (dict(shuffle="block"), "shuffle='block'"), (dict(block_shards=8), "block_shards"),
-    (dict(drop_last=False), "drop_last=False")])
+    (dict(remainder="pad"), "remainder 'pad'")])
 def test_loader_options_a_stream_cannot_honour_are_refused(tmp_path, option, message):
     # They were silently ignored.
     paths = write_corpus(tmp_path, [60])

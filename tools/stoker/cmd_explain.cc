@@ -48,7 +48,7 @@ Result<StepProvenance> ExplainStream(const ExplainArgs& a, const PlanOptions& o)
   STOKER_ASSIGN_OR_RETURN(StreamOptions so, ToStreamOptions(a.stream, a.plan.datasets));
   LoaderOptions lo;
   static_cast<PlanOptions&>(lo) = o;  // the plan flags, as bench --stream takes them
-  lo.on_error = a.stream.on_error == "skip" ? ErrorPolicy::kSkip : ErrorPolicy::kFail;
+  STOKER_ASSIGN_OR_RETURN(lo.on_error, ParseErrorPolicy(a.stream.on_error));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const BatchPlanner> planner, OpenStreamPlanner(so, lo));
   STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planner->StepsPerEpoch(a.epoch));
   if (a.step >= steps) {

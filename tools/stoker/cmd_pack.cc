@@ -16,6 +16,7 @@
 #include "ingest/pack_run.h"
 #include "ingest/pack_task.h"
 #include "number_flags.h"
+#include "option_flags.h"
 #include "stoker/tokenizer.h"
 #include "tokenizer_flags.h"
 
@@ -194,63 +195,24 @@ void AddPackCommand(CLI::App& app, int* exit_code) {
                   "shard-{000000..000009}.tar), TFRecord files, MDS directories")
       ->required();
   sub->add_option("-o,--output", args->output, "Dataset directory to write")->required();
-  sub->add_option("--tokenizer", args->tokenizer,
-                  "bytes | PATH.model (SentencePiece) | PATH/tokenizer.json | PATH.tiktoken")
-      ->capture_default_str();
   AddBpeTokenizerFlags(sub, &args->tokenizer_options);
-  sub->add_option("--text-field", args->text_field,
-                  "JSONL field holding the text; for record shards, the field holding the text "
-                  "or the token ids (copied without re-tokenizing)")
-      ->capture_default_str();
   AddChatFlags(sub, &args->train_on, &args->chat_template, &args->chat_field, "Chat data");
-  sub->add_option("--key-field", args->key_field,
-                  "Record shards: the field that names a record in messages (default: the "
-                  "format's key)");
-  sub->add_option("--input-format", args->input_format,
-                  "auto (record shards by name, else JSONL/text), jsonl, text, webdataset, "
-                  "tfrecord, mds, litdata, parquet or arrow (Hugging Face save_to_disk)")
-      ->check(CLI::IsMember({"auto", "jsonl", "text", "webdataset", "wds", "tfrecord", "mds",
-                             "litdata", "parquet", "arrow", "hf"}))
-      ->capture_default_str();
-  sub->add_option("--shard-size", args->shard_size,
-                  "Close a shard at this .bin size, e.g. 64MiB, 1GiB (a document is never split)")
-      ->capture_default_str();
-  auto* workers = sub->add_option("--num-workers", args->num_workers,
-                                  "Tokenizer threads (0 = the node's cores / LOCAL_WORLD_SIZE: all "
-                                  "of them outside a launcher)")
-                      ->check(WholeNumber<int>(0));
-  AddDeprecatedAlias(sub, "--threads", workers, &args->num_workers, WholeNumber<int>(0));
+  for (const OptionRow<PackArgs>& row : PackArgsTable()) {  // the rest of PackArgs' flags
+    if (!row.cli.empty() && sub->get_option_no_throw(std::string(row.cli)) == nullptr) {
+      AddOptionFlag(sub, row, args);
+    }
+  }
+  AddDeprecatedAlias(sub, "--threads", sub->get_option("--num-workers"), &args->num_workers,
+                     WholeNumber<int>(0));
   sub->add_option("--task-index", args->task_index, "This task's index, 0-based")
       ->check(WholeNumber<uint32_t>());
   sub->add_option("--task-count", args->task_count, "Number of tasks in the job")
       ->check(WholeNumber<uint32_t>(1));
-  sub->add_option("--utf8", args->utf8,
-                  "Invalid UTF-8: replace (with U+FFFD), skip (the document) or fail")
-      ->check(CLI::IsMember({"replace", "skip", "fail"}))
-      ->capture_default_str();
-  auto* on_error =
-      sub->add_option("--on-error", args->on_error,
-                      "JSONL lines that are not JSON objects with a string text field, records "
-                      "without the field, and the rest of a corrupt record shard: fail or skip")
-          ->check(CLI::IsMember({"fail", "skip"}))
-          ->capture_default_str();
-  AddDeprecatedAlias(sub, "--bad-lines", on_error, &args->on_error,
+  AddDeprecatedAlias(sub, "--bad-lines", sub->get_option("--on-error"), &args->on_error,
                      CLI::IsMember({"fail", "skip"}));
-  sub->add_option("--dtype", args->dtype, "Token type: auto, uint16 or int32")
-      ->check(CLI::IsMember({"auto", "uint16", "int32"}))
-      ->capture_default_str();
   sub->add_option("--progress", cli->progress, "auto (bar on a terminal), bar, plain or off")
       ->check(CLI::IsMember({"auto", "bar", "plain", "off"}))
       ->capture_default_str();
-  sub->add_option("--format", args->format,
-                  "stoker (token shards), tfrecord (token shards plus DATASET/tfrecord/*.tfrecord "
-                  "of tf.train.Example input_ids), or webdataset (the input files themselves, "
-                  "grouped by key into tar shards; no tokenization)")
-      ->check(CLI::IsMember({"stoker", "webdataset", "tfrecord"}))
-      ->capture_default_str();
-  sub->add_flag("--overwrite", args->overwrite,
-                "Replace a dataset already in DATASET (a task: redo it even if its receipt "
-                "matches)");
   sub->add_flag("--list", cli->list,
                 "With --task-count N: record the input plan (DATASET/inputs.json) and print each "
                 "task's inputs and bytes; packs nothing");

@@ -8,6 +8,7 @@
 #include "common/human_size.h"
 #include "common/progress.h"
 #include "stoker/tokenizer.h"
+#include "stoker/error_policy.h"
 #include "stream/prescan.h"
 #include "text/utf8.h"
 
@@ -31,7 +32,9 @@ int RunScan(const ScanArgs& a, const char* command) {
   stream::ReaderOptions& r = ctx->config.reader;
   r.encoder.text_field = a.text_field;
   r.encoder.utf8 = *utf8;
-  r.encoder.skip_bad_lines = r.skip_corrupt_shards = a.on_error == "skip";
+  Result<ErrorPolicy> on_error = ParseErrorPolicy(a.on_error);
+  if (!on_error.ok()) return ReportError(command, on_error.status());
+  r.encoder.skip_bad_lines = r.skip_corrupt_shards = *on_error == ErrorPolicy::kSkip;
   r.encoder.skip_hint = stream::kStreamSkipHint;
   Result<std::shared_ptr<const ChatEncoder>> chat = StreamChatFromFlags(a, a.inputs);
   if (!chat.ok()) return ReportError(command, chat.status());

@@ -8,56 +8,48 @@
 
 #include "cli_common.h"
 #include "common/cache_root.h"
-#include "common/human_size.h"
 #include "common/progress.h"
 #include "diag/bench_report.h"
 #include "flag_alias.h"
+#include "loader/loader_options_table.h"
 #include "number_flags.h"
+#include "option_flags.h"
 #include "stoker/plan.h"
 
 namespace stoker::cli {
 
 void AddLoaderFlags(CLI::App* sub, LoaderFlags* f) {
   AddPlanFlags(sub, f, PlanFlagsUse::kLoader);
-  auto* workers = sub->add_option("--num-workers", f->num_workers,
-                                  "Worker threads (0 = cores / $LOCAL_WORLD_SIZE, at least 1)")
-                      ->check(WholeNumber<int>(0))
-                      ->capture_default_str();
-  AddDeprecatedAlias(sub, "--workers", workers, &f->num_workers, WholeNumber<int>(0));
-  sub->add_option("--prefetch-factor", f->prefetch_factor, "Batches in flight per worker")
-      ->check(WholeNumber<int>(1))
-      ->capture_default_str();
-  sub->add_option("--on-error", f->on_error,
-                  "A bad read or corrupt piece: fail (the batch's error) or skip (a masked hole, "
-                  "counted)")
-      ->check(CLI::IsMember({"fail", "skip"}))
-      ->capture_default_str();
-  auto* dir = sub->add_option("--cache-dir", f->cache_dir,
-                              "Read remote datasets through a node-local disk cache in DIR "
-                              "(shared by the ranks of a node; look-ahead in plan order; default: "
-                              "shards/ in the cache root, " +
-                                  std::string(kCacheRootRule) + ")")
-                  ->transform(LocalFile());
-  auto* size = sub->add_option("--cache-size", f->cache_size,
-                               "The cache's budget, e.g. 200GiB (default: 64 GiB or half the "
-                               "free disk)");
+  const OptionTable<LoaderOptions>& table = LoaderOptionTable();
+  for (size_t i = LoaderOwnOptionsBegin(); i < table.size(); ++i) {
+    if (!table[i].cli.empty() && sub->get_option_no_throw(std::string(table[i].cli)) != nullptr) {
+      continue;  // --long-documents: the plan's flags have it
+    }
+    AddOptionFlag(sub, table[i], &f->options);
+  }
+  AddDeprecatedAlias(sub, "--workers", sub->get_option("--num-workers"), &f->options.num_workers,
+                     WholeNumber<int>(0));
+  CLI::Option* dir = sub->get_option("--cache-dir");
+  dir->transform(LocalFile());
+  dir->description(
+      "Read remote datasets through a node-local disk cache in DIR (shared by the "
+      "ranks of a node; look-ahead in plan order; default: shards/ in the cache "
+      "root, " +
+      std::string(kCacheRootRule) + ")");
   sub->add_flag("--no-cache", f->no_cache,
                 "Read remote datasets by ranged GETs, without a cache (local data never uses one)")
       ->excludes(dir)
-      ->excludes(size);
+      ->excludes(sub->get_option("--cache-size"));
 }
 
 Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
-  LoaderOptions o;
+  LoaderOptions o = f.options;
   STOKER_ASSIGN_OR_RETURN(static_cast<PlanOptions&>(o), BuildPlanOptions(f));
-  o.num_workers = f.num_workers;
-  o.prefetch_factor = f.prefetch_factor;
-  o.on_error = f.on_error == "skip" ? ErrorPolicy::kSkip : ErrorPolicy::kFail;
   STOKER_ASSIGN_OR_RETURN(o.long_documents, ParseLongDocuments(f.long_documents));
-  o.cache_dir = f.no_cache ? "" : f.cache_dir.empty() ? "auto" : f.cache_dir;
-  if (!f.cache_size.empty()) {
-    STOKER_ASSIGN_OR_RETURN(o.cache_size_bytes, ParseSize(f.cache_size));
-    if (o.cache_size_bytes == 0) return InvalidArgument("--cache-size must be positive");
+  if (f.no_cache) {
+    o.cache_dir = "";
+  } else if (o.cache_dir.empty()) {
+    o.cache_dir = "auto";
   }
   return o;
 }
@@ -65,13 +57,22 @@ Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
 std::string DescribeLoaderFlags(const LoaderFlags& f, const LoaderOptions& o) {
   std::string s;
   for (const std::string& d : f.datasets) s += d + " ";
-  s += "--seq-len " + std::to_string(o.seq_len) + " --batch-size " + std::to_string(o.batch_size) +
-       " --num-workers " +
-       (o.num_workers == 0 ? std::string("auto") : std::to_string(o.num_workers)) +
-       " --prefetch-factor " + std::to_string(o.prefetch_factor) + " --shuffle " +
-       std::string(ShuffleModeName(o.shuffle)) + " --pack " + std::string(PackModeName(o.pack)) +
-       " --seed " + std::to_string(o.seed) + " --world-size " + std::to_string(o.world_size) +
-       " --rank " + std::to_string(o.rank);
+  const OptionTable<LoaderOptions>& table = LoaderOptionTable();
+  s += DescribeOptions(table, o, {"seq_len", "batch_size"}).substr(1);
+  s += " --num-workers " +
+       (o.num_workers == 0 ? std::string("auto") : std::to_string(o.num_workers));
+  s += DescribeOptions(table, o,
+                       {"prefetch_factor", "shuffle", "pack", "seed", "world_size", "rank"});
+  // The loader's other flags, where they differ from the default.
+  const LoaderOptions defaults;
+  for (size_t i = LoaderOwnOptionsBegin(); i < table.size(); ++i) {
+    const OptionRow<LoaderOptions>& r = table[i];
+    if (r.cli.empty() || !r.get || r.name == "num_workers" || r.name == "prefetch_factor" ||
+        r.name == "cache_dir" || r.get(o) == r.get(defaults)) {
+      continue;
+    }
+    s += " " + std::string(r.cli) + (r.kind == OptionKind::kBool ? "" : " " + r.get(o));
+  }
   return s;
 }
 

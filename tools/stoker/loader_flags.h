@@ -1,6 +1,7 @@
 // Loader options on the command line, the same for every command that runs the loader (bench,
 // doctor, prefetch): the plan's flags (plan_flags.h, with LoaderOptions' defaults), then
-// --num-workers --prefetch-factor --on-error and the cache flags; and the bench run's own options
+// the loader's own flags from its option table (--num-workers --prefetch-factor --on-error
+// --token-dtype --seq-idx ... and the cache flags); and the bench run's own options
 // (how long, warm-up, simulated step) with the run itself and its progress line, shared by bench
 // and doctor. Not thread-safe: one command at a time.
 #pragma once
@@ -20,18 +21,15 @@
 
 namespace stoker::cli {
 
-// The plan's flags (datasets, seq_len, ... as PlanFlags), then the loader's own.
+// The plan's flags (datasets, seq_len, ... as PlanFlags), then the loader's own: every row of
+// LoaderOptionTable() with a CLI spelling (loader/loader_options_table.h) writes into `options`.
 struct LoaderFlags : PlanFlags {
   LoaderFlags() {
     seq_len = LoaderOptions{}.seq_len;
     batch_size = LoaderOptions{}.batch_size;
   }
-  int num_workers = LoaderOptions{}.num_workers;
-  int prefetch_factor = LoaderOptions{}.prefetch_factor;
-  std::string on_error = "fail";  // fail | skip (LoaderOptions::on_error)
-  std::string cache_dir;          // remote datasets through a node-local cache; "": default
-  std::string cache_size;         // its budget ("200GiB"); empty: the stated default
-  bool no_cache = false;          // remote datasets read by ranged GETs, no cache
+  LoaderOptions options;  // the loader's own fields (its PlanOptions part comes from PlanFlags)
+  bool no_cache = false;  // remote datasets read by ranged GETs, no cache
 };
 
 // Registers the positional datasets (or --mixture: ExpandMixtureFlag checks that one is given) and

@@ -6,9 +6,11 @@
 
 #include "cli_common.h"
 #include "format/stoker_dataset.h"
+#include "loader/loader_options_table.h"
 #include "loader/mixture_spec.h"
 #include "loader/planned_dataset.h"
 #include "number_flags.h"
+#include "plan/plan_options_table.h"
 
 namespace stoker::cli {
 
@@ -26,42 +28,43 @@ void AddPlanFlags(CLI::App* sub, PlanFlags* f, PlanFlagsUse use) {
   sub->add_option("--total-steps", f->total_steps,
                   "The run's length in steps, for phases that end at a share of it")
       ->check(WholeNumber<uint64_t>(1));
-  auto* seq_len = sub->add_option("--seq-len", f->seq_len, "Tokens per row")
+  // Help texts are the option table's (plan/plan_options_table.h).
+  auto doc = [](std::string_view name) {
+    return std::string(FindOption(PlanOptionTable(), name)->doc);
+  };
+  auto* seq_len = sub->add_option("--seq-len", f->seq_len, doc("seq_len"))
                       ->required(required)
                       ->check(WholeNumber<uint64_t>(1));
-  auto* batch_size = sub->add_option("--batch-size", f->batch_size, "Rows per rank per step")
+  auto* batch_size = sub->add_option("--batch-size", f->batch_size, doc("batch_size"))
                          ->required(required)
                          ->check(WholeNumber<uint64_t>(1));
   if (!required) {
     seq_len->capture_default_str();
     batch_size->capture_default_str();
   }
-  sub->add_option("--world-size", f->world_size, "Ranks (default: $WORLD_SIZE, else 1)")
+  sub->add_option("--world-size", f->world_size, doc("world_size"))
       ->check(WholeNumber<uint32_t>(1));
-  sub->add_option("--rank", f->rank, "This rank (default: $RANK, else 0)")
-      ->check(WholeNumber<uint32_t>());
-  sub->add_option("--seed", f->seed, "Shuffle seed")
+  sub->add_option("--rank", f->rank, doc("rank"))->check(WholeNumber<uint32_t>());
+  sub->add_option("--seed", f->seed, doc("seed"))
       ->check(WholeNumber<uint64_t>())
       ->capture_default_str();
-  sub->add_option("--shuffle", f->shuffle, "global | block | none")
+  sub->add_option("--shuffle", f->shuffle, doc("shuffle"))
       ->check(CLI::IsMember({"global", "block", "none"}))
       ->capture_default_str();
-  sub->add_option("--block-shards", f->block_shards, "Shards shuffled together (--shuffle block)")
+  sub->add_option("--block-shards", f->block_shards, doc("block_shards"))
       ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
-  sub->add_option("--pack", f->pack, "concat | bestfit | pad")
+  sub->add_option("--pack", f->pack, doc("pack"))
       ->check(CLI::IsMember({"concat", "bestfit", "pad"}))
       ->capture_default_str();
-  sub->add_option("--bestfit-window", f->bestfit_window, "Documents packed together (bestfit)")
+  sub->add_option("--bestfit-window", f->bestfit_window, doc("bestfit_window"))
       ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
-  sub->add_option("--remainder", f->remainder, "drop_last | pad (the last incomplete batch)")
+  sub->add_option("--remainder", f->remainder, doc("remainder"))
       ->check(CLI::IsMember({"drop_last", "pad"}))
       ->capture_default_str();
   sub->add_option("--long-documents", f->long_documents,
-                  "Documents longer than --seq-len: split (across rows), drop (left out, "
-                  "counted) or truncate (the head); auto = drop for chat data, split otherwise "
-                  "(docs/chat.md)")
+                  std::string(FindOption(LoaderOptionTable(), "long_documents")->doc))
       ->check(CLI::IsMember({"auto", "split", "drop", "truncate"}))
       ->capture_default_str();
 }

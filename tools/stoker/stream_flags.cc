@@ -2,19 +2,27 @@
 
 #include "cli_common.h"
 #include "number_flags.h"
+#include "stream/stream_chat.h"
+#include "stream/stream_options_table.h"
 #include "text/utf8.h"
 #include "tokenizer_flags.h"
 
 namespace stoker::cli {
 
+namespace {
+
+// Help texts are the option table's (stream/stream_options_table.h).
+std::string Doc(std::string_view name) {
+  return std::string(FindOption(stream::StreamOptionTable(), name)->doc);
+}
+
+}  // namespace
+
 void AddStreamTextFlags(CLI::App* sub, StreamTextFlags* f) {
-  sub->add_option("--tokenizer", f->tokenizer, "Streams: the tokenizer (as for pack)")
-      ->capture_default_str();
+  sub->add_option("--tokenizer", f->tokenizer, Doc("tokenizer"))->capture_default_str();
   AddBpeTokenizerFlags(sub, &f->tokenizer_options);
-  sub->add_option("--text-field", f->text_field,
-                  "Streams: the JSONL field, or the record shards' field, holding the text")
-      ->capture_default_str();
-  sub->add_option("--utf8", f->utf8, "Streams: invalid UTF-8: replace, skip or fail")
+  sub->add_option("--text-field", f->text_field, Doc("text_field"))->capture_default_str();
+  sub->add_option("--utf8", f->utf8, Doc("utf8"))
       ->check(CLI::IsMember({"replace", "skip", "fail"}))
       ->capture_default_str();
   if (sub->get_option_no_throw("--on-error") == nullptr) {
@@ -39,16 +47,13 @@ void AddStreamFlags(CLI::App* sub, StreamFlags* f) {
                 "(docs/streaming.md)");
   const size_t before = sub->get_options().size();
   AddStreamTextFlags(sub, f);
-  sub->add_option("--shuffle-buffer", f->shuffle_buffer, "--stream: documents buffered")
+  sub->add_option("--shuffle-buffer", f->shuffle_buffer, Doc("shuffle_buffer"))
       ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
-  sub->add_option("--steps-per-epoch", f->steps_per_epoch,
-                  "--stream: fix the epoch length (0 = pre-scan the input once)")
+  sub->add_option("--steps-per-epoch", f->steps_per_epoch, Doc("steps_per_epoch"))
       ->check(WholeNumber<uint64_t>(0))
       ->capture_default_str();
-  sub->add_option("--split-factor", f->split_factor,
-                  "--stream: files are cut into byte ranges until there are world size x this "
-                  "many shards")
+  sub->add_option("--split-factor", f->split_factor, Doc("split_factor"))
       ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
   for (size_t i = before; i < sub->get_options().size(); ++i) {

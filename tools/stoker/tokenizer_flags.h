@@ -11,6 +11,7 @@
 
 namespace stoker::cli {
 
+// The rows of TokenizerOptionTable() that have a CLI spelling.
 void AddBpeTokenizerFlags(CLI::App* sub, TokenizerOptions* options);
 
 // --train-on, --chat-template and --chat-field (docs/chat.md); `scope` opens each help text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import operator
@@ -79,6 +80,29 @@ def plan_state_of(state: Any) -> Dict[str, Any]:
     return plan_state
 
 
+# Loader's positional parameters after seed, before they became keyword-only.
+_POSITIONAL_TAIL = ("rank", "world_size", "device", "output")
+
+
+def _remainder(remainder: str, drop_last: Any) -> str:
+    """The remainder policy: ``remainder`` ("drop_last" or "pad"), or the deprecated
+    ``drop_last=True/False``."""
+    if drop_last is _spelling._UNSET:
+        return remainder
+    old = "drop_last" if drop_last else "pad"
+    if remainder != "drop_last" and remainder != old:
+        raise ValueError("give remainder= only (drop_last= is its deprecated spelling)")
+    _spelling.deprecated(f"drop_last={drop_last!r}", f"remainder={old!r}", stacklevel=4)
+    return old
+
+
+@functools.lru_cache(maxsize=None)
+def option_defaults(table: str) -> Dict[str, Any]:
+    """{python keyword: default} of a C++ options struct, from its option table (do not modify)."""
+    return {row["python"]: row["default"] for row in _stoker.option_table(table)
+            if row["python"] is not None}
+
+
 def _options(**kw: Any) -> "_stoker.LoaderOptions":
     for name in ("seq_len", "batch_size", "prefetch_factor"):
         value = kw[name]
@@ -97,13 +121,13 @@ def _options(**kw: Any) -> "_stoker.LoaderOptions":
     if "shuffle" in kw:
         kw["shuffle"] = _spelling.shuffle_name(kw["shuffle"])
     if kw.get("bestfit_window", 0) is None:
-        kw["bestfit_window"] = _stoker.PlanOptions().bestfit_window  # the one default
+        kw["bestfit_window"] = option_defaults("plan")["bestfit_window"]  # the one default
     opts = _stoker.LoaderOptions()
     for name, value in kw.items():
         try:
             setattr(opts, name, value)
-        except TypeError:
-            raise ValueError(f"bad value for option {name}: {value!r}") from None
+        except TypeError as e:
+            raise ValueError(f"bad value for option {name}: {value!r} ({e})") from None
     return opts
 
 
@@ -114,7 +138,11 @@ class Loader:
     ``torch.Tensor`` (``output="torch"``, the default when torch is importable) or of
     ``numpy.ndarray`` (``output="numpy"``) with keys ``input_ids``, ``labels``, ``position_ids``,
     ``segment_ids`` (each unless turned off), ``cu_seqlens`` (and ``attention_mask`` when
-    asked). Chat data (packed with a loss mask, docs/chat.md) also gives ``loss_mask``:
+    asked; with ``seq_idx=True`` also ``seq_idx``, int32 ``[B, S]``: each token's index among the
+    batch's ``cu_seqlens`` segments, padding runs included, as Mamba and linear-attention varlen
+    kernels take it). ``remainder`` is the last incomplete batch of an epoch: "drop_last" (the
+    default) or "pad" (completed from the next epoch); ``drop_last=True/False`` is its deprecated
+    spelling. ``rank``, ``world_size``, ``device`` and ``output`` are keyword arguments. Chat data (packed with a loss mask, docs/chat.md) also gives ``loss_mask``:
     ``labels[t] = input_ids[t+1]`` where token ``t+1`` is trained, else -100, and ``loss_mask``
     is 1 exactly where ``labels`` is not -100. ``long_documents`` says what becomes of a document
     longer than ``seq_len``: "auto" (the default) is "drop" for chat data (counted in
@@ -153,20 +181,22 @@ class Loader:
         pin_memory: bool = True,
         prefetch_factor: int = 2,
         persistent_workers: bool = True,
-        drop_last: bool = True,
+        drop_last: Any = _spelling._UNSET,
         shuffle: Union[str, bool] = "global",
         pack: str = "concat",
         seed: int = 0,
+        *positional: Any,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
         device: Any = None,
         output: Optional[str] = None,
-        *,
+        remainder: str = "drop_last",
         token_dtype: str = "int64",
         cross_document_targets: bool = False,
         attention_mask: bool = False,
         position_ids: bool = True,
         segment_ids: bool = True,
+        seq_idx: bool = False,
         on_error: str = "fail",
         pad_token_id: int = 0,
         long_documents: str = "auto",
@@ -180,6 +210,27 @@ class Loader:
         total_tokens: Union[int, float, str, None] = None,
         total_steps: Optional[int] = None,
     ) -> None:
+        # Keyword arguments are the spelling (the defaults are LoaderOptions' own: a test checks
+        # them against _stoker.option_table("loader")); rank, world_size, device and output by
+        # position still work, with a warning.
+        if positional:
+            given = dict(zip(_POSITIONAL_TAIL, positional))
+            if len(positional) > len(_POSITIONAL_TAIL):
+                raise TypeError(f"stoker.Loader takes at most {11 + len(_POSITIONAL_TAIL)} "
+                                "positional arguments")
+            _spelling.deprecated(
+                f"passing {', '.join(given)} to stoker.Loader by position",
+                ", ".join(f"{k}=" for k in given) + " (by keyword)")
+            keywords = {"rank": rank, "world_size": world_size, "device": device,
+                        "output": output}
+            for name in given:
+                if keywords[name] is not None:
+                    raise TypeError(f"stoker.Loader got multiple values for argument {name!r}")
+            rank = given.get("rank", rank)
+            world_size = given.get("world_size", world_size)
+            device = given.get("device", device)
+            output = given.get("output", output)
+        remainder = _remainder(remainder, drop_last)
         from ._stream import Stream
 
         stream = datasets if isinstance(datasets, Stream) else None
@@ -196,16 +247,11 @@ class Loader:
                                  "stoker.Loader: give it to the Loader only")
             bestfit_window = stream.bestfit_window
         self._setup(device, output)
-        self._options = _options(
-            seq_len=seq_len, batch_size=batch_size, num_workers=num_workers,
-            pin_memory=pin_memory, prefetch_factor=prefetch_factor,
-            persistent_workers=persistent_workers, drop_last=drop_last, shuffle=shuffle,
-            pack=pack, seed=seed, rank=rank, world_size=world_size, device=self._device,
-            token_dtype=token_dtype, cross_document_targets=cross_document_targets,
-            attention_mask=attention_mask, position_ids=position_ids, segment_ids=segment_ids,
-            on_error=on_error, pad_token_id=pad_token_id, long_documents=long_documents,
-            block_shards=block_shards, bestfit_window=bestfit_window,
-            device_buffers=device_buffers, monitor_warnings=monitor_warnings)
+        # Every keyword that is a row of the loader's option table goes to LoaderOptions as given
+        # (the device as its index; the cache's two are read below).
+        given = dict(locals(), device=self._device)
+        self._options = _options(**{k: given[k] for k in option_defaults("loader")
+                                    if k not in ("cache_dir", "cache_size")})
         self._options.phases = phases
         cache_dir = _spelling.cache_dir(cache_dir, "cache_dir")
         if cache_size is not None and cache_dir is None:
@@ -214,12 +260,12 @@ class Loader:
         # is shards/ in the cache root (cache/cache_defaults.h resolves it); None reads them by
         # ranged GETs. Local datasets never use it.
         self._options.cache_dir = "" if cache_dir is None else os.fspath(cache_dir)
-        if cache_size is not None:
-            size = (_stoker.parse_size(cache_size) if isinstance(cache_size, str)
-                    else int(cache_size))
-            if size <= 0:
-                raise ValueError(f"cache_size must be positive, got {cache_size!r}")
-            self._options.cache_size_bytes = size
+        if cache_size is not None:  # "200GiB" or a byte count, read by the option's parser
+            try:
+                self._options.cache_size_bytes = cache_size
+            except TypeError:
+                raise ValueError(f"cache_size must be a size such as '200GiB' or a byte count, "
+                                 f"got {cache_size!r}") from None
         self._datasets = specs
         self._provenance = bool(provenance)
         self._is_stream = stream is not None

@@ -4,7 +4,9 @@
   ``num_threads`` are deprecated aliases.
 - bad input: ``on_error="fail"|"skip"``; ``bad_lines`` is a deprecated alias.
 - no cache: ``None``; ``"off"`` and ``""`` are deprecated spellings of it.
-- ranks: ``rank``, then ``world_size``, always by keyword.
+- ranks: ``rank``, then ``world_size``, always by keyword (by position: deprecated).
+- the last incomplete batch: ``remainder="drop_last"|"pad"`` (the CLI's ``--remainder``);
+  ``drop_last=True/False`` is a deprecated alias.
 - shuffle: ``True`` is the default global shuffle, ``False`` is none (source order), as torch's
   ``shuffle=True/False``; or a mode by name: "global", "block", "none".
 """
@@ -16,6 +18,10 @@ import warnings
 from typing import Any, Optional
 
 _UNSET: Any = object()  # "not given", where None has a meaning of its own
+
+# The deprecated keyword spellings of an option, by its one spelling.
+DEPRECATED = {"num_workers": ("threads", "num_threads"), "on_error": ("bad_lines",),
+              "remainder": ("drop_last",)}
 
 
 def deprecated(old: str, new: str, stacklevel: int = 3) -> None:

@@ -21,7 +21,7 @@ class Stream:
     pack, bestfit_window, seed, rank/world_size, on_error, state_dict) mean what they mean for
     datasets. The loader options a stream cannot honour are refused with a ValueError, never
     ignored: ``shuffle`` other than "global"/True (a stream's order is its seeded shard dealing
-    and its shuffle buffer), ``block_shards``, and ``drop_last=False``.
+    and its shuffle buffer), ``block_shards``, and ``remainder="pad"``.
     ``steps_per_epoch`` fixes the epoch length; without it a pre-scan at open reads every shard
     once. ``tokenizer``: "bytes", a SentencePiece ``.model``, a ``tokenizer.json`` or a
     ``.tiktoken`` file (then ``pattern`` names its split: r50k, p50k, cl100k, o200k, llama3, llama4 or a regex;

@@ -104,6 +104,16 @@ def verify(path: PathLike) -> Dict[str, Any]:
     return _stoker.verify(os.fspath(path))
 
 
+def _rank_by_position(where: str, positional: tuple, rank: Optional[int]) -> Optional[int]:
+    """``rank`` given by position (deprecated: it is a keyword argument), else the keyword's."""
+    if not positional:
+        return rank
+    if len(positional) > 1 or rank is not None:
+        raise TypeError(f"{where}: give rank= once, by keyword")
+    _spelling.deprecated(f"{where}(..., rank) by position", f"{where}(..., rank=)", stacklevel=4)
+    return positional[0]
+
+
 class Plan:
     """The deterministic plan: which rows every rank trains on at every step. Thread-safe."""
 
@@ -125,15 +135,19 @@ class Plan:
     def steps_per_epoch(self, epoch: int = 0) -> int:
         return self._impl.steps_per_epoch(epoch)
 
-    def batch(self, epoch: int, step: int, rank: Optional[int] = None) -> Dict[str, Any]:
+    def batch(self, epoch: int, step: int, *positional: Any,
+              rank: Optional[int] = None) -> Dict[str, Any]:
         """One rank's rows for one step, as ``stoker plan --json`` prints them: rows are lists of
-        (dataset, document, offset, length) pieces."""
+        (dataset, document, offset, length) pieces. ``rank`` by keyword (default: the plan's)."""
+        rank = _rank_by_position("Plan.batch", positional, rank)
         return self._impl.batch(epoch, step, rank)
 
-    def batches(self, epoch: int = 0, rank: Optional[int] = None) -> Iterator[Dict[str, Any]]:
-        """Every step of ``epoch`` for ``rank`` (default: the plan's rank)."""
+    def batches(self, epoch: int = 0, *positional: Any,
+                rank: Optional[int] = None) -> Iterator[Dict[str, Any]]:
+        """Every step of ``epoch`` for ``rank`` (by keyword; default: the plan's rank)."""
+        rank = _rank_by_position("Plan.batches", positional, rank)
         for step in range(self.steps_per_epoch(epoch)):
-            yield self.batch(epoch, step, rank)
+            yield self._impl.batch(epoch, step, rank)
 
     def phase_at(self, epoch: int, rows_consumed: int = 0) -> int:
         """The mixture phase (index into the mixture file's phases) of a position; 0 without."""
@@ -184,7 +198,8 @@ def plan(
     seed: int = 0,
     shuffle: Union[str, bool] = "global",
     pack: str = "concat",
-    drop_last: bool = True,
+    remainder: str = "drop_last",
+    drop_last: Any = _spelling._UNSET,
     block_shards: int = 4,
     bestfit_window: Optional[int] = None,
     total_tokens: Union[int, float, str, None] = None,
@@ -196,15 +211,17 @@ def plan(
     ``datasets`` may be a ``stoker.Mixture``; ``total_tokens`` / ``total_steps`` give the run's
     length for its phases that end at a share of it (docs/plan.md, "Schedules").
     ``long_documents`` is the loader's (chat data drops conversations longer than seq_len by
-    default), so the plan is the loader's."""
+    default), so the plan is the loader's. ``remainder``: "drop_last" or "pad" (``drop_last=`` is
+    its deprecated spelling)."""
+    from ._loader import _options, _remainder
+
+    remainder = _remainder(remainder, drop_last)
     rank, world_size = rank_and_world_size(rank, world_size)
     specs, phases = resolve_datasets(datasets, seq_len, batch_size * world_size, total_tokens,
                                      total_steps)
-    from ._loader import _options
-
     opts = _options(seq_len=seq_len, batch_size=batch_size, prefetch_factor=1, num_workers=None,
                     world_size=world_size, rank=rank, seed=seed, shuffle=shuffle, pack=pack,
-                    drop_last=drop_last, block_shards=block_shards,
+                    remainder=remainder, block_shards=block_shards,
                     bestfit_window=bestfit_window, long_documents=long_documents)
     opts.phases = phases
     return Plan(_stoker.Plan.create(specs, opts), specs)

@@ -2,7 +2,7 @@
 
 Ray is an optional dependency: ``import stoker`` never imports it; this module imports it when
 ``pack`` is called. Each Ray task is one ``stoker pack --task-index I --task-count N`` into the
-shared output: it runs stoker's own threads with the GIL released, declares its CPUs to Ray
+shared output: it runs stoker's own workers with the GIL released, declares its CPUs to Ray
 (``num_cpus``), is retried when its worker dies (``max_retries``), and writes its receipt last, so
 a retried or rerun task either finds its receipt and does nothing or redoes its shards. When every
 task is done the driver merges (``stoker.merge``) and returns the manifest.
@@ -20,11 +20,11 @@ from ._datasets import PathLike
 
 
 def _pack_task(inputs: List[str], output: str, tokenizer: str, index: int, count: int,
-               threads: int, overwrite: bool, options: Dict[str, Any]) -> Dict[str, Any]:
+               num_workers: int, overwrite: bool, options: Dict[str, Any]) -> Dict[str, Any]:
     import stoker  # in the worker
 
     result = stoker.pack(inputs, output, tokenizer, task_index=index, task_count=count,
-                         num_workers=threads, overwrite=overwrite, **options)
+                         num_workers=num_workers, overwrite=overwrite, **options)
     manifest = result.get("manifest") or {}
     shards = manifest.get("shards", [])
     return {
@@ -63,8 +63,8 @@ def pack(
     Ray tasks, then merges; returns the merged manifest.
 
     The input list is taken once, here, and recorded as ``output/inputs.json``; every task splits
-    it the same way (contiguous, balanced by bytes). Each task uses ``num_cpus`` threads and asks
-    Ray for as many CPUs; a task whose worker dies is retried up to ``max_retries`` times, and a
+    it the same way (contiguous, balanced by bytes). Each task packs with ``num_workers=num_cpus``
+    and asks Ray for as many CPUs; a task whose worker dies is retried up to ``max_retries`` times, and a
     rerun of the whole call skips every task whose receipt matches (``overwrite=True`` redoes
     them). ``progress``: True prints a line per finished task to stderr; a callable gets
     ``(done, total, task_result)``. ``ray_options`` go to ``.options()`` of the Ray task (e.g.
@@ -78,9 +78,9 @@ def pack(
 
     if num_tasks < 1:
         raise ValueError("num_tasks must be at least 1")
-    for name in ("task_index", "task_count", "num_workers", "threads"):
+    for name in ("task_index", "task_count", "num_workers", *_spelling.DEPRECATED["num_workers"]):
         if name in pack_options:
-            raise ValueError(f"stoker.ray.pack sets {name} itself")
+            raise ValueError(f"stoker.ray.pack sets {name} itself (num_workers=num_cpus)")
     inputs = _spelling.paths(inputs)
     output = os.fspath(output)
     if not ray.is_initialized():
@@ -112,11 +112,11 @@ def pack(
     return merge(output)
 
 
-def _run_single(inputs: List[str], output: str, tokenizer: str, threads: int, overwrite: bool,
-                options: Dict[str, Any]) -> Dict[str, Any]:
+def _run_single(inputs: List[str], output: str, tokenizer: str, num_workers: int,
+                overwrite: bool, options: Dict[str, Any]) -> Dict[str, Any]:
     import stoker
 
-    return stoker.pack(inputs, output, tokenizer, num_workers=threads, overwrite=overwrite,
+    return stoker.pack(inputs, output, tokenizer, num_workers=num_workers, overwrite=overwrite,
                        task_index=0, task_count=1, **options)["manifest"]
 
 

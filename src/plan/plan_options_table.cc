@@ -1,0 +1,42 @@
+#include "plan/plan_options_table.h"
+
+namespace stoker {
+
+const OptionTable<PlanOptions>& PlanOptionTable() {
+  using P = PlanOptions;
+  static const OptionTable<P> table = [] {
+    OptionTable<P> t;
+    t.push_back(WholeOption<P>("seq_len", "Tokens per row", &P::seq_len, 1).Cli("--seq-len"));
+    t.push_back(WholeOption<P>("batch_size", "Rows per rank per step", &P::batch_size, 1)
+                    .Cli("--batch-size"));
+    t.push_back(
+        WholeOption<P>("world_size", "Ranks (default: $WORLD_SIZE, else 1)", &P::world_size, 1)
+            .Cli("--world-size"));
+    t.push_back(
+        WholeOption<P>("rank", "This rank (default: $RANK, else 0)", &P::rank).Cli("--rank"));
+    t.push_back(WholeOption<P>("seed", "Shuffle seed", &P::seed).Cli("--seed"));
+    t.push_back(ChoiceOption<P>("shuffle", "global | block | none", &P::shuffle,
+                                {"global", "block", "none"}, ShuffleModeName, ParseShuffleMode)
+                    .Cli("--shuffle"));
+    t.push_back(WholeOption<P>("block_shards", "Shards shuffled together (--shuffle block)",
+                               &P::block_shards, 1)
+                    .Cli("--block-shards"));
+    t.push_back(ChoiceOption<P>("pack", "concat | bestfit | pad", &P::pack,
+                                {"concat", "bestfit", "pad"}, PackModeName, ParsePackMode)
+                    .Cli("--pack"));
+    t.push_back(WholeOption<P>("bestfit_window", "Documents packed together (bestfit)",
+                               &P::bestfit_window, 1)
+                    .Cli("--bestfit-window"));
+    t.push_back(ChoiceOption<P>("remainder", "drop_last | pad (the last incomplete batch)",
+                                &P::remainder, {"drop_last", "pad"}, RemainderPolicyName,
+                                ParseRemainderPolicy)
+                    .Cli("--remainder"));
+    t.push_back(
+        OtherOption<P>("phases", "The mixture's phases (--mixture FILE; Python: stoker.Mixture)")
+            .Py("-"));
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace stoker
