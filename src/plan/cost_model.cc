@@ -13,9 +13,9 @@ using Json = nlohmann::json;
 // Model types whose MLP is gate·up then down (three matrices of h×I), and those with two (up,
 // down). Anything else is refused rather than guessed.
 constexpr std::array kGatedMlpModelTypes = {
-    "llama",   "mistral", "qwen2", "qwen3",   "gemma",    "gemma2",   "gemma3_text", "phi3",
-    "olmo",    "olmo2",   "olmo3", "granite", "cohere",   "cohere2",  "internlm2",   "yi",
-    "smollm3", "exaone",  "glm",   "glm4",    "stablelm", "starcoder"};
+    "llama",     "mistral", "qwen2",  "qwen3", "gemma",   "gemma2",  "gemma3_text",
+    "phi3",      "olmo",    "olmo2",  "olmo3", "granite", "cohere",  "cohere2",
+    "internlm2", "smollm3", "exaone", "glm",   "glm4",    "stablelm"};
 constexpr std::array kUngatedMlpModelTypes = {"gpt2", "gpt_neox", "gpt_bigcode", "starcoder2",
                                               "phi",  "opt",      "falcon",      "bloom",
                                               "gptj", "codegen"};
