@@ -8,6 +8,7 @@ NB_MODULE(_stoker, m) {
   stoker::python::RegisterFormat(m);
   stoker::python::RegisterIngest(m);
   stoker::python::RegisterPlan(m);
+  stoker::python::RegisterBalance(m);
   stoker::python::RegisterLoader(m);
   stoker::python::RegisterText(m);
   stoker::python::RegisterChat(m);

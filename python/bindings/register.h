@@ -56,6 +56,7 @@ void RegisterOptions(nanobind::module_& m);
 void RegisterFormat(nanobind::module_& m);
 void RegisterIngest(nanobind::module_& m);
 void RegisterPlan(nanobind::module_& m);
+void RegisterBalance(nanobind::module_& m);
 void RegisterLoader(nanobind::module_& m);
 void RegisterText(nanobind::module_& m);
 void RegisterChat(nanobind::module_& m);

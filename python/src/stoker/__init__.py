@@ -3,9 +3,12 @@
 ``stoker.Loader`` iterates packed, deterministic, resumable batches as torch tensors (zero copy
 through DLPack) or NumPy arrays; ``stoker.pack``, ``stoker.inspect``, ``stoker.verify`` and
 ``stoker.plan`` mirror the command line (``stoker.merge`` finishes a task-split pack, and
-``stoker.ray.pack`` runs one on a Ray cluster); ``stoker.Tokenizer`` encodes text as ``stoker pack`` does. See docs/python.md.
+``stoker.ray.pack`` runs one on a Ray cluster); ``stoker.Tokenizer`` encodes text as ``stoker pack`` does;
+``stoker.balance`` splits documents into equal-count groups of balanced attention cost
+(``stoker.CostModel``). See docs/python.md.
 """
 
+from ._balance import CostModel, assign_slots, balance
 from ._loader import Loader
 from ._stream import Stream, gather_state_dicts
 from ._tasks import merge, pack_plan
@@ -16,7 +19,7 @@ from ._tools import Plan, inspect, pack, plan, verify
 
 __version__ = "0.1.0"
 
-__all__ = ["ChatTemplate", "Loader", "Mixture", "Stream", "gather_state_dicts", "Plan", "Tokenizer", "inspect", "merge", "pack", "pack_plan", "plan", "verify", "TorchIterableDataset"]
+__all__ = ["ChatTemplate", "CostModel", "assign_slots", "balance", "Loader", "Mixture", "Stream", "gather_state_dicts", "Plan", "Tokenizer", "inspect", "merge", "pack", "pack_plan", "plan", "verify", "TorchIterableDataset"]
 
 
 def __getattr__(name):
