@@ -59,14 +59,4 @@ Status AtomicFile::Commit() {
   return durable_ ? FsyncDirectory(DirName(path_)) : Status::OK();
 }
 
-std::vector<std::string> AtomicFile::TempFilesOf(const std::string& path) {
-  std::vector<std::string> out;
-  Result<std::vector<std::string>> names = ListDirectory(DirName(path));
-  if (!names.ok()) return out;
-  for (const std::string& name : *names) {
-    if (AtomicWriteTarget(name) == BaseName(path)) out.push_back(JoinPath(DirName(path), name));
-  }
-  return out;
-}
-
 }  // namespace stoker

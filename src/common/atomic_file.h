@@ -13,7 +13,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "stoker/status.h"
 
@@ -40,9 +39,6 @@ class AtomicFile {
   // Close, then rename the temporary file over `path` (and fsync the directory if durable). On
   // failure the temporary file is removed. Errors: "fsync", "close", "rename <temp> to <path>".
   Status Commit();
-
-  // The temporary files of `path` now beside it (an open writer's, or one a crash left), sorted.
-  static std::vector<std::string> TempFilesOf(const std::string& path);
 
  private:
   AtomicFile(std::string path, std::string temp, int fd, bool durable)

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/atomic_file.h"
+#include "common/atomic_file_test_util.h"
 #include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "format/dataset_length_index.h"
@@ -92,7 +92,7 @@ TEST_F(LengthIndexTest, RoundTripsLengthsShardsAndTotals) {
   EXPECT_EQ(parsed->lengths_offset, 160u);
   EXPECT_FALSE(WriteLengthIndex(Path("b.stkidx"), {0, 1}, {uint64_t{1} << 32}).ok());
   EXPECT_FALSE(PathExists(Path("b.stkidx")));
-  EXPECT_TRUE(AtomicFile::TempFilesOf(Path("b.stkidx")).empty());
+  EXPECT_TRUE(testing_util::AtomicTempFilesOf(Path("b.stkidx")).empty());
 }
 
 TEST_F(LengthIndexTest, DamageIsAnErrorNamingTheFile) {
@@ -132,7 +132,7 @@ TEST_F(LengthIndexTest, AWriterKilledBeforeFinishLeavesNoIndex) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   // Only the temporary file exists; nothing reads it under the index's name.
-  EXPECT_EQ(AtomicFile::TempFilesOf(Path("k.stkidx")).size(), 1u);
+  EXPECT_EQ(testing_util::AtomicTempFilesOf(Path("k.stkidx")).size(), 1u);
   EXPECT_EQ(LengthIndex::Open(Path("k.stkidx")).status().code(), StatusCode::kNotFound);
 }
 

@@ -7,11 +7,13 @@
 #include "cache/cache_defaults.h"
 #include "common/env.h"
 #include "format/open_token_source.h"
-#include "loader/indexed_planner.h"
+#include "loader/cache_lookahead.h"
 #include "loader/loader_impl.h"
 #include "loader/mixture_spec.h"
+#include "loader/piece_lookahead.h"
 #include "loader/planned_dataset.h"
 #include "loader/remote_options.h"
+#include "plan/plan_batch_planner.h"
 #include "stoker/loader.h"
 
 namespace stoker {
@@ -53,6 +55,50 @@ void ReportLongDocuments(const std::string& name, const LongDocumentCounts& c, u
                  static_cast<unsigned long long>(c.untrained));
   }
 }
+
+// Loader::Open's planner: the plan's PlanBatchPlanner (rows, states, steps, provenance) with the
+// look-ahead of remote data, which the loader drives (BatchPlanner's Started, Delivered,
+// Stopped): the node-local cache's shard schedule (cache_lookahead.h: at least 64 steps ahead,
+// scheduled again once half of them, at least 16, are delivered) and the read-ahead of pieces of
+// datasets read by one request per piece (piece_lookahead.h). Thread-safe as any BatchPlanner.
+class IndexedPlanner final : public PlanBatchPlanner {
+ public:
+  IndexedPlanner(std::shared_ptr<const Plan> plan, uint32_t rank,
+                 std::vector<std::shared_ptr<const TokenSource>> sources,
+                 std::vector<std::string> paths, std::unique_ptr<loader::PieceLookAhead> pieces,
+                 LongDocumentCounts long_documents)
+      : PlanBatchPlanner(std::move(plan), rank, std::move(sources), std::move(paths)),
+        long_documents_(long_documents),
+        cached_sources_(AnyCachedSource(this->sources())),
+        pieces_(pieces != nullptr && pieces->active() ? std::move(pieces) : nullptr) {}
+
+  LongDocumentCounts LongDocuments() const override { return long_documents_; }
+  void Started(const PlanPosition& pos) const override {
+    if (cached_sources_) {
+      delivered_since_schedule_ = 0;
+      scheduled_steps_ = ScheduleShardsAhead(*plan(), sources(), pos, rank());
+    }
+    if (pieces_) pieces_->Restart(*plan(), pos, rank());
+  }
+  void Delivered(const PlanPosition& next) const override {
+    if (cached_sources_ &&
+        ++delivered_since_schedule_ >= std::max<uint64_t>(16, scheduled_steps_ / 2)) {
+      delivered_since_schedule_ = 0;
+      scheduled_steps_ = ScheduleShardsAhead(*plan(), sources(), next, rank());
+    }
+    if (pieces_) pieces_->Delivered(*plan(), rank());
+  }
+  void Stopped() const override {
+    if (pieces_) pieces_->Shutdown();
+  }
+
+ private:
+  const LongDocumentCounts long_documents_;
+  const bool cached_sources_;  // any source reads through the node-local cache
+  // The consumer thread's (Started, Delivered, Stopped are called by one thread at a time).
+  mutable uint64_t delivered_since_schedule_ = 0, scheduled_steps_ = 0;
+  std::unique_ptr<loader::PieceLookAhead> pieces_;  // null: no dataset is read ahead
+};
 
 // Wraps the reader of each dataset read by request (TokenSource::reads_by_request) with a
 // read-ahead, and returns the look-ahead that feeds them. $STOKER_READ_AHEAD_REQUESTS sets the
@@ -146,9 +192,8 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
                           ReadPiecesAhead(sources, &readers));
   // Remote datasets behind a cache, or read by request: the planner's look-ahead schedules the
   // first steps from `start` as the engine starts, and follows delivery (and Restore).
-  auto planner =
-      std::make_shared<loader::IndexedPlanner>(std::move(plan), options.rank, std::move(sources),
-                                               std::move(paths), std::move(pieces), long_total);
+  auto planner = std::make_shared<IndexedPlanner>(std::move(plan), options.rank, std::move(sources),
+                                                  std::move(paths), std::move(pieces), long_total);
   return OpenEngine(std::move(planner), std::move(readers), options, start);
 }
 

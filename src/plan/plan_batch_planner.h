@@ -1,7 +1,7 @@
 // PlanBatchPlanner: the indexed path's planner for the loader engine (stoker/planner.h): one
 // rank's batches of a stoker::Plan, their provenance (from the shards of the plan's token
 // sources, mapped on the first Explain), steps per epoch and fingerprint. The stream's planner
-// (stream/stream_planner.h) sits beside it; the loader's IndexedPlanner (loader/indexed_planner.h)
+// (stream/stream_planner.h) sits beside it; the loader's IndexedPlanner (loader/loader_open.cc)
 // adds the look-ahead of remote data to it.
 // Thread-safe: every method is const; the Plan is immutable and the provenance map is made once.
 #pragma once

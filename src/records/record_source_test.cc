@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/atomic_file.h"
+#include "common/atomic_file_test_util.h"
 #include "common/file_util.h"
 #include "common/temp_dir.h"
 #include "records/record_file_sink.h"
@@ -74,13 +74,13 @@ TEST_F(RecordSourceTest, FileSinkWritesAtomicallyWithAManifest) {
   RecordFileSink sink(dir_->Join("out"), "part", ".bin");
   ASSERT_TRUE(sink.Append("abc").ok());
   sink.CountRecord();
-  EXPECT_EQ(AtomicFile::TempFilesOf(dir_->Join("out/part-000000.bin")).size(), 1u);
+  EXPECT_EQ(testing_util::AtomicTempFilesOf(dir_->Join("out/part-000000.bin")).size(), 1u);
   EXPECT_FALSE(PathExists(dir_->Join("out/part-000000.bin")));
   ASSERT_TRUE(sink.Close().ok());
   ASSERT_TRUE(sink.Append("defg").ok());
   ASSERT_TRUE(sink.Finish("records.json", "test", R"({"extra": 1})").ok());
-  EXPECT_TRUE(AtomicFile::TempFilesOf(dir_->Join("out/part-000000.bin")).empty());
-  EXPECT_TRUE(AtomicFile::TempFilesOf(dir_->Join("out/part-000001.bin")).empty());
+  EXPECT_TRUE(testing_util::AtomicTempFilesOf(dir_->Join("out/part-000000.bin")).empty());
+  EXPECT_TRUE(testing_util::AtomicTempFilesOf(dir_->Join("out/part-000001.bin")).empty());
   auto manifest = ReadFileToString(dir_->Join("out/records.json"));
   ASSERT_TRUE(manifest.ok());
   EXPECT_NE(manifest->find(R"("name": "part-000001.bin")"), std::string::npos) << *manifest;
