@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "chat/json_record.h"
 #include "text/padded_json.h"
 
 namespace stoker {
@@ -75,9 +76,11 @@ Status CheckMessages(const json& messages) {
     }
     STOKER_RETURN_IF_ERROR(CheckContent(m, i));
     if (role == "assistant") {
-      bool has_content = m.contains("content") &&
-                         ((m["content"].is_string() && !m["content"].get<std::string>().empty()) ||
-                          (m["content"].is_array() && !m["content"].empty()));
+      // An empty string is content: transformers renders the turn ("" between its header and
+      // its end-of-turn token).
+      bool has_content =
+          m.contains("content") &&
+          (m["content"].is_string() || (m["content"].is_array() && !m["content"].empty()));
       bool has_calls =
           m.contains("tool_calls") && m["tool_calls"].is_array() && !m["tool_calls"].empty();
       if (!has_content && !has_calls) {
@@ -138,6 +141,8 @@ Result<TrainOn> ParseTrainOn(std::string_view name) {
 
 Result<Conversation> ParseConversation(json record, std::string_view field) {
   if (!record.is_object()) return InvalidArgument("a chat record must be a JSON object");
+  // Every later walk of the record (rendering, JSON dumps) recurses: its depth is bounded first.
+  STOKER_RETURN_IF_ERROR(CheckJsonDepth(record));
   Conversation conv;
   auto has = [&](const char* k) { return record.contains(k) && !record[k].is_null(); };
   std::string f(field);
@@ -183,6 +188,10 @@ Result<Conversation> ParseConversation(json record, std::string_view field) {
   if (has("tools")) {
     if (!record["tools"].is_array()) return InvalidArgument("\"tools\" must be a list");
     conv.tools = std::move(record["tools"]);
+  }
+  if (has("documents")) {  // RAG templates (Command-R, Granite) read them, as `documents=`
+    if (!record["documents"].is_array()) return InvalidArgument("\"documents\" must be a list");
+    conv.documents = std::move(record["documents"]);
   }
   return conv;
 }
@@ -359,13 +368,17 @@ Result<jinja::RenderOutput> ChatTemplate::Render(const Conversation& conv,
                                                  const json& kwargs) const {
   jinja::Dict ctx;
   for (const auto& [k, v] : special_tokens_.items()) ctx.Set(k, jinja::Value::FromJson(v));
+  STOKER_RETURN_IF_ERROR(CheckJsonDepth(kwargs));
   for (const auto& [k, v] : kwargs.items()) ctx.Set(k, jinja::Value::FromJson(v));
   jinja::ValueList messages;
   messages.reserve(conv.messages.size());
   for (const json& m : conv.messages) messages.push_back(NormalizedMessage(m));
   ctx.Set("messages", jinja::Value::List(std::move(messages)));
   ctx.Set("tools", jinja::Value::FromJson(conv.tools));
-  ctx.Set("documents", jinja::Value::None());
+  // apply_chat_template's `documents` (None when absent): the record's, else a keyword's.
+  if (!conv.documents.is_null() || !kwargs.contains("documents")) {
+    ctx.Set("documents", jinja::Value::FromJson(conv.documents));
+  }
   ctx.Set("add_generation_prompt", jinja::Value::Bool(add_generation_prompt));
   return template_->Render(ctx);
 }

@@ -33,13 +33,15 @@ Result<TrainOn> ParseTrainOn(std::string_view name);
 struct Conversation {
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   nlohmann::ordered_json tools;       // null or a list
+  nlohmann::ordered_json documents;   // null or a list (retrieval templates' `documents`)
   std::vector<bool> completion;       // per message: part of the completion
   bool is_prompt_completion = false;  // from prompt + completion
 };
 
 // Reads a record: `messages` (OpenAI), `conversations` (ShareGPT {from, value}) or `prompt` +
-// `completion` (strings or lists of messages); `field` names the field when not empty. Checks
-// roles, content shapes and that an assistant turn has content or tool calls. The record is taken
+// `completion` (strings or lists of messages), with `tools` and `documents` when given; `field`
+// names the field when not empty. Checks the nesting depth (CheckJsonDepth), roles, content
+// shapes and that an assistant turn has content (maybe "") or tool calls. The record is taken
 // by value: its messages are moved into the conversation, not copied.
 Result<Conversation> ParseConversation(nlohmann::ordered_json record, std::string_view field = {});
 

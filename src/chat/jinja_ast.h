@@ -42,6 +42,7 @@ struct Expr {
   std::vector<std::pair<std::string, ExprPtr>> kwargs;
   std::vector<std::string> ops;
   bool negated = false;
+  int height = 1;  // of the tree under this node (the parser bounds it)
 };
 
 struct Stmt;

@@ -57,8 +57,12 @@ std::optional<Result<Value>> StringMethod(const std::string& s, const std::strin
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
     return Value::String(PyStrip(s, OptStr(args, 0), name != "rstrip", name != "lstrip"));
   }
-  if (name == "split") return StringList(PySplit(s, OptStr(args, 0), int_arg(1, -1)));
-  if (name == "rsplit") return StringList(PyRSplit(s, OptStr(args, 0), int_arg(1, -1)));
+  if (name == "split" || name == "rsplit") {
+    std::optional<std::string> sep = OptStr(args, 0);
+    if (sep && sep->empty()) return InvalidArgument("empty separator");
+    return StringList(name == "split" ? PySplit(s, sep, int_arg(1, -1))
+                                      : PyRSplit(s, sep, int_arg(1, -1)));
+  }
   if (name == "splitlines") return StringList(PySplitLines(s));
   if (name == "startswith" || name == "endswith") {
     if (args.empty()) return InvalidArgument("str." + name + "() needs an argument");
@@ -103,12 +107,10 @@ std::optional<Result<Value>> StringMethod(const std::string& s, const std::strin
     std::u32string u = ToU32(s);
     bool ok = !u.empty();
     for (char32_t c : u) {
-      bool digit = c >= '0' && c <= '9';
-      bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-      if (name == "isdigit") ok &= digit;
+      if (name == "isdigit") ok &= PyIsDigit(c);
       if (name == "isspace") ok &= IsPySpace(c);
-      if (name == "isalpha") ok &= alpha;
-      if (name == "isalnum") ok &= alpha || digit;
+      if (name == "isalpha") ok &= PyIsAlpha(c);
+      if (name == "isalnum") ok &= PyIsAlnum(c);
     }
     return Value::Bool(ok);
   }
@@ -156,7 +158,7 @@ Result<Value> GetSlice(const Value& obj, const Value& start, const Value& stop, 
     if (given(*v) && !(v->is_number() && v->kind() != Value::Kind::kFloat)) return Value();
   }
   int64_t st = given(step) ? step.int_value() : 1;
-  if (st == 0) return Value();
+  if (st == 0) return InvalidArgument("slice step cannot be zero");
   std::u32string u;
   int64_t n;
   if (obj.is_string()) {
@@ -252,10 +254,43 @@ Result<ValueList> Iterate(const Value& v) {
 
 namespace {
 
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
+Status Overflow(const std::string& op) {
+  return InvalidArgument("integer overflow in " + op +
+                         ": the result does not fit in 64 bits (stoker's chat renderer computes "
+                         "with 64-bit integers)");
+}
+
+// Python's + - * ** // % on two ints; a result past int64 is an error, never a wrapped number.
+Result<Value> IntArithmetic(const std::string& op, int64_t x, int64_t y) {
+  int64_t r = 0;
+  if (op == "+")
+    return __builtin_add_overflow(x, y, &r) ? Result<Value>(Overflow(op)) : Value::Int(r);
+  if (op == "-")
+    return __builtin_sub_overflow(x, y, &r) ? Result<Value>(Overflow(op)) : Value::Int(r);
+  if (op == "*")
+    return __builtin_mul_overflow(x, y, &r) ? Result<Value>(Overflow(op)) : Value::Int(r);
+  if (op == "**") {
+    if (y < 0) return Value::Float(std::pow(double(x), double(y)));
+    // By squaring: 2 ** 10**18 fails at once, 1 ** 10**18 is 1.
+    int64_t base = x;
+    r = 1;
+    for (int64_t e = y; e > 0; e >>= 1) {
+      if ((e & 1) && __builtin_mul_overflow(r, base, &r)) return Overflow(op);
+      if (e > 1 && __builtin_mul_overflow(base, base, &base)) return Overflow(op);
+    }
+    return Value::Int(r);
+  }
+  if (op != "//" && op != "%") {
+    return InvalidArgument("unsupported operand type(s) for " + op + ": 'int' and 'int'");
+  }
+  if (y == 0) return InvalidArgument("integer division or modulo by zero");
+  if (y == -1) {  // INT64_MIN / -1 traps: x // -1 is -x, x % -1 is 0
+    if (op == "%") return Value::Int(0);
+    return __builtin_sub_overflow(int64_t(0), x, &r) ? Result<Value>(Overflow(op)) : Value::Int(r);
+  }
+  int64_t q = x / y;
+  if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+  return op == "//" ? Value::Int(q) : Value::Int(x - q * y);
 }
 
 }  // namespace
@@ -267,6 +302,9 @@ Result<Value> Arithmetic(const std::string& op, const Value& a, const Value& b) 
   };
   if (a.is_undefined() || b.is_undefined()) {
     return InvalidArgument("an undefined value in an arithmetic expression (" + op + ")");
+  }
+  if ((a.is_big_int() && (b.is_number() || b.is_big_int())) || (b.is_big_int() && a.is_number())) {
+    return Overflow(op);
   }
   if (a.is_number() && b.is_number()) {
     bool fl = a.kind() == Value::Kind::kFloat || b.kind() == Value::Kind::kFloat;
@@ -289,39 +327,32 @@ Result<Value> Arithmetic(const std::string& op, const Value& a, const Value& b) 
       }
       return type_error();
     }
-    int64_t x = a.int_value(), y = b.int_value();
-    if (op == "+") return Value::Int(x + y);
-    if (op == "-") return Value::Int(x - y);
-    if (op == "*") return Value::Int(x * y);
-    if (op == "**") {
-      if (y < 0) return Value::Float(std::pow(double(x), double(y)));
-      int64_t r = 1;
-      for (int64_t i = 0; i < y; ++i) r *= x;
-      return Value::Int(r);
-    }
-    if (y == 0) return InvalidArgument("integer division or modulo by zero");
-    if (op == "//") return Value::Int(FloorDiv(x, y));
-    if (op == "%") return Value::Int(x - FloorDiv(x, y) * y);
-    return type_error();
+    return IntArithmetic(op, a.int_value(), b.int_value());
   }
   if (op == "+" && a.is_string() && b.is_string()) {
+    STOKER_RETURN_IF_ERROR(CheckBuildSize(uint64_t(a.whole_str().size()) + b.whole_str().size()));
     return Value::String(a.whole_str() + b.whole_str());  // not a read (ReadWatch)
   }
   if (op == "+" && a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
+    STOKER_RETURN_IF_ERROR(CheckBuildSize(uint64_t(a.list().size()) + b.list().size()));
     ValueList out = a.list();
     out.insert(out.end(), b.list().begin(), b.list().end());
     return Value::List(std::move(out), a.is_tuple());
   }
   if (op == "*" && (a.is_string() || a.is_list()) && b.is_number() &&
       b.kind() != Value::Kind::kFloat) {
+    // Python: a count below 1 gives an empty sequence; the result's size is bounded first.
+    const int64_t n = std::max<int64_t>(0, b.int_value());
+    const uint64_t unit = a.is_string() ? a.whole_str().size() : a.list().size();
+    if (unit != 0 && uint64_t(n) > kMaxValueSize / unit) return CheckBuildSize(kMaxValueSize + 1);
     if (a.is_string()) {
       std::string out;
-      for (int64_t i = 0; i < b.int_value(); ++i) out += a.str();
+      out.reserve(size_t(unit * uint64_t(n)));
+      for (int64_t i = 0; i < n; ++i) out += a.str();
       return Value::String(out);
     }
     ValueList out;
-    for (int64_t i = 0; i < b.int_value(); ++i)
-      out.insert(out.end(), a.list().begin(), a.list().end());
+    for (int64_t i = 0; i < n; ++i) out.insert(out.end(), a.list().begin(), a.list().end());
     return Value::List(std::move(out), a.is_tuple());
   }
   if (op == "*" && (b.is_string() || b.is_list()) && a.is_number() &&

@@ -81,7 +81,10 @@ Result<Value> Tojson(const Value& v, const ValueList& args, const Kwargs& kwargs
     if (indent->is_string()) {
       indent_str = indent->str();
     } else if (indent->is_number()) {
-      indent_str = std::string(size_t(std::max<int64_t>(0, indent->int_value())), ' ');
+      // json.dumps: " " * indent, so a negative indent is "".
+      const int64_t width = std::max<int64_t>(0, indent->int_value());
+      STOKER_RETURN_IF_ERROR(CheckBuildSize(uint64_t(width)));
+      indent_str = std::string(size_t(width), ' ');
     } else {
       return InvalidArgument("tojson: indent must be an int or a string");
     }
@@ -103,11 +106,14 @@ Result<Value> Tojson(const Value& v, const ValueList& args, const Kwargs& kwargs
 
 Result<Value> Indent(const Value& v, const ValueList& args, const Kwargs& kwargs) {
   const Value* w = Arg(args, kwargs, 0, "width");
-  std::string ind =
-      w && w->is_string() ? w->str() : std::string(size_t(w ? w->int_value() : 4), ' ');
+  // jinja2: " " * width, so a negative width indents by nothing.
+  const int64_t width = w && !w->is_string() ? std::max<int64_t>(0, w->int_value()) : 4;
+  STOKER_RETURN_IF_ERROR(CheckBuildSize(uint64_t(width)));
+  std::string ind = w && w->is_string() ? w->str() : std::string(size_t(width), ' ');
   bool first = BoolArg(Arg(args, kwargs, 1, "first"), false);
   bool blank = BoolArg(Arg(args, kwargs, 2, "blank"), false);
   std::vector<std::string> lines = PySplitLines(v.Str() + "\n");
+  STOKER_RETURN_IF_ERROR(CheckBuildSize(uint64_t(ind.size()) * (lines.size() + 1)));
   std::string rv;
   if (blank) {
     for (size_t i = 0; i < lines.size(); ++i) rv += (i ? "\n" + ind : "") + lines[i];
@@ -377,9 +383,9 @@ Result<bool> ApplyTest(const std::string& name, const Value& v, const ValueList&
   if (name == "boolean") return v.kind() == K::kBool;
   if (name == "true") return v.kind() == K::kBool && v.bool_value();
   if (name == "false") return v.kind() == K::kBool && !v.bool_value();
-  if (name == "integer") return v.kind() == K::kInt;
+  if (name == "integer") return v.is_integer();
   if (name == "float") return v.kind() == K::kFloat;
-  if (name == "number") return v.is_number();
+  if (name == "number") return v.is_number() || v.is_big_int();
   if (name == "string") return v.is_string();
   if (name == "mapping") return v.is_dict() && !v.is_namespace();
   if (name == "iterable" || name == "sequence") {

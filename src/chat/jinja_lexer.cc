@@ -1,6 +1,7 @@
 #include "chat/jinja_lexer.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "chat/jinja_value.h"
@@ -281,7 +282,11 @@ class Lexer {
         t.float_value = std::strtod(num.c_str(), nullptr);
       } else {
         t.type = Token::Type::kInt;
+        errno = 0;
         t.int_value = std::strtoll(num.c_str(), nullptr, 10);
+        if (errno == ERANGE) {
+          return Error("the integer " + num + " does not fit in 64 bits", line_);
+        }
       }
       *pp = q;
       return t;

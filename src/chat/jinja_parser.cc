@@ -1,5 +1,6 @@
 #include "chat/jinja_parser.h"
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "chat/jinja_builtins.h"
@@ -81,6 +82,35 @@ class Parser {
     e->line = line;
     (e->args.push_back(std::forward<A>(args)), ...);
     return e;
+  }
+
+  // The parser's recursion (nested brackets, chains of `not`, unary signs and conditionals) is
+  // bounded so that a hostile template cannot overflow its stack: one Nesting per level.
+  class Nesting {
+   public:
+    explicit Nesting(Parser* p) : p_(p) { ++p_->depth_; }
+    ~Nesting() { --p_->depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    Status status() const {
+      return p_->depth_ > 3 * kMaxDepth ? p_->ErrorHere("expressions nested too deeply")
+                                        : Status::OK();
+    }
+
+   private:
+    Parser* p_;
+  };
+
+  // Sets e->height from its children's (each already set) and refuses a tree taller than
+  // kMaxDepth: chains (`x.a.b...`, `x|f|g...`, `a ~ b ~ ...`) are parsed in loops but rendered
+  // and freed recursively, so their height is bounded as the parser's recursion is.
+  Status Grown(Expr* e) const {
+    int h = 0;
+    for (const ExprPtr& a : e->args) h = a ? std::max(h, a->height) : h;
+    for (const auto& kv : e->kwargs) h = std::max(h, kv.second->height);
+    e->height = h + 1;
+    if (e->height > kMaxDepth) return Error("expressions nested too deeply", e->line);
+    return Status::OK();
   }
 
   // --- statements ---
@@ -263,10 +293,13 @@ class Parser {
       STOKER_ASSIGN_OR_RETURN(ExprPtr e, ParseExpression(with_cond));
       t->args.push_back(std::move(e));
     }
+    STOKER_RETURN_IF_ERROR(Grown(t.get()));
     return t;
   }
 
   Result<ExprPtr> ParseExpression(bool with_cond) {
+    Nesting nesting(this);
+    STOKER_RETURN_IF_ERROR(nesting.status());
     int line = Line();
     STOKER_ASSIGN_OR_RETURN(ExprPtr e, ParseOr());
     while (with_cond && AcceptName("if")) {
@@ -276,6 +309,7 @@ class Parser {
         STOKER_ASSIGN_OR_RETURN(other, ParseExpression(true));
       }
       e = Node(Expr::Kind::kCond, line, std::move(e), std::move(test), std::move(other));
+      STOKER_RETURN_IF_ERROR(Grown(e.get()));
     }
     return e;
   }
@@ -287,11 +321,14 @@ class Parser {
 
   Result<ExprPtr> ParseNot() {
     if (IsName("not")) {
+      Nesting nesting(this);
+      STOKER_RETURN_IF_ERROR(nesting.status());
       auto n = Node(Expr::Kind::kUnary, Line());
       n->name = "not";
       ++ti_;
       STOKER_ASSIGN_OR_RETURN(ExprPtr x, ParseNot());
       n->args.push_back(std::move(x));
+      STOKER_RETURN_IF_ERROR(Grown(n.get()));
       return n;
     }
     return ParseCompare();
@@ -322,7 +359,9 @@ class Parser {
       cmp->ops.push_back(op);
       cmp->args.push_back(std::move(r));
     }
-    return cmp ? std::move(cmp) : std::move(e);
+    if (!cmp) return e;
+    STOKER_RETURN_IF_ERROR(Grown(cmp.get()));
+    return cmp;
   }
 
   // One left-associative level: operators (or keywords, for and/or) in `ops` over `next`.
@@ -341,6 +380,7 @@ class Parser {
       STOKER_ASSIGN_OR_RETURN(ExprPtr r, (this->*next)());
       e = Node(kind, line, std::move(e), std::move(r));
       e->name = found;
+      STOKER_RETURN_IF_ERROR(Grown(e.get()));
     }
   }
   Result<ExprPtr> ParseMath1() { return ParseBinaryLevel({"+", "-"}, &Parser::ParseConcat); }
@@ -354,11 +394,14 @@ class Parser {
   Result<ExprPtr> ParseUnary(bool with_filter) {
     ExprPtr e;
     if (IsOp("-") || IsOp("+")) {
+      Nesting nesting(this);
+      STOKER_RETURN_IF_ERROR(nesting.status());
       e = Node(Expr::Kind::kUnary, Line());
       e->name = Peek()->text;
       ++ti_;
       STOKER_ASSIGN_OR_RETURN(ExprPtr x, ParseUnary(false));
       e->args.push_back(std::move(x));
+      STOKER_RETURN_IF_ERROR(Grown(e.get()));
     } else {
       STOKER_ASSIGN_OR_RETURN(e, ParsePrimary());
     }
@@ -368,10 +411,10 @@ class Parser {
   }
 
   Result<ExprPtr> ParsePrimary() {
-    // Nesting is bounded so that a hostile template cannot overflow the stack.
-    if (++depth_ > kMaxDepth) return ErrorHere("expressions nested too deeply");
+    Nesting nesting(this);
+    STOKER_RETURN_IF_ERROR(nesting.status());
     Result<ExprPtr> e = ParsePrimaryInner();
-    --depth_;
+    if (e.ok()) STOKER_RETURN_IF_ERROR(Grown(e->get()));
     return e;
   }
 
@@ -510,6 +553,7 @@ class Parser {
       } else {
         return e;
       }
+      STOKER_RETURN_IF_ERROR(Grown(e.get()));
     }
   }
 
@@ -527,6 +571,7 @@ class Parser {
         if (Accept("(")) {
           STOKER_RETURN_IF_ERROR(ParseArgs(e.get()));
         }
+        STOKER_RETURN_IF_ERROR(Grown(e.get()));
       } else if (AcceptName("is")) {
         e = Node(Expr::Kind::kTest, line, std::move(e));
         e->negated = AcceptName("not");
@@ -546,6 +591,7 @@ class Parser {
           STOKER_ASSIGN_OR_RETURN(arg, ParsePostfix(std::move(arg)));
           e->args.push_back(std::move(arg));
         }
+        STOKER_RETURN_IF_ERROR(Grown(e.get()));
       } else {
         return e;
       }

@@ -3,7 +3,9 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <iterator>
 
+#include "chat/jinja_casing.h"
 #include "chat/jinja_value.h"
 
 namespace stoker::jinja {
@@ -111,53 +113,139 @@ bool IsCased(char32_t c) {
          utf8proc_category(c) == UTF8PROC_CATEGORY_LT;
 }
 
+// Unicode's Case_Ignorable (marks, format characters, modifiers and the word-internal
+// punctuation), for the final sigma.
+bool IsCaseIgnorable(char32_t c) {
+  switch (utf8proc_category(c)) {
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_SK:
+      return true;
+    default:
+      break;
+  }
+  static constexpr char32_t kPunct[] = {0x27,   0x2E,   0x3A,   0xB7,   0x387,  0x5F4,
+                                        0x2018, 0x2019, 0x2024, 0x2027, 0xFE13, 0xFE52,
+                                        0xFE55, 0xFF07, 0xFF0E, 0xFF1A};
+  return std::find(std::begin(kPunct), std::end(kPunct), c) != std::end(kPunct);
+}
+
+// Python's lower() of u[i]: the full mapping, and capital sigma as final sigma at a word's end.
+void AppendLower(const std::u32string& u, size_t i, std::u32string* out) {
+  const char32_t c = u[i];
+  if (c == 0x3A3) {
+    size_t j = i;
+    while (j > 0 && IsCaseIgnorable(u[j - 1])) --j;
+    bool final_sigma = j > 0 && IsCased(u[j - 1]);
+    if (final_sigma) {
+      size_t k = i + 1;
+      while (k < u.size() && IsCaseIgnorable(u[k])) ++k;
+      final_sigma = k == u.size() || !IsCased(u[k]);
+    }
+    *out += final_sigma ? char32_t(0x3C2) : char32_t(0x3C3);
+  } else if (const char* full = FullLower(c)) {
+    *out += ToU32(full);
+  } else {
+    *out += char32_t(utf8proc_tolower(c));
+  }
+}
+
+void AppendUpper(char32_t c, std::u32string* out) {
+  const char* full = FullUpper(c);
+  *out += full ? ToU32(full) : std::u32string(1, char32_t(utf8proc_toupper(c)));
+}
+
+void AppendTitle(char32_t c, std::u32string* out) {
+  const char* full = FullTitle(c);
+  *out += full ? ToU32(full) : std::u32string(1, char32_t(utf8proc_totitle(c)));
+}
+
 }  // namespace
 
 std::string PyUpper(std::string_view s) {
-  std::u32string u = ToU32(s);
-  for (char32_t& c : u) c = utf8proc_toupper(c);
-  return FromU32(u);
+  std::u32string out;
+  for (char32_t c : ToU32(s)) AppendUpper(c, &out);
+  return FromU32(out);
 }
 
 std::string PyLower(std::string_view s) {
-  std::u32string u = ToU32(s);
-  for (char32_t& c : u) c = utf8proc_tolower(c);
-  return FromU32(u);
+  std::u32string u = ToU32(s), out;
+  for (size_t i = 0; i < u.size(); ++i) AppendLower(u, i, &out);
+  return FromU32(out);
 }
 
 std::string PyTitle(std::string_view s) {
-  std::u32string u = ToU32(s);
+  std::u32string u = ToU32(s), out;
   bool prev_cased = false;
-  for (char32_t& c : u) {
-    bool cased = IsCased(c);
-    c = prev_cased ? utf8proc_tolower(c) : utf8proc_totitle(c);
-    prev_cased = cased;
+  for (size_t i = 0; i < u.size(); ++i) {
+    if (prev_cased) {
+      AppendLower(u, i, &out);
+    } else {
+      AppendTitle(u[i], &out);
+    }
+    prev_cased = IsCased(u[i]);
   }
-  return FromU32(u);
+  return FromU32(out);
 }
 
 std::string PyCapitalize(std::string_view s) {
-  std::u32string u = ToU32(s);
-  for (size_t i = 0; i < u.size(); ++i) u[i] = i ? utf8proc_tolower(u[i]) : utf8proc_totitle(u[i]);
-  return FromU32(u);
+  std::u32string u = ToU32(s), out;
+  for (size_t i = 0; i < u.size(); ++i) {
+    if (i) {
+      AppendLower(u, i, &out);
+    } else {
+      AppendTitle(u[i], &out);
+    }
+  }
+  return FromU32(out);
+}
+
+bool PyIsAlpha(char32_t c) {
+  switch (utf8proc_category(c)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool PyIsDigit(char32_t c) {
+  return utf8proc_category(c) == UTF8PROC_CATEGORY_ND || IsExtraDigit(c);
+}
+
+bool PyIsAlnum(char32_t c) {
+  const auto cat = utf8proc_category(c);
+  return PyIsAlpha(c) || cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL ||
+         cat == UTF8PROC_CATEGORY_NO;
 }
 
 std::string JinjaTitle(std::string_view s) {
   // jinja2: re.split(r"([-\s({\[<]+)") and each piece's first character upper, the rest lower.
-  std::u32string u = ToU32(s);
+  std::u32string u = ToU32(s), out;
   auto is_sep = [](char32_t c) {
     return IsPySpace(c) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<';
   };
   bool start = true;
-  for (char32_t& c : u) {
-    if (is_sep(c)) {
+  for (size_t i = 0; i < u.size(); ++i) {
+    if (is_sep(u[i])) {
+      out += u[i];
       start = true;
       continue;
     }
-    c = start ? utf8proc_toupper(c) : utf8proc_tolower(c);
+    if (start) {
+      AppendUpper(u[i], &out);
+    } else {
+      AppendLower(u, i, &out);
+    }
     start = false;
   }
-  return FromU32(u);
+  return FromU32(out);
 }
 
 std::vector<std::string> PySplitLines(std::string_view s) {

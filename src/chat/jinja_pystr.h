@@ -1,5 +1,6 @@
 // Python's str methods on UTF-8 text, as chat templates call them: strip, split, replace, case
-// mapping (simple per-code-point mapping, by utf8proc), splitlines. Pure functions; thread-safe.
+// mapping (Python's full mappings: utf8proc's and jinja_casing.h's), character classes,
+// splitlines. Pure functions; thread-safe.
 #pragma once
 
 #include <optional>
@@ -26,5 +27,9 @@ std::string PyTitle(std::string_view s);       // str.title()
 std::string PyCapitalize(std::string_view s);  // str.capitalize()
 std::string JinjaTitle(std::string_view s);    // the |title filter (jinja2's own rule)
 std::vector<std::string> PySplitLines(std::string_view s);
+// str.isalpha(), isdigit() and isalnum() of one code point.
+bool PyIsAlpha(char32_t c);
+bool PyIsDigit(char32_t c);
+bool PyIsAlnum(char32_t c);
 
 }  // namespace stoker::jinja

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <ctime>
+#include <new>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -23,9 +25,6 @@ bool HasGeneration(const Body& body) {
   return false;
 }
 
-// Python's str(v) for `~`: a string is passed on whole, not read (ReadWatch).
-std::string WholeStr(const Value& v) { return v.is_string() ? v.whole_str() : v.Str(); }
-
 Result<Value> RaiseException(ValueList args, Kwargs) {
   return InvalidArgument("the template raised an error: " +
                          (args.empty() ? std::string() : args[0].Str()));
@@ -40,6 +39,10 @@ Result<Value> StrftimeNow(ValueList args, Kwargs) {
   size_t n = std::strftime(buf, sizeof buf, args[0].str().c_str(), &tm);
   return Value::String(std::string(buf, n));
 }
+
+// jinja2's sandbox (transformers renders in one): a range of more than MAX_RANGE items is an
+// error before it is built.
+constexpr int64_t kMaxRange = 100'000;
 
 Result<Value> Range(ValueList args, Kwargs) {
   for (const Value& a : args) {
@@ -58,11 +61,18 @@ Result<Value> Range(ValueList args, Kwargs) {
     return InvalidArgument("range() takes 1 to 3 arguments");
   }
   if (step == 0) return InvalidArgument("range() arg 3 must not be zero");
-  ValueList out;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-    if (out.size() > 10'000'000) return InvalidArgument("range() too long");
-    out.push_back(Value::Int(i));
+  // Python's len(range): in 128 bits, as the ends may be any two int64s.
+  const __int128 span = step > 0 ? __int128(stop) - start : __int128(start) - stop;
+  const __int128 abs_step = step > 0 ? __int128(step) : -__int128(step);
+  const __int128 n = span <= 0 ? 0 : (span + abs_step - 1) / abs_step;
+  if (n > kMaxRange) {
+    return InvalidArgument(
+        "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
   }
+  ValueList out;
+  out.reserve(size_t(n));
+  for (int64_t k = 0; k < int64_t(n); ++k)
+    out.push_back(Value::Int(int64_t(start + __int128(k) * step)));
   return Value::List(std::move(out));
 }
 
@@ -83,7 +93,8 @@ Result<Value> MakeNamespace(ValueList args, Kwargs kwargs, bool is_namespace) {
 
 class Renderer {
  public:
-  Renderer(const std::string& name, const Dict& context) : name_(name) {
+  Renderer(const std::string& name, const Dict& context, const RenderLimits& limits)
+      : name_(name), limits_(limits) {
     globals_.vars["raise_exception"] = Value::Func("raise_exception", RaiseException);
     globals_.vars["strftime_now"] = Value::Func("strftime_now", StrftimeNow);
     globals_.vars["range"] = Value::Func("range", Range);
@@ -149,9 +160,42 @@ class Renderer {
     return Value();
   }
 
+  // One level of the render's recursion while it lives (RenderLimits::max_depth).
+  class Level {
+   public:
+    explicit Level(Renderer* r) : r_(r) { ++r_->depth_; }
+    ~Level() { --r_->depth_; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+    Status status() const {
+      if (r_->depth_ <= r_->limits_.max_depth) return Status::OK();
+      return InvalidArgument("expressions, blocks and macro calls nested too deeply (more than " +
+                             std::to_string(r_->limits_.max_depth) + " levels while rendering)");
+    }
+
+   private:
+    Renderer* r_;
+  };
+
+  // One step of work: an expression, a statement or a loop's iteration (RenderLimits::max_steps).
+  Status Step() {
+    if (++steps_ <= limits_.max_steps) return Status::OK();
+    return InvalidArgument("the template ran for more than " + std::to_string(limits_.max_steps) +
+                           " steps (stoker's bound on one rendering)");
+  }
+
   Result<Flow> Exec(const Body& body) {
+    Level level(this);
+    STOKER_RETURN_IF_ERROR(level.status());
     for (const auto& s : body) {
+      STOKER_RETURN_IF_ERROR(Located(Step(), s->line));
       STOKER_ASSIGN_OR_RETURN(Flow f, Loc(ExecOne(*s), s->line));
+      if (out_->size() > limits_.max_output_bytes) {
+        return Located(InvalidArgument("the template writes more than " +
+                                       std::to_string(limits_.max_output_bytes) +
+                                       " bytes (stoker's bound on one rendering)"),
+                       s->line);
+      }
       if (f != Flow::kNormal) return f;
     }
     return Flow::kNormal;
@@ -365,6 +409,7 @@ class Renderer {
       if (i > 0) loop.items.emplace_back("previtem", items[size_t(i - 1)]);
       if (i + 1 < n) loop.items.emplace_back("nextitem", items[size_t(i + 1)]);
       scope.vars["loop"] = Value::MakeDict(std::move(loop));
+      STOKER_RETURN_IF_ERROR(Step());
       STOKER_RETURN_IF_ERROR(Bind(s, items[size_t(i)]));
       STOKER_ASSIGN_OR_RETURN(Flow f, Exec(s.body));
       if (f == Flow::kBreak) break;
@@ -403,7 +448,14 @@ class Renderer {
     return Status::OK();
   }
 
-  Result<Value> Eval(const Expr& e) { return Loc(EvalInner(e), e.line); }
+  Result<Value> Eval(const Expr& e) {
+    Level level(this);
+    STOKER_RETURN_IF_ERROR(Located(level.status(), e.line));
+    STOKER_RETURN_IF_ERROR(Located(Step(), e.line));
+    Result<Value> v = EvalInner(e);
+    if (v.ok()) STOKER_RETURN_IF_ERROR(Located(CheckValueSize(*v), e.line));
+    return Loc(std::move(v), e.line);
+  }
 
   Result<Value> EvalInner(const Expr& e) {
     using K = Expr::Kind;
@@ -469,18 +521,29 @@ class Renderer {
       case K::kUnary: {
         STOKER_ASSIGN_OR_RETURN(Value v, Eval(*e.args[0]));
         if (e.name == "not") return Value::Bool(!v.Truthy());
+        if (v.is_big_int()) return e.name == "+" ? v : Arithmetic("-", Value::Int(0), v);
         if (!v.is_number()) {
           return InvalidArgument(std::string("bad operand type for unary ") + e.name + ": '" +
                                  v.TypeName() + "'");
         }
         if (e.name == "+") return v.kind() == Value::Kind::kBool ? Value::Int(v.int_value()) : v;
-        return v.kind() == Value::Kind::kFloat ? Value::Float(-v.float_value())
-                                               : Value::Int(-v.int_value());
+        if (v.kind() == Value::Kind::kFloat) return Value::Float(-v.float_value());
+        return Arithmetic("-", Value::Int(0), v);  // -(-2**63) is past int64: an error
       }
       case K::kBinary: {
         STOKER_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
         STOKER_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1]));
-        if (e.name == "~") return Value::String(WholeStr(a) + WholeStr(b));
+        if (e.name == "~") {
+          // Python's str() of each; a string is passed on whole, not read (ReadWatch).
+          std::string x_str, y_str;
+          const std::string& x = a.is_string() ? a.whole_str() : (x_str = a.Str());
+          const std::string& y = b.is_string() ? b.whole_str() : (y_str = b.Str());
+          STOKER_RETURN_IF_ERROR(CheckBuildSize(uint64_t(x.size()) + y.size()));
+          std::string out;
+          out.reserve(x.size() + y.size());
+          out.append(x).append(y);
+          return Value::String(std::move(out));
+        }
         return Arithmetic(e.name, a, b);
       }
       case K::kAnd:
@@ -548,6 +611,9 @@ class Renderer {
   }
 
   const std::string& name_;
+  const RenderLimits& limits_;
+  int64_t steps_ = 0;
+  int depth_ = 0;
   Scope globals_;
   Scope root_;
   Scope* cur_ = nullptr;
@@ -570,8 +636,16 @@ Result<Template> Template::Parse(std::string_view source, std::string name) {
   return t;
 }
 
-Result<RenderOutput> Template::Render(const Dict& context) const {
-  return Renderer(name_, context).Run(*body_);
+Result<RenderOutput> Template::Render(const Dict& context, const RenderLimits& limits) const {
+  // The bounds keep a rendering's memory small; where the process has less (a memory limit),
+  // running out is this rendering's error, not the process's end.
+  try {
+    return Renderer(name_, context, limits).Run(*body_);
+  } catch (const std::bad_alloc&) {
+    return InvalidArgument("chat template " + name_ + ": out of memory while rendering");
+  } catch (const std::length_error&) {
+    return InvalidArgument("chat template " + name_ + ": out of memory while rendering");
+  }
 }
 
 }  // namespace stoker::jinja

@@ -7,6 +7,7 @@
 // Immutable after Parse; Render is thread-safe (each call has its own state).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -24,13 +25,23 @@ struct RenderOutput {
   std::vector<std::pair<size_t, size_t>> generation_spans;
 };
 
+// Bounds on one rendering (docs/chat.md, "Bounds"), so that a hostile template or conversation is
+// an error naming the template and line, never a crash or a render that does not end. Any one
+// string or list a template builds is bounded too (kMaxValueSize, jinja_value.h).
+struct RenderLimits {
+  int64_t max_steps = 100'000'000;  // expressions evaluated and statements run: seconds of work
+  size_t max_output_bytes = size_t(256) << 20;  // the text (and a macro's or block set's)
+  int max_depth = 300;  // expressions, blocks and macro calls open at once (the stack)
+};
+
 class Template {
  public:
   // `name` (a path, or "tokenizer_config.json") is the name errors give.
   static Result<Template> Parse(std::string_view source, std::string name);
 
-  // Renders with `context` as the template's variables (beside the globals).
-  Result<RenderOutput> Render(const Dict& context) const;
+  // Renders with `context` as the template's variables (beside the globals). Past a bound of
+  // `limits`, or out of memory, the rendering is an error.
+  Result<RenderOutput> Render(const Dict& context, const RenderLimits& limits = {}) const;
 
   const std::string& name() const { return name_; }
   // Whether the template has {% generation %} blocks.

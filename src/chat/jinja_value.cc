@@ -56,6 +56,12 @@ Value Value::Int(int64_t i) {
   v.i_ = i;
   return v;
 }
+Value Value::BigInt(uint64_t u) {
+  if (u <= uint64_t(INT64_MAX)) return Int(int64_t(u));
+  Value v(Kind::kBigInt);
+  v.i_ = int64_t(u);
+  return v;
+}
 Value Value::Float(double f) {
   Value v(Kind::kFloat);
   v.f_ = f;
@@ -69,12 +75,14 @@ Value Value::String(std::string s) {
 Value Value::List(ValueList items, bool tuple) {
   Value v(Kind::kList);
   v.tuple_ = tuple;
+  for (const Value& item : items) v.nesting_ = std::max(v.nesting_, item.nesting_ + 1);
   v.list_ = std::make_shared<ValueList>(std::move(items));
   return v;
 }
 Value Value::MakeDict(Dict d, bool is_namespace) {
   Value v(Kind::kDict);
   v.namespace_ = is_namespace;
+  for (const auto& kv : d.items) v.nesting_ = std::max(v.nesting_, kv.second.nesting_ + 1);
   v.dict_ = std::make_shared<Dict>(std::move(d));
   return v;
 }
@@ -94,7 +102,7 @@ Value Value::FromJson(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::number_integer:
       return Int(j.get<int64_t>());
     case nlohmann::ordered_json::value_t::number_unsigned:
-      return Int(static_cast<int64_t>(j.get<uint64_t>()));
+      return BigInt(j.get<uint64_t>());
     case nlohmann::ordered_json::value_t::number_float:
       return Float(j.get<double>());
     case nlohmann::ordered_json::value_t::string:
@@ -125,6 +133,8 @@ bool Value::Truthy() const {
       return b_;
     case Kind::kInt:
       return i_ != 0;
+    case Kind::kBigInt:
+      return true;
     case Kind::kFloat:
       return f_ != 0;
     case Kind::kString:
@@ -280,6 +290,8 @@ std::string Value::Repr() const {
       return b_ ? "True" : "False";
     case Kind::kInt:
       return std::to_string(i_);
+    case Kind::kBigInt:
+      return std::to_string(uint64_t(i_));
     case Kind::kFloat:
       return FloatRepr(f_);
     case Kind::kString:
@@ -340,6 +352,7 @@ const char* Value::TypeName() const {
     case Kind::kBool:
       return "bool";
     case Kind::kInt:
+    case Kind::kBigInt:
       return "int";
     case Kind::kFloat:
       return "float";
@@ -361,6 +374,7 @@ Status Value::AppendJson(std::string* out, bool ensure_ascii, const std::string*
   auto newline = [&](int d) {
     *out += '\n';
     for (int i = 0; i < d; ++i) *out += *indent;
+    return CheckBuildSize(out->size());
   };
   switch (kind_) {
     case Kind::kNone:
@@ -371,6 +385,9 @@ Status Value::AppendJson(std::string* out, bool ensure_ascii, const std::string*
       return Status::OK();
     case Kind::kInt:
       *out += std::to_string(i_);
+      return Status::OK();
+    case Kind::kBigInt:
+      *out += std::to_string(uint64_t(i_));
       return Status::OK();
     case Kind::kFloat:
       if (std::isnan(f_)) {
@@ -405,7 +422,7 @@ Status Value::AppendJson(std::string* out, bool ensure_ascii, const std::string*
       *out += list ? '[' : '{';
       for (size_t i = 0; i < n; ++i) {
         if (i) *out += item_sep;
-        if (indent) newline(depth + 1);
+        if (indent) STOKER_RETURN_IF_ERROR(newline(depth + 1));
         if (!list) {
           AppendJsonString(items[i]->first, ensure_ascii, out);
           *out += key_sep;
@@ -414,7 +431,7 @@ Status Value::AppendJson(std::string* out, bool ensure_ascii, const std::string*
         STOKER_RETURN_IF_ERROR(
             v.AppendJson(out, ensure_ascii, indent, item_sep, key_sep, sort_keys, depth + 1));
       }
-      if (indent) newline(depth);
+      if (indent) STOKER_RETURN_IF_ERROR(newline(depth));
       *out += list ? ']' : '}';
       return Status::OK();
     }
@@ -424,8 +441,46 @@ Status Value::AppendJson(std::string* out, bool ensure_ascii, const std::string*
   }
 }
 
+Status CheckBuildSize(uint64_t n) {
+  if (n <= kMaxValueSize) return Status::OK();
+  return InvalidArgument("the template builds a value of more than " +
+                         std::to_string(kMaxValueSize) +
+                         " bytes or items (stoker's bound on one rendering)");
+}
+
+Status CheckValueSize(const Value& v) {
+  if (v.is_string()) return CheckBuildSize(v.whole_str().size());
+  if (v.nesting() > kMaxNesting) {
+    return InvalidArgument("the template nests lists and dicts more than " +
+                           std::to_string(kMaxNesting) + " deep (stoker's bound on one rendering)");
+  }
+  if (v.is_list()) return CheckBuildSize(v.list().size());
+  return Status::OK();
+}
+
+namespace {
+
+// A big int (past int64) against a number: -1, 0 or 1.
+int CompareBig(const Value& a, const Value& b) {
+  if (a.is_big_int() && b.is_big_int()) {
+    return a.big_int_value() < b.big_int_value() ? -1 : a.big_int_value() > b.big_int_value();
+  }
+  if (a.is_big_int() && b.kind() == Value::Kind::kFloat) {
+    double x = double(a.big_int_value()), y = b.float_value();
+    return x < y ? -1 : x > y;
+  }
+  if (a.is_big_int()) return 1;  // past every int64
+  return -CompareBig(b, a);
+}
+
+}  // namespace
+
 bool Equal(const Value& a, const Value& b) {
   using K = Value::Kind;
+  if ((a.is_big_int() || b.is_big_int()) && (a.is_number() || a.is_big_int()) &&
+      (b.is_number() || b.is_big_int())) {
+    return CompareBig(a, b) == 0;
+  }
   if (a.is_number() && b.is_number()) {
     if (a.kind() == K::kFloat || b.kind() == K::kFloat) return a.float_value() == b.float_value();
     return a.int_value() == b.int_value();
@@ -461,6 +516,10 @@ bool Equal(const Value& a, const Value& b) {
 }
 
 Result<int> Compare(const Value& a, const Value& b) {
+  if ((a.is_big_int() || b.is_big_int()) && (a.is_number() || a.is_big_int()) &&
+      (b.is_number() || b.is_big_int())) {
+    return CompareBig(a, b);
+  }
   if (a.is_number() && b.is_number()) {
     if (a.kind() == Value::Kind::kFloat || b.kind() == Value::Kind::kFloat) {
       double x = a.float_value(), y = b.float_value();

@@ -64,12 +64,26 @@ using Function = std::function<Result<Value>(ValueList args, Kwargs kwargs)>;
 
 class Value {
  public:
-  enum class Kind { kUndefined, kNone, kBool, kInt, kFloat, kString, kList, kDict, kFunction };
+  // kBigInt: an integer of the data past int64 (JSON's 2**63 .. 2**64-1), which prints, compares
+  // and serializes as Python's int does; arithmetic on it is an error, never a wrapped number.
+  enum class Kind {
+    kUndefined,
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kString,
+    kList,
+    kDict,
+    kFunction,
+    kBigInt
+  };
 
   Value() = default;  // Undefined
   static Value None();
   static Value Bool(bool b);
   static Value Int(int64_t i);
+  static Value BigInt(uint64_t u);  // u > INT64_MAX (kBigInt); smaller: Int
   static Value Float(double f);
   static Value String(std::string s);
   static Value List(ValueList items, bool tuple = false);
@@ -89,7 +103,13 @@ class Value {
   bool is_number() const {
     return kind_ == Kind::kInt || kind_ == Kind::kBool || kind_ == Kind::kFloat;
   }
+  bool is_big_int() const { return kind_ == Kind::kBigInt; }
+  // Python's isinstance(x, int) without bool: int or a big int.
+  bool is_integer() const { return kind_ == Kind::kInt || kind_ == Kind::kBigInt; }
+  uint64_t big_int_value() const { return uint64_t(i_); }
   bool is_tuple() const { return tuple_; }
+  // How deep lists and dicts nest in this value (1: none); bounded by kMaxNesting.
+  int nesting() const { return nesting_; }
   bool is_namespace() const { return namespace_; }
 
   bool bool_value() const { return b_; }
@@ -130,6 +150,7 @@ class Value {
   bool b_ = false;
   bool tuple_ = false;
   bool namespace_ = false;
+  int nesting_ = 1;
   int64_t i_ = 0;
   double f_ = 0;
   std::string s_;
@@ -137,6 +158,16 @@ class Value {
   std::shared_ptr<Dict> dict_;
   std::shared_ptr<Function> fn_;
 };
+
+// The largest string (bytes) or list (items) a template may build, and how deeply its lists and
+// dicts may nest (Python's repr, == and json.dumps recurse, and so do these): past one, the
+// rendering is an error (CheckValueSize), not a crash.
+inline constexpr size_t kMaxValueSize = size_t(256) << 20;
+inline constexpr int kMaxNesting = 1000;
+// An error naming the bound when `v` passes kMaxValueSize or kMaxNesting.
+Status CheckValueSize(const Value& v);
+// An error when a string or list of `n` bytes or items would pass kMaxValueSize.
+Status CheckBuildSize(uint64_t n);
 
 // Python's ==.
 bool Equal(const Value& a, const Value& b);

@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "text/padded_json.h"
 
@@ -80,6 +82,21 @@ bool ParseWithSimdjson(std::string_view text, ojson* out) {
 }
 
 }  // namespace
+
+Status CheckJsonDepth(const ojson& j) {
+  std::vector<std::pair<const ojson*, int>> stack{{&j, 1}};
+  while (!stack.empty()) {
+    auto [v, depth] = stack.back();
+    stack.pop_back();
+    if (!v->is_structured() || v->empty()) continue;
+    if (depth >= kMaxJsonDepth) {
+      return InvalidArgument("the record nests lists and objects more than " +
+                             std::to_string(kMaxJsonDepth) + " levels deep");
+    }
+    for (const ojson& child : *v) stack.emplace_back(&child, depth + 1);
+  }
+  return Status::OK();
+}
 
 bool ParseJsonRecord(std::string_view text, ojson* out) {
   // A byte-order mark is skipped by nlohmann; it is rare enough to leave to it.

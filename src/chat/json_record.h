@@ -15,7 +15,16 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "stoker/status.h"
+
 namespace stoker {
+
+// How deeply a chat record's arrays and objects may nest: every walk of a record (the template's
+// values, JSON dumps, copies) recurses, and Python's json module itself gives up near 1,000.
+inline constexpr int kMaxJsonDepth = 1000;
+// An error, naming the bound, when `j` nests deeper than kMaxJsonDepth; walks `j` without
+// recursion.
+Status CheckJsonDepth(const nlohmann::ordered_json& j);
 
 // Returns false (and leaves *out discarded) where nlohmann's parse fails.
 bool ParseJsonRecord(std::string_view text, nlohmann::ordered_json* out);
