@@ -39,3 +39,40 @@ def test_decode_equals_tokenizers(jsons, name):
     for text in unigram_texts()[-300:] + TIE_TEXTS:
         ids = t.encode(text).ids
         assert tok.decode(ids) == t.decode(ids, skip_special_tokens=False), text
+
+
+def test_model_directory_like_the_others(tmp_path, jsons):
+    """A T5-style model directory (tokenizer.json + tokenizer_config.json): the config's EOS, the
+    post-processor's EOS after each text, special tokens' text read as ids only when allowed."""
+    import json
+    import shutil
+
+    d = tmp_path / "t5-like"
+    d.mkdir()
+    shutil.copy(jsons["nmt_nfkc_bytes"], d / "tokenizer.json")
+    (d / "tokenizer_config.json").write_text(json.dumps({"eos_token": "</s>", "unk_token": "<unk>"}))
+    t = tokenizers.Tokenizer.from_file(str(d / "tokenizer.json"))
+    eos = t.token_to_id("</s>")
+    tok = stoker.Tokenizer(d)
+    assert tok.eos_id == eos
+    text = "Hello </s> world"
+    t.encode_special_tokens = True
+    assert tok.encode(text) == t.encode(text).ids and tok.encode(text)[-1] == eos
+    t.encode_special_tokens = False
+    assert stoker.Tokenizer(d, allow_special=True).encode(text) == t.encode(text).ids
+
+
+def test_unsupported_unigram_fields_are_refused_by_name(tmp_path, jsons):
+    import json
+
+    j = json.loads(jsons["nfkc"].read_text())
+    j["model"]["unk_id"] = None
+    bad = tmp_path / "no_unk.json"
+    bad.write_text(json.dumps(j))
+    with pytest.raises(ValueError, match=r"no_unk\.json.*model\.unk_id"):
+        stoker.Tokenizer(bad)
+    j = json.loads(jsons["nfkc"].read_text())
+    j["model"]["vocab"][5] = ["x"]
+    bad.write_text(json.dumps(j))
+    with pytest.raises(ValueError, match=r"model\.vocab\[5\]"):
+        stoker.Tokenizer(bad)
