@@ -4,6 +4,7 @@
 
 #include "text/long_piece_cache.h"
 #include "text/unicode_nfc.h"
+#include "text/unigram_json.h"
 #include "text/utf8.h"
 
 namespace stoker {
@@ -45,6 +46,8 @@ void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
   int32_t id = c_.whole_piece_first ? c_.model.Find(piece) : -1;
   if (id >= 0) {
     ids->push_back(id);
+  } else if (c_.unigram) {
+    c_.unigram->EncodeWord(piece, ids);
   } else {
     c_.model.EncodePiece(piece, ids);
   }

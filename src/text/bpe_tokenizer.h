@@ -6,7 +6,8 @@
 // "▁" for spaces), cut into pre-tokens by the stages in order (a regex split, the byte-level
 // prefix space, Metaspace, a cut before "▁"), and each pre-token is merged by the BpeModel
 // (through a per-thread PieceCache); the post-processor's ids go around the whole. The same class
-// serves SentencePiece BPE `.model` files (text/sentencepiece_bpe.h).
+// serves SentencePiece BPE `.model` files (text/sentencepiece_bpe.h) and tokenizer.json Unigram
+// models (text/unigram_json.h: Viterbi in place of the merges).
 // Thread-safe: Encode and Decode are const; per-thread state is thread_local.
 #pragma once
 
@@ -27,6 +28,8 @@
 
 namespace stoker {
 
+class UnigramWords;  // text/unigram_json.h
+
 class BpeTokenizer final : public Tokenizer {
  public:
   // A regex split; else Metaspace's edit; else a cut before each `marker` (all of them when
@@ -40,6 +43,9 @@ class BpeTokenizer final : public Tokenizer {
   static constexpr uint8_t kLstrip = 1, kRstrip = 2;  // Config::added_strips
   struct Config {
     BpeModel model;
+    // Set: a tokenizer.json Unigram model encodes each pre-token instead of the merges (`model`
+    // then holds its pieces, without merges, for decode and lookups).
+    std::shared_ptr<const UnigramWords> unigram;
     std::vector<Stage> stages;
     bool nfc = false;
     std::vector<TextEdit> edits;     // after NFC, in order

@@ -6,8 +6,9 @@
 // pieces are cut out first and never merge; an unknown character becomes its bytes' pieces (byte
 // fallback) or unk, a run of unks one. That is BpeModel in character mode with the pair (L, R) ->
 // L+R ranked by the dense rank of L+R's score, so the merge core, the "▁" word cut and the piece
-// cache are shared with tokenizer.json. A model this does not reproduce exactly is left to
-// libsentencepiece (SentencePieceTokenizer): Unigram and other types, a normalizer charsmap, a
+// cache are shared with tokenizer.json. A Unigram model is encoded by text/sentencepiece_unigram.h.
+// A BPE model this does not reproduce exactly is left to libsentencepiece
+// (SentencePieceTokenizer), as are the WORD and CHAR types: a normalizer charsmap, a
 // denormalizer, whitespace as suffix, unused pieces, a reserved piece of one character, a piece
 // that merges could form from a character that is not a piece, duplicate pieces.
 // Pure functions; thread-safe.

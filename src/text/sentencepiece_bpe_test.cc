@@ -63,7 +63,8 @@ TEST(SentencePieceBpeTest, UnknownRunsAreOneUnkAndExtraSpacesGo) {
   EXPECT_EQ(Text(*t, {31, 40, 34, 45, 56, 31, 0}), "caf\u00e9  \u2047 ");
 }
 
-TEST(SentencePieceBpeTest, UnigramIsLeftToTheLibrary) {
+// text/sentencepiece_unigram.h encodes it.
+TEST(SentencePieceBpeTest, UnigramIsNotForTheBpeEngine) {
   std::string why;
   auto t = Open(std::string(STOKER_SOURCE_DIR) + "/data/sample/sample.model", &why);
   EXPECT_EQ(t, nullptr);

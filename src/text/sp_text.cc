@@ -61,6 +61,9 @@ void ApplyTextEdit(const TextEdit& edit, std::string_view in, std::string* out) 
     case TextEdit::Kind::kSentencePiece:
       SentencePieceNormalize(edit, in, out);
       return;
+    case TextEdit::Kind::kPrecompiled:
+      edit.charsmap->NormalizeGraphemes(in, out);
+      return;
   }
 }
 

@@ -5,8 +5,11 @@
 // Pure functions and plain data; thread-safe.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "text/precompiled_charsmap.h"
 
 namespace stoker {
 
@@ -27,11 +30,13 @@ struct TextEdit {
     kPrepend,        // tokenizers' Prepend: `to` before a non-empty text
     kReplace,        // tokenizers' Replace with a String pattern: every `from` becomes `to`
     kSentencePiece,  // SentencePiece's Normalizer without a charsmap (escape_whitespaces on)
+    kPrecompiled,    // tokenizers' Precompiled: `charsmap`, grapheme by grapheme
   };
   Kind kind = Kind::kReplace;
   std::string from, to;
-  bool add_dummy_prefix = true;           // kSentencePiece
-  bool remove_extra_whitespaces = false;  // kSentencePiece
+  bool add_dummy_prefix = true;                                   // kSentencePiece
+  bool remove_extra_whitespaces = false;                          // kSentencePiece
+  std::shared_ptr<const PrecompiledCharsmap> charsmap = nullptr;  // kPrecompiled
 };
 
 // Appends the edited `in` to *out (cleared first).

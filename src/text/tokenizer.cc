@@ -8,6 +8,7 @@
 #include "text/model_files.h"
 #include "text/sentencepiece_bpe.h"
 #include "text/sentencepiece_tokenizer.h"
+#include "text/sentencepiece_unigram.h"
 #include "text/tiktoken_file.h"
 #include "text/tokenizer_json.h"
 
@@ -62,10 +63,15 @@ Result<std::unique_ptr<Tokenizer>> OpenTokenizer(std::string_view uri,
       sp.eos = opts.eos;
       sp.add_bos = options.post_processor && config.add_bos_token.value_or(false);
       sp.bos = config.bos_token.value_or("");
-      // A BPE model stoker reproduces exactly runs on its own engine; any other goes through
-      // libsentencepiece (text/sentencepiece_bpe.h says which).
+      // A Unigram model, and a BPE model stoker reproduces exactly, run on stoker's own code;
+      // any other goes through libsentencepiece (text/sentencepiece_bpe.h says which).
       Result<std::string> bytes = ReadFileToString(path);
       if (bytes.ok()) {
+        Result<SentencePieceModel> parsed = ParseSentencePieceModel(*bytes, path);
+        if (parsed.ok() && parsed->model_type == 1) {
+          STOKER_ASSIGN_OR_RETURN(auto t, SentencePieceUnigram::Open(*parsed, *bytes, path, sp));
+          return std::unique_ptr<Tokenizer>(std::move(t));
+        }
         std::string why;
         Result<std::unique_ptr<BpeTokenizer>> native = OpenSentencePieceBpe(*bytes, path, sp, &why);
         if (native.ok() && *native) return std::unique_ptr<Tokenizer>(std::move(native).value());

@@ -12,6 +12,7 @@
 #include "text/tokenizer_json_pipeline.h"
 #include "text/tokenizer_json_scan.h"
 #include "text/tokenizer_json_vocab.h"
+#include "text/unigram_json.h"
 
 namespace stoker {
 namespace {
@@ -78,8 +79,9 @@ Status ParseModel(const Json& model, const JsonFields& f, BpeTokenizer::Config* 
                   const std::vector<JsonVocab::MergeText>* scanned, bool sp_style) {
   if (!model.is_object()) return f.Fail("model", "must be an object");
   std::string type = model.value("type", std::string("BPE"));
+  if (type == "Unigram") return ParseUnigramModel(model, f, c, model_size, vocab);
   if (type != "BPE") {
-    return f.Fail("model.type", "'" + type + "' is not supported (only byte-level BPE)");
+    return f.Fail("model.type", "'" + type + "' is not supported (BPE or Unigram)");
   }
   if (model.contains("dropout") && !model["dropout"].is_null() &&
       !(model["dropout"].is_number() && model["dropout"].get<double>() == 0.0)) {

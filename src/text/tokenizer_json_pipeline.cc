@@ -1,5 +1,6 @@
 #include "text/tokenizer_json_pipeline.h"
 
+#include "text/base64.h"
 #include "text/sp_text.h"
 #include "text/tokenizer_json_vocab.h"
 
@@ -128,6 +129,12 @@ Status WalkPreTokenizer(const Json& j, const JsonFields& f, const std::string& f
     if (split) c->stages.push_back({nullptr, std::nullopt, marker, true});
     return Status::OK();
   }
+  if (type == "WhitespaceSplit") {  // cut at runs of char::is_whitespace (White_Space), removed
+    return AddSplit(
+        "[\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
+        "\\x{202F}\\x{205F}\\x{3000}]+",
+        f.origin, field, c, RegexSplitter::Behavior::kRemoved);
+  }
   if (type == "ByteLevel") {
     *byte_level = true;
     if (j.value("add_prefix_space", false)) c->stages.push_back({nullptr});
@@ -219,6 +226,20 @@ Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Con
     c->nfc = true;
     return Status::OK();
   }
+  if (type == "Precompiled") {
+    const Json& m = j.contains("precompiled_charsmap") ? j["precompiled_charsmap"] : Json();
+    std::string blob;
+    if (!m.is_string() || !DecodeBase64(m.get<std::string>(), &blob)) {
+      return f.Fail("normalizer.precompiled_charsmap", "must be a base64 string");
+    }
+    STOKER_ASSIGN_OR_RETURN(PrecompiledCharsmap map,
+                            PrecompiledCharsmap::Parse(blob, std::string(origin) + ": normalizer"));
+    TextEdit e;
+    e.kind = TextEdit::Kind::kPrecompiled;
+    e.charsmap = std::make_shared<const PrecompiledCharsmap>(std::move(map));
+    c->edits.push_back(std::move(e));
+    return Status::OK();
+  }
   if (type == "Prepend" && j.contains("prepend") && j["prepend"].is_string()) {
     c->edits.push_back({TextEdit::Kind::kPrepend, "", j["prepend"].get<std::string>()});
     return Status::OK();
@@ -238,15 +259,16 @@ Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Con
       if (!st.ok()) {
         return f.Fail("normalizer.normalizers[" + std::to_string(i) + "]",
                       "'" + TypeOf(j["normalizers"][i]) +
-                          "' is not supported (NFC, Prepend, Replace with a String pattern)");
+                          "' is not supported (NFC, Precompiled, Prepend, Replace with a "
+                          "String pattern)");
       }
     }
     return Status::OK();
   }
   return f.Fail("normalizer.type",
                 "'" + type +
-                    "' is not supported (null, NFC, Prepend, Replace with a String pattern, or a "
-                    "Sequence of them)");
+                    "' is not supported (null, NFC, Precompiled, Prepend, Replace with a String "
+                    "pattern, or a Sequence of them)");
 }
 
 bool HasByteLevel(const Json& j) {

@@ -1,0 +1,103 @@
+#include "text/unigram_model.h"
+
+#include <algorithm>
+
+namespace stoker {
+namespace {
+
+// One cell of the lattice: the best path ending at this byte.
+template <typename Score>
+struct UnigramBest {
+  Score score;
+  int32_t start;  // -1: no path yet
+  int32_t id;
+};
+
+// Per-thread lattice, reused across calls (one per arithmetic).
+template <typename Score>
+std::vector<UnigramBest<Score>>& UnigramLattice() {
+  thread_local std::vector<UnigramBest<Score>> lattice;
+  return lattice;
+}
+
+}  // namespace
+
+UnigramModel UnigramModel::Build(const std::vector<Piece>& pieces, int32_t unk_id, double min_score,
+                                 float max_score, Arithmetic arithmetic) {
+  UnigramModel m;
+  m.unk_id_ = unk_id;
+  m.arithmetic_ = arithmetic;
+  // SentencePiece: `min_score() - kUnkPenalty` in float; tokenizers: in f64.
+  m.unk_score_ = arithmetic == Arithmetic::kSentencePiece
+                     ? static_cast<double>(static_cast<float>(min_score) - 10.0f)
+                     : min_score - 10.0;
+  m.score_.resize(pieces.size());
+  std::vector<std::pair<std::string_view, int32_t>> keys;
+  keys.reserve(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Piece& p = pieces[i];
+    if (p.kind == Kind::kSkip || p.text.empty()) continue;
+    keys.emplace_back(p.text, static_cast<int32_t>(i));
+    if (p.kind == Kind::kUserDefined) {
+      // `length * max_score_ - 0.1`, all in float as PyPI sentencepiece 0.2.3 computes it.
+      m.score_[i] = static_cast<double>(static_cast<float>(p.text.size()) * max_score - 0.1f);
+    } else {
+      m.score_[i] = static_cast<double>(p.score);
+    }
+  }
+  m.trie_ = PieceTrie::Build(std::move(keys));
+  return m;
+}
+
+template <typename Score>
+void UnigramModel::Viterbi(std::string_view text, std::vector<Span>* out) const {
+  const size_t n = text.size();
+  std::vector<UnigramBest<Score>>& best = UnigramLattice<Score>();
+  best.assign(n + 1, UnigramBest<Score>{0, -1, -1});
+  const Score unk_score = static_cast<Score>(unk_score_);
+  const double* score = score_.data();
+  size_t start = 0;
+  while (start < n) {
+    const Score here = best[start].score;
+    const size_t mblen = std::min(SpCharLength(static_cast<uint8_t>(text[start])), n - start);
+    bool has_single = false;
+    trie_.ForEachPrefix(text.substr(start), [&](size_t length, int32_t id) {
+      UnigramBest<Score>& target = best[start + length];
+      // In Score's arithmetic (float for SentencePiece: a score is a float, exact in score_).
+      const Score candidate = static_cast<Score>(score[id]) + here;
+      if (target.start < 0 || candidate > target.score) {
+        target.score = candidate;
+        target.start = static_cast<int32_t>(start);
+        target.id = id;
+      }
+      has_single |= length == mblen;
+    });
+    if (!has_single) {
+      UnigramBest<Score>& target = best[start + mblen];
+      const Score candidate = unk_score + here;
+      if (target.start < 0 || candidate > target.score) {
+        target.score = candidate;
+        target.start = static_cast<int32_t>(start);
+        target.id = unk_id_;
+      }
+    }
+    start += mblen;
+  }
+  out->clear();
+  for (size_t end = n; end > 0;) {
+    const UnigramBest<Score>& node = best[end];
+    out->push_back({static_cast<uint32_t>(node.start), static_cast<uint32_t>(end), node.id});
+    end = static_cast<size_t>(node.start);
+  }
+  std::reverse(out->begin(), out->end());
+}
+
+void UnigramModel::Encode(std::string_view text, std::vector<Span>* out) const {
+  if (arithmetic_ == Arithmetic::kSentencePiece) {
+    Viterbi<float>(text, out);
+  } else {
+    Viterbi<double>(text, out);
+  }
+}
+
+}  // namespace stoker

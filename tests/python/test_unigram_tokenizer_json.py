@@ -1,0 +1,78 @@
+"""tokenizer.json files with a Unigram model (T5's layout: Precompiled charsmap normalizer,
+WhitespaceSplit + Metaspace, Metaspace decoder, an EOS template) on stoker's own encoder, against
+`tokenizers`: built here from Unigram models trained with PyPI `sentencepiece`
+(tests/python/unigram_cases.py); ids (with the post-processor's EOS) and decode equal."""
+
+import pytest
+
+from bpe_cases import stoker_encode_many
+from unigram_cases import TIE_TEXTS, train_unigram, unigram_texts, unigram_tokenizer_json
+
+tokenizers = pytest.importorskip("tokenizers")
+pytest.importorskip("sentencepiece")
+stoker = pytest.importorskip("stoker")
+
+NAMES = ["nmt_nfkc_bytes", "nmt_nfkc_unk", "nfkc", "nmt_nfkc_cf"]
+
+
+@pytest.fixture(scope="module")
+def jsons(tmp_path_factory):
+    d = tmp_path_factory.mktemp("unigram_json")
+    return {n: unigram_tokenizer_json(train_unigram(d, n), d / f"{n}.json") for n in NAMES}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_ids_equal_tokenizers(stoker_cli, jsons, name):
+    t = tokenizers.Tokenizer.from_file(str(jsons[name]))
+    t.encode_special_tokens = True  # stoker's default: special tokens' text is ordinary text
+    texts = unigram_texts()
+    want = [e.ids for e in t.encode_batch(texts)]
+    got = stoker_encode_many(stoker_cli, jsons[name], texts)
+    bad = [(x, g, w) for x, g, w in zip(texts, got, want) if g != w]
+    assert not bad, bad[:3]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_decode_equals_tokenizers(jsons, name):
+    t = tokenizers.Tokenizer.from_file(str(jsons[name]))
+    tok = stoker.Tokenizer(jsons[name])
+    for text in unigram_texts()[-300:] + TIE_TEXTS:
+        ids = t.encode(text).ids
+        assert tok.decode(ids) == t.decode(ids, skip_special_tokens=False), text
+
+
+def test_model_directory_like_the_others(tmp_path, jsons):
+    """A T5-style model directory (tokenizer.json + tokenizer_config.json): the config's EOS, the
+    post-processor's EOS after each text, special tokens' text read as ids only when allowed."""
+    import json
+    import shutil
+
+    d = tmp_path / "t5-like"
+    d.mkdir()
+    shutil.copy(jsons["nmt_nfkc_bytes"], d / "tokenizer.json")
+    (d / "tokenizer_config.json").write_text(json.dumps({"eos_token": "</s>", "unk_token": "<unk>"}))
+    t = tokenizers.Tokenizer.from_file(str(d / "tokenizer.json"))
+    eos = t.token_to_id("</s>")
+    tok = stoker.Tokenizer(d)
+    assert tok.eos_id == eos
+    text = "Hello </s> world"
+    t.encode_special_tokens = True
+    assert tok.encode(text) == t.encode(text).ids and tok.encode(text)[-1] == eos
+    t.encode_special_tokens = False
+    assert stoker.Tokenizer(d, allow_special=True).encode(text) == t.encode(text).ids
+
+
+def test_unsupported_unigram_fields_are_refused_by_name(tmp_path, jsons):
+    import json
+
+    j = json.loads(jsons["nfkc"].read_text())
+    j["model"]["unk_id"] = None
+    bad = tmp_path / "no_unk.json"
+    bad.write_text(json.dumps(j))
+    with pytest.raises(ValueError, match=r"no_unk\.json.*model\.unk_id"):
+        stoker.Tokenizer(bad)
+    j = json.loads(jsons["nfkc"].read_text())
+    j["model"]["vocab"][5] = ["x"]
+    bad.write_text(json.dumps(j))
+    with pytest.raises(ValueError, match=r"model\.vocab\[5\]"):
+        stoker.Tokenizer(bad)
