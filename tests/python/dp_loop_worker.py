@@ -10,7 +10,7 @@ own ``CheckpointManager`` (DCP) saves and loads the dataloader with the model.
 ``global_num_tokens_in_batch``), and ``Trainer.state_dict()``'s ``data_loader`` entry saved per
 rank as ``Checkpointer._save_train_state`` does (``train/rank{N}.pt``) and loaded as
 ``Checkpointer.load`` does (this rank's file, else rank 0's).
-Each step's row hashes go to LOG/steps-rank{RANK}.jsonl; ``--kill-at K``: SIGKILL after step K.
+Each step's row hashes go to HASHES/steps-rank{RANK}.jsonl; ``--kill-at K``: SIGKILL after step K.
 """
 
 import argparse
@@ -208,7 +208,7 @@ def main():
                                     "megatron_iterator"])
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True)
-    p.add_argument("--log", required=True)
+    p.add_argument("--hashes", required=True, help="where the per-step row hashes go")
     p.add_argument("--steps", type=int, required=True)
     p.add_argument("--seq-len", type=int, default=64)
     p.add_argument("--global-rows", type=int, default=4)
@@ -218,7 +218,7 @@ def main():
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    log = Log(args.log, rank)
+    log = Log(args.hashes, rank)
     run = {"torchtitan": run_torchtitan, "olmo_core": run_olmo_core}.get(args.mode, run_megatron)
     run(args, rank, world, log)
     dist.barrier()

@@ -1,7 +1,7 @@
 """One rank of a StokerTrainer run (tests/python/test_integration_hf.py launches it under gloo).
 
 Trains a tiny Llama (2 layers, hidden 32) with stoker.integrations.hf.StokerTrainer and appends
-each step's row hashes, and the step's trained-token counts, to LOG/steps-rank{RANK}.jsonl.
+each step's row hashes, and the step's trained-token counts, to HASHES/steps-rank{RANK}.jsonl.
 ``--kill-at K`` ends the process with SIGKILL when step K ends (no clean shutdown);
 ``--resume`` resumes from the last checkpoint folder.
 """
@@ -59,7 +59,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True)
-    p.add_argument("--log", required=True)
+    p.add_argument("--hashes", required=True, help="where the per-step row hashes go")
     p.add_argument("--steps", type=int, required=True)
     p.add_argument("--seq-len", type=int, default=64)
     p.add_argument("--global-rows", type=int, default=4)
@@ -71,8 +71,8 @@ def main():
     torch.set_num_threads(1)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
-    os.makedirs(args.log, exist_ok=True)
-    recorder = Recorder(os.path.join(args.log, f"steps-rank{rank}.jsonl"))
+    os.makedirs(args.hashes, exist_ok=True)
+    recorder = Recorder(os.path.join(args.hashes, f"steps-rank{rank}.jsonl"))
     per_rank = args.global_rows // world // args.grad_accum
     loader = stoker.Loader(args.data, seq_len=args.seq_len, batch_size=per_rank, num_workers=1,
                            output="torch")

@@ -24,7 +24,7 @@ def data(tmp_path_factory):
 
 def runner(data):
     def run(out, log, world, steps, **kw):
-        args = ["olmo_core", "--data", data, "--out", out, "--log", log, "--steps", steps,
+        args = ["olmo_core", "--data", data, "--out", out, "--hashes", log, "--steps", steps,
                 "--seq-len", SEQ]
         for k, v in kw.items():
             args += [f"--{k.replace('_', '-')}"] + ([] if v is True else [v])
