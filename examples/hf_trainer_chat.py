@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
 """Recipe: stoker's loader inside Hugging Face `Trainer` (and so TRL's trainers, which are
-Trainers) for fine-tuning on packed conversations (docs/chat.md, "Recipes").
+Trainers) for fine-tuning on packed conversations, with stoker.integrations.hf.StokerTrainer
+(docs/integrations.md, "Hugging Face Trainer and TRL").
 
-Two things differ from a `datasets` pipeline, and this file shows both:
-- the batches come from stoker: `get_train_dataloader` returns a torch DataLoader over
-  `stoker.TorchIterableDataset(loader)` with `batch_size=None` (the batches are already built);
-- stoker's labels are already shifted (`labels[t]` is the target of position t), and a Hugging
-  Face causal LM shifts `labels` itself: pass them as `shift_labels` too, and the model uses them
-  as they are. `position_ids` restart at every conversation, from which transformers builds the
-  block-diagonal attention of packed rows: pass no `attention_mask`, and `use_cache=False` (with a
-  cache, transformers skips that detection, and attention would silently cross conversations).
+StokerTrainer replaces the `datasets` preprocessing, the collator and the DataLoader: each rank
+builds its own batches, each checkpoint folder gets the loader's state, and
+`train(resume_from_checkpoint=True)` continues from it without reading the consumed batches
+again. stoker's labels are already shifted, so the batches reach the model as `shift_labels`;
+`position_ids` restart at every conversation, from which transformers builds the block-diagonal
+attention of packed rows (no `attention_mask`, and `use_cache=False`).
 
     python examples/hf_trainer_chat.py                    # a tiny Llama on CPU, demo data
     python examples/hf_trainer_chat.py --steps 50 --model models/qwen3/ --chats chats.jsonl
 
 Exit status 0 when the model's loss equals the loss computed by hand from stoker's labels,
-attention stayed inside each conversation, and the Trainer ran its steps.
+attention stayed inside each conversation, the Trainer ran its steps, and a second Trainer
+resumed from the last checkpoint on the loader's next batch.
 """
 
 import argparse
@@ -25,29 +25,13 @@ import tempfile
 
 import torch
 import torch.nn.functional as F
-from torch.utils.data import DataLoader
-from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainingArguments
+from transformers import LlamaConfig, LlamaForCausalLM, TrainingArguments
 
 import stoker
+from stoker.integrations.hf import StokerTrainer, model_inputs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from finetune_chat import demo_chats, demo_model  # noqa: E402
-
-
-class StokerTrainer(Trainer):
-    """A Trainer fed by a stoker.Loader."""
-
-    def __init__(self, *args, stoker_loader, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.stoker_loader = stoker_loader
-
-    def get_train_dataloader(self):
-        return DataLoader(stoker.TorchIterableDataset(self.stoker_loader), batch_size=None)
-
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        out = model(input_ids=inputs["input_ids"], position_ids=inputs["position_ids"],
-                    labels=inputs["labels"], shift_labels=inputs["labels"], use_cache=False)
-        return (out.loss, out) if return_outputs else out.loss
 
 
 def tiny_llama(vocab_size, seq_len):
@@ -62,8 +46,7 @@ def check_batch(model, batch):
     """The model's loss on stoker's labels equals cross-entropy by hand, and each conversation's
     logits in a packed row equal its logits alone (attention never crossed into it)."""
     with torch.no_grad():
-        out = model(input_ids=batch["input_ids"], position_ids=batch["position_ids"],
-                    labels=batch["labels"], shift_labels=batch["labels"], use_cache=False)
+        out = model(**model_inputs(batch))  # what StokerTrainer gives the model
         by_hand = F.cross_entropy(out.logits.flatten(0, 1).float(), batch["labels"].flatten(),
                                   ignore_index=-100)
         same_loss = torch.allclose(out.loss, by_hand, rtol=1e-5, atol=1e-6)
@@ -101,15 +84,26 @@ def main():
         first = next(iter(loader))
         same_loss, isolated = check_batch(model, first)
         del first
-        targs = TrainingArguments(output_dir=os.path.join(work, "out"), max_steps=args.steps,
-                                  learning_rate=3e-3, logging_steps=5, report_to=[],
-                                  use_cpu=True, save_strategy="no", dataloader_num_workers=0)
+        out = os.path.join(work, "out")
+        targs = TrainingArguments(output_dir=out, max_steps=args.steps, learning_rate=3e-3,
+                                  logging_steps=5, report_to=[], use_cpu=True,
+                                  save_strategy="steps", save_steps=args.steps)
         trainer = StokerTrainer(model=model, args=targs, stoker_loader=loader)
         result = trainer.train()
+        next(iter(loader))  # the batch after the checkpoint: where a resume must continue
+        # What a new process does: a fresh loader and Trainer, resumed from the checkpoint
+        # folder, for one more step.
+        loader2 = stoker.Loader(data, seq_len=args.seq_len, batch_size=args.batch_size,
+                                pack="bestfit", num_workers=2, output="torch")
+        targs.max_steps = args.steps + 1
+        resumed = StokerTrainer(model=model, args=targs, stoker_loader=loader2)
+        resumed.train(resume_from_checkpoint=True)
+        same_next = loader2.state_dict() == loader.state_dict()
     print(f"model loss equals stoker labels by hand: {same_loss}; attention inside each "
           f"conversation: {isolated}; trained {result.global_step} steps, "
-          f"loss {result.training_loss:.3f}")
-    return 0 if same_loss and isolated and result.global_step == args.steps else 1
+          f"loss {result.training_loss:.3f}; resumed on the next batch: {same_next}")
+    ok = same_loss and isolated and result.global_step == args.steps and same_next
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ def test_hf_trainer_recipe_keeps_attention_inside_conversations(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert ("model loss equals stoker labels by hand: True; attention inside each "
             "conversation: True; trained 6 steps") in out.stdout, out.stdout
+    assert "resumed on the next batch: True" in out.stdout, out.stdout
 
 
 @pytest.mark.parametrize("nproc", [2, 3])
