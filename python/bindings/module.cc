@@ -12,4 +12,5 @@ NB_MODULE(_stoker, m) {
   stoker::python::RegisterLoader(m);
   stoker::python::RegisterText(m);
   stoker::python::RegisterChat(m);
+  stoker::python::RegisterAttention(m);
 }

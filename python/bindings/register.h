@@ -60,5 +60,6 @@ void RegisterBalance(nanobind::module_& m);
 void RegisterLoader(nanobind::module_& m);
 void RegisterText(nanobind::module_& m);
 void RegisterChat(nanobind::module_& m);
+void RegisterAttention(nanobind::module_& m);
 
 }  // namespace stoker::python
