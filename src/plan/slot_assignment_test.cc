@@ -44,7 +44,7 @@ void ExpectValid(const SlotAssignment& a, const std::vector<uint64_t>& lengths, 
   EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int x) { return x == 1; }));
 }
 
-double MaxOverMean(const std::vector<double>& v) {
+double RankMaxOverMean(const std::vector<double>& v) {
   double total = 0, max = 0;
   for (double x : v) {
     total += x;
@@ -121,8 +121,8 @@ TEST(SlotAssignmentTest, BalancesBetterThanFixedRows) {
       for (size_t s = 0; s < a->slots.size(); ++s) {
         rank_balanced[s / a->microbatches] += a->slot_cost[s];
       }
-      fixed_sum += MaxOverMean(rank_fixed);
-      balanced_sum += MaxOverMean(rank_balanced);
+      fixed_sum += RankMaxOverMean(rank_fixed);
+      balanced_sum += RankMaxOverMean(rank_balanced);
       ++steps;
     }
     EXPECT_LT(balanced_sum / steps, 1.05) << ranks << " ranks";
