@@ -7,10 +7,10 @@ peers' balancers on the same lengths, stoker.balance's speed, and a calibration 
      seq_len cut into full rows plus a tail, pieces packed by the plan's own best-fit decreasing
      (stoker._stoker.best_fit_decreasing), rows shuffled within the window, step k = rows
      [k·G, (k+1)·G), G = W·rows_per_rank, rank r gets rows [k·G + r·B, k·G + (r+1)·B);
-   - balanced: the same pieces of each step through stoker.assign_slots (W ranks, at least the
-     rows' count of microbatches, budget seq_len: a microbatch is added where the greedy needs
-     room, and counted), ranks balanced by cost; and balanced_125: the rows' count of
-     microbatches with a budget of 1.25 × seq_len;
+   - balanced: the same pieces of each step through stoker.assign_slots (W ranks, the rows'
+     count of microbatches, budget seq_len: where the greedy by cost finds no room, best-fit rows
+     dealt to ranks by cost; steps that still needed one more microbatch are counted), and
+     balanced_125: the same with a budget of 1.25 × seq_len;
    - transformers' BatchRebalanceSampler (5.23.0, trainer_pt_utils.py; its private _assign on the
      step's pieces: W·B groups of variable count, no token budget) and Megatron-core's
      BalancedCPScheduler (0.16.1, pipeline_parallel/hybrid_cp_schedule.py: the hybrid-CP

@@ -31,8 +31,8 @@ void ExpectEqualCountPartition(const std::vector<std::vector<uint32_t>>& groups,
   EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int s) { return s == 1; }));
 }
 
-double MaxOverMean(const std::vector<std::vector<uint32_t>>& groups,
-                   const std::vector<double>& costs) {
+double GroupMaxOverMean(const std::vector<std::vector<uint32_t>>& groups,
+                        const std::vector<double>& costs) {
   double max = 0, total = 0;
   for (const auto& g : groups) {
     double c = 0;
@@ -86,11 +86,11 @@ TEST(BalanceTest, LongTailedIntoManyGroupsIsNearlyEven) {
   auto groups = BalanceGroups(costs, 512);
   ASSERT_TRUE(groups.ok());
   ExpectEqualCountPartition(*groups, costs.size(), 512);
-  EXPECT_LE(MaxOverMean(*groups, costs), 1.02);
+  EXPECT_LE(GroupMaxOverMean(*groups, costs), 1.02);
   // Dealing the same items round robin (what ignoring cost does) is far worse.
   std::vector<std::vector<uint32_t>> dealt(512);
   for (uint32_t i = 0; i < costs.size(); ++i) dealt[i % 512].push_back(i);
-  EXPECT_GT(MaxOverMean(dealt, costs), 1.3);
+  EXPECT_GT(GroupMaxOverMean(dealt, costs), 1.3);
 }
 
 TEST(BalanceTest, SwapsImproveOnLargestFirst) {
@@ -127,7 +127,7 @@ TEST(BalanceTest, MatchesBruteForceOnSmallCases) {
     }
     auto groups = BalanceGroups(costs, 2);
     ASSERT_TRUE(groups.ok());
-    const double got = MaxOverMean(*groups, costs) * total / 2;
+    const double got = GroupMaxOverMean(*groups, costs) * total / 2;
     EXPECT_LE(got, best * 1.05) << "trial " << trial;
     if (got == best) ++optimal;
   }

@@ -8,7 +8,7 @@
 namespace stoker::plan {
 namespace {
 
-using Json = nlohmann::json;
+using ConfigJson = nlohmann::json;
 
 // Model types whose MLP is gate·up then down (three matrices of h×I), and those with two (up,
 // down). Anything else is refused rather than guessed.
@@ -26,7 +26,7 @@ bool ContainsModelType(const std::array<const char*, N>& types, const std::strin
 }
 
 // The first of `keys` present in `config`, as a positive integer; 0 when none is present.
-Result<uint64_t> PositiveSize(const Json& config, std::initializer_list<const char*> keys,
+Result<uint64_t> PositiveSize(const ConfigJson& config, std::initializer_list<const char*> keys,
                               const std::string& name) {
   for (const char* key : keys) {
     auto it = config.find(key);
@@ -40,7 +40,7 @@ Result<uint64_t> PositiveSize(const Json& config, std::initializer_list<const ch
   return uint64_t{0};
 }
 
-Result<uint64_t> RequiredSize(const Json& config, std::initializer_list<const char*> keys,
+Result<uint64_t> RequiredSize(const ConfigJson& config, std::initializer_list<const char*> keys,
                               const std::string& name) {
   STOKER_ASSIGN_OR_RETURN(uint64_t v, PositiveSize(config, keys, name));
   if (v == 0) {
@@ -69,7 +69,7 @@ Status ValidateCostModel(const CostModel& m) {
 }
 
 Result<ModelShape> ParseModelConfig(std::string_view config_json, const std::string& name) {
-  Json config = Json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  ConfigJson config = ConfigJson::parse(config_json, nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded() || !config.is_object()) {
     return InvalidArgument(name + ": not a JSON object (expected a model's config.json)");
   }

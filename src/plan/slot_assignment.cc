@@ -5,6 +5,9 @@
 #include <string>
 #include <utility>
 
+#include "plan/balance.h"
+#include "plan/best_fit.h"
+
 namespace stoker::plan {
 namespace {
 
@@ -93,12 +96,46 @@ Result<SlotAssignment> AssignSlots(std::span<const uint64_t> lengths, uint32_t r
   });
   const uint64_t per_pass = uint64_t{ranks} * max_tokens_per_microbatch;
   uint64_t m = std::max<uint64_t>({min_microbatches, 1, (total + per_pass - 1) / per_pass});
+  // The fallback when the greedy leaves no room: best-fit rows (the plan's packing), as many as
+  // best fit needs.
+  std::vector<uint32_t> row_of_doc;
+  const uint64_t rows = BestFitDecreasing(std::vector<uint64_t>(lengths.begin(), lengths.end()),
+                                          max_tokens_per_microbatch, &row_of_doc);
   SlotFill fill;
+  bool dealt_rows = false;
   // Terminates: once ranks·m >= the document count every document can have a slot of its own.
   while (!FillRanksByCost(lengths, order, doc_cost, ranks, m, max_tokens_per_microbatch, &fill)) {
+    if (rows <= ranks * m) {
+      dealt_rows = true;
+      break;
+    }
     ++m;
   }
   if (m > UINT32_MAX) return InvalidArgument("balanced slots: too many microbatches");
+  if (dealt_rows) {
+    // Best-fit rows (and empty ones up to ranks·m) dealt to ranks by BalanceGroups, m each: the
+    // ranks' totals balanced over whole rows.
+    SlotFill rows_fill;
+    rows_fill.docs.assign(ranks * m, {});
+    rows_fill.tokens.assign(ranks * m, 0);
+    rows_fill.cost.assign(ranks * m, 0.0);
+    for (uint32_t d = 0; d < lengths.size(); ++d) {
+      rows_fill.docs[row_of_doc[d]].push_back(d);
+      rows_fill.tokens[row_of_doc[d]] += lengths[d];
+      rows_fill.cost[row_of_doc[d]] += doc_cost[d];
+    }
+    STOKER_ASSIGN_OR_RETURN(auto rows_of_rank, BalanceGroups(rows_fill.cost, ranks));
+    fill.docs.clear();
+    fill.tokens.clear();
+    fill.cost.clear();
+    for (const auto& rank_rows : rows_of_rank) {
+      for (uint32_t r : rank_rows) {
+        fill.docs.push_back(std::move(rows_fill.docs[r]));
+        fill.tokens.push_back(rows_fill.tokens[r]);
+        fill.cost.push_back(rows_fill.cost[r]);
+      }
+    }
+  }
   for (auto& docs : fill.docs) std::sort(docs.begin(), docs.end());
   SlotAssignment out;
   out.ranks = ranks;

@@ -25,16 +25,19 @@ struct SlotAssignment {
 };
 
 // Places every document (lengths[i] >= 1, each <= max_tokens_per_microbatch: the caller splits
-// or drops longer ones first) exactly once. The microbatch count per rank is the least m >=
-// min_microbatches, starting at ⌈Σ L / (ranks · budget)⌉, for which this greedy places every
-// document: documents by decreasing cost (ties: lower index), each to the rank of least total
-// cost (ties: lower rank) that has a microbatch with room for it, into that rank's microbatch of
-// least cost with room (ties: lower microbatch); when no rank has room, m grows by one and the
-// pass starts again. A rank's total is its step time, so ranks are balanced first and its
-// microbatches second. The balance needs room: a microbatch budget well above the mean
-// microbatch (docs/plan.md, "Balanced steps"). O(n log n + n·(ranks tried)·m) per pass.
-// Errors (kInvalidArgument): ranks or the budget 0, a length of 0 or above the budget, an
-// invalid cost model.
+// or drops longer ones first) exactly once, in m microbatches per rank, m the least >=
+// min_microbatches (and >= ⌈Σ L / (ranks · budget)⌉) for which one of these places everything:
+//   1. the greedy by cost: documents by decreasing cost (ties: lower index), each to the rank of
+//      least total cost (ties: lower rank) that has a microbatch with room for it, into that
+//      rank's microbatch of least cost with room (ties: lower microbatch). A rank's total is its
+//      step time, so ranks are balanced first and their microbatches second;
+//   2. when the greedy leaves some document no room but best-fit decreasing (best_fit.h, the
+//      plan's packing) needs at most ranks·m rows: those rows, dealt to ranks m each by
+//      BalanceGroups on their costs (whole rows balanced: less even than 1, never an extra
+//      microbatch).
+// The greedy needs room (a budget above the mean microbatch: docs/plan.md, "Balanced steps").
+// O(n log n + n·(ranks tried)·m) per pass. Errors (kInvalidArgument): ranks or the budget 0, a
+// length of 0 or above the budget, an invalid cost model.
 Result<SlotAssignment> AssignSlots(std::span<const uint64_t> lengths, uint32_t ranks,
                                    uint64_t max_tokens_per_microbatch, const CostModel& cost,
                                    uint32_t min_microbatches = 1);

@@ -137,7 +137,8 @@ def assign_slots(lengths: Sequence[int], ranks: int, max_tokens_per_microbatch: 
 
     Every rank gets the same number of microbatches (the least >= ``min_microbatches`` that
     fits), every microbatch at most ``max_tokens_per_microbatch`` tokens, every document exactly
-    once; ranks' total costs (their step times) are balanced first, their microbatches second.
+    once; ranks' total costs (their step times) are balanced first, their microbatches second
+    (where the greedy finds no room, best-fit rows are dealt to ranks by cost instead).
     ``cost`` as for ``balance`` (not a function). Returns {"ranks", "microbatches", "slots":
     slot r·microbatches + m = rank r's microbatch m, a list of document indices, "slot_tokens",
     "slot_cost"}. Raises ValueError for a document of 0 tokens or above the budget.
