@@ -44,7 +44,6 @@ void RegisterOptions(nb::module_& m) {
                                          "Byte-level BPE options (docs/tokenizers.md).");
   tokenizer.def(nb::init<>());
   BindOptionRows(tokenizer, TokenizerOptionTable());
-  using stream::StreamOptions;
   nb::class_<StreamOptions> stream(m, "StreamOptions",
                                    "stoker.Stream's options (docs/streaming.md).");
   stream.def(nb::init<>())
