@@ -18,6 +18,11 @@ def packed(tmp_path_factory):
     return str(out)
 
 
+def copied(batch):
+    """The batch's arrays copied out of the ring (a batch holds its ring slot while they live)."""
+    return {k: v.copy() for k, v in batch.items()}
+
+
 def check_seq_idx(batch):
     """seq_idx against cu_seqlens: segment k covers the flattened positions [cu[k], cu[k+1])."""
     cu = np.asarray(batch["cu_seqlens"])
@@ -35,7 +40,7 @@ def check_seq_idx(batch):
 @pytest.mark.parametrize("pack", ["concat", "bestfit", "pad"])
 def test_seq_idx_follows_cu_seqlens(packed, pack):
     kw = dict(seq_len=SEQ, batch_size=BATCH, pack=pack, seed=3, num_workers=2, output="numpy")
-    plain = list(stoker.Loader(packed, **kw))
+    plain = [copied(b) for b in stoker.Loader(packed, **kw)]
     with stoker.Loader(packed, seq_idx=True, **kw) as loader:
         segments = 0
         for n, batch in enumerate(loader):
@@ -52,7 +57,7 @@ def test_seq_idx_of_a_stream_and_int32_tokens():
     stream = stoker.Stream(CORPUS, shuffle_buffer=32, steps_per_epoch=6)
     loader = stoker.Loader(stream, seq_len=SEQ, batch_size=2, pack="bestfit", seq_idx=True,
                            token_dtype="int32", num_workers=2, output="numpy")
-    batches = list(loader)
+    batches = [copied(b) for b in loader]
     assert len(batches) == 6
     for batch in batches:
         check_seq_idx(batch)
