@@ -31,6 +31,9 @@ void StreamCopy(T* dst, const T* src, size_t n) {
   size_t i = 0;
   for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 15) != 0; ++i) dst[i] = src[i];
   constexpr size_t kPer = 16 / sizeof(T);
+  // Four stores per iteration: the loop's own instructions (add, compare, branch) were a third of
+  // the assembler's instructions with one.
+#pragma GCC unroll 4
   for (; i + kPer <= n; i += kPer) {
     __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
     _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), v);
@@ -49,6 +52,7 @@ void StreamFill(T* dst, size_t n, T value) {
   const __m128i v = sizeof(T) == 8 ? _mm_set1_epi64x(static_cast<int64_t>(value))
                                    : _mm_set1_epi32(static_cast<int32_t>(value));
   constexpr size_t kPer = 16 / sizeof(T);
+#pragma GCC unroll 4
   for (; i + kPer <= n; i += kPer) _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), v);
   for (; i < n; ++i) dst[i] = value;
 #else
