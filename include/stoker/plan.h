@@ -197,9 +197,10 @@ struct PlanState {
   std::vector<DatasetCursor> datasets;
   std::string stream_options;
   std::optional<MixtureOrigin> origin;
-  // The options that shape every row, in clear ("seq_len=2048 seed=0 shuffle=global
-  // pack=bestfit bestfit_window=4096"; empty in states written before it), so that a resume with
-  // other options can say which differ. Not checked by itself: the fingerprint is.
+  // Mixtures only: the options that shape every row, in clear ("seq_len=2048 seed=0
+  // shuffle=global pack=bestfit bestfit_window=4096"; empty in states written before it), so
+  // that a resume with other options can say which differ. Not checked by itself: the
+  // fingerprint is.
   std::string options;
 
   // One line of JSON; see docs/checkpoint-format.md.

@@ -337,8 +337,11 @@ PlanState Plan::MakeState(const PlanPosition& pos) const {
   s.fingerprint = fingerprint();
   s.world_size = impl_->options.world_size;
   s.batch_size = impl_->options.batch_size;
-  s.options = plan::StreamOptionsText(impl_->options);
-  if (impl_->mixture) impl_->FillProgress(pos, &s);
+  if (impl_->mixture) {
+    // A one-dataset state stays a few integers; a mixture's says its options in clear.
+    s.options = plan::StreamOptionsText(impl_->options);
+    impl_->FillProgress(pos, &s);
+  }
   return s;
 }
 

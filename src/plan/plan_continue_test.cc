@@ -264,9 +264,7 @@ TEST(PlanContinueRefusals, ChangedDatasetsAndChangedOptionsAreRefusedSayingWhy) 
   // The same plan's own check names the option too; a state without them says what it can.
   PlanOptions other_seed = ContinueOptions(PackMode::kConcat);
   other_seed.seed = 5;
-  auto restored =
-      MakePlan({{a, 1}}, other_seed)
-          ->Restore(MakePlan({{a, 1}}, ContinueOptions(PackMode::kConcat))->MakeState({0, 3}));
+  auto restored = MakePlan({{a, 1}, {b, 1}}, other_seed)->Restore(s);
   ASSERT_FALSE(restored.ok());
   EXPECT_NE(restored.status().message().find(": seed (0 in the checkpoint, 5 here) differ"),
             std::string::npos)
