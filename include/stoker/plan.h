@@ -107,6 +107,15 @@ struct PlanOptions {
   // With several datasets: the mixture's weights as a function of the global row. Empty: the
   // datasets' own weights for every row.
   std::vector<MixturePhase> phases;
+  // With several datasets: the run's length in global rows (a mixture file's total_tokens /
+  // seq_len or total_steps * global batch; 0: not given). A mixture's epoch is then the run
+  // (docs/plan.md, "Mixtures"); otherwise one pass over every dataset. Not in the fingerprint.
+  uint64_t run_rows = 0;
+  // With several datasets: the names a mixture's checkpoint records for them (a mixture file's
+  // names; the loader gives local paths made absolute); empty: each DatasetLengths::name. A resume
+  // into an edited mixture matches datasets by these names, then by identity. Not in the
+  // fingerprint.
+  std::vector<std::string> dataset_names;
 };
 
 // A run of tokens of one document placed in a row.
@@ -188,6 +197,11 @@ struct PlanState {
   std::vector<DatasetCursor> datasets;
   std::string stream_options;
   std::optional<MixtureOrigin> origin;
+  // Mixtures only: the options that shape every row, in clear ("seq_len=2048 seed=0
+  // shuffle=global pack=bestfit bestfit_window=4096"; empty in states written before it), so
+  // that a resume with other options can say which differ. Not checked by itself: the
+  // fingerprint is.
+  std::string options;
 
   // One line of JSON; see docs/checkpoint-format.md.
   std::string ToJson() const;
@@ -238,7 +252,9 @@ class Plan {
 
   // Global rows in `epoch` before the remainder policy. Constant for concat and pad; for bestfit
   // it depends on the epoch's order (the first call for an epoch packs it; later calls are cached).
-  // With several datasets, a mixture epoch has a fixed row count (see docs/plan.md).
+  // With several datasets, a mixture epoch has a fixed row count, in whole global batches (rounded
+  // down under drop_last, up under pad), so the remainder policy drops or repeats nothing there:
+  // every dataset's stream simply continues (see docs/plan.md, "Mixtures").
   uint64_t rows_in_epoch(uint64_t epoch) const;
   // Steps of `epoch` started from its first row: floor (drop_last) or ceil (pad) of rows / global
   // batch. Identical on every rank.
@@ -269,7 +285,9 @@ class Plan {
 
   PlanState MakeState(const PlanPosition& pos) const;
   // The position stored in `state`. kFailedPrecondition if its version is unsupported or its
-  // fingerprint differs from this plan's, unless `force`. Works with any world size / batch size.
+  // fingerprint differs from this plan's, unless `force`. Works with any world size / batch size:
+  // a mixture's state resumes at its global row (the epochs of a mixture are whole global batches,
+  // so their rows depend on the global batch and the run's length).
   Result<PlanPosition> Restore(const PlanState& state, bool force = false) const;
 
   // A checkpoint of another plan of the same datasets (mixtures) or of an edited mixture: the plan

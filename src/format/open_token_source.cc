@@ -58,6 +58,13 @@ Result<std::unique_ptr<TokenSource>> OpenTokenSource(const std::string& uri,
   if (IsRecordTokenDataset(path)) return Up(RecordTokenSource::Open(path));  // MDS, Parquet...
   if (IsDirectory(path)) {
     if (!PathExists(JoinPath(path, kManifestFileName))) {
+      // A task-split pack's output holds its plan (ingest/task_plan.h's inputs.json) and its
+      // tasks' receipts until `stoker merge` writes the manifest.
+      if (PathExists(JoinPath(path, "inputs.json")) && IsDirectory(JoinPath(path, "tasks"))) {
+        return NotFound(path + ": the output of a task-split pack, not merged yet: run `stoker " +
+                        "merge " + path + "` once every task has finished (it checks their " +
+                        "receipts and writes " + std::string(kManifestFileName) + ")");
+      }
       return NotFound(path + ": a directory without " + std::string(kManifestFileName) +
                       " (not a stoker dataset, or a pack that did not finish)");
     }

@@ -10,8 +10,8 @@ OptionTable<PackArgs> BuildPackArgsTable() {
   t.push_back(OtherOption<A>("inputs", "JSONL / text files and directories, record shards"));
   t.push_back(TextOption<A>("output", "Dataset directory to write", &A::output).Cli("--output"));
   t.push_back(TextOption<A>("tokenizer",
-                            "bytes | PATH.model (SentencePiece) | PATH/tokenizer.json | "
-                            "PATH.tiktoken",
+                            "bytes | a model folder (its tokenizer.json or tokenizer.model) | "
+                            "PATH.model (SentencePiece) | PATH/tokenizer.json | PATH.tiktoken",
                             &A::tokenizer)
                   .Cli("--tokenizer"));
   t.push_back(TextOption<A>("text_field",

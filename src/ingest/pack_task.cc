@@ -302,9 +302,11 @@ Result<PackRunResult> RunPackTask(const PackArgs& args,
     // An unreadable receipt, or one from another plan, is stale: the task is redone.
     if (r.ok() && r->plan_checksum == plan.checksum && !args.overwrite) {
       if (r->options_json != options_json) {
-        return FailedPrecondition(run.receipt + ": task " + std::to_string(o.task_index) +
-                                  " was packed with other options (" + r->options_json + ", now " +
-                                  options_json + "); --overwrite redoes it");
+        return FailedPrecondition(
+            run.receipt + ": task " + std::to_string(o.task_index) +
+            " was packed with other options: " +
+            ReceiptOptionsThatDiffer(r->options_json, "its receipt", options_json, "this run") +
+            "; --overwrite redoes it");
       }
       STOKER_ASSIGN_OR_RETURN(bool present, ShardsPresent(*backend, root, *r));
       if (present && webdataset) {

@@ -58,10 +58,35 @@ Status CheckReceipt(const TaskReceipt& r, uint32_t index, const TaskPlan& plan,
                               "'s slice of the plan: rerun it");
   }
   if (r.options_json != first.options_json) {
-    return FailedPrecondition("cannot merge: " + task + " was packed with " + r.options_json +
-                              ", task 0 with " + first.options_json);
+    return FailedPrecondition(
+        "cannot merge: " + task + " was packed with other options than task 0: " +
+        ReceiptOptionsThatDiffer(r.options_json, task, first.options_json, "task 0") +
+        "; rerun it with the job's options and --overwrite");
   }
   return Status::OK();
+}
+
+// How to rerun the missing tasks: "with --task-index 2 --task-count 4" for one; for several, one
+// command per task and the Slurm array that reruns them all (its indices numbered from 1, as the
+// recipe's --array=1-N).
+std::string RerunCommands(const std::vector<uint32_t>& missing, uint32_t n) {
+  const std::string count = " --task-count " + std::to_string(n);
+  if (missing.size() == 1) return "with --task-index " + std::to_string(missing[0]) + count;
+  std::string each, array;
+  for (size_t i = 0; i < missing.size() && i < 10; ++i) {
+    each += std::string(i ? ", " : "") + "--task-index " + std::to_string(missing[i]) + count;
+  }
+  if (missing.size() > 10) each += " and " + std::to_string(missing.size() - 10) + " more";
+  // Runs of consecutive tasks as ranges: 2,4-9,12.
+  for (size_t i = 0; i < missing.size();) {
+    size_t j = i;
+    while (j + 1 < missing.size() && missing[j + 1] == missing[j] + 1) ++j;
+    array += std::string(i ? "," : "") + std::to_string(missing[i] + 1);
+    if (j > i) array += "-" + std::to_string(missing[j] + 1);
+    i = j + 1;
+  }
+  return "each of them (" + each + "; as a Slurm array numbered from 1: sbatch --array=" + array +
+         ")";
 }
 
 }  // namespace
@@ -104,8 +129,7 @@ Result<Manifest> MergeTasks(const std::string& output) {
         "cannot merge " + output + ": " + std::string(missing.size() == 1 ? "task " : "tasks ") +
         ListTasks(missing) + " of " + std::to_string(n) + " " +
         (missing.size() == 1 ? "has" : "have") +
-        " no receipt (not run, still running, or killed): rerun with --task-index " +
-        std::to_string(missing.front()) + " --task-count " + std::to_string(n));
+        " no receipt (not run, still running, or killed): rerun " + RerunCommands(missing, n));
   }
   std::vector<std::optional<TaskReceipt>> receipts(n);
   STOKER_RETURN_IF_ERROR(ParallelFor(n, [&](size_t t) -> Status {

@@ -64,4 +64,23 @@ Result<TaskReceipt> TaskReceipt::Parse(std::string_view json, std::string_view o
   return r;
 }
 
+std::string ReceiptOptionsThatDiffer(const std::string& a_json, const std::string& a,
+                                     const std::string& b_json, const std::string& b) {
+  const nlohmann::json x = nlohmann::json::parse(a_json, nullptr, false);
+  const nlohmann::json y = nlohmann::json::parse(b_json, nullptr, false);
+  if (!x.is_object() || !y.is_object()) return a_json + " in " + a + ", " + b_json + " in " + b;
+  std::string out;
+  auto add = [&](const std::string& key) {
+    const std::string u = x.contains(key) ? x[key].dump() : "none";
+    const std::string v = y.contains(key) ? y[key].dump() : "none";
+    if (u == v) return;
+    out += (out.empty() ? "" : ", ") + key + " (" + u + " in " + a + ", " + v + " in " + b + ")";
+  };
+  for (const auto& [key, value] : x.items()) add(key);
+  for (const auto& [key, value] : y.items()) {
+    if (!x.contains(key)) add(key);
+  }
+  return out;
+}
+
 }  // namespace stoker

@@ -42,4 +42,10 @@ struct TaskReceipt {
   static Result<TaskReceipt> Parse(std::string_view json, std::string_view origin);
 };
 
+// The keys of two options_json objects whose values differ, each with both values:
+// "shard_size_bytes (1024 in A, 2048 in B)", joined by ", ". `a` and `b` name the two sides.
+// Falls back to both objects in full when either is not a JSON object.
+std::string ReceiptOptionsThatDiffer(const std::string& a_json, const std::string& a,
+                                     const std::string& b_json, const std::string& b);
+
 }  // namespace stoker

@@ -190,7 +190,7 @@ class ClockedLoader {
 // A slowed source: ~8 reads of 1 ms per row, 2 rows per batch: ~16 ms per batch, against a 2 ms
 // training step (a ratio of about 0.12, a stall share of about 0.89).
 constexpr std::chrono::microseconds kSlowRead(1000);
-constexpr int kSlowBatches = 14;
+constexpr int kSlowBatches = 80;  // well past the monitor's half second of evidence
 constexpr std::chrono::microseconds kFastStep(2000);
 // A fast source: ~16 reads of 10 us per batch (about 0.16 ms) against a 5 ms step.
 constexpr std::chrono::microseconds kFastRead(10);
@@ -236,7 +236,7 @@ TEST(LoaderMonitorTest, LoopThatTrainsNothingStaysQuiet) {
   o.monitor_sink = [&](const std::string& w) { warnings.push_back(w); };
   ClockedLoader loader(kSlowRead, o);
   ASSERT_TRUE(loader.ok());
-  loader.Train(3 * kSlowBatches, std::chrono::microseconds(0));
+  loader.Train(42, std::chrono::microseconds(0));
   const LoaderStats s = loader.Stats();
   EXPECT_TRUE(warnings.empty()) << warnings[0];
   EXPECT_EQ(s.monitor_warnings, 0u);

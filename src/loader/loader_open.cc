@@ -2,10 +2,12 @@
 // that code using only hand-made planners does not link the plan and the format readers.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "cache/cache_defaults.h"
 #include "common/env.h"
+#include "common/uri.h"
 #include "format/open_token_source.h"
 #include "loader/cache_lookahead.h"
 #include "loader/loader_impl.h"
@@ -36,6 +38,16 @@ RemoteDatasetOptions RemoteOptionsFor(const LoaderOptions& options) {
 }
 
 namespace {
+
+// The name a mixture's checkpoint records for a dataset opened by `path` when no mixture file
+// names it: a local path made absolute and normal (so that "data/a" and "x/../data/a" from
+// another directory are one dataset), a URI as given.
+std::string CursorName(const std::string& path) {
+  if (path.empty() || !UriScheme(path).empty()) return path;
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
 
 // One line per dataset whose long documents were dropped or truncated (never silent).
 void ReportLongDocuments(const std::string& name, const LongDocumentCounts& c, uint64_t seq_len) {
@@ -164,9 +176,13 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     sources.push_back(std::move(source));
   }
   STOKER_RETURN_IF_ERROR(CheckSameTokenizer(sources, paths).WithContext("loader"));
+  PlanOptions plan_options = PlanOptionsFor(options);
+  if (plan_options.dataset_names.empty() && paths.size() > 1) {
+    for (const std::string& p : paths) plan_options.dataset_names.push_back(CursorName(p));
+  }
   STOKER_ASSIGN_OR_RETURN(
       std::unique_ptr<Plan> plan_owned,
-      Plan::Create(std::move(plan_datasets), PlanOptionsFor(options), SharedWindowCounter()));
+      Plan::Create(std::move(plan_datasets), plan_options, SharedWindowCounter()));
   std::shared_ptr<const Plan> plan(std::move(plan_owned));
   if (!plan->HasStep({0, 0})) {  // not steps_per_epoch: that would pack a whole bestfit epoch
     return InvalidArgument("loader: the plan yields no full batch of " +

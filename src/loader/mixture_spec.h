@@ -21,6 +21,7 @@ struct MixtureSpec {
   std::vector<std::string> paths;    // resolved against the file's directory
   std::vector<double> weights;       // one mixture: its weights; with phases: 1 each (unused)
   std::vector<MixturePhase> phases;  // empty for one mixture
+  uint64_t run_rows = 0;             // the run's length in global rows (PlanOptions::run_rows)
 };
 
 // Reads and resolves `path`. kInvalidArgument names the file and the key (ParseMixtureFile).

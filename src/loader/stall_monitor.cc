@@ -103,6 +103,7 @@ StallWindow StallMonitor::ComputeLocked(double now_s) const {
 
 std::string StallMonitor::JudgeLocked(const StallWindow& w) const {
   if (w.batches < options_.min_batches) return "";
+  if (w.wait_s + w.consumer_s < options_.min_evidence_s) return "";
   if (w.consumer_s < options_.min_consumer_step_s * static_cast<double>(w.batches)) return "";
   char buf[480];
   if (w.produce_known && w.consumer_s > 0 && w.ratio < options_.min_ratio) {

@@ -25,6 +25,9 @@ struct StallMonitorOptions {
   double window_s = 30;         // sliding window length
   uint64_t max_batches = 4096;  // the window also ends this many batches back (bounds memory)
   uint64_t min_batches = 8;     // no verdict before this many batches in the window
+  // ... nor before the window holds this much time (waits and consumer work): the first batches
+  // of a short run (8 in 0.06 s, the pipeline still starting) are noise, not evidence of a stall.
+  double min_evidence_s = 0.5;
   // No verdict while the consumer's mean time per batch in the window is below this: a loop that
   // trains nothing (Python's `for batch in loader: pass` takes ~20 us) always waits. The fastest
   // real training steps (small models on a GPU) take milliseconds.

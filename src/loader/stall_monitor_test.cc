@@ -90,6 +90,16 @@ TEST(StallMonitorTest, NoVerdictBeforeMinBatches) {
   EXPECT_EQ(t.warnings.size(), 1u);
 }
 
+TEST(StallMonitorTest, AShortRunIsNoEvidence) {
+  // 8 batches in 0.06 s, the consumer waiting for most of it (the pipeline still starting): no
+  // verdict. The same stall kept up for half a second of the run is one.
+  FakeTraining t;
+  t.Steps(8, 0.006, 0.0015, 1000, 0.008);
+  EXPECT_TRUE(t.warnings.empty()) << t.warnings[0];
+  t.Steps(60, 0.006, 0.0015, 1000, 0.008);
+  EXPECT_EQ(t.warnings.size(), 1u);
+}
+
 TEST(StallMonitorTest, LoopThatTrainsNothingGetsNoVerdict) {
   // A bare `for batch in loader` loop: 20 us of consumer work, 5 us of wait per batch (20%
   // stall) and a pipeline at 0.1x of that loop's pace: nothing here is training.

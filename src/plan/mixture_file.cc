@@ -249,11 +249,16 @@ Result<MixtureFile> ParseMixtureFile(std::string_view text, const std::string& f
   return m;
 }
 
+uint64_t RunRows(const RunLength& run, uint64_t seq_len, uint64_t global_batch_rows) {
+  if (run.total_steps) return *run.total_steps * global_batch_rows;
+  if (run.total_tokens) return (*run.total_tokens + seq_len - 1) / seq_len;
+  return 0;
+}
+
 Result<std::vector<MixturePhase>> ResolvePhases(const MixtureFile& m, uint64_t seq_len,
                                                 uint64_t global_batch_rows, const RunLength& run) {
   std::optional<uint64_t> run_rows;
-  if (run.total_tokens) run_rows = (*run.total_tokens + seq_len - 1) / seq_len;
-  if (run.total_steps) run_rows = *run.total_steps * global_batch_rows;
+  if (run.total_tokens || run.total_steps) run_rows = RunRows(run, seq_len, global_batch_rows);
   std::vector<MixturePhase> out;
   if (m.phases.size() == 1 && m.phases[0].end_weights.empty()) {
     return out;  // one mixture: the datasets' own weights

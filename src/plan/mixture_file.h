@@ -53,6 +53,10 @@ struct RunLength {
   std::optional<uint64_t> total_steps;
 };
 
+// The run's length in global rows: ceil(total_tokens / seq_len), or total_steps *
+// global_batch_rows; 0 when neither is given (PlanOptions::run_rows).
+uint64_t RunRows(const RunLength& run, uint64_t seq_len, uint64_t global_batch_rows);
+
 // The phases as global rows: a share of the run times its rows (total_tokens / seq_len, or
 // total_steps * global_batch_rows), steps * global_batch_rows, ceil(tokens / seq_len).
 // kInvalidArgument if a share is used without a run length, or if the ends do not increase.

@@ -1,5 +1,6 @@
 #include "stoker/plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <mutex>
@@ -111,6 +112,10 @@ Result<std::unique_ptr<Plan::Impl>> Plan::Impl::Build(std::vector<PlanDataset> d
   if (datasets.size() == 1 && !options.phases.empty()) {
     return InvalidArgument("mixture phases need at least two datasets");
   }
+  if (!options.dataset_names.empty() && options.dataset_names.size() != datasets.size()) {
+    return InvalidArgument(std::to_string(options.dataset_names.size()) + " dataset names for " +
+                           std::to_string(datasets.size()) + " datasets");
+  }
   if (origin != nullptr && (datasets.size() < 2 || origin->datasets.size() != datasets.size())) {
     return InvalidArgument("a continued plan needs a cursor for each of at least two datasets");
   }
@@ -175,9 +180,18 @@ Result<std::unique_ptr<Plan::Impl>> Plan::Impl::Build(std::vector<PlanDataset> d
         impl->mixture,
         plan::Schedule::Create(weights, options.phases, origin != nullptr ? origin->row : 0,
                                std::move(start)));
-    // One mixture epoch: as many rows as one pass over every dataset would fill at least
-    // (exact for concat and pad), known without packing anything.
-    for (const auto& st : impl->streams) impl->mixture_epoch_rows += st->RowsLowerBound();
+    // One mixture epoch: the run's rows when its length is given, else as many rows as one pass
+    // over every dataset would fill at least (exact for concat and pad), known without packing
+    // anything; in whole global batches, so that the remainder policy neither drops a row of a
+    // dataset's stream (it would be lost from that dataset's epoch) nor repeats one.
+    uint64_t rows = options.run_rows;
+    if (rows == 0) {
+      for (const auto& st : impl->streams) rows += st->RowsLowerBound();
+    }
+    const uint64_t g = options.batch_size * options.world_size;
+    impl->mixture_epoch_rows = options.remainder == RemainderPolicy::kDropLast
+                                   ? std::max<uint64_t>(g, rows / g * g)
+                                   : (rows + g - 1) / g * g;
   }
   return impl;
 }
@@ -323,7 +337,11 @@ PlanState Plan::MakeState(const PlanPosition& pos) const {
   s.fingerprint = fingerprint();
   s.world_size = impl_->options.world_size;
   s.batch_size = impl_->options.batch_size;
-  if (impl_->mixture) impl_->FillProgress(pos, &s);
+  if (impl_->mixture) {
+    // A one-dataset state stays a few integers; a mixture's says its options in clear.
+    s.options = plan::StreamOptionsText(impl_->options);
+    impl_->FillProgress(pos, &s);
+  }
   return s;
 }
 
@@ -340,9 +358,18 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
           "in "
           "the new order");
     }
-    return FailedPrecondition(
-        impl_->OtherPlanError(state) +
-        ": the datasets, weights, seq_len, seed, shuffle or pack options differ");
+    const std::string differ =
+        plan::OptionsThatDiffer(state.options, plan::StreamOptionsText(impl_->options));
+    return FailedPrecondition(impl_->OtherPlanError(state) + ": " +
+                              (!differ.empty()         ? differ + " differ"
+                               : state.options.empty() ? "the datasets, weights, seq_len, seed, "
+                                                         "shuffle or pack options differ"
+                                                       : "the datasets, weights or phases differ"));
+  }
+  if (impl_->mixture && !state.datasets.empty()) {
+    // A mixture's epochs are whole global batches of this run: its global row is what resumes.
+    const uint64_t epoch_rows = impl_->mixture_epoch_rows;
+    return PlanPosition{state.global_row / epoch_rows, state.global_row % epoch_rows};
   }
   uint64_t known = impl_->RowsLowerBound();
   uint64_t rows =

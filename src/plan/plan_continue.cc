@@ -41,13 +41,66 @@ std::string StreamOptionsHash(const PlanOptions& o) {
   return Xxh3Hex(h.value());
 }
 
+std::string StreamOptionsText(const PlanOptions& o) {
+  std::string out = "seq_len=" + std::to_string(o.seq_len) + " seed=" + std::to_string(o.seed) +
+                    " shuffle=" + std::string(ShuffleModeName(o.shuffle));
+  if (o.shuffle == ShuffleMode::kBlock) out += " block_shards=" + std::to_string(o.block_shards);
+  out += " pack=" + std::string(PackModeName(o.pack));
+  if (o.pack == PackMode::kBestFit) out += " bestfit_window=" + std::to_string(o.bestfit_window);
+  return out;
+}
+
+namespace {
+
+// "k=v k=v" -> {k: v}, in order.
+std::vector<std::pair<std::string, std::string>> SplitOptions(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(at, end - at);
+    const size_t eq = item.find('=');
+    if (eq != std::string::npos) out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string OptionsThatDiffer(const std::string& checkpoint, const std::string& here) {
+  if (checkpoint.empty()) return "";
+  const auto then = SplitOptions(checkpoint), now = SplitOptions(here);
+  auto find = [](const auto& list, const std::string& key) -> std::string {
+    for (const auto& [k, v] : list) {
+      if (k == key) return v;
+    }
+    return "none";
+  };
+  std::vector<std::string> keys;
+  for (const auto& list : {then, now}) {
+    for (const auto& [k, v] : list) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+  }
+  std::string out;
+  for (const std::string& k : keys) {
+    const std::string a = find(then, k), b = find(now, k);
+    if (a == b) continue;
+    out += (out.empty() ? "" : ", ") + k + " (" + a + " in the checkpoint, " + b + " here)";
+  }
+  return out;
+}
+
 namespace {
 
 uint64_t ShardCount(const DatasetLengths& l) {
   return l.shard_first_document.empty() ? 1 : l.shard_first_document.size() - 1;
 }
 
-// The cursors of `from` (and dormant ones) mapped onto `datasets`: by name, then by identity; a
+// The cursors of `from` (and dormant ones) mapped onto `datasets`: by name (`names`: the mixture's
+// names, or absolute paths), then by the path as spelled (older checkpoints), then by identity; a
 // dataset grown by appended shards keeps its cursor; a new one starts at 0 with a fresh key.
 struct Mapping {
   MixtureOrigin origin;  // row left to the caller
@@ -57,6 +110,7 @@ struct Mapping {
 Result<Mapping> MapCursors(const std::vector<DatasetCursor>& from,
                            const std::vector<DatasetCursor>& dormant,
                            const std::vector<PlanDataset>& datasets,
+                           const std::vector<std::string>& names,
                            const std::vector<std::string>& ids) {
   std::vector<DatasetCursor> pool = from;
   pool.insert(pool.end(), dormant.begin(), dormant.end());
@@ -66,8 +120,13 @@ Result<Mapping> MapCursors(const std::vector<DatasetCursor>& from,
   Mapping m;
   for (size_t k = 0; k < datasets.size(); ++k) {
     const DatasetLengths& l = *datasets[k].lengths;
+    const std::string& name = names[k];
     const uint64_t docs = l.num_documents();
     size_t match = pool.size();
+    for (size_t i = 0; i < pool.size() && match == pool.size(); ++i) {
+      if (!used[i] && pool[i].name == name) match = i;
+    }
+    // A checkpoint written before names were recorded has the path as it was spelled.
     for (size_t i = 0; i < pool.size() && match == pool.size(); ++i) {
       if (!used[i] && pool[i].name == l.name) match = i;
     }
@@ -75,8 +134,8 @@ Result<Mapping> MapCursors(const std::vector<DatasetCursor>& from,
       if (!used[i] && pool[i].id == ids[k]) match = i;
     }
     if (match == pool.size()) {
-      m.origin.datasets.push_back({l.name, ids[k], docs, ShardCount(l), next_key++, 0, 0});
-      m.summary += "dataset '" + l.name + "': added (starts its epoch 0)\n";
+      m.origin.datasets.push_back({name, ids[k], docs, ShardCount(l), next_key++, 0, 0});
+      m.summary += "dataset '" + name + "': added (starts its epoch 0)\n";
       continue;
     }
     used[match] = true;
@@ -89,22 +148,22 @@ Result<Mapping> MapCursors(const std::vector<DatasetCursor>& from,
                          PrefixId(l, c.documents, c.shards) == c.id;
       if (!grown) {
         return FailedPrecondition(
-            "dataset '" + l.name + "' changed since the checkpoint (" +
-            std::to_string(c.documents) + " documents in " + std::to_string(c.shards) +
-            " shards then, " + std::to_string(docs) + " in " + std::to_string(ShardCount(l)) +
-            " now, and its first " + std::to_string(c.shards) +
+            "dataset '" + name + "' changed since the checkpoint (" + std::to_string(c.documents) +
+            " documents in " + std::to_string(c.shards) + " shards then, " + std::to_string(docs) +
+            " in " + std::to_string(ShardCount(l)) + " now, and its first " +
+            std::to_string(c.shards) +
             " shards differ): what it had consumed cannot be found again; a dataset may only grow "
             "by appended shards");
       }
-      m.summary += "dataset '" + l.name + "': grown from " + std::to_string(c.documents) + " to " +
+      m.summary += "dataset '" + name + "': grown from " + std::to_string(c.documents) + " to " +
                    std::to_string(docs) + " documents; the new ones join from its epoch " +
                    std::to_string(c.epoch + 1) + "\n";
     } else {
-      m.summary += "dataset '" + l.name + "': continues its epoch " + std::to_string(c.epoch) +
+      m.summary += "dataset '" + name + "': continues its epoch " + std::to_string(c.epoch) +
                    " at row " + std::to_string(c.row) + (dormant_before ? " (added back)" : "") +
                    "\n";
     }
-    c.name = l.name;  // a renamed dataset takes its new name; id and documents stay as they were
+    c.name = name;  // a renamed dataset takes its new name; id and documents stay as they were
     m.origin.datasets.push_back(c);
   }
   for (size_t i = 0; i < pool.size(); ++i) {
@@ -138,8 +197,9 @@ void Plan::Impl::FillProgress(const PlanPosition& pos, PlanState* s) const {
   for (uint32_t k = 0; k < datasets.size(); ++k) {
     const DatasetLengths& l = *datasets[k].lengths;
     auto [epoch, row] = Locate(k, counts[k]);
-    DatasetCursor c{l.name, id[k], l.num_documents(), l.shard_first_document.size() - 1, keys[k],
-                    epoch,  row};
+    DatasetCursor c{
+        DatasetName(k), id[k], l.num_documents(), l.shard_first_document.size() - 1, keys[k],
+        epoch,          row};
     if (before_growth[k] && epoch <= growth_epoch[k]) {
       // Still in an epoch of the dataset as it was: that is what a later resume must continue.
       c = origin->datasets[k];
@@ -171,7 +231,7 @@ Result<Plan::Continued> Plan::ContinueFrom(const PlanState& state) const {
       Result<std::unique_ptr<Plan>> single = Plan::Create({{m.datasets[k].lengths, 1.0}}, one);
       if (!single.ok() || (*single)->fingerprint() != state.fingerprint) continue;
       const DatasetLengths& l = *m.datasets[k].lengths;
-      cursors.push_back({l.name, m.DatasetIds()[k], l.num_documents(),
+      cursors.push_back({m.DatasetName(k), m.DatasetIds()[k], l.num_documents(),
                          l.shard_first_document.size() - 1, 0, state.position.epoch,
                          state.position.rows_consumed});
       global_row = state.position.rows_consumed;
@@ -185,17 +245,21 @@ Result<Plan::Continued> Plan::ContinueFrom(const PlanState& state) const {
           "wrote it");
     }
   } else if (state.stream_options != stream_options) {
+    const std::string differ =
+        plan::OptionsThatDiffer(state.options, plan::StreamOptionsText(m.options));
     return FailedPrecondition(
-        "the checkpoint's seq_len, seed, shuffle or pack options differ from this plan's: every "
-        "dataset's rows would differ, so what each had consumed cannot be found again (keep them "
-        "as they were when editing a mixture)");
+        "the checkpoint's " + (differ.empty() ? "seq_len, seed, shuffle or pack options" : differ) +
+        " differ from this plan's: every dataset's rows would differ, so what each had consumed "
+        "cannot be found again (keep them as they were when editing a mixture)");
   }
   const std::vector<std::string>& ids = m.DatasetIds();
+  std::vector<std::string> names;
+  for (size_t k = 0; k < m.datasets.size(); ++k) names.push_back(m.DatasetName(k));
   // The writer's own origin on these datasets: the very plan that wrote the state, if nothing
   // was edited since.
   if (state.origin) {
     Result<plan::Mapping> same =
-        plan::MapCursors(state.origin->datasets, state.origin->dormant, m.datasets, ids);
+        plan::MapCursors(state.origin->datasets, state.origin->dormant, m.datasets, names, ids);
     if (same.ok()) {
       same->origin.row = state.origin->row;
       Result<std::unique_ptr<Impl>> impl =
@@ -211,7 +275,7 @@ Result<Plan::Continued> Plan::ContinueFrom(const PlanState& state) const {
   std::vector<DatasetCursor> dormant;
   if (state.origin) dormant = state.origin->dormant;
   STOKER_ASSIGN_OR_RETURN(plan::Mapping mapping,
-                          plan::MapCursors(cursors, dormant, m.datasets, ids));
+                          plan::MapCursors(cursors, dormant, m.datasets, names, ids));
   mapping.origin.row = global_row;
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl,
                           Impl::Build(m.datasets, m.options, m.counter, &mapping.origin));

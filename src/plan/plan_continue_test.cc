@@ -256,9 +256,50 @@ TEST(PlanContinueRefusals, ChangedDatasetsAndChangedOptionsAreRefusedSayingWhy) 
   longer.seq_len = 128;
   r = MakePlan({{a, 1}, {b, 2}}, longer)->ContinueFrom(s);
   ASSERT_FALSE(r.ok());
+  EXPECT_NE(
+      r.status().message().find(
+          "the checkpoint's seq_len (64 in the checkpoint, 128 here) differ from this plan's"),
+      std::string::npos)
+      << r.status().ToString();
+  // The same plan's own check names the option too; a state without them says what it can.
+  PlanOptions other_seed = ContinueOptions(PackMode::kConcat);
+  other_seed.seed = 5;
+  auto restored = MakePlan({{a, 1}, {b, 1}}, other_seed)->Restore(s);
+  ASSERT_FALSE(restored.ok());
+  EXPECT_NE(restored.status().message().find(": seed (0 in the checkpoint, 5 here) differ"),
+            std::string::npos)
+      << restored.status().ToString();
+  PlanState old = p1->MakeState({0, 60});
+  old.options.clear();
+  r = MakePlan({{a, 1}, {b, 2}}, longer)->ContinueFrom(old);
+  ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("seq_len, seed, shuffle or pack options differ"),
             std::string::npos)
       << r.status().ToString();
+}
+
+TEST(PlanContinueRefusals, AChangedDatasetIsRefusedHoweverItsPathIsSpelled) {
+  // The mixture's names ("web", "code") identify the datasets; the paths are spelled differently
+  // on resume (a mixture file in another folder). "web" changed: refused, never "added".
+  auto web = Named(MakeLengths(200, 40, 0.0, 3, 13), "data/web"),
+       code = Named(MakeLengths(100, 40, 0.0, 2, 14), "data/code");
+  PlanOptions o = ContinueOptions(PackMode::kConcat);
+  o.dataset_names = {"web", "code"};
+  const PlanState s = MakePlan({{web, 1}, {code, 1}}, o)->MakeState({0, 60});
+  EXPECT_EQ(s.datasets[0].name, "web");
+  auto changed = std::make_shared<DatasetLengths>(*Named(web, "../x/../data/web"));
+  changed->document_lengths[3] += 1;
+  auto code2 = Named(code, "../x/../data/code");
+  auto r = MakePlan({{changed, 1}, {code2, 1}}, o)->ContinueFrom(s);
+  ASSERT_FALSE(r.ok()) << r->summary;
+  EXPECT_NE(r.status().message().find("dataset 'web' changed since the checkpoint"),
+            std::string::npos)
+      << r.status().ToString();
+  // Unchanged, the same spelling question: continued, by name.
+  auto same = MakePlan({{Named(web, "../x/../data/web"), 2}, {code2, 1}}, o)->ContinueFrom(s);
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_NE(same->summary.find("dataset 'web': continues its epoch 0"), std::string::npos)
+      << same->summary;
 }
 
 TEST(PlanContinueSingle, AOneDatasetRunGainsASecondDataset) {

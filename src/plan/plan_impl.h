@@ -55,6 +55,13 @@ struct Plan::Impl {
   }
   // Each dataset's identity (DatasetCursor::id).
   const std::vector<std::string>& DatasetIds() const;
+  // The name dataset k's cursor records and is matched by: options.dataset_names[k] (a mixture
+  // file's name, or the absolute path the loader gives), else its lengths' name.
+  const std::string& DatasetName(size_t k) const {
+    return k < options.dataset_names.size() && !options.dataset_names[k].empty()
+               ? options.dataset_names[k]
+               : datasets[k].lengths->name;
+  }
 
   // OK, or the first damaged chunk of mapped lengths read so far (any dataset): once a length
   // failed its checksum, no row computed from it may be given out.
@@ -102,6 +109,15 @@ std::string PrefixId(const DatasetLengths& lengths, uint64_t documents, uint64_t
 // 16 hex digits over what shapes every dataset's rows: seq_len, seed, shuffle (+ block_shards),
 // pack (+ bestfit_window). A cursor means the same rows only under the same.
 std::string StreamOptionsHash(const PlanOptions& options);
+
+// The same options in clear, as PlanState::options holds them: "seq_len=2048 seed=0
+// shuffle=global pack=bestfit bestfit_window=4096" (block_shards only for block, bestfit_window
+// only for bestfit).
+std::string StreamOptionsText(const PlanOptions& options);
+
+// "seq_len (64 in the checkpoint, 128 here), pack (...)": the options of two StreamOptionsText
+// that differ; "" when none does or `checkpoint` is empty (a state written before they were kept).
+std::string OptionsThatDiffer(const std::string& checkpoint, const std::string& here);
 
 }  // namespace plan
 }  // namespace stoker

@@ -105,12 +105,11 @@ Result<StepProvenance> ProvenanceMap::ExplainStep(const Plan& plan, const PlanPo
   STOKER_ASSIGN_OR_RETURN(Batch batch, plan.GetBatchAt(pos, rank));
   STOKER_ASSIGN_OR_RETURN(StepProvenance out, Explain(batch));
   if (plan.num_datasets() > 1) {
-    // Each row's dataset epoch and phase: rows of this epoch only (remainder=pad's repeated rows
-    // come from the next one and are flagged as such).
+    // Each row's dataset epoch and phase. A mixture's epoch is whole global batches, so no row of
+    // a mixture is a repeated one taken from the next epoch (docs/plan.md, "Mixtures").
     const bool phases = !plan.options().phases.empty();
     const uint64_t first = pos.rows_consumed + uint64_t{rank} * plan.options().batch_size;
     for (size_t i = 0; i < out.rows.size(); ++i) {
-      if (out.rows[i].repeated) continue;
       const uint64_t e = plan.DatasetEpochOfRow(pos.epoch, first + i);
       const uint64_t phase = phases ? plan.PhaseAt({pos.epoch, first + i}) : 0;
       for (PieceProvenance& p : out.rows[i].pieces) {

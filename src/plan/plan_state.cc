@@ -51,6 +51,7 @@ std::string PlanState::ToJson() const {
   j["world_size"] = world_size;
   j["batch_size"] = batch_size;
   if (!stream.empty()) j["stream"] = stream;
+  if (!options.empty()) j["options"] = options;
   if (!datasets.empty()) {
     j["global_row"] = global_row;
     j["stream_options"] = stream_options;
@@ -89,6 +90,7 @@ Result<PlanState> PlanState::FromJson(std::string_view text) {
     s.world_size = j.value("world_size", 0u);
     s.batch_size = j.value("batch_size", uint64_t{0});
     s.stream = j.value("stream", std::string());
+    s.options = j.value("options", std::string());
     if (j.contains("datasets")) {
       s.global_row = Unsigned(j, "global_row");
       s.stream_options = j.at("stream_options").get<std::string>();

@@ -63,7 +63,17 @@ void Print(const StepProvenance& p) {
               static_cast<unsigned long long>(p.position.epoch),
               static_cast<unsigned long long>(p.step), p.rank, p.rows.size());
   for (size_t r = 0; r < p.rows.size(); ++r) {
-    std::printf("  row %zu%s:\n", r, p.rows[r].repeated ? " (repeated from the next epoch)" : "");
+    // A mixture's row: the epoch of its dataset's own order and, with a schedule, its phase
+    // (the same for every piece of the row).
+    std::string mixture;
+    if (!p.rows[r].pieces.empty()) {
+      const PieceProvenance& first = p.rows[r].pieces[0];
+      if (first.dataset_epoch) mixture += ", dataset_epoch " + std::to_string(*first.dataset_epoch);
+      if (first.phase) mixture += ", phase " + std::to_string(*first.phase);
+    }
+    if (!mixture.empty()) mixture = " (" + mixture.substr(2) + ")";
+    std::printf("  row %zu%s%s:\n", r, mixture.c_str(),
+                p.rows[r].repeated ? " (repeated from the next epoch)" : "");
     for (const PieceProvenance& x : p.rows[r].pieces) {
       std::string where =
           x.byte_offset

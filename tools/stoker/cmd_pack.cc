@@ -10,6 +10,7 @@
 #include "common/human_size.h"
 #include "common/progress.h"
 #include "flag_alias.h"
+#include "ingest/input_plan.h"
 #include "ingest/pack.h"
 #include "ingest/pack_args.h"
 #include "ingest/pack_records.h"
@@ -32,6 +33,16 @@ struct PackCliArgs {
 // --list: records the plan (OUTPUT/inputs.json, unless it is there) and prints each task's inputs.
 int ListTasks(const PackArgs& given) {
   PackArgs args = given;
+  if (!args.task_count) {
+    // Not even from the environment (a Slurm array, torchrun): one task would be planned.
+    Result<TaskAssignment> env = TaskFromEnvironment();
+    if (!env.ok()) return ReportError("pack", env.status());
+    if (env->source == "default") {
+      return ReportError("pack", InvalidArgument("--list shows how the job's tasks split the "
+                                                 "inputs: give --task-count N, the number of "
+                                                 "tasks it will run"));
+    }
+  }
   if (args.task_count && !args.task_index) args.task_index = 0;  // any task plans the job
   Result<TaskPlan> plan = PlanPackTasks(args);
   if (!plan.ok()) return ReportError("pack", plan.status());
@@ -112,16 +123,22 @@ int RunPack(const PackCliArgs& cli) {
 
   const Manifest& m = result->manifest;
   const PackCounters& c = result->counters;
-  std::printf("pack: task %u of %u: %llu of %llu input file(s) -> %s\n", options->task_index,
+  std::printf("pack: task %u of %u done: %llu of %llu input file(s) -> %s\n", options->task_index,
               options->task_count, static_cast<unsigned long long>(result->input_files),
               static_cast<unsigned long long>(result->total_files), run->output.c_str());
+  // The progress line above counts the input's size on disk; this one what was read from it
+  // (decompressed), and says which.
+  const std::string on_disk = last_bytes > 0 && last_bytes != c.input_bytes
+                                  ? " (" + FormatSize(last_bytes) + " on disk)"
+                                  : "";
   std::printf(
-      "pack: %s documents, %s tokens (%s, %s), %zu shard(s), %s read in %s (%s, %d threads)\n",
+      "pack: %s documents, %s tokens (%s, %s), %zu shard(s), %s of text read%s in %s (%s, %d "
+      "thread%s)\n",
       FormatCount(m.total_documents()).c_str(), FormatCount(m.total_tokens()).c_str(),
       std::string(TokenDTypeName(m.dtype)).c_str(), m.tokenizer.kind.c_str(), m.shards.size(),
-      FormatSize(c.input_bytes).c_str(), FormatDuration(result->elapsed_s).c_str(),
+      FormatSize(c.input_bytes).c_str(), on_disk.c_str(), FormatDuration(result->elapsed_s).c_str(),
       FormatRate(result->elapsed_s > 0 ? c.input_bytes / result->elapsed_s : 0).c_str(),
-      options->threads);
+      options->threads, options->threads == 1 ? "" : "s");
   if (c.invalid_utf8_replaced_documents || c.invalid_utf8_skipped_documents ||
       c.bad_lines_skipped || c.empty_documents_skipped) {
     std::printf(

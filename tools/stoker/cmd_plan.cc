@@ -112,6 +112,13 @@ std::optional<uint64_t> RunRows(const PlanFlags& f, const Plan& plan) {
   return (*tokens + plan.options().seq_len - 1) / plan.options().seq_len;
 }
 
+// A weight as the stats print it: %g ("1", "0.7", "0.333333").
+std::string FormatWeight(double w) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", w);
+  return text;
+}
+
 // Each phase of a mixture schedule: per dataset its rows, share, epochs and tokens (row capacity,
 // rows * seq_len) over the phase. The last phase is counted to the run's end when it is known.
 nlohmann::json PhaseStats(const Plan& plan, const PlanFlags& f) {
@@ -233,11 +240,28 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets,
                            trained.ok() ? (*trained)["trained_token_share"] : nlohmann::json()},
                           {"padding_share", p.padding_share()}}},
                         {"datasets", nlohmann::json::array()}};
+  const std::vector<MixturePhase>& phases = plan.options().phases;
   for (uint32_t k = 0; k < datasets.size(); ++k) {
     ShuffleStats s = plan.ComputeShuffleStats(k, epoch);
+    // With phases the datasets' own weights are unused (1 each): each phase's weight instead,
+    // normalised as the phase lines give them; a ramp as [start, end].
+    nlohmann::json weight = datasets[k].weight;
+    if (!phases.empty()) {
+      weight = nlohmann::json::array();
+      for (const MixturePhase& ph : phases) {
+        double sum = 0, end_sum = 0;
+        for (double w : ph.weights) sum += w;
+        for (double w : ph.end_weights) end_sum += w;
+        if (ph.end_weights.empty()) {
+          weight.push_back(ph.weights[k] / sum);
+        } else {
+          weight.push_back({ph.weights[k] / sum, ph.end_weights[k] / end_sum});
+        }
+      }
+    }
     out["datasets"].push_back(
         {{"name", datasets[k].lengths->name},
-         {"weight", datasets[k].weight},
+         {phases.empty() ? "weight" : "phase_weights", weight},
          {"epochs_in_this_plan_epoch", epochs_at_end[k] - epochs_at_start[k]},
          {"shuffle",
           {{"mode", ShuffleModeName(plan.options().shuffle)},
@@ -257,26 +281,53 @@ void PrintStats(const Plan& plan, const std::vector<PlanDataset>& datasets,
     std::printf("%s\n", out.dump().c_str());
     return;
   }
-  std::printf("plan epoch %llu: %llu rows, %llu steps of %llu rows, fingerprint %s\n",
+  // A mixture with the run's length: its epoch is the run, and every figure below covers it.
+  const bool run = plan.num_datasets() > 1 && plan.options().run_rows > 0;
+  std::printf("plan epoch %llu%s: %llu rows, %llu steps of %llu rows, fingerprint %s\n",
               static_cast<unsigned long long>(epoch),
+              run ? " (the run: --total-tokens / --total-steps)" : "",
               static_cast<unsigned long long>(plan.rows_in_epoch(epoch)),
               static_cast<unsigned long long>(plan.steps_per_epoch(epoch)),
               static_cast<unsigned long long>(plan.global_batch_rows()),
               plan.fingerprint().c_str());
+  // Documents --long-documents left out have length 0 in the plan: they are counted on their
+  // dataset's line, not as empty documents. Tokens are truncated only by --pack pad (the
+  // documents --long-documents truncate cut are counted on their dataset's line).
+  uint64_t left_out = 0;
+  for (const auto& d : out["datasets"]) {
+    if (d.contains("long_documents_dropped"))
+      left_out += d["long_documents_dropped"].get<uint64_t>();
+  }
+  const uint64_t empty = p.empty_documents - std::min<uint64_t>(left_out, p.empty_documents);
+  std::string extra;
+  if (plan.options().pack == PackMode::kPad) {
+    extra += ", " + std::to_string(p.truncated_tokens) + " tokens truncated (--pack pad)";
+  }
+  if (empty > 0) extra += ", " + std::to_string(empty) + " empty document(s)";
   std::printf(
-      "packing (%s): real tokens %.2f%%, trained tokens %.2f%%, padding %.2f%%, %llu tokens "
-      "truncated, %llu of %llu documents split, %llu empty documents\n",
+      "packing (%s): real tokens %.2f%%, trained tokens %.2f%%, padding %.2f%%, %llu of %llu "
+      "documents split%s\n",
       std::string(PackModeName(plan.options().pack)).c_str(), 100 * p.real_token_share(),
       trained.ok() ? 100 * (*trained)["trained_token_share"].get<double>() : 0.0,
-      100 * p.padding_share(), static_cast<unsigned long long>(p.truncated_tokens),
-      static_cast<unsigned long long>(p.documents_split),
-      static_cast<unsigned long long>(p.documents),
-      static_cast<unsigned long long>(p.empty_documents));
+      100 * p.padding_share(), static_cast<unsigned long long>(p.documents_split),
+      static_cast<unsigned long long>(p.documents), extra.c_str());
   for (const auto& d : out["datasets"]) {
+    std::string weight;
+    if (d.contains("weight")) {
+      weight = "weight " + FormatWeight(d["weight"].get<double>());
+    } else {
+      weight = "weight by phase ";
+      for (size_t p = 0; p < d["phase_weights"].size(); ++p) {
+        const auto& w = d["phase_weights"][p];
+        weight += (p ? ", " : "") + (w.is_array() ? FormatWeight(w[0].get<double>()) + " -> " +
+                                                        FormatWeight(w[1].get<double>())
+                                                  : FormatWeight(w.get<double>()));
+      }
+    }
     std::printf(
-        "dataset %s (weight %g): %.3f epochs; shuffle %s: mean source distance %.1f "
+        "dataset %s (%s): %.3f epochs; shuffle %s: mean source distance %.1f "
         "documents, %.2f distinct shards (of %llu) per 1,000 documents\n",
-        d["name"].get<std::string>().c_str(), d["weight"].get<double>(),
+        d["name"].get<std::string>().c_str(), weight.c_str(),
         d["epochs_in_this_plan_epoch"].get<double>(),
         d["shuffle"]["mode"].get<std::string>().c_str(),
         d["shuffle"]["mean_source_distance"].get<double>(),

@@ -122,6 +122,7 @@ Status ExpandMixtureFlag(PlanFlags* f, PlanFlagsUse use) {
   }
   f->mixture_names = spec.names;
   f->phases = spec.phases;
+  f->run_rows = spec.run_rows;
   return Status::OK();
 }
 
@@ -139,6 +140,8 @@ Result<PlanOptions> BuildPlanOptions(const PlanFlags& a) {
   o.block_shards = a.block_shards;
   o.bestfit_window = a.bestfit_window;
   o.phases = a.phases;
+  o.run_rows = a.run_rows;
+  o.dataset_names = a.mixture_names;  // a mixture's checkpoint matches its datasets by them
   return o;
 }
 

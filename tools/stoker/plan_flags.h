@@ -41,6 +41,7 @@ struct PlanFlags {
   std::optional<uint64_t> total_steps;
   std::vector<std::string> mixture_names;  // the file's dataset names (after ExpandMixtureFlag)
   std::vector<MixturePhase> phases;        // resolved (after ExpandMixtureFlag)
+  uint64_t run_rows = 0;                   // the run's length in global rows (after it), or 0
 };
 
 enum class PlanFlagsUse {
