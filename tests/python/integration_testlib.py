@@ -117,29 +117,32 @@ def _ok(results):
         assert rc == 0, out[-4000:]
 
 
-def check_kill_9_resume(run, tmp_path, world=2, steps=8, kill_at=5):
-    """The uninterrupted run, a run killed with SIGKILL after step ``kill_at`` (its last
-    checkpoint: the step before), and its resume: every step of both equals the uninterrupted
-    run's, on every rank, and the resume starts right after the checkpoint. ``run(out, log,
-    world, steps, **kw)`` returns [(returncode, output)] (one per process it waited for).
-    Returns the uninterrupted run's {(step, rank): row hashes}."""
-    _ok(run(tmp_path / "a", tmp_path / "log-a", world, steps))
+def check_kill_9_resume(run, data, seq_len, tmp_path, world=2, steps=8, kill_at=5,
+                        global_rows=4):
+    """A run killed with SIGKILL after step ``kill_at`` (its last checkpoint: the step before)
+    and its resume from the trainer's checkpoint: every step of both, on every rank, trains the
+    rows an uninterrupted run trains (rank r: rows [r·B, (r+1)·B) of each global batch of the
+    loader's order, docs/plan.md), and the resume starts right after the checkpoint.
+    ``run(out, log, world, steps, **kw)`` returns [(returncode, output)] (one per process it
+    waited for). Returns the two runs' {(step, rank): row hashes}."""
+    ref = epoch_rows(data, seq_len, global_rows)
+    per_rank = global_rows // world
+    expected = {(s, r): ref[s - 1][r * per_rank:(r + 1) * per_rank]
+                for s in range(1, steps + 1) for r in range(world)}
     killed = run(tmp_path / "b", tmp_path / "log-b1", world, steps, kill_at=kill_at)
     assert all(rc != 0 for rc, _ in killed), killed[0][1][-4000:]
     _ok(run(tmp_path / "b", tmp_path / "log-b2", world, steps, resume=True))
-    a = rows_of(read_steps(tmp_path / "log-a", world))
     b1 = rows_of(read_steps(tmp_path / "log-b1", world))
     b2 = rows_of(read_steps(tmp_path / "log-b2", world))
     ranks = range(world)
     saved = kill_at - kill_at % 2  # checkpoints every 2 steps
-    assert sorted(a) == [(s, r) for s in range(1, steps + 1) for r in ranks]
     assert sorted(b1) == [(s, r) for s in range(1, kill_at + 1) for r in ranks]
     assert sorted(b2) == [(s, r) for s in range(saved + 1, steps + 1) for r in ranks]
     for key in b1:
-        assert b1[key] == a[key], key
+        assert b1[key] == expected[key], key
     for key in b2:
-        assert b2[key] == a[key], key
-    return a
+        assert b2[key] == expected[key], key
+    return b1, b2
 
 
 def check_elastic_resume(run, data, seq_len, tmp_path, old=2, new=3, global_rows=6,

@@ -33,7 +33,7 @@ def runner(mode, data):
 
 @pytest.mark.parametrize("mode", ["trainer", "litgpt"])
 def test_kill_9_and_resume_trains_the_uninterrupted_runs_tokens(mode, data, tmp_path):
-    check_kill_9_resume(runner(mode, data), tmp_path)
+    check_kill_9_resume(runner(mode, data), data, SEQ, tmp_path)
 
 
 def test_trainer_resume_on_three_ranks_trains_each_row_of_the_epoch_once(data, tmp_path):

@@ -30,8 +30,8 @@ def runner(data):
 
 
 def test_kill_9_and_resume_trains_the_uninterrupted_runs_tokens(data, tmp_path):
-    check_kill_9_resume(runner(data), tmp_path)
-    steps = read_steps(tmp_path / "log-a", 2)
+    check_kill_9_resume(runner(data), data, SEQ, tmp_path)
+    steps = read_steps(tmp_path / "log-b1", 2)
     assert any(rec["positions_restart"] for recs in steps.values() for rec in recs)
 
 

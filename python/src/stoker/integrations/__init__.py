@@ -2,10 +2,13 @@
 
 One thin module per framework; importing this package, or ``stoker``, imports none of them:
 
-- ``stoker.integrations.hf``: ``StokerTrainer``, a transformers ``Trainer`` (and, through
-  ``StokerTrainerMixin``, TRL's trainers) fed by a loader, with exact resume from its checkpoints;
-- ``stoker.integrations.lightning``: a stateful loader that Lightning and Fabric checkpoint, and a
-  LitGPT ``DataModule``.
+- ``hf``: ``StokerTrainer``, a transformers ``Trainer`` (and, through ``StokerTrainerMixin``,
+  TRL's trainers: ``StokerSFTTrainer``) fed by a loader, with exact resume from its checkpoints;
+- ``lightning``: a stateful loader that Lightning and Fabric checkpoint, and a LitGPT
+  ``DataModule``;
+- ``torchtitan``: a ``BaseDataLoader`` with its ``Config``;
+- ``megatron``: a dataset ``BlendedMegatronDatasetBuilder`` builds, and an external iterator;
+- ``olmo_core``: a ``DataLoaderBase``.
 
 Each adapter maps stoker's batch (``input_ids``, ``labels`` already shifted, ``position_ids``
 restarting at each document, ``cu_seqlens``, ``loss_mask``) to the framework's own names, and
