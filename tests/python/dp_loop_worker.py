@@ -14,7 +14,6 @@ Each step's row hashes go to HASHES/steps-rank{RANK}.jsonl; ``--kill-at K``: SIG
 """
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -24,23 +23,12 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from integration_testlib import row_hash
+from integration_testlib import StepLog, worker_arguments
 
 
 def tiny_model():
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Embedding(257, 32), torch.nn.Linear(32, 257))
-
-
-class Log:
-    def __init__(self, directory, rank):
-        os.makedirs(directory, exist_ok=True)
-        self.file = open(Path(directory) / f"steps-rank{rank}.jsonl", "a")
-
-    def write(self, step, rows, **extra):
-        self.file.write(json.dumps({"step": step, "rows": [row_hash(r) for r in rows], **extra})
-                        + "\n")
-        self.file.flush()
 
 
 def train_step(model, opt, ids, labels):
@@ -206,19 +194,11 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=["torchtitan", "olmo_core", "megatron_dataset",
                                     "megatron_iterator"])
-    p.add_argument("--data", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--hashes", required=True, help="where the per-step row hashes go")
-    p.add_argument("--steps", type=int, required=True)
-    p.add_argument("--seq-len", type=int, default=64)
-    p.add_argument("--global-rows", type=int, default=4)
-    p.add_argument("--kill-at", type=int, default=0)
-    p.add_argument("--resume", action="store_true")
-    args = p.parse_args()
+    args = worker_arguments(p).parse_args()
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    log = Log(args.hashes, rank)
+    log = StepLog(args.hashes, rank)
     run = {"torchtitan": run_torchtitan, "olmo_core": run_olmo_core}.get(args.mode, run_megatron)
     run(args, rank, world, log)
     dist.barrier()

@@ -7,7 +7,6 @@ each step's row hashes, and the step's trained-token counts, to HASHES/steps-ran
 """
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -16,7 +15,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM, TrainerCallback, TrainingArguments
 
 import stoker
-from integration_testlib import row_hash
+from integration_testlib import StepLog, worker_arguments
 from stoker.integrations.hf import StokerTrainer
 
 
@@ -27,23 +26,6 @@ def tiny_llama(vocab_size, seq_len):
     config._attn_implementation = "sdpa"
     torch.manual_seed(0)
     return LlamaForCausalLM(config)
-
-
-class Recorder:
-    """Logs what each step trained on: row hashes, this rank's trained targets, and the
-    num_items_in_batch the Trainer gave the loss."""
-
-    def __init__(self, path):
-        self.file = open(path, "a")
-        self.pending = None
-
-    def record(self, step, inputs, num_items):
-        rows = [row_hash(r) for r in inputs["input_ids"].cpu()]
-        local = int((inputs["shift_labels"] != -100).sum())
-        self.file.write(json.dumps({"step": step, "rows": rows, "local_items": local,
-                                    "num_items": None if num_items is None else int(num_items)})
-                        + "\n")
-        self.file.flush()
 
 
 class KillAt(TrainerCallback):
@@ -57,22 +39,13 @@ class KillAt(TrainerCallback):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--data", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--hashes", required=True, help="where the per-step row hashes go")
-    p.add_argument("--steps", type=int, required=True)
-    p.add_argument("--seq-len", type=int, default=64)
-    p.add_argument("--global-rows", type=int, default=4)
     p.add_argument("--grad-accum", type=int, default=1)
     p.add_argument("--save-steps", type=int, default=2)
-    p.add_argument("--kill-at", type=int, default=0)
-    p.add_argument("--resume", action="store_true", help="from the last checkpoint")
-    args = p.parse_args()
+    args = worker_arguments(p).parse_args()
     torch.set_num_threads(1)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
-    os.makedirs(args.hashes, exist_ok=True)
-    recorder = Recorder(os.path.join(args.hashes, f"steps-rank{rank}.jsonl"))
+    log = StepLog(args.hashes, rank)
     per_rank = args.global_rows // world // args.grad_accum
     loader = stoker.Loader(args.data, seq_len=args.seq_len, batch_size=per_rank, num_workers=1,
                            output="torch")
@@ -86,7 +59,11 @@ def main():
 
     class Traced(StokerTrainer):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            recorder.record(self.state.global_step + 1, inputs, num_items_in_batch)
+            # What the step trains on: its rows, this rank's trained targets, and the
+            # num_items_in_batch the Trainer gives the loss.
+            log.write(self.state.global_step + 1, inputs["input_ids"],
+                      local_items=int((inputs["shift_labels"] != -100).sum()),
+                      num_items=None if num_items_in_batch is None else int(num_items_in_batch))
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
 
     callbacks = [KillAt(args.kill_at)] if args.kill_at else []

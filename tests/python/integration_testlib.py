@@ -170,3 +170,45 @@ def check_elastic_resume(run, data, seq_len, tmp_path, old=2, new=3, global_rows
     assert sorted(served) == sorted(h for step in ref for h in step)
     assert len(set(served)) == len(served)
     return served
+
+
+def runner(worker, data, seq_len, mode=None, use_torchrun=False):
+    """``run(out, log, world, steps, **flags)`` for check_kill_9_resume/check_elastic_resume:
+    launches ``worker`` (its ``mode`` first) on ``world`` ranks with the flags every worker takes
+    (worker_arguments); a flag given True is passed bare."""
+    def run(out, log, world, steps, **kw):
+        args = ([mode] if mode else []) + ["--data", data, "--out", out, "--hashes", log,
+                                           "--steps", steps, "--seq-len", seq_len]
+        for k, v in kw.items():
+            args += [f"--{k.replace('_', '-')}"] + ([] if v is True else [v])
+        if use_torchrun:
+            return [torchrun(worker, world, args)]
+        return launch(worker, world, args)
+    return run
+
+
+def worker_arguments(parser):
+    """The flags runner() passes; returns the parsed arguments."""
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--hashes", required=True, help="where the per-step row hashes go")
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--seq-len", type=int, default=64)
+    parser.add_argument("--global-rows", type=int, default=4)
+    parser.add_argument("--kill-at", type=int, default=0, help="SIGKILL after this step")
+    parser.add_argument("--resume", action="store_true", help="from the last checkpoint")
+    return parser
+
+
+class StepLog:
+    """Appends one JSON line per micro-batch to HASHES/steps-rank{rank}.jsonl: the step, its
+    rows' hashes and what else the worker records (read back by read_steps)."""
+
+    def __init__(self, directory, rank):
+        os.makedirs(directory, exist_ok=True)
+        self.file = open(Path(directory) / f"steps-rank{rank}.jsonl", "a")
+
+    def write(self, step, rows, **extra):
+        rows = [row_hash(r) for r in (rows.cpu() if hasattr(rows, "cpu") else rows)]
+        self.file.write(json.dumps({"step": step, "rows": rows, **extra}) + "\n")
+        self.file.flush()

@@ -13,7 +13,6 @@ process when step K ends.
 """
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -22,17 +21,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from integration_testlib import row_hash
-
-
-class Log:
-    def __init__(self, directory, rank):
-        os.makedirs(directory, exist_ok=True)
-        self.file = open(Path(directory) / f"steps-rank{rank}.jsonl", "a")
-
-    def write(self, step, rows):
-        self.file.write(json.dumps({"step": step, "rows": [row_hash(r) for r in rows.cpu()]}) + "\n")
-        self.file.flush()
+from integration_testlib import StepLog, worker_arguments
 
 
 def tiny_model(vocab):
@@ -132,18 +121,10 @@ def run_litgpt(args, rank, log):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=["trainer", "litgpt"])
-    p.add_argument("--data", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--hashes", required=True, help="where the per-step row hashes go")
-    p.add_argument("--steps", type=int, required=True)
-    p.add_argument("--seq-len", type=int, default=64)
-    p.add_argument("--global-rows", type=int, default=4)
-    p.add_argument("--kill-at", type=int, default=0)
-    p.add_argument("--resume", action="store_true")
-    args = p.parse_args()
+    args = worker_arguments(p).parse_args()
     torch.set_num_threads(1)
     rank = int(os.environ["RANK"])
-    log = Log(args.hashes, rank)
+    log = StepLog(args.hashes, rank)
     (run_trainer if args.mode == "trainer" else run_litgpt)(args, rank, log)
     return 0
 

@@ -7,8 +7,8 @@ epoch is trained once; the loss gets the global count of trained tokens."""
 import pytest
 
 import stoker
-from integration_testlib import (check_elastic_resume, check_kill_9_resume, launch,
-                                 make_text_dataset, read_steps)
+from integration_testlib import (check_elastic_resume, check_kill_9_resume, make_text_dataset,
+                                 read_steps, runner)
 
 SEQ = 64
 
@@ -18,27 +18,21 @@ def data(tmp_path_factory):
     return make_text_dataset(tmp_path_factory.mktemp("hf-data"), documents=40)
 
 
-def runner(data):
-    def run(out, log, world, steps, **kw):
-        args = ["--data", data, "--out", out, "--hashes", log, "--steps", steps, "--seq-len", SEQ]
-        for k, v in kw.items():
-            args += [f"--{k.replace('_', '-')}"] + ([] if v is True else [v])
-        return launch("hf_trainer_worker.py", world, args)
-    return run
-
-
 def test_kill_9_and_resume_trains_the_uninterrupted_runs_tokens(data, tmp_path):
-    check_kill_9_resume(runner(data), data, SEQ, tmp_path)
+    run = runner("hf_trainer_worker.py", data, SEQ)
+    check_kill_9_resume(run, data, SEQ, tmp_path)
     saved = (tmp_path / "b" / "checkpoint-4" / "stoker_state.json").read_text()
     assert '"global_step": 4' in saved
 
 
 def test_resume_on_three_ranks_trains_each_row_of_the_epoch_once(data, tmp_path):
-    check_elastic_resume(runner(data), data, SEQ, tmp_path, old=2, new=3)
+    run = runner("hf_trainer_worker.py", data, SEQ)
+    check_elastic_resume(run, data, SEQ, tmp_path, old=2, new=3)
 
 
 def test_loss_gets_the_global_count_of_trained_tokens(data, tmp_path):
-    results = runner(data)(tmp_path / "o", tmp_path / "log", 2, 3, grad_accum=2, global_rows=8)
+    run = runner("hf_trainer_worker.py", data, SEQ)
+    results = run(tmp_path / "o", tmp_path / "log", 2, 3, grad_accum=2, global_rows=8)
     for rc, out in results:
         assert rc == 0, out[-3000:]
     steps = read_steps(tmp_path / "log", 2)

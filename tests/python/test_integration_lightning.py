@@ -9,7 +9,7 @@ import pytest
 
 import stoker
 from integration_testlib import (check_elastic_resume, check_kill_9_resume, make_text_dataset,
-                                 torchrun)
+                                 runner)
 
 SEQ = 64
 
@@ -21,23 +21,15 @@ def data(tmp_path_factory):
     return make_text_dataset(tmp_path_factory.mktemp("lightning-data"), documents=40)
 
 
-def runner(mode, data):
-    def run(out, log, world, steps, **kw):
-        args = [mode, "--data", data, "--out", out, "--hashes", log, "--steps", steps,
-                "--seq-len", SEQ]
-        for k, v in kw.items():
-            args += [f"--{k.replace('_', '-')}"] + ([] if v is True else [v])
-        return [torchrun("lightning_worker.py", world, args)]
-    return run
-
-
 @pytest.mark.parametrize("mode", ["trainer", "litgpt"])
 def test_kill_9_and_resume_trains_the_uninterrupted_runs_tokens(mode, data, tmp_path):
-    check_kill_9_resume(runner(mode, data), data, SEQ, tmp_path)
+    run = runner("lightning_worker.py", data, SEQ, mode, use_torchrun=True)
+    check_kill_9_resume(run, data, SEQ, tmp_path)
 
 
 def test_trainer_resume_on_three_ranks_trains_each_row_of_the_epoch_once(data, tmp_path):
-    check_elastic_resume(runner("trainer", data), data, SEQ, tmp_path, old=2, new=3)
+    run = runner("lightning_worker.py", data, SEQ, "trainer", use_torchrun=True)
+    check_elastic_resume(run, data, SEQ, tmp_path, old=2, new=3)
 
 
 # -- in one process ------------------------------------------------------------------------------

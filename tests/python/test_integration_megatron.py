@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import stoker
-from integration_testlib import (check_elastic_resume, check_kill_9_resume, launch,
-                                 make_text_dataset)
+from integration_testlib import (check_elastic_resume, check_kill_9_resume, make_text_dataset,
+                                 runner)
 
 SEQ = 64
 
@@ -21,24 +21,16 @@ def data(tmp_path_factory):
     return make_text_dataset(tmp_path_factory.mktemp("megatron-data"), documents=40)
 
 
-def runner(mode, data):
-    def run(out, log, world, steps, **kw):
-        args = [mode, "--data", data, "--out", out, "--hashes", log, "--steps", steps,
-                "--seq-len", SEQ]
-        for k, v in kw.items():
-            args += [f"--{k.replace('_', '-')}"] + ([] if v is True else [v])
-        return launch("dp_loop_worker.py", world, args)
-    return run
-
-
 @pytest.mark.parametrize("mode", ["megatron_dataset", "megatron_iterator"])
 def test_kill_9_and_resume_trains_the_uninterrupted_runs_tokens(mode, data, tmp_path):
-    check_kill_9_resume(runner(mode, data), data, SEQ, tmp_path)
+    run = runner("dp_loop_worker.py", data, SEQ, mode)
+    check_kill_9_resume(run, data, SEQ, tmp_path)
 
 
 def test_resume_on_three_ranks_trains_each_row_of_the_epoch_once(data, tmp_path):
     # The dataset route (the iterator seeks the same way: seek(consumed_samples)).
-    check_elastic_resume(runner("megatron_dataset", data), data, SEQ, tmp_path, old=2, new=3)
+    run = runner("dp_loop_worker.py", data, SEQ, "megatron_dataset")
+    check_elastic_resume(run, data, SEQ, tmp_path, old=2, new=3)
 
 
 def config(data, **kw):

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import stoker
-from integration_testlib import (check_elastic_resume, check_kill_9_resume, launch,
-                                 make_text_dataset, read_steps)
+from integration_testlib import (check_elastic_resume, check_kill_9_resume, make_text_dataset,
+                                 read_steps, runner)
 
 SEQ = 64
 
@@ -22,24 +22,16 @@ def data(tmp_path_factory):
     return make_text_dataset(tmp_path_factory.mktemp("olmo-data"), documents=40)
 
 
-def runner(data):
-    def run(out, log, world, steps, **kw):
-        args = ["olmo_core", "--data", data, "--out", out, "--hashes", log, "--steps", steps,
-                "--seq-len", SEQ]
-        for k, v in kw.items():
-            args += [f"--{k.replace('_', '-')}"] + ([] if v is True else [v])
-        return launch("dp_loop_worker.py", world, args)
-    return run
-
-
 def test_kill_9_and_resume_trains_the_uninterrupted_runs_tokens(data, tmp_path):
-    check_kill_9_resume(runner(data), data, SEQ, tmp_path)
+    run = runner("dp_loop_worker.py", data, SEQ, "olmo_core")
+    check_kill_9_resume(run, data, SEQ, tmp_path)
     steps = read_steps(tmp_path / "log-b1", 2)
     assert all(rec["doc_lens_ok"] for recs in steps.values() for rec in recs)
 
 
 def test_resume_on_three_ranks_trains_each_row_of_the_epoch_once(data, tmp_path):
-    check_elastic_resume(runner(data), data, SEQ, tmp_path, old=2, new=3)
+    run = runner("dp_loop_worker.py", data, SEQ, "olmo_core")
+    check_elastic_resume(run, data, SEQ, tmp_path, old=2, new=3)
 
 
 def make(data, tmp_path, **kw):
@@ -96,7 +88,7 @@ def test_reshuffle_keeps_a_resumed_epoch_and_state_round_trips(data, tmp_path):
 
 
 def test_what_cannot_be_honoured_is_refused(data, tmp_path):
-    with pytest.raises(ValueError, match="rank 0 of 1 and OLMo-core's data-parallel rank is 1 of 2"):
+    with pytest.raises(ValueError, match="rank 0 of 1 and OLMo-core's data-parallel rank is 1"):
         make(data, tmp_path, dp_world_size=2, dp_rank=1)
     with pytest.raises(ValueError, match="has 100 embedding rows"):
         make(data, tmp_path, vocab_size=100)

@@ -6,8 +6,8 @@ Beside it, torchtitan's own ParallelAwareDataloader refuses the same change of D
 
 import pytest
 
-from integration_testlib import (check_elastic_resume, check_kill_9_resume, launch,
-                                 make_text_dataset, read_steps)
+from integration_testlib import (check_elastic_resume, check_kill_9_resume, make_text_dataset,
+                                 read_steps, runner)
 
 SEQ = 64
 
@@ -19,24 +19,16 @@ def data(tmp_path_factory):
     return make_text_dataset(tmp_path_factory.mktemp("titan-data"), documents=40)
 
 
-def runner(data):
-    def run(out, log, world, steps, **kw):
-        args = ["torchtitan", "--data", data, "--out", out, "--hashes", log, "--steps", steps,
-                "--seq-len", SEQ]
-        for k, v in kw.items():
-            args += [f"--{k.replace('_', '-')}"] + ([] if v is True else [v])
-        return launch("dp_loop_worker.py", world, args)
-    return run
-
-
 def test_kill_9_and_resume_trains_the_uninterrupted_runs_tokens(data, tmp_path):
-    check_kill_9_resume(runner(data), data, SEQ, tmp_path)
+    run = runner("dp_loop_worker.py", data, SEQ, "torchtitan")
+    check_kill_9_resume(run, data, SEQ, tmp_path)
     steps = read_steps(tmp_path / "log-b1", 2)
     assert any(rec["positions_restart"] for recs in steps.values() for rec in recs)
 
 
 def test_resume_on_three_ranks_trains_each_row_of_the_epoch_once(data, tmp_path):
-    check_elastic_resume(runner(data), data, SEQ, tmp_path, old=2, new=3)
+    run = runner("dp_loop_worker.py", data, SEQ, "torchtitan")
+    check_elastic_resume(run, data, SEQ, tmp_path, old=2, new=3)
 
 
 def test_torchtitans_own_dataloader_refuses_another_dp_degree():

@@ -32,7 +32,8 @@ def dataset_tokenizer(loader: Loader) -> Optional[Dict[str, Any]]:
             raise ValueError(
                 f"stoker.integrations: datasets {first!r} and {path!r} were packed with different "
                 f"tokenizers (vocab_size {found.get('vocab_size')} / {tok.get('vocab_size')}, "
-                f"eos_id {found.get('eos_id')} / {tok.get('eos_id')}); pack them with one tokenizer")
+                f"eos_id {found.get('eos_id')} / {tok.get('eos_id')}); pack them with one "
+                "tokenizer")
     return found
 
 
