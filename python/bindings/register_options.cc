@@ -63,6 +63,8 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("block_shards", &PlanOptions::block_shards)
       .def_rw("bestfit_window", &PlanOptions::bestfit_window)
       .def_rw("phases", &PlanOptions::phases)
+      .def_rw("run_rows", &PlanOptions::run_rows)
+      .def_rw("dataset_names", &PlanOptions::dataset_names)
       .def_prop_rw(
           "drop_last",  // torch's name for remainder "drop_last" (True) or "pad" (False)
           [](const PlanOptions& o) { return o.remainder == RemainderPolicy::kDropLast; },
