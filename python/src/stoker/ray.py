@@ -81,8 +81,8 @@ def _check_num_cpus(ray: Any, num_cpus: int) -> None:
     most = max((n.get("Resources", {}).get("CPU", 0) for n in nodes), default=0)
     if nodes and num_cpus > most:
         raise ValueError(f"num_cpus={num_cpus}: no node of this Ray cluster has more than "
-                         f"{most:g} CPUs, so Ray would wait for one forever; give num_cpus={most:g} "
-                         "or less")
+                         f"{most:g} CPUs, so Ray would wait for one forever; give "
+                         f"num_cpus={most:g} or less")
 
 
 def pack(
@@ -107,10 +107,11 @@ def pack(
     Ray for as many CPUs; a task whose worker dies is retried up to ``max_retries`` times, and a
     rerun of the whole call skips every task whose receipt matches (``overwrite=True`` redoes
     them). ``progress``: True prints a line per finished task to stderr (its own time, and whether
-    it was a retry); a callable gets ``(done, total, task_result)``. ``ray_options`` go to ``.options()`` of the Ray task (e.g.
-    ``runtime_env``, ``resources``, ``scheduling_strategy``). ``pack_options`` are those of
-    ``stoker.pack`` (text_field, shard_size, utf8, on_error, dtype, input_format, key_field,
-    format, pattern, special, eos, ...); task_index, task_count and num_workers are set here.
+    it was a retry); a callable gets ``(done, total, task_result)``. ``ray_options`` go to
+    ``.options()`` of the Ray task (e.g. ``runtime_env``, ``resources``,
+    ``scheduling_strategy``). ``pack_options`` are those of ``stoker.pack`` (text_field,
+    shard_size, utf8, on_error, dtype, input_format, key_field, format, pattern, special, eos,
+    ...); task_index, task_count and num_workers are set here.
     """
     import ray  # optional dependency: imported only here
 
