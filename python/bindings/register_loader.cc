@@ -291,6 +291,22 @@ void RegisterLoader(nb::module_& m) {
           },
           nb::arg("epoch"))
       .def(
+          "steps_remaining",
+          [](PyLoader& self, uint64_t epoch, uint64_t rows) {
+            if (self.stream) {
+              const LoaderOptions& o = self.get().options();
+              nb::gil_scoped_release release;
+              const uint64_t steps = self.stream->steps_per_epoch(epoch);
+              const uint64_t done = rows / (o.batch_size * o.world_size);
+              return steps > done ? steps - done : 0;
+            }
+            const Plan& plan = PlanOf(self);
+            nb::gil_scoped_release release;
+            return plan.steps_remaining({epoch, rows});
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"),
+          "Steps left in `epoch` from that position (Plan::steps_remaining).")
+      .def(
           "make_state_json",
           [](PyLoader& self, uint64_t epoch, uint64_t rows) {
             return PlannerOf(self).MakeState({epoch, rows}).ToJson();

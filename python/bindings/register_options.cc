@@ -28,7 +28,10 @@ void RegisterOptions(nb::module_& m) {
       .def_rw("weights", &MixturePhase::weights)
       .def_rw("end_weights", &MixturePhase::end_weights);
   nb::class_<PlanOptions> plan(m, "PlanOptions", "Plan options (see docs/plan.md); enums by name.");
-  plan.def(nb::init<>()).def_rw("phases", &PlanOptions::phases);
+  plan.def(nb::init<>())
+      .def_rw("phases", &PlanOptions::phases)
+      .def_rw("run_rows", &PlanOptions::run_rows)
+      .def_rw("dataset_names", &PlanOptions::dataset_names);
   BindOptionRows(plan, PlanOptionTable());
   plan.def_prop_rw(
       "drop_last",  // the deprecated spelling of remainder "drop_last" (True) or "pad" (False)

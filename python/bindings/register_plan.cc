@@ -111,6 +111,7 @@ void RegisterPlan(nb::module_& m) {
         d["paths"] = spec.paths;
         d["weights"] = spec.weights;
         d["phases"] = spec.phases;
+        d["run_rows"] = spec.run_rows;
         return d;
       },
       nb::arg("path"), nb::arg("seq_len"), nb::arg("global_batch_rows"),

@@ -34,6 +34,14 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
     t.push_back(
         OtherOption<P>("phases", "The mixture's phases (--mixture FILE; Python: stoker.Mixture)")
             .Py("-"));
+    t.push_back(OtherOption<P>("run_rows",
+                               "The run's length in global rows (--total-tokens/--total-steps; "
+                               "Python: total_tokens/total_steps)")
+                    .Py("-"));
+    t.push_back(OtherOption<P>("dataset_names",
+                               "The datasets' names, as a mixture file gives them (else their "
+                               "absolute paths): what a checkpoint matches them by")
+                    .Py("-"));
     return t;
   }();
   return table;

@@ -193,6 +193,11 @@ def test_plan_stats_report_the_trained_share(stoker_cli, chat_dataset):
     r = subprocess.run([stoker_cli, "plan", str(out), "--seq-len", str(SEQ), "--batch-size", "4",
                         "--pack", "bestfit", "--stats"], capture_output=True, text=True)
     assert "trained tokens" in r.stdout and "left out" in r.stdout, r.stdout
+    # The dropped conversations are counted as left out, not as empty documents, and no token
+    # count of truncation appears where only --pack pad truncates.
+    dropped = d["long_documents_dropped"]
+    assert f"{dropped} document(s) longer than --seq-len left out" in r.stdout, r.stdout
+    assert "empty document" not in r.stdout and "tokens truncated" not in r.stdout, r.stdout
 
 
 def test_bench_reports_the_real_and_trained_shares(stoker_cli, chat_dataset):

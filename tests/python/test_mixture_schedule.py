@@ -108,6 +108,14 @@ def test_provenance_names_the_phase_and_each_datasets_epoch(mix, stoker_cli):
                           "--json"], capture_output=True, text=True, check=True).stdout
     pieces = [p for row in json.loads(out)["rows"] for p in row["pieces"]]
     assert pieces and all(p["phase"] == 1 and "dataset_epoch" in p for p in pieces)
+    # The text output says the same, per row.
+    text = subprocess.run([stoker_cli, "explain", "--mixture", mix["path"], "--seq-len", str(SEQ),
+                           "--batch-size", str(BATCH), "--total-steps", "100", "--step", "45"],
+                          capture_output=True, text=True, check=True).stdout
+    rows = json.loads(out)["rows"]
+    for r, row in enumerate(rows):
+        epoch = row["pieces"][0]["dataset_epoch"]
+        assert f"  row {r} (dataset_epoch {epoch}, phase 1):" in text
 
 
 @pytest.mark.parametrize("stop", [38, 41, 59, 61])
@@ -239,3 +247,74 @@ def test_an_edited_mixture_continues_every_dataset_where_it_stopped(mix, dataset
     again = stoker.Loader(stoker.Mixture(edited), **kw)
     again.load_state_dict(state2)
     assert pieces_by_source(again, 5) == want
+
+
+def test_a_changed_dataset_is_refused_however_the_mixture_file_spells_its_path(tmp_path):
+    # The mixture's names identify its datasets (docs/plan.md, "Edits on resume"): a dataset that
+    # changed since the checkpoint is refused whether the mixture file that reaches it lies in the
+    # same folder or another one (its relative path then spelled differently), never "added".
+    data = tmp_path / "data"
+    data.mkdir()
+    web = make_dataset(data, "web", 40, seed=21, alphabet="abcdefghijklm")
+    make_dataset(data, "code", 40, seed=22, alphabet="0123456789")
+    first = tmp_path / "runs" / "mix.json"
+    first.parent.mkdir()
+    first.write_text(json.dumps({"datasets": {"web": "../data/web", "code": "../data/code"},
+                                 "weights": {"web": 1, "code": 1}}))
+    moved = tmp_path / "other" / "deeper" / "mix.json"
+    moved.parent.mkdir(parents=True)
+    moved.write_text(json.dumps({"datasets": {"web": "../../data/web", "code": "../../data/code"},
+                                 "weights": {"web": 1, "code": 1}}))
+    kw = dict(seq_len=SEQ, batch_size=BATCH, output="numpy")
+    loader = stoker.Loader(stoker.Mixture(first), **kw)
+    next(iter(loader))
+    state = loader.state_dict()
+    assert [d["name"] for d in state["plan_state"]["datasets"]] == ["web", "code"]
+    # web is rewritten with other documents (not an append).
+    import shutil
+    shutil.rmtree(web)
+    make_dataset(data, "web", 40, seed=23, alphabet="abcdefghijklm")
+    for path in (first, moved):
+        resumed = stoker.Loader(stoker.Mixture(path), **kw)
+        with pytest.raises(Exception, match="dataset 'web' changed since the checkpoint"):
+            resumed.load_state_dict(state)
+
+
+def test_the_runs_length_is_the_mixture_epoch(mix):
+    # total_steps / total_tokens place the phases and end the run: len() and one iteration are
+    # the run the user gave, not a pass over every dataset.
+    kw = dict(seq_len=SEQ, batch_size=BATCH, output="numpy")
+    loader = stoker.Loader(stoker.Mixture(mix["path"]), total_steps=77, **kw)
+    assert len(loader) == 77
+    assert sum(1 for _ in loader) == 77
+    tokens = 61 * BATCH * SEQ + 5  # 61 steps and 5 tokens: drop_last serves 61 whole steps
+    loader = stoker.Loader(stoker.Mixture(mix["path"]), total_tokens=tokens, **kw)
+    assert len(loader) == 61
+    plan = stoker.plan(stoker.Mixture(mix["path"]), SEQ, BATCH, total_tokens=tokens)
+    assert plan.steps_per_epoch() == 61
+
+
+def test_plan_stats_give_the_phase_weights_over_the_run(mix, stoker_cli):
+    args = [stoker_cli, "plan", "--mixture", mix["path"], "--seq-len", str(SEQ), "--batch-size",
+            str(BATCH), "--total-steps", "100", "--stats"]
+    out = json.loads(subprocess.run(args + ["--json"], capture_output=True, text=True,
+                                    check=True).stdout)
+    assert out["steps"] == 100  # the run, on which the phase lines are counted too
+    web = out["datasets"][0]
+    assert "weight" not in web
+    assert web["phase_weights"][0] == pytest.approx(0.7)
+    assert web["phase_weights"][1] == pytest.approx([0.1, 0.1])
+    assert web["phase_weights"][2] == 0
+    text = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    assert "(weight 1)" not in text
+    assert "(weight by phase 0.7, 0.1 -> 0.1, 0)" in text
+    assert "plan epoch 0 (the run: --total-tokens / --total-steps): 400 rows, 100 steps" in text
+
+
+def test_plan_datasets_give_each_datasets_share_of_the_run(mix):
+    plan = stoker.plan(stoker.Mixture(mix["path"]), SEQ, BATCH, total_steps=100)
+    shares = [w for _, w in plan.datasets]
+    assert shares != [1.0, 1.0, 1.0]
+    assert sum(shares) == pytest.approx(1.0)
+    # web: 0.7 of phase 0 (160 rows), 0.1 of phase 1 (80 rows), none after: 120 of 400 rows.
+    assert shares[0] == pytest.approx(120 / 400, abs=0.01)

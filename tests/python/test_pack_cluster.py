@@ -174,10 +174,14 @@ def test_merge_names_a_mismatched_or_missing_task(tmp_path):
     # Task 2 with other options: merge names it.
     pack(src, "-o", job, "--task-index", "2", "--task-count", "4", "--shard-size", "1KiB")
     m = run("merge", job)
-    assert m.returncode == 2 and "task 2 of 4 was packed with" in m.stderr, m.stderr
+    assert m.returncode == 2 and "task 2 of 4 was packed with other options" in m.stderr, m.stderr
+    # The option that differs is named, with both values, not two blobs of options.
+    assert "shard_size_bytes (1024 in task 2 of 4, " in m.stderr, m.stderr
+    assert m.stderr.count("shard_size_bytes") == 1 and "tokenizer" not in m.stderr, m.stderr
     # Rerunning it with the job's options is refused without --overwrite (its receipt differs).
     p = run("pack", src, "-o", job, "--task-index", "2", "--task-count", "4")
     assert p.returncode == 2 and "--overwrite redoes it" in p.stderr
+    assert "other options: shard_size_bytes (1024 in its receipt, " in p.stderr, p.stderr
     pack(src, "-o", job, "--task-index", "2", "--task-count", "4", "--overwrite")
     merge(job)
     # A receipt whose inputs are not its slice of the plan, and a shard gone, are named.
@@ -197,6 +201,45 @@ def test_merge_names_a_mismatched_or_missing_task(tmp_path):
     out = pack(src, "-o", job, "--task-index", "0", "--task-count", "4").stdout
     assert "nothing to do" not in out
     merge(job)
+
+
+def test_merge_gives_a_rerun_for_every_missing_task(tmp_path):
+    src = corpus(tmp_path / "in")
+    job = tmp_path / "job"
+    slurm_array([src], job, 4, indices=[0, 2])
+    m = run("merge", job)
+    assert m.returncode == 2 and "tasks 1, 3 of 4 have no receipt" in m.stderr, m.stderr
+    assert "--task-index 1 --task-count 4, --task-index 3 --task-count 4" in m.stderr, m.stderr
+    assert "sbatch --array=2,4" in m.stderr, m.stderr
+
+
+def test_verify_and_inspect_of_an_unmerged_output_point_to_merge(tmp_path):
+    src = corpus(tmp_path / "in")
+    job = tmp_path / "job"
+    slurm_array([src], job, 2)
+    for command in ("verify", "inspect"):
+        p = run(command, job)
+        assert p.returncode != 0, p.stdout
+        assert "not merged yet: run `stoker merge " + str(job) + "`" in p.stderr, p.stderr
+
+
+def test_list_without_a_task_count_is_refused(tmp_path):
+    src = corpus(tmp_path / "in")
+    p = run("pack", src, "-o", tmp_path / "job", "--list")
+    assert p.returncode == 2 and "give --task-count N" in p.stderr, p.stderr
+    assert not (tmp_path / "job").exists()  # no one-task plan written
+
+
+def test_pack_help_says_the_tokenizer_may_be_a_model_folder():
+    assert "a model folder" in run("pack", "--help").stdout
+
+
+def test_a_task_says_it_is_done_with_its_own_summary(tmp_path):
+    src = corpus(tmp_path / "in")
+    out = pack(src, "-o", tmp_path / "job", "--task-index", "0", "--task-count", "2",
+               "--num-workers", "1").stdout
+    assert "pack: task 0 of 2 done: " in out, out
+    assert "1 thread)" in out and "1 threads" not in out, out
 
 
 def test_an_input_changed_since_the_plan_is_refused(tmp_path):

@@ -146,6 +146,40 @@ def test_state_dict_round_trip_equals_uninterrupted(datasets, stop_after):
     assert all(np.array_equal(x, y) for x, y in zip(got, uninterrupted))
 
 
+def test_a_state_taken_after_a_break_resumes_after_the_last_batch_the_loop_saw(datasets):
+    # What a state means (docs/python.md): the position after the last batch the loop was given.
+    # In the common loop (train on the batch, then maybe break) that is the last batch trained.
+    kw = dict(seq_len=SEQ, batch_size=BATCH, seed=3, num_workers=2)
+    full = run_epoch(stoker.Loader(datasets["a"], **kw))
+    first = stoker.Loader(datasets["a"], **kw)
+    seen = []
+    for batch in first:
+        seen.append(tokens(batch))
+        if len(seen) == 4:
+            break
+    state = first.state_dict()
+    assert state["plan_state"]["rows_consumed"] == 4 * BATCH
+    second = stoker.Loader(datasets["a"], **kw)
+    second.load_state_dict(state)
+    rest = [tokens(b) for b in second]
+    assert len(seen) + len(rest) == len(full)
+    assert all(np.array_equal(x, y) for x, y in zip(seen + rest, full))
+
+
+def test_len_after_a_resume_is_the_whole_epoch_and_steps_remaining_the_rest(datasets):
+    kw = dict(seq_len=SEQ, batch_size=BATCH, seed=3)
+    first = stoker.Loader(datasets["a"], **kw)
+    whole = len(first)
+    for _, _b in zip(range(3), first):
+        pass
+    resumed = stoker.Loader(datasets["a"], **kw)
+    resumed.load_state_dict(first.state_dict())
+    assert len(resumed) == whole
+    assert resumed.steps_remaining() == whole - 3
+    assert sum(1 for _ in resumed) == whole - 3
+    assert resumed.steps_remaining() == len(resumed) == whole  # the next epoch, from its start
+
+
 def rows_of(batches):
     return sorted(tuple(row) for b in batches for row in b.tolist())
 
@@ -285,3 +319,18 @@ def test_more_shards_than_the_mapping_budget_gives_the_same_batches(datasets, mo
     monkeypatch.setenv("STOKER_MAX_MAPPED_SHARDS", "lots")
     with pytest.raises(ValueError, match="STOKER_MAX_MAPPED_SHARDS='lots'"):
         stoker.Loader(datasets["a"], **kw)
+
+
+def test_a_batch_holds_only_arrays_and_the_loader_says_where_it_stands(datasets):
+    # docs/loader.md, "What a batch holds": every value of a batch is an array (so that
+    # `{k: v.to(device) for k, v in batch.items()}` works); the step's scalars come from the
+    # loader: its epoch, its position (state_dict) and stats()["trained_tokens"].
+    loader = stoker.Loader(datasets["a"], seq_len=SEQ, batch_size=BATCH, output="numpy")
+    trained = 0
+    for i, batch in enumerate(loader):
+        assert all(isinstance(v, np.ndarray) for v in batch.values())
+        if i + 1 < len(loader):  # after the last batch the state is the next epoch's start
+            assert loader.state_dict()["plan_state"]["rows_consumed"] == (i + 1) * BATCH
+        trained += int((batch["labels"] != -100).sum())
+        assert loader.stats()["trained_tokens"] == trained
+    assert loader.epoch == 1

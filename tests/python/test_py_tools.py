@@ -56,6 +56,7 @@ def test_plan_equals_the_cli(stoker_cli, datasets, pack):
     assert got == ref
     stats = json.loads(cli(stoker_cli, "plan", f"2:{datasets['a']}", datasets["b"], "--seq-len",
                            32, "--batch-size", 3, "--world-size", 2, "--seed", 5, "--pack", pack,
+                           "--remainder", "pad",  # a mixture's epoch is whole global batches of it
                            "--stats", "--json").stdout)
     mine = plan.stats(0)
     assert mine["fingerprint"] == stats["fingerprint"]

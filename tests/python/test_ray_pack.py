@@ -88,6 +88,9 @@ def test_killed_worker_retried_byte_identical_then_skips_then_reruns_one_task(
         ray_options={"runtime_env": {"env_vars": {"STOKER_TEST_KILL_TASK": f"1:{marker}"}}})
     assert marker.exists()  # task 1's worker was killed before its receipt, and Ray retried it
     assert sorted(r["task"] for r in seen) == [0, 1, 2, 3] and not any(r["skipped"] for r in seen)
+    # Each task reports its own time, and the retried one says so.
+    assert [r["task"] for r in seen if r["retry"]] == [1]
+    assert all(r["task_s"] > 0 for r in seen)
     assert tree(job) == tree(tmp_path / "clean")
     assert manifest == json.loads((job / "manifest.json").read_text())
     # A second run skips every task.
@@ -122,3 +125,21 @@ def test_s3_output(tmp_path, ray_cluster, s3_session, monkeypatch):
         got = client.get_object(Bucket=BUCKET, Key=key)["Body"].read()
         assert got == (tmp_path / "local" / f"{s['prefix']}.bin").read_bytes()
     assert documents(tmp_path / "local")
+
+
+def test_relative_paths_are_resolved_on_the_driver(tmp_path, ray_cluster, monkeypatch):
+    # The workers run in the directory where `ray start` ran; the driver's relative paths still
+    # name the driver's files.
+    corpus(tmp_path / "in", sizes=(4, 6, 3))
+    slurm_array([tmp_path / "in"], tmp_path / "clean", 2)
+    merge(tmp_path / "clean")
+    monkeypatch.chdir(tmp_path)
+    manifest = stoker.ray.pack("in", "job", num_tasks=2, progress=False)
+    assert manifest["shards"] and tree(tmp_path / "job") == tree(tmp_path / "clean")
+
+
+def test_num_cpus_larger_than_any_node_is_refused(tmp_path, ray_cluster):
+    corpus(tmp_path / "in", sizes=(2,))
+    with pytest.raises(ValueError, match="num_cpus=8: no node of this Ray cluster has more than 1 "
+                                         "CPUs"):
+        stoker.ray.pack(tmp_path / "in", tmp_path / "job", num_tasks=2, num_cpus=8)

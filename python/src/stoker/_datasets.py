@@ -100,11 +100,20 @@ def _count_text(value: Union[int, float, str, None], name: str) -> Optional[str]
 
 def resolve_datasets(datasets, seq_len: int, global_batch_rows: int,
                      total_tokens=None, total_steps=None):
-    """(specs, phases) for a Loader or plan(): a Mixture's datasets and phases, else the specs of
-    normalize_datasets and no phases."""
+    """(specs, mixture) for a Loader or plan(): a Mixture's datasets, and what its plan options
+    take from it (``phases``, ``run_rows``: the run's length in global rows, ``dataset_names``:
+    the names its checkpoints match datasets by); else the specs of normalize_datasets and no
+    phases. Give ``mixture`` to apply_mixture."""
     if isinstance(datasets, Mixture):
         mix = datasets.resolve(seq_len, global_batch_rows, total_tokens, total_steps)
-        return list(zip(mix["paths"], mix["weights"])), mix["phases"]
+        return list(zip(mix["paths"], mix["weights"])), {
+            "phases": mix["phases"], "run_rows": mix["run_rows"], "dataset_names": mix["names"]}
     if total_tokens is not None or total_steps is not None:
         raise ValueError("total_tokens and total_steps go with a stoker.Mixture")
-    return normalize_datasets(datasets), []
+    return normalize_datasets(datasets), {"phases": []}
+
+
+def apply_mixture(options, mixture: dict) -> None:
+    """Sets what resolve_datasets's ``mixture`` gives on plan or loader options."""
+    for name, value in mixture.items():
+        setattr(options, name, value)

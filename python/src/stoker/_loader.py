@@ -11,7 +11,8 @@ import sys
 from typing import Any, Dict, Iterator, Optional, Sequence, Union
 
 from . import _spelling, _stoker
-from ._datasets import DatasetSpec, Mixture, rank_and_world_size, resolve_datasets
+from ._datasets import (DatasetSpec, Mixture, apply_mixture, rank_and_world_size,
+                        resolve_datasets)
 
 STATE_FORMAT = "stoker-loader-state"
 STATE_VERSION = 1
@@ -235,10 +236,10 @@ class Loader:
 
         stream = datasets if isinstance(datasets, Stream) else None
         rank, world_size = rank_and_world_size(rank, world_size)
-        specs, phases = [], []
+        specs, mixture = [], {"phases": []}
         if stream is None:
-            specs, phases = resolve_datasets(datasets, seq_len, batch_size * world_size,
-                                             total_tokens, total_steps)
+            specs, mixture = resolve_datasets(datasets, seq_len, batch_size * world_size,
+                                              total_tokens, total_steps)
         elif total_tokens is not None or total_steps is not None:
             raise ValueError("total_tokens and total_steps go with a stoker.Mixture")
         if stream is not None and stream.bestfit_window is not None:  # the deprecated spelling
@@ -252,7 +253,7 @@ class Loader:
         given = dict(locals(), device=self._device)
         self._options = _options(**{k: given[k] for k in option_defaults("loader")
                                     if k not in ("cache_dir", "cache_size")})
-        self._options.phases = phases
+        apply_mixture(self._options, mixture)
         cache_dir = _spelling.cache_dir(cache_dir, "cache_dir")
         if cache_size is not None and cache_dir is None:
             raise ValueError("cache_size needs a cache (cache_dir is None: no cache)")
@@ -378,12 +379,22 @@ class Loader:
         return [row["pieces"] for row in step["rows"]]
 
     def __len__(self) -> int:
-        """Steps in the epoch the next iteration runs (identical on every rank)."""
+        """Steps of the whole epoch the next iteration runs, counted from its first step
+        (identical on every rank), also after a resume in the middle of it: the steps the next
+        iteration will still yield are ``steps_remaining()``."""
         if not self._impl.has_plan:
             if self._synthetic_steps is None:
                 raise TypeError("a synthetic loader without steps has no length")
             return self._synthetic_steps
         return self._impl.steps_per_epoch(self.epoch)
+
+    def steps_remaining(self) -> int:
+        """Steps the next iteration yields from where the loader stands: ``len(loader)`` less
+        the steps of its epoch already taken (after a resume, or a ``break``)."""
+        if not self._impl.has_plan:
+            return len(self)
+        epoch, rows = self._position()
+        return self._impl.steps_remaining(epoch, rows)
 
     @property
     def epoch(self) -> int:

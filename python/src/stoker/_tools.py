@@ -7,7 +7,7 @@ import os
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import _spelling, _stoker
-from ._datasets import (DatasetSpec, Mixture, PathLike, rank_and_world_size,
+from ._datasets import (DatasetSpec, Mixture, PathLike, apply_mixture, rank_and_world_size,
                         resolve_datasets)
 from ._tokenizer import tokenizer_options
 
@@ -217,11 +217,18 @@ def plan(
 
     remainder = _remainder(remainder, drop_last)
     rank, world_size = rank_and_world_size(rank, world_size)
-    specs, phases = resolve_datasets(datasets, seq_len, batch_size * world_size, total_tokens,
-                                     total_steps)
+    specs, mixture = resolve_datasets(datasets, seq_len, batch_size * world_size, total_tokens,
+                                      total_steps)
     opts = _options(seq_len=seq_len, batch_size=batch_size, prefetch_factor=1, num_workers=None,
                     world_size=world_size, rank=rank, seed=seed, shuffle=shuffle, pack=pack,
                     remainder=remainder, block_shards=block_shards,
                     bestfit_window=bestfit_window, long_documents=long_documents)
-    opts.phases = phases
-    return Plan(_stoker.Plan.create(specs, opts), specs)
+    apply_mixture(opts, mixture)
+    impl = _stoker.Plan.create(specs, opts)
+    if mixture["phases"]:
+        # The datasets' own weights are unused (1 each): give each one's share of the rows of
+        # epoch 0 (the run when its length is given), the basis of `stoker plan --stats`.
+        rows = impl.rows_in_epoch(0)
+        shares = [r / rows for r in impl.dataset_rows_before(1, 0)]
+        specs = [(path, share) for (path, _), share in zip(specs, shares)]
+    return Plan(impl, specs)

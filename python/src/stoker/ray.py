@@ -19,17 +19,37 @@ from . import _spelling
 from ._datasets import PathLike
 
 
+def _attempt_marker(output: str, index: int) -> Optional[str]:
+    """A file that exists while task ``index`` runs and is removed when it ends, so that the next
+    attempt of a task whose worker died finds it (local or shared outputs; None for s3://)."""
+    if "://" in output:
+        return None
+    return os.path.join(output, "tasks", f".running-{index:05d}")
+
+
 def _pack_task(inputs: List[str], output: str, tokenizer: str, index: int, count: int,
                num_workers: int, overwrite: bool, options: Dict[str, Any]) -> Dict[str, Any]:
     import stoker  # in the worker
 
+    started = time.monotonic()
+    marker = _attempt_marker(output, index)
+    retry = False
+    if marker is not None:
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        retry = os.path.exists(marker)  # an earlier attempt died before its end
+        with open(marker, "w"):
+            pass
     result = stoker.pack(inputs, output, tokenizer, task_index=index, task_count=count,
                          num_workers=num_workers, overwrite=overwrite, **options)
+    if marker is not None:
+        os.remove(marker)
     manifest = result.get("manifest") or {}
     shards = manifest.get("shards", [])
     return {
         "task": index,
         "skipped": bool(result.get("skipped", False)),
+        "retry": retry,
+        "task_s": time.monotonic() - started,
         # format="webdataset": samples copied (no token shards).
         "documents": sum(s["documents"] for s in shards) or
         (result.get("records") or {}).get("records", 0),
@@ -41,9 +61,28 @@ def _pack_task(inputs: List[str], output: str, tokenizer: str, index: int, count
 
 def _print_progress(done: int, total: int, result: Dict[str, Any], skipped: int,
                     started: float) -> None:
-    print(f"stoker.ray.pack: {done}/{total} tasks done ({skipped} skipped), task "
-          f"{result['task']}: {result['documents']} documents, {time.monotonic() - started:.1f} s",
+    what = ("finished before, skipped" if result["skipped"] else
+            f"{result['documents']} documents in {result['task_s']:.1f} s")
+    retry = " (a retry: an earlier attempt's worker died)" if result["retry"] else ""
+    print(f"stoker.ray.pack: task {result['task']}: {what}{retry}; {done}/{total} tasks done "
+          f"({skipped} skipped) after {time.monotonic() - started:.1f} s",
           file=sys.stderr, flush=True)
+
+
+def _local(path: str) -> str:
+    """A local path made absolute on the driver (Ray workers resolve relative paths from where
+    `ray start` ran); a URI as it is."""
+    return path if "://" in path else os.path.abspath(path)
+
+
+def _check_num_cpus(ray: Any, num_cpus: int) -> None:
+    """ValueError when no live node has ``num_cpus`` CPUs: Ray would wait for one forever."""
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    most = max((n.get("Resources", {}).get("CPU", 0) for n in nodes), default=0)
+    if nodes and num_cpus > most:
+        raise ValueError(f"num_cpus={num_cpus}: no node of this Ray cluster has more than "
+                         f"{most:g} CPUs, so Ray would wait for one forever; give "
+                         f"num_cpus={most:g} or less")
 
 
 def pack(
@@ -60,17 +99,19 @@ def pack(
     **pack_options: Any,
 ) -> Dict[str, Any]:
     """Packs ``inputs`` into ``output`` (a local path every node sees, or s3://) as ``num_tasks``
-    Ray tasks, then merges; returns the merged manifest.
+    Ray tasks, then merges; returns the merged manifest. Relative local paths are made absolute
+    here, on the driver: they must name storage every node sees at the same path.
 
     The input list is taken once, here, and recorded as ``output/inputs.json``; every task splits
     it the same way (contiguous, balanced by bytes). Each task packs with ``num_workers=num_cpus``
     and asks Ray for as many CPUs; a task whose worker dies is retried up to ``max_retries`` times, and a
     rerun of the whole call skips every task whose receipt matches (``overwrite=True`` redoes
-    them). ``progress``: True prints a line per finished task to stderr; a callable gets
-    ``(done, total, task_result)``. ``ray_options`` go to ``.options()`` of the Ray task (e.g.
-    ``runtime_env``, ``resources``, ``scheduling_strategy``). ``pack_options`` are those of
-    ``stoker.pack`` (text_field, shard_size, utf8, on_error, dtype, input_format, key_field,
-    format, pattern, special, eos, ...); task_index, task_count and num_workers are set here.
+    them). ``progress``: True prints a line per finished task to stderr (its own time, and whether
+    it was a retry); a callable gets ``(done, total, task_result)``. ``ray_options`` go to
+    ``.options()`` of the Ray task (e.g. ``runtime_env``, ``resources``,
+    ``scheduling_strategy``). ``pack_options`` are those of ``stoker.pack`` (text_field,
+    shard_size, utf8, on_error, dtype, input_format, key_field, format, pattern, special, eos,
+    ...); task_index, task_count and num_workers are set here.
     """
     import ray  # optional dependency: imported only here
 
@@ -81,10 +122,15 @@ def pack(
     for name in ("task_index", "task_count", "num_workers", *_spelling.DEPRECATED["num_workers"]):
         if name in pack_options:
             raise ValueError(f"stoker.ray.pack sets {name} itself (num_workers=num_cpus)")
-    inputs = _spelling.paths(inputs)
-    output = os.fspath(output)
+    # Resolved here, on the driver: a worker resolves a relative path from the directory where
+    # its node's `ray start` ran (docs/pack.md: paths are absolute or on storage every node sees).
+    inputs = [_local(p) for p in _spelling.paths(inputs)]
+    output = _local(os.fspath(output))
+    if os.path.isdir(tokenizer) or os.path.isfile(tokenizer):
+        tokenizer = os.path.abspath(tokenizer)  # a model folder or file, not a name
     if not ray.is_initialized():
         ray.init()
+    _check_num_cpus(ray, num_cpus)
     if num_tasks == 1:  # one task is an ordinary pack: no plan, no receipt
         task = ray.remote(num_cpus=num_cpus, max_retries=max_retries)(_run_single)
         return ray.get(task.options(**(ray_options or {})).remote(
