@@ -84,6 +84,12 @@ nb::object MakeArray(const TensorView& v, nb::handle owner) {
   return array.cast();
 }
 
+nb::object ToFramework(const TensorView& view, const std::string& framework, nb::handle owner) {
+  if (framework == "torch") return MakeArray<nb::pytorch>(view, owner);
+  if (framework == "numpy") return MakeArray<nb::numpy>(view, owner);
+  return MakeArray<>(view, owner);
+}
+
 // {name: array} for every tensor of the batch (attention_mask only when built). The arrays share
 // one capsule holding a reference to the batch.
 nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
@@ -107,16 +113,18 @@ nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
   };
   nb::dict out;
   for (const auto& [name, view] : views) {
-    if (view.data == nullptr) continue;
-    if (framework == "torch") {
-      out[name] = MakeArray<nb::pytorch>(view, owner);
-    } else if (framework == "numpy") {
-      out[name] = MakeArray<nb::numpy>(view, owner);
-    } else {
-      out[name] = MakeArray<>(view, owner);
-    }
+    if (view.data != nullptr) out[name] = ToFramework(view, framework, owner);
   }
   return out;
+}
+
+// The host copy of cu_seqlens in the ring slot (for a device batch too), so that varlen attention
+// reads its offsets without a device-to-host sync.
+nb::object HostCuSeqlens(const PyBatch& b, const std::string& framework) {
+  auto* holder = new std::shared_ptr<LoaderBatch>(b.batch);
+  nb::capsule owner(holder,
+                    [](void* p) noexcept { delete static_cast<std::shared_ptr<LoaderBatch>*>(p); });
+  return ToFramework(b.batch->cu_seqlens(), framework, owner);
 }
 
 std::unique_ptr<PyLoader> OpenLoader(const std::vector<DatasetSpec>& specs,
@@ -236,6 +244,18 @@ void RegisterLoader(nb::module_& m) {
           [](const PyBatch& b) { return b.batch->position_after().epoch != b.batch->epoch(); })
       .def("arrays", &Arrays, nb::arg("framework"), nb::arg("device") = false,
            "{name: array} without a copy; framework is 'torch', 'numpy' or 'dlpack'.")
+      .def("host_cu_seqlens", &HostCuSeqlens, nb::arg("framework"),
+           "cu_seqlens in host memory (the ring slot), without a copy, for a device batch too.")
+      .def_prop_ro("max_seqlen", [](const PyBatch& b) { return b.batch->max_seqlen(); })
+      .def_prop_ro("real_tokens", [](const PyBatch& b) { return b.batch->real_tokens(); })
+      .def_prop_ro("trained_tokens", [](const PyBatch& b) { return b.batch->trained_tokens(); })
+      .def(
+          "state_after_json",
+          [](const PyBatch& b) {
+            nb::gil_scoped_release release;  // the first call may fingerprint a new input
+            return b.batch->state_after().ToJson();
+          },
+          "The checkpoint that resumes right after this batch, as JSON.")
       .def(
           "wait_on_stream",
           [](PyBatch& b, uintptr_t stream) {

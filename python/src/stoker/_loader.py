@@ -17,7 +17,40 @@ from ._datasets import (DatasetSpec, Mixture, apply_mixture, rank_and_world_size
 STATE_FORMAT = "stoker-loader-state"
 STATE_VERSION = 1
 
-Batch = Dict[str, Any]  # name -> torch.Tensor or numpy.ndarray
+class Batch(dict):
+    """One batch: ``{name: array}`` (torch tensors or NumPy arrays, nothing else, so
+    ``{k: v.to(device) for k, v in batch.items()}`` works), with the step's figures as attributes
+    (docs/loader.md, "What a batch holds"): ``epoch``, ``step``, ``real_tokens`` and
+    ``trained_tokens`` (of this rank's batch), ``max_seqlen`` (the longest segment of
+    ``cu_seqlens``, a Python int) and ``cu_seqlens_host`` (``cu_seqlens`` in host memory, also for a
+    device batch: varlen attention reads both without a device-to-host sync); ``state_after`` is
+    the state dict that resumes right after this batch."""
+
+    epoch: int
+    step: int
+    real_tokens: int
+    trained_tokens: int
+    max_seqlen: int
+    cu_seqlens_host: Any
+
+    @property
+    def state_after(self) -> Dict[str, Any]:
+        core = self.__dict__.get("_core")
+        if core is None:
+            raise AttributeError("this batch has no state (a synthetic loader's batch)")
+        return make_state_dict(core.state_after_json())
+
+    @classmethod
+    def of(cls, arrays: Dict[str, Any], core: "_stoker.Batch", output: str,
+           planned: bool) -> "Batch":
+        out = cls(arrays)
+        out.epoch, out.step = core.epoch, core.step
+        out.real_tokens, out.trained_tokens = core.real_tokens, core.trained_tokens
+        out.max_seqlen = core.max_seqlen
+        out.cu_seqlens_host = core.host_cu_seqlens(output)
+        if planned:
+            out.__dict__["_core"] = core
+        return out
 
 
 def _torch_available() -> bool:
@@ -360,6 +393,10 @@ class Loader:
             yield out
 
     def _convert(self, batch: "_stoker.Batch") -> Batch:
+        return Batch.of(self._arrays(batch), batch, self._output,
+                        planned=bool(self._datasets) or self._is_stream)
+
+    def _arrays(self, batch: "_stoker.Batch") -> Dict[str, Any]:
         if self._device < 0:
             return batch.arrays(self._output)
         torch = self._torch
