@@ -5,7 +5,6 @@
 
 #include "common/file_util.h"
 #include "common/hash.h"
-#include "text/sp_text.h"
 
 namespace stoker {
 namespace {
@@ -93,12 +92,6 @@ Result<std::unique_ptr<SentencePieceUnigram>> SentencePieceUnigram::Open(
     }
   }
   if (unk < 0) return refuse("no piece is of type UNKNOWN");
-  // Cut the text before each "▁" where no piece holds a "▁" after its start, so every such cut
-  // is a boundary of every segmentation.
-  t->cut_words_ = m.escape_whitespaces && !m.treat_whitespace_as_suffix;
-  for (const auto& [text, id] : matched) {
-    if (text.find(kMetaSymbol, 1) != std::string_view::npos) t->cut_words_ = false;
-  }
   t->unk_id_ = unk;
   for (int32_t& id : t->byte_ids_) {
     if (id < 0) id = unk;  // PieceToId of a missing piece is unk_id
@@ -133,31 +126,21 @@ Status SentencePieceUnigram::Encode(std::string_view utf8, std::vector<int32_t>*
   thread_local std::vector<UnigramModel::Span> spans;
   if (bos_id_ >= 0) ids->push_back(bos_id_);
   normalizer_.Normalize(utf8, &normalized);
+  model_.Encode(normalized, &spans);
   // PopulateSentencePieceText: an unknown piece becomes its bytes' pieces, else a run of unknown
   // pieces is one.
   bool prev_unk = false;
-  auto encode = [&](std::string_view word) {
-    model_.Encode(word, &spans);
-    for (const UnigramModel::Span& s : spans) {
-      const bool is_unk = s.id == unk_id_;
-      if (is_unk && !byte_ids_.empty()) {
-        for (uint32_t k = s.begin; k < s.end; ++k) {
-          ids->push_back(byte_ids_[static_cast<uint8_t>(word[k])]);
-        }
-      } else if (!(is_unk && prev_unk)) {
-        ids->push_back(s.id);
+  for (const UnigramModel::Span& s : spans) {
+    const bool is_unk = s.id == unk_id_;
+    if (is_unk && !byte_ids_.empty()) {
+      for (uint32_t k = s.begin; k < s.end; ++k) {
+        ids->push_back(byte_ids_[static_cast<uint8_t>(normalized[k])]);
       }
-      prev_unk = is_unk;
+    } else if (!(is_unk && prev_unk)) {
+      ids->push_back(s.id);
     }
-  };
-  if (!cut_words_) {
-    encode(normalized);
-    return Status::OK();
+    prev_unk = is_unk;
   }
-  // Word by word: PyPI sentencepiece 0.2.3's ids are those of a float Viterbi that starts again
-  // at each "▁" (on 200k-character texts a whole-text float lattice rounds differently), and a
-  // word's lattice stays in cache.
-  CutBeforeMarker(normalized, kMetaSymbol, /*every=*/true, encode);
   return Status::OK();
 }
 

@@ -2,9 +2,9 @@
 // the ids and decode of PyPI sentencepiece 0.2 (SentencePieceProcessor::Encode / Decode).
 //
 // Encode: the whole text is normalized (text/sp_normalizer.h: user-defined pieces, the model's
-// compiled charsmap, spaces as "▁", the dummy prefix or suffix, extra whitespace), cut before
-// each "▁" where no piece holds one after its start (PyPI's ids are those of a float lattice that
-// starts again at each word), segmented by Viterbi in float (text/unigram_model.h), then each
+// compiled charsmap, spaces as "▁", the dummy prefix or suffix, extra whitespace), segmented by
+// Viterbi in SentencePiece's float arithmetic (text/unigram_model.h) without cutting it into
+// words (a float path score depends on everything before it, and so do its ties), then each
 // unknown character becomes its bytes' pieces (byte_fallback) or a run of them one unk. Control,
 // unknown and byte pieces are never matched in the text; unused ones neither.
 // A model field this does not reproduce is refused by name (a denormalizer), never encoded
@@ -52,7 +52,6 @@ class SentencePieceUnigram final : public Tokenizer {
   std::vector<std::string> pieces_;
   std::vector<int32_t> byte_ids_;  // byte -> its piece (unk where missing); empty: no fallback
   int32_t unk_id_ = 0;
-  bool cut_words_ = false;  // encode word by word (each word starts at a "▁")
   TokenDecoder decoder_;
   int32_t eos_id_ = -1;
   int32_t bos_id_ = -1;  // put before each document; -1 = none
