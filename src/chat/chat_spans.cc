@@ -1,7 +1,9 @@
 // The loss-mask rule of ChatTemplate::Spans (docs/chat.md, "Which tokens are trained").
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include "chat/chat_template.h"
 #include "chat/jinja_value.h"
@@ -71,6 +73,11 @@ json MarkMessage(const json& m, size_t k) {
   return out;
 }
 
+// Marks each message as the first message equal to it: a template that compares messages
+// (Mistral's `message == user_messages[-1]`) then sees equal messages as equal. *group lists,
+// per first message, the messages equal to it, in order.
+std::vector<json> MarkEqualAlike(const json& messages, std::vector<std::vector<size_t>>* group);
+
 struct MarkerPos {
   std::optional<size_t> first;  // where the message's first marker sits in the clean text
   std::optional<size_t> last;   // where its last marker sits
@@ -78,9 +85,14 @@ struct MarkerPos {
   std::vector<int> ends;        // per field: how many times its end marker was written
 };
 
-// Removes the markers from `marked`; records where each message's markers were.
-std::string Unmark(const std::string& marked, size_t n_messages, std::vector<MarkerPos>* pos) {
+// Removes the markers from `marked`; records where each message's markers were. With `group`
+// (messages marked by the number of the first message equal to them, MarkEqualAlike), the n-th
+// time a field of a group is written is its n-th message's.
+std::string Unmark(const std::string& marked, size_t n_messages, std::vector<MarkerPos>* pos,
+                   const std::vector<std::vector<size_t>>* group = nullptr) {
   pos->assign(n_messages, MarkerPos{});
+  // Per (message, field, begin or end): how many such markers were met, for `group`.
+  std::map<std::tuple<size_t, size_t, bool>, size_t> seen;
   std::string out;
   out.reserve(marked.size());
   for (size_t i = 0; i < marked.size();) {
@@ -100,7 +112,13 @@ std::string Unmark(const std::string& marked, size_t n_messages, std::vector<Mar
         k = k * 10 + (marked[j++] - '0');
       const char* close = beg ? kBegClose : kEndClose;
       if (marked.compare(j, 3, close) == 0 && k / kFieldsPerMessage < n_messages) {
-        MarkerPos& p = (*pos)[k / kFieldsPerMessage];
+        size_t m = k / kFieldsPerMessage;
+        if (group != nullptr && !(*group)[m].empty()) {
+          const std::vector<size_t>& members = (*group)[m];
+          const size_t nth = seen[{m, k % kFieldsPerMessage, end}]++;
+          m = members[std::min(nth, members.size() - 1)];
+        }
+        MarkerPos& p = (*pos)[m];
         if (!p.first) p.first = out.size();
         p.last = out.size();
         if (end) {
@@ -113,6 +131,24 @@ std::string Unmark(const std::string& marked, size_t n_messages, std::vector<Mar
       }
     }
     out += marked[i++];
+  }
+  return out;
+}
+
+std::vector<json> MarkEqualAlike(const json& messages, std::vector<std::vector<size_t>>* group) {
+  const size_t n = messages.size();
+  group->assign(n, {});
+  std::vector<json> out;
+  for (size_t i = 0; i < n; ++i) {
+    size_t first = i;
+    for (size_t k = 0; k < i; ++k) {
+      if (messages[k] == messages[i]) {
+        first = k;
+        break;
+      }
+    }
+    (*group)[first].push_back(i);
+    out.push_back(MarkMessage(messages[i], first));
   }
   return out;
 }
@@ -229,6 +265,27 @@ std::shared_ptr<const ChatProbes> ChatTemplate::Probes(const json& kwargs) const
   return probes_->Put(key, probes);
 }
 
+std::optional<size_t> ChatTemplate::EndOfPrefix(const Conversation& conv, size_t i, size_t lo,
+                                                const std::string& text, const json& kwargs) const {
+  // Messages 0..i-1 rendered alone with markers: the text after the last marker of the last
+  // written message is what closes them; it must follow `lo` in `text`.
+  Conversation prefix;
+  prefix.tools = conv.tools;
+  prefix.documents = conv.documents;
+  for (size_t k = 0; k < i; ++k) prefix.messages.push_back(MarkMessage(conv.messages[k], k));
+  prefix.completion.assign(i, false);
+  Result<jinja::RenderOutput> r = Render(prefix, false, kwargs);
+  if (!r.ok()) return std::nullopt;
+  std::vector<MarkerPos> pos;
+  const std::string clean = Unmark(r->text, i, &pos);
+  const auto last =
+      std::find_if(pos.rbegin(), pos.rend(), [](const MarkerPos& p) { return p.last.has_value(); });
+  const size_t tail_at = last == pos.rend() ? 0 : *last->last;
+  const std::string_view tail = std::string_view(clean).substr(tail_at);
+  if (text.compare(lo, tail.size(), tail) != 0) return std::nullopt;
+  return lo + tail.size();
+}
+
 Result<ChatSpans> ChatTemplate::Spans(const Conversation& conv, TrainOn train_on,
                                       const json& kwargs) const {
   return SpansImpl(conv, train_on, kwargs, true, true);
@@ -305,7 +362,22 @@ Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn trai
     }
     STOKER_ASSIGN_OR_RETURN(jinja::RenderOutput mr, Render(marked, false, kwargs));
     if (Unmark(mr.text, n, &pos) != out.text) {
-      return Refuse(name, "the template changes a message's text beyond trimming its ends");
+      // Equal messages that the markers made different, where the template compares messages
+      // (Mistral writes its tools before each user message equal to the last): mark them alike.
+      std::vector<std::vector<size_t>> group;
+      std::vector<json> alike = MarkEqualAlike(conv.messages, &group);
+      bool any_equal = false;
+      for (size_t k = 0; k < n; ++k) any_equal |= group[k].size() > 1;
+      bool same = false;
+      if (any_equal) {
+        Conversation marked_alike = marked;
+        marked_alike.messages = json(alike);
+        STOKER_ASSIGN_OR_RETURN(jinja::RenderOutput ma, Render(marked_alike, false, kwargs));
+        same = Unmark(ma.text, n, &pos, &group) == out.text;
+      }
+      if (!same) {
+        return Refuse(name, "the template changes a message's text beyond trimming its ends");
+      }
     }
   }
   const std::shared_ptr<const ChatProbes> probes = Probes(kwargs);
@@ -362,7 +434,16 @@ Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn trai
       }
       start = *header_end;
     } else if (!pos[i].first) {
-      return Refuse(name, "message " + std::to_string(i) + " has no text and no header");
+      // A turn the template writes without any field of it as text (Mistral's tool calls:
+      // "[TOOL_CALLS][...]</s>") and with an empty header: it starts where the messages before
+      // it end, after what the template writes after the last of them ("[/INST]").
+      std::optional<size_t> after_before = EndOfPrefix(conv, i, lo, out.text, kwargs);
+      if (!after_before) {
+        return Refuse(name, "message " + std::to_string(i) +
+                                " (an assistant turn written without its text, such as a tool "
+                                "call) cannot be placed in the text");
+      }
+      start = *after_before;
     }
     // 4. The end: through the first end-of-turn token after the turn's text.
     size_t from = pos[i].last.value_or(start);

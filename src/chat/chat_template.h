@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -105,6 +106,11 @@ class ChatTemplate {
   Result<ChatSpans> SpansImpl(const Conversation& conv, TrainOn train_on,
                               const nlohmann::ordered_json& kwargs, bool header_shortcut,
                               bool one_render) const;
+  // Where the rendering of messages 0..i-1 ends in `text` (the full rendering), given `lo`, the
+  // end of their last written text there: nullopt when what follows it differs (chat_spans.cc).
+  std::optional<size_t> EndOfPrefix(const Conversation& conv, size_t i, size_t lo,
+                                    const std::string& text,
+                                    const nlohmann::ordered_json& kwargs) const;
   // Whether a template's source or special tokens could write a span marker (chat_spans.cc).
   static bool MayWriteSpanMarkers(std::string_view text);
 

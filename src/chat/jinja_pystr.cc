@@ -108,9 +108,13 @@ std::string PyReplace(std::string_view s, std::string_view old, std::string_view
 
 namespace {
 
+// Unicode's Cased: the letters of categories Lu, Ll and Lt (ﬁ has no one-letter upper case),
+// and what has a case mapping.
 bool IsCased(char32_t c) {
-  return utf8proc_toupper(c) != utf8proc_int32_t(c) || utf8proc_tolower(c) != utf8proc_int32_t(c) ||
-         utf8proc_category(c) == UTF8PROC_CATEGORY_LT;
+  const auto cat = utf8proc_category(c);
+  return cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL ||
+         cat == UTF8PROC_CATEGORY_LT || utf8proc_toupper(c) != utf8proc_int32_t(c) ||
+         utf8proc_tolower(c) != utf8proc_int32_t(c);
 }
 
 // Unicode's Case_Ignorable (marks, format characters, modifiers and the word-internal

@@ -25,11 +25,11 @@ struct RenderOutput {
   std::vector<std::pair<size_t, size_t>> generation_spans;
 };
 
-// Bounds on one rendering (docs/chat.md, "Bounds"), so that a hostile template or conversation is
-// an error naming the template and line, never a crash or a render that does not end. Any one
-// string or list a template builds is bounded too (kMaxValueSize, jinja_value.h).
+// Bounds on one rendering (docs/chat.md, "The Jinja subset"), so that a hostile template or
+// conversation is an error naming the template and line, never a crash or a render that does not
+// end. Any one string or list a template builds is bounded too (kMaxValueSize, jinja_value.h).
 struct RenderLimits {
-  int64_t max_steps = 100'000'000;  // expressions evaluated and statements run: seconds of work
+  int64_t max_steps = 10'000'000;  // expressions, statements, loop iterations: seconds of work
   size_t max_output_bytes = size_t(256) << 20;  // the text (and a macro's or block set's)
   int max_depth = 300;  // expressions, blocks and macro calls open at once (the stack)
 };

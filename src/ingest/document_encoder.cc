@@ -28,6 +28,19 @@ void PackCounters::Add(const PackCounters& o) {
   corrupt_shards_skipped += o.corrupt_shards_skipped;
   trained_tokens += o.trained_tokens;
   untrained_conversations_skipped += o.untrained_conversations_skipped;
+  for (const auto& [why, r] : o.skip_reasons) AddSkipReason(why, r.first, r.count);
+}
+
+void PackCounters::AddSkipReason(const std::string& why, const std::string& where, uint64_t count) {
+  auto it = skip_reasons.find(why);
+  if (it == skip_reasons.end() && skip_reasons.size() >= kMaxSkipReasons) {
+    it = skip_reasons.find(kOtherSkipReasons);
+  }
+  if (it == skip_reasons.end()) {
+    const bool full = skip_reasons.size() + 1 >= kMaxSkipReasons;
+    it = skip_reasons.emplace(full ? kOtherSkipReasons : why, SkipReason{0, where}).first;
+  }
+  it->second.count += count;
 }
 
 std::map<std::string, uint64_t> PackCounters::ToMap() const {
@@ -54,6 +67,7 @@ Status DocumentEncoder::BadLine(const RawDocument& doc, const std::string& path,
                                 const std::string& why, PackCounters* counters) const {
   if (options_.skip_bad_lines) {
     ++counters->bad_lines_skipped;
+    counters->AddSkipReason(why, Where(doc, path));
     return Status::OK();
   }
   return InvalidArgument(Where(doc, path) + " (byte offset " + std::to_string(doc.offset_bytes) +

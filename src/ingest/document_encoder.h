@@ -41,11 +41,22 @@ struct PackCounters {
   uint64_t invalid_utf8_replaced_documents = 0;  // --utf8 replace: documents repaired
   uint64_t invalid_utf8_replacements = 0;        // U+FFFD inserted in them
   uint64_t invalid_utf8_skipped_documents = 0;   // --utf8 skip
-  uint64_t bad_lines_skipped = 0;                // --bad-lines skip: bad JSON / missing field
+  uint64_t bad_lines_skipped = 0;                // --on-error skip: bad JSON / missing field
   uint64_t empty_documents_skipped = 0;          // no text: nothing to learn, so not written
-  uint64_t corrupt_shards_skipped = 0;           // --bad-lines skip: record shards cut short
+  uint64_t corrupt_shards_skipped = 0;           // --on-error skip: record shards cut short
   uint64_t trained_tokens = 0;                   // chat data: tokens inside the loss mask
   uint64_t untrained_conversations_skipped = 0;  // chat data: no token left to learn
+  // --on-error skip: why lines and records were skipped (the reason, without its place), how
+  // many each, and where each was first met. At most kMaxSkipReasons reasons; the others are
+  // counted under kOtherSkipReasons. Not a manifest counter: the pack prints them.
+  struct SkipReason {
+    uint64_t count = 0;
+    std::string first;  // "file:line" or "file record ..."
+  };
+  std::map<std::string, SkipReason> skip_reasons;
+  static constexpr size_t kMaxSkipReasons = 16;
+  static constexpr const char* kOtherSkipReasons = "other reasons";
+  void AddSkipReason(const std::string& why, const std::string& where, uint64_t count = 1);
 
   void Add(const PackCounters& other);
   // Non-zero counters under their manifest names (documents is always present).
@@ -69,7 +80,7 @@ struct DocumentEncoderOptions {
   Utf8Policy utf8 = Utf8Policy::kReplace;
   bool skip_bad_lines = false;  // else a bad JSONL line is an error
   // How the user turns skipping on, named in the error (pack and the stream spell it differently).
-  std::string skip_hint = "--bad-lines skip";
+  std::string skip_hint = "--on-error skip";
 };
 
 class DocumentEncoder {
@@ -84,14 +95,15 @@ class DocumentEncoder {
   Status Encode(const RawDocument& doc, const std::string& path, EncodedDocuments* out) const;
 
  private:
-  // Records (record_document.cc): a missing field under the bad-lines policy, and token ids
+  // Records (record_document.cc): a missing field under the --on-error policy, and token ids
   // copied as they are (checked against the vocabulary) followed by EOS.
   Status EncodeRecord(const RawDocument& doc, const std::string& path, EncodedDocuments* out) const;
 
   // A JSONL line holding a conversation (the text is valid UTF-8 by now).
   Status EncodeConversation(const RawDocument& doc, const std::string& path, std::string_view line,
                             EncodedDocuments* out) const;
-  // A bad line: counted under --bad-lines skip, else the error naming the file and the line.
+  // A bad line: counted (with its reason) under --on-error skip, else the error naming the file
+  // and the line.
   Status BadLine(const RawDocument& doc, const std::string& path, const std::string& why,
                  PackCounters* counters) const;
 

@@ -7,12 +7,13 @@ Status DocumentEncoder::EncodeRecord(const RawDocument& doc, const std::string& 
                                      EncodedDocuments* out) const {
   PackCounters& c = out->counters;
   if (doc.corrupt_shard) {
-    ++c.corrupt_shards_skipped;  // only produced under --bad-lines skip
+    ++c.corrupt_shards_skipped;  // only produced under --on-error skip
     return Status::OK();
   }
   if (!doc.missing.empty()) {
     if (options_.skip_bad_lines) {
       ++c.bad_lines_skipped;
+      c.AddSkipReason(doc.missing, path + " " + doc.record_where);
       return Status::OK();
     }
     return InvalidArgument(path + " " + doc.record_where + ": " + doc.missing + " (use " +

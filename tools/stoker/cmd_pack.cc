@@ -150,6 +150,10 @@ int RunPack(const PackCliArgs& cli) {
         static_cast<unsigned long long>(c.bad_lines_skipped),
         static_cast<unsigned long long>(c.empty_documents_skipped));
   }
+  for (const auto& [why, r] : c.skip_reasons) {
+    std::printf("pack: skipped %llu: %s (first at %s)\n", static_cast<unsigned long long>(r.count),
+                why.c_str(), r.first.c_str());
+  }
   if (m.loss_mask) {
     const double share = m.total_tokens() > 0 ? 100.0 * m.loss_mask->trained_tokens /
                                                     static_cast<double>(m.total_tokens())
