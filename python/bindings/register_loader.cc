@@ -313,16 +313,15 @@ void RegisterLoader(nb::module_& m) {
       .def(
           "steps_remaining",
           [](PyLoader& self, uint64_t epoch, uint64_t rows) {
-            if (self.stream) {
-              const LoaderOptions& o = self.get().options();
-              nb::gil_scoped_release release;
-              const uint64_t steps = self.stream->steps_per_epoch(epoch);
+            const BatchPlanner& planner = PlannerOf(self);
+            const LoaderOptions& o = self.get().options();
+            return Released([&]() -> Result<uint64_t> {
+              if (const Plan* plan = planner.plan()) return plan->steps_remaining({epoch, rows});
+              // A stream's epoch is whole steps of every rank from its start.
+              STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planner.StepsPerEpoch(epoch));
               const uint64_t done = rows / (o.batch_size * o.world_size);
-              return steps > done ? steps - done : 0;
-            }
-            const Plan& plan = PlanOf(self);
-            nb::gil_scoped_release release;
-            return plan.steps_remaining({epoch, rows});
+              return steps > done ? steps - done : uint64_t{0};
+            });
           },
           nb::arg("epoch"), nb::arg("rows_consumed"),
           "Steps left in `epoch` from that position (Plan::steps_remaining).")

@@ -7,8 +7,8 @@
 #include "commands.h"
 #include "common/human_size.h"
 #include "common/progress.h"
-#include "stoker/tokenizer.h"
 #include "stoker/error_policy.h"
+#include "stoker/tokenizer.h"
 #include "stream/prescan.h"
 #include "text/utf8.h"
 
