@@ -104,7 +104,7 @@ def test_monitor_warns_when_the_source_cannot_keep_up(run_stoker, dataset):
     # 256 x 2048 tokens per 1 ms step: ~524 M tokens/s (16.8 GB/s of int64 outputs), far beyond
     # one worker thread. The step is a real one (the monitor ignores loops that train nothing).
     r = run_stoker("bench", dataset, "--seq-len", "2048", "--batch-size", "256", "--num-workers", "1",
-                   "--warmup-batches", "2", "--batches", "300", "--consumer-step-ms", "1",
+                   "--warmup-batches", "2", "--batches", "1000", "--consumer-step-ms", "1",
                    "--json")
     assert r.returncode == 0, r.stderr
     warnings = [l for l in r.stderr.splitlines() if l.startswith("stoker: warning:")]
