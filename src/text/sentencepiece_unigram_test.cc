@@ -23,13 +23,13 @@ std::unique_ptr<SentencePieceUnigram> OpenSample(const SentencePieceOptions& opt
   return t.ok() ? std::move(t).value() : nullptr;
 }
 
-std::vector<int32_t> Ids(const Tokenizer& t, std::string_view text) {
+std::vector<int32_t> UnigramIds(const Tokenizer& t, std::string_view text) {
   std::vector<int32_t> ids;
   EXPECT_TRUE(t.Encode(text, &ids).ok());
   return ids;
 }
 
-std::string Text(const Tokenizer& t, const std::vector<int32_t>& ids) {
+std::string UnigramText(const Tokenizer& t, const std::vector<int32_t>& ids) {
   std::string out;
   EXPECT_TRUE(t.Decode(ids, &out).ok());
   return out;
@@ -41,21 +41,21 @@ TEST(SentencePieceUnigramTest, SampleModelIdsAndDecodeEqualSentencePiece) {
   EXPECT_EQ(t->vocab_size(), 4000u);
   EXPECT_EQ(t->eos_id(), 2);
   EXPECT_EQ(t->identity().kind, "sentencepiece");
-  EXPECT_EQ(Ids(*t, "  Hello   world  "),
+  EXPECT_EQ(UnigramIds(*t, "  Hello   world  "),
             (std::vector<int32_t>{259, 3297, 283, 335, 1356, 618, 352, 335, 310}));
   // nmt_nfkc through the charsmap: the ligature, ½, the fullwidth A, e + U+0301, U+3000.
   EXPECT_EQ(
-      Ids(*t, "\ufb01 \u00bd \uff21 e\u0301 \u3000x"),
+      UnigramIds(*t, "\ufb01 \u00bd \uff21 e\u0301 \u3000x"),
       (std::vector<int32_t>{725, 348, 542, 229, 132, 135, 1209, 355, 259, 198, 172, 259, 1501}));
   // Ties (runs of "<" and "-"), a run of unknown CJK, an emoji as its bytes.
   const std::string ties = "<<<<< ----- \u5e8a\u5e8a \U0001F600";
-  EXPECT_EQ(Ids(*t, ties), (std::vector<int32_t>{259, 3277, 3277, 3277, 3277, 3277, 538, 268, 268,
+  EXPECT_EQ(UnigramIds(*t, ties), (std::vector<int32_t>{259, 3277, 3277, 3277, 3277, 3277, 538, 268, 268,
                                                  259, 1929, 1929, 259, 243, 162, 155, 131}));
-  EXPECT_EQ(Ids(*t, ""), std::vector<int32_t>{});
-  EXPECT_EQ(Ids(*t, "   "), std::vector<int32_t>{});
-  EXPECT_EQ(Text(*t, Ids(*t, ties)), ties);
-  EXPECT_EQ(Text(*t, Ids(*t, "  Hello   world  ")), "Hello world");
-  EXPECT_EQ(Text(*t, {0, 1, 2, 259, 3277}), " \xE2\x81\x87  <");  // unk surface, control pieces
+  EXPECT_EQ(UnigramIds(*t, ""), std::vector<int32_t>{});
+  EXPECT_EQ(UnigramIds(*t, "   "), std::vector<int32_t>{});
+  EXPECT_EQ(UnigramText(*t, UnigramIds(*t, ties)), ties);
+  EXPECT_EQ(UnigramText(*t, UnigramIds(*t, "  Hello   world  ")), "Hello world");
+  EXPECT_EQ(UnigramText(*t, {0, 1, 2, 259, 3277}), " \xE2\x81\x87  <");  // unk surface, control pieces
   std::string out;
   EXPECT_EQ(t->Decode(std::vector<int32_t>{4000}, &out).code(), StatusCode::kOutOfRange);
 }
@@ -65,7 +65,7 @@ TEST(SentencePieceUnigramTest, BosFromOptions) {
   options.add_bos = true;
   auto t = OpenSample(options);
   ASSERT_TRUE(t);
-  EXPECT_EQ(Ids(*t, "x"), (std::vector<int32_t>{1, 259, 1501}));
+  EXPECT_EQ(UnigramIds(*t, "x"), (std::vector<int32_t>{1, 259, 1501}));
   EXPECT_EQ(t->identity().name, "sample.model add-bos");
 }
 
