@@ -49,13 +49,15 @@ TEST(SentencePieceUnigramTest, SampleModelIdsAndDecodeEqualSentencePiece) {
       (std::vector<int32_t>{725, 348, 542, 229, 132, 135, 1209, 355, 259, 198, 172, 259, 1501}));
   // Ties (runs of "<" and "-"), a run of unknown CJK, an emoji as its bytes.
   const std::string ties = "<<<<< ----- \u5e8a\u5e8a \U0001F600";
-  EXPECT_EQ(UnigramIds(*t, ties), (std::vector<int32_t>{259, 3277, 3277, 3277, 3277, 3277, 538, 268, 268,
-                                                 259, 1929, 1929, 259, 243, 162, 155, 131}));
+  EXPECT_EQ(UnigramIds(*t, ties),
+            (std::vector<int32_t>{259, 3277, 3277, 3277, 3277, 3277, 538, 268, 268, 259, 1929, 1929,
+                                  259, 243, 162, 155, 131}));
   EXPECT_EQ(UnigramIds(*t, ""), std::vector<int32_t>{});
   EXPECT_EQ(UnigramIds(*t, "   "), std::vector<int32_t>{});
   EXPECT_EQ(UnigramText(*t, UnigramIds(*t, ties)), ties);
   EXPECT_EQ(UnigramText(*t, UnigramIds(*t, "  Hello   world  ")), "Hello world");
-  EXPECT_EQ(UnigramText(*t, {0, 1, 2, 259, 3277}), " \xE2\x81\x87  <");  // unk surface, control pieces
+  EXPECT_EQ(UnigramText(*t, {0, 1, 2, 259, 3277}),
+            " \xE2\x81\x87  <");  // unk surface, control pieces
   std::string out;
   EXPECT_EQ(t->Decode(std::vector<int32_t>{4000}, &out).code(), StatusCode::kOutOfRange);
 }
