@@ -337,11 +337,9 @@ PlanState Plan::MakeState(const PlanPosition& pos) const {
   s.fingerprint = fingerprint();
   s.world_size = impl_->options.world_size;
   s.batch_size = impl_->options.batch_size;
-  if (impl_->mixture) {
-    // A one-dataset state stays a few integers; a mixture's says its options in clear.
-    s.options = plan::StreamOptionsText(impl_->options);
-    impl_->FillProgress(pos, &s);
-  }
+  // The options in clear (one short line), so that a refusal names the one that differs.
+  s.options = plan::StreamOptionsText(impl_->options);
+  if (impl_->mixture) impl_->FillProgress(pos, &s);
   return s;
 }
 
@@ -360,11 +358,15 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
     }
     const std::string differ =
         plan::OptionsThatDiffer(state.options, plan::StreamOptionsText(impl_->options));
+    const char* rest = !state.options.empty() && impl_->datasets.size() == 1
+                           ? "the dataset differs (its documents, lengths or shards changed, or "
+                             "another dataset was given)"
+                       : !state.options.empty()
+                           ? "the datasets, weights or phases differ"
+                           // A checkpoint from before states carried their options.
+                           : "the datasets, weights, seq_len, seed, shuffle or pack options differ";
     return FailedPrecondition(impl_->OtherPlanError(state) + ": " +
-                              (!differ.empty()         ? differ + " differ"
-                               : state.options.empty() ? "the datasets, weights, seq_len, seed, "
-                                                         "shuffle or pack options differ"
-                                                       : "the datasets, weights or phases differ"));
+                              (!differ.empty() ? differ + " differ" : rest));
   }
   if (impl_->mixture && !state.datasets.empty()) {
     // A mixture's epochs are whole global batches of this run: its global row is what resumes.

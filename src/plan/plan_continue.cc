@@ -238,11 +238,15 @@ Result<Plan::Continued> Plan::ContinueFrom(const PlanState& state) const {
       for (uint64_t e = 0; e < state.position.epoch; ++e) global_row += (*single)->rows_in_epoch(e);
     }
     if (cursors.empty()) {
+      const std::string differ =
+          plan::OptionsThatDiffer(state.options, plan::StreamOptionsText(m.options));
       return FailedPrecondition(
           m.OtherPlanError(state) +
           " and records no dataset positions to continue from: it is not a mixture's checkpoint "
-          "and none of these datasets alone, with these seq_len, seed, shuffle and pack options, "
-          "wrote it");
+          "and none of these datasets alone, with " +
+          (differ.empty() ? std::string("these seq_len, seed, shuffle and pack options")
+                          : "the options it was written with (" + differ + " differ)") +
+          ", wrote it");
     }
   } else if (state.stream_options != stream_options) {
     const std::string differ =

@@ -119,14 +119,38 @@ TEST(PlanResumeTest, FingerprintMismatchIsAnErrorUnlessForced) {
   ASSERT_TRUE(forced.ok());
   EXPECT_EQ(*forced, (PlanPosition{0, 8}));
 
-  for (auto change : {+[](PlanOptions& x) { x.seq_len += 1; }, +[](PlanOptions& x) { x.seed += 1; },
-                      +[](PlanOptions& x) { x.shuffle = ShuffleMode::kNone; },
-                      +[](PlanOptions& x) { x.pack = PackMode::kPad; }}) {
+  EXPECT_NE(r.status().message().find(": the dataset differs (its documents, lengths or shards"),
+            std::string::npos)
+      << r.status().ToString();
+  // A one-dataset checkpoint names the option that differs, with both values.
+  struct Change {
+    void (*apply)(PlanOptions&);
+    const char* named;
+  };
+  for (const Change& change :
+       {Change{+[](PlanOptions& x) { x.seq_len += 1; },
+               ": seq_len (48 in the checkpoint, 49 here)"},
+        Change{+[](PlanOptions& x) { x.seed += 1; }, ": seed (77 in the checkpoint, 78 here)"},
+        Change{+[](PlanOptions& x) { x.shuffle = ShuffleMode::kNone; },
+               ": shuffle (global in the checkpoint, none here)"},
+        Change{+[](PlanOptions& x) { x.pack = PackMode::kPad; },
+               ": pack (concat in the checkpoint, pad here)"}}) {
     PlanOptions changed = o;
-    change(changed);
-    EXPECT_EQ(MakePlan({{lengths, 1.0}}, changed)->Restore(state).status().code(),
-              StatusCode::kFailedPrecondition);
+    change.apply(changed);
+    const Status refused = MakePlan({{lengths, 1.0}}, changed)->Restore(state).status();
+    EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(refused.message().find(std::string(change.named) + " differ"), std::string::npos)
+        << refused.ToString();
   }
+  // So does a mixture that is given a one-dataset checkpoint written with other options.
+  PlanOptions reseeded = o;
+  reseeded.seed += 1;
+  const Status into_mixture =
+      MakePlan({{lengths, 1.0}, {other_lengths, 1.0}}, reseeded)->ContinueFrom(state).status();
+  EXPECT_NE(into_mixture.message().find("the options it was written with (seed (77 in the "
+                                        "checkpoint, 78 here) differ)"),
+            std::string::npos)
+      << into_mixture.ToString();
   // World size, batch size and remainder are not part of it (elastic resume).
   PlanOptions elastic = Options(PackMode::kConcat, 7, 3);
   elastic.remainder = RemainderPolicy::kPad;

@@ -70,11 +70,15 @@ def test_mismatched_or_malformed_state_is_value_error(datasets):
     a = stoker.Loader(datasets["a"], seq_len=16, batch_size=2)
     b = stoker.Loader(datasets["b"], seq_len=16, batch_size=2)
     next(iter(b))
-    with pytest.raises(ValueError, match="fingerprint"):
+    with pytest.raises(ValueError, match="fingerprint.*the dataset differs"):
         a.load_state_dict(b.state_dict())
+    # A one-dataset checkpoint names the option that differs, with both values.
     other_seed = stoker.Loader(datasets["a"], seq_len=16, batch_size=2, seed=1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"seed \(1 in the checkpoint, 0 here\) differ"):
         a.load_state_dict(other_seed.state_dict())
+    longer = stoker.Loader(datasets["a"], seq_len=32, batch_size=2)
+    with pytest.raises(ValueError, match=r"seq_len \(32 in the checkpoint, 16 here\) differ"):
+        a.load_state_dict(longer.state_dict())
     good = a.state_dict()
     for bad in ({}, {"format": "x"}, dict(good, version=99), dict(good, plan_state=None),
                 dict(good, plan_state=dict(good["plan_state"], version=7)),

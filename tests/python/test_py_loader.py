@@ -134,7 +134,7 @@ def test_state_dict_round_trip_equals_uninterrupted(datasets, stop_after):
     n = len(first) if stop_after == "epoch_end" else stop_after
     seen = [tokens(b) for _, b in zip(range(n), first)]
     ckpt = json.loads(json.dumps({"data": first.state_dict()}))  # survives JSON
-    assert len(json.dumps(ckpt)) < 300
+    assert len(json.dumps(ckpt)) < 400  # a few integers and one line of options
     del first
     second = stoker.Loader(datasets["a"], **kw)
     second.load_state_dict(ckpt["data"])
