@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "plan/dataset_stream.h"
+#include "plan/options_text.h"
 #include "plan/schedule.h"
 #include "stoker/plan.h"
 
@@ -114,10 +115,6 @@ std::string StreamOptionsHash(const PlanOptions& options);
 // shuffle=global pack=bestfit bestfit_window=4096" (block_shards only for block, bestfit_window
 // only for bestfit).
 std::string StreamOptionsText(const PlanOptions& options);
-
-// "seq_len (64 in the checkpoint, 128 here), pack (...)": the options of two StreamOptionsText
-// that differ; "" when none does or `checkpoint` is empty (a state written before they were kept).
-std::string OptionsThatDiffer(const std::string& checkpoint, const std::string& here);
 
 }  // namespace plan
 }  // namespace stoker

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "plan/options_text.h"
 #include "stream/row_count.h"
 #include "stream/stream_planner.h"
 
@@ -150,10 +151,15 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
   STOKER_ASSIGN_OR_RETURN(std::vector<StreamShard> world_shards, ExpandShards(old_world * split));
   if (FingerprintFor(world_shards, static_cast<uint32_t>(old_world), old_batch) !=
       first.fingerprint) {
-    return FailedPrecondition(
-        "stream elastic resume: the states belong to another stream "
-        "(inputs, tokenizer, seed, seq_len, pack, shuffle_buffer and "
-        "steps_per_epoch must match)");
+    const std::string differ = plan::OptionsThatDiffer(
+        first.options, OptionsText(static_cast<uint32_t>(old_world), old_batch));
+    return FailedPrecondition("stream elastic resume: the states belong to another stream (" +
+                              (!differ.empty() ? differ + " differ"
+                               : !first.options.empty()
+                                   ? std::string("the inputs differ: other files or shards")
+                                   : std::string("inputs, tokenizer, seed, seq_len, pack, "
+                                                 "shuffle_buffer and steps_per_epoch must match")) +
+                              ")");
   }
   if (k == 0) return out;  // an epoch's start: nothing was read
 

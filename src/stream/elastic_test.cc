@@ -254,7 +254,16 @@ TEST(StreamElastic, MissingOrMismatchedStatesAreRefused) {
   World other = Open(paths, 3, PackMode::kBestFit);  // another stream (pack)
   r = other.ranks[0]->ElasticState(states);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("another stream"), std::string::npos);
+  EXPECT_NE(r.status().message().find("another stream (pack (concat in the checkpoint, bestfit "
+                                      "here) differ)"),
+            std::string::npos)
+      << r.status().ToString();
+  // Restoring one rank's state into another stream names the option too.
+  const Status restored = other.ranks[0]->RestorePosition(states[0]).status();
+  EXPECT_NE(restored.message().find("pack (concat in the checkpoint, bestfit here), world_size "
+                                    "(4 in the checkpoint, 3 here) differ"),
+            std::string::npos)
+      << restored.ToString();
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "common/hash.h"
 #include "format/loss_mask.h"
 #include "loader/planned_dataset.h"
+#include "plan/options_text.h"
 #include "stream/elastic.h"
 #include "stream/row_count.h"
 #include "stream/stream_chat.h"
@@ -172,6 +173,26 @@ std::string StreamPlanner::FingerprintFor(const std::vector<StreamShard>& shards
   return "stream-" + Xxh3Hex(Xxh3(key.data(), key.size()));
 }
 
+std::string StreamPlanner::OptionsText(uint32_t world_size, uint64_t batch_size) const {
+  const StreamConfig& c = ctx_->config;
+  const TokenizerIdentity& t = ctx_->tokenizer->identity();
+  std::string text =
+      "seq_len=" + std::to_string(c.seq_len) + " seed=" + std::to_string(c.seed) +
+      " pack=" + std::string(PackModeName(c.pack)) +
+      " bestfit_window=" + std::to_string(c.bestfit_window) +
+      " shuffle_buffer=" + std::to_string(c.shuffle_buffer) +
+      " batch_size=" + std::to_string(batch_size) + " world_size=" + std::to_string(world_size) +
+      " steps_per_epoch=" + std::to_string(options_.steps_per_epoch) + " tokenizer=" + t.kind +
+      ":" + t.checksum.substr(0, 16) + " drop_longer_than=" + std::to_string(c.drop_longer_than) +
+      " chat=" +
+      (c.reader.chat
+           ? Xxh3Hex(Xxh3(c.reader.chat->identity().data(), c.reader.chat->identity().size()))
+           : std::string("none"));
+  // A text field may hold any character: named by its hash, like the chat template.
+  const std::string& field = options_.text_field;
+  return text + " text_field=" + Xxh3Hex(Xxh3(field.data(), field.size()));
+}
+
 Status StreamPlanner::PreScan() {
   PrescanOptions po;
   const std::string& dir = options_.scan_cache_dir;
@@ -317,6 +338,7 @@ PlanState StreamPlanner::BaseState(const PlanPosition& pos) const {
   s.fingerprint = fingerprint_;
   s.world_size = ctx_->config.world_size;
   s.batch_size = batch_size_;
+  s.options = OptionsText(ctx_->config.world_size, batch_size_);
   return s;
 }
 
@@ -336,10 +358,17 @@ PlanState StreamPlanner::MakeState(const PlanPosition& pos) const {
 
 Result<PlanPosition> StreamPlanner::RestorePosition(const PlanState& state) const {
   if (state.fingerprint != fingerprint_) {
+    const std::string differ =
+        plan::OptionsThatDiffer(state.options, OptionsText(ctx_->config.world_size, batch_size_));
     return FailedPrecondition("stream: the state belongs to another stream (fingerprint " +
-                              state.fingerprint + ", this stream " + fingerprint_ +
-                              "; inputs, tokenizer, seed, seq_len, pack, shuffle_buffer, "
-                              "batch_size and world_size must match)");
+                              state.fingerprint + ", this stream " + fingerprint_ + "; " +
+                              (!differ.empty() ? differ + " differ"
+                               : !state.options.empty()
+                                   ? std::string("the inputs differ: other files or shards")
+                                   : std::string("inputs, tokenizer, seed, seq_len, pack, "
+                                                 "shuffle_buffer, batch_size and world_size "
+                                                 "must match")) +
+                              ")");
   }
   const PlanPosition pos = state.position;
   const uint64_t step = StepOf(pos);

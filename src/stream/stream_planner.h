@@ -108,6 +108,9 @@ class StreamPlanner final : public BatchPlanner {
   // The fingerprint of this stream for another world size / batch size over `shards`.
   std::string FingerprintFor(const std::vector<StreamShard>& shards, uint32_t world_size,
                              uint64_t batch_size) const;
+  // The options FingerprintFor covers, in clear ("seq_len=2048 seed=0 ... world_size=8"), as a
+  // state's `options` holds them: what a refused resume names.
+  std::string OptionsText(uint32_t world_size, uint64_t batch_size) const;
   // The pre-scan for another world's cut of the same files (elastic.cc).
   Result<ShardScan> ScanFor(const std::vector<StreamShard>& shards) const;
   // MakeShards, with the shards' stores added to storage_.
