@@ -18,7 +18,7 @@ def dataset_tokenizer(loader: Loader) -> Optional[Dict[str, Any]]:
     """
     from .._tools import inspect
 
-    specs = getattr(loader, "_datasets", None) or []
+    specs = loader.datasets
     found: Optional[Dict[str, Any]] = None
     first = None
     for path, _weight in specs:
@@ -81,7 +81,7 @@ def global_states(loader: Loader) -> List[Dict[str, Any]]:
     """What an adapter saves: the loader's state, which is global for datasets (one entry), and
     every rank's for a ``stoker.Stream`` (``stoker.gather_state_dicts``: a collective, so every
     rank calls this at the same step)."""
-    if getattr(loader, "_is_stream", False):
+    if loader.is_stream:
         from .._stream import gather_state_dicts
 
         return gather_state_dicts(loader)

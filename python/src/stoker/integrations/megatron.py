@@ -24,7 +24,6 @@ index. So:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional
 
@@ -91,7 +90,7 @@ class _GlobalRows:
         while True:
             while len(self._epoch_rows) <= epoch:
                 e = len(self._epoch_rows)
-                self._epoch_rows.append(self.loader._impl.steps_per_epoch(e) * self.global_rows)
+                self._epoch_rows.append(self.loader.steps_per_epoch(e) * self.global_rows)
             if self._epoch_rows[epoch] == 0:
                 raise ValueError("stoker.integrations.megatron: an epoch with no global batch")
             if global_row < self._epoch_rows[epoch]:
@@ -103,9 +102,7 @@ class _GlobalRows:
         """Moves to the global batch that holds ``global_row``."""
         start = global_row - global_row % self.global_rows
         epoch, rows = self.position(start)
-        plan_state = json.loads(self.loader._impl.make_state_json(epoch, rows))
-        self.loader.load_state_dict({"format": "stoker-loader-state", "version": 1,
-                                     "plan_state": plan_state})
+        self.loader.load_state_dict(self.loader.state_dict_at(epoch, rows // self.global_rows))
         self.iterator = None
         self.batch = None
         self.batch_start = start - self.global_rows  # next_batch() reads the batch at start
@@ -176,7 +173,7 @@ class StokerGPTDataset(MegatronDataset):
                             eos_id=getattr(tok, "eod", None))
         self._rows = _GlobalRows(self._loader, world, rank, config.micro_batch_size)
         if num_samples is None:
-            num_samples = self._loader._impl.steps_per_epoch(0) * self._rows.global_rows
+            num_samples = self._loader.steps_per_epoch(0) * self._rows.global_rows
         self._num_samples = num_samples
 
     @staticmethod
@@ -225,8 +222,7 @@ class StokerMegatronIterator:
             raise TypeError("StokerMegatronIterator wraps a stoker.Loader")
         self.loader = loader
         self.attention_mask = attention_mask
-        rows = loader._options.batch_size
-        self._rows = _GlobalRows(loader, loader._world_size, loader._rank, rows)
+        self._rows = _GlobalRows(loader, loader.world_size, loader.rank, loader.batch_size)
         self._it: Optional[Iterator[Dict[str, Any]]] = None
 
     def seek(self, consumed_samples: int) -> None:
