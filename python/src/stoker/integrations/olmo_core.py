@@ -27,23 +27,9 @@ from olmo_core.data.collator import DataCollator
 from olmo_core.data.data_loader import TextDataLoaderBase
 
 from .._loader import Loader
-from ._common import check_tokenizer, global_states, states_of
+from ._common import check_tokenizer, doc_lens_of, global_states, states_of
 
 STATE_FORMAT = "stoker-olmo-core-loader"
-
-
-def doc_lens_of(cu_seqlens: torch.Tensor, rows: int, seq_len: int) -> torch.Tensor:
-    """``[rows, max segments per row]`` lengths (0-padded) from cu_seqlens over ``rows x
-    seq_len`` flattened tokens (stoker's segments never cross rows)."""
-    cu = cu_seqlens.to(torch.int64)
-    lens = cu[1:] - cu[:-1]
-    row = torch.div(cu[1:] - 1, seq_len, rounding_mode="floor")
-    counts = torch.bincount(row, minlength=rows)
-    first = torch.cumsum(counts, 0) - counts
-    col = torch.arange(len(lens)) - first[row]
-    out = torch.zeros(rows, int(counts.max()), dtype=torch.int32)
-    out[row, col] = lens.to(torch.int32)
-    return out
 
 
 def olmo_batch(batch: Dict[str, Any]) -> Dict[str, Any]:
