@@ -9,11 +9,12 @@ import torch
 
 import stoker
 from integration_testlib import (check_elastic_resume, check_kill_9_resume, make_text_dataset,
-                                 runner)
+                                 require_releases, runner)
 
 SEQ = 64
 
 builder = pytest.importorskip("megatron.core.datasets.blended_megatron_dataset_builder")
+require_releases(megatron_core="0.16.1")
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +90,9 @@ def test_packed_sequence_fields_are_the_rows_documents_and_megatron_builds_thd_p
 
     LONG = 512  # rows of several documents each
 
-    ds, _, _ = builder.BlendedMegatronDatasetBuilder(StokerGPTDataset, [8, None, None],
-                                                     lambda: True, config(data, sequence_length=LONG)).build()
+    ds, _, _ = builder.BlendedMegatronDatasetBuilder(
+        StokerGPTDataset, [8, None, None], lambda: True,
+        config(data, sequence_length=LONG)).build()
     ref = next(iter(stoker.Loader(str(data), seq_len=LONG, batch_size=2, rank=0, world_size=1,
                                   num_workers=1, provenance=True)))
     samples = [ds[0], ds[1]]
