@@ -75,13 +75,12 @@ def main():
         trainer = StokerTrainer(model=model, args=targs, stoker_loader=loader)
         steps = len(loader)
         epoch, step = divmod(args.resume_step, steps)
-        state = json.loads(loader._impl.make_state_json(epoch, step * args.batch_size))
+        state = loader.state_dict_at(epoch, step)
         folder = os.path.join(work, "out", f"checkpoint-{args.resume_step}")
         os.makedirs(folder)
         with open(os.path.join(folder, "stoker_state.json"), "w") as f:
             json.dump({"format": "stoker-hf-checkpoint", "global_step": args.resume_step,
-                       "world_size": 1, "states": [stoker._loader.make_state_dict(
-                           json.dumps(state))]}, f)
+                       "world_size": 1, "states": [state]}, f)
         fresh = stoker.Loader(data, seq_len=args.seq_len, batch_size=args.batch_size,
                               rank=0, world_size=1, monitor_warnings=False)
         trainer.stoker_loader = fresh

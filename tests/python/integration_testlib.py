@@ -16,6 +16,23 @@ import stoker
 HERE = Path(__file__).resolve().parent
 
 
+def require_releases(**releases):
+    """Fails the test module unless each distribution (``ai2_olmo_core="3.0.0"``: underscores
+    for dashes) is installed at the release its adapter was written against, whose code it
+    follows (issue 42: "pin the version in the tests")."""
+    from importlib.metadata import version
+
+    import pytest
+
+    for name, want in releases.items():
+        dist = name.replace("_", "-")
+        got = version(dist)
+        if got != want:
+            pytest.fail(f"{dist} {got} is installed; stoker.integrations follows {dist} {want} "
+                        "(scripts/requirements-dev*.txt): read the new release's code, update the "
+                        "adapter and its pin", pytrace=False)
+
+
 def make_text_dataset(directory, documents=240, seed=3):
     """``documents`` texts of 20 to 300 bytes, packed with the bytes tokenizer (vocabulary 257)."""
     directory = Path(directory)

@@ -8,7 +8,9 @@ import pytest
 
 import stoker
 from integration_testlib import (check_elastic_resume, check_kill_9_resume, make_text_dataset,
-                                 read_steps, runner)
+                                 read_steps, require_releases, runner)
+
+require_releases(transformers="5.23.0", accelerate="1.16.0", trl="1.16.0")
 
 SEQ = 64
 

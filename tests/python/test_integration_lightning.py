@@ -9,11 +9,12 @@ import pytest
 
 import stoker
 from integration_testlib import (check_elastic_resume, check_kill_9_resume, make_text_dataset,
-                                 runner)
+                                 require_releases, runner)
 
 SEQ = 64
 
 lightning = pytest.importorskip("lightning")
+require_releases(lightning="2.6.6", litgpt="0.5.13")
 
 
 @pytest.fixture(scope="module")

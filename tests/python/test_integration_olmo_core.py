@@ -10,11 +10,12 @@ import torch
 
 import stoker
 from integration_testlib import (check_elastic_resume, check_kill_9_resume, make_text_dataset,
-                                 read_steps, runner)
+                                 read_steps, require_releases, runner)
 
 SEQ = 64
 
 data_loader_module = pytest.importorskip("olmo_core.data.data_loader")
+require_releases(ai2_olmo_core="3.0.0")
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,12 @@ Beside it, torchtitan's own ParallelAwareDataloader refuses the same change of D
 import pytest
 
 from integration_testlib import (check_elastic_resume, check_kill_9_resume, make_text_dataset,
-                                 read_steps, runner)
+                                 read_steps, require_releases, runner)
 
 SEQ = 64
 
 torchtitan_dataloader = pytest.importorskip("torchtitan.components.dataloader")
+require_releases(torchtitan="0.3.0")
 
 
 @pytest.fixture(scope="module")

@@ -527,6 +527,75 @@ class Loader:
     def num_workers(self) -> int:
         return self._impl.num_workers
 
+    # -- what the loader was built with (for adapters: stoker.integrations) --------------------
+
+    @property
+    def rank(self) -> int:
+        """This loader's data-parallel rank (given, or torchrun's ``RANK``)."""
+        return self._rank
+
+    @property
+    def world_size(self) -> int:
+        """The data-parallel size its batches are split for."""
+        return self._world_size
+
+    @property
+    def seq_len(self) -> int:
+        return self._options.seq_len
+
+    @property
+    def batch_size(self) -> int:
+        """Rows per rank per step (a global batch is ``batch_size * world_size`` rows)."""
+        return self._options.batch_size
+
+    @property
+    def datasets(self) -> list:
+        """``[(path, weight), ...]``: the datasets as the plan reads them (a mixture's resolved
+        paths and weights); empty for a stream or a synthetic loader."""
+        return list(self._datasets)
+
+    @property
+    def is_stream(self) -> bool:
+        """Whether it reads a ``stoker.Stream`` (a per-rank state: ``gather_state_dicts``)."""
+        return self._is_stream
+
+    @property
+    def options(self) -> Dict[str, Any]:
+        """``{keyword: value}`` of every option the loader runs with, by ``stoker.Loader``'s
+        keyword names (a copy: changing it changes nothing). ``num_workers`` 0 means the
+        default; the ``num_workers`` property is the number of threads it runs."""
+        out = {}
+        for name in option_defaults("loader"):
+            value = getattr(self._options, "cache_size_bytes" if name == "cache_size" else name)
+            out[name] = value
+        return out
+
+    def steps_per_epoch(self, epoch: Optional[int] = None) -> int:
+        """Steps (global batches) of epoch ``epoch`` (default: ``self.epoch``) at this world
+        size; ``len(loader)`` is ``steps_per_epoch()``."""
+        if epoch is None:
+            return len(self)
+        if not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"epoch must be an integer >= 0, got {epoch!r}")
+        if not self._impl.has_plan:
+            return len(self)
+        return self._impl.steps_per_epoch(epoch)
+
+    def state_dict_at(self, epoch: int, step: int) -> Dict[str, Any]:
+        """The state (``state_dict()``'s format) that resumes at step ``step`` of epoch ``epoch``,
+        after ``step`` global batches of it: ``load_state_dict(loader.state_dict_at(e, s))`` seeks
+        there, with no batch read. The state right after a batch the loop holds is
+        ``batch.state_after``. A stream has no such state (its position is its readers'):
+        ValueError."""
+        for name, value in (("epoch", epoch), ("step", step)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+        if self._is_stream or not self._impl.has_plan:
+            raise ValueError("state_dict_at: a stream's or a synthetic loader's position is not "
+                             "a step number; save state_dict() or batch.state_after instead")
+        rows = step * self._options.batch_size * self._world_size
+        return make_state_dict(self._impl.make_state_json(epoch, rows))
+
     @property
     def fingerprint(self) -> str:
         """The plan's fingerprint (datasets, weights, seq_len, seed, shuffle, pack)."""

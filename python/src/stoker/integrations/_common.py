@@ -18,7 +18,7 @@ def dataset_tokenizer(loader: Loader) -> Optional[Dict[str, Any]]:
     """
     from .._tools import inspect
 
-    specs = getattr(loader, "_datasets", None) or []
+    specs = loader.datasets
     found: Optional[Dict[str, Any]] = None
     first = None
     for path, _weight in specs:
@@ -81,7 +81,7 @@ def global_states(loader: Loader) -> List[Dict[str, Any]]:
     """What an adapter saves: the loader's state, which is global for datasets (one entry), and
     every rank's for a ``stoker.Stream`` (``stoker.gather_state_dicts``: a collective, so every
     rank calls this at the same step)."""
-    if getattr(loader, "_is_stream", False):
+    if loader.is_stream:
         from .._stream import gather_state_dicts
 
         return gather_state_dicts(loader)
@@ -96,3 +96,19 @@ def states_of(saved: Any, where: str) -> List[Dict[str, Any]]:
         return saved
     raise ValueError(f"{where}: not a stoker loader state (expected Loader.state_dict() or the "
                      "list of every rank's)")
+
+
+def doc_lens_of(cu_seqlens: "torch.Tensor", rows: int, seq_len: int) -> "torch.Tensor":
+    """``[rows, max segments per row]`` lengths (0-padded) from cu_seqlens over ``rows x
+    seq_len`` flattened tokens (stoker's segments never cross rows)."""
+    import torch
+
+    cu = cu_seqlens.to(torch.int64)
+    lens = cu[1:] - cu[:-1]
+    row = torch.div(cu[1:] - 1, seq_len, rounding_mode="floor")
+    counts = torch.bincount(row, minlength=rows)
+    first = torch.cumsum(counts, 0) - counts
+    col = torch.arange(len(lens)) - first[row]
+    out = torch.zeros(rows, int(counts.max()), dtype=torch.int32)
+    out[row, col] = lens.to(torch.int32)
+    return out

@@ -117,10 +117,10 @@ class StokerTrainerMixin:
             raise ValueError("stoker.integrations.hf: average_tokens_across_devices=False would "
                              "normalise each rank's loss by its own token count; StokerTrainer "
                              "gives the loss the global count: leave it True")
-        if (loader._rank, loader._world_size) != (args.process_index, args.world_size):
+        if (loader.rank, loader.world_size) != (args.process_index, args.world_size):
             raise ValueError(
-                f"stoker.integrations.hf: the loader is rank {loader._rank} of "
-                f"{loader._world_size} and the Trainer's process is {args.process_index} of "
+                f"stoker.integrations.hf: the loader is rank {loader.rank} of "
+                f"{loader.world_size} and the Trainer's process is {args.process_index} of "
                 f"{args.world_size}: build the loader in each process with rank=None, "
                 "world_size=None (torchrun's RANK and WORLD_SIZE)")
         # The Trainer's fast-forward reads and drops every consumed batch; the loader's own state
@@ -129,7 +129,7 @@ class StokerTrainerMixin:
         # get_batch_samples holds gradient_accumulation_steps batches, and the previous step's
         # are still referenced while it fetches the next: each holds a ring slot until freed.
         # Copy them out of the ring when it is smaller than that.
-        slots = self.stoker_loader._options.prefetch_factor * self.stoker_loader.num_workers + 1
+        slots = self.stoker_loader.options["prefetch_factor"] * self.stoker_loader.num_workers + 1
         self._stoker_clone = 2 * args.gradient_accumulation_steps + 1 > slots
 
     def _check_model(self) -> None:

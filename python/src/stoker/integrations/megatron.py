@@ -5,7 +5,9 @@ Pinned against megatron-core 0.16.1 (docs/integrations.md, "Megatron"). Both giv
 ``GPTDataset``'s keys: ``tokens``, ``labels`` (the next token; 0 where nothing is trained),
 ``loss_mask`` (float, 1 where trained), ``position_ids`` (restarting at each document), and
 ``attention_mask`` (``[1, S, S]`` bool, True where attention is *masked*, block-causal per
-document) when the config asks for it.
+document) when the config asks for it, and Megatron's packed-sequence (THD) fields
+(``cu_seqlens``, ``cu_seqlens_argmin``, ``cu_seqlens_unpadded``, ``cu_seqlens_unpadded_argmin``,
+``max_seqlen``: ``packed_sequence_fields``) unless ``packed_sequence=False``.
 
 Why a position is enough: Megatron's pretraining sampler hands data-parallel rank r the samples
 ``[k·G + r·m, k·G + (r+1)·m)`` of global batch k (G = m x DP), which is exactly how a stoker plan
@@ -24,7 +26,6 @@ index. So:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional
 
@@ -34,7 +35,7 @@ from megatron.core.datasets.gpt_dataset import GPTDatasetConfig
 from megatron.core.datasets.megatron_dataset import MegatronDataset
 
 from .._loader import Loader
-from ._common import check_tokenizer, global_states, states_of
+from ._common import check_tokenizer, doc_lens_of, global_states, states_of
 
 STATE_FORMAT = "stoker-megatron-iterator"
 
@@ -55,9 +56,41 @@ def _dp_rank_and_size() -> tuple:
     return 0, 1
 
 
+PACKED_KEYS = ("cu_seqlens", "cu_seqlens_argmin", "cu_seqlens_unpadded",
+               "cu_seqlens_unpadded_argmin", "max_seqlen")
+
+
+def packed_sequence_fields(cu_seqlens: torch.Tensor, rows: int, seq_len: int
+                           ) -> Dict[str, torch.Tensor]:
+    """Megatron's packed-sequence (THD) fields of each of ``rows`` rows, from a stoker batch's
+    ``cu_seqlens`` (over the ``rows x seq_len`` flattened tokens), in the names and dtypes of
+    Megatron's packed SFT samples:
+
+    - ``cu_seqlens``: int32 ``[rows, seq_len + 1]``, the row's segment boundaries (its documents
+      and its padding run) from 0 to ``seq_len``, then ``seq_len`` repeated: a fixed shape that
+      collates, whose tail is zero-length segments (megatron-core's ``HybridCPDataLoaderWrapper.
+      unpack_batch`` skips them);
+    - ``cu_seqlens_argmin``: int64 ``[rows, 1]``, where the boundaries end (``cu_seqlens[:argmin]``
+      is what ``PackedSeqParams`` takes, as Megatron-Bridge's ``get_packed_seq_params`` cuts it);
+    - ``cu_seqlens_unpadded`` and ``cu_seqlens_unpadded_argmin``: the same (stoker pads no
+      document; so is ``cu_seqlens_padded`` of megatron-core's ``get_thd_batch_on_this_cp_rank``);
+    - ``max_seqlen``: int32 ``[rows, 1]``, the longest segment of the row.
+    """
+    lens = doc_lens_of(cu_seqlens, rows, seq_len)
+    cu = torch.full((rows, seq_len + 1), seq_len, dtype=torch.int32)
+    cu[:, 0] = 0
+    cu[:, 1:1 + lens.shape[1]] = torch.cumsum(lens, dim=1, dtype=torch.int32)
+    ends = ((lens > 0).sum(dim=1, keepdim=True) + 1).to(torch.int64)
+    return {"cu_seqlens": cu, "cu_seqlens_argmin": ends, "cu_seqlens_unpadded": cu.clone(),
+            "cu_seqlens_unpadded_argmin": ends.clone(),
+            "max_seqlen": lens.max(dim=1, keepdim=True).values.to(torch.int32)}
+
+
 def megatron_sample(ids: torch.Tensor, labels: torch.Tensor, positions: torch.Tensor,
-                    segments: Optional[torch.Tensor], attention_mask: bool) -> Dict[str, Any]:
-    """One row (or a batch of rows) of a stoker batch in GPTDataset's keys."""
+                    segments: Optional[torch.Tensor], attention_mask: bool,
+                    packed: Optional[Dict[str, torch.Tensor]] = None) -> Dict[str, Any]:
+    """One row (or a batch of rows) of a stoker batch in GPTDataset's keys, plus ``packed``
+    (``packed_sequence_fields`` of the same rows) when given."""
     trained = labels != -100
     out = {"tokens": ids.long(), "labels": torch.where(trained, labels, 0).long(),
            "loss_mask": trained.float(), "position_ids": positions.long()}
@@ -69,15 +102,26 @@ def megatron_sample(ids: torch.Tensor, labels: torch.Tensor, positions: torch.Te
         causal = torch.ones(s, s, dtype=torch.bool).tril()
         allowed = same & causal & (segments != 0).unsqueeze(-1)
         out["attention_mask"] = (~allowed).unsqueeze(-3)  # [..., 1, S, S], True = masked
+    if packed is not None:
+        out.update(packed)
     return out
+
+
+def _packed_of(batch: Dict[str, torch.Tensor]) -> Optional[Dict[str, torch.Tensor]]:
+    """The packed fields held in a _GlobalRows batch (None when not asked for)."""
+    if "cu_seqlens_argmin" not in batch:
+        return None
+    return {k: batch[k] for k in PACKED_KEYS}
 
 
 class _GlobalRows:
     """This DP rank's rows of the plan, by global row index, with a seek only where the index
     jumps (Megatron resumes at consumed_train_samples, or another DP size). Not thread-safe."""
 
-    def __init__(self, loader: Loader, world_size: int, rank: int, micro_batch_size: int) -> None:
+    def __init__(self, loader: Loader, world_size: int, rank: int, micro_batch_size: int,
+                 packed: bool) -> None:
         self.loader = loader
+        self.packed = packed
         self.global_rows = micro_batch_size * world_size
         self.rank, self.micro = rank, micro_batch_size
         self.batch: Optional[Dict[str, torch.Tensor]] = None
@@ -91,7 +135,7 @@ class _GlobalRows:
         while True:
             while len(self._epoch_rows) <= epoch:
                 e = len(self._epoch_rows)
-                self._epoch_rows.append(self.loader._impl.steps_per_epoch(e) * self.global_rows)
+                self._epoch_rows.append(self.loader.steps_per_epoch(e) * self.global_rows)
             if self._epoch_rows[epoch] == 0:
                 raise ValueError("stoker.integrations.megatron: an epoch with no global batch")
             if global_row < self._epoch_rows[epoch]:
@@ -103,9 +147,7 @@ class _GlobalRows:
         """Moves to the global batch that holds ``global_row``."""
         start = global_row - global_row % self.global_rows
         epoch, rows = self.position(start)
-        plan_state = json.loads(self.loader._impl.make_state_json(epoch, rows))
-        self.loader.load_state_dict({"format": "stoker-loader-state", "version": 1,
-                                     "plan_state": plan_state})
+        self.loader.load_state_dict(self.loader.state_dict_at(epoch, rows // self.global_rows))
         self.iterator = None
         self.batch = None
         self.batch_start = start - self.global_rows  # next_batch() reads the batch at start
@@ -119,7 +161,11 @@ class _GlobalRows:
                 break
             except StopIteration:
                 self.iterator = None  # the next epoch
-        self.batch = {k: v.clone() for k, v in batch.items() if torch.is_tensor(v)}
+        self.batch = {k: v.clone() for k, v in batch.items()
+                      if torch.is_tensor(v) and k != "cu_seqlens"}
+        if self.packed:  # per row: row() and the iterator slice every key by row
+            ids = self.batch["input_ids"]
+            self.batch.update(packed_sequence_fields(batch["cu_seqlens"], *ids.shape))
         self.batch_start += self.global_rows
         return self.batch
 
@@ -144,6 +190,9 @@ class StokerGPTDatasetConfig(GPTDatasetConfig):
     names its prefixes; ``sequence_length``, ``random_seed`` and ``tokenizer`` are Megatron's."""
 
     micro_batch_size: int = 1
+    packed_sequence: bool = True
+    """Add Megatron's packed-sequence fields (``cu_seqlens``, ``max_seqlen``...:
+    ``packed_sequence_fields``) to each sample, for THD (packed) training."""
     pack: str = "concat"
     shuffle: str = "global"
     num_workers: int = 0
@@ -174,9 +223,10 @@ class StokerGPTDataset(MegatronDataset):
             check_tokenizer(self._loader, what="Megatron tokenizer",
                             vocab_size=getattr(tok, "vocab_size", None),
                             eos_id=getattr(tok, "eod", None))
-        self._rows = _GlobalRows(self._loader, world, rank, config.micro_batch_size)
+        self._rows = _GlobalRows(self._loader, world, rank, config.micro_batch_size,
+                                 config.packed_sequence)
         if num_samples is None:
-            num_samples = self._loader._impl.steps_per_epoch(0) * self._rows.global_rows
+            num_samples = self._loader.steps_per_epoch(0) * self._rows.global_rows
         self._num_samples = num_samples
 
     @staticmethod
@@ -211,7 +261,8 @@ class StokerGPTDataset(MegatronDataset):
                              "produced; stoker's plan has none")
         row = self._rows.row(int(idx))
         return megatron_sample(row["input_ids"], row["labels"], row["position_ids"],
-                               row.get("segment_ids"), self.config.create_attention_mask)
+                               row.get("segment_ids"), self.config.create_attention_mask,
+                               _packed_of(row))
 
 
 class StokerMegatronIterator:
@@ -220,13 +271,14 @@ class StokerMegatronIterator:
     records) positions it for any DP size; ``save_state()``/``load_state(state)`` also work.
     Not thread-safe."""
 
-    def __init__(self, loader: Loader, attention_mask: bool = False) -> None:
+    def __init__(self, loader: Loader, attention_mask: bool = False,
+                 packed_sequence: bool = True) -> None:
         if not isinstance(loader, Loader):
             raise TypeError("StokerMegatronIterator wraps a stoker.Loader")
         self.loader = loader
         self.attention_mask = attention_mask
-        rows = loader._options.batch_size
-        self._rows = _GlobalRows(loader, loader._world_size, loader._rank, rows)
+        self._rows = _GlobalRows(loader, loader.world_size, loader.rank, loader.batch_size,
+                                 packed_sequence)
         self._it: Optional[Iterator[Dict[str, Any]]] = None
 
     def seek(self, consumed_samples: int) -> None:
@@ -242,7 +294,7 @@ class StokerMegatronIterator:
     def __next__(self) -> Dict[str, torch.Tensor]:
         batch = self._rows.next_batch()
         return megatron_sample(batch["input_ids"], batch["labels"], batch["position_ids"],
-                               batch.get("segment_ids"), self.attention_mask)
+                               batch.get("segment_ids"), self.attention_mask, _packed_of(batch))
 
     def save_state(self) -> Dict[str, Any]:
         return {"format": STATE_FORMAT, "states": global_states(self.loader)}

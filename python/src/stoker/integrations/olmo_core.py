@@ -27,23 +27,9 @@ from olmo_core.data.collator import DataCollator
 from olmo_core.data.data_loader import TextDataLoaderBase
 
 from .._loader import Loader
-from ._common import check_tokenizer, global_states, states_of
+from ._common import check_tokenizer, doc_lens_of, global_states, states_of
 
 STATE_FORMAT = "stoker-olmo-core-loader"
-
-
-def doc_lens_of(cu_seqlens: torch.Tensor, rows: int, seq_len: int) -> torch.Tensor:
-    """``[rows, max segments per row]`` lengths (0-padded) from cu_seqlens over ``rows x
-    seq_len`` flattened tokens (stoker's segments never cross rows)."""
-    cu = cu_seqlens.to(torch.int64)
-    lens = cu[1:] - cu[:-1]
-    row = torch.div(cu[1:] - 1, seq_len, rounding_mode="floor")
-    counts = torch.bincount(row, minlength=rows)
-    first = torch.cumsum(counts, 0) - counts
-    col = torch.arange(len(lens)) - first[row]
-    out = torch.zeros(rows, int(counts.max()), dtype=torch.int32)
-    out[row, col] = lens.to(torch.int32)
-    return out
 
 
 def olmo_batch(batch: Dict[str, Any]) -> Dict[str, Any]:
@@ -71,20 +57,20 @@ class StokerDataLoader(TextDataLoaderBase):
                  pad_token_id: int = 0) -> None:
         if not isinstance(loader, Loader):
             raise TypeError("StokerDataLoader wraps a stoker.Loader")
-        if (loader._rank, loader._world_size) != (dp_rank, dp_world_size):
-            raise ValueError(f"stoker.integrations.olmo_core: the loader is rank {loader._rank} of "
-                             f"{loader._world_size} and OLMo-core's data-parallel rank is "
+        if (loader.rank, loader.world_size) != (dp_rank, dp_world_size):
+            raise ValueError(f"stoker.integrations.olmo_core: the loader is rank {loader.rank} of "
+                             f"{loader.world_size} and OLMo-core's data-parallel rank is "
                              f"{dp_rank} of {dp_world_size}: build the loader with "
                              "rank=dp_rank, world_size=dp_world_size")
-        opts = loader._options
-        if not opts.position_ids or not opts.segment_ids:
+        opts = loader.options
+        if not opts["position_ids"] or not opts["segment_ids"]:
             raise ValueError("stoker.integrations.olmo_core needs the loader's cu_seqlens and "
                              "position_ids (Loader(position_ids=True, segment_ids=True))")
         check_tokenizer(loader, what="OLMo-core tokenizer config", eos_id=eos_token_id,
                         embeddings=vocab_size)
         self.loader = loader
-        self.seq_len = opts.seq_len
-        self.rows = opts.batch_size
+        self.seq_len = loader.seq_len
+        self.rows = loader.batch_size
         self.vocab_size = vocab_size
         super().__init__(collator=DataCollator(pad_token_id=pad_token_id), work_dir=work_dir,
                          global_batch_size=self.seq_len * self.rows * dp_world_size,
