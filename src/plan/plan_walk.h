@@ -1,0 +1,42 @@
+// Walking a plan over many steps (`stoker trace`, `stoker summary`, docs/lineage.md): every piece
+// of every rank's rows, step after step, straight from the plan (no per-step JSON), and the
+// position a given number of steps further on without building rows.
+// Thread-safe: free functions over a const Plan (itself thread-safe).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "stoker/plan.h"
+#include "stoker/status.h"
+
+namespace stoker {
+
+// One piece of one row of one rank's batch of a walked step.
+struct WalkedPiece {
+  uint64_t step = 0;        // the walker's step number (first_step + steps walked before it)
+  PlanPosition position;    // where the step starts
+  uint64_t epoch_step = 0;  // the step counted from its epoch's first row (Batch::step)
+  uint32_t rank = 0;
+  uint32_t row = 0;         // the row within the rank's batch
+  bool repeated = false;    // remainder=pad took the row from the next epoch
+  uint64_t row_offset = 0;  // where in the row the piece starts
+  RowPiece piece;           // dataset, document, offset, length
+  // With several datasets: the epoch of the dataset's own order and, with a schedule, the phase.
+  std::optional<uint64_t> dataset_epoch;
+  std::optional<uint64_t> phase;
+};
+
+// The position `steps` global steps after `pos` (moving to the next epoch's row 0 after an epoch's
+// last step, as Plan::Advance does), skipping whole epochs without building their rows.
+PlanPosition AdvanceSteps(const Plan& plan, PlanPosition pos, uint64_t steps);
+
+// Walks `steps` global steps of `plan` from `start` (every rank, every row, in rank then row
+// order), calling `visit` for each piece; `first_step` numbers the first. Stops at the first
+// error `visit` returns. Returns the position after the last step walked.
+Result<PlanPosition> WalkPlanSteps(const Plan& plan, PlanPosition start, uint64_t first_step,
+                                   uint64_t steps,
+                                   const std::function<Status(const WalkedPiece&)>& visit);
+
+}  // namespace stoker

@@ -1,0 +1,155 @@
+"""The run record and `stoker trace` (docs/lineage.md): the record a Loader's checkpoint carries
+rebuilds every plan of the run, across an elastic resume (another world size) and a mixture edit,
+and `stoker trace` from it names the same pieces the loader itself reported for each batch it
+served (provenance=True). The Parquet file is read back with pyarrow; --document finds back every
+step that saw a document (steps -> documents -> steps)."""
+
+import json
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import stoker
+from test_provenance import pack
+
+KEYS = ("source", "shard", "record", "document", "offset", "length", "row_offset")
+
+
+def served(loader, steps, rank_rows):
+    """Runs `steps` batches of `loader`, recording each piece as (rank 0's) provenance gives it."""
+    out = []
+    for _, batch in zip(range(steps), loader):
+        out.append([[{k: p[k] for k in KEYS} | {"phase": p.get("phase")} for p in row]
+                    for row in batch["provenance"]])
+        assert len(batch["provenance"]) == rank_rows
+    return out
+
+
+def loader(datasets, world_size, **kw):
+    return stoker.Loader(datasets, seq_len=64, batch_size=2, num_workers=1, rank=0,
+                         world_size=world_size, output="numpy", pin_memory=False,
+                         provenance=True, **kw)
+
+
+def traced(path: Path, names: dict):
+    """The trace's rank-0 pieces per run step, shaped as served() shapes them."""
+    t = pq.read_table(path).to_pylist()
+    steps = defaultdict(lambda: defaultdict(list))
+    for r in t:
+        if r["rank"] == 0:
+            steps[r["step"]][r["row"]].append(
+                {"source": names[r["dataset"]], "shard": r["shard"], "record": r["record"],
+                 "document": r["document"], "offset": r["offset"], "length": r["length"],
+                 "row_offset": r["row_offset"], "phase": r["phase"]})
+    return {s: [rows[k] for k in sorted(rows)] for s, rows in steps.items()}, t
+
+
+def test_trace_of_a_run_record_agrees_with_what_the_loader_served(tmp_path, stoker_cli):
+    a, b = str(pack(tmp_path, "a", 300)), str(pack(tmp_path, "b", 120))
+    first = loader([(2.0, a), (1.0, b)], world_size=2)
+    seen = served(first, 3, 2)
+    state = first.state_dict()
+    record = state["run_record"]
+    assert record["format"] == "stoker-run-record" and record["step"] == 3
+    assert [s["step"] for s in record["segments"]] == [0]
+    assert record["segments"][0]["fingerprint"] == first.fingerprint
+    # Elastic resume: 4 ranks from step 3.
+    second = loader([(2.0, a), (1.0, b)], world_size=4)
+    second.load_state_dict(json.loads(json.dumps(state)))
+    seen += served(second, 2, 2)
+    # A mixture edit: b's weight raised, from step 5 on.
+    third = loader([(1.0, a), (3.0, b)], world_size=4)
+    third.load_state_dict(second.state_dict())
+    seen += served(third, 3, 2)
+    final = third.state_dict()
+    rec = final["run_record"]
+    assert [s["step"] for s in rec["segments"]] == [0, 3, 5] and rec["step"] == 8
+    assert [s["options"]["world_size"] for s in rec["segments"]] == [2, 4, 4]
+    assert rec["segments"][2]["datasets"][1]["weight"] == 3.0
+    assert rec["segments"][2]["resume"]["fingerprint"] == second.fingerprint
+    assert third.run_record() == rec
+    state_file = tmp_path / "state.json"
+    state_file.write_text(json.dumps(final))
+
+    out = tmp_path / "trace.parquet"
+    p = subprocess.run([stoker_cli, "trace", "--run", str(state_file), "-o", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    names = {a: a, b: b}
+    by_step, rows = traced(out, names)
+    assert sorted(by_step) == list(range(8))
+    for step, want in enumerate(seen):
+        got = [[{k: v for k, v in piece.items() if k != "phase"} for piece in row]
+               for row in by_step[step]]
+        assert got == [[{k: v for k, v in piece.items() if k != "phase"} for piece in row]
+                       for row in want], f"step {step}"
+    # Every rank of every step is there: 2 ranks, then 4.
+    assert {(r["step"], r["rank"]) for r in rows} == {
+        (s, k) for s in range(8) for k in range(2 if s < 3 else 4)}
+    schema = pq.read_schema(out)
+    for column in ("step", "rank", "row", "dataset", "shard", "document", "offset", "length",
+                   "epoch", "dataset_epoch"):
+        assert column in schema.names
+
+    # Steps -> documents -> steps: every piece of a few documents is found back by --document.
+    for r in rows[:: max(1, len(rows) // 6)]:
+        q = subprocess.run([stoker_cli, "trace", "--run", str(state_file), "--document",
+                            f"{r['dataset']}:{r['shard']}:{r['record']}", "--json"],
+                           capture_output=True, text=True, timeout=120)
+        assert q.returncode == 0, q.stderr
+        hits = json.loads(q.stdout)
+        want = [x for x in rows if (x["dataset"], x["document"]) == (r["dataset"], r["document"])]
+        assert [(h["step"], h["rank"], h["row"], h["offset"]) for h in hits] == [
+            (x["step"], x["rank"], x["row"], x["offset"]) for x in want]
+
+
+def test_trace_from_plan_flags_agrees_with_explain(tmp_path, stoker_cli):
+    a, b = pack(tmp_path, "a", 300), pack(tmp_path, "b", 120)
+    flags = [f"2:{a}", f"1:{b}", "--seq-len", "64", "--batch-size", "2", "--pack", "bestfit",
+             "--seed", "5", "--world-size", "3"]
+    out = tmp_path / "t.parquet"
+    p = subprocess.run([stoker_cli, "trace", *flags, "--steps", "2..9", "-o", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    rows = pq.read_table(out).to_pylist()
+    assert {r["step"] for r in rows} == set(range(2, 10))
+    for step, rank in ((2, 0), (5, 1), (9, 2)):
+        e = subprocess.run([stoker_cli, "explain", *flags, "--rank", str(rank), "--step",
+                            str(step), "--json"], capture_output=True, text=True, timeout=120)
+        assert e.returncode == 0, e.stderr
+        want = [(i, p["source"], p["shard"], p["shard_path"], p["record"], p["document"],
+                 p["offset"], p["length"], p["row_offset"], p["dataset_epoch"])
+                for i, row in enumerate(json.loads(e.stdout)["rows"]) for p in row["pieces"]]
+        got = [(r["row"], r["dataset"], r["shard"], r["shard_path"], r["record"], r["document"],
+                r["offset"], r["length"], r["row_offset"], r["dataset_epoch"])
+               for r in rows if (r["step"], r["rank"]) == (step, rank)]
+        assert got == want
+
+
+def test_trace_refusals_say_what_to_do(tmp_path, stoker_cli):
+    a, b = pack(tmp_path, "a", 300), pack(tmp_path, "b", 120)
+    ld = loader([str(a)], world_size=1)
+    served(ld, 2, 2)
+    state = ld.state_dict()
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({k: v for k, v in state.items() if k != "run_record"}))
+    p = subprocess.run([stoker_cli, "trace", "--run", str(bare), "-o", str(tmp_path / "x.pq")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "has no \"run_record\"" in p.stderr
+    moved = state["run_record"]
+    moved["segments"][0]["datasets"][0]["path"] = str(b)
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(moved))
+    p = subprocess.run([stoker_cli, "trace", "--run", str(wrong), "-o", str(tmp_path / "x.pq")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "not those the run used" in p.stderr, p.stderr
+    assert not (tmp_path / "x.pq").exists()
+    p = subprocess.run([stoker_cli, "trace", str(a), "--seq-len", "64", "--batch-size", "2",
+                        "--document", "nope:0:1"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "no such dataset" in p.stderr
+    p = subprocess.run([stoker_cli, "trace", str(a), "--seq-len", "64", "--steps", "0..1",
+                        "-o", str(tmp_path / "y.pq")], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "--batch-size" in p.stderr
