@@ -51,7 +51,8 @@ def test_trace_of_a_run_record_agrees_with_what_the_loader_served(tmp_path, stok
     a, b = str(pack(tmp_path, "a", 300)), str(pack(tmp_path, "b", 120))
     first = loader([(2.0, a), (1.0, b)], world_size=2)
     seen = served(first, 3, 2)
-    state = first.state_dict()
+    assert "run_record" not in first.state_dict()  # the state stays a few integers
+    state = first.state_dict(run_record=True)
     record = state["run_record"]
     assert record["format"] == "stoker-run-record" and record["step"] == 3
     assert [s["step"] for s in record["segments"]] == [0]
@@ -62,9 +63,9 @@ def test_trace_of_a_run_record_agrees_with_what_the_loader_served(tmp_path, stok
     seen += served(second, 2, 2)
     # A mixture edit: b's weight raised, from step 5 on.
     third = loader([(1.0, a), (3.0, b)], world_size=4)
-    third.load_state_dict(second.state_dict())
+    third.load_state_dict(second.state_dict(run_record=True))
     seen += served(third, 3, 2)
-    final = third.state_dict()
+    final = third.state_dict(run_record=True)
     rec = final["run_record"]
     assert [s["step"] for s in rec["segments"]] == [0, 3, 5] and rec["step"] == 8
     assert [s["options"]["world_size"] for s in rec["segments"]] == [2, 4, 4]
@@ -133,7 +134,7 @@ def test_trace_refusals_say_what_to_do(tmp_path, stoker_cli):
     a, b = pack(tmp_path, "a", 300), pack(tmp_path, "b", 120)
     ld = loader([str(a)], world_size=1)
     served(ld, 2, 2)
-    state = ld.state_dict()
+    state = ld.state_dict(run_record=True)
     bare = tmp_path / "bare.json"
     bare.write_text(json.dumps({k: v for k, v in state.items() if k != "run_record"}))
     p = subprocess.run([stoker_cli, "trace", "--run", str(bare), "-o", str(tmp_path / "x.pq")],
@@ -153,3 +154,48 @@ def test_trace_refusals_say_what_to_do(tmp_path, stoker_cli):
     p = subprocess.run([stoker_cli, "trace", str(a), "--seq-len", "64", "--steps", "0..1",
                         "-o", str(tmp_path / "y.pq")], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "--batch-size" in p.stderr
+
+
+def test_summary_totals_equal_a_provenance_recount(tmp_path, stoker_cli):
+    a, b = str(pack(tmp_path, "a", 300)), str(pack(tmp_path, "b", 120))
+    mix = tmp_path / "mix.json"
+    mix.write_text(json.dumps({"datasets": {"web": a, "code": b}, "phases": [
+        {"until": "50%", "weights": {"web": 0.8, "code": 0.2}},
+        {"weights": {"web": 0.2, "code": 0.8}}]}))
+    ld = stoker.Loader(stoker.Mixture(str(mix)), total_steps=20, seq_len=64, batch_size=3,
+                       num_workers=1, rank=0, world_size=1, output="numpy", pin_memory=False,
+                       provenance=True, pack="bestfit")
+    want = defaultdict(lambda: [0, 0])  # (phase, source) -> [tokens, documents]
+    rows = 0
+    for _, batch in zip(range(14), ld):
+        for row in batch["provenance"]:
+            rows += 1
+            for p in row:
+                name = {a: "web", b: "code"}[p["source"]]
+                want[(p["phase"], name)][0] += p["length"]
+                want[(p["phase"], name)][1] += p["offset"] == 0
+    assert {phase for phase, _ in want} == {0, 1}
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps(ld.state_dict(run_record=True)))
+    html = tmp_path / "summary.html"
+    p = subprocess.run([stoker_cli, "summary", "--run", str(state), "--until-step", "14",
+                        "--json", "--html", str(html)], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["rows"] == rows and s["until_step"] == 14
+    assert s["tokens"] == sum(t for t, _ in want.values())
+    assert s["tokens"] + s["padding_tokens"] == rows * 64
+    for src in s["sources"]:
+        assert src["tokens"] == sum(t for (_, n), (t, _) in want.items() if n == src["name"])
+    for ph in s["phases"]:
+        for src in ph["sources"]:
+            assert [src["tokens"], src["documents"]] == want.get((ph["phase"], src["name"]),
+                                                                 [0, 0])
+    page = html.read_text()
+    assert "<svg" in page and "web" in page and "code" in page
+    assert "<script" not in page and "src=" not in page and "href=" not in page
+    # The default length is the steps the record says the run took.
+    q = subprocess.run([stoker_cli, "summary", "--run", str(state), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert json.loads(q.stdout)["tokens"] == s["tokens"]

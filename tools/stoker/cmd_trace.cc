@@ -269,17 +269,6 @@ void PrintHits(const TraceTable& t, bool json) {
   if (json) std::printf("]\n");
 }
 
-Result<OpenedRun> OpenRun(const TraceArgs& a) {
-  if (!a.run.empty()) {
-    if (!a.plan.datasets.empty() || !a.plan.mixture.empty()) {
-      return InvalidArgument("give --run or the datasets (and plan flags), not both");
-    }
-    return OpenRunRecord(a.run);
-  }
-  STOKER_RETURN_IF_ERROR(ExpandMixtureFlag(const_cast<PlanFlags*>(&a.plan)));
-  return OpenRunFromFlags(a.plan);
-}
-
 // Steps A..B: --steps, else the run's recorded steps (a run record), else the first epoch.
 Result<std::pair<uint64_t, uint64_t>> StepsOf(const TraceArgs& a, const OpenedRun& run) {
   if (!a.steps.empty()) return ParseStepRange(a.steps);
@@ -290,7 +279,7 @@ Result<std::pair<uint64_t, uint64_t>> StepsOf(const TraceArgs& a, const OpenedRu
   return std::make_pair(uint64_t{0}, steps - 1);
 }
 
-int RunTrace(const TraceArgs& a) {
+int RunTrace(TraceArgs& a, const CLI::App& sub) {
   if (a.document.empty() && a.output.empty()) {
     return ReportError("trace", InvalidArgument("give -o FILE.parquet (steps -> documents) or "
                                                 "--document DATASET:SHARD:RECORD"));
@@ -300,7 +289,7 @@ int RunTrace(const TraceArgs& a) {
                                               "without Arrow (configure with pyarrow installed, "
                                               "-DSTOKER_ARROW=ON); --document works without it"));
   }
-  Result<OpenedRun> run = OpenRun(a);
+  Result<OpenedRun> run = OpenRunOrFlags(sub, a.run, &a.plan);
   if (!run.ok()) return ReportError("trace", run.status());
   Result<std::pair<uint64_t, uint64_t>> steps = StepsOf(a, *run);
   if (!steps.ok()) return ReportError("trace", steps.status());
@@ -387,15 +376,7 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
   sub->add_option("-o,--output", args->output, "The Parquet file to write")->transform(LocalFile());
   sub->add_flag("--json", args->json, "--document: one JSON array");
   sub->add_flag("-q,--quiet", args->quiet, "No progress on stderr");
-  sub->callback([args, exit_code, sub] {
-    if (args->run.empty() && (sub->count("--seq-len") == 0 || sub->count("--batch-size") == 0)) {
-      *exit_code = ReportError(
-          "trace", InvalidArgument("without --run, give the plan: DATASETs (or --mixture), "
-                                   "--seq-len and --batch-size, as for `stoker explain`"));
-      return;
-    }
-    *exit_code = RunTrace(*args);
-  });
+  sub->callback([args, exit_code, sub] { *exit_code = RunTrace(*args, *sub); });
 }
 
 }  // namespace stoker::cli

@@ -191,6 +191,22 @@ Result<OpenedRun> OpenRunFromFlags(const PlanFlags& flags) {
   return run;
 }
 
+Result<OpenedRun> OpenRunOrFlags(const CLI::App& sub, const std::string& run, PlanFlags* flags) {
+  if (!run.empty()) {
+    if (!flags->datasets.empty() || !flags->mixture.empty()) {
+      return InvalidArgument("give --run or the datasets (and plan flags), not both");
+    }
+    return OpenRunRecord(run);
+  }
+  if (sub.count("--seq-len") == 0 || sub.count("--batch-size") == 0) {
+    return InvalidArgument(
+        "without --run, give the plan: DATASETs (or --mixture), --seq-len and --batch-size, as "
+        "for `stoker explain`");
+  }
+  STOKER_RETURN_IF_ERROR(ExpandMixtureFlag(flags));
+  return OpenRunFromFlags(*flags);
+}
+
 const RunSegment& SegmentOfStep(const OpenedRun& run, uint64_t step) {
   for (const RunSegment& seg : run.segments) {
     if (step < seg.end_step) return seg;

@@ -49,6 +49,11 @@ Result<OpenedRun> OpenRunRecord(const std::string& path);
 // One segment from step 0: the plan of the flags (after ExpandMixtureFlag).
 Result<OpenedRun> OpenRunFromFlags(const PlanFlags& flags);
 
+// `--run FILE` (OpenRunRecord) when `run` is given, else the plan flags (ExpandMixtureFlag, then
+// OpenRunFromFlags). Refuses both, and flags without DATASETs (or --mixture), --seq-len and
+// --batch-size, given on `sub` (which registered them with PlanFlagsUse::kLoader).
+Result<OpenedRun> OpenRunOrFlags(const CLI::App& sub, const std::string& run, PlanFlags* flags);
+
 // The segment that holds run step `step` (the last one past every end).
 const RunSegment& SegmentOfStep(const OpenedRun& run, uint64_t step);
 

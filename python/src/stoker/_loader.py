@@ -44,11 +44,7 @@ class Batch(dict):
         core = self.__dict__.get("_core")
         if core is None:
             raise AttributeError("this batch has no state (a synthetic loader's batch)")
-        state = make_state_dict(core.state_after_json())
-        run = self.__dict__.get("_run")
-        if run is not None:  # (the loader's run record, the run's step after this batch)
-            state["run_record"] = run[0]._run_record(run[1])
-        return state
+        return make_state_dict(core.state_after_json())
 
     @classmethod
     def of(cls, arrays: Dict[str, Any], core: "_stoker.Batch", output: str,
@@ -411,8 +407,6 @@ class Loader:
             self._end_pending = batch.ends_epoch
             out = self._convert(batch)
             self._run_step += 1
-            if self._run_segments:
-                out.__dict__["_run"] = (self, self._run_step)
             if position is not None:
                 out["provenance"] = self._explain(position, batch)
             yield out
@@ -485,8 +479,12 @@ class Loader:
 
     # -- checkpoints ---------------------------------------------------------------------------
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self, run_record: bool = False) -> Dict[str, Any]:
         """The position after the last delivered batch: a small JSON-serialisable dict.
+
+        ``run_record=True`` adds ``"run_record"``: ``run_record()``, what ``stoker trace --run``
+        and ``stoker summary --run`` read (docs/lineage.md); a ``load_state_dict`` of such a state
+        continues the record.
 
         Datasets: the same on every rank; restoring it with another world size or batch size
         continues the same global order (elastic resume). A ``stoker.Stream``: each rank's own
@@ -494,7 +492,7 @@ class Loader:
         (``stoker.gather_state_dicts``) to resume on another world size.
         """
         state = make_state_dict(self._impl.state_json())
-        if self._run_segments:
+        if run_record and self._run_segments:
             state["run_record"] = self.run_record()
         return state
 
@@ -505,9 +503,10 @@ class Loader:
         JSON-serialisable dict (``{"format": "stoker-run-record", ...}``) naming every plan the run
         used (fingerprint, datasets, options, mixture schedule) with the run step it started at
         and the checkpoint it resumed from (a world-size change, a mixture edit), and ``step``,
-        the steps delivered so far. ``state_dict()`` carries it as ``"run_record"``, so every
-        checkpoint has it; a ``load_state_dict`` of such a state continues it. None for a
-        ``stoker.Stream`` and a synthetic loader (not recorded)."""
+        the steps delivered so far. ``state_dict(run_record=True)`` carries it as
+        ``"run_record"``; a ``load_state_dict`` of such a state continues it (a state without it
+        starts a new record). None for a ``stoker.Stream`` and a synthetic loader (not
+        recorded)."""
         if not self._run_segments:
             return None
         return self._run_record(self._run_step)
