@@ -60,12 +60,14 @@ struct ParquetColumnSpec {
   std::string name;
   std::vector<std::string> dictionary;
   bool nullable = false;
+  bool plain = false;  // many distinct values: Parquet's dictionary encoding left off
 };
 // Not thread-safe: one user.
 class ParquetTableWriter {
  public:
   virtual ~ParquetTableWriter() = default;
-  // One row group: columns[c] holds the rows of column c (all of the same size, > 0).
+  // One row group: columns[c] holds the rows of column c (all of the same size, > 0). The
+  // vectors are read in place (not copied) during the call.
   virtual Status WriteRowGroup(const std::vector<std::vector<int64_t>>& columns) = 0;
   // Writes the footer and closes the file; the file is incomplete until it returns OK.
   virtual Status Close() = 0;

@@ -3,6 +3,7 @@
 // document was seen. From a run record (or a loader state carrying one), or the plan flags.
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -51,7 +52,7 @@ constexpr const char* kTraceColumnNames[kNumTraceColumns] = {
     "step",    "epoch",         "epoch_step", "rank",    "row",      "row_offset",
     "dataset", "shard",         "shard_path", "record",  "document", "offset",
     "length",  "dataset_epoch", "phase",      "repeated"};
-constexpr size_t kRowGroupRows = size_t{1} << 20;
+constexpr size_t kRowGroupRows = size_t{1} << 18;
 
 // A piece located in its dataset: the shard, the record within it, and the shard's global index
 // among every shard path of the run (the shard_path column's dictionary).
@@ -176,10 +177,13 @@ class DocumentFilter {
   std::vector<const RunSegment*> segments_;
 };
 
+// The pieces as columns; to a Parquet file after Open. One user; while a row group is written,
+// a second thread (the writer's only user) encodes it.
 class TraceTable {
  public:
   explicit TraceTable(const OpenedRun& run) : shards_(run), names_(run.names) {
     columns_.resize(kNumTraceColumns);
+    writing_.resize(kNumTraceColumns);
   }
   Status Open(const std::string& path) {
     std::vector<ParquetColumnSpec> specs;
@@ -189,6 +193,7 @@ class TraceTable {
       if (c == kDataset) spec.dictionary = names_;
       if (c == kShardPath) spec.dictionary = shards_.paths();
       spec.nullable = c == kDatasetEpoch || c == kPhase;
+      spec.plain = c == kRowOffset || c == kRecord || c == kDocument || c == kOffset;
       specs.push_back(std::move(spec));
     }
     STOKER_ASSIGN_OR_RETURN(writer_, OpenParquetTableWriter(path, specs));
@@ -218,16 +223,22 @@ class TraceTable {
     if (writer_ != nullptr && columns_[0].size() >= kRowGroupRows) return Flush();
     return Status::OK();
   }
+  // Hands the full columns to a writer thread (one row group at a time, in order) and goes on
+  // filling the other set: the walk and the Parquet encoding overlap.
   Status Flush() {
     if (writer_ == nullptr || columns_[0].empty()) return Status::OK();
-    STOKER_RETURN_IF_ERROR(writer_->WriteRowGroup(columns_));
+    STOKER_RETURN_IF_ERROR(Wait());
+    writing_.swap(columns_);
     for (auto& c : columns_) c.clear();
+    pending_ = std::async(std::launch::async, [this] { return writer_->WriteRowGroup(writing_); });
     return Status::OK();
   }
   Status Close() {
     STOKER_RETURN_IF_ERROR(Flush());
+    STOKER_RETURN_IF_ERROR(Wait());
     return writer_ != nullptr ? writer_->Close() : Status::OK();
   }
+  ~TraceTable() { (void)Wait(); }
   uint64_t rows() const { return rows_; }
   const std::vector<std::vector<int64_t>>& columns() const { return columns_; }
   const std::vector<std::string>& names() const { return names_; }
@@ -236,8 +247,12 @@ class TraceTable {
  private:
   ShardIndex shards_;
   std::vector<std::string> names_;
+  Status Wait() { return pending_.valid() ? pending_.get() : Status::OK(); }
+
   std::unique_ptr<ParquetTableWriter> writer_;
-  std::vector<std::vector<int64_t>> columns_;
+  std::vector<std::vector<int64_t>> columns_;  // filled by the walk
+  std::vector<std::vector<int64_t>> writing_;  // the row group the writer thread writes
+  std::future<Status> pending_;
   uint64_t rows_ = 0;
 };
 

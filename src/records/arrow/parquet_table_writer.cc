@@ -5,8 +5,6 @@
 #include <parquet/arrow/writer.h>
 #include <parquet/properties.h>
 
-#include <cstring>
-
 #include "records/arrow/arrow_byte_file.h"
 #include "records/arrow/arrow_module.h"
 
@@ -87,11 +85,9 @@ class ArrowParquetTableWriter final : public ParquetTableWriter {
       }
     }
     if (spec.dictionary.empty()) {
-      auto data = arrow::AllocateBuffer(rows * static_cast<int64_t>(sizeof(int64_t)));
-      if (!data.ok()) return WriterError(data.status(), path_);
-      std::memcpy((*data)->mutable_data(), values.data(), values.size() * sizeof(int64_t));
+      // In place: the caller's vector outlives the write (WriteRowGroup's contract).
       return std::static_pointer_cast<arrow::Array>(std::make_shared<arrow::Int64Array>(
-          rows, std::shared_ptr<arrow::Buffer>(std::move(*data)), validity, nulls));
+          rows, arrow::Buffer::Wrap(values.data(), values.size()), validity, nulls));
     }
     auto data = arrow::AllocateBuffer(rows * static_cast<int64_t>(sizeof(int32_t)));
     if (!data.ok()) return WriterError(data.status(), path_);
@@ -142,10 +138,12 @@ Result<std::unique_ptr<ParquetTableWriter>> OpenParquetTableWriter(
   std::shared_ptr<arrow::Schema> schema = arrow::schema(fields);
   auto out = arrow::io::FileOutputStream::Open(path);
   if (!out.ok()) return WriterError(out.status(), path);
-  std::shared_ptr<parquet::WriterProperties> props = parquet::WriterProperties::Builder()
-                                                         .compression(arrow::Compression::SNAPPY)
-                                                         ->max_row_group_length(1LL << 40)
-                                                         ->build();
+  parquet::WriterProperties::Builder builder;
+  builder.compression(arrow::Compression::SNAPPY)->max_row_group_length(1LL << 40);
+  for (const ParquetColumnSpec& spec : columns) {
+    if (spec.plain) builder.disable_dictionary(spec.name);
+  }
+  std::shared_ptr<parquet::WriterProperties> props = builder.build();
   std::shared_ptr<parquet::ArrowWriterProperties> arrow_props =
       parquet::ArrowWriterProperties::Builder().store_schema()->build();
   auto writer = parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), *out, props,
