@@ -199,3 +199,42 @@ def test_summary_totals_equal_a_provenance_recount(tmp_path, stoker_cli):
     q = subprocess.run([stoker_cli, "summary", "--run", str(state), "--json"],
                        capture_output=True, text=True, timeout=120)
     assert json.loads(q.stdout)["tokens"] == s["tokens"]
+
+
+def test_trace_of_a_chat_pack_agrees_with_the_loader(tmp_path, stoker_cli):
+    # A chat pack: long conversations are dropped by default (long_documents="auto"); the
+    # record's plan must drop the same ones.
+    from chat_testlib import make_qwen_models, pack as chat_pack, records, write_jsonl
+
+    model = make_qwen_models(tmp_path / "models")["qwen2_5"]
+    rows = records() * 12 + [{"messages": [{"role": "user", "content": "long " * 3},
+                                          {"role": "assistant", "content": "word " * 300}]}]
+    out = tmp_path / "sft"
+    r = chat_pack(stoker_cli, write_jsonl(tmp_path / "chats.jsonl", rows), "-o", out,
+                  "--tokenizer", model)
+    assert r.returncode == 0, r.stderr
+    ld = loader([str(out)], world_size=2, pack="bestfit")
+    seen = served(ld, 4, 2)
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps(ld.state_dict(run_record=True)))
+    trace = tmp_path / "chat.parquet"
+    p = subprocess.run([stoker_cli, "trace", "--run", str(state), "-o", str(trace)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    by_step, _ = traced(trace, {str(out): str(out)})
+    assert sorted(by_step) == [0, 1, 2, 3]
+    for step, want in enumerate(seen):
+        assert by_step[step] == want, f"step {step}"
+    # The whole epoch from the plan flags: every conversation longer than a row is left out (the
+    # loader's default for chat data), every other one is there.
+    whole = tmp_path / "epoch.parquet"
+    p = subprocess.run([stoker_cli, "trace", str(out), "--seq-len", "64", "--batch-size", "2",
+                        "--world-size", "2", "--pack", "bestfit", "-o", str(whole)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    traced_docs = set(pq.read_table(whole, columns=["document"]).column(0).to_pylist())
+    n = stoker.inspect(out)["documents"]
+    lengths = [len(stoker.inspect(out, document=i)["tokens"]) for i in range(n)]
+    long_docs = {i for i, length in enumerate(lengths) if length > 64}
+    assert long_docs and not long_docs & traced_docs
+    assert len(traced_docs) > 0.8 * (n - len(long_docs))
