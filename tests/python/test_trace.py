@@ -61,8 +61,9 @@ def test_trace_of_a_run_record_agrees_with_what_the_loader_served(tmp_path, stok
     second = loader([(2.0, a), (1.0, b)], world_size=4)
     second.load_state_dict(json.loads(json.dumps(state)))
     seen += served(second, 2, 2)
-    # A mixture edit: b's weight raised, from step 5 on.
-    third = loader([(1.0, a), (3.0, b)], world_size=4)
+    # A mixture edit from step 5 on: b's weight raised, a dataset c added.
+    c = str(pack(tmp_path, "c", 80))
+    third = loader([(1.0, a), (3.0, b), (1.0, c)], world_size=4)
     third.load_state_dict(second.state_dict(run_record=True))
     seen += served(third, 3, 2)
     final = third.state_dict(run_record=True)
@@ -70,6 +71,8 @@ def test_trace_of_a_run_record_agrees_with_what_the_loader_served(tmp_path, stok
     assert [s["step"] for s in rec["segments"]] == [0, 3, 5] and rec["step"] == 8
     assert [s["options"]["world_size"] for s in rec["segments"]] == [2, 4, 4]
     assert rec["segments"][2]["datasets"][1]["weight"] == 3.0
+    assert [d["name"] for d in rec["segments"][2]["datasets"]] == [a, b, c]
+    assert all(len(d["id"]) == 16 for d in rec["segments"][2]["datasets"])
     assert rec["segments"][2]["resume"]["fingerprint"] == second.fingerprint
     assert third.run_record() == rec
     state_file = tmp_path / "state.json"
@@ -79,9 +82,10 @@ def test_trace_of_a_run_record_agrees_with_what_the_loader_served(tmp_path, stok
     p = subprocess.run([stoker_cli, "trace", "--run", str(state_file), "-o", str(out)],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    names = {a: a, b: b}
+    names = {a: a, b: b, c: c}
     by_step, rows = traced(out, names)
     assert sorted(by_step) == list(range(8))
+    assert any(p["source"] == c for step in seen[5:] for row in step for p in row)
     for step, want in enumerate(seen):
         got = [[{k: v for k, v in piece.items() if k != "phase"} for piece in row]
                for row in by_step[step]]

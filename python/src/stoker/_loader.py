@@ -519,11 +519,15 @@ class Loader:
         """From the current run step on, this loader's plan, continued from ``resume``."""
         o = self._options
         names = list(o.dataset_names) or [_record_path(path) for path, _ in self._datasets]
+        # A mixture's state names each dataset's identity (its cursor's id: 16 hex digits over
+        # its document count, lengths and shard boundaries); one dataset's is in the fingerprint.
+        cursors = json.loads(self._impl.state_json()).get("datasets") or []
         segment = {
             "step": self._run_step,
             "fingerprint": self.fingerprint,
             "datasets": [{"name": name, "path": _record_path(path), "weight": weight}
-                         for name, (path, weight) in zip(names, self._datasets)],
+                         | ({"id": cursors[k]["id"]} if k < len(cursors) else {})
+                         for k, (name, (path, weight)) in enumerate(zip(names, self._datasets))],
             "options": {k: (list(v) if k == "dataset_names" else v)
                         for k, v in ((k, getattr(o, k)) for k in _RUN_RECORD_OPTIONS)},
             "phases": [{"end_row": p.end_row, "weights": list(p.weights),
