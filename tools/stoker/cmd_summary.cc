@@ -11,6 +11,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "number_flags.h"
 #include "plan_flags.h"
 #include "run_record.h"
 
@@ -317,7 +318,8 @@ void AddSummaryCommand(CLI::App& app, int* exit_code) {
   AddPlanFlags(sub, &args->plan, PlanFlagsUse::kLoader);
   sub->add_option("--run", args->run, "A run record, or a loader state with one")
       ->check(CLI::ExistingFile);
-  sub->add_option("--until-step", args->until_step, "Count steps 0 .. N-1");
+  sub->add_option("--until-step", args->until_step, "Count steps 0 .. N-1")
+      ->check(WholeNumber<uint64_t>());
   sub->add_flag("--json", args->json, "One JSON object on stdout");
   sub->add_option("--html", args->html, "Write a self-contained HTML page (inline SVG chart)")
       ->transform(LocalFile());
