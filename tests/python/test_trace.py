@@ -242,3 +242,27 @@ def test_trace_of_a_chat_pack_agrees_with_the_loader(tmp_path, stoker_cli):
     long_docs = {i for i, length in enumerate(lengths) if length > 64}
     assert long_docs and not long_docs & traced_docs
     assert len(traced_docs) > 0.8 * (n - len(long_docs))
+
+
+def test_trace_and_summary_flag_errors_name_the_flag(tmp_path, stoker_cli):
+    a = pack(tmp_path, "a", 60)
+    base = [stoker_cli, "trace", str(a), "--seq-len", "64", "--batch-size", "2"]
+    for steps, says in (("9..3", "B is before A"), ("x..3", "expected A..B"), ("1-2", "A..B")):
+        p = subprocess.run(base + ["--steps", steps, "--document", f"{a}:0:1"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and "--steps" in p.stderr and says in p.stderr, p.stderr
+    p = subprocess.run(base + ["--document", "a:1"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "DATASET:SHARD:RECORD" in p.stderr
+    p = subprocess.run(base, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "-o FILE.parquet" in p.stderr
+    # --document by the dataset's directory name and the shard number: the record's steps.
+    p = subprocess.run(base + ["--document", "a:0:3", "--steps", "0..3"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run([stoker_cli, "summary", str(a), "--seq-len", "64", "--batch-size", "2",
+                        "--run", str(tmp_path / "missing.json")], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode != 0 and "missing.json" in p.stderr
+    p = subprocess.run([stoker_cli, "summary", str(a), "--seq-len", "64", "--batch-size", "2",
+                        "--until-step", "4"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "tokens" in p.stdout, p.stderr
