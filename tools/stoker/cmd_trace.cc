@@ -3,7 +3,6 @@
 // document was seen. From a run record (or a loader state carrying one), or the plan flags.
 #include <chrono>
 #include <cstdio>
-#include <future>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -14,6 +13,7 @@
 #include "plan_flags.h"
 #include "records/arrow_sources.h"
 #include "run_record.h"
+#include "trace_table.h"
 
 namespace stoker::cli {
 namespace {
@@ -27,32 +27,6 @@ struct TraceArgs {
   bool json = false;
   bool quiet = false;
 };
-
-// The table's columns, in order (docs/lineage.md).
-enum TraceColumn {
-  kStep,
-  kEpoch,
-  kEpochStep,
-  kRank,
-  kRow,
-  kRowOffset,
-  kDataset,
-  kShard,
-  kShardPath,
-  kRecord,
-  kDocument,
-  kOffset,
-  kLength,
-  kDatasetEpoch,
-  kPhase,
-  kRepeated,
-  kNumTraceColumns
-};
-constexpr const char* kTraceColumnNames[kNumTraceColumns] = {
-    "step",    "epoch",         "epoch_step", "rank",    "row",      "row_offset",
-    "dataset", "shard",         "shard_path", "record",  "document", "offset",
-    "length",  "dataset_epoch", "phase",      "repeated"};
-constexpr size_t kRowGroupRows = size_t{1} << 18;
 
 // A piece located in its dataset: the shard, the record within it, and the shard's global index
 // among every shard path of the run (the shard_path column's dictionary).
@@ -177,86 +151,28 @@ class DocumentFilter {
   std::vector<const RunSegment*> segments_;
 };
 
-// The pieces as columns; to a Parquet file after Open. One user; while a row group is written,
-// a second thread (the writer's only user) encodes it.
-class TraceTable {
- public:
-  explicit TraceTable(const OpenedRun& run) : shards_(run), names_(run.names) {
-    columns_.resize(kNumTraceColumns);
-    writing_.resize(kNumTraceColumns);
-  }
-  Status Open(const std::string& path) {
-    std::vector<ParquetColumnSpec> specs;
-    for (int c = 0; c < kNumTraceColumns; ++c) {
-      ParquetColumnSpec spec;
-      spec.name = kTraceColumnNames[c];
-      if (c == kDataset) spec.dictionary = names_;
-      if (c == kShardPath) spec.dictionary = shards_.paths();
-      spec.nullable = c == kDatasetEpoch || c == kPhase;
-      spec.plain = c == kRowOffset || c == kRecord || c == kDocument || c == kOffset;
-      specs.push_back(std::move(spec));
-    }
-    STOKER_ASSIGN_OR_RETURN(writer_, OpenParquetTableWriter(path, specs));
-    return Status::OK();
-  }
-  Status Add(const RunSegment& seg, const WalkedPiece& w) {
-    const Located at = shards_.Locate(seg, w.piece);
-    const int64_t values[kNumTraceColumns] = {
-        static_cast<int64_t>(w.step),
-        static_cast<int64_t>(w.position.epoch),
-        static_cast<int64_t>(w.epoch_step),
-        w.rank,
-        w.row,
-        static_cast<int64_t>(w.row_offset),
-        static_cast<int64_t>(seg.dataset_name_index[w.piece.dataset]),
-        static_cast<int64_t>(at.shard),
-        at.shard_path,
-        static_cast<int64_t>(at.record),
-        static_cast<int64_t>(w.piece.document),
-        static_cast<int64_t>(w.piece.offset),
-        static_cast<int64_t>(w.piece.length),
-        w.dataset_epoch ? static_cast<int64_t>(*w.dataset_epoch) : -1,
-        w.phase ? static_cast<int64_t>(*w.phase) : -1,
-        w.repeated ? 1 : 0};
-    for (int c = 0; c < kNumTraceColumns; ++c) columns_[c].push_back(values[c]);
-    ++rows_;
-    if (writer_ != nullptr && columns_[0].size() >= kRowGroupRows) return Flush();
-    return Status::OK();
-  }
-  // Hands the full columns to a writer thread (one row group at a time, in order) and goes on
-  // filling the other set: the walk and the Parquet encoding overlap.
-  Status Flush() {
-    if (writer_ == nullptr || columns_[0].empty()) return Status::OK();
-    STOKER_RETURN_IF_ERROR(Wait());
-    writing_.swap(columns_);
-    for (auto& c : columns_) c.clear();
-    pending_ = std::async(std::launch::async, [this] { return writer_->WriteRowGroup(writing_); });
-    return Status::OK();
-  }
-  Status Close() {
-    STOKER_RETURN_IF_ERROR(Flush());
-    STOKER_RETURN_IF_ERROR(Wait());
-    return writer_ != nullptr ? writer_->Close() : Status::OK();
-  }
-  ~TraceTable() { (void)Wait(); }
-  uint64_t rows() const { return rows_; }
-  const std::vector<std::vector<int64_t>>& columns() const { return columns_; }
-  const std::vector<std::string>& names() const { return names_; }
-  const std::vector<std::string>& shard_paths() const { return shards_.paths(); }
-
- private:
-  ShardIndex shards_;
-  std::vector<std::string> names_;
-  Status Wait() { return pending_.valid() ? pending_.get() : Status::OK(); }
-
-  std::unique_ptr<ParquetTableWriter> writer_;
-  std::vector<std::vector<int64_t>> columns_;  // filled by the walk
-  std::vector<std::vector<int64_t>> writing_;  // the row group the writer thread writes
-  std::future<Status> pending_;
-  uint64_t rows_ = 0;
-};
-
 // The pieces of the document query held in memory, printed one line each (or one JSON array).
+// The trace row of piece `w` of `seg`.
+TraceRow RowOf(const ShardIndex& shards, const RunSegment& seg, const WalkedPiece& w) {
+  const Located at = shards.Locate(seg, w.piece);
+  return {static_cast<int64_t>(w.step),
+          static_cast<int64_t>(w.position.epoch),
+          static_cast<int64_t>(w.epoch_step),
+          w.rank,
+          w.row,
+          static_cast<int64_t>(w.row_offset),
+          static_cast<int64_t>(seg.dataset_name_index[w.piece.dataset]),
+          static_cast<int64_t>(at.shard),
+          at.shard_path,
+          static_cast<int64_t>(at.record),
+          static_cast<int64_t>(w.piece.document),
+          static_cast<int64_t>(w.piece.offset),
+          static_cast<int64_t>(w.piece.length),
+          w.dataset_epoch ? static_cast<int64_t>(*w.dataset_epoch) : -1,
+          w.phase ? static_cast<int64_t>(*w.phase) : -1,
+          w.repeated ? 1 : 0};
+}
+
 void PrintHits(const TraceTable& t, bool json) {
   const auto& c = t.columns();
   const size_t n = c[0].size();
@@ -322,7 +238,8 @@ int RunTrace(TraceArgs& a, const CLI::App& sub) {
                                            names + ")"));
     }
   }
-  TraceTable table(*run);
+  const ShardIndex shards(*run);
+  TraceTable table(run->names, shards.paths());
   if (!a.output.empty()) {
     if (Status st = table.Open(a.output); !st.ok()) return ReportError("trace", st);
   }
@@ -342,7 +259,7 @@ int RunTrace(TraceArgs& a, const CLI::App& sub) {
       *run, steps->first, steps->second,
       [&](const RunSegment& seg, const WalkedPiece& w) {
         if (filter && !filter->Matches(seg, w.piece)) return Status::OK();
-        return table.Add(seg, w);
+        return table.Add(RowOf(shards, seg, w));
       },
       progress);
   if (filter && st.ok() && a.output.empty()) PrintHits(table, a.json);
