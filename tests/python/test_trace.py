@@ -266,3 +266,39 @@ def test_trace_and_summary_flag_errors_name_the_flag(tmp_path, stoker_cli):
     p = subprocess.run([stoker_cli, "summary", str(a), "--seq-len", "64", "--batch-size", "2",
                         "--until-step", "4"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "tokens" in p.stdout, p.stderr
+
+
+def test_stream_trace_agrees_with_the_stream_loader(tmp_path, stoker_cli):
+    from test_provenance import write_jsonl
+
+    paths = [str(write_jsonl(tmp_path / f"part-{k}.jsonl", n, f"p{k}"))
+             for k, n in enumerate([150, 40, 90])]
+    stream = stoker.Stream(paths, tokenizer="bytes", shuffle_buffer=64)
+    seen = {}
+    for rank in (0, 1):
+        ld = stoker.Loader(stream, seq_len=64, batch_size=4, num_workers=1, pack="bestfit",
+                           seed=3, rank=rank, world_size=2, output="numpy", pin_memory=False,
+                           provenance=True)
+        for step, batch in zip(range(6), ld):
+            seen[(step, rank)] = [[(p["source"], p["shard"], p["record"], p["byte_offset"] is not None,
+                                    p["offset"], p["length"], p["row_offset"]) for p in row]
+                                  for row in batch["provenance"]]
+        ld.close()
+    out = tmp_path / "stream.parquet"
+    p = subprocess.run([stoker_cli, "trace", *paths, "--stream", "--tokenizer", "bytes",
+                        "--shuffle-buffer", "64", "--seq-len", "64", "--batch-size", "4",
+                        "--pack", "bestfit", "--seed", "3", "--world-size", "2", "--steps",
+                        "0..5", "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    got = defaultdict(lambda: defaultdict(list))
+    for r in pq.read_table(out).to_pylist():
+        got[(r["step"], r["rank"])][r["row"]].append(
+            (r["dataset"], r["shard"], r["record"], True, r["offset"], r["length"],
+             r["row_offset"]))
+    assert sorted(got) == sorted(seen)
+    for key, want in seen.items():
+        assert [got[key][k] for k in sorted(got[key])] == want, key
+    p = subprocess.run([stoker_cli, "trace", *paths, "--stream", "--seq-len", "64",
+                        "--batch-size", "4", "--document", f"{paths[0]}:0:1"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "--stream" in p.stderr

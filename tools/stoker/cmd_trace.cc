@@ -13,6 +13,7 @@
 #include "plan_flags.h"
 #include "records/arrow_sources.h"
 #include "run_record.h"
+#include "trace_stream.h"
 #include "trace_table.h"
 
 namespace stoker::cli {
@@ -26,6 +27,7 @@ struct TraceArgs {
   std::string output;
   bool json = false;
   bool quiet = false;
+  StreamFlags stream;  // --stream: the DATASET arguments are raw text read by the streaming path
 };
 
 // A piece located in its dataset: the shard, the record within it, and the shard's global index
@@ -210,7 +212,47 @@ Result<std::pair<uint64_t, uint64_t>> StepsOf(const TraceArgs& a, const OpenedRu
   return std::make_pair(uint64_t{0}, steps - 1);
 }
 
+// --stream: the pieces from each rank's stream planner, collected, then written.
+int RunStreamTrace(TraceArgs& a, const CLI::App& sub) {
+  if (!a.run.empty() || !a.document.empty() || a.output.empty() || !a.plan.mixture.empty()) {
+    return ReportError("trace", InvalidArgument("--stream takes the INPUTs and the stream and "
+                                                "plan flags, and writes -o FILE.parquet (no "
+                                                "--run, --mixture or --document)"));
+  }
+  if (a.plan.datasets.empty() || sub.count("--seq-len") == 0 || sub.count("--batch-size") == 0) {
+    return ReportError("trace", InvalidArgument("--stream needs the INPUTs, --seq-len and "
+                                                "--batch-size, as `stoker explain --stream`"));
+  }
+  std::pair<uint64_t, uint64_t> steps{0, UINT64_MAX};
+  if (!a.steps.empty()) {
+    Result<std::pair<uint64_t, uint64_t>> s = ParseStepRange(a.steps);
+    if (!s.ok()) return ReportError("trace", s.status());
+    steps = *s;
+  }
+  Result<StreamTrace> t =
+      TraceStreamSteps(a.plan, a.stream, steps.first, steps.second, [&](uint64_t done) {
+        if (!a.quiet && done % 256 == 0) {
+          std::fprintf(stderr, "stoker trace: %llu steps\n", static_cast<unsigned long long>(done));
+        }
+      });
+  if (!t.ok()) return ReportError("trace", t.status());
+  TraceTable table(t->names, t->shard_paths);
+  Status st = table.Open(a.output);
+  for (size_t i = 0; st.ok() && i < t->rows.size(); ++i) st = table.Add(t->rows[i]);
+  if (st.ok()) st = table.Close();
+  if (!st.ok()) {
+    std::remove(a.output.c_str());
+    return ReportError("trace", st);
+  }
+  if (!a.quiet) {
+    std::fprintf(stderr, "stoker trace: %llu pieces -> %s\n",
+                 static_cast<unsigned long long>(table.rows()), a.output.c_str());
+  }
+  return kExitOk;
+}
+
 int RunTrace(TraceArgs& a, const CLI::App& sub) {
+  if (Status st = CheckStreamFlagsUse(a.stream); !st.ok()) return ReportError("trace", st);
   if (a.document.empty() && a.output.empty()) {
     return ReportError("trace", InvalidArgument("give -o FILE.parquet (steps -> documents) or "
                                                 "--document DATASET:SHARD:RECORD"));
@@ -220,6 +262,7 @@ int RunTrace(TraceArgs& a, const CLI::App& sub) {
                                               "without Arrow (configure with pyarrow installed, "
                                               "-DSTOKER_ARROW=ON); --document works without it"));
   }
+  if (a.stream.stream) return RunStreamTrace(a, sub);
   Result<OpenedRun> run = OpenRunOrFlags(sub, a.run, &a.plan);
   if (!run.ok()) return ReportError("trace", run.status());
   Result<std::pair<uint64_t, uint64_t>> steps = StepsOf(a, *run);
@@ -297,6 +340,8 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
       "in the steps (SHARD: its number or its file; RECORD: its index in the shard).\n"
       "--steps A..B: both included; default: the steps the record says the run took (else the\n"
       "first epoch). See docs/lineage.md.\n"
+      "--stream: the DATASET arguments are raw text read by the streaming path (the stream flags\n"
+      "of `stoker explain --stream`); -o only, every rank's planner replayed step by step.\n"
       "Example: stoker trace --run ckpt/loader_state.json --steps 120000..121500 -o spike.parquet");
   AddPlanFlags(sub, &args->plan, PlanFlagsUse::kLoader);
   sub->add_option("--run", args->run,
@@ -308,6 +353,7 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
   sub->add_option("-o,--output", args->output, "The Parquet file to write")->transform(LocalFile());
   sub->add_flag("--json", args->json, "--document: one JSON array");
   sub->add_flag("-q,--quiet", args->quiet, "No progress on stderr");
+  AddStreamFlags(sub, &args->stream);
   sub->callback([args, exit_code, sub] { *exit_code = RunTrace(*args, *sub); });
 }
 
