@@ -280,9 +280,10 @@ def test_stream_trace_agrees_with_the_stream_loader(tmp_path, stoker_cli):
                            seed=3, rank=rank, world_size=2, output="numpy", pin_memory=False,
                            provenance=True)
         for step, batch in zip(range(6), ld):
-            seen[(step, rank)] = [[(p["source"], p["shard"], p["record"], p["byte_offset"] is not None,
-                                    p["offset"], p["length"], p["row_offset"]) for p in row]
-                                  for row in batch["provenance"]]
+            seen[(step, rank)] = [
+                [(p["source"], p["shard"], p["record"], p["byte_offset"] is not None,
+                  p["offset"], p["length"], p["row_offset"]) for p in row]
+                for row in batch["provenance"]]
         ld.close()
     out = tmp_path / "stream.parquet"
     p = subprocess.run([stoker_cli, "trace", *paths, "--stream", "--tokenizer", "bytes",
