@@ -303,3 +303,21 @@ def test_stream_trace_agrees_with_the_stream_loader(tmp_path, stoker_cli):
                         "--batch-size", "4", "--document", f"{paths[0]}:0:1"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "--stream" in p.stderr
+
+
+def test_trace_without_the_arrow_module_refuses_parquet_and_still_finds_documents(
+        tmp_path, stoker_cli):
+    import os
+
+    a = pack(tmp_path, "a", 60)
+    env = dict(os.environ, STOKER_ARROW_MODULE=str(tmp_path / "none" / "libstoker_arrow.so"))
+    base = [stoker_cli, "trace", str(a), "--seq-len", "64", "--batch-size", "2", "--steps", "0..3"]
+    p = subprocess.run(base + ["-o", str(tmp_path / "t.parquet")], capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert p.returncode == 2 and "writes Parquet through Arrow" in p.stderr
+    assert "cannot load the Parquet/Arrow module" in p.stderr and "--document" in p.stderr
+    assert not (tmp_path / "t.parquet").exists()
+    # The whole first epoch: every record of shard 0 is in it.
+    p = subprocess.run(base[:-2] + ["--document", "a:0:0", "--json"], capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert p.returncode == 0 and json.loads(p.stdout), p.stderr

@@ -258,9 +258,11 @@ int RunTrace(TraceArgs& a, const CLI::App& sub) {
                                                 "--document DATASET:SHARD:RECORD"));
   }
   if (!a.output.empty() && !ArrowReadersAvailable()) {
-    return ReportError("trace", Unimplemented("-o writes Parquet, and this stoker was built "
-                                              "without Arrow (configure with pyarrow installed, "
-                                              "-DSTOKER_ARROW=ON); --document works without it"));
+    // The writer's own error says why (no Arrow in this build, or the module not found).
+    Result<std::unique_ptr<ParquetTableWriter>> w = OpenParquetTableWriter(a.output, {});
+    return ReportError("trace",
+                       Unimplemented("-o writes Parquet through Arrow: " + w.status().message() +
+                                     "; --document works without it"));
   }
   if (a.stream.stream) return RunStreamTrace(a, sub);
   Result<OpenedRun> run = OpenRunOrFlags(sub, a.run, &a.plan);
