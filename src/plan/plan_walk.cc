@@ -53,4 +53,32 @@ Result<PlanPosition> WalkPlanSteps(const Plan& plan, PlanPosition start, uint64_
   return pos;
 }
 
+Result<std::map<uint64_t, PhaseTokenCounts>> CountPlanSteps(const Plan& plan, PlanPosition start,
+                                                            uint64_t steps) {
+  std::map<uint64_t, PhaseTokenCounts> out;
+  bool first = true;  // rows are counted at their first piece
+  uint64_t last_step = 0;
+  uint32_t last_rank = 0, last_row = 0;
+  STOKER_ASSIGN_OR_RETURN(
+      PlanPosition end, WalkPlanSteps(plan, start, 0, steps, [&](const WalkedPiece& w) {
+        PhaseTokenCounts& p = out[w.phase.value_or(0)];
+        if (p.datasets.empty()) p.datasets.resize(plan.num_datasets());
+        if (first || w.step != last_step || w.rank != last_rank || w.row != last_row) {
+          ++p.rows;
+          first = false;
+          last_step = w.step;
+          last_rank = w.rank;
+          last_row = w.row;
+        }
+        DatasetTokenCounts& c = p.datasets[w.piece.dataset];
+        c.tokens += w.piece.length;
+        c.pieces += 1;
+        c.documents += w.piece.offset == 0 ? 1 : 0;
+        if (w.repeated) c.repeated_tokens += w.piece.length;
+        return Status::OK();
+      }));
+  (void)end;
+  return out;
+}
+
 }  // namespace stoker

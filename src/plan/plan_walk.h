@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <vector>
 
 #include "stoker/plan.h"
 #include "stoker/status.h"
@@ -38,5 +40,21 @@ PlanPosition AdvanceSteps(const Plan& plan, PlanPosition pos, uint64_t steps);
 Result<PlanPosition> WalkPlanSteps(const Plan& plan, PlanPosition start, uint64_t first_step,
                                    uint64_t steps,
                                    const std::function<Status(const WalkedPiece&)>& visit);
+
+// What `steps` global steps of `plan` from `start` consumed, per dataset and schedule phase (every
+// rank): `stoker summary`, and the exact per-source figures a metrics sink wants, from the plan.
+struct DatasetTokenCounts {
+  uint64_t tokens = 0;
+  uint64_t documents = 0;  // documents whose first token was consumed (pieces at offset 0)
+  uint64_t pieces = 0;
+  uint64_t repeated_tokens = 0;  // of `tokens`, in rows remainder=pad repeated from next epoch
+};
+struct PhaseTokenCounts {
+  uint64_t rows = 0;
+  std::vector<DatasetTokenCounts> datasets;  // one per dataset of the plan
+};
+// Keyed by phase (index into options().phases; 0 for a plan without a schedule).
+Result<std::map<uint64_t, PhaseTokenCounts>> CountPlanSteps(const Plan& plan, PlanPosition start,
+                                                            uint64_t steps);
 
 }  // namespace stoker

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <vector>
 
 #include "plan/plan_test_util.h"
@@ -116,6 +117,47 @@ TEST(PlanWalkTest, AMixtureWalkNamesDatasetEpochsAndPhases) {
   });
   EXPECT_FALSE(stopped.ok());
   EXPECT_EQ(calls, 3);
+}
+
+TEST(PlanWalkTest, CountPlanStepsEqualsARecountOfTheBatches) {
+  auto a = MakeLengths(120, 30, 0.1, 5, 3);
+  auto b = MakeLengths(40, 30, 0.1, 7, 2);
+  PlanOptions o = WalkOptions(PackMode::kBestFit, RemainderPolicy::kDropLast);
+  o.phases = {{60, {0.8, 0.2}, {}}, {UINT64_MAX, {0.2, 0.8}, {}}};
+  auto plan = MakePlan({{a, 1.0}, {b, 1.0}}, o);
+  const PlanPosition start{0, 12};
+  auto counts = CountPlanSteps(*plan, start, 20);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  std::map<uint64_t, PhaseTokenCounts> want;
+  PlanPosition pos = start;
+  for (int s = 0; s < 20; ++s) {
+    for (uint32_t rank = 0; rank < o.world_size; ++rank) {
+      Batch batch = *plan->GetBatchAt(pos, rank);
+      for (size_t r = 0; r < batch.rows.size(); ++r) {
+        const uint64_t row = pos.rows_consumed + rank * o.batch_size + r;
+        PhaseTokenCounts& p = want[plan->PhaseAt({pos.epoch, row})];
+        p.datasets.resize(2);
+        ++p.rows;
+        for (const RowPiece& piece : batch.rows[r].pieces) {
+          p.datasets[piece.dataset].tokens += piece.length;
+          p.datasets[piece.dataset].pieces += 1;
+          p.datasets[piece.dataset].documents += piece.offset == 0;
+        }
+      }
+    }
+    pos = plan->Advance(pos);
+  }
+  ASSERT_EQ(counts->size(), want.size());
+  for (const auto& [phase, p] : want) {
+    const PhaseTokenCounts& got = counts->at(phase);
+    EXPECT_EQ(got.rows, p.rows) << "phase " << phase;
+    for (size_t d = 0; d < 2; ++d) {
+      EXPECT_EQ(got.datasets[d].tokens, p.datasets[d].tokens) << phase << " " << d;
+      EXPECT_EQ(got.datasets[d].pieces, p.datasets[d].pieces) << phase << " " << d;
+      EXPECT_EQ(got.datasets[d].documents, p.datasets[d].documents) << phase << " " << d;
+    }
+  }
+  EXPECT_EQ(want.size(), 2u);
 }
 
 }  // namespace

@@ -27,12 +27,7 @@ struct SummaryArgs {
   bool quiet = false;
 };
 
-struct SourceCount {
-  uint64_t tokens = 0;
-  uint64_t documents = 0;  // documents whose first token was consumed (pieces at offset 0)
-  uint64_t pieces = 0;
-  uint64_t repeated_tokens = 0;  // of `tokens`, in rows remainder=pad repeated from next epoch
-};
+using SourceCount = DatasetTokenCounts;
 
 struct PhaseCount {
   uint64_t rows = 0;
@@ -46,43 +41,43 @@ struct Summary {
   std::map<int64_t, PhaseCount> phases;  // -1: no schedule
 };
 
+// Each segment's steps below `steps`, counted by CountPlanSteps in chunks (for the progress), and
+// merged by dataset name.
 Result<Summary> Count(const OpenedRun& run, uint64_t steps, bool quiet) {
   Summary s;
   s.steps = steps;
   s.names = run.names;
-  if (steps == 0) return s;
-  // Rows are counted at their first piece; an empty row (all padding) does not occur in a plan.
-  const RunSegment* last_seg = nullptr;
-  uint64_t last_step = UINT64_MAX;
-  uint32_t last_rank = 0, last_row = 0;
-  Status st = WalkRun(
-      run, 0, steps - 1,
-      [&](const RunSegment& seg, const WalkedPiece& w) {
-        PhaseCount& p = s.phases[w.phase ? static_cast<int64_t>(*w.phase) : -1];
+  uint64_t done = 0;
+  for (const RunSegment& seg : run.segments) {
+    if (seg.first_step >= steps) break;
+    const uint64_t end = std::min(seg.end_step, steps);
+    const bool phases = !seg.plan->options().phases.empty() && seg.plan->num_datasets() > 1;
+    PlanPosition pos = seg.start;
+    for (uint64_t at = seg.first_step; at < end;) {
+      const uint64_t n = std::min<uint64_t>(end - at, 4096);
+      STOKER_ASSIGN_OR_RETURN(auto counts, CountPlanSteps(*seg.plan, pos, n));
+      for (const auto& [phase, c] : counts) {
+        PhaseCount& p = s.phases[phases ? static_cast<int64_t>(phase) : -1];
         if (p.sources.empty()) p.sources.resize(s.names.size());
-        if (&seg != last_seg || w.step != last_step || w.rank != last_rank || w.row != last_row) {
-          ++p.rows;
-          p.capacity += seg.plan->options().seq_len;
-          last_seg = &seg;
-          last_step = w.step;
-          last_rank = w.rank;
-          last_row = w.row;
+        p.rows += c.rows;
+        p.capacity += c.rows * seg.plan->options().seq_len;
+        for (size_t d = 0; d < c.datasets.size(); ++d) {
+          SourceCount& to = p.sources[seg.dataset_name_index[d]];
+          to.tokens += c.datasets[d].tokens;
+          to.documents += c.datasets[d].documents;
+          to.pieces += c.datasets[d].pieces;
+          to.repeated_tokens += c.datasets[d].repeated_tokens;
         }
-        SourceCount& c = p.sources[seg.dataset_name_index[w.piece.dataset]];
-        c.tokens += w.piece.length;
-        c.pieces += 1;
-        c.documents += w.piece.offset == 0 ? 1 : 0;
-        if (w.repeated) c.repeated_tokens += w.piece.length;
-        return Status::OK();
-      },
-      [&](uint64_t done) {
-        if (!quiet && done % 4096 == 0) {
-          std::fprintf(stderr, "stoker summary: %llu of %llu steps\n",
-                       static_cast<unsigned long long>(done),
-                       static_cast<unsigned long long>(steps));
-        }
-      });
-  if (!st.ok()) return st;
+      }
+      pos = AdvanceSteps(*seg.plan, pos, n);
+      at += n;
+      done += n;
+      if (!quiet && at < end) {
+        std::fprintf(stderr, "stoker summary: %llu of %llu steps\n",
+                     static_cast<unsigned long long>(done), static_cast<unsigned long long>(steps));
+      }
+    }
+  }
   return s;
 }
 
