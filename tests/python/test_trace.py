@@ -284,6 +284,7 @@ def test_stream_trace_agrees_with_the_stream_loader(tmp_path, stoker_cli):
                 [(p["source"], p["shard"], p["record"], p["byte_offset"] is not None,
                   p["offset"], p["length"], p["row_offset"]) for p in row]
                 for row in batch["provenance"]]
+        assert ld.run_record() is None and "run_record" not in ld.state_dict(run_record=True)
         ld.close()
     out = tmp_path / "stream.parquet"
     p = subprocess.run([stoker_cli, "trace", *paths, "--stream", "--tokenizer", "bytes",
