@@ -98,7 +98,7 @@ nlohmann::ordered_json SourcesJson(const std::vector<std::string>& names,
   return out;
 }
 
-nlohmann::ordered_json ToJson(const Summary& s) {
+nlohmann::ordered_json SummaryJson(const Summary& s) {
   std::vector<SourceCount> all(s.names.size());
   uint64_t rows = 0, capacity = 0;
   nlohmann::ordered_json phases = nlohmann::ordered_json::array();
@@ -283,7 +283,7 @@ int RunSummary(SummaryArgs& a, const CLI::App& sub) {
   if (!a.until_step && a.run.empty()) steps = run->segments[0].plan->steps_per_epoch(0);
   Result<Summary> s = Count(*run, steps, a.quiet);
   if (!s.ok()) return ReportError("summary", s.status());
-  const nlohmann::ordered_json j = ToJson(*s);
+  const nlohmann::ordered_json j = SummaryJson(*s);
   if (!a.html.empty()) {
     std::ofstream out(a.html);
     out << Html(j);
