@@ -108,6 +108,7 @@ if(STOKER_HAVE_ARROW)
     ${PROJECT_SOURCE_DIR}/src/records/arrow/parquet_source.cc
     ${PROJECT_SOURCE_DIR}/src/records/arrow/arrow_ipc_source.cc
     ${PROJECT_SOURCE_DIR}/src/records/arrow/arrow_token_column.cc
+    ${PROJECT_SOURCE_DIR}/src/records/arrow/parquet_table_writer.cc
     # Private copies: the module needs no other. byte_source.cc holds ByteSource's key function
     # (ViewAt), so its vtable and type_info, which the module's ByteSource users need (UBSan's
     # vptr checks among them: without it the ASan+UBSan module failed to load).

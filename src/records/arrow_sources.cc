@@ -165,4 +165,10 @@ Result<TokenColumn> ReadArrowTokenColumn(const std::string& path, RecordFormat f
   return readers->read_token_column(std::move(file), format, column);
 }
 
+Result<std::unique_ptr<ParquetTableWriter>> OpenParquetTableWriter(
+    const std::string& path, const std::vector<ParquetColumnSpec>& columns) {
+  STOKER_ASSIGN_OR_RETURN(const arrow_module::Readers* readers, LoadedReaders(path));
+  return readers->open_parquet_table_writer(path, columns);
+}
+
 }  // namespace stoker

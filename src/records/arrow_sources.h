@@ -53,4 +53,28 @@ struct TokenColumn {
 Result<TokenColumn> ReadArrowTokenColumn(const std::string& path, RecordFormat format,
                                          const std::string& column);
 
+// A Parquet file written by row groups of integer columns (`stoker trace`). A column with a
+// `dictionary` is a string column (Arrow dictionary<int32, utf8>) whose values are indexes into
+// it; a `nullable` column stores a negative value as null. Columns are int64 otherwise.
+struct ParquetColumnSpec {
+  std::string name;
+  std::vector<std::string> dictionary;
+  bool nullable = false;
+  bool plain = false;  // many distinct values: Parquet's dictionary encoding left off
+};
+// Not thread-safe: one user.
+class ParquetTableWriter {
+ public:
+  virtual ~ParquetTableWriter() = default;
+  // One row group: columns[c] holds the rows of column c (all of the same size, > 0). The
+  // vectors are read in place (not copied) during the call.
+  virtual Status WriteRowGroup(const std::vector<std::vector<int64_t>>& columns) = 0;
+  // Writes the footer and closes the file; the file is incomplete until it returns OK.
+  virtual Status Close() = 0;
+};
+// Creates (truncates) the local file `path`. kUnimplemented in a build without Arrow; kIOError
+// naming the file when it cannot be created.
+Result<std::unique_ptr<ParquetTableWriter>> OpenParquetTableWriter(
+    const std::string& path, const std::vector<ParquetColumnSpec>& columns);
+
 }  // namespace stoker

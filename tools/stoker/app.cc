@@ -13,6 +13,8 @@ void AddAllCommands(CLI::App& app, int* exit_code) {
   AddVerifyCommand(app, exit_code);
   AddPlanCommand(app, exit_code);
   AddExplainCommand(app, exit_code);
+  AddTraceCommand(app, exit_code);
+  AddSummaryCommand(app, exit_code);
   AddIndexCommand(app, exit_code);
   AddScanCommand(app, exit_code);
   AddBenchCommand(app, exit_code);

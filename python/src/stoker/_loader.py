@@ -16,6 +16,12 @@ from ._datasets import (DatasetSpec, Mixture, apply_mixture, rank_and_world_size
 
 STATE_FORMAT = "stoker-loader-state"
 STATE_VERSION = 1
+RUN_RECORD_FORMAT = "stoker-run-record"
+RUN_RECORD_VERSION = 1
+# The plan options a run record keeps (docs/lineage.md): those that shape the rows and their ranks.
+_RUN_RECORD_OPTIONS = ("seq_len", "batch_size", "world_size", "seed", "shuffle", "block_shards",
+                       "pack", "bestfit_window", "remainder", "long_documents", "run_rows",
+                       "dataset_names")
 
 class Batch(dict):
     """One batch: ``{name: array}`` (torch tensors or NumPy arrays, nothing else, so
@@ -112,6 +118,11 @@ def plan_state_of(state: Any) -> Dict[str, Any]:
     if not isinstance(plan_state, dict):
         raise ValueError("stoker loader state has no 'plan_state' object")
     return plan_state
+
+
+def _record_path(path: str) -> str:
+    """A dataset's path as a run record keeps it: local paths made absolute."""
+    return path if "://" in path else os.path.abspath(path)
 
 
 # Loader's positional parameters after seed, before they became keyword-only.
@@ -309,6 +320,12 @@ class Loader:
         else:
             self._impl = _stoker.Loader.open(specs, self._options)
         self._synthetic_steps: Optional[int] = None
+        # The run record (docs/lineage.md): every plan this run has used, from the run step it
+        # started at, and the steps delivered so far.
+        self._run_step = 0
+        self._run_segments: list = []
+        if stream is None:
+            self._start_segment(json.loads(self._impl.state_json()))
 
     @classmethod
     def synthetic(
@@ -336,6 +353,7 @@ class Loader:
         self._is_stream = False
         self._rank, self._world_size = 0, 1
         self._impl = _stoker.Loader.open_synthetic(self._options)
+        self._run_step, self._run_segments = 0, []
         if steps is not None and (not isinstance(steps, int) or steps < 0):
             raise ValueError(f"steps must be None or an integer >= 0, got {steps!r}")
         self._synthetic_steps = steps
@@ -388,6 +406,7 @@ class Loader:
                 return
             self._end_pending = batch.ends_epoch
             out = self._convert(batch)
+            self._run_step += 1
             if position is not None:
                 out["provenance"] = self._explain(position, batch)
             yield out
@@ -455,18 +474,70 @@ class Loader:
             return
         self._impl.restore(self._impl.make_state_json(epoch, 0))
         self._end_pending = False
+        if self._run_segments:
+            self._start_segment(json.loads(self._impl.state_json()))
 
     # -- checkpoints ---------------------------------------------------------------------------
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self, run_record: bool = False) -> Dict[str, Any]:
         """The position after the last delivered batch: a small JSON-serialisable dict.
+
+        ``run_record=True`` adds ``"run_record"``: ``run_record()``, what ``stoker trace --run``
+        and ``stoker summary --run`` read (docs/lineage.md); a ``load_state_dict`` of such a state
+        continues the record.
 
         Datasets: the same on every rank; restoring it with another world size or batch size
         continues the same global order (elastic resume). A ``stoker.Stream``: each rank's own
         (its shards' positions, shuffle buffer and packer, as references); save every rank's
         (``stoker.gather_state_dicts``) to resume on another world size.
         """
-        return make_state_dict(self._impl.state_json())
+        state = make_state_dict(self._impl.state_json())
+        if run_record and self._run_segments:
+            state["run_record"] = self.run_record()
+        return state
+
+    # -- the run record (docs/lineage.md) ------------------------------------------------------
+
+    def run_record(self) -> Optional[Dict[str, Any]]:
+        """What this run trained on, for ``stoker trace`` and ``stoker summary``: a small
+        JSON-serialisable dict (``{"format": "stoker-run-record", ...}``) naming every plan the run
+        used (fingerprint, datasets, options, mixture schedule) with the run step it started at
+        and the checkpoint it resumed from (a world-size change, a mixture edit), and ``step``,
+        the steps delivered so far. ``state_dict(run_record=True)`` carries it as
+        ``"run_record"``; a ``load_state_dict`` of such a state continues it (a state without it
+        starts a new record). None for a ``stoker.Stream`` and a synthetic loader (not
+        recorded)."""
+        if not self._run_segments:
+            return None
+        return self._run_record(self._run_step)
+
+    def _run_record(self, step: int) -> Dict[str, Any]:
+        return {"format": RUN_RECORD_FORMAT, "version": RUN_RECORD_VERSION, "step": step,
+                "segments": [s for s in self._run_segments if s["step"] <= step]}
+
+    def _start_segment(self, resume: Dict[str, Any]) -> None:
+        """From the current run step on, this loader's plan, continued from ``resume``."""
+        o = self._options
+        names = list(o.dataset_names) or [_record_path(path) for path, _ in self._datasets]
+        # A mixture's state names each dataset's identity (its cursor's id: 16 hex digits over
+        # its document count, lengths and shard boundaries); one dataset's is in the fingerprint.
+        cursors = json.loads(self._impl.state_json()).get("datasets") or []
+        segment = {
+            "step": self._run_step,
+            "fingerprint": self.fingerprint,
+            "datasets": [{"name": name, "path": _record_path(path), "weight": weight}
+                         | ({"id": cursors[k]["id"]} if k < len(cursors) else {})
+                         for k, (name, (path, weight)) in enumerate(zip(names, self._datasets))],
+            "options": {k: (list(v) if k == "dataset_names" else v)
+                        for k, v in ((k, getattr(o, k)) for k in _RUN_RECORD_OPTIONS)},
+            "phases": [{"end_row": p.end_row, "weights": list(p.weights),
+                        "end_weights": list(p.end_weights)} for p in o.phases],
+            "resume": resume,
+        }
+        # A segment that starts where the last one did replaces it (set_epoch at the start).
+        if self._run_segments and self._run_segments[-1]["step"] == self._run_step:
+            self._run_segments.pop()
+        self._run_segments.append(segment)
 
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
         """Continues from ``state``; ValueError if it is malformed or from another plan.
@@ -509,6 +580,15 @@ class Loader:
         else:
             self._impl.restore(resume)
         self._end_pending = False
+        if self._run_segments:
+            first = state[0] if isinstance(state, (list, tuple)) else state
+            record = first.get("run_record") if isinstance(first, dict) else None
+            if isinstance(record, dict) and record.get("format") == RUN_RECORD_FORMAT:
+                self._run_step = int(record.get("step", 0))
+                self._run_segments = list(record.get("segments", []))
+            else:  # a checkpoint without a record: the record starts here
+                self._run_step, self._run_segments = 0, []
+            self._start_segment(json.loads(resume))
 
     # -- monitoring and lifetime ---------------------------------------------------------------
 

@@ -9,6 +9,7 @@ const Readers kReaders = {
     .open_parquet_shard = &OpenParquetShard,
     .open_arrow_ipc_shard = &OpenArrowIpcShard,
     .read_token_column = &ReadTokenColumn,
+    .open_parquet_table_writer = &OpenParquetTableWriter,
 };
 
 }  // namespace

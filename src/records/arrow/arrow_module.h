@@ -39,6 +39,9 @@ struct Readers {
   // arrow_sources.h's ReadArrowTokenColumn over the file's bytes.
   Result<TokenColumn> (*read_token_column)(std::shared_ptr<const ByteSource> file,
                                            RecordFormat format, const std::string& column);
+  // arrow_sources.h's OpenParquetTableWriter (a local file).
+  Result<std::unique_ptr<ParquetTableWriter>> (*open_parquet_table_writer)(
+      const std::string& path, const std::vector<ParquetColumnSpec>& columns);
 };
 
 // The module's side (arrow/*.cc, inside libstoker_arrow.so only): the functions of the table.
@@ -49,6 +52,8 @@ Result<std::unique_ptr<RecordSource>> OpenArrowIpcShard(const RecordShard& shard
                                                         std::shared_ptr<const ByteSource> source);
 Result<TokenColumn> ReadTokenColumn(std::shared_ptr<const ByteSource> file, RecordFormat format,
                                     const std::string& column);
+Result<std::unique_ptr<ParquetTableWriter>> OpenParquetTableWriter(
+    const std::string& path, const std::vector<ParquetColumnSpec>& columns);
 
 // The module's one exported symbol: extern "C" const Readers* stoker_arrow_readers_v1().
 inline constexpr char kEntryPoint[] = "stoker_arrow_readers_v1";

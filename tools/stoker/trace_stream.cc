@@ -1,0 +1,84 @@
+#include "trace_stream.h"
+
+#include <memory>
+#include <unordered_map>
+
+#include "stoker/error_policy.h"
+#include "stoker/provenance.h"
+#include "stoker/stream.h"
+
+namespace stoker::cli {
+namespace {
+
+class Interned {
+ public:
+  int64_t Index(const std::string& s) {
+    auto [it, added] = index_.emplace(s, static_cast<int64_t>(values_.size()));
+    if (added) values_.push_back(s);
+    return it->second;
+  }
+  std::vector<std::string> Take() { return std::move(values_); }
+
+ private:
+  std::vector<std::string> values_;
+  std::unordered_map<std::string, int64_t> index_;
+};
+
+}  // namespace
+
+Result<StreamTrace> TraceStreamSteps(const PlanFlags& plan, const StreamFlags& stream,
+                                     uint64_t first, uint64_t last,
+                                     const std::function<void(uint64_t)>& progress) {
+  STOKER_ASSIGN_OR_RETURN(PlanOptions o, BuildPlanOptions(plan));
+  STOKER_ASSIGN_OR_RETURN(StreamOptions so, ToStreamOptions(stream, plan.datasets));
+  std::vector<std::shared_ptr<const BatchPlanner>> planners;
+  for (uint32_t rank = 0; rank < o.world_size; ++rank) {
+    LoaderOptions lo;
+    static_cast<PlanOptions&>(lo) = o;
+    lo.rank = rank;
+    STOKER_ASSIGN_OR_RETURN(lo.on_error, ParseErrorPolicy(stream.on_error));
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const BatchPlanner> p, OpenStreamPlanner(so, lo));
+    planners.push_back(std::move(p));
+  }
+  if (last == UINT64_MAX) {
+    STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planners[0]->StepsPerEpoch(0));
+    if (steps == 0) return InvalidArgument("the stream's first epoch has no step");
+    last = steps - 1;
+  }
+  const uint64_t global_batch = o.batch_size * o.world_size;
+  StreamTrace out;
+  Interned names, shard_paths;
+  uint64_t epoch = 0, epoch_first = 0, done = 0;  // epoch_first: the run step of its step 0
+  for (uint64_t step = first; step <= last; ++step) {
+    STOKER_ASSIGN_OR_RETURN(uint64_t in_epoch, planners[0]->StepsPerEpoch(epoch));
+    while (step >= epoch_first + in_epoch) {
+      if (in_epoch == 0)
+        return InvalidArgument("the stream's epoch " + std::to_string(epoch) + " has no step");
+      epoch_first += in_epoch;
+      ++epoch;
+      STOKER_ASSIGN_OR_RETURN(in_epoch, planners[0]->StepsPerEpoch(epoch));
+    }
+    const uint64_t k = step - epoch_first;
+    for (uint32_t rank = 0; rank < o.world_size; ++rank) {
+      STOKER_ASSIGN_OR_RETURN(StepProvenance p, planners[rank]->Explain({epoch, k * global_batch}));
+      for (size_t r = 0; r < p.rows.size(); ++r) {
+        for (const PieceProvenance& x : p.rows[r].pieces) {
+          out.rows.push_back({static_cast<int64_t>(step), static_cast<int64_t>(epoch),
+                              static_cast<int64_t>(k), rank, static_cast<int64_t>(r),
+                              static_cast<int64_t>(x.row_offset), names.Index(x.source),
+                              static_cast<int64_t>(x.shard), shard_paths.Index(x.shard_path),
+                              static_cast<int64_t>(x.record), static_cast<int64_t>(x.document),
+                              static_cast<int64_t>(x.offset), static_cast<int64_t>(x.length), -1,
+                              -1, p.rows[r].repeated ? 1 : 0});
+        }
+      }
+    }
+    ++done;
+    if (progress) progress(done);
+  }
+  out.names = names.Take();
+  out.shard_paths = shard_paths.Take();
+  return out;
+}
+
+}  // namespace stoker::cli
