@@ -13,6 +13,7 @@ void AddAllCommands(CLI::App& app, int* exit_code) {
   AddVerifyCommand(app, exit_code);
   AddPlanCommand(app, exit_code);
   AddExplainCommand(app, exit_code);
+  AddResumeEditCommand(app, exit_code);
   AddIndexCommand(app, exit_code);
   AddScanCommand(app, exit_code);
   AddBenchCommand(app, exit_code);

@@ -21,5 +21,6 @@ void AddPrefetchCommand(CLI::App& app, int* exit_code);
 void AddCacheCommand(CLI::App& app, int* exit_code);
 void AddExplainCommand(CLI::App& app, int* exit_code);
 void AddScanCommand(CLI::App& app, int* exit_code);
+void AddResumeEditCommand(CLI::App& app, int* exit_code);
 
 }  // namespace stoker::cli

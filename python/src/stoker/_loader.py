@@ -8,6 +8,8 @@ import json
 import operator
 import os
 import sys
+import time
+import weakref
 from typing import Any, Dict, Iterator, Optional, Sequence, Union
 
 from . import _spelling, _stoker
@@ -112,6 +114,40 @@ def plan_state_of(state: Any) -> Dict[str, Any]:
     if not isinstance(plan_state, dict):
         raise ValueError("stoker loader state has no 'plan_state' object")
     return plan_state
+
+
+def _skips_of(state: Any) -> list:
+    """The skips (stoker.edit_state) of a state dict, or of the first of a list, in order."""
+    first = state[0] if isinstance(state, (list, tuple)) and state else state
+    plan_state = plan_state_of(first) if isinstance(first, dict) else {}
+    skips = plan_state.get("skip") or []
+    if not isinstance(skips, list) or not all(
+            isinstance(s, dict) and {"epoch", "from", "to"} <= set(s) for s in skips):
+        raise ValueError("the state's 'skip' list is malformed (write it with stoker.edit_state "
+                         "or `stoker resume-edit`)")
+    return sorted((dict(s) for s in skips), key=lambda s: (s["epoch"], s["from"]))
+
+
+def edit_state(state: Dict[str, Any], skip_steps: Any = None) -> Dict[str, Any]:
+    """A checkpoint edited before a resume, as ``stoker resume-edit`` does (docs/plan.md,
+    "Skipping steps on resume"). ``skip_steps=(first, last)`` (both included; or a list of such
+    pairs): steps of the state's epoch, counted as the run that wrote it did (its world size and
+    batch size). A Loader restoring the result serves every step before ``first``, never the
+    skipped steps' rows, and the rest of the epoch once, on any world size. The input is not
+    modified. ValueError for a range already passed, a stream's state, a malformed state."""
+    if skip_steps is None:
+        raise ValueError("edit_state: nothing to edit (give skip_steps=(first, last))")
+    ranges = [skip_steps] if (len(skip_steps) == 2 and all(
+        isinstance(x, int) for x in skip_steps)) else list(skip_steps)
+    plan_state_of(state)  # a loader state dict, or ValueError
+    text = json.dumps(state)
+    for r in ranges:
+        first, last = r
+        for x in (first, last):
+            if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+                raise ValueError(f"skip_steps: steps are integers >= 0, got {r!r}")
+        text = _stoker.skip_steps_in_state(text, first, last)
+    return json.loads(text)
 
 
 # Loader's positional parameters after seed, before they became keyword-only.
@@ -243,6 +279,8 @@ class Loader:
         cache_size: Union[int, str, None] = None,
         total_tokens: Union[int, float, str, None] = None,
         total_steps: Optional[int] = None,
+        metrics: Any = None,
+        metrics_every: int = 100,
     ) -> None:
         # Keyword arguments are the spelling (the defaults are LoaderOptions' own: a test checks
         # them against _stoker.option_table("loader")); rank, world_size, device and output by
@@ -309,6 +347,27 @@ class Loader:
         else:
             self._impl = _stoker.Loader.open(specs, self._options)
         self._synthetic_steps: Optional[int] = None
+        self._metrics = self._accounting(metrics, metrics_every, specs, mixture, seq_len)
+
+    def _accounting(self, metrics: Any, every: int, specs: list, mixture: Dict[str, Any],
+                    seq_len: int) -> Any:
+        """stoker.metrics' counter for Loader(metrics=...), or None. A pure-Python keyword, not an
+        option-table row: the sink is a Python object and the counting runs in Python."""
+        if metrics is None:
+            return None
+        from . import metrics as metrics_module
+
+        if self._is_stream:
+            raise ValueError("metrics= needs datasets (a stoker.Stream has no per-source plan)")
+        names = mixture.get("dataset_names") or [
+            os.path.basename(os.path.normpath(str(path))) or str(path) for path, _w in specs]
+        names = [str(n).replace("/", "_") for n in names]
+        names = [n if names.count(n) == 1 else f"{n}_{i}" for i, n in enumerate(names)]
+        me = weakref.ref(self)  # the live core (load_state_dict may reopen it)
+        self._metrics_last: Optional[tuple] = None  # where the last counted step started
+        return metrics_module.Accounting(metrics_module.as_sink(metrics), every, names,
+                                         self._rank, self._options.batch_size, seq_len,
+                                         self._world_size, lambda: me()._impl)
 
     @classmethod
     def synthetic(
@@ -333,6 +392,7 @@ class Loader:
             pin_memory=pin_memory, seed=seed, device=self._device, token_dtype=token_dtype)
         self._datasets = []
         self._provenance = False
+        self._metrics = None
         self._is_stream = False
         self._rank, self._world_size = 0, 1
         self._impl = _stoker.Loader.open_synthetic(self._options)
@@ -342,6 +402,8 @@ class Loader:
         return self
 
     def _setup(self, device: Any, output: Optional[str]) -> None:
+        self._skips: list = []  # stoker.edit_state's skips not reached yet, in order
+        self._moves = 0  # load_state_dict and set_epoch count here: positions known go stale
         self._end_pending = False  # the epoch's last batch was delivered, its end not yet seen
         self._device = _device_index(device)
         self._torch = None
@@ -373,24 +435,72 @@ class Loader:
             self._end_pending = False
             if impl.next() is not None:
                 raise RuntimeError("stoker: expected the end of an epoch")
+        metrics = self._metrics
+        start, moves = None, -1
         while True:
-            # The step the next batch starts at, for its provenance.
-            position = self._position() if self._provenance else None
+            # The step the next batch starts at, for its provenance and metrics: the last batch's
+            # position_after (free), unless the loader was moved since (load_state_dict...).
+            position = None
+            if self._provenance or metrics is not None or self._skips:
+                if start is None or moves != self._moves:
+                    start, moves = self._position(), self._moves
+                position = start
+                if self._skips:
+                    position = start = self._skip_over(position)
+                    moves = self._moves
             try:
-                batch = impl.next()
+                if metrics is not None:
+                    began = time.perf_counter()
+                    batch = impl.next()
+                    metrics.waits.append(time.perf_counter() - began)
+                else:
+                    batch = impl.next()
             except ValueError as e:
                 if "ring slot" not in str(e):
                     raise
                 raise ValueError(f"{e} (from Python: a batch holds its slot while any of its "
                                  "tensors is alive; .clone() the batches you keep)") from None
             if batch is None:
+                if metrics is not None:
+                    metrics.waits.pop()  # the end of the epoch is no step
                 self._end_pending = False
                 return
             self._end_pending = batch.ends_epoch
             out = self._convert(batch)
-            if position is not None:
+            if self._provenance:
                 out["provenance"] = self._explain(position, batch)
+            if position is not None:
+                start = batch.position_after
+            if metrics is not None:
+                self._metrics_last = position
+                if len(metrics.waits) >= metrics.every:
+                    metrics.flush(position)
             yield out
+
+    def _skip_over(self, position: tuple) -> tuple:
+        """Where the next step starts, after the skips (stoker.edit_state) it reaches: a step
+        that would serve a skipped row starts at the end of its skip instead."""
+        rows_per_step = self._options.batch_size * self._world_size
+        while self._skips:
+            skip = self._skips[0]
+            epoch, rows = position
+            if (epoch, rows) >= (skip["epoch"], skip["to"]):
+                self._skips.pop(0)  # passed (a later checkpoint, or set_epoch)
+                continue
+            if epoch < skip["epoch"] or rows + rows_per_step <= skip["from"]:
+                break
+            if rows < skip["from"]:
+                # Another world size, whose steps do not meet the skip's first row: the rows
+                # between are not served either (a step is never cut).
+                print(f"stoker: skipping steps {skip.get('steps')}: this world's step at global "
+                      f"row {rows} reaches into them, so its rows {rows}..{skip['from'] - 1} "
+                      "are skipped too", file=sys.stderr)
+            self._impl.restore(self._impl.make_state_json(skip["epoch"], skip["to"]))
+            self._skips.pop(0)
+            self._end_pending = False
+            self._moves += 1
+            position = self._position()
+        return position
 
     def _convert(self, batch: "_stoker.Batch") -> Batch:
         return Batch.of(self._arrays(batch), batch, self._output,
@@ -455,6 +565,7 @@ class Loader:
             return
         self._impl.restore(self._impl.make_state_json(epoch, 0))
         self._end_pending = False
+        self._moves += 1
 
     # -- checkpoints ---------------------------------------------------------------------------
 
@@ -466,7 +577,10 @@ class Loader:
         (its shards' positions, shuffle buffer and packer, as references); save every rank's
         (``stoker.gather_state_dicts``) to resume on another world size.
         """
-        return make_state_dict(self._impl.state_json())
+        out = make_state_dict(self._impl.state_json())
+        if self._skips:  # those not reached yet stay in the checkpoint
+            out["plan_state"]["skip"] = [dict(s) for s in self._skips]
+        return out
 
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
         """Continues from ``state``; ValueError if it is malformed or from another plan.
@@ -478,6 +592,7 @@ class Loader:
         (docs/streaming.md, "Elastic resume"). On the same world size the list's own entry is
         restored (bitwise the same batches).
         """
+        skips = _skips_of(state)
         if isinstance(state, (list, tuple)):
             plans = [plan_state_of(s) for s in state]
             if not plans:
@@ -509,6 +624,8 @@ class Loader:
         else:
             self._impl.restore(resume)
         self._end_pending = False
+        self._moves += 1
+        self._skips = skips
 
     # -- monitoring and lifetime ---------------------------------------------------------------
 
@@ -533,7 +650,14 @@ class Loader:
         return self._impl.fingerprint
 
     def close(self) -> None:
-        """Stops the worker threads. Tensors already delivered stay valid."""
+        """Stops the worker threads (and flushes and closes the metrics sink, if any). Tensors
+        already delivered stay valid."""
+        if self._metrics is not None:
+            self._metrics.flush(self._metrics_last)
+            close = getattr(self._metrics.sink, "close", None)
+            if close is not None:
+                close()
+            self._metrics = None
         self._impl.close()
 
     def __enter__(self) -> "Loader":
