@@ -273,6 +273,22 @@ TEST(LoaderAssemblyTest, AMaskedSplitDocumentTakesItsNextTrainedToken) {
   EXPECT_EQ(b.result.trained_tokens, 3u);
 }
 
+TEST(LoaderAssemblyTest, SourceCountsOfChatDataCountTheLossMask) {
+  testing::MaskedSource src = Chats();
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 10;
+  opt.loss_mask = true;
+  Built b = Build(opt, std::vector<const DocumentReader*>{&src, &src},
+                  {Row{{{0, 0, 0, 5}, {1, 1, 0, 3}}}});
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  // As in LabelsAreTheNextTokenWhereItIsTrained: 3 trained labels in doc0, 2 in doc1.
+  ASSERT_EQ(b.result.sources.size(), 2u);
+  EXPECT_EQ(b.result.sources[0].trained_tokens, 3u);
+  EXPECT_EQ(b.result.sources[1].trained_tokens, 2u);
+  EXPECT_EQ(b.result.trained_tokens, 5u);
+}
+
 TEST(LoaderAssemblyTest, CrossDocumentTargetsRespectTheMask) {
   testing::MaskedSource src = Chats();
   testing::MaskedSource first_trained({{11, 12}, {21, 22}}, {{0, 1}, {1, 1}});

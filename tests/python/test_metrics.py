@@ -158,6 +158,14 @@ def test_bad_metrics_arguments_are_refused(datasets):  # noqa: F811
         stoker.Loader(datasets["a"], seq_len=SEQ, batch_size=BATCH, metrics=42)
 
 
+def test_metrics_need_datasets(tmp_path):
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text('{"text": "hello"}\n')
+    stream = stoker.Stream([str(jsonl)], tokenizer="bytes")
+    with pytest.raises(ValueError, match="metrics= needs datasets"):
+        stoker.Loader(stream, seq_len=SEQ, batch_size=1, metrics=lambda s, m: None)
+
+
 def test_importing_stoker_imports_no_sink_library():
     code = ("import sys, stoker, stoker.metrics\n"
             "bad = [m for m in ('tensorboard', 'wandb', 'prometheus_client') if m in sys.modules]\n"

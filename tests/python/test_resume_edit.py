@@ -107,6 +107,24 @@ def test_another_world_whose_step_straddles_the_skip_says_so(datasets, capfd):  
     assert "its rows 16..19 are skipped too" in capfd.readouterr().err
 
 
+def test_a_checkpoint_taken_before_the_skip_keeps_it(datasets):  # noqa: F811
+    make = lambda: datasets["a"]  # noqa: E731
+    ref = steps_of(loaders(make, 1, 4))
+    run = loaders(make, 1, 4)
+    steps_of(run, 2)
+    edited = stoker.edit_state(run[0].state_dict(), skip_steps=(5, 6))
+    first = loaders(make, 1, 4)
+    first[0].load_state_dict(edited)
+    it = iter(first[0])
+    b = next(it)  # step 2
+    state = b.state_after  # what a trainer adapter saves after the step
+    assert state["plan_state"]["skip"][0]["steps"] == "5..6"
+    del b, it
+    second = loaders(make, 1, 4)
+    second[0].load_state_dict(state)
+    assert steps_of(second) == ref[3:5] + ref[7:]
+
+
 def test_resume_edit_cli_writes_what_edit_state_returns(datasets, tmp_path, stoker_cli):  # noqa: F811
     run = loaders(lambda: datasets["a"], 2, 2)
     steps_of(run, 3)

@@ -40,7 +40,11 @@ class Batch(dict):
         core = self.__dict__.get("_core")
         if core is None:
             raise AttributeError("this batch has no state (a synthetic loader's batch)")
-        return make_state_dict(core.state_after_json())
+        out = make_state_dict(core.state_after_json())
+        skips = self.__dict__.get("_skips")
+        if skips:  # stoker.edit_state's skips not reached yet stay in the checkpoint
+            out["plan_state"]["skip"] = [dict(s) for s in skips]
+        return out
 
     @classmethod
     def of(cls, arrays: Dict[str, Any], core: "_stoker.Batch", output: str,
@@ -313,6 +317,8 @@ class Loader:
                                               total_tokens, total_steps)
         elif total_tokens is not None or total_steps is not None:
             raise ValueError("total_tokens and total_steps go with a stoker.Mixture")
+        if stream is not None and metrics is not None:
+            raise ValueError("metrics= needs datasets (a stoker.Stream has no per-source plan)")
         if stream is not None and stream.bestfit_window is not None:  # the deprecated spelling
             if bestfit_window not in (None, stream.bestfit_window):
                 raise ValueError("bestfit_window given to both stoker.Stream (deprecated) and "
@@ -357,8 +363,6 @@ class Loader:
             return None
         from . import metrics as metrics_module
 
-        if self._is_stream:
-            raise ValueError("metrics= needs datasets (a stoker.Stream has no per-source plan)")
         names = mixture.get("dataset_names") or [
             os.path.basename(os.path.normpath(str(path))) or str(path) for path, _w in specs]
         names = [str(n).replace("/", "_") for n in names]
@@ -471,6 +475,8 @@ class Loader:
                 out["provenance"] = self._explain(position, batch)
             if position is not None:
                 start = batch.position_after
+            if self._skips:
+                out.__dict__["_skips"] = list(self._skips)
             if metrics is not None:
                 self._metrics_last = position
                 if len(metrics.waits) >= metrics.every:
