@@ -107,6 +107,13 @@ void RegisterPlan(nb::module_& m) {
       nb::arg("state_json"), nb::arg("first"), nb::arg("last"),
       "The state with steps first..last of its epoch marked skipped (src/plan/state_edit.h).");
   m.def(
+      "drop_source_in_state",
+      [](const std::string& state_json, const std::string& name) {
+        return Unwrap(DropSourceInState(state_json, name));
+      },
+      nb::arg("state_json"), nb::arg("name"),
+      "The state with dataset `name` left out on resume (src/plan/state_edit.h).");
+  m.def(
       "read_mixture",
       [](const std::string& path, uint64_t seq_len, uint64_t global_batch_rows,
          std::optional<std::string> total_tokens, std::optional<uint64_t> total_steps) {

@@ -47,4 +47,41 @@ Result<std::string> SkipStepsInState(std::string_view state_json, uint64_t first
   return j.dump();
 }
 
+Result<std::string> DropSourceInState(std::string_view state_json, const std::string& name) {
+  STOKER_ASSIGN_OR_RETURN(PlanState state, PlanState::FromJson(state_json));
+  if (state.datasets.empty()) {
+    return InvalidArgument("drop source '" + name +
+                           "': the state is not a mixture's (a run of one dataset, or a stream): "
+                           "there is no other source to continue with");
+  }
+  nlohmann::json j = nlohmann::json::parse(state_json);
+  nlohmann::json& plan = j.contains("plan_state") ? j["plan_state"] : j;
+  std::vector<std::string> dropped = plan.value("drop", std::vector<std::string>());
+  std::string names;
+  bool found = false;
+  size_t left = 0;
+  for (const DatasetCursor& c : state.datasets) {
+    names += (names.empty() ? "" : ", ") + c.name;
+    found = found || c.name == name;
+    bool gone = c.name == name;
+    for (const std::string& d : dropped) gone = gone || d == c.name;
+    left += gone ? 0 : 1;
+  }
+  if (!found) {
+    return InvalidArgument("drop source '" + name +
+                           "': the state has no dataset of that name (its "
+                           "datasets: " +
+                           names + ")");
+  }
+  if (left < 2) {
+    return InvalidArgument("drop source '" + name + "': fewer than two datasets would be left (" +
+                           names +
+                           "), and an edited mixture continues only into two or more; "
+                           "start a new run on the one that is left instead");
+  }
+  dropped.push_back(name);
+  plan["drop"] = dropped;
+  return j.dump();
+}
+
 }  // namespace stoker

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stoker/status.h"
 
@@ -18,5 +19,12 @@ namespace stoker {
 // kInvalidArgument: malformed JSON, last < first, a step the state has already passed, a stream's
 // state (its order is not a function of the step), a state without its world and batch size.
 Result<std::string> SkipStepsInState(std::string_view state_json, uint64_t first, uint64_t last);
+
+// Returns `state_json` with `name` appended to its plan state's "drop" list: a dataset of the
+// mixture that a Loader restoring the state leaves out from there on (quarantined: the rest of
+// the others' epochs served exactly once, as when a mixture file drops it; docs/plan.md).
+// kInvalidArgument: no dataset of that name in the state (it lists them), the state of a run of
+// one dataset, fewer than two datasets left (a continued mixture needs two).
+Result<std::string> DropSourceInState(std::string_view state_json, const std::string& name);
 
 }  // namespace stoker

@@ -69,5 +69,26 @@ TEST(SkipStepsInState, RefusesWhatCannotBeSkipped) {
   EXPECT_NE(message("{", 1, 2).find("malformed"), std::string::npos);
 }
 
+TEST(DropSourceInState, AddsTheNameAndRefusesWhatCannotBeDropped) {
+  PlanState s = StateAtStep(1);
+  for (const char* name : {"web", "code", "math"})
+    s.datasets.push_back({name, "id", 1, 1, 0, 0, 0});
+  Result<std::string> out = DropSourceInState(s.ToJson(), "code");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(nlohmann::json::parse(*out)["drop"], nlohmann::json::array({"code"}));
+  Result<std::string> again = DropSourceInState(*out, "web");
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("fewer than two datasets would be left"),
+            std::string::npos);
+  Result<std::string> unknown = DropSourceInState(s.ToJson(), "wiki");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("no dataset of that name (its datasets: web, code, "
+                                            "math)"),
+            std::string::npos);
+  Result<std::string> single = DropSourceInState(StateAtStep(1).ToJson(), "web");
+  ASSERT_FALSE(single.ok());
+  EXPECT_NE(single.status().message().find("not a mixture's"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace stoker

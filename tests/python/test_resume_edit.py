@@ -7,6 +7,7 @@ uninterrupted run's provenance."""
 import json
 import subprocess
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -125,6 +126,43 @@ def test_a_checkpoint_taken_before_the_skip_keeps_it(datasets):  # noqa: F811
     assert steps_of(second) == ref[3:5] + ref[7:]
 
 
+def test_a_dropped_source_is_what_a_mixture_file_without_it_gives(mix, tmp_path,  # noqa: F811
+                                                                 stoker_cli):
+    kw = dict(seq_len=SEQ, batch_size=2, seed=3, provenance=True, output="numpy",
+              total_steps=60)
+    run = stoker.Loader(stoker.Mixture(mix["path"]), **kw)
+    steps_of([run], 5)
+    state = run.state_dict()
+    dropped = stoker.Loader(stoker.Mixture(mix["path"]), **kw)
+    edited = stoker.edit_state(state, drop_source="code")
+    dropped.load_state_dict(edited)
+    # The same edit made in the mixture file (docs/plan.md, "Edits on resume").
+    spec = json.loads(Path(mix["path"]).read_text())
+    del spec["datasets"]["code"]
+    for phase in spec["phases"]:
+        del phase["weights"]["code"]
+    no_code = Path(mix["root"]) / "no-code.json"  # beside it: its paths are relative
+    no_code.write_text(json.dumps(spec))
+    by_file = stoker.Loader(stoker.Mixture(no_code), **kw)
+    by_file.load_state_dict(state)
+    got = steps_of([dropped], 10)
+    assert got == steps_of([by_file], 10)
+    # Its checkpoints keep the drop: a new loader on the first mixture continues the same way.
+    again = stoker.Loader(stoker.Mixture(mix["path"]), **kw)
+    again.load_state_dict(dropped.state_dict())
+    assert steps_of([again]) == steps_of([dropped])
+    # The CLI writes the same edit; an unknown name is refused, naming the datasets.
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state))
+    r = subprocess.run([stoker_cli, "resume-edit", str(path), "--drop-source", "code", "-o",
+                        str(tmp_path / "new.json")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "new.json").read_text()) == edited
+    with pytest.raises(ValueError, match=r"no dataset of that name \(its datasets: web, code, "
+                                         r"math\)"):
+        stoker.edit_state(state, drop_source="wiki")
+
+
 def test_resume_edit_cli_writes_what_edit_state_returns(datasets, tmp_path, stoker_cli):  # noqa: F811
     run = loaders(lambda: datasets["a"], 2, 2)
     steps_of(run, 3)
@@ -165,5 +203,7 @@ def test_edit_state_refusals(datasets):  # noqa: F811
         stoker.edit_state(state, skip_steps=(2, 4))
     with pytest.raises(ValueError, match="not a stoker loader state"):
         stoker.edit_state({"x": 1}, skip_steps=(5, 6))
+    with pytest.raises(ValueError, match="not a mixture's"):
+        stoker.edit_state(state, drop_source="web")
     with pytest.raises(ValueError, match="nothing to edit"):
         stoker.edit_state(state)

@@ -17,6 +17,7 @@ namespace {
 struct ResumeEditArgs {
   std::string state_file, out_file;
   std::vector<std::string> skip_steps;
+  std::vector<std::string> drop_sources;
 };
 
 // "A..B" (both included) -> (A, B).
@@ -53,15 +54,26 @@ int RunResumeEdit(const ResumeEditArgs& args) {
     }
     state = std::move(edited).value();
   }
+  for (const std::string& name : args.drop_sources) {
+    Result<std::string> edited = DropSourceInState(state, name);
+    if (!edited.ok()) {
+      return ReportError("resume-edit",
+                         edited.status().WithContext("state file " + args.state_file));
+    }
+    state = std::move(edited).value();
+  }
+  if (args.skip_steps.empty() && args.drop_sources.empty()) {
+    return ReportError("resume-edit",
+                       InvalidArgument("nothing to edit: give --skip-steps A..B or --drop-source "
+                                       "NAME"));
+  }
   Status st = WriteFileAtomically(args.out_file, state + "\n");
   if (!st.ok()) return ReportError("resume-edit", st);
-  std::printf("resume-edit: wrote %s (skips steps %s on resume)\n", args.out_file.c_str(),
-              [&] {
-                std::string all;
-                for (const std::string& r : args.skip_steps) all += (all.empty() ? "" : ", ") + r;
-                return all;
-              }()
-                  .c_str());
+  std::string what;
+  for (const std::string& r : args.skip_steps) what += (what.empty() ? "" : ", ") + ("steps " + r);
+  for (const std::string& n : args.drop_sources)
+    what += (what.empty() ? "" : ", ") + ("'" + n + "'");
+  std::printf("resume-edit: wrote %s (skips %s on resume)\n", args.out_file.c_str(), what.c_str());
   return kExitOk;
 }
 
@@ -77,10 +89,13 @@ void AddResumeEditCommand(CLI::App& app, int* exit_code) {
       "the run that wrote it did (its world size and batch size). stoker.Loader, restoring\n"
       "NEW_STATE, serves every step before FIRST, never the skipped steps' rows, and the rest of\n"
       "the epoch once (docs/plan.md, \"Skipping steps on resume\").\n"
+      "--drop-source NAME (a mixture's dataset, as its checkpoint names it) quarantines a whole\n"
+      "source: the others continue their epochs exactly once, as when the mixture file drops it.\n"
       "Exit status: 0 written, 2 error.");
   sub->add_option("STATE", args->state_file, "the checkpoint's state file")->required();
-  sub->add_option("--skip-steps", args->skip_steps, "FIRST..LAST: steps to skip on resume")
-      ->required();
+  sub->add_option("--skip-steps", args->skip_steps, "FIRST..LAST: steps to skip on resume");
+  sub->add_option("--drop-source", args->drop_sources,
+                  "NAME: a mixture's dataset to leave out from the checkpoint on (repeatable)");
   sub->add_option("-o,--output", args->out_file, "the edited state file to write")->required();
   sub->callback([args, exit_code] { *exit_code = RunResumeEdit(*args); });
 }

@@ -40,11 +40,8 @@ class Batch(dict):
         core = self.__dict__.get("_core")
         if core is None:
             raise AttributeError("this batch has no state (a synthetic loader's batch)")
-        out = make_state_dict(core.state_after_json())
-        skips = self.__dict__.get("_skips")
-        if skips:  # stoker.edit_state's skips not reached yet stay in the checkpoint
-            out["plan_state"]["skip"] = [dict(s) for s in skips]
-        return out
+        skips, drops = self.__dict__.get("_edits", ([], []))
+        return _with_edits(make_state_dict(core.state_after_json()), skips, drops)
 
     @classmethod
     def of(cls, arrays: Dict[str, Any], core: "_stoker.Batch", output: str,
@@ -132,17 +129,46 @@ def _skips_of(state: Any) -> list:
     return sorted((dict(s) for s in skips), key=lambda s: (s["epoch"], s["from"]))
 
 
-def edit_state(state: Dict[str, Any], skip_steps: Any = None) -> Dict[str, Any]:
+def _drops_of(state: Any) -> list:
+    """The datasets a state (stoker.edit_state) leaves out, or of the first of a list."""
+    first = state[0] if isinstance(state, (list, tuple)) and state else state
+    drops = (plan_state_of(first) if isinstance(first, dict) else {}).get("drop") or []
+    if not isinstance(drops, list) or not all(isinstance(d, str) for d in drops):
+        raise ValueError("the state's 'drop' list is malformed (write it with stoker.edit_state "
+                         "or `stoker resume-edit`)")
+    return drops
+
+
+def _with_edits(state: Dict[str, Any], skips: list, drops: list) -> Dict[str, Any]:
+    """A state dict with the skips not reached yet and the datasets left out, so that a loader
+    restoring it keeps them."""
+    if skips:
+        state["plan_state"]["skip"] = [dict(s) for s in skips]
+    if drops:
+        state["plan_state"]["drop"] = list(drops)
+    return state
+
+
+def edit_state(state: Dict[str, Any], skip_steps: Any = None,
+               drop_source: Union[str, Sequence[str], None] = None) -> Dict[str, Any]:
     """A checkpoint edited before a resume, as ``stoker resume-edit`` does (docs/plan.md,
     "Skipping steps on resume"). ``skip_steps=(first, last)`` (both included; or a list of such
     pairs): steps of the state's epoch, counted as the run that wrote it did (its world size and
     batch size). A Loader restoring the result serves every step before ``first``, never the
-    skipped steps' rows, and the rest of the epoch once, on any world size. The input is not
-    modified. ValueError for a range already passed, a stream's state, a malformed state."""
+    skipped steps' rows, and the rest of the epoch once, on any world size. ``drop_source`` (a
+    name, or a list) quarantines a mixture's dataset from the state on, as a mixture file without
+    it would (the others continue their epochs exactly once). The input is not modified.
+    ValueError for a range already passed, a stream's state, an unknown dataset, a malformed
+    state."""
+    if skip_steps is None and drop_source is None:
+        raise ValueError("edit_state: nothing to edit (give skip_steps=(first, last) or "
+                         "drop_source=NAME)")
     if skip_steps is None:
-        raise ValueError("edit_state: nothing to edit (give skip_steps=(first, last))")
-    ranges = [skip_steps] if (len(skip_steps) == 2 and all(
-        isinstance(x, int) for x in skip_steps)) else list(skip_steps)
+        ranges = []
+    elif len(skip_steps) == 2 and all(isinstance(x, int) for x in skip_steps):
+        ranges = [skip_steps]
+    else:
+        ranges = list(skip_steps)
     plan_state_of(state)  # a loader state dict, or ValueError
     text = json.dumps(state)
     for r in ranges:
@@ -151,6 +177,8 @@ def edit_state(state: Dict[str, Any], skip_steps: Any = None) -> Dict[str, Any]:
             if isinstance(x, bool) or not isinstance(x, int) or x < 0:
                 raise ValueError(f"skip_steps: steps are integers >= 0, got {r!r}")
         text = _stoker.skip_steps_in_state(text, first, last)
+    for name in [drop_source] if isinstance(drop_source, str) else (drop_source or []):
+        text = _stoker.drop_source_in_state(text, name)
     return json.loads(text)
 
 
@@ -407,6 +435,7 @@ class Loader:
 
     def _setup(self, device: Any, output: Optional[str]) -> None:
         self._skips: list = []  # stoker.edit_state's skips not reached yet, in order
+        self._drops: list = []  # the datasets stoker.edit_state(drop_source=...) left out
         self._moves = 0  # load_state_dict and set_epoch count here: positions known go stale
         self._end_pending = False  # the epoch's last batch was delivered, its end not yet seen
         self._device = _device_index(device)
@@ -475,8 +504,8 @@ class Loader:
                 out["provenance"] = self._explain(position, batch)
             if position is not None:
                 start = batch.position_after
-            if self._skips:
-                out.__dict__["_skips"] = list(self._skips)
+            if self._skips or self._drops:
+                out.__dict__["_edits"] = (list(self._skips), self._drops)
             if metrics is not None:
                 self._metrics_last = position
                 if len(metrics.waits) >= metrics.every:
@@ -583,10 +612,7 @@ class Loader:
         (its shards' positions, shuffle buffer and packer, as references); save every rank's
         (``stoker.gather_state_dicts``) to resume on another world size.
         """
-        out = make_state_dict(self._impl.state_json())
-        if self._skips:  # those not reached yet stay in the checkpoint
-            out["plan_state"]["skip"] = [dict(s) for s in self._skips]
-        return out
+        return _with_edits(make_state_dict(self._impl.state_json()), self._skips, self._drops)
 
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
         """Continues from ``state``; ValueError if it is malformed or from another plan.
@@ -620,8 +646,12 @@ class Loader:
                     f"this loader has {self._world_size}: pass the list of every old rank's "
                     "state_dict() (stoker.gather_state_dicts) for an elastic resume")
             resume = json.dumps(plan_state)
-        if (not self._is_stream and len(self._datasets) > 1
-                and json.loads(resume).get("fingerprint") != self.fingerprint):
+        drops = _drops_of(state)
+        reopen = drops != self._drops
+        if reopen:
+            self._drop_sources(drops)
+        if reopen or (not self._is_stream and len(self._datasets) > 1
+                      and json.loads(resume).get("fingerprint") != self.fingerprint):
             # An edited mixture (docs/plan.md, "Edits on resume"): the loader reopens on the plan
             # that continues each dataset where the checkpoint says it stopped.
             impl = _stoker.Loader.open(self._datasets, self._options, resume_json=resume)
@@ -632,6 +662,37 @@ class Loader:
         self._end_pending = False
         self._moves += 1
         self._skips = skips
+
+    def _drop_sources(self, drops: list) -> None:
+        """Leaves the datasets named ``drops`` (stoker.edit_state(drop_source=...)) out of this
+        loader's plan, as a mixture file without them would: the resume that follows continues
+        the others where the state says they stopped (docs/plan.md, "Edits on resume")."""
+        if self._drops:
+            raise ValueError(f"this loader already left out {self._drops}: build a new loader "
+                             "to restore a state that drops other datasets")
+        names = list(self._options.dataset_names) or [
+            p if "://" in str(p) else os.path.abspath(str(p)) for p, _w in self._datasets]
+        unknown = [n for n in drops if n not in names]
+        if unknown:
+            raise ValueError(f"the state drops {unknown}, which this loader does not have (its "
+                             f"datasets: {', '.join(names)})")
+        keep = [k for k, n in enumerate(names) if n not in drops]
+        phases = []
+        for i, phase in enumerate(self._options.phases):
+            phase.weights = [phase.weights[k] for k in keep]
+            if phase.end_weights:
+                phase.end_weights = [phase.end_weights[k] for k in keep]
+            if not any(w > 0 for w in list(phase.weights) + list(phase.end_weights)):
+                raise ValueError(f"dropping {drops} leaves phase {i} of the mixture with no "
+                                 "weight: edit the mixture file instead")
+            phases.append(phase)
+        self._options.phases = phases
+        if self._options.dataset_names:
+            self._options.dataset_names = [names[k] for k in keep]
+        self._datasets = [self._datasets[k] for k in keep]
+        if self._metrics is not None:
+            self._metrics.names = [self._metrics.names[k] for k in keep]
+        self._drops = list(drops)
 
     # -- monitoring and lifetime ---------------------------------------------------------------
 
