@@ -108,6 +108,20 @@ def test_another_world_whose_step_straddles_the_skip_says_so(datasets, capfd):  
     assert "its rows 16..19 are skipped too" in capfd.readouterr().err
 
 
+def test_a_skip_to_the_end_of_the_epoch_ends_it(datasets):  # noqa: F811
+    make = lambda: datasets["a"]  # noqa: E731
+    ref = steps_of(loaders(make, 1, 4))
+    run = loaders(make, 1, 4)
+    steps_of(run, 2)
+    n = len(run[0])
+    edited = stoker.edit_state(run[0].state_dict(), skip_steps=(n - 2, n + 5))
+    resumed = loaders(make, 1, 4)
+    resumed[0].load_state_dict(edited)
+    assert steps_of(resumed) == ref[2:n - 2]  # then the epoch ends
+    assert resumed[0].epoch == 1
+    assert [b.step for _, b in zip(range(2), resumed[0])] == [0, 1]  # the next epoch, whole
+
+
 def test_a_checkpoint_taken_before_the_skip_keeps_it(datasets):  # noqa: F811
     make = lambda: datasets["a"]  # noqa: E731
     ref = steps_of(loaders(make, 1, 4))

@@ -479,8 +479,11 @@ class Loader:
                     start, moves = self._position(), self._moves
                 position = start
                 if self._skips:
+                    epoch = position[0]
                     position = start = self._skip_over(position)
                     moves = self._moves
+                    if position[0] > epoch:  # skipped to the epoch's end: this iteration's end
+                        return
             try:
                 if metrics is not None:
                     began = time.perf_counter()
@@ -530,7 +533,10 @@ class Loader:
                 print(f"stoker: skipping steps {skip.get('steps')}: this world's step at global "
                       f"row {rows} reaches into them, so its rows {rows}..{skip['from'] - 1} "
                       "are skipped too", file=sys.stderr)
-            self._impl.restore(self._impl.make_state_json(skip["epoch"], skip["to"]))
+            to = (skip["epoch"], skip["to"])
+            if skip["to"] >= self._impl.steps_per_epoch(skip["epoch"]) * rows_per_step:
+                to = (skip["epoch"] + 1, 0)  # the skip runs to the epoch's end: the next epoch
+            self._impl.restore(self._impl.make_state_json(*to))
             self._skips.pop(0)
             self._end_pending = False
             self._moves += 1
