@@ -93,6 +93,13 @@ class BatchOwner;
 struct BatchLayout;
 }  // namespace loader
 
+// One dataset's share of a delivered batch (stoker.metrics sums them): its real tokens, the
+// positions among them whose label is trained (a cross-document target counts for the document
+// whose last position it is), the documents begun (pieces at offset 0) and the pieces.
+struct SourceCount {
+  uint64_t tokens = 0, trained_tokens = 0, documents = 0, pieces = 0;
+};
+
 // One delivered batch. Owns a ring slot (and, with a device, a device buffer) until destroyed or
 // Release()d; every view is valid until then. May outlive the Loader (the memory is kept alive).
 // Not thread-safe: one user at a time.
@@ -118,6 +125,8 @@ class LoaderBatch {
   uint64_t real_tokens() const { return real_tokens_; }        // non-padding positions
   uint64_t trained_tokens() const { return trained_tokens_; }  // labels that are not -100
   uint64_t skipped_documents() const { return skipped_documents_; }
+  // Per dataset (by index; datasets after the last one in the batch are absent).
+  const std::vector<SourceCount>& source_counts() const { return source_counts_; }
 
   // Host tensors (in the ring slot): [B, S] in the token dtype.
   TensorView input_ids() const { return View(0, false); }
@@ -170,6 +179,7 @@ class LoaderBatch {
   uint64_t epoch_ = 0, step_ = 0, batch_size_ = 0, seq_len_ = 0;
   int max_seqlen_ = 0, num_cu_seqlens_ = 0;
   uint64_t real_tokens_ = 0, trained_tokens_ = 0, skipped_documents_ = 0;
+  std::vector<SourceCount> source_counts_;
   TokenDType dtype_ = TokenDType::kInt64;
   PlanPosition position_after_;
   std::shared_ptr<const BatchPlanner> planner_;  // makes state_after_ when asked for

@@ -5,6 +5,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
@@ -12,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -27,6 +29,9 @@ namespace {
 // Not thread-safe: one Python thread at a time (the Python Loader is not shared across threads).
 struct PyLoader {
   std::unique_ptr<Loader> loader;
+  // Each dataset's SourceCount summed over the batches delivered since open (stoker.metrics
+  // reads it once per window: nothing per step crosses into Python).
+  std::vector<SourceCount> source_totals;
 
   ~PyLoader() { Close(); }
 
@@ -147,6 +152,26 @@ std::string ProvenanceJson(PyLoader& self, uint64_t epoch, uint64_t rows_consume
   return Released([&] { return loader.Explain({epoch, rows_consumed}); }).ToJson();
 }
 
+// One piece of a step for stoker.metrics: (row, dataset, row_offset, length, offset, dataset_epoch,
+// phase), the last two -1 where the plan has none.
+using StepPiece = std::tuple<uint64_t, uint32_t, uint64_t, uint64_t, uint64_t, int64_t, int64_t>;
+
+// The pieces of the step that starts at (epoch, rows_consumed): what provenance_json says, without
+// the JSON and the paths (stoker.metrics counts them every step).
+std::vector<StepPiece> StepPieces(PyLoader& self, uint64_t epoch, uint64_t rows_consumed) {
+  Loader& loader = self.get();
+  StepProvenance step = Released([&] { return loader.Explain({epoch, rows_consumed}); });
+  std::vector<StepPiece> out;
+  for (uint64_t r = 0; r < step.rows.size(); ++r) {
+    for (const PieceProvenance& p : step.rows[r].pieces) {
+      out.emplace_back(r, p.dataset, p.row_offset, p.length, p.offset,
+                       p.dataset_epoch ? static_cast<int64_t>(*p.dataset_epoch) : -1,
+                       p.phase ? static_cast<int64_t>(*p.phase) : -1);
+    }
+  }
+  return out;
+}
+
 // A stream resumes by restore(), after it is open.
 std::unique_ptr<PyLoader> OpenStream(const StreamOptions& so, const LoaderOptions& options) {
   auto out = std::make_unique<PyLoader>();
@@ -165,6 +190,15 @@ std::optional<PyBatch> NextBatch(PyLoader& self) {
   ThrowIfSignalled();
   std::optional<LoaderBatch> batch = Unwrap(std::move(next));
   if (!batch) return std::nullopt;
+  const std::vector<SourceCount>& counts = batch->source_counts();
+  if (self.source_totals.size() < counts.size()) self.source_totals.resize(counts.size());
+  for (size_t i = 0; i < counts.size(); ++i) {
+    SourceCount& t = self.source_totals[i];
+    t.tokens += counts[i].tokens;
+    t.trained_tokens += counts[i].trained_tokens;
+    t.documents += counts[i].documents;
+    t.pieces += counts[i].pieces;
+  }
   return PyBatch{std::make_shared<LoaderBatch>(std::move(*batch))};
 }
 
@@ -249,6 +283,11 @@ void RegisterLoader(nb::module_& m) {
       .def_prop_ro("max_seqlen", [](const PyBatch& b) { return b.batch->max_seqlen(); })
       .def_prop_ro("real_tokens", [](const PyBatch& b) { return b.batch->real_tokens(); })
       .def_prop_ro("trained_tokens", [](const PyBatch& b) { return b.batch->trained_tokens(); })
+      .def_prop_ro("position_after",
+                   [](const PyBatch& b) {
+                     const PlanPosition& p = b.batch->position_after();
+                     return std::make_pair(p.epoch, p.rows_consumed);
+                   })
       .def(
           "state_after_json",
           [](const PyBatch& b) {
@@ -280,6 +319,20 @@ void RegisterLoader(nb::module_& m) {
       .def("state_json", [](PyLoader& self) { return self.get().State().ToJson(); })
       .def("provenance_json", &ProvenanceJson, nb::arg("epoch"), nb::arg("rows_consumed"),
            "The provenance of the step starting there, as JSON. Releases the GIL.")
+      .def(
+          "source_totals",
+          [](PyLoader& self) {
+            std::vector<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>> out;
+            for (const SourceCount& t : self.source_totals) {
+              out.emplace_back(t.tokens, t.trained_tokens, t.documents, t.pieces);
+            }
+            return out;
+          },
+          "(tokens, trained_tokens, documents, pieces) per dataset over the batches delivered "
+          "since open (stoker.metrics).")
+      .def("step_pieces", &StepPieces, nb::arg("epoch"), nb::arg("rows_consumed"),
+           "The step's pieces as (row, dataset, row_offset, length, offset, dataset_epoch, "
+           "phase) tuples (stoker.metrics). Releases the GIL.")
       .def(
           "restore",
           [](PyLoader& self, const std::string& json) {

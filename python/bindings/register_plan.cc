@@ -14,6 +14,7 @@
 #include "loader/mixture_spec.h"
 #include "loader/planned_dataset.h"
 #include "plan/mixture_file.h"
+#include "plan/state_edit.h"
 #include "register.h"
 #include "stoker/plan.h"
 #include "stoker/token_source.h"
@@ -98,6 +99,20 @@ auto AtPosition(R (Plan::*f)(const PlanPosition&) const) {
 }  // namespace
 
 void RegisterPlan(nb::module_& m) {
+  m.def(
+      "skip_steps_in_state",
+      [](const std::string& state_json, uint64_t first, uint64_t last) {
+        return Unwrap(SkipStepsInState(state_json, first, last));
+      },
+      nb::arg("state_json"), nb::arg("first"), nb::arg("last"),
+      "The state with steps first..last of its epoch marked skipped (src/plan/state_edit.h).");
+  m.def(
+      "drop_source_in_state",
+      [](const std::string& state_json, const std::string& name) {
+        return Unwrap(DropSourceInState(state_json, name));
+      },
+      nb::arg("state_json"), nb::arg("name"),
+      "The state with dataset `name` left out on resume (src/plan/state_edit.h).");
   m.def(
       "read_mixture",
       [](const std::string& path, uint64_t seq_len, uint64_t global_batch_rows,

@@ -91,7 +91,10 @@ class Assembler {
 
   Status Run(const std::vector<Row>& rows) {
     const size_t S = static_cast<size_t>(opt_.seq_len);
+    std::vector<SourceCount> sources = std::move(result_->sources);  // keeps its capacity
     *result_ = AssemblyResult{};
+    sources.clear();
+    result_->sources = std::move(sources);
     // position_ids of a piece are 0, 1, ...: copied from this table rather than counted, so every
     // per-token pass below is a memcpy or a fill (this loop is the loader's hot path).
     if (iota_.size() != S) {
@@ -210,7 +213,7 @@ class Assembler {
 
   // Chat data: the labels and loss mask of a piece of n tokens at `at` (`tokens` holds n + 1
   // when `split`): labels[t] = tokens[t+1] where token t+1 is trained, else -100.
-  void MaskedLabels(const T* tokens, size_t at, size_t n, bool split) {
+  uint64_t MaskedLabels(const T* tokens, size_t at, size_t n, bool split) {
     const uint8_t* m = mask_scratch_.data();
     T* labels = label_scratch_.data();
     const size_t targets = split ? n : n - 1;  // positions with a next token in this document
@@ -225,6 +228,13 @@ class Assembler {
     for (size_t t = 0; t < n; ++t) labels[t] = labels[t] != static_cast<T>(kIgnoreIndex);
     StreamCopy(loss_mask_ + at, labels, n);
     result_->trained_tokens += trained;
+    return trained;
+  }
+
+  SourceCount& Source(uint32_t dataset) {
+    std::vector<SourceCount>& s = result_->sources;
+    if (dataset >= s.size()) s.resize(dataset + 1);
+    return s[dataset];
   }
 
   Status Row(const Row& row, size_t base) {
@@ -232,6 +242,7 @@ class Assembler {
     size_t used = 0;
     // Position whose label is the next piece's first token (cross-document targets), if any.
     int64_t pending_cross = -1;
+    uint32_t pending_dataset = 0;  // the dataset of the piece that position belongs to
     for (size_t k = 0; k < row.pieces.size(); ++k) {
       const RowPiece& p = row.pieces[k];
       PrefetchAfter(row, k);
@@ -263,18 +274,26 @@ class Assembler {
         labels_[pending_cross] = trained ? tokens[0] : static_cast<T>(kIgnoreIndex);
         if (loss_mask_ != nullptr) loss_mask_[pending_cross] = trained ? 1 : 0;
         result_->trained_tokens += trained;
+        Source(pending_dataset).trained_tokens += trained;
       }
       pending_cross = -1;
       StreamCopy(ids_ + at, tokens, n);
+      uint64_t trained = split ? n : n - 1;
       if (loss_mask_ != nullptr) {
-        MaskedLabels(tokens, at, n, split);
+        trained = MaskedLabels(tokens, at, n, split);
       } else {
         StreamCopy(labels_ + at, tokens + 1, n - 1);
         labels_[at + n - 1] = split ? tokens[n] : static_cast<T>(kIgnoreIndex);
-        result_->trained_tokens += split ? n : n - 1;
+        result_->trained_tokens += trained;
       }
+      SourceCount& source = Source(p.dataset);
+      source.tokens += n;
+      source.trained_tokens += trained;
+      source.documents += p.offset == 0;
+      ++source.pieces;
       if (!split && opt_.cross_document_targets) {
         pending_cross = static_cast<int64_t>(at + n - 1);
+        pending_dataset = p.dataset;
       }
       // Each piece is its own attention segment, so a continuation restarts its positions too.
       if (pos_ != nullptr) StreamCopy(pos_ + at, iota_.data(), n);

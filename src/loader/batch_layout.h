@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "stoker/document_reader.h"
+#include "stoker/loader.h"
 #include "stoker/plan.h"
 #include "stoker/status.h"
 #include "stoker/token_source.h"
@@ -63,7 +64,8 @@ struct AssemblyResult {
   uint64_t trained_tokens = 0;  // positions whose label is trained (loss_mask 1; without a loss
                                 // mask: every label that is not -100)
   uint64_t skipped_documents = 0;
-  uint64_t read_ns = 0;  // time inside DocumentReader::Read
+  uint64_t read_ns = 0;              // time inside DocumentReader::Read
+  std::vector<SourceCount> sources;  // per dataset (by index), up to the last one in the batch
 };
 
 // Buffers an assembler reuses from batch to batch (a piece's tokens, the 0..S-1 positions). A

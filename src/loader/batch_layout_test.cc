@@ -70,6 +70,37 @@ TEST(LoaderAssemblyTest, DocumentBoundariesAndPadding) {
   EXPECT_EQ(b.result.real_tokens, 8u);
 }
 
+TEST(LoaderAssemblyTest, SourceCountsSplitTheBatchByDataset) {
+  MemoryTokenSource a = Docs();
+  MemoryTokenSource b = Docs();
+  for (bool cross : {false, true}) {
+    AssemblyOptions opt;
+    opt.batch_size = 2;
+    opt.seq_len = 8;
+    opt.cross_document_targets = cross;
+    // Row 0: a's doc0 whole, then b's doc1 whole; row 1: a's doc2 from token 1, cut after 4 (not a
+    // document begun), then b's doc2 from its start, cut after 4.
+    Built built = Build(opt, std::vector<const DocumentReader*>{&a, &b},
+                        {Row{{{0, 0, 0, 5}, {1, 1, 0, 3}}}, Row{{{0, 2, 1, 4}, {1, 2, 0, 4}}}});
+    ASSERT_TRUE(built.status.ok()) << built.status.ToString();
+    const std::vector<SourceCount>& s = built.result.sources;
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].tokens, 9u);
+    EXPECT_EQ(s[1].tokens, 7u);
+    EXPECT_EQ(s[0].documents, 1u);  // doc0; doc2 from token 1 is a continuation
+    EXPECT_EQ(s[1].documents, 2u);
+    EXPECT_EQ(s[0].pieces, 2u);
+    EXPECT_EQ(s[1].pieces, 2u);
+    // Trained positions, counted where the label sits: a's doc0 has 4 (+1 with cross-document
+    // targets: its last label is b's first token); a's doc2 piece ends before its document does
+    // (4); b's doc1 has 2, b's doc2 piece 4 (cut: its last label is the next token).
+    EXPECT_EQ(s[0].trained_tokens, cross ? 9u : 8u);
+    EXPECT_EQ(s[1].trained_tokens, 6u);
+    EXPECT_EQ(s[0].trained_tokens + s[1].trained_tokens, built.result.trained_tokens);
+    EXPECT_EQ(s[0].tokens + s[1].tokens, built.result.real_tokens);
+  }
+}
+
 TEST(LoaderAssemblyTest, SeqIdxNumbersTheCuSeqlensSegments) {
   MemoryTokenSource src = Docs();
   AssemblyOptions opt;
@@ -240,6 +271,22 @@ TEST(LoaderAssemblyTest, AMaskedSplitDocumentTakesItsNextTrainedToken) {
   EXPECT_EQ(b.labels, (std::vector<int64_t>{X, X, X, 34, 35, 36}));
   EXPECT_EQ(b.loss_mask, (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(b.result.trained_tokens, 3u);
+}
+
+TEST(LoaderAssemblyTest, SourceCountsOfChatDataCountTheLossMask) {
+  testing::MaskedSource src = Chats();
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 10;
+  opt.loss_mask = true;
+  Built b = Build(opt, std::vector<const DocumentReader*>{&src, &src},
+                  {Row{{{0, 0, 0, 5}, {1, 1, 0, 3}}}});
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  // As in LabelsAreTheNextTokenWhereItIsTrained: 3 trained labels in doc0, 2 in doc1.
+  ASSERT_EQ(b.result.sources.size(), 2u);
+  EXPECT_EQ(b.result.sources[0].trained_tokens, 3u);
+  EXPECT_EQ(b.result.sources[1].trained_tokens, 2u);
+  EXPECT_EQ(b.result.trained_tokens, 5u);
 }
 
 TEST(LoaderAssemblyTest, CrossDocumentTargetsRespectTheMask) {

@@ -31,6 +31,7 @@ LoaderBatch& LoaderBatch::operator=(LoaderBatch&& other) noexcept {
   real_tokens_ = other.real_tokens_;
   trained_tokens_ = other.trained_tokens_;
   skipped_documents_ = other.skipped_documents_;
+  source_counts_ = std::move(other.source_counts_);
   dtype_ = other.dtype_;
   position_after_ = other.position_after_;
   planner_ = std::move(other.planner_);

@@ -110,6 +110,32 @@ def test_a_checkpoint_without_the_loaders_state_is_refused(hf, data, tmp_path):
         trainer.train(resume_from_checkpoint=str(ckpt))
 
 
+def test_the_trainers_logs_carry_the_loaders_metrics(hf, data, tmp_path):
+    """Loader(metrics=stoker.metrics.Latest()): each Trainer log has the latest window's figures,
+    before the reporting callbacks (a user's callback stands for report_to's) see the logs."""
+    transformers, adapter = hf
+    logged, windows = [], []
+
+    class Report(transformers.TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and "loss" in logs:
+                logged.append((state.global_step, dict(logs)))
+
+    latest = stoker.metrics.Latest()
+    trainer = adapter.StokerTrainer(
+        model=tiny(transformers, 257),
+        args=args(transformers, tmp_path, max_steps=4, logging_steps=2, save_strategy="no"),
+        stoker_loader=loader(data, metrics=[latest, lambda s, m: windows.append((s, m))],
+                             metrics_every=2),
+        callbacks=[Report()])
+    trainer.train()
+    assert [s for s, _ in logged] == [2, 4]
+    assert len(windows) >= 2  # the loader may run ahead of the Trainer's log by a window
+    for (_, logs), (_, window) in zip(logged, windows):
+        assert logs["stoker/tokens"] == window["stoker/tokens"] > 0
+        assert logs["stoker/steps"] == 2
+
+
 # -- TRL's SFTTrainer on stoker's chat packs -----------------------------------------------------
 
 

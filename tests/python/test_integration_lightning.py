@@ -90,6 +90,52 @@ def test_lightning_saves_and_restores_the_loader_and_its_own_loader_restarts(dat
     assert not torch.equal(resumed[0], full[2])
 
 
+def test_the_loaders_metrics_reach_the_trainers_loggers(data):
+    """StokerMetricsCallback hands each window of Loader(metrics=stoker.metrics.Latest()) to
+    trainer.loggers (a real Lightning Logger), at the stoker step it ended at."""
+    import torch
+    import torch.nn.functional as F
+    from lightning.pytorch.loggers import Logger
+
+    from stoker.integrations.lightning import StokerDataLoader, StokerMetricsCallback
+
+    class Record(Logger):
+        name, version = "record", 0
+        got = []
+
+        def log_metrics(self, metrics, step=None):
+            self.got.append((step, dict(metrics)))
+
+        def log_hyperparams(self, params, *args, **kwargs):
+            pass
+
+    class Module(lightning.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Linear(4, 1)
+
+        def training_step(self, batch, batch_idx):
+            return F.mse_loss(self.net(batch["input_ids"][:, :4].float()),
+                              torch.zeros(len(batch["input_ids"]), 1))
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.01)
+
+    windows = []
+    loader = stoker.Loader(str(data), seq_len=SEQ, batch_size=2, rank=0, world_size=1,
+                           num_workers=1, metrics_every=2,
+                           metrics=[stoker.metrics.Latest(), lambda s, m: windows.append((s, m))])
+    logger = Record()
+    trainer = lightning.Trainer(accelerator="cpu", devices=1, max_steps=6, logger=logger,
+                                enable_progress_bar=False, enable_model_summary=False,
+                                enable_checkpointing=False,
+                                callbacks=[StokerMetricsCallback(loader)])
+    trainer.fit(Module(), train_dataloaders=StokerDataLoader(loader))
+    ours = [(s, m) for s, m in logger.got if "stoker/tokens" in m]
+    assert len(ours) >= 3 and ours == windows[:len(ours)]
+    assert [s for s, _ in ours[:3]] == [1, 3, 5]
+
+
 def test_litgpt_pretrain_rows_refuse_ignored_targets(data):
     from stoker.integrations.lightning import StokerLitData
 

@@ -15,6 +15,7 @@ void AddAllCommands(CLI::App& app, int* exit_code) {
   AddExplainCommand(app, exit_code);
   AddTraceCommand(app, exit_code);
   AddSummaryCommand(app, exit_code);
+  AddResumeEditCommand(app, exit_code);
   AddIndexCommand(app, exit_code);
   AddScanCommand(app, exit_code);
   AddBenchCommand(app, exit_code);

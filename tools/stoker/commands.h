@@ -23,5 +23,6 @@ void AddExplainCommand(CLI::App& app, int* exit_code);
 void AddScanCommand(CLI::App& app, int* exit_code);
 void AddTraceCommand(CLI::App& app, int* exit_code);
 void AddSummaryCommand(CLI::App& app, int* exit_code);
+void AddResumeEditCommand(CLI::App& app, int* exit_code);
 
 }  // namespace stoker::cli

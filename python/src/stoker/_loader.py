@@ -8,6 +8,8 @@ import json
 import operator
 import os
 import sys
+import time
+import weakref
 from typing import Any, Dict, Iterator, Optional, Sequence, Union
 
 from . import _spelling, _stoker
@@ -44,7 +46,8 @@ class Batch(dict):
         core = self.__dict__.get("_core")
         if core is None:
             raise AttributeError("this batch has no state (a synthetic loader's batch)")
-        return make_state_dict(core.state_after_json())
+        skips, drops = self.__dict__.get("_edits", ([], []))
+        return _with_edits(make_state_dict(core.state_after_json()), skips, drops)
 
     @classmethod
     def of(cls, arrays: Dict[str, Any], core: "_stoker.Batch", output: str,
@@ -123,6 +126,69 @@ def plan_state_of(state: Any) -> Dict[str, Any]:
 def _record_path(path: str) -> str:
     """A dataset's path as a run record keeps it: local paths made absolute."""
     return path if "://" in path else os.path.abspath(path)
+def _skips_of(state: Any) -> list:
+    """The skips (stoker.edit_state) of a state dict, or of the first of a list, in order."""
+    first = state[0] if isinstance(state, (list, tuple)) and state else state
+    plan_state = plan_state_of(first) if isinstance(first, dict) else {}
+    skips = plan_state.get("skip") or []
+    if not isinstance(skips, list) or not all(
+            isinstance(s, dict) and {"epoch", "from", "to"} <= set(s) for s in skips):
+        raise ValueError("the state's 'skip' list is malformed (write it with stoker.edit_state "
+                         "or `stoker resume-edit`)")
+    return sorted((dict(s) for s in skips), key=lambda s: (s["epoch"], s["from"]))
+
+
+def _drops_of(state: Any) -> list:
+    """The datasets a state (stoker.edit_state) leaves out, or of the first of a list."""
+    first = state[0] if isinstance(state, (list, tuple)) and state else state
+    drops = (plan_state_of(first) if isinstance(first, dict) else {}).get("drop") or []
+    if not isinstance(drops, list) or not all(isinstance(d, str) for d in drops):
+        raise ValueError("the state's 'drop' list is malformed (write it with stoker.edit_state "
+                         "or `stoker resume-edit`)")
+    return drops
+
+
+def _with_edits(state: Dict[str, Any], skips: list, drops: list) -> Dict[str, Any]:
+    """A state dict with the skips not reached yet and the datasets left out, so that a loader
+    restoring it keeps them."""
+    if skips:
+        state["plan_state"]["skip"] = [dict(s) for s in skips]
+    if drops:
+        state["plan_state"]["drop"] = list(drops)
+    return state
+
+
+def edit_state(state: Dict[str, Any], skip_steps: Any = None,
+               drop_source: Union[str, Sequence[str], None] = None) -> Dict[str, Any]:
+    """A checkpoint edited before a resume, as ``stoker resume-edit`` does (docs/plan.md,
+    "Skipping steps on resume"). ``skip_steps=(first, last)`` (both included; or a list of such
+    pairs): steps of the state's epoch, counted as the run that wrote it did (its world size and
+    batch size). A Loader restoring the result serves every step before ``first``, never the
+    skipped steps' rows, and the rest of the epoch once, on any world size. ``drop_source`` (a
+    name, or a list) quarantines a mixture's dataset from the state on, as a mixture file without
+    it would (the others continue their epochs exactly once). The input is not modified.
+    ValueError for a range already passed, a stream's state, an unknown dataset, a malformed
+    state."""
+    if skip_steps is None and drop_source is None:
+        raise ValueError("edit_state: nothing to edit (give skip_steps=(first, last) or "
+                         "drop_source=NAME)")
+    if skip_steps is None:
+        ranges = []
+    elif len(skip_steps) == 2 and all(isinstance(x, int) for x in skip_steps):
+        ranges = [skip_steps]
+    else:
+        ranges = list(skip_steps)
+    plan_state_of(state)  # a loader state dict, or ValueError
+    text = json.dumps(state)
+    for r in ranges:
+        first, last = r
+        for x in (first, last):
+            if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+                raise ValueError(f"skip_steps: steps are integers >= 0, got {r!r}")
+        text = _stoker.skip_steps_in_state(text, first, last)
+    for name in [drop_source] if isinstance(drop_source, str) else (drop_source or []):
+        text = _stoker.drop_source_in_state(text, name)
+    return json.loads(text)
 
 
 # Loader's positional parameters after seed, before they became keyword-only.
@@ -254,6 +320,8 @@ class Loader:
         cache_size: Union[int, str, None] = None,
         total_tokens: Union[int, float, str, None] = None,
         total_steps: Optional[int] = None,
+        metrics: Any = None,
+        metrics_every: int = 100,
     ) -> None:
         # Keyword arguments are the spelling (the defaults are LoaderOptions' own: a test checks
         # them against _stoker.option_table("loader")); rank, world_size, device and output by
@@ -286,6 +354,8 @@ class Loader:
                                               total_tokens, total_steps)
         elif total_tokens is not None or total_steps is not None:
             raise ValueError("total_tokens and total_steps go with a stoker.Mixture")
+        if stream is not None and metrics is not None:
+            raise ValueError("metrics= needs datasets (a stoker.Stream has no per-source plan)")
         if stream is not None and stream.bestfit_window is not None:  # the deprecated spelling
             if bestfit_window not in (None, stream.bestfit_window):
                 raise ValueError("bestfit_window given to both stoker.Stream (deprecated) and "
@@ -326,6 +396,25 @@ class Loader:
         self._run_segments: list = []
         if stream is None:
             self._start_segment(json.loads(self._impl.state_json()))
+        self._metrics = self._accounting(metrics, metrics_every, specs, mixture, seq_len)
+
+    def _accounting(self, metrics: Any, every: int, specs: list, mixture: Dict[str, Any],
+                    seq_len: int) -> Any:
+        """stoker.metrics' counter for Loader(metrics=...), or None. A pure-Python keyword, not an
+        option-table row: the sink is a Python object and the counting runs in Python."""
+        if metrics is None:
+            return None
+        from . import metrics as metrics_module
+
+        names = mixture.get("dataset_names") or [
+            os.path.basename(os.path.normpath(str(path))) or str(path) for path, _w in specs]
+        names = [str(n).replace("/", "_") for n in names]
+        names = [n if names.count(n) == 1 else f"{n}_{i}" for i, n in enumerate(names)]
+        me = weakref.ref(self)  # the live core (load_state_dict may reopen it)
+        self._metrics_last: Optional[tuple] = None  # where the last counted step started
+        return metrics_module.Accounting(metrics_module.as_sink(metrics), every, names,
+                                         self._rank, self._options.batch_size, seq_len,
+                                         self._world_size, lambda: me()._impl)
 
     @classmethod
     def synthetic(
@@ -350,6 +439,7 @@ class Loader:
             pin_memory=pin_memory, seed=seed, device=self._device, token_dtype=token_dtype)
         self._datasets = []
         self._provenance = False
+        self._metrics = None
         self._is_stream = False
         self._rank, self._world_size = 0, 1
         self._impl = _stoker.Loader.open_synthetic(self._options)
@@ -360,6 +450,9 @@ class Loader:
         return self
 
     def _setup(self, device: Any, output: Optional[str]) -> None:
+        self._skips: list = []  # stoker.edit_state's skips not reached yet, in order
+        self._drops: list = []  # the datasets stoker.edit_state(drop_source=...) left out
+        self._moves = 0  # load_state_dict and set_epoch count here: positions known go stale
         self._end_pending = False  # the epoch's last batch was delivered, its end not yet seen
         self._device = _device_index(device)
         self._torch = None
@@ -391,25 +484,83 @@ class Loader:
             self._end_pending = False
             if impl.next() is not None:
                 raise RuntimeError("stoker: expected the end of an epoch")
+        metrics = self._metrics
+        start, moves = None, -1
         while True:
-            # The step the next batch starts at, for its provenance.
-            position = self._position() if self._provenance else None
+            # The step the next batch starts at, for its provenance and metrics: the last batch's
+            # position_after (free), unless the loader was moved since (load_state_dict...).
+            position = None
+            if self._provenance or metrics is not None or self._skips:
+                if start is None or moves != self._moves:
+                    start, moves = self._position(), self._moves
+                position = start
+                if self._skips:
+                    epoch = position[0]
+                    position = start = self._skip_over(position)
+                    moves = self._moves
+                    if position[0] > epoch:  # skipped to the epoch's end: this iteration's end
+                        return
             try:
-                batch = impl.next()
+                if metrics is not None:
+                    began = time.perf_counter()
+                    batch = impl.next()
+                    metrics.waits.append(time.perf_counter() - began)
+                else:
+                    batch = impl.next()
             except ValueError as e:
                 if "ring slot" not in str(e):
                     raise
                 raise ValueError(f"{e} (from Python: a batch holds its slot while any of its "
                                  "tensors is alive; .clone() the batches you keep)") from None
             if batch is None:
+                if metrics is not None:
+                    metrics.waits.pop()  # the end of the epoch is no step
                 self._end_pending = False
                 return
             self._end_pending = batch.ends_epoch
             out = self._convert(batch)
             self._run_step += 1
-            if position is not None:
+            if self._provenance:
                 out["provenance"] = self._explain(position, batch)
+            if position is not None:
+                start = batch.position_after
+            if self._skips or self._drops:
+                out.__dict__["_edits"] = (list(self._skips), self._drops)
+            if metrics is not None:
+                self._metrics_last = position
+                if len(metrics.waits) >= metrics.every:
+                    metrics.flush(position)
             yield out
+
+    def _skip_over(self, position: tuple) -> tuple:
+        """Where the next step starts, after the skips (stoker.edit_state) it reaches: a step
+        that would serve a skipped row starts at the end of its skip instead."""
+        rows_per_step = self._options.batch_size * self._world_size
+        while self._skips:
+            skip = self._skips[0]
+            epoch, rows = position
+            if (epoch, rows) >= (skip["epoch"], skip["to"]):
+                self._skips.pop(0)  # passed (a later checkpoint, or set_epoch)
+                continue
+            if epoch < skip["epoch"] or rows + rows_per_step <= skip["from"]:
+                break
+            if rows < skip["from"]:
+                # Another world size, whose steps do not meet the skip's first row: the rows
+                # between are not served either (a step is never cut).
+                print(f"stoker: skipping steps {skip.get('steps')}: this world's step at global "
+                      f"row {rows} reaches into them, so its rows {rows}..{skip['from'] - 1} "
+                      "are skipped too", file=sys.stderr)
+            to = (skip["epoch"], skip["to"])
+            if skip["to"] >= self._impl.steps_per_epoch(skip["epoch"]) * rows_per_step:
+                to = (skip["epoch"] + 1, 0)  # the skip runs to the epoch's end: the next epoch
+            self._impl.restore(self._impl.make_state_json(*to))
+            self._skips.pop(0)
+            self._end_pending = False
+            self._moves += 1
+            if self._run_segments:  # the run record goes on from past the skip
+                self._start_segment(json.loads(self._impl.state_json()))
+            position = self._position()
+        return position
 
     def _convert(self, batch: "_stoker.Batch") -> Batch:
         return Batch.of(self._arrays(batch), batch, self._output,
@@ -476,6 +627,7 @@ class Loader:
         self._end_pending = False
         if self._run_segments:
             self._start_segment(json.loads(self._impl.state_json()))
+        self._moves += 1
 
     # -- checkpoints ---------------------------------------------------------------------------
 
@@ -491,7 +643,7 @@ class Loader:
         (its shards' positions, shuffle buffer and packer, as references); save every rank's
         (``stoker.gather_state_dicts``) to resume on another world size.
         """
-        state = make_state_dict(self._impl.state_json())
+        state = _with_edits(make_state_dict(self._impl.state_json()), self._skips, self._drops)
         if run_record and self._run_segments:
             state["run_record"] = self.run_record()
         return state
@@ -549,6 +701,7 @@ class Loader:
         (docs/streaming.md, "Elastic resume"). On the same world size the list's own entry is
         restored (bitwise the same batches).
         """
+        skips = _skips_of(state)
         if isinstance(state, (list, tuple)):
             plans = [plan_state_of(s) for s in state]
             if not plans:
@@ -570,8 +723,12 @@ class Loader:
                     f"this loader has {self._world_size}: pass the list of every old rank's "
                     "state_dict() (stoker.gather_state_dicts) for an elastic resume")
             resume = json.dumps(plan_state)
-        if (not self._is_stream and len(self._datasets) > 1
-                and json.loads(resume).get("fingerprint") != self.fingerprint):
+        drops = _drops_of(state)
+        reopen = drops != self._drops
+        if reopen:
+            self._drop_sources(drops)
+        if reopen or (not self._is_stream and len(self._datasets) > 1
+                      and json.loads(resume).get("fingerprint") != self.fingerprint):
             # An edited mixture (docs/plan.md, "Edits on resume"): the loader reopens on the plan
             # that continues each dataset where the checkpoint says it stopped.
             impl = _stoker.Loader.open(self._datasets, self._options, resume_json=resume)
@@ -589,6 +746,39 @@ class Loader:
             else:  # a checkpoint without a record: the record starts here
                 self._run_step, self._run_segments = 0, []
             self._start_segment(json.loads(resume))
+        self._moves += 1
+        self._skips = skips
+
+    def _drop_sources(self, drops: list) -> None:
+        """Leaves the datasets named ``drops`` (stoker.edit_state(drop_source=...)) out of this
+        loader's plan, as a mixture file without them would: the resume that follows continues
+        the others where the state says they stopped (docs/plan.md, "Edits on resume")."""
+        if self._drops:
+            raise ValueError(f"this loader already left out {self._drops}: build a new loader "
+                             "to restore a state that drops other datasets")
+        names = list(self._options.dataset_names) or [
+            p if "://" in str(p) else os.path.abspath(str(p)) for p, _w in self._datasets]
+        unknown = [n for n in drops if n not in names]
+        if unknown:
+            raise ValueError(f"the state drops {unknown}, which this loader does not have (its "
+                             f"datasets: {', '.join(names)})")
+        keep = [k for k, n in enumerate(names) if n not in drops]
+        phases = []
+        for i, phase in enumerate(self._options.phases):
+            phase.weights = [phase.weights[k] for k in keep]
+            if phase.end_weights:
+                phase.end_weights = [phase.end_weights[k] for k in keep]
+            if not any(w > 0 for w in list(phase.weights) + list(phase.end_weights)):
+                raise ValueError(f"dropping {drops} leaves phase {i} of the mixture with no "
+                                 "weight: edit the mixture file instead")
+            phases.append(phase)
+        self._options.phases = phases
+        if self._options.dataset_names:
+            self._options.dataset_names = [names[k] for k in keep]
+        self._datasets = [self._datasets[k] for k in keep]
+        if self._metrics is not None:
+            self._metrics.names = [self._metrics.names[k] for k in keep]
+        self._drops = list(drops)
 
     # -- monitoring and lifetime ---------------------------------------------------------------
 
@@ -682,7 +872,14 @@ class Loader:
         return self._impl.fingerprint
 
     def close(self) -> None:
-        """Stops the worker threads. Tensors already delivered stay valid."""
+        """Stops the worker threads (and flushes and closes the metrics sink, if any). Tensors
+        already delivered stay valid."""
+        if self._metrics is not None:
+            self._metrics.flush(self._metrics_last)
+            close = getattr(self._metrics.sink, "close", None)
+            if close is not None:
+                close()
+            self._metrics = None
         self._impl.close()
 
     def __enter__(self) -> "Loader":

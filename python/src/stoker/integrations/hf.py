@@ -33,6 +33,7 @@ from transformers import Trainer, TrainerCallback
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoint
 
 from .._loader import Loader
+from ..metrics import Latest, sinks_of
 from ._common import check_tokenizer, global_states, states_of, write_json_atomically
 
 STATE_FILE = "stoker_state.json"
@@ -85,6 +86,12 @@ class StokerCallback(TrainerCallback):
             return
         stats = self.loader.stats()
         logs["stoker_epoch"] = self.loader.epoch
+        # Loader(metrics=stoker.metrics.Latest()): the latest window's figures (metrics_every =
+        # logging_steps logs every window; docs/metrics.md).
+        for sink in sinks_of(self.loader, Latest):
+            windows = sink.pop()
+            if windows:
+                logs.update(windows[-1][1])
         if "monitor_stall_share" in stats:
             logs["stoker_stall_share"] = stats["monitor_stall_share"]
 
@@ -103,7 +110,8 @@ class StokerTrainerMixin:
         self.stoker_loader = stoker_loader
         self._check_args()
         self._check_model()
-        self.add_callback(StokerCallback(stoker_loader))
+        # First, so that the reporting callbacks (report_to) see the figures it adds to the logs.
+        self.callback_handler.callbacks.insert(0, StokerCallback(stoker_loader))
 
     # -- checks --------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ import torch
 import torch.utils.data
 
 from .._loader import Loader
+from ..metrics import Latest, sinks_of
 from ._common import check_tokenizer, global_states, states_of
 
 STATE_FORMAT = "stoker-lightning-loader"
@@ -131,6 +132,31 @@ class StokerDataModule(_lightning_module_base()):  # type: ignore[misc]
         if self.loader is not None:
             self.loader.close()
             self.loader = None
+
+
+def _lightning_callback_base() -> type:
+    from lightning import Callback
+
+    return Callback
+
+
+class StokerMetricsCallback(_lightning_callback_base()):  # type: ignore[misc]
+    """Hands the loader's metrics windows to the Trainer's loggers (``trainer.loggers``), at the
+    stoker step each window ended at: ``StokerDataModule(..., metrics=stoker.metrics.Latest())``
+    and ``Trainer(callbacks=[StokerMetricsCallback(data_module)])`` (docs/metrics.md)."""
+
+    def __init__(self, data: Any) -> None:
+        super().__init__()
+        self.data = data  # a StokerDataModule, or a stoker.Loader
+
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        loader = self.data if isinstance(self.data, Loader) else getattr(self.data, "loader",
+                                                                          None)
+        for sink in sinks_of(loader, Latest):
+            for step, window in sink.pop():
+                for logger in trainer.loggers:
+                    logger.log_metrics(window, step=step)
 
 
 # -- LitGPT ----------------------------------------------------------------------------------
