@@ -135,6 +135,12 @@ Result<OpenedRun> OpenRunRecord(const std::string& path) {
   if (j.is_discarded() || !j.is_object()) {
     return InvalidArgument(path + ": not a JSON object (a run record or a loader state)");
   }
+  // A trainer adapter's file (stoker.integrations: {"states": [loader state, ...], ...}): the
+  // record is the same in every rank's state.
+  if (j.contains("states") && j["states"].is_array() && !j["states"].empty() &&
+      j["states"][0].is_object()) {
+    j = Json(j["states"][0]);
+  }
   if (j.value("format", "") == "stoker-loader-state") {
     if (!j.contains("run_record")) {
       return InvalidArgument(path +

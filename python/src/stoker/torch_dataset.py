@@ -35,7 +35,8 @@ class TorchIterableDataset(torch.utils.data.IterableDataset):
         self.loader.set_epoch(epoch)
 
     def state_dict(self) -> Dict[str, Any]:
-        return self.loader.state_dict()
+        # With the run record (docs/lineage.md): a trainer's checkpoint is enough for stoker trace.
+        return self.loader.state_dict(run_record=True)
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self.loader.load_state_dict(state)

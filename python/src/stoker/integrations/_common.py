@@ -80,12 +80,13 @@ def write_json_atomically(path: str, obj: Any) -> None:
 def global_states(loader: Loader) -> List[Dict[str, Any]]:
     """What an adapter saves: the loader's state, which is global for datasets (one entry), and
     every rank's for a ``stoker.Stream`` (``stoker.gather_state_dicts``: a collective, so every
-    rank calls this at the same step)."""
+    rank calls this at the same step). A dataset's state carries the run record
+    (docs/lineage.md), so that ``stoker trace --run`` reads any framework checkpoint."""
     if loader.is_stream:
         from .._stream import gather_state_dicts
 
         return gather_state_dicts(loader)
-    return [loader.state_dict()]
+    return [loader.state_dict(run_record=True)]
 
 
 def states_of(saved: Any, where: str) -> List[Dict[str, Any]]:
