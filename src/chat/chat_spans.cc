@@ -455,6 +455,26 @@ Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn trai
       }
     }
     if (!end) {
+      // A turn that ends with another control token than a plain turn's (Llama 3.x's tool call:
+      // "<|python_tag|>...<|eom_id|>" in ipython mode): through the last control token before
+      // the next turn opens (a control token of the assistant header, or the next message).
+      const std::string& opens =
+          !header.empty() || !probes->generation_header ? header : *probes->generation_header;
+      for (size_t cur = from; !opens.empty();) {
+        std::optional<size_t> at;
+        std::string token;
+        for (const std::string& t : control_tokens_) {
+          const size_t p = out.text.find(t, cur);
+          if (p != std::string::npos && p + t.size() <= hi && (!at || p < *at)) {
+            at = p;
+            token = t;
+          }
+        }
+        if (!at || opens.find(token) != std::string::npos) break;
+        end = cur = *at + token.size();
+      }
+    }
+    if (!end) {
       return Refuse(name,
                     "no end-of-turn token (" + eot[0] + ") closes message " + std::to_string(i));
     }
