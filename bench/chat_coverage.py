@@ -17,7 +17,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
 
 import stoker  # noqa: E402
-import tokenizers  # noqa: E402
 import transformers  # noqa: E402
 from chat_coverage_cases import check_family, families  # noqa: E402
 
@@ -32,8 +31,7 @@ def main():
     misses = []
     with tempfile.TemporaryDirectory() as root:
         for family, model_dir, template, masks, variables in families(root):
-            rows = check_family(model_dir, template, masks, variables, stoker, transformers,
-                                tokenizers)
+            rows = check_family(model_dir, template, masks, variables, stoker, transformers)
             rendered = sum(r[1] for r in rows)
             packed = sum(r[2] for r in rows)
             ids = sum(r[3] for r in rows)
