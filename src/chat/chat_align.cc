@@ -4,6 +4,7 @@
 #include <string>
 
 #include "text/added_tokens.h"
+#include "text/sp_text.h"
 #include "text/unicode_nfc.h"
 
 namespace stoker {
@@ -82,6 +83,24 @@ Result<std::vector<TokenRange>> AlignTokens(std::string_view text,
     if (!AlignAsIs(n.text, tokens, &out)) continue;
     for (TokenRange& r : out) r = TokenRange{n.lo[r.begin], n.hi[r.end]};
     return out;
+  }
+  // Text that holds the meta symbol "▁" itself, under a normalizer that writes spaces as "▁"
+  // (Replace, Metaspace): its tokens' "▁" reads as a space like the others.
+  if (text.find(kMetaSymbol) != std::string_view::npos) {
+    NormalizedText n;
+    for (size_t p = 0; p < text.size();) {
+      const bool meta = text.substr(p, kMetaSymbol.size()) == kMetaSymbol;
+      n.text += meta ? ' ' : text[p];
+      n.lo.push_back(uint32_t(p));
+      n.hi.push_back(uint32_t(p));
+      p += meta ? kMetaSymbol.size() : 1;
+    }
+    n.lo.push_back(uint32_t(text.size()));
+    n.hi.push_back(uint32_t(text.size()));
+    if (AlignAsIs(n.text, tokens, &out)) {
+      for (TokenRange& r : out) r = TokenRange{n.lo[r.begin], n.hi[r.end]};
+      return out;
+    }
   }
   return InvalidArgument(
       "stoker cannot place the tokens of this conversation in its text (the tokenizer changes the "

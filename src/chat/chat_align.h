@@ -15,6 +15,8 @@
 //    NFC and then NFKC form is tried (text/unicode_nfc.h's NormalizeWithOffsets), and each token
 //    covers the original bytes of the characters it covers in that form (a token of part of a
 //    composed character covers the whole decomposed one, as tokenizers' offsets do).
+//  - the meta symbol: where the text holds "▁" itself, a tokenizer that writes spaces as "▁"
+//    (Replace, Metaspace) reads it as one of them, so a token's space may stand for it.
 // Runs of spaces become runs of "▁" that merge into one token: that token's bytes are the spaces.
 // Byte-fallback pieces are their byte. Anything else is refused in plain words (kInvalidArgument,
 // no offsets: a conversation's error, which --on-error skip counts): a token is never placed

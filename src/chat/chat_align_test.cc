@@ -115,5 +115,13 @@ TEST(AlignTokensTest, ComposedTokensCoverTheDecomposedText) {
   EXPECT_FALSE(AlignTokens("e\xcc\x81", std::vector<AlignedToken>{T("e")}).ok());
 }
 
+TEST(AlignTokensTest, TheMetaSymbolInTheTextIsASpaceToTheTokens) {
+  // Llama 2's Replace(" ", "▁") on "a▁b c": "▁a", "▁b", "▁c"; the text's own "▁" is read as a
+  // space, as the normalizer left it ("▁b" covers it).
+  EXPECT_EQ(Ranges("a\u2581b c", {T(" a"), T(" b"), T(" c")}),
+            (std::vector<TokenRange>{{0, 1}, {1, 5}, {5, 7}}));
+  EXPECT_FALSE(AlignTokens("a\u2581b", std::vector<AlignedToken>{T(" a"), T("b")}).ok());
+}
+
 }  // namespace
 }  // namespace stoker

@@ -2,7 +2,8 @@
 shared by tests/python/test_chat_coverage.py and bench/chat_coverage.py.
 
 Conversations: indented code, runs of spaces and tabs, decomposed and composed Unicode, CJK, emoji,
-repeated messages, an empty system prompt, tool calls and tool results. Families: Qwen2.5's real
+the meta symbol "▁" itself, repeated messages, an empty system prompt, tool calls and tool results.
+Families: Qwen2.5's real
 tokenizer.json (NFC normalizer) with its own template and the Hermes-style tool calls
 (`<tool_call>`); Llama 3.2's real tokenizer.json with Llama 3.1's template (JSON tool calls, and
 `<|python_tag|>` calls of built-in tools); and a Gemma-layout tokenizer built here with `tokenizers`
@@ -65,6 +66,7 @@ def conversations():
         ("cjk", [u("你好，世界。日本語のテキスト"), a("这是中文回答。　全角スペース")], None, {}),
         ("emoji", [u("🚀🚀 👩‍👩‍👧 🇫🇷 ✓"), a("Sure 😀  🎉\u200d x")], None, {}),
         ("repeated", [u("same"), a("same"), u("same"), a("same")], None, {}),
+        ("meta_symbol", [u("x\u2581y \u2581"), a("a \u2581\u2581 b\u2581")], None, {}),
         ("empty_system", [s(""), u("Hi  there"), a("  Hello  ")], None, {}),
         ("system_code", [s("Format:\n    indent 4"), u("ok"), a("    ok")], None, {}),
         ("tool_call", [s("Use tools."), u("Weather in Paris?"),

@@ -101,7 +101,7 @@ def test_tool_calls_are_trained_and_tool_results_never(fams):
                                  ("llama3.1 (JSON, <|python_tag|>)", '"parameters"', "ipython")]:
         d = fams[family][1]
         hf = transformers.AutoTokenizer.from_pretrained(d)
-        name, messages, tools, variables = conversations()[11]
+        name, messages, tools, variables = conversations()[12]
         assert name == "tool_call"
         ids, mask = ids_and_mask(d, messages, tools, **fams[family][4], **variables)
         trained = trained_text(hf, ids, mask)
@@ -114,7 +114,7 @@ def test_llama_builtin_tool_call_was_refused(fams):
     <|eom_id|>, and it is trained from <|python_tag|> through it."""
     d = fams["llama3.1 (JSON, <|python_tag|>)"][1]
     hf = transformers.AutoTokenizer.from_pretrained(d)
-    name, messages, tools, variables = conversations()[13]
+    name, messages, tools, variables = conversations()[14]
     assert name == "builtin_tool"
     ids, mask = ids_and_mask(d, messages, tools, date_string="26 Jul 2024", **variables)
     assert trained_text(hf, ids, mask) == (
