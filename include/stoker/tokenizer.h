@@ -50,6 +50,11 @@ class Tokenizer {
   // added token's text, and *flags whether it is one and takes the whitespace beside it.
   // Default: the id decoded alone, not an added token.
   virtual Status TokenText(int32_t id, std::string* out, TokenTextFlags* flags) const;
+  // For an added token that the model also produces from normalized text (a non-special added
+  // token whose content is a piece of the vocabulary, as Gemma's runs of "▁"): appends the bytes
+  // it stands for when the model produced it (its piece decoded: "  ") and returns true; false
+  // for any other id. Default: false.
+  virtual bool ModelPieceText(int32_t id, std::string* out) const;
 
   // Every id Encode produces, and eos_id(), is in [0, vocab_size()).
   virtual uint64_t vocab_size() const = 0;

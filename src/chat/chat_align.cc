@@ -1,59 +1,54 @@
 #include "chat/chat_align.h"
 
-#include <algorithm>
+#include <array>
 #include <string>
 
 #include "text/added_tokens.h"
-#include "text/utf8.h"
+#include "text/sp_text.h"
+#include "text/unicode_nfc.h"
 
 namespace stoker {
 namespace {
 
-// Where `token` ends when it is matched at `at` (dummy: without its dummy prefix space), or npos.
+constexpr size_t kNoMatch = std::string_view::npos;
+
+// Where `token` ends when it is matched at `at` (dummy: without its dummy prefix space), or
+// kNoMatch.
 size_t MatchEnd(std::string_view text, size_t at, std::string_view token, bool dummy) {
-  if (dummy && !token.starts_with(' ')) return std::string_view::npos;
+  if (dummy && !token.starts_with(' ')) return kNoMatch;
   if (dummy) token.remove_prefix(1);
-  return text.substr(at).starts_with(token) ? at + token.size() : std::string_view::npos;
+  return text.substr(at).starts_with(token) ? at + token.size() : kNoMatch;
 }
 
-// The first 40 bytes of `s` or so (not cutting a character: errors reach Python as str), quoted.
-std::string Quoted(std::string_view s) {
-  size_t n = std::min<size_t>(s.size(), 40);
-  while (n < s.size() && n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  const bool valid = FindInvalidUtf8(s.substr(0, n)) == std::string_view::npos;
-  std::string out = "\"";
-  for (char c : s.substr(0, n)) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (!valid && static_cast<unsigned char>(c) >= 0x80) {  // a byte-fallback piece
-      static const char kHex[] = "0123456789abcdef";
-      out += std::string("\\x") + kHex[(c >> 4) & 0xF] + kHex[c & 0xF];
-    } else {
-      out += c;
-    }
-  }
-  return out + (n < s.size() ? "...\"" : "\"");
+// How a token is read at `at`: its added text (after the whitespace its lstrip takes) where that
+// is there, else the model piece it also is, as a token of the text.
+AlignedToken ReadingAt(std::string_view text, size_t at, const AlignedToken& t) {
+  if (t.piece.empty()) return t;
+  const size_t from = t.flags.lstrip ? WhiteSpaceAfter(text, at) : at;
+  if (MatchEnd(text, from, t.bytes, false) != kNoMatch) return t;
+  return AlignedToken{t.piece, TokenTextFlags{}, {}};
 }
 
 // Whether tokens[k] can start at `at` (after whitespace its lstrip takes); true past the end
 // when `at` is the text's end.
 bool MatchesAt(std::string_view text, size_t at, std::span<const AlignedToken> tokens, size_t k) {
   if (k == tokens.size()) return at == text.size();
-  if (tokens[k].flags.lstrip) at = WhiteSpaceAfter(text, at);
-  return MatchEnd(text, at, tokens[k].bytes, false) != std::string_view::npos;
+  const AlignedToken t = ReadingAt(text, at, tokens[k]);
+  if (t.flags.lstrip) at = WhiteSpaceAfter(text, at);
+  return MatchEnd(text, at, t.bytes, false) != kNoMatch;
 }
 
-}  // namespace
-
-Result<std::vector<TokenRange>> AlignTokens(std::string_view text,
-                                            std::span<const AlignedToken> tokens) {
-  std::vector<TokenRange> out;
-  out.reserve(tokens.size());
+// The ranges of `tokens` in `text` as it is into *out; false where they do not align.
+bool AlignAsIs(std::string_view text, std::span<const AlignedToken> tokens,
+               std::vector<TokenRange>* out) {
+  out->clear();
+  out->reserve(tokens.size());
   size_t at = 0;
+  TokenTextFlags prev;  // how the previous token was read
   for (size_t k = 0; k < tokens.size(); ++k) {
-    const AlignedToken& t = tokens[k];
-    const bool after_added = k > 0 && tokens[k - 1].flags.added;
-    if (k > 0 && tokens[k - 1].flags.rstrip) at = out.back().end = WhiteSpaceAfter(text, at);
+    if (k > 0 && prev.rstrip) at = out->back().end = WhiteSpaceAfter(text, at);
+    const AlignedToken t = ReadingAt(text, at, tokens[k]);
+    const bool after_added = k > 0 && prev.added;
     const size_t begin = at;  // with the whitespace an lstrip token takes
     if (t.flags.lstrip) at = WhiteSpaceAfter(text, at);
     // Its bytes as they are, or without a dummy prefix at the start of a run of text. Where both
@@ -61,28 +56,55 @@ Result<std::vector<TokenRange>> AlignTokens(std::string_view text,
     size_t end = MatchEnd(text, at, t.bytes, false);
     if (!t.flags.added && (k == 0 || after_added)) {
       const size_t dummy = MatchEnd(text, at, t.bytes, true);
-      if (dummy != std::string_view::npos &&
-          (end == std::string_view::npos || MatchesAt(text, dummy, tokens, k + 1) ||
-           !MatchesAt(text, end, tokens, k + 1))) {
+      if (dummy != kNoMatch && (end == kNoMatch || MatchesAt(text, dummy, tokens, k + 1) ||
+                                !MatchesAt(text, end, tokens, k + 1))) {
         end = dummy;
       }
     }
-    if (end == std::string_view::npos) {
-      return Unimplemented("the tokens of a chat cannot be aligned with its text: token " +
-                           std::to_string(k) + " (" + Quoted(t.bytes) + ") is not at byte " +
-                           std::to_string(at) + " (" + Quoted(text.substr(at)) + ")");
-    }
-    out.push_back(TokenRange{begin, end});
+    if (end == kNoMatch) return false;
+    out->push_back(TokenRange{begin, end});
     at = end;
+    prev = t.flags;
   }
-  if (!tokens.empty() && tokens.back().flags.rstrip)
-    at = out.back().end = WhiteSpaceAfter(text, at);
-  if (at != text.size()) {
-    return Unimplemented(
-        "the tokens of a chat cannot be aligned with its text: " + Quoted(text.substr(at)) +
-        " at byte " + std::to_string(at) + " has no token");
+  if (!tokens.empty() && prev.rstrip) at = out->back().end = WhiteSpaceAfter(text, at);
+  return at == text.size();
+}
+
+}  // namespace
+
+Result<std::vector<TokenRange>> AlignTokens(std::string_view text,
+                                            std::span<const AlignedToken> tokens) {
+  std::vector<TokenRange> out;
+  if (AlignAsIs(text, tokens, &out)) return out;
+  // A normalizer that composes characters: the tokens spell the text's NFC (or NFKC) form.
+  for (UnicodeForm form : std::array{UnicodeForm::kNfc, UnicodeForm::kNfkc}) {
+    NormalizedText n;
+    if (!NormalizeWithOffsets(text, form, &n).ok() || n.text == text) continue;
+    if (!AlignAsIs(n.text, tokens, &out)) continue;
+    for (TokenRange& r : out) r = TokenRange{n.lo[r.begin], n.hi[r.end]};
+    return out;
   }
-  return out;
+  // Text that holds the meta symbol "▁" itself, under a normalizer that writes spaces as "▁"
+  // (Replace, Metaspace): its tokens' "▁" reads as a space like the others.
+  if (text.find(kMetaSymbol) != std::string_view::npos) {
+    NormalizedText n;
+    for (size_t p = 0; p < text.size();) {
+      const bool meta = text.substr(p, kMetaSymbol.size()) == kMetaSymbol;
+      n.text += meta ? ' ' : text[p];
+      n.lo.push_back(uint32_t(p));
+      n.hi.push_back(uint32_t(p));
+      p += meta ? kMetaSymbol.size() : 1;
+    }
+    n.lo.push_back(uint32_t(text.size()));
+    n.hi.push_back(uint32_t(text.size()));
+    if (AlignAsIs(n.text, tokens, &out)) {
+      for (TokenRange& r : out) r = TokenRange{n.lo[r.begin], n.hi[r.end]};
+      return out;
+    }
+  }
+  return InvalidArgument(
+      "stoker cannot place the tokens of this conversation in its text (the tokenizer changes the "
+      "text in a way stoker does not follow), so it cannot compute its loss mask");
 }
 
 }  // namespace stoker

@@ -7,9 +7,20 @@
 //    Where the token matches both with and without it ("▁" before " x"), the reading the next
 //    token follows is taken, the dummy prefix where both are;
 //  - whitespace taken by an added token: the run of whitespace after an added token with rstrip,
-//    and before one with lstrip, belongs to that token, as in tokenizers' offsets.
-// Anything else (a normalizer that rewrites the text, an unknown token's surface) is refused:
-// a token is never placed where its bytes are not. Thread-safe (pure function).
+//    and before one with lstrip, belongs to that token, as in tokenizers' offsets;
+//  - an added token that the model also produces (`piece`: Gemma's "▁▁" from two spaces, which
+//    its Replace normalizer turns into "▁▁"): its added text where that is in the text, else its
+//    piece's bytes, as a token of the text;
+//  - Unicode normalization (tokenizers' NFC, NFKC): where the text as it is does not align, its
+//    NFC and then NFKC form is tried (text/unicode_nfc.h's NormalizeWithOffsets), and each token
+//    covers the original bytes of the characters it covers in that form (a token of part of a
+//    composed character covers the whole decomposed one, as tokenizers' offsets do).
+//  - the meta symbol: where the text holds "▁" itself, a tokenizer that writes spaces as "▁"
+//    (Replace, Metaspace) reads it as one of them, so a token's space may stand for it.
+// Runs of spaces become runs of "▁" that merge into one token: that token's bytes are the spaces.
+// Byte-fallback pieces are their byte. Anything else is refused in plain words (kInvalidArgument,
+// no offsets: a conversation's error, which --on-error skip counts): a token is never placed
+// where its bytes are not. Thread-safe (pure function).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +36,7 @@ namespace stoker {
 struct AlignedToken {
   std::string_view bytes;  // Tokenizer::TokenText
   TokenTextFlags flags;
+  std::string_view piece;  // Tokenizer::ModelPieceText of an added token; empty where none
 };
 
 struct TokenRange {
@@ -32,8 +44,8 @@ struct TokenRange {
   bool operator==(const TokenRange&) const = default;
 };
 
-// The range of each of `tokens` in `text`, which they must cover whole, in order. kUnimplemented
-// naming the first token that does not match.
+// The range of each of `tokens` in `text`, which they must cover whole, in order;
+// kInvalidArgument where they do not.
 Result<std::vector<TokenRange>> AlignTokens(std::string_view text,
                                             std::span<const AlignedToken> tokens);
 

@@ -58,19 +58,69 @@ TEST(AlignTokensTest, ADummyPrefixIsTakenWhereTheNextTokenFollows) {
 TEST(AlignTokensTest, RefusesWhatTheTokenizerDoesNotDo) {
   // A missing space in the middle of a text run is not a dummy prefix.
   EXPECT_EQ(AlignTokens("ab", std::vector<AlignedToken>{T("a"), T(" b")}).status().code(),
-            StatusCode::kUnimplemented);
+            StatusCode::kInvalidArgument);
   // Whitespace vanishes only beside an added token that strips it.
   EXPECT_FALSE(AlignTokens("a b", std::vector<AlignedToken>{T("a"), T("b")}).ok());
   EXPECT_FALSE(AlignTokens("<s> b", std::vector<AlignedToken>{Added("<s>"), T("b")}).ok());
-  // A lone byte-fallback byte is named in hex: the message stays UTF-8.
+  // The error is a conversation's, in plain words: no token offsets, no bytes of the text.
   EXPECT_EQ(AlignTokens("a", std::vector<AlignedToken>{T("\xf0")}).status().message(),
-            "the tokens of a chat cannot be aligned with its text: token 0 (\"\\xf0\") is not at "
-            "byte 0 (\"a\")");
+            "stoker cannot place the tokens of this conversation in its text (the tokenizer "
+            "changes the text in a way stoker does not follow), so it cannot compute its loss "
+            "mask");
   // A token's bytes must be the text's (U+FFFD from a decoded lone byte is not).
   EXPECT_FALSE(AlignTokens("\xe4\xbd\xa0", std::vector<AlignedToken>{T("\xef\xbf\xbd")}).ok());
   // Every byte of the text has a token.
   EXPECT_FALSE(AlignTokens("abc", std::vector<AlignedToken>{T("ab")}).ok());
   EXPECT_FALSE(AlignTokens("ab", std::vector<AlignedToken>{T("abc")}).ok());
+}
+
+// Gemma's tokenizer.json: its runs of "▁" are non-special added tokens that are model pieces too.
+// Two spaces become "▁▁" under its Replace normalizer, which the model merges into that id.
+AlignedToken Runs(std::string_view added, std::string_view piece) {
+  return {added, {.added = true}, piece};
+}
+
+TEST(AlignTokensTest, AnAddedTokenTheModelProducesIsItsPieceWhereItsTextIsNot) {
+  // "a  b": "a", "▁▁" (two spaces), "b" (this was "token 1 (\"▁▁\") is not at byte 1").
+  EXPECT_EQ(Ranges("a  b", {T("a"), Runs("\u2581\u2581", "  "), T("b")}),
+            (std::vector<TokenRange>{{0, 1}, {1, 3}, {3, 4}}));
+  // Indented code: "\n", "▁▁▁" (three spaces), " return".
+  EXPECT_EQ(
+      Ranges(":\n    return", {T(":"), T("\n"), Runs("\u2581\u2581\u2581", "   "), T(" return")}),
+      (std::vector<TokenRange>{{0, 1}, {1, 2}, {2, 5}, {5, 12}}));
+  // The literal "▁▁" in the text is the added token matched whole.
+  EXPECT_EQ(Ranges("x\u2581\u2581", {T("x"), Runs("\u2581\u2581", "  ")}),
+            (std::vector<TokenRange>{{0, 1}, {1, 7}}));
+  // Neither reading: refused.
+  EXPECT_FALSE(
+      AlignTokens("a b", std::vector<AlignedToken>{T("a"), Runs("\u2581\u2581", "  "), T("b")})
+          .ok());
+}
+
+TEST(AlignTokensTest, ComposedTokensCoverTheDecomposedText) {
+  // Qwen2's NFC normalizer: "e" + U+0301 is encoded as "é" (U+00E9); the token covers both.
+  EXPECT_EQ(Ranges("e\xcc\x81t\xc3\xa9", {T("\xc3\xa9t"), T("\xc3\xa9")}),
+            (std::vector<TokenRange>{{0, 4}, {4, 6}}));
+  // A byte-level token of part of the composed character covers all of it; the next one starts
+  // where its character starts (tokenizers gives both the character's offsets).
+  EXPECT_EQ(Ranges("<s>Ko\xcc\x88ln", {Added("<s>"), T("K"), T("\xc3"), T("\xb6ln")}),
+            (std::vector<TokenRange>{{0, 3}, {3, 4}, {4, 7}, {4, 9}}));
+  // Hangul jamo compose into one syllable (가: U+1100 U+1161 -> U+AC00).
+  EXPECT_EQ(Ranges("\xe1\x84\x80\xe1\x85\xa1!", {T("\xea\xb0\x80"), T("!")}),
+            (std::vector<TokenRange>{{0, 6}, {6, 7}}));
+  // NFKC where NFC does not align: the ligature "ﬁ" (U+FB01) is "fi".
+  EXPECT_EQ(Ranges("\xef\xac\x81ne", {T("fine")}), (std::vector<TokenRange>{{0, 5}}));
+  // Text already composed is matched as it is; a token that is in neither form is refused.
+  EXPECT_EQ(Ranges("\xc3\xa9", {T("\xc3\xa9")}), (std::vector<TokenRange>{{0, 2}}));
+  EXPECT_FALSE(AlignTokens("e\xcc\x81", std::vector<AlignedToken>{T("e")}).ok());
+}
+
+TEST(AlignTokensTest, TheMetaSymbolInTheTextIsASpaceToTheTokens) {
+  // Llama 2's Replace(" ", "▁") on "a▁b c": "▁a", "▁b", "▁c"; the text's own "▁" is read as a
+  // space, as the normalizer left it ("▁b" covers it).
+  EXPECT_EQ(Ranges("a\u2581b c", {T(" a"), T(" b"), T(" c")}),
+            (std::vector<TokenRange>{{0, 1}, {1, 5}, {5, 7}}));
+  EXPECT_FALSE(AlignTokens("a\u2581b", std::vector<AlignedToken>{T(" a"), T("b")}).ok());
 }
 
 }  // namespace

@@ -97,14 +97,22 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
     aligned.resize(ids.size());
     for (size_t i = 0; i < ids.size(); ++i) {
       const size_t id = static_cast<size_t>(ids[i]);
+      aligned[i].piece = {};
       if (id < texts.known.size() && texts.known[id]) {
         aligned[i].bytes = texts.bytes[id];  // field by field: no temporary to copy from
         aligned[i].flags = texts.flags[id];
+        if (aligned[i].flags.added) {
+          const auto it = texts.pieces.find(ids[i]);
+          if (it != texts.pieces.end()) aligned[i].piece = it->second;
+        }
         continue;
       }
       STOKER_RETURN_IF_ERROR(
           control.TokenText(ids[i], &looked_up.emplace_back(), &aligned[i].flags));
       aligned[i].bytes = looked_up.back();
+      if (aligned[i].flags.added && control.ModelPieceText(ids[i], &looked_up.emplace_back())) {
+        aligned[i].piece = looked_up.back();
+      }
     }
     STOKER_ASSIGN_OR_RETURN(std::vector<TokenRange> piece_ranges, AlignTokens(p.text, aligned));
     for (const TokenRange& r : piece_ranges) {
@@ -140,6 +148,10 @@ TokenTexts ReadTokenTexts(const Tokenizer& tokenizer) {
     bytes.clear();
     out.known[id] = tokenizer.TokenText(int32_t(id), &bytes, &out.flags[id]).ok();
     out.bytes.Add(out.known[id] ? bytes : std::string());
+    bytes.clear();
+    if (out.known[id] && out.flags[id].added && tokenizer.ModelPieceText(int32_t(id), &bytes)) {
+      out.pieces.emplace(int32_t(id), bytes);
+    }
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct TokenTexts {
   TokenBytes bytes;            // by id; empty where `known` is 0
   std::vector<uint8_t> known;  // 1: TokenText succeeded
   std::vector<TokenTextFlags> flags;
+  std::unordered_map<int32_t, std::string> pieces;  // Tokenizer::ModelPieceText, where there is one
 };
 
 // `control` encodes special-token text as the special ids and `plain` as text (the same model
@@ -34,8 +36,8 @@ struct TokenTexts {
 // rendering; `trained` are byte ranges of the text with the marks removed, which must equal
 // `text`. Each token's bytes in the text are found by AlignTokens (chat_align.h) from its
 // TokenText, read in `texts` (may be empty) or asked of `control`; a token is trained when they
-// overlap a trained range (an empty one: when it lies inside one). kUnimplemented when the tokens
-// do not align with the text.
+// overlap a trained range (an empty one: when it lies inside one); an error when the tokens
+// do not align with the text (kInvalidArgument, in plain words).
 Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
                            const std::string& marked, const std::string& text,
                            const std::vector<std::pair<size_t, size_t>>& trained,

@@ -18,6 +18,9 @@ namespace stoker {
 
 struct ChatProbes {
   std::vector<std::string> end_of_turn;  // the end-of-turn control tokens, first found first
+  // The control tokens the probe writes between an assistant's text and the next user's (its end
+  // of turn and the user header): never the end of a turn that ends otherwise.
+  std::vector<std::string> between_turns;
   // What rendering any conversation with add_generation_prompt adds to its rendering without
   // (set only where GenerationPromptIgnoresMessages holds and the probe rendered): the header of
   // every assistant turn, for a conversation whose rendering succeeds. Unset: render each prefix.

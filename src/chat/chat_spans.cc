@@ -207,7 +207,8 @@ bool ChatTemplate::MayWriteSpanMarkers(std::string_view text) {
          text.find("\\U") != std::string_view::npos || text.find("\\N") != std::string_view::npos;
 }
 
-std::vector<std::string> ChatTemplate::EndOfTurnTokens(const json& kwargs) const {
+std::vector<std::string> ChatTemplate::EndOfTurnTokens(const json& kwargs,
+                                                       std::vector<std::string>* between) const {
   // A probe conversation: the first control token after an assistant's text, in the middle of a
   // conversation and at its end.
   Conversation probe;
@@ -234,7 +235,13 @@ std::vector<std::string> ChatTemplate::EndOfTurnTokens(const json& kwargs) const
         eot.push_back(best->second);
       }
     };
-    if (pos[1].last && pos[2].first) first_control(*pos[1].last, *pos[2].first);
+    if (pos[1].last && pos[2].first) {
+      first_control(*pos[1].last, *pos[2].first);
+      for (const std::string& t : control_tokens_) {
+        const size_t p = text.find(t, *pos[1].last);
+        if (p != std::string::npos && p + t.size() <= *pos[2].first) between->push_back(t);
+      }
+    }
     if (pos[3].last) first_control(*pos[3].last, text.size());
   }
   if (eot.empty() && special_tokens_.contains("eos_token")) {
@@ -248,7 +255,7 @@ std::shared_ptr<const ChatProbes> ChatTemplate::Probes(const json& kwargs) const
   if (std::shared_ptr<const ChatProbes> found = probes_->Find(key)) return found;
   // Threads that miss at once compute the same probes; the first stored is kept by all later.
   auto probes = std::make_shared<ChatProbes>();
-  probes->end_of_turn = EndOfTurnTokens(kwargs);
+  probes->end_of_turn = EndOfTurnTokens(kwargs, &probes->between_turns);
   if (generation_prompt_ignores_messages_) {
     Conversation probe;
     probe.messages = json::array({json{{"role", "user"}, {"content", "a"}}});
@@ -452,6 +459,29 @@ Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn trai
       size_t p = out.text.find(t, from);
       if (p != std::string::npos && p + t.size() <= hi && (!end || p + t.size() < *end)) {
         end = p + t.size();
+      }
+    }
+    if (!end) {
+      // A turn that ends with another control token than a plain turn's (Llama 3.x's tool call:
+      // "<|python_tag|>...<|eom_id|>" in ipython mode; gpt-oss's "...<|call|>"): through the last
+      // control token before the next turn opens (a control token of the assistant header, or
+      // the next message) that the template does not write between turns (a user header).
+      const std::string& opens =
+          !header.empty() || !probes->generation_header ? header : *probes->generation_header;
+      const std::vector<std::string>& between = probes->between_turns;
+      for (size_t cur = from; !opens.empty();) {
+        std::optional<size_t> at;
+        std::string token;
+        for (const std::string& t : control_tokens_) {
+          const size_t p = out.text.find(t, cur);
+          if (p != std::string::npos && p + t.size() <= hi && (!at || p < *at)) {
+            at = p;
+            token = t;
+          }
+        }
+        if (!at || opens.find(token) != std::string::npos) break;
+        cur = *at + token.size();
+        if (std::find(between.begin(), between.end(), token) == between.end()) end = cur;
       }
     }
     if (!end) {

@@ -100,7 +100,10 @@ class ChatTemplate {
   const std::vector<std::string>& control_tokens() const { return control_tokens_; }
 
  private:
-  std::vector<std::string> EndOfTurnTokens(const nlohmann::ordered_json& kwargs) const;
+  // The end-of-turn tokens; *between: the control tokens between an assistant's text and the
+  // next user's text in the probe.
+  std::vector<std::string> EndOfTurnTokens(const nlohmann::ordered_json& kwargs,
+                                           std::vector<std::string>* between) const;
   // The probes for `kwargs`, rendered on first use and kept (chat_probes.h).
   std::shared_ptr<const ChatProbes> Probes(const nlohmann::ordered_json& kwargs) const;
   Result<ChatSpans> SpansImpl(const Conversation& conv, TrainOn train_on,

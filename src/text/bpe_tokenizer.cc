@@ -201,4 +201,14 @@ Status BpeTokenizer::TokenText(int32_t id, std::string* out, TokenTextFlags* fla
   return Status::OK();
 }
 
+bool BpeTokenizer::ModelPieceText(int32_t id, std::string* out) const {
+  const size_t i = static_cast<size_t>(id);
+  if (id < 0 || i >= c_.added_strips.size() || !(c_.added_strips[i] & kModelPiece)) return false;
+  if (i >= c_.model.size() || !c_.decode_error.empty()) return false;
+  const std::string surface = c_.decoder.Surface(c_.model.token_bytes(id), id);
+  if (surface.empty() || surface == c_.added_content[i]) return false;
+  out->append(surface);
+  return true;
+}
+
 }  // namespace stoker

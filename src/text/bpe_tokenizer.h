@@ -40,7 +40,8 @@ class BpeTokenizer final : public Tokenizer {
     std::string marker = {};
     bool every = false;
   };
-  static constexpr uint8_t kLstrip = 1, kRstrip = 2;  // Config::added_strips
+  // Config::added_strips; kModelPiece: a non-special added token whose id is a model piece too.
+  static constexpr uint8_t kLstrip = 1, kRstrip = 2, kModelPiece = 4;
   struct Config {
     BpeModel model;
     // Set: a tokenizer.json Unigram model encodes each pre-token instead of the merges (`model`
@@ -57,7 +58,7 @@ class BpeTokenizer final : public Tokenizer {
     AddedTokens added;
     AddedTokens added_normalized;
     std::vector<std::string> added_content;  // id -> content for decode, for added/special ids
-    std::vector<uint8_t> added_strips;       // id -> kLstrip | kRstrip, for added ids
+    std::vector<uint8_t> added_strips;       // id -> kLstrip | kRstrip | kModelPiece
     std::vector<int32_t> prefix_ids;         // post-processor template around the document
     std::vector<int32_t> suffix_ids;
     TokenDecoder decoder;      // kBytes for byte-level BPE
@@ -75,6 +76,7 @@ class BpeTokenizer final : public Tokenizer {
   Status Encode(std::string_view utf8, std::vector<int32_t>* ids) const override;
   Status Decode(std::span<const int32_t> ids, std::string* out) const override;
   Status TokenText(int32_t id, std::string* out, TokenTextFlags* flags) const override;
+  bool ModelPieceText(int32_t id, std::string* out) const override;
   uint64_t vocab_size() const override { return c_.vocab_size; }
   int32_t eos_id() const override { return c_.eos_id; }
   const TokenizerIdentity& identity() const override { return c_.identity; }

@@ -42,6 +42,8 @@ Status Tokenizer::TokenText(int32_t id, std::string* out, TokenTextFlags* flags)
   return Decode(std::span<const int32_t>(&id, 1), out);
 }
 
+bool Tokenizer::ModelPieceText(int32_t, std::string*) const { return false; }
+
 Result<std::unique_ptr<Tokenizer>> OpenTokenizer(std::string_view uri,
                                                  const TokenizerOptions& options) {
   STOKER_ASSIGN_OR_RETURN(std::string path, LocalPathFromUri(uri));

@@ -219,8 +219,12 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
     }
     c.added_content[added[i].id] = added[i].content;
     c.added_strips.resize(c.added_content.size());
-    c.added_strips[added[i].id] = (added[i].lstrip ? BpeTokenizer::kLstrip : 0) |
-                                  (added[i].rstrip ? BpeTokenizer::kRstrip : 0);
+    c.added_strips[added[i].id] =
+        (added[i].lstrip ? BpeTokenizer::kLstrip : 0) |
+        (added[i].rstrip ? BpeTokenizer::kRstrip : 0) |
+        (!flags[i].special && added[i].id >= 0 && uint64_t(added[i].id) < model_size
+             ? BpeTokenizer::kModelPiece
+             : 0);
     if ((flags[i].special && !options.allow_special) || !options.match_added_tokens) continue;
     (flags[i].normalized ? normalized : raw).push_back(added[i]);
   }
