@@ -322,3 +322,41 @@ def test_trace_without_the_arrow_module_refuses_parquet_and_still_finds_document
     p = subprocess.run(base[:-2] + ["--document", "a:0:0", "--json"], capture_output=True,
                        text=True, timeout=60, env=env)
     assert p.returncode == 0 and json.loads(p.stdout), p.stderr
+
+
+def test_trace_follows_a_skip_edit_and_reads_an_adapters_file(tmp_path, stoker_cli):
+    """A resume past skipped steps (stoker.edit_state) starts a new segment of the record where the
+    skip lands: the trace names the rows the loader served after the skip, not the skipped ones.
+    An adapter's own file ({"states": [...]}, as the Trainer's stoker_state.json) is read too."""
+    a = str(pack(tmp_path, "a", 300))
+    first = loader([(1.0, a)], world_size=1)
+    seen = served(first, 2, 2)
+    edited = stoker.edit_state(first.state_dict(run_record=True), skip_steps=(4, 6))
+    second = loader([(1.0, a)], world_size=1)
+    second.load_state_dict(edited)
+    seen += served(second, 4, 2)  # run steps 2, 3, then plan steps 7, 8 as run steps 4, 5
+    rec = second.run_record()
+    assert [s["step"] for s in rec["segments"]] == [0, 2, 4] and rec["step"] == 6
+    state_file = tmp_path / "stoker_state.json"
+    state_file.write_text(json.dumps({"format": "some-adapter", "states": [
+        second.state_dict(run_record=True)]}))
+    out = tmp_path / "skip.parquet"
+    p = subprocess.run([stoker_cli, "trace", "--run", str(state_file), "-o", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    by_step, _ = traced(out, {a: a})
+    assert sorted(by_step) == list(range(6))
+    for step, want in enumerate(seen):
+        got = [[{k: v for k, v in piece.items() if k != "phase"} for piece in row]
+               for row in by_step[step]]
+        assert got == [[{k: v for k, v in piece.items() if k != "phase"} for piece in row]
+                       for row in want], f"step {step}"
+    # The skipped plan steps 4..6 are in no step of the trace.
+    plain = loader([(1.0, a)], world_size=1)
+    skipped = served(plain, 7, 2)[4:7]
+    def key(piece):
+        return json.dumps({k: v for k, v in piece.items() if k != "phase"}, sort_keys=True)
+
+    traced_pieces = {key(p) for s in by_step.values() for row in s for p in row}
+    skipped_pieces = {key(p) for step in skipped for row in step for p in row}
+    assert skipped_pieces and not skipped_pieces & traced_pieces
