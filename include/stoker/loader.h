@@ -130,6 +130,9 @@ class LoaderBatch {
   // dtype; null for datasets without a loss mask.
   TensorView loss_mask() const { return View(6, false); }
   TensorView seq_idx() const { return View(7, false); }  // int32 [B, S]; null unless asked
+  // With pad_each_document_to > 1: int32, as many entries as cu_seqlens, each segment's offset in
+  // the flattened batch (cu_seqlens then holds the real lengths' offsets); null otherwise.
+  TensorView cu_seqlens_padded() const { return View(8, false); }
   // The same tensors on the device, when the loader has one (data == nullptr otherwise).
   TensorView device_input_ids() const { return View(0, true); }
   TensorView device_labels() const { return View(1, true); }
@@ -139,6 +142,7 @@ class LoaderBatch {
   TensorView device_attention_mask() const { return View(5, true); }
   TensorView device_loss_mask() const { return View(6, true); }
   TensorView device_seq_idx() const { return View(7, true); }
+  TensorView device_cu_seqlens_padded() const { return View(8, true); }
   bool on_device() const { return device_base_ != nullptr; }
 
   // Makes `cuda_stream` (a cudaStream_t; nullptr = legacy default stream) wait, on the GPU, for

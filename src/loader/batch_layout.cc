@@ -83,6 +83,9 @@ class Assembler {
         mask_(layout.has_mask ? slot + layout.attention_mask : nullptr),
         loss_mask_(layout.has_loss_mask ? reinterpret_cast<T*>(slot + layout.loss_mask) : nullptr),
         seq_idx_(layout.has_seq_idx ? reinterpret_cast<int32_t*>(slot + layout.seq_idx) : nullptr),
+        cu_padded_(layout.has_cu_seqlens_padded
+                       ? reinterpret_cast<int32_t*>(slot + layout.cu_seqlens_padded)
+                       : nullptr),
         result_(result),
         iota_(iota),
         scratch_(scratch),
@@ -105,14 +108,17 @@ class Assembler {
       mask_scratch_.resize(S + 1);
     }
     cu_[0] = 0;
+    if (cu_padded_ != nullptr) cu_padded_[0] = 0;
     num_cu_ = 1;
     Status status;
     rows_ = &rows;
     for (size_t r = 0; r < rows.size() && status.ok(); ++r) status = Row(rows[r], r * S);
     if (status.ok() && seq_idx_ != nullptr) {
-      // Segment k of cu_seqlens covers the flattened positions [cu[k], cu[k + 1]).
+      // Segment k covers the flattened positions [cu[k], cu[k + 1]) (cu_seqlens_padded's when
+      // documents are padded: the padding belongs to its document's segment).
+      const int32_t* cu = cu_padded_ != nullptr ? cu_padded_ : cu_;
       for (int k = 0; k + 1 < num_cu_; ++k) {
-        StreamFill<int32_t>(seq_idx_ + cu_[k], static_cast<size_t>(cu_[k + 1] - cu_[k]), k);
+        StreamFill<int32_t>(seq_idx_ + cu[k], static_cast<size_t>(cu[k + 1] - cu[k]), k);
       }
     }
     StreamFence();
@@ -150,7 +156,9 @@ class Assembler {
       return Corruption(src.path() + ": plan piece [" + std::to_string(p.offset) + ", " +
                         std::to_string(p.offset + p.length) + ") is outside " + where());
     }
-    if (used + p.length > S) return Internal("plan row longer than seq_len at " + where());
+    if (used + PaddedLength(p.length, pad_to_) > S) {
+      return Internal("plan row longer than seq_len at " + where());
+    }
     *document_length = *length;
     return Status::OK();
   }
@@ -177,10 +185,25 @@ class Assembler {
     }
   }
 
-  void AddSegment(size_t length) {
+  // A segment of `length` real tokens taking `room` positions (more only when padded).
+  void AddSegment(size_t length, size_t room) {
     cu_[num_cu_] = cu_[num_cu_ - 1] + static_cast<int32_t>(length);
+    if (cu_padded_ != nullptr)
+      cu_padded_[num_cu_] = cu_padded_[num_cu_ - 1] + static_cast<int32_t>(room);
     ++num_cu_;
-    result_->max_seqlen = std::max(result_->max_seqlen, static_cast<int>(length));
+    result_->max_seqlen = std::max(result_->max_seqlen, static_cast<int>(room));
+  }
+  void AddSegment(size_t length) { AddSegment(length, length); }
+
+  // The padding after a piece of n tokens at `at` up to its room (pad_each_document_to): pad ids,
+  // no target, positions and segment id continuing the piece's (its attention segment).
+  void PadPiece(size_t at, size_t n, size_t room, T segment) {
+    if (room == n) return;
+    StreamFill(ids_ + at + n, room - n, static_cast<T>(opt_.pad_token_id));
+    StreamFill(labels_ + at + n, room - n, static_cast<T>(kIgnoreIndex));
+    if (pos_ != nullptr) StreamCopy(pos_ + at + n, iota_.data() + n, room - n);
+    if (seg_ != nullptr) StreamFill(seg_ + at + n, room - n, segment);
+    if (loss_mask_ != nullptr) StreamFill(loss_mask_ + at + n, room - n, T{0});
   }
 
   // Positions [begin, begin+n) become padding or a hole: pad id, no target, segment 0.
@@ -240,6 +263,7 @@ class Assembler {
       if (s.code() == StatusCode::kInternal) return s;
       const size_t at = base + used;
       const size_t n = s.ok() ? p.length : std::min<uint64_t>(p.length, S - used);
+      const size_t room = std::min<size_t>(PaddedLength(n, pad_to_), S - used);
       bool split = false;
       if (s.ok()) {
         // A piece that ends inside its document also reads the token after it: its last label.
@@ -250,10 +274,10 @@ class Assembler {
       if (!s.ok()) {
         if (!opt_.skip_bad_documents) return s;
         ++result_->skipped_documents;
-        Blank(at, n);
-        AddSegment(n);
+        Blank(at, room);
+        AddSegment(room);
         pending_cross = -1;
-        used += n;
+        used += room;
         continue;
       }
       const T* tokens = scratch_.data();
@@ -279,9 +303,10 @@ class Assembler {
       // Each piece is its own attention segment, so a continuation restarts its positions too.
       if (pos_ != nullptr) StreamCopy(pos_ + at, iota_.data(), n);
       if (seg_ != nullptr) StreamFill(seg_ + at, n, static_cast<T>(k + 1));
-      AddSegment(n);
+      PadPiece(at, n, room, static_cast<T>(k + 1));
+      AddSegment(n, room);
       result_->real_tokens += n;
-      used += n;
+      used += room;
     }
     if (used < S) {
       Blank(base + used, S - used);
@@ -317,6 +342,8 @@ class Assembler {
   uint8_t* mask_;
   T* loss_mask_;
   int32_t* seq_idx_;
+  int32_t* cu_padded_;
+  const uint64_t pad_to_ = static_cast<uint64_t>(std::max(opt_.pad_each_document_to, 0));
   AssemblyResult* result_;
   int num_cu_ = 0;
   std::vector<T>& iota_;
@@ -349,6 +376,8 @@ BatchLayout BatchLayout::For(const AssemblyOptions& options) {
   if (l.has_loss_mask) l.loss_mask = section(cells * l.elem_bytes);
   l.has_seq_idx = options.seq_idx;
   if (l.has_seq_idx) l.seq_idx = section(cells * sizeof(int32_t));
+  l.has_cu_seqlens_padded = options.pad_each_document_to > 1;
+  if (l.has_cu_seqlens_padded) l.cu_seqlens_padded = section((cells + 1) * sizeof(int32_t));
   l.has_mask = options.attention_mask;
   if (l.has_mask) l.attention_mask = section(cells * options.seq_len);
   l.total_bytes = at;

@@ -7,6 +7,7 @@
 //   loss_mask (chat data only)                     [B, S] in the token dtype, 1 = labels[t] is
 //                                                  trained (docs/chat.md, "Batches")
 //   cu_seqlens                                     int32, at most B * S + 1 entries
+//   cu_seqlens_padded (pad_each_document_to > 1)   int32, as many entries as cu_seqlens
 //   seq_idx (only when asked)                      int32 [B, S], each token's segment index
 //   attention_mask (only when asked)               uint8 [B, S, S], 1 = may attend
 // each section starting on a 256-byte boundary. Not thread-safe: plain values.
@@ -36,6 +37,11 @@ struct AssemblyOptions {
   // mask; every token of a source without one), else -100; and a loss_mask tensor beside them.
   bool loss_mask = false;
   bool seq_idx = false;  // also seq_idx: the index in cu_seqlens of each token's segment
+  // > 1: each piece is followed by padding up to a multiple of this (the plan left the room):
+  // pad ids, labels -100, loss mask 0, positions and segment id continuing the piece's. Then
+  // cu_seqlens holds each segment's real length (TransformerEngine's THD cu_seqlens) and
+  // cu_seqlens_padded its offsets in the flattened batch (cu_seqlens_q_padded).
+  int pad_each_document_to = 0;
   int64_t pad_token_id = 0;
 };
 
@@ -49,6 +55,8 @@ struct BatchLayout {
   bool has_loss_mask = false;
   size_t seq_idx = 0;  // valid when has_seq_idx
   bool has_seq_idx = false;
+  size_t cu_seqlens_padded = 0;  // valid when has_cu_seqlens_padded
+  bool has_cu_seqlens_padded = false;
   bool has_position_ids = true, has_segment_ids = true;  // else those offsets mean nothing
   size_t total_bytes = 0;
 
@@ -57,8 +65,8 @@ struct BatchLayout {
 
 // What assembling one batch found, beside the tensors.
 struct AssemblyResult {
-  int num_cu_seqlens = 0;  // entries written to cu_seqlens (segments + 1)
-  int max_seqlen = 0;
+  int num_cu_seqlens = 0;       // entries written to cu_seqlens (segments + 1)
+  int max_seqlen = 0;           // the longest segment (padded, with pad_each_document_to)
   uint64_t real_tokens = 0;     // non-padding positions
   uint64_t trained_tokens = 0;  // positions whose label is trained (loss_mask 1; without a loss
                                 // mask: every label that is not -100)

@@ -100,7 +100,9 @@ TensorView LoaderBatch::View(int which, bool device) const {
       v.shape[1] = S;
       return v;
     case 4:
-      v.data = base + l.cu_seqlens;
+    case 8:
+      if (which == 8 && !l.has_cu_seqlens_padded) return TensorView{};
+      v.data = base + (which == 8 ? l.cu_seqlens_padded : l.cu_seqlens);
       v.dtype = TokenDType::kInt32;
       v.ndim = 1;
       v.shape[0] = num_cu_seqlens_;

@@ -178,7 +178,7 @@ uint64_t DatasetStream::WindowAmount(const Layout& layout, uint64_t window) cons
       amount += l > 0;
     } else {
       amount += l / s;  // full rows of a document longer than a row
-      if (l % s != 0) items.push_back(l % s);
+      if (l % s != 0) items.push_back(PaddedLength(l % s, options_.pad_each_document_to));
     }
   }
   if (options_.pack == PackMode::kBestFit) {
@@ -291,7 +291,8 @@ void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* ou
       rows.push_back(Row{{RowPiece{index_, d, off, s}}});
     if (l % s != 0) {
       items.push_back(RowPiece{index_, d, l - l % s, l % s});
-      item_lengths.push_back(l % s);
+      // With pad_each_document_to, a piece takes its padded room (seq_len is a multiple of it).
+      item_lengths.push_back(PaddedLength(l % s, options_.pad_each_document_to));
     }
   }
   std::vector<uint32_t> bins;

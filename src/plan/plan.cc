@@ -109,6 +109,7 @@ Result<std::unique_ptr<Plan::Impl>> Plan::Impl::Build(std::vector<PlanDataset> d
   if (options.bestfit_window > (uint64_t{1} << 31)) {
     return InvalidArgument("bestfit_window must be below 2^31 documents");
   }
+  STOKER_RETURN_IF_ERROR(plan::CheckDocumentPadding(options));
   if (datasets.size() == 1 && !options.phases.empty()) {
     return InvalidArgument("mixture phases need at least two datasets");
   }
@@ -337,9 +338,12 @@ PlanState Plan::MakeState(const PlanPosition& pos) const {
   s.fingerprint = fingerprint();
   s.world_size = impl_->options.world_size;
   s.batch_size = impl_->options.batch_size;
-  if (impl_->mixture) {
-    // A one-dataset state stays a few integers; a mixture's says its options in clear.
+  // A one-dataset state stays a few integers (its options in clear only with padding, so that a
+  // resume with another pad_each_document_to names it); a mixture's says its options in clear.
+  if (impl_->mixture || impl_->options.pad_each_document_to > 1) {
     s.options = plan::StreamOptionsText(impl_->options);
+  }
+  if (impl_->mixture) {
     impl_->FillProgress(pos, &s);
   }
   return s;
@@ -358,13 +362,19 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
           "in "
           "the new order");
     }
-    const std::string differ =
-        plan::OptionsThatDiffer(state.options, plan::StreamOptionsText(impl_->options));
+    PlanOptions unpadded = impl_->options;  // what a one-dataset state without options had
+    unpadded.pad_each_document_to = 0;
+    const std::string differ = plan::OptionsThatDiffer(
+        state.options.empty() && !impl_->mixture && impl_->options.pad_each_document_to > 1
+            ? plan::StreamOptionsText(unpadded)
+            : state.options,
+        plan::StreamOptionsText(impl_->options));
     return FailedPrecondition(impl_->OtherPlanError(state) + ": " +
-                              (!differ.empty()         ? differ + " differ"
-                               : state.options.empty() ? "the datasets, weights, seq_len, seed, "
-                                                         "shuffle or pack options differ"
-                                                       : "the datasets, weights or phases differ"));
+                              (!differ.empty() ? differ + " differ"
+                               : state.options.empty()
+                                   ? "the datasets, weights, seq_len, seed, "
+                                     "shuffle, pack or pad_each_document_to options differ"
+                                   : "the datasets, weights or phases differ"));
   }
   if (impl_->mixture && !state.datasets.empty()) {
     // A mixture's epochs are whole global batches of this run: its global row is what resumes.

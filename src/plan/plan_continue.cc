@@ -47,6 +47,9 @@ std::string StreamOptionsText(const PlanOptions& o) {
   if (o.shuffle == ShuffleMode::kBlock) out += " block_shards=" + std::to_string(o.block_shards);
   out += " pack=" + std::string(PackModeName(o.pack));
   if (o.pack == PackMode::kBestFit) out += " bestfit_window=" + std::to_string(o.bestfit_window);
+  if (o.pad_each_document_to > 1) {
+    out += " pad_each_document_to=" + std::to_string(o.pad_each_document_to);
+  }
   return out;
 }
 

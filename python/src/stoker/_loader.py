@@ -23,7 +23,9 @@ class Batch(dict):
     (docs/loader.md, "What a batch holds"): ``epoch``, ``step``, ``real_tokens`` and
     ``trained_tokens`` (of this rank's batch), ``max_seqlen`` (the longest segment of
     ``cu_seqlens``, a Python int) and ``cu_seqlens_host`` (``cu_seqlens`` in host memory, also for a
-    device batch: varlen attention reads both without a device-to-host sync); ``state_after`` is
+    device batch: varlen attention reads both without a device-to-host sync) and
+    ``cu_seqlens_padded_host`` (the same of ``cu_seqlens_padded`` with ``pad_each_document_to``,
+    else None); ``state_after`` is
     the state dict that resumes right after this batch."""
 
     epoch: int
@@ -32,6 +34,7 @@ class Batch(dict):
     trained_tokens: int
     max_seqlen: int
     cu_seqlens_host: Any
+    cu_seqlens_padded_host: Any
 
     @property
     def state_after(self) -> Dict[str, Any]:
@@ -48,6 +51,7 @@ class Batch(dict):
         out.real_tokens, out.trained_tokens = core.real_tokens, core.trained_tokens
         out.max_seqlen = core.max_seqlen
         out.cu_seqlens_host = core.host_cu_seqlens(output)
+        out.cu_seqlens_padded_host = core.host_cu_seqlens(output, padded=True)
         if planned:
             out.__dict__["_core"] = core
         return out
@@ -231,6 +235,7 @@ class Loader:
         position_ids: bool = True,
         segment_ids: bool = True,
         seq_idx: bool = False,
+        pad_each_document_to: int = 0,
         on_error: str = "fail",
         pad_token_id: int = 0,
         long_documents: str = "auto",
