@@ -109,6 +109,10 @@ struct PlanOptions {
   // never overflows. Needs pack bestfit or pad and a seq_len that is a multiple of it. 0 or 1:
   // no padding. In the fingerprint (when > 1): a checkpoint of another value is refused.
   uint64_t pad_each_document_to = 0;
+  // > 0: a row holds at most this many document pieces (bestfit closes a row that has them; pad
+  // holds one), so the loader's cu_seqlens has a fixed capacity for CUDA graphs. Needs pack bestfit
+  // or pad. 0: no limit. In the fingerprint (when > 0).
+  uint64_t max_documents_per_row = 0;
   // With several datasets: the mixture's weights as a function of the global row. Empty: the
   // datasets' own weights for every row.
   std::vector<MixturePhase> phases;

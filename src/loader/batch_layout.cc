@@ -121,6 +121,7 @@ class Assembler {
         StreamFill<int32_t>(seq_idx_ + cu[k], static_cast<size_t>(cu[k + 1] - cu[k]), k);
       }
     }
+    if (status.ok() && opt_.max_documents_per_row > 0) FillCuSeqlens();
     StreamFence();
     STOKER_RETURN_IF_ERROR(status);
     result_->num_cu_seqlens = num_cu_;
@@ -182,6 +183,15 @@ class Assembler {
     if (const RowPiece* p = PieceAhead(row, k, 2)) sources_[p->dataset]->PrefetchIndex(p->document);
     if (const RowPiece* p = PieceAhead(row, k, 1)) {
       sources_[p->dataset]->PrefetchTokens(p->document, p->offset);
+    }
+  }
+
+  // max_documents_per_row: cu_seqlens to its fixed capacity, repeating the last offset.
+  void FillCuSeqlens() {
+    const int capacity = opt_.CuSeqlensCapacity();
+    for (; num_cu_ < capacity; ++num_cu_) {
+      cu_[num_cu_] = cu_[num_cu_ - 1];
+      if (cu_padded_ != nullptr) cu_padded_[num_cu_] = cu_padded_[num_cu_ - 1];
     }
   }
 
@@ -252,6 +262,12 @@ class Assembler {
 
   Status Row(const Row& row, size_t base) {
     const size_t S = static_cast<size_t>(opt_.seq_len);
+    if (opt_.max_documents_per_row > 0 &&
+        row.pieces.size() > static_cast<size_t>(opt_.max_documents_per_row)) {
+      return Internal("plan row holds " + std::to_string(row.pieces.size()) +
+                      " documents, more than max_documents_per_row=" +
+                      std::to_string(opt_.max_documents_per_row));
+    }
     size_t used = 0;
     // Position whose label is the next piece's first token (cross-document targets), if any.
     int64_t pending_cross = -1;
@@ -355,6 +371,12 @@ class Assembler {
 
 }  // namespace
 
+int AssemblyOptions::CuSeqlensCapacity() const {
+  const int64_t cells = int64_t{batch_size} * seq_len;
+  if (max_documents_per_row <= 0) return static_cast<int>(cells + 1);
+  return static_cast<int>(std::min(cells, int64_t{batch_size} * (max_documents_per_row + 1)) + 1);
+}
+
 BatchLayout BatchLayout::For(const AssemblyOptions& options) {
   BatchLayout l;
   const size_t cells = static_cast<size_t>(options.batch_size) * options.seq_len;
@@ -371,13 +393,15 @@ BatchLayout BatchLayout::For(const AssemblyOptions& options) {
   l.has_segment_ids = options.segment_ids;
   if (l.has_position_ids) l.position_ids = section(cells * l.elem_bytes);
   if (l.has_segment_ids) l.segment_ids = section(cells * l.elem_bytes);
-  l.cu_seqlens = section((cells + 1) * sizeof(int32_t));
+  l.cu_seqlens = section(options.CuSeqlensCapacity() * sizeof(int32_t));
   l.has_loss_mask = options.loss_mask;
   if (l.has_loss_mask) l.loss_mask = section(cells * l.elem_bytes);
   l.has_seq_idx = options.seq_idx;
   if (l.has_seq_idx) l.seq_idx = section(cells * sizeof(int32_t));
   l.has_cu_seqlens_padded = options.pad_each_document_to > 1;
-  if (l.has_cu_seqlens_padded) l.cu_seqlens_padded = section((cells + 1) * sizeof(int32_t));
+  if (l.has_cu_seqlens_padded) {
+    l.cu_seqlens_padded = section(options.CuSeqlensCapacity() * sizeof(int32_t));
+  }
   l.has_mask = options.attention_mask;
   if (l.has_mask) l.attention_mask = section(cells * options.seq_len);
   l.total_bytes = at;

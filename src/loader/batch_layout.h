@@ -42,6 +42,13 @@ struct AssemblyOptions {
   // cu_seqlens holds each segment's real length (TransformerEngine's THD cu_seqlens) and
   // cu_seqlens_padded its offsets in the flattened batch (cu_seqlens_q_padded).
   int pad_each_document_to = 0;
+  // > 0: rows hold at most this many pieces (the plan's max_documents_per_row), and cu_seqlens
+  // (and cu_seqlens_padded) always have CuSeqlensCapacity() entries, the unused ones equal to the
+  // last offset: a fixed shape for CUDA graphs. A row with more pieces fails the batch.
+  int max_documents_per_row = 0;
+  // Entries of cu_seqlens: batch_size * (max_documents_per_row + 1) + 1 (each row's documents and
+  // its padding run) when fixed; else at most batch_size * seq_len + 1.
+  int CuSeqlensCapacity() const;
   int64_t pad_token_id = 0;
 };
 
@@ -65,7 +72,7 @@ struct BatchLayout {
 
 // What assembling one batch found, beside the tensors.
 struct AssemblyResult {
-  int num_cu_seqlens = 0;       // entries written to cu_seqlens (segments + 1)
+  int num_cu_seqlens = 0;       // entries written to cu_seqlens (segments + 1; fixed: capacity)
   int max_seqlen = 0;           // the longest segment (padded, with pad_each_document_to)
   uint64_t real_tokens = 0;     // non-padding positions
   uint64_t trained_tokens = 0;  // positions whose label is trained (loss_mask 1; without a loss

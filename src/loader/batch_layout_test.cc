@@ -123,6 +123,31 @@ TEST(LoaderAssemblyTest, EachDocumentIsPaddedToAMultipleKeepingEveryToken) {
   EXPECT_EQ(Build(opt, src, rows).status.code(), StatusCode::kInternal);
 }
 
+TEST(LoaderAssemblyTest, MaxDocumentsPerRowGivesCuSeqlensAFixedCapacity) {
+  MemoryTokenSource src = Docs();
+  AssemblyOptions opt;
+  opt.batch_size = 2;
+  opt.seq_len = 10;
+  opt.max_documents_per_row = 3;
+  // Row 0: two documents and padding; row 1: one document and padding.
+  const std::vector<Row> rows = {Row{{{0, 0, 0, 5}, {0, 1, 0, 3}}}, Row{{{0, 2, 0, 6}}}};
+  Built b = Build(opt, src, rows);
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(opt.CuSeqlensCapacity(), 9);  // 2 rows * (3 documents + a padding run) + 1
+  EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5, 8, 10, 16, 20, 20, 20, 20}));
+  opt.pad_each_document_to = 2;  // row 0 is then full (6 + 4): no padding run
+  b = Build(opt, src, rows);
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5, 8, 14, 18, 18, 18, 18, 18}));
+  EXPECT_EQ(b.cu_padded, (std::vector<int64_t>{0, 6, 10, 16, 20, 20, 20, 20, 20}));
+  // A row with more documents than promised fails the batch: nothing is cut silently.
+  opt.max_documents_per_row = 1;
+  Built over = Build(opt, src, rows);
+  EXPECT_EQ(over.status.code(), StatusCode::kInternal);
+  EXPECT_NE(over.status.message().find("more than max_documents_per_row=1"), std::string::npos)
+      << over.status.message();
+}
+
 TEST(LoaderAssemblyTest, PaddedChatDocumentsAreUntrainedAtThePadding) {
   testing::MaskedSource src({{1, 2, 3, 4, 5}}, {{0, 0, 1, 1, 1}});
   AssemblyOptions opt;

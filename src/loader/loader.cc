@@ -35,6 +35,7 @@ AssemblyOptions ToAssembly(const LoaderOptions& o) {
   a.segment_ids = o.segment_ids;
   a.seq_idx = o.seq_idx;
   a.pad_each_document_to = static_cast<int>(o.pad_each_document_to);
+  a.max_documents_per_row = static_cast<int>(o.max_documents_per_row);
   a.skip_bad_documents = o.on_error == ErrorPolicy::kSkip;
   a.pad_token_id = o.pad_token_id;
   return a;

@@ -183,7 +183,7 @@ uint64_t DatasetStream::WindowAmount(const Layout& layout, uint64_t window) cons
   }
   if (options_.pack == PackMode::kBestFit) {
     std::vector<uint32_t> bins;
-    amount += BestFitDecreasing(items, s, &bins);
+    amount += BestFitDecreasing(items, s, &bins, options_.max_documents_per_row);
   }
   return amount;
 }
@@ -296,7 +296,7 @@ void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* ou
     }
   }
   std::vector<uint32_t> bins;
-  uint64_t num_bins = BestFitDecreasing(item_lengths, s, &bins);
+  uint64_t num_bins = BestFitDecreasing(item_lengths, s, &bins, options_.max_documents_per_row);
   size_t first_bin_row = rows.size();
   rows.resize(first_bin_row + num_bins);
   // Pieces in a row go longest first, as packed; ties keep the shuffled order.

@@ -26,31 +26,68 @@ PlanOptions PaddedOptions(PackMode pack, uint64_t pad_to) {
   return o;
 }
 
+// Every row of epoch 0, after checking that each covers every token exactly once.
+std::vector<Row> EpochRows(const Plan& plan, const DatasetLengths& lengths,
+                           uint64_t limit = UINT64_MAX) {
+  std::vector<Row> rows;
+  EXPECT_TRUE(plan.GetRows(0, 0, plan.rows_in_epoch(0), &rows).ok());
+  Coverage coverage;
+  coverage.Add(rows);
+  EXPECT_EQ(coverage.CheckExactlyOnce(0, lengths, limit), "");
+  return rows;
+}
+
+uint64_t Room(const Row& row, uint64_t pad_to) {
+  uint64_t room = 0;
+  for (const RowPiece& p : row.pieces) room += PaddedLength(p.length, pad_to);
+  return room;
+}
+
 TEST(DocumentPaddingTest, PaddedPiecesFitTheirRowsAndEveryTokenIsPlacedOnce) {
   auto lengths = MakeLengths(600, 20, 0.05, 3, 11);
   for (PackMode pack : {PackMode::kBestFit, PackMode::kPad}) {
     for (uint64_t m : {4u, 16u, 64u}) {
       auto plan = MakePlan({{lengths, 1.0}}, PaddedOptions(pack, m));
       ASSERT_NE(plan, nullptr);
-      std::vector<Row> rows;
-      ASSERT_TRUE(plan->GetRows(0, 0, plan->rows_in_epoch(0), &rows).ok());
-      Coverage coverage;
-      coverage.Add(rows);
+      const uint64_t limit = pack == PackMode::kPad ? 64 : UINT64_MAX;
       uint64_t longest_room = 0;
-      for (const Row& row : rows) {
-        uint64_t room = 0;
-        for (const RowPiece& p : row.pieces) room += PaddedLength(p.length, m);
+      for (const Row& row : EpochRows(*plan, *lengths, limit)) {
+        const uint64_t room = Room(row, m);
         EXPECT_LE(room, 64u) << "a padded row overflows (m=" << m << ")";
         longest_room = std::max(longest_room, room);
       }
       EXPECT_EQ(longest_room, 64u) << "rows are filled up to seq_len";
-      const uint64_t limit = pack == PackMode::kPad ? 64 : UINT64_MAX;
-      EXPECT_EQ(coverage.CheckExactlyOnce(0, *lengths, limit), "") << "m=" << m;
       // Padding costs rows: never fewer than the unpadded plan's.
       auto unpadded = MakePlan({{lengths, 1.0}}, PaddedOptions(pack, 0));
       EXPECT_GE(plan->rows_in_epoch(0), unpadded->rows_in_epoch(0));
     }
   }
+}
+
+TEST(DocumentPaddingTest, MaxDocumentsPerRowClosesRowsAndKeepsEveryToken) {
+  auto lengths = MakeLengths(800, 6, 0.02, 2, 21);  // short documents: many would share a row
+  for (uint64_t pad_to : {0u, 4u}) {
+    PlanOptions o = PaddedOptions(PackMode::kBestFit, pad_to);
+    auto unlimited = MakePlan({{lengths, 1.0}}, o);
+    o.max_documents_per_row = 3;
+    auto plan = MakePlan({{lengths, 1.0}}, o);
+    ASSERT_NE(plan, nullptr);
+    EXPECT_NE(plan->fingerprint(), unlimited->fingerprint());
+    size_t most = 0;
+    for (const Row& row : EpochRows(*plan, *lengths)) {
+      most = std::max(most, row.pieces.size());
+      EXPECT_LE(Room(row, pad_to), 64u);
+    }
+    EXPECT_EQ(most, 3u);
+    EXPECT_GT(plan->rows_in_epoch(0), unlimited->rows_in_epoch(0));  // closed rows: more rows
+  }
+  PlanOptions concat = PaddedOptions(PackMode::kConcat, 0);
+  concat.max_documents_per_row = 3;
+  auto refused = Plan::Create({{lengths, 1.0}}, concat);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("max_documents_per_row=3 needs pack='bestfit'"),
+            std::string::npos)
+      << refused.status().message();
 }
 
 TEST(DocumentPaddingTest, OneAndZeroMeanNoPaddingAndKeepTheFingerprint) {
@@ -92,12 +129,15 @@ TEST(DocumentPaddingTest, ACheckpointOfAnotherPaddingIsRefusedNamingIt) {
     const Plan* reader;
     std::string says;
   };
-  for (const Case& c : {Case{four.get(), eight.get(), "pad_each_document_to (4 in the checkpoint, "
-                                                      "8 here)"},
-                        Case{plain.get(), four.get(), "pad_each_document_to (none in the "
-                                                      "checkpoint, 4 here)"},
-                        Case{four.get(), plain.get(), "pad_each_document_to (4 in the checkpoint, "
-                                                      "none here)"}}) {
+  for (const Case& c : {Case{four.get(), eight.get(),
+                             "pad_each_document_to (4 in the checkpoint, "
+                             "8 here)"},
+                        Case{plain.get(), four.get(),
+                             "pad_each_document_to (none in the "
+                             "checkpoint, 4 here)"},
+                        Case{four.get(), plain.get(),
+                             "pad_each_document_to (4 in the checkpoint, "
+                             "none here)"}}) {
     auto r = c.reader->Restore(PlanState::FromJson(c.writer->MakeState(pos).ToJson()).value());
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);

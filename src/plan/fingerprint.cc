@@ -28,6 +28,10 @@ void AddStreamOptions(const PlanOptions& o, FingerprintHasher* h) {
     h->Add(0x706164646f63ull);  // "paddoc"
     h->Add(o.pad_each_document_to);
   }
+  if (o.max_documents_per_row > 0) {
+    h->Add(0x6d6178646f6373ull);  // "maxdocs"
+    h->Add(o.max_documents_per_row);
+  }
 }
 
 namespace {

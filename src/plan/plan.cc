@@ -340,7 +340,8 @@ PlanState Plan::MakeState(const PlanPosition& pos) const {
   s.batch_size = impl_->options.batch_size;
   // A one-dataset state stays a few integers (its options in clear only with padding, so that a
   // resume with another pad_each_document_to names it); a mixture's says its options in clear.
-  if (impl_->mixture || impl_->options.pad_each_document_to > 1) {
+  if (impl_->mixture || impl_->options.pad_each_document_to > 1 ||
+      impl_->options.max_documents_per_row > 0) {
     s.options = plan::StreamOptionsText(impl_->options);
   }
   if (impl_->mixture) {
@@ -364,11 +365,14 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
     }
     PlanOptions unpadded = impl_->options;  // what a one-dataset state without options had
     unpadded.pad_each_document_to = 0;
-    const std::string differ = plan::OptionsThatDiffer(
-        state.options.empty() && !impl_->mixture && impl_->options.pad_each_document_to > 1
-            ? plan::StreamOptionsText(unpadded)
-            : state.options,
-        plan::StreamOptionsText(impl_->options));
+    unpadded.max_documents_per_row = 0;
+    const std::string differ =
+        plan::OptionsThatDiffer(state.options.empty() && !impl_->mixture &&
+                                        (impl_->options.pad_each_document_to > 1 ||
+                                         impl_->options.max_documents_per_row > 0)
+                                    ? plan::StreamOptionsText(unpadded)
+                                    : state.options,
+                                plan::StreamOptionsText(impl_->options));
     return FailedPrecondition(impl_->OtherPlanError(state) + ": " +
                               (!differ.empty() ? differ + " differ"
                                : state.options.empty()

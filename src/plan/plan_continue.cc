@@ -50,6 +50,9 @@ std::string StreamOptionsText(const PlanOptions& o) {
   if (o.pad_each_document_to > 1) {
     out += " pad_each_document_to=" + std::to_string(o.pad_each_document_to);
   }
+  if (o.max_documents_per_row > 0) {
+    out += " max_documents_per_row=" + std::to_string(o.max_documents_per_row);
+  }
   return out;
 }
 

@@ -79,6 +79,14 @@ double PackingStats::padding_share() const {
 namespace plan {
 
 Status CheckDocumentPadding(const PlanOptions& o) {
+  if (o.max_documents_per_row > 0 && o.pack == PackMode::kConcat) {
+    return InvalidArgument("max_documents_per_row=" + std::to_string(o.max_documents_per_row) +
+                           " needs pack='bestfit' or 'pad': pack='concat' cuts rows at fixed "
+                           "token offsets and cannot close a row early");
+  }
+  if (o.max_documents_per_row >= (uint64_t{1} << 31)) {
+    return InvalidArgument("max_documents_per_row must be below 2^31");
+  }
   const uint64_t m = o.pad_each_document_to;
   if (m <= 1) return Status::OK();
   const std::string what = "pad_each_document_to=" + std::to_string(m);

@@ -1,6 +1,7 @@
-"""pad_each_document_to (a row of PlanOptions' table): every document in a packed row padded to a
-multiple of m, cu_seqlens_padded beside cu_seqlens, padding untrained, the plan counting the
-padding; on real packed batches, with resume, provenance and the CLI."""
+"""pad_each_document_to and max_documents_per_row (rows of PlanOptions' table): every document in a
+packed row padded to a multiple of m, cu_seqlens_padded beside cu_seqlens, padding untrained, the
+plan counting the padding; at most n documents per row and cu_seqlens of fixed capacity. On real
+packed batches, with resume, provenance and the CLI."""
 
 import json
 import os
@@ -50,6 +51,9 @@ def segments(batch):
         real, room = cu[k + 1] - cu[k], cup[k + 1] - cup[k]
         assert room % M == 0 and 0 <= room - real < M
         start = cup[k]
+        if room == 0:  # max_documents_per_row: the fixed capacity's unused entries
+            assert real == 0 and start == B * S
+            continue
         if ids[start] == 0:  # a padding run at a row's end (no document starts with byte 0)
             assert real == room and np.all(labels[start:start + room] == -100)
             continue
@@ -81,10 +85,44 @@ def test_every_document_is_padded_and_every_token_kept(docs_dataset):
     assert "cu_seqlens_padded" not in first and first.cu_seqlens_padded_host is None
 
 
-def test_resume_and_provenance_hold_with_padding(docs_dataset):
+def test_at_most_n_documents_per_row_and_a_fixed_cu_seqlens(docs_dataset):
+    path, texts = docs_dataset
+    B, N = 2, 2
+    kw = dict(seq_len=SEQ, batch_size=B, pack="bestfit", num_workers=2, output="numpy",
+              remainder="pad", seq_idx=True)
+    seen, steps = [], 0
+    with stoker.Loader(path, max_documents_per_row=N, pad_each_document_to=M, **kw) as loader:
+        for batch in loader:
+            steps += 1
+            cu = np.asarray(batch["cu_seqlens"])
+            assert cu.shape == (B * (N + 1) + 1,)  # every batch: the same shape
+            assert np.all(np.diff(cu) >= 0)
+            np.testing.assert_array_equal(batch.cu_seqlens_host, cu)
+            for tokens in segments(batch):
+                tokens = tokens[tokens < 256]
+                if len(tokens):
+                    seen.append(bytes(tokens.astype(np.uint8)).decode())
+            for row in batch["segment_ids"]:
+                assert len(set(row.tolist()) - {0}) <= N  # a row never holds more documents
+    # remainder="pad" repeats rows of the next epoch: every document at least once.
+    assert set(seen) == set(texts)
+    most = 0
+    with stoker.Loader(path, pad_each_document_to=M, **kw) as plain:
+        for plain_steps, batch in enumerate(plain, 1):
+            most = max(most, *(len(set(row.tolist()) - {0}) for row in batch["segment_ids"]))
+    assert most > N and steps > plain_steps  # without the limit rows hold more; closed: more rows
+
+
+OPTIONS = [dict(pad_each_document_to=M), dict(max_documents_per_row=2),
+           dict(pad_each_document_to=8, max_documents_per_row=3, seq_idx=True)]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["padded", "max_docs", "both"])
+def test_resume_and_provenance_hold_with_the_options(docs_dataset, options):
     path, _ = docs_dataset
     kw = dict(seq_len=SEQ, batch_size=2, pack="bestfit", num_workers=2, output="numpy",
-              pad_each_document_to=M, provenance=True)
+              provenance=True, **options)
+    m = options.get("pad_each_document_to", 1)
     with stoker.Loader(path, **kw) as loader:
         batches = [(copied(b), b.state_after) for b in loader]
     assert len(batches) > 6
@@ -93,8 +131,10 @@ def test_resume_and_provenance_hold_with_padding(docs_dataset):
         rest = [copied(b) for b in resumed]
     assert len(rest) == len(batches) - 4
     for got, (want, _) in zip(rest, batches[4:]):
-        for key in ("input_ids", "labels", "cu_seqlens", "cu_seqlens_padded"):
+        assert set(got) == set(want)
+        for key in set(want) - {"provenance"}:
             np.testing.assert_array_equal(got[key], want[key])
+        assert got["provenance"] == want["provenance"]
     # Provenance places each piece at its padded offset in the row.
     for batch, _ in batches:
         ids = batch["input_ids"]
@@ -103,7 +143,7 @@ def test_resume_and_provenance_hold_with_padding(docs_dataset):
             for piece in row:
                 assert piece["row_offset"] == at
                 assert ids[r, at] != 0  # a document starts there, not padding
-                at += -(-piece["length"] // M) * M
+                at += -(-piece["length"] // m) * m
 
 
 def test_a_checkpoint_of_another_padding_is_refused_naming_it(docs_dataset):
@@ -131,6 +171,9 @@ def test_the_plan_and_bench_take_the_flag(docs_dataset, run_stoker):
     path, _ = docs_dataset
     p = run_stoker("plan", path, "--seq-len", SEQ, "--batch-size", 2, "--pack", "bestfit",
                    "--pad-each-document-to", M)
+    assert p.returncode == 0, p.stderr
+    p = run_stoker("plan", path, "--seq-len", SEQ, "--batch-size", 2, "--pack", "bestfit",
+                   "--max-documents-per-row", 2)
     assert p.returncode == 0, p.stderr
     p = run_stoker("plan", path, "--seq-len", SEQ, "--batch-size", 2,
                    "--pad-each-document-to", M)

@@ -236,6 +236,7 @@ class Loader:
         segment_ids: bool = True,
         seq_idx: bool = False,
         pad_each_document_to: int = 0,
+        max_documents_per_row: int = 0,
         on_error: str = "fail",
         pad_token_id: int = 0,
         long_documents: str = "auto",
