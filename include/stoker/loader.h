@@ -50,6 +50,17 @@ struct LoaderOptions : PlanOptions {
   // (row-major over the flattened batch, padding runs included: nondecreasing), as Mamba and
   // linear-attention varlen kernels take it.
   bool seq_idx = false;
+  // Context parallelism (docs/loader.md, "Context parallelism"; Python context_parallel=(size,
+  // rank)): with cp_size > 1 every [B, S] tensor holds only cp_rank's share of each segment,
+  // [B, S / cp_size], with matching positions, labels and masks; cu_seqlens, cu_seqlens_padded and
+  // max_seqlen stay those of the whole rows (as TransformerEngine takes them), and so do the
+  // batch's token counts. cp_layout "zigzag": chunks r and 2cp-1-r of 2cp equal chunks of each
+  // segment (TE, Megatron), needs pad_each_document_to a multiple of 2 * cp_size; "contiguous":
+  // chunk r of cp, needs it a multiple of cp_size. Every CP rank of a DP rank computes the same
+  // rows, so they agree without communicating.
+  uint32_t cp_size = 1;
+  uint32_t cp_rank = 0;
+  std::string cp_layout = "zigzag";
   ErrorPolicy on_error = ErrorPolicy::kFail;
   // Documents longer than seq_len: kAuto drops them for chat data (a conversation's answer
   // must not arrive without its question; docs/chat.md) and splits them for text.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "loader/context_parallel.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -379,7 +380,9 @@ int AssemblyOptions::CuSeqlensCapacity() const {
 
 BatchLayout BatchLayout::For(const AssemblyOptions& options) {
   BatchLayout l;
-  const size_t cells = static_cast<size_t>(options.batch_size) * options.seq_len;
+  // A context-parallel rank's [B, S] tensors hold S / cp_size positions per row.
+  const size_t cells =
+      static_cast<size_t>(options.batch_size) * options.seq_len / std::max(1, options.cp_size);
   l.elem_bytes = options.dtype == TokenDType::kInt32 ? 4 : 8;
   size_t at = 0;
   auto section = [&](size_t bytes) {
@@ -418,6 +421,17 @@ Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
   }
   AssemblyScratch local;
   AssemblyScratch& s = scratch != nullptr ? *scratch : local;
+  if (options.cp_size > 1) {
+    // The whole rows first (every CP rank assembles the same), then this rank's share.
+    AssemblyOptions whole = options;
+    whole.cp_size = 1;
+    const BatchLayout full = BatchLayout::For(whole);
+    s.full_slot.resize(full.total_bytes);
+    STOKER_RETURN_IF_ERROR(
+        AssembleBatch(whole, full, sources, rows, s.full_slot.data(), result, &s));
+    SliceContextParallel(options, full, s.full_slot.data(), result->num_cu_seqlens, layout, slot);
+    return Status::OK();
+  }
   if (options.dtype == TokenDType::kInt32) {
     return Assembler<int32_t>(options, layout, sources, slot, result, s.iota32, s.tokens32,
                               s.labels32, s.mask)

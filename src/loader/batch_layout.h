@@ -49,6 +49,11 @@ struct AssemblyOptions {
   // Entries of cu_seqlens: batch_size * (max_documents_per_row + 1) + 1 (each row's documents and
   // its padding run) when fixed; else at most batch_size * seq_len + 1.
   int CuSeqlensCapacity() const;
+  // Context parallelism (loader/context_parallel.h): > 1 assembles the whole rows into the
+  // scratch, then keeps rank cp_rank's share of each segment ([B, S / cp_size] tensors).
+  int cp_size = 1;
+  int cp_rank = 0;
+  bool cp_zigzag = true;  // else contiguous
   int64_t pad_token_id = 0;
 };
 
@@ -88,6 +93,7 @@ struct AssemblyScratch {
   std::vector<int64_t> tokens64, iota64, labels64;
   std::vector<int32_t> tokens32, iota32, labels32;
   std::vector<uint8_t> mask;
+  std::vector<uint8_t> full_slot;  // context parallelism: the whole rows, before slicing
 };
 
 // Writes `rows` (exactly batch_size of them) into `slot`, laid out as `layout`. Reads come from

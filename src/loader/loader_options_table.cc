@@ -58,6 +58,20 @@ OptionTable<LoaderOptions> Build() {
                             "Also build seq_idx int32 [B, S]: each token's segment in cu_seqlens",
                             &L::seq_idx)
                   .Cli("--seq-idx"));
+  t.push_back(WholeOption<L>("cp_size",
+                             "Context-parallel ranks sharing each row (Python: context_parallel)",
+                             &L::cp_size, 1)
+                  .Cli("--cp-size")
+                  .Py("-"));
+  t.push_back(WholeOption<L>("cp_rank", "This context-parallel rank (Python: context_parallel)",
+                             &L::cp_rank)
+                  .Cli("--cp-rank")
+                  .Py("-"));
+  t.push_back(ChoiceTextOption<L>("cp_layout",
+                                  "zigzag (chunks r and 2cp-1-r of each document, as TE) or "
+                                  "contiguous (chunk r)",
+                                  &L::cp_layout, {"zigzag", "contiguous"})
+                  .Cli("--cp-layout"));
   t.push_back(ChoiceOption<L>("on_error",
                               "A bad read or corrupt piece: fail (the batch's error) or skip (a "
                               "masked hole, counted)",

@@ -8,7 +8,7 @@ import json
 import operator
 import os
 import sys
-from typing import Any, Dict, Iterator, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple, Union
 
 from . import _spelling, _stoker
 from ._datasets import (DatasetSpec, Mixture, apply_mixture, rank_and_world_size,
@@ -141,6 +141,21 @@ def option_defaults(table: str) -> Dict[str, Any]:
             if row["python"] is not None}
 
 
+def _context_parallel(value: Any) -> Tuple[int, int]:
+    """(cp_size, cp_rank) from context_parallel=None or a pair of integers."""
+    if value is None:
+        return 1, 0
+    try:
+        size, rank = (operator.index(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError("context_parallel must be (cp_size, cp_rank), two integers, got "
+                         f"{value!r}") from None
+    if size < 1 or not 0 <= rank < size:
+        raise ValueError(f"context_parallel=({size}, {rank}): cp_size must be at least 1 and "
+                         "cp_rank in [0, cp_size)")
+    return size, rank
+
+
 def _options(**kw: Any) -> "_stoker.LoaderOptions":
     for name in ("seq_len", "batch_size", "prefetch_factor"):
         value = kw[name]
@@ -237,6 +252,8 @@ class Loader:
         seq_idx: bool = False,
         pad_each_document_to: int = 0,
         max_documents_per_row: int = 0,
+        context_parallel: Optional[Tuple[int, int]] = None,
+        cp_layout: str = "zigzag",
         on_error: str = "fail",
         pad_token_id: int = 0,
         long_documents: str = "auto",
@@ -286,12 +303,17 @@ class Loader:
                 raise ValueError("bestfit_window given to both stoker.Stream (deprecated) and "
                                  "stoker.Loader: give it to the Loader only")
             bestfit_window = stream.bestfit_window
+        cp_size, cp_rank = _context_parallel(context_parallel)
+        if cp_size > 1 and pad_each_document_to in (0, 1):
+            # Each document must split into equal chunks (TransformerEngine #1930): implied.
+            pad_each_document_to = (2 if cp_layout == "zigzag" else 1) * cp_size
         self._setup(device, output)
         # Every keyword that is a row of the loader's option table goes to LoaderOptions as given
         # (the device as its index; the cache's two are read below).
         given = dict(locals(), device=self._device)
         self._options = _options(**{k: given[k] for k in option_defaults("loader")
                                     if k not in ("cache_dir", "cache_size")})
+        self._options.cp_size, self._options.cp_rank = cp_size, cp_rank
         apply_mixture(self._options, mixture)
         cache_dir = _spelling.cache_dir(cache_dir, "cache_dir")
         if cache_size is not None and cache_dir is None:
