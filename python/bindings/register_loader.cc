@@ -111,6 +111,7 @@ nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
       {"loss_mask", device ? lb.device_loss_mask() : lb.loss_mask()},
       {"seq_idx", device ? lb.device_seq_idx() : lb.seq_idx()},
       {"cu_seqlens_padded", device ? lb.device_cu_seqlens_padded() : lb.cu_seqlens_padded()},
+      {"flex_block_tables", device ? lb.device_flex_block_tables() : lb.flex_block_tables()},
   };
   nb::dict out;
   for (const auto& [name, view] : views) {

@@ -405,6 +405,12 @@ BatchLayout BatchLayout::For(const AssemblyOptions& options) {
   if (l.has_cu_seqlens_padded) {
     l.cu_seqlens_padded = section(options.CuSeqlensCapacity() * sizeof(int32_t));
   }
+  if (options.flex.block_size > 0) {
+    Result<FlexTableShape> shape =
+        FlexTableShapeFor(options.flex, options.batch_size, options.seq_len);
+    l.flex_elements = shape.ok() ? shape->total_elements() : 0;  // checked when the loader opens
+    if (l.flex_elements > 0) l.flex_tables = section(l.flex_elements * sizeof(int32_t));
+  }
   l.has_mask = options.attention_mask;
   if (l.has_mask) l.attention_mask = section(cells * options.seq_len);
   l.total_bytes = at;
@@ -432,14 +438,23 @@ Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
     SliceContextParallel(options, full, s.full_slot.data(), result->num_cu_seqlens, layout, slot);
     return Status::OK();
   }
-  if (options.dtype == TokenDType::kInt32) {
-    return Assembler<int32_t>(options, layout, sources, slot, result, s.iota32, s.tokens32,
-                              s.labels32, s.mask)
-        .Run(rows);
-  }
-  return Assembler<int64_t>(options, layout, sources, slot, result, s.iota64, s.tokens64,
-                            s.labels64, s.mask)
-      .Run(rows);
+  Status status = options.dtype == TokenDType::kInt32
+                      ? Assembler<int32_t>(options, layout, sources, slot, result, s.iota32,
+                                           s.tokens32, s.labels32, s.mask)
+                            .Run(rows)
+                      : Assembler<int64_t>(options, layout, sources, slot, result, s.iota64,
+                                           s.tokens64, s.labels64, s.mask)
+                            .Run(rows);
+  if (!status.ok() || layout.flex_elements == 0) return status;
+  // The block tables from the segments over the flattened batch (padded ones when padded).
+  const int32_t* cu = reinterpret_cast<const int32_t*>(
+      slot + (layout.has_cu_seqlens_padded ? layout.cu_seqlens_padded : layout.cu_seqlens));
+  STOKER_ASSIGN_OR_RETURN(FlexTableShape shape,
+                          FlexTableShapeFor(options.flex, options.batch_size, options.seq_len));
+  return BuildFlexBlockTables(
+      options.flex, options.batch_size, options.seq_len,
+      std::span<const int32_t>(cu, static_cast<size_t>(result->num_cu_seqlens)),
+      FlexBlockTables::Slice(shape, reinterpret_cast<int32_t*>(slot + layout.flex_tables)));
 }
 
 }  // namespace stoker::loader

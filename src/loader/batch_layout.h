@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "loader/flex_block_mask.h"
 #include "stoker/document_reader.h"
 #include "stoker/plan.h"
 #include "stoker/status.h"
@@ -54,6 +55,9 @@ struct AssemblyOptions {
   int cp_size = 1;
   int cp_rank = 0;
   bool cp_zigzag = true;  // else contiguous
+  // flex.block_size > 0: also the FlexAttention block tables of the batch's document mask
+  // (loader/flex_block_mask.h), one int32 section of FlexTableShape::total_elements().
+  FlexMaskSpec flex;
   int64_t pad_token_id = 0;
 };
 
@@ -68,6 +72,8 @@ struct BatchLayout {
   size_t seq_idx = 0;  // valid when has_seq_idx
   bool has_seq_idx = false;
   size_t cu_seqlens_padded = 0;  // valid when has_cu_seqlens_padded
+  size_t flex_tables = 0;        // valid when flex_elements > 0
+  int64_t flex_elements = 0;     // int32 entries of the flex block tables; 0: none
   bool has_cu_seqlens_padded = false;
   bool has_position_ids = true, has_segment_ids = true;  // else those offsets mean nothing
   size_t total_bytes = 0;

@@ -16,22 +16,35 @@ Status CheckContextParallel(const LoaderOptions& o) {
                            std::to_string(o.cp_rank) +
                            "): cp_size must be at least 1 and cp_rank below it");
   }
+  if (o.flex_block_size > 0) {
+    STOKER_ASSIGN_OR_RETURN(FlexMaskKind kind, ParseFlexMaskKind(o.flex_mask_kind));
+    FlexMaskSpec spec{static_cast<int>(o.flex_block_size), kind, static_cast<int>(o.flex_window)};
+    Result<FlexTableShape> shape =
+        FlexTableShapeFor(spec, static_cast<int>(o.batch_size), static_cast<int>(o.seq_len));
+    if (!shape.ok()) return shape.status().WithContext("loader: flex_block_mask");
+    if (o.cp_size > 1) {
+      return InvalidArgument(
+          "loader: flex_block_mask with context_parallel is not supported: the tables are the "
+          "whole rows' mask; build them from cu_seqlens_padded with stoker.flex.block_tables");
+    }
+  }
   if (o.cp_size == 1) return Status::OK();
   const std::string what = "loader: context_parallel=(" + std::to_string(o.cp_size) + ", " +
                            std::to_string(o.cp_rank) + ")";
   const bool zigzag = o.cp_layout == "zigzag";
   const uint64_t unit = zigzag ? 2 * uint64_t{o.cp_size} : o.cp_size;
   if (o.pad_each_document_to < 2 || o.pad_each_document_to % unit != 0) {
-    return InvalidArgument(
-        what + " with cp_layout='" + o.cp_layout + "' splits each document into " +
-        std::to_string(unit) + " equal chunks: set pad_each_document_to to a multiple of " +
-        (zigzag ? "2 * cp_size = " : "cp_size = ") + std::to_string(unit) + " (it is " +
-        std::to_string(o.pad_each_document_to) +
-        "), so that no document loses tokens (TransformerEngine #1930)");
+    return InvalidArgument(what + " with cp_layout='" + o.cp_layout +
+                           "' splits each document into " + std::to_string(unit) +
+                           " equal chunks: set pad_each_document_to to a multiple of " +
+                           (zigzag ? "2 * cp_size = " : "cp_size = ") + std::to_string(unit) +
+                           " (it is " + std::to_string(o.pad_each_document_to) +
+                           "), so that no document loses tokens (TransformerEngine #1930)");
   }
   if (o.attention_mask) {
-    return InvalidArgument(what + ": a dense attention_mask is not sliced by context "
-                                  "parallelism; use cu_seqlens or segment_ids");
+    return InvalidArgument(what +
+                           ": a dense attention_mask is not sliced by context "
+                           "parallelism; use cu_seqlens or segment_ids");
   }
   return Status::OK();
 }

@@ -38,8 +38,8 @@ Share Assemble(AssemblyOptions opt, const MemoryTokenSource& src, const std::vec
 
 // doc0: 7 tokens (odd: TransformerEngine #1930), doc1: 3, doc2: 9.
 MemoryTokenSource Docs() {
-  return MemoryTokenSource("docs", {{11, 12, 13, 14, 15, 16, 17}, {21, 22, 23},
-                                    {31, 32, 33, 34, 35, 36, 37, 38, 39}});
+  return MemoryTokenSource(
+      "docs", {{11, 12, 13, 14, 15, 16, 17}, {21, 22, 23}, {31, 32, 33, 34, 35, 36, 37, 38, 39}});
 }
 
 // Rows of `seq_len`, documents padded to 4, shared by 2 CP ranks.
@@ -70,9 +70,9 @@ TEST(ContextParallelTest, ZigzagKeepsChunksRAnd2cpMinus1MinusR) {
   EXPECT_EQ(r1.labels, (std::vector<int64_t>{14, 15, 16, 17, 23, -100, -100, -100}));
   // Every token of the odd document is in exactly one share (its last, 17, in rank 0's chunk 3).
   for (int64_t t : {11, 12, 13, 14, 15, 16, 17}) {
-    EXPECT_EQ(std::count(r0.ids.begin(), r0.ids.end(), t) +
-                  std::count(r1.ids.begin(), r1.ids.end(), t),
-              1)
+    EXPECT_EQ(
+        std::count(r0.ids.begin(), r0.ids.end(), t) + std::count(r1.ids.begin(), r1.ids.end(), t),
+        1)
         << t;
   }
   // The metadata is the whole row's, on every rank.
@@ -118,6 +118,14 @@ TEST(ContextParallelTest, OptionsAreCheckedSayingWhatToSet) {
   o.cp_rank = 0;
   o.attention_mask = true;
   EXPECT_NE(CheckContextParallel(o).message().find("attention_mask"), std::string::npos);
+  o.attention_mask = false;
+  o.flex_block_size = 64;  // the tables are the whole rows' mask: not with a CP share
+  EXPECT_NE(CheckContextParallel(o).message().find("flex_block_mask with context_parallel"),
+            std::string::npos);
+  o.cp_size = 1;
+  EXPECT_TRUE(CheckContextParallel(o).ok());
+  o.flex_mask_kind = "sliding_window";  // needs its window
+  EXPECT_NE(CheckContextParallel(o).message().find("needs a window"), std::string::npos);
 }
 
 }  // namespace

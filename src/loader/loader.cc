@@ -40,6 +40,10 @@ AssemblyOptions ToAssembly(const LoaderOptions& o) {
   a.cp_size = static_cast<int>(o.cp_size);
   a.cp_rank = static_cast<int>(o.cp_rank);
   a.cp_zigzag = o.cp_layout != "contiguous";
+  a.flex.block_size = static_cast<int>(o.flex_block_size);
+  a.flex.kind = o.flex_mask_kind == "sliding_window" ? loader::FlexMaskKind::kSlidingWindow
+                                                     : loader::FlexMaskKind::kCausal;
+  a.flex.window = static_cast<int>(o.flex_window);
   a.skip_bad_documents = o.on_error == ErrorPolicy::kSkip;
   a.pad_token_id = o.pad_token_id;
   return a;

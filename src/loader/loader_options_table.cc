@@ -72,6 +72,22 @@ OptionTable<LoaderOptions> Build() {
                                   "contiguous (chunk r)",
                                   &L::cp_layout, {"zigzag", "contiguous"})
                   .Cli("--cp-layout"));
+  t.push_back(WholeOption<L>("flex_block_size",
+                             "FlexAttention block tables of each batch's document mask with this "
+                             "BLOCK_SIZE; 0 = none (Python: flex_block_mask)",
+                             &L::flex_block_size)
+                  .Cli("--flex-block-size")
+                  .Py("-"));
+  t.push_back(ChoiceTextOption<L>("flex_mask_kind",
+                                  "causal or sliding_window (Python: flex_block_mask)",
+                                  &L::flex_mask_kind, {"causal", "sliding_window"})
+                  .Cli("--flex-mask-kind")
+                  .Py("-"));
+  t.push_back(WholeOption<L>("flex_window",
+                             "sliding_window: tokens a query sees (Python: flex_block_mask)",
+                             &L::flex_window)
+                  .Cli("--flex-window")
+                  .Py("-"));
   t.push_back(ChoiceOption<L>("on_error",
                               "A bad read or corrupt piece: fail (the batch's error) or skip (a "
                               "masked hole, counted)",

@@ -254,6 +254,7 @@ class Loader:
         max_documents_per_row: int = 0,
         context_parallel: Optional[Tuple[int, int]] = None,
         cp_layout: str = "zigzag",
+        flex_block_mask: Optional[Tuple[Any, ...]] = None,
         on_error: str = "fail",
         pad_token_id: int = 0,
         long_documents: str = "auto",
@@ -314,6 +315,13 @@ class Loader:
         self._options = _options(**{k: given[k] for k in option_defaults("loader")
                                     if k not in ("cache_dir", "cache_size")})
         self._options.cp_size, self._options.cp_rank = cp_size, cp_rank
+        if flex_block_mask is not None:
+            spec = tuple(flex_block_mask)
+            if len(spec) not in (2, 3):
+                raise ValueError("flex_block_mask must be (block_size, kind) or (block_size, "
+                                 f"'sliding_window', window), got {flex_block_mask!r}")
+            self._options.flex_block_size, self._options.flex_mask_kind = spec[0], spec[1]
+            self._options.flex_window = spec[2] if len(spec) == 3 else 0
         apply_mixture(self._options, mixture)
         cache_dir = _spelling.cache_dir(cache_dir, "cache_dir")
         if cache_size is not None and cache_dir is None:
