@@ -88,7 +88,8 @@ def test_attention_from_the_shares_equals_the_whole_batchs(dataset):
         seg = torch.as_tensor(full["segment_ids"][row])
         pos = torch.as_tensor(full["position_ids"][row])
         x = emb[ids]
-        allowed = (seg[:, None] == seg[None, :]) & (pos[None, :] <= pos[:, None]) & (seg[:, None] > 0)
+        allowed = ((seg[:, None] == seg[None, :]) & (pos[None, :] <= pos[:, None])
+                   & (seg[:, None] > 0))
         allowed |= torch.eye(len(ids), dtype=torch.bool)  # padding attends itself only
         want = attention_per_document(x @ wq, x @ wk, x @ wv, allowed)
         # Every rank's keys and values, gathered by (segment, position): what ring attention
@@ -99,7 +100,8 @@ def test_attention_from_the_shares_equals_the_whole_batchs(dataset):
         for r, s in enumerate(shares):
             qs, qp = torch.as_tensor(s["segment_ids"][row]), torch.as_tensor(s["position_ids"][row])
             xq = emb[torch.as_tensor(s["input_ids"][row])]
-            ok = (qs[:, None] == pool_seg[None, :]) & (pool_pos[None, :] <= qp[:, None]) & (qs[:, None] > 0)
+            ok = ((qs[:, None] == pool_seg[None, :]) & (pool_pos[None, :] <= qp[:, None])
+                  & (qs[:, None] > 0))
             got = attention_per_document(xq @ wq, pool_x @ wk, pool_x @ wv, ok)
             where = share_positions(full["cu_seqlens_padded"], cp, r, "zigzag")
             where = where[(where >= row * SEQ) & (where < (row + 1) * SEQ)] - row * SEQ

@@ -60,7 +60,8 @@ def segments(batch):
         assert np.all(labels[start + real:start + room] == -100)  # the padding is untrained
         assert np.all(ids[start + real:start + room] == 0)
         if real > 1:  # labels are the next token within the document
-            np.testing.assert_array_equal(labels[start:start + real - 1], ids[start + 1:start + real])
+            np.testing.assert_array_equal(labels[start:start + real - 1],
+                                          ids[start + 1:start + real])
         out.append(ids[start:start + real])
     return out
 
