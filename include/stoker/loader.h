@@ -50,6 +50,24 @@ struct LoaderOptions : PlanOptions {
   // (row-major over the flattened batch, padding runs included: nondecreasing), as Mamba and
   // linear-attention varlen kernels take it.
   bool seq_idx = false;
+  // Context parallelism (docs/loader.md, "Context parallelism"; Python context_parallel=(size,
+  // rank)): with cp_size > 1 every [B, S] tensor holds only cp_rank's share of each segment,
+  // [B, S / cp_size], with matching positions, labels and masks; cu_seqlens, cu_seqlens_padded and
+  // max_seqlen stay those of the whole rows (as TransformerEngine takes them), and so do the
+  // batch's token counts. cp_layout "zigzag": chunks r and 2cp-1-r of 2cp equal chunks of each
+  // segment (TE, Megatron), needs pad_each_document_to a multiple of 2 * cp_size; "contiguous":
+  // chunk r of cp, needs it a multiple of cp_size. Every CP rank of a DP rank computes the same
+  // rows, so they agree without communicating.
+  uint32_t cp_size = 1;
+  uint32_t cp_rank = 0;
+  std::string cp_layout = "zigzag";
+  // FlexAttention (docs/loader.md, "FlexAttention"; Python flex_block_mask=(block_size, kind[,
+  // window])): with flex_block_size > 0 every batch also carries the block tables of its document
+  // mask (loader/flex_block_mask.h), built by the workers, so a trainer makes the BlockMask with
+  // no create_block_mask. flex_mask_kind "causal" or "sliding_window" (with flex_window tokens).
+  uint32_t flex_block_size = 0;
+  std::string flex_mask_kind = "causal";
+  uint32_t flex_window = 0;
   ErrorPolicy on_error = ErrorPolicy::kFail;
   // Documents longer than seq_len: kAuto drops them for chat data (a conversation's answer
   // must not arrive without its question; docs/chat.md) and splits them for text.
@@ -139,6 +157,12 @@ class LoaderBatch {
   // dtype; null for datasets without a loss mask.
   TensorView loss_mask() const { return View(6, false); }
   TensorView seq_idx() const { return View(7, false); }  // int32 [B, S]; null unless asked
+  // With pad_each_document_to > 1: int32, as many entries as cu_seqlens, each segment's offset in
+  // the flattened batch (cu_seqlens then holds the real lengths' offsets); null otherwise.
+  TensorView cu_seqlens_padded() const { return View(8, false); }
+  // With flex_block_size > 0: int32 [FlexTableShape::total_elements()], the eight FlexAttention
+  // block tables one after the other (loader/flex_block_mask.h, FlexBlockTables::Slice).
+  TensorView flex_block_tables() const { return View(9, false); }
   // The same tensors on the device, when the loader has one (data == nullptr otherwise).
   TensorView device_input_ids() const { return View(0, true); }
   TensorView device_labels() const { return View(1, true); }
@@ -148,6 +172,8 @@ class LoaderBatch {
   TensorView device_attention_mask() const { return View(5, true); }
   TensorView device_loss_mask() const { return View(6, true); }
   TensorView device_seq_idx() const { return View(7, true); }
+  TensorView device_cu_seqlens_padded() const { return View(8, true); }
+  TensorView device_flex_block_tables() const { return View(9, true); }
   bool on_device() const { return device_base_ != nullptr; }
 
   // Makes `cuda_stream` (a cudaStream_t; nullptr = legacy default stream) wait, on the GPU, for

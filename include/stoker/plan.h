@@ -104,6 +104,15 @@ struct PlanOptions {
   PackMode pack = PackMode::kConcat;
   uint64_t bestfit_window = 4096;  // kBestFit: documents packed together
   RemainderPolicy remainder = RemainderPolicy::kDropLast;
+  // > 1: every document piece in a row is padded to a multiple of this many tokens (2 * cp for
+  // context parallelism, or a kernel tile), and the packing counts the padded lengths, so a row
+  // never overflows. Needs pack bestfit or pad and a seq_len that is a multiple of it. 0 or 1:
+  // no padding. In the fingerprint (when > 1): a checkpoint of another value is refused.
+  uint64_t pad_each_document_to = 0;
+  // > 0: a row holds at most this many document pieces (bestfit closes a row that has them; pad
+  // holds one), so the loader's cu_seqlens has a fixed capacity for CUDA graphs. Needs pack bestfit
+  // or pad. 0: no limit. In the fingerprint (when > 0).
+  uint64_t max_documents_per_row = 0;
   // With several datasets: the mixture's weights as a function of the global row. Empty: the
   // datasets' own weights for every row.
   std::vector<MixturePhase> phases;
@@ -117,6 +126,12 @@ struct PlanOptions {
   // fingerprint.
   std::vector<std::string> dataset_names;
 };
+
+// `length` rounded up to a multiple of `multiple` (PlanOptions::pad_each_document_to; 0 or 1:
+// `length` itself): the room a document piece takes in a row.
+inline uint64_t PaddedLength(uint64_t length, uint64_t multiple) {
+  return multiple > 1 ? (length + multiple - 1) / multiple * multiple : length;
+}
 
 // A run of tokens of one document placed in a row.
 struct RowPiece {

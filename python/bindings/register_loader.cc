@@ -115,6 +115,8 @@ nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
       {"attention_mask", device ? lb.device_attention_mask() : lb.attention_mask()},
       {"loss_mask", device ? lb.device_loss_mask() : lb.loss_mask()},
       {"seq_idx", device ? lb.device_seq_idx() : lb.seq_idx()},
+      {"cu_seqlens_padded", device ? lb.device_cu_seqlens_padded() : lb.cu_seqlens_padded()},
+      {"flex_block_tables", device ? lb.device_flex_block_tables() : lb.flex_block_tables()},
   };
   nb::dict out;
   for (const auto& [name, view] : views) {
@@ -125,11 +127,14 @@ nb::dict Arrays(const PyBatch& b, const std::string& framework, bool device) {
 
 // The host copy of cu_seqlens in the ring slot (for a device batch too), so that varlen attention
 // reads its offsets without a device-to-host sync.
-nb::object HostCuSeqlens(const PyBatch& b, const std::string& framework) {
+// `padded`: cu_seqlens_padded's (None when the batch has none).
+nb::object HostCuSeqlens(const PyBatch& b, const std::string& framework, bool padded) {
+  if (padded && b.batch->cu_seqlens_padded().data == nullptr) return nb::none();
   auto* holder = new std::shared_ptr<LoaderBatch>(b.batch);
   nb::capsule owner(holder,
                     [](void* p) noexcept { delete static_cast<std::shared_ptr<LoaderBatch>*>(p); });
-  return ToFramework(b.batch->cu_seqlens(), framework, owner);
+  return ToFramework(padded ? b.batch->cu_seqlens_padded() : b.batch->cu_seqlens(), framework,
+                     owner);
 }
 
 std::unique_ptr<PyLoader> OpenLoader(const std::vector<DatasetSpec>& specs,
@@ -278,7 +283,7 @@ void RegisterLoader(nb::module_& m) {
           [](const PyBatch& b) { return b.batch->position_after().epoch != b.batch->epoch(); })
       .def("arrays", &Arrays, nb::arg("framework"), nb::arg("device") = false,
            "{name: array} without a copy; framework is 'torch', 'numpy' or 'dlpack'.")
-      .def("host_cu_seqlens", &HostCuSeqlens, nb::arg("framework"),
+      .def("host_cu_seqlens", &HostCuSeqlens, nb::arg("framework"), nb::arg("padded") = false,
            "cu_seqlens in host memory (the ring slot), without a copy, for a device batch too.")
       .def_prop_ro("max_seqlen", [](const PyBatch& b) { return b.batch->max_seqlen(); })
       .def_prop_ro("real_tokens", [](const PyBatch& b) { return b.batch->real_tokens(); })

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "loader/context_parallel.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -83,6 +84,9 @@ class Assembler {
         mask_(layout.has_mask ? slot + layout.attention_mask : nullptr),
         loss_mask_(layout.has_loss_mask ? reinterpret_cast<T*>(slot + layout.loss_mask) : nullptr),
         seq_idx_(layout.has_seq_idx ? reinterpret_cast<int32_t*>(slot + layout.seq_idx) : nullptr),
+        cu_padded_(layout.has_cu_seqlens_padded
+                       ? reinterpret_cast<int32_t*>(slot + layout.cu_seqlens_padded)
+                       : nullptr),
         result_(result),
         iota_(iota),
         scratch_(scratch),
@@ -108,16 +112,20 @@ class Assembler {
       mask_scratch_.resize(S + 1);
     }
     cu_[0] = 0;
+    if (cu_padded_ != nullptr) cu_padded_[0] = 0;
     num_cu_ = 1;
     Status status;
     rows_ = &rows;
     for (size_t r = 0; r < rows.size() && status.ok(); ++r) status = Row(rows[r], r * S);
     if (status.ok() && seq_idx_ != nullptr) {
-      // Segment k of cu_seqlens covers the flattened positions [cu[k], cu[k + 1]).
+      // Segment k covers the flattened positions [cu[k], cu[k + 1]) (cu_seqlens_padded's when
+      // documents are padded: the padding belongs to its document's segment).
+      const int32_t* cu = cu_padded_ != nullptr ? cu_padded_ : cu_;
       for (int k = 0; k + 1 < num_cu_; ++k) {
-        StreamFill<int32_t>(seq_idx_ + cu_[k], static_cast<size_t>(cu_[k + 1] - cu_[k]), k);
+        StreamFill<int32_t>(seq_idx_ + cu[k], static_cast<size_t>(cu[k + 1] - cu[k]), k);
       }
     }
+    if (status.ok() && opt_.max_documents_per_row > 0) FillCuSeqlens();
     StreamFence();
     STOKER_RETURN_IF_ERROR(status);
     result_->num_cu_seqlens = num_cu_;
@@ -153,7 +161,9 @@ class Assembler {
       return Corruption(src.path() + ": plan piece [" + std::to_string(p.offset) + ", " +
                         std::to_string(p.offset + p.length) + ") is outside " + where());
     }
-    if (used + p.length > S) return Internal("plan row longer than seq_len at " + where());
+    if (used + PaddedLength(p.length, pad_to_) > S) {
+      return Internal("plan row longer than seq_len at " + where());
+    }
     *document_length = *length;
     return Status::OK();
   }
@@ -180,10 +190,34 @@ class Assembler {
     }
   }
 
-  void AddSegment(size_t length) {
+  // max_documents_per_row: cu_seqlens to its fixed capacity, repeating the last offset.
+  void FillCuSeqlens() {
+    const int capacity = opt_.CuSeqlensCapacity();
+    for (; num_cu_ < capacity; ++num_cu_) {
+      cu_[num_cu_] = cu_[num_cu_ - 1];
+      if (cu_padded_ != nullptr) cu_padded_[num_cu_] = cu_padded_[num_cu_ - 1];
+    }
+  }
+
+  // A segment of `length` real tokens taking `room` positions (more only when padded).
+  void AddSegment(size_t length, size_t room) {
     cu_[num_cu_] = cu_[num_cu_ - 1] + static_cast<int32_t>(length);
+    if (cu_padded_ != nullptr)
+      cu_padded_[num_cu_] = cu_padded_[num_cu_ - 1] + static_cast<int32_t>(room);
     ++num_cu_;
-    result_->max_seqlen = std::max(result_->max_seqlen, static_cast<int>(length));
+    result_->max_seqlen = std::max(result_->max_seqlen, static_cast<int>(room));
+  }
+  void AddSegment(size_t length) { AddSegment(length, length); }
+
+  // The padding after a piece of n tokens at `at` up to its room (pad_each_document_to): pad ids,
+  // no target, positions and segment id continuing the piece's (its attention segment).
+  void PadPiece(size_t at, size_t n, size_t room, T segment) {
+    if (room == n) return;
+    StreamFill(ids_ + at + n, room - n, static_cast<T>(opt_.pad_token_id));
+    StreamFill(labels_ + at + n, room - n, static_cast<T>(kIgnoreIndex));
+    if (pos_ != nullptr) StreamCopy(pos_ + at + n, iota_.data() + n, room - n);
+    if (seg_ != nullptr) StreamFill(seg_ + at + n, room - n, segment);
+    if (loss_mask_ != nullptr) StreamFill(loss_mask_ + at + n, room - n, T{0});
   }
 
   // Positions [begin, begin+n) become padding or a hole: pad id, no target, segment 0.
@@ -239,6 +273,12 @@ class Assembler {
 
   Status Row(const Row& row, size_t base) {
     const size_t S = static_cast<size_t>(opt_.seq_len);
+    if (opt_.max_documents_per_row > 0 &&
+        row.pieces.size() > static_cast<size_t>(opt_.max_documents_per_row)) {
+      return Internal("plan row holds " + std::to_string(row.pieces.size()) +
+                      " documents, more than max_documents_per_row=" +
+                      std::to_string(opt_.max_documents_per_row));
+    }
     size_t used = 0;
     // Position whose label is the next piece's first token (cross-document targets), if any.
     int64_t pending_cross = -1;
@@ -251,6 +291,7 @@ class Assembler {
       if (s.code() == StatusCode::kInternal) return s;
       const size_t at = base + used;
       const size_t n = s.ok() ? p.length : std::min<uint64_t>(p.length, S - used);
+      const size_t room = std::min<size_t>(PaddedLength(n, pad_to_), S - used);
       bool split = false;
       if (s.ok()) {
         // A piece that ends inside its document also reads the token after it: its last label.
@@ -261,10 +302,10 @@ class Assembler {
       if (!s.ok()) {
         if (!opt_.skip_bad_documents) return s;
         ++result_->skipped_documents;
-        Blank(at, n);
-        AddSegment(n);
+        Blank(at, room);
+        AddSegment(room);
         pending_cross = -1;
-        used += n;
+        used += room;
         continue;
       }
       const T* tokens = scratch_.data();
@@ -298,9 +339,10 @@ class Assembler {
       // Each piece is its own attention segment, so a continuation restarts its positions too.
       if (pos_ != nullptr) StreamCopy(pos_ + at, iota_.data(), n);
       if (seg_ != nullptr) StreamFill(seg_ + at, n, static_cast<T>(k + 1));
-      AddSegment(n);
+      PadPiece(at, n, room, static_cast<T>(k + 1));
+      AddSegment(n, room);
       result_->real_tokens += n;
-      used += n;
+      used += room;
     }
     if (used < S) {
       Blank(base + used, S - used);
@@ -336,6 +378,8 @@ class Assembler {
   uint8_t* mask_;
   T* loss_mask_;
   int32_t* seq_idx_;
+  int32_t* cu_padded_;
+  const uint64_t pad_to_ = static_cast<uint64_t>(std::max(opt_.pad_each_document_to, 0));
   AssemblyResult* result_;
   int num_cu_ = 0;
   std::vector<T>& iota_;
@@ -347,9 +391,17 @@ class Assembler {
 
 }  // namespace
 
+int AssemblyOptions::CuSeqlensCapacity() const {
+  const int64_t cells = int64_t{batch_size} * seq_len;
+  if (max_documents_per_row <= 0) return static_cast<int>(cells + 1);
+  return static_cast<int>(std::min(cells, int64_t{batch_size} * (max_documents_per_row + 1)) + 1);
+}
+
 BatchLayout BatchLayout::For(const AssemblyOptions& options) {
   BatchLayout l;
-  const size_t cells = static_cast<size_t>(options.batch_size) * options.seq_len;
+  // A context-parallel rank's [B, S] tensors hold S / cp_size positions per row.
+  const size_t cells =
+      static_cast<size_t>(options.batch_size) * options.seq_len / std::max(1, options.cp_size);
   l.elem_bytes = options.dtype == TokenDType::kInt32 ? 4 : 8;
   size_t at = 0;
   auto section = [&](size_t bytes) {
@@ -363,11 +415,21 @@ BatchLayout BatchLayout::For(const AssemblyOptions& options) {
   l.has_segment_ids = options.segment_ids;
   if (l.has_position_ids) l.position_ids = section(cells * l.elem_bytes);
   if (l.has_segment_ids) l.segment_ids = section(cells * l.elem_bytes);
-  l.cu_seqlens = section((cells + 1) * sizeof(int32_t));
+  l.cu_seqlens = section(options.CuSeqlensCapacity() * sizeof(int32_t));
   l.has_loss_mask = options.loss_mask;
   if (l.has_loss_mask) l.loss_mask = section(cells * l.elem_bytes);
   l.has_seq_idx = options.seq_idx;
   if (l.has_seq_idx) l.seq_idx = section(cells * sizeof(int32_t));
+  l.has_cu_seqlens_padded = options.pad_each_document_to > 1;
+  if (l.has_cu_seqlens_padded) {
+    l.cu_seqlens_padded = section(options.CuSeqlensCapacity() * sizeof(int32_t));
+  }
+  if (options.flex.block_size > 0) {
+    Result<FlexTableShape> shape =
+        FlexTableShapeFor(options.flex, options.batch_size, options.seq_len);
+    l.flex_elements = shape.ok() ? shape->total_elements() : 0;  // checked when the loader opens
+    if (l.flex_elements > 0) l.flex_tables = section(l.flex_elements * sizeof(int32_t));
+  }
   l.has_mask = options.attention_mask;
   if (l.has_mask) l.attention_mask = section(cells * options.seq_len);
   l.total_bytes = at;
@@ -384,14 +446,34 @@ Status AssembleBatch(const AssemblyOptions& options, const BatchLayout& layout,
   }
   AssemblyScratch local;
   AssemblyScratch& s = scratch != nullptr ? *scratch : local;
-  if (options.dtype == TokenDType::kInt32) {
-    return Assembler<int32_t>(options, layout, sources, slot, result, s.iota32, s.tokens32,
-                              s.labels32, s.mask)
-        .Run(rows);
+  if (options.cp_size > 1) {
+    // The whole rows first (every CP rank assembles the same), then this rank's share.
+    AssemblyOptions whole = options;
+    whole.cp_size = 1;
+    const BatchLayout full = BatchLayout::For(whole);
+    s.full_slot.resize(full.total_bytes);
+    STOKER_RETURN_IF_ERROR(
+        AssembleBatch(whole, full, sources, rows, s.full_slot.data(), result, &s));
+    SliceContextParallel(options, full, s.full_slot.data(), result->num_cu_seqlens, layout, slot);
+    return Status::OK();
   }
-  return Assembler<int64_t>(options, layout, sources, slot, result, s.iota64, s.tokens64,
-                            s.labels64, s.mask)
-      .Run(rows);
+  Status status = options.dtype == TokenDType::kInt32
+                      ? Assembler<int32_t>(options, layout, sources, slot, result, s.iota32,
+                                           s.tokens32, s.labels32, s.mask)
+                            .Run(rows)
+                      : Assembler<int64_t>(options, layout, sources, slot, result, s.iota64,
+                                           s.tokens64, s.labels64, s.mask)
+                            .Run(rows);
+  if (!status.ok() || layout.flex_elements == 0) return status;
+  // The block tables from the segments over the flattened batch (padded ones when padded).
+  const int32_t* cu = reinterpret_cast<const int32_t*>(
+      slot + (layout.has_cu_seqlens_padded ? layout.cu_seqlens_padded : layout.cu_seqlens));
+  STOKER_ASSIGN_OR_RETURN(FlexTableShape shape,
+                          FlexTableShapeFor(options.flex, options.batch_size, options.seq_len));
+  return BuildFlexBlockTables(
+      options.flex, options.batch_size, options.seq_len,
+      std::span<const int32_t>(cu, static_cast<size_t>(result->num_cu_seqlens)),
+      FlexBlockTables::Slice(shape, reinterpret_cast<int32_t*>(slot + layout.flex_tables)));
 }
 
 }  // namespace stoker::loader

@@ -7,6 +7,7 @@
 //   loss_mask (chat data only)                     [B, S] in the token dtype, 1 = labels[t] is
 //                                                  trained (docs/chat.md, "Batches")
 //   cu_seqlens                                     int32, at most B * S + 1 entries
+//   cu_seqlens_padded (pad_each_document_to > 1)   int32, as many entries as cu_seqlens
 //   seq_idx (only when asked)                      int32 [B, S], each token's segment index
 //   attention_mask (only when asked)               uint8 [B, S, S], 1 = may attend
 // each section starting on a 256-byte boundary. Not thread-safe: plain values.
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "loader/flex_block_mask.h"
 #include "stoker/document_reader.h"
 #include "stoker/loader.h"
 #include "stoker/plan.h"
@@ -37,6 +39,26 @@ struct AssemblyOptions {
   // mask; every token of a source without one), else -100; and a loss_mask tensor beside them.
   bool loss_mask = false;
   bool seq_idx = false;  // also seq_idx: the index in cu_seqlens of each token's segment
+  // > 1: each piece is followed by padding up to a multiple of this (the plan left the room):
+  // pad ids, labels -100, loss mask 0, positions and segment id continuing the piece's. Then
+  // cu_seqlens holds each segment's real length (TransformerEngine's THD cu_seqlens) and
+  // cu_seqlens_padded its offsets in the flattened batch (cu_seqlens_q_padded).
+  int pad_each_document_to = 0;
+  // > 0: rows hold at most this many pieces (the plan's max_documents_per_row), and cu_seqlens
+  // (and cu_seqlens_padded) always have CuSeqlensCapacity() entries, the unused ones equal to the
+  // last offset: a fixed shape for CUDA graphs. A row with more pieces fails the batch.
+  int max_documents_per_row = 0;
+  // Entries of cu_seqlens: batch_size * (max_documents_per_row + 1) + 1 (each row's documents and
+  // its padding run) when fixed; else at most batch_size * seq_len + 1.
+  int CuSeqlensCapacity() const;
+  // Context parallelism (loader/context_parallel.h): > 1 assembles the whole rows into the
+  // scratch, then keeps rank cp_rank's share of each segment ([B, S / cp_size] tensors).
+  int cp_size = 1;
+  int cp_rank = 0;
+  bool cp_zigzag = true;  // else contiguous
+  // flex.block_size > 0: also the FlexAttention block tables of the batch's document mask
+  // (loader/flex_block_mask.h), one int32 section of FlexTableShape::total_elements().
+  FlexMaskSpec flex;
   int64_t pad_token_id = 0;
 };
 
@@ -50,6 +72,10 @@ struct BatchLayout {
   bool has_loss_mask = false;
   size_t seq_idx = 0;  // valid when has_seq_idx
   bool has_seq_idx = false;
+  size_t cu_seqlens_padded = 0;  // valid when has_cu_seqlens_padded
+  size_t flex_tables = 0;        // valid when flex_elements > 0
+  int64_t flex_elements = 0;     // int32 entries of the flex block tables; 0: none
+  bool has_cu_seqlens_padded = false;
   bool has_position_ids = true, has_segment_ids = true;  // else those offsets mean nothing
   size_t total_bytes = 0;
 
@@ -58,8 +84,8 @@ struct BatchLayout {
 
 // What assembling one batch found, beside the tensors.
 struct AssemblyResult {
-  int num_cu_seqlens = 0;  // entries written to cu_seqlens (segments + 1)
-  int max_seqlen = 0;
+  int num_cu_seqlens = 0;       // entries written to cu_seqlens (segments + 1; fixed: capacity)
+  int max_seqlen = 0;           // the longest segment (padded, with pad_each_document_to)
   uint64_t real_tokens = 0;     // non-padding positions
   uint64_t trained_tokens = 0;  // positions whose label is trained (loss_mask 1; without a loss
                                 // mask: every label that is not -100)
@@ -75,6 +101,7 @@ struct AssemblyScratch {
   std::vector<int64_t> tokens64, iota64, labels64;
   std::vector<int32_t> tokens32, iota32, labels32;
   std::vector<uint8_t> mask;
+  std::vector<uint8_t> full_slot;  // context parallelism: the whole rows, before slicing
 };
 
 // Writes `rows` (exactly batch_size of them) into `slot`, laid out as `layout`. Reads come from

@@ -11,7 +11,7 @@ namespace {
 constexpr int64_t X = -100;  // ignore_index
 
 struct Built {
-  std::vector<int64_t> ids, labels, pos, seg, cu, mask, loss_mask, seq_idx;
+  std::vector<int64_t> ids, labels, pos, seg, cu, mask, loss_mask, seq_idx, cu_padded;
   AssemblyResult result;
   Status status;
 };
@@ -42,6 +42,9 @@ Built Build(const AssemblyOptions& opt, const std::vector<const DocumentReader*>
   }
   if (layout.has_loss_mask) b.loss_mask = view(layout.loss_mask, opt.dtype, cells);
   if (layout.has_seq_idx) b.seq_idx = view(layout.seq_idx, TokenDType::kInt32, cells);
+  if (layout.has_cu_seqlens_padded) {
+    b.cu_padded = view(layout.cu_seqlens_padded, TokenDType::kInt32, b.result.num_cu_seqlens);
+  }
   return b;
 }
 
@@ -117,6 +120,78 @@ TEST(LoaderAssemblyTest, SeqIdxNumbersTheCuSeqlensSegments) {
     EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5, 6, 10, 12}));
     EXPECT_EQ(b.seq_idx, (std::vector<int64_t>{0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 3, 3}));
   }
+}
+
+// TransformerEngine #1930: with cp = 2 a document of odd length must be padded to a multiple of
+// 2 * cp = 4, else its last token is lost. Every token stays; the padding is untrained.
+TEST(LoaderAssemblyTest, EachDocumentIsPaddedToAMultipleKeepingEveryToken) {
+  MemoryTokenSource src("docs", {{11, 12, 13, 14, 15, 16, 17}, {21, 22, 23}});
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 16;
+  opt.seq_idx = true;
+  const std::vector<Row> rows = {Row{{{0, 0, 0, 7}, {0, 1, 0, 3}}}};
+  Built plain = Build(opt, src, rows);
+  EXPECT_TRUE(plain.cu_padded.empty());  // only with the option
+  opt.pad_each_document_to = 4;
+  Built b = Build(opt, src, rows);
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.ids,
+            (std::vector<int64_t>{11, 12, 13, 14, 15, 16, 17, 0, 21, 22, 23, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(b.labels,
+            (std::vector<int64_t>{12, 13, 14, 15, 16, 17, X, X, 22, 23, X, X, X, X, X, X}));
+  EXPECT_EQ(b.pos, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 0, 0, 0, 0}));
+  EXPECT_EQ(b.seg, (std::vector<int64_t>{1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0}));
+  // cu_seqlens: real lengths (7, 3, then the tail run); cu_seqlens_padded: offsets in the row.
+  EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 7, 10, 14}));
+  EXPECT_EQ(b.cu_padded, (std::vector<int64_t>{0, 8, 12, 16}));
+  EXPECT_EQ(b.seq_idx, (std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}));
+  EXPECT_EQ(b.result.max_seqlen, 8);
+  EXPECT_EQ(b.result.real_tokens, 10u);
+  EXPECT_EQ(b.result.trained_tokens, plain.result.trained_tokens);
+  // A row whose padded pieces overflow is the plan's error, not a silent truncation.
+  opt.seq_len = 11;  // 7 + 3 tokens fit, 8 + 4 do not
+  EXPECT_EQ(Build(opt, src, rows).status.code(), StatusCode::kInternal);
+}
+
+TEST(LoaderAssemblyTest, MaxDocumentsPerRowGivesCuSeqlensAFixedCapacity) {
+  MemoryTokenSource src = Docs();
+  AssemblyOptions opt;
+  opt.batch_size = 2;
+  opt.seq_len = 10;
+  opt.max_documents_per_row = 3;
+  // Row 0: two documents and padding; row 1: one document and padding.
+  const std::vector<Row> rows = {Row{{{0, 0, 0, 5}, {0, 1, 0, 3}}}, Row{{{0, 2, 0, 6}}}};
+  Built b = Build(opt, src, rows);
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(opt.CuSeqlensCapacity(), 9);  // 2 rows * (3 documents + a padding run) + 1
+  EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5, 8, 10, 16, 20, 20, 20, 20}));
+  opt.pad_each_document_to = 2;  // row 0 is then full (6 + 4): no padding run
+  b = Build(opt, src, rows);
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5, 8, 14, 18, 18, 18, 18, 18}));
+  EXPECT_EQ(b.cu_padded, (std::vector<int64_t>{0, 6, 10, 16, 20, 20, 20, 20, 20}));
+  // A row with more documents than promised fails the batch: nothing is cut silently.
+  opt.max_documents_per_row = 1;
+  Built over = Build(opt, src, rows);
+  EXPECT_EQ(over.status.code(), StatusCode::kInternal);
+  EXPECT_NE(over.status.message().find("more than max_documents_per_row=1"), std::string::npos)
+      << over.status.message();
+}
+
+TEST(LoaderAssemblyTest, PaddedChatDocumentsAreUntrainedAtThePadding) {
+  testing::MaskedSource src({{1, 2, 3, 4, 5}}, {{0, 0, 1, 1, 1}});
+  AssemblyOptions opt;
+  opt.batch_size = 1;
+  opt.seq_len = 8;
+  opt.loss_mask = true;
+  opt.pad_each_document_to = 8;
+  Built b = Build(opt, src, {Row{{{0, 0, 0, 5}}}});
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(b.labels, (std::vector<int64_t>{X, 3, 4, 5, X, X, X, X}));
+  EXPECT_EQ(b.loss_mask, (std::vector<int64_t>{0, 1, 1, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(b.cu_padded, (std::vector<int64_t>{0, 8}));
+  EXPECT_EQ(b.cu, (std::vector<int64_t>{0, 5}));
 }
 
 TEST(LoaderAssemblyTest, PositionAndSegmentIdsCanBeLeftOut) {

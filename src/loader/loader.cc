@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/env.h"
+#include "loader/context_parallel.h"
 #include "loader/engine.h"
 #include "loader/loader_impl.h"
 #include "loader/stall_monitor.h"
@@ -34,6 +35,15 @@ AssemblyOptions ToAssembly(const LoaderOptions& o) {
   a.position_ids = o.position_ids;
   a.segment_ids = o.segment_ids;
   a.seq_idx = o.seq_idx;
+  a.pad_each_document_to = static_cast<int>(o.pad_each_document_to);
+  a.max_documents_per_row = static_cast<int>(o.max_documents_per_row);
+  a.cp_size = static_cast<int>(o.cp_size);
+  a.cp_rank = static_cast<int>(o.cp_rank);
+  a.cp_zigzag = o.cp_layout != "contiguous";
+  a.flex.block_size = static_cast<int>(o.flex_block_size);
+  a.flex.kind = o.flex_mask_kind == "sliding_window" ? loader::FlexMaskKind::kSlidingWindow
+                                                     : loader::FlexMaskKind::kCausal;
+  a.flex.window = static_cast<int>(o.flex_window);
   a.skip_bad_documents = o.on_error == ErrorPolicy::kSkip;
   a.pad_token_id = o.pad_token_id;
   return a;
@@ -110,7 +120,7 @@ Status ValidateLoaderOptions(const LoaderOptions& o) {
   if (o.device_buffers < 1 || o.device_buffers > 8) {
     return InvalidArgument("loader: device_buffers must be 1..8");
   }
-  return Status::OK();
+  return loader::CheckContextParallel(o);
 }
 
 Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -184,7 +194,7 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
   if (!m.failed.ok()) return m.failed;
   LoaderBatch b;
   b.batch_size_ = m.options.batch_size;
-  b.seq_len_ = m.options.seq_len;
+  b.seq_len_ = m.options.seq_len / std::max<uint64_t>(1, m.options.cp_size);  // this CP share
   b.dtype_ = m.options.token_dtype;
   if (m.synthetic) {
     const loader::SyntheticBatch& s = *m.synthetic;

@@ -100,8 +100,17 @@ TensorView LoaderBatch::View(int which, bool device) const {
       v.shape[0] = B;
       v.shape[1] = S;
       return v;
+    case 9:
+      if (l.flex_elements == 0) return TensorView{};
+      v.data = base + l.flex_tables;
+      v.dtype = TokenDType::kInt32;
+      v.ndim = 1;
+      v.shape[0] = l.flex_elements;
+      return v;
     case 4:
-      v.data = base + l.cu_seqlens;
+    case 8:
+      if (which == 8 && !l.has_cu_seqlens_padded) return TensorView{};
+      v.data = base + (which == 8 ? l.cu_seqlens_padded : l.cu_seqlens);
       v.dtype = TokenDType::kInt32;
       v.ndim = 1;
       v.shape[0] = num_cu_seqlens_;

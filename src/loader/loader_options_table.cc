@@ -58,6 +58,36 @@ OptionTable<LoaderOptions> Build() {
                             "Also build seq_idx int32 [B, S]: each token's segment in cu_seqlens",
                             &L::seq_idx)
                   .Cli("--seq-idx"));
+  t.push_back(WholeOption<L>("cp_size",
+                             "Context-parallel ranks sharing each row (Python: context_parallel)",
+                             &L::cp_size, 1)
+                  .Cli("--cp-size")
+                  .Py("-"));
+  t.push_back(WholeOption<L>("cp_rank", "This context-parallel rank (Python: context_parallel)",
+                             &L::cp_rank)
+                  .Cli("--cp-rank")
+                  .Py("-"));
+  t.push_back(ChoiceTextOption<L>("cp_layout",
+                                  "zigzag (chunks r and 2cp-1-r of each document, as TE) or "
+                                  "contiguous (chunk r)",
+                                  &L::cp_layout, {"zigzag", "contiguous"})
+                  .Cli("--cp-layout"));
+  t.push_back(WholeOption<L>("flex_block_size",
+                             "FlexAttention block tables of each batch's document mask with this "
+                             "BLOCK_SIZE; 0 = none (Python: flex_block_mask)",
+                             &L::flex_block_size)
+                  .Cli("--flex-block-size")
+                  .Py("-"));
+  t.push_back(ChoiceTextOption<L>("flex_mask_kind",
+                                  "causal or sliding_window (Python: flex_block_mask)",
+                                  &L::flex_mask_kind, {"causal", "sliding_window"})
+                  .Cli("--flex-mask-kind")
+                  .Py("-"));
+  t.push_back(WholeOption<L>("flex_window",
+                             "sliding_window: tokens a query sees (Python: flex_block_mask)",
+                             &L::flex_window)
+                  .Cli("--flex-window")
+                  .Py("-"));
   t.push_back(ChoiceOption<L>("on_error",
                               "A bad read or corrupt piece: fail (the batch's error) or skip (a "
                               "masked hole, counted)",

@@ -60,7 +60,7 @@ class RoomIndex {
 }  // namespace
 
 uint64_t BestFitDecreasing(const std::vector<uint64_t>& lengths, uint64_t capacity,
-                           std::vector<uint32_t>* bin_of_item) {
+                           std::vector<uint32_t>* bin_of_item, uint64_t max_items) {
   // One 64-bit key per item sorts by length descending, then index ascending (capacity < 2^32
   // and fewer than 2^32 items, checked by Plan::Create).
   std::vector<uint64_t> keys(lengths.size());
@@ -69,6 +69,7 @@ uint64_t BestFitDecreasing(const std::vector<uint64_t>& lengths, uint64_t capaci
   bin_of_item->assign(lengths.size(), 0);
   RoomIndex open(capacity);
   uint32_t bins = 0;
+  std::vector<uint32_t> items_in;  // per bin, only with max_items
   for (uint64_t key : keys) {
     uint32_t item = static_cast<uint32_t>(key);
     uint64_t len = lengths[item];
@@ -83,6 +84,10 @@ uint64_t BestFitDecreasing(const std::vector<uint64_t>& lengths, uint64_t capaci
       room = static_cast<uint64_t>(fit) - len;
     }
     (*bin_of_item)[item] = bin;
+    if (max_items > 0) {
+      if (items_in.size() <= bin) items_in.resize(bin + 1, 0);
+      if (++items_in[bin] >= max_items) continue;  // closed: it takes no more items
+    }
     if (room > 0) open.Push(room, bin);
   }
   return bins;

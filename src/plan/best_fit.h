@@ -10,8 +10,9 @@ namespace stoker::plan {
 // bins of `capacity`: items in decreasing length (ties by index), each into the open bin with the
 // least room that still fits it (ties: the bin that reached that room last), else a new bin.
 // Writes each item's bin into *bin_of_item (bins numbered in order of opening) and returns the bin
-// count. Deterministic.
+// count. Deterministic. `max_items` > 0: a bin that holds that many items is closed (takes no
+// more, whatever its room: PlanOptions::max_documents_per_row).
 uint64_t BestFitDecreasing(const std::vector<uint64_t>& lengths, uint64_t capacity,
-                           std::vector<uint32_t>* bin_of_item);
+                           std::vector<uint32_t>* bin_of_item, uint64_t max_items = 0);
 
 }  // namespace stoker::plan

@@ -77,6 +77,34 @@ TEST(BestFitTest, MatchesTheTextbookAlgorithm) {
   }
 }
 
+TEST(BestFitTest, ABinWithMaxItemsIsClosed) {
+  // Ten items of 1 fit one bin of 100; with at most 3 items per bin they take four bins.
+  std::vector<uint32_t> bins;
+  const std::vector<uint64_t> ones(10, 1);
+  EXPECT_EQ(BestFitDecreasing(ones, 100, &bins), 1u);
+  EXPECT_EQ(BestFitDecreasing(ones, 100, &bins, 3), 4u);
+  std::vector<int> count(4, 0);
+  for (uint32_t b : bins) ++count[b];
+  EXPECT_EQ(count, (std::vector<int>{3, 3, 3, 1}));
+  std::mt19937_64 rng(4);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<uint64_t> lengths(rng() % 300);
+    for (auto& l : lengths) l = 1 + rng() % 64;
+    const uint64_t most = 1 + trial % 5;
+    const uint64_t n = BestFitDecreasing(lengths, 64, &bins, most);
+    std::vector<uint64_t> fill(n, 0), items(n, 0);
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      fill[bins[i]] += lengths[i];
+      ++items[bins[i]];
+    }
+    for (uint64_t b = 0; b < n; ++b) {
+      EXPECT_LE(fill[b], 64u);
+      EXPECT_LE(items[b], most);
+      EXPECT_GE(items[b], 1u);
+    }
+  }
+}
+
 TEST(BestFitTest, EmptyInput) {
   std::vector<uint32_t> bins;
   EXPECT_EQ(BestFitDecreasing({}, 10, &bins), 0u);

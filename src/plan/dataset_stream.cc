@@ -178,12 +178,12 @@ uint64_t DatasetStream::WindowAmount(const Layout& layout, uint64_t window) cons
       amount += l > 0;
     } else {
       amount += l / s;  // full rows of a document longer than a row
-      if (l % s != 0) items.push_back(l % s);
+      if (l % s != 0) items.push_back(PaddedLength(l % s, options_.pad_each_document_to));
     }
   }
   if (options_.pack == PackMode::kBestFit) {
     std::vector<uint32_t> bins;
-    amount += BestFitDecreasing(items, s, &bins);
+    amount += BestFitDecreasing(items, s, &bins, options_.max_documents_per_row);
   }
   return amount;
 }
@@ -291,11 +291,12 @@ void DatasetStream::FillWindow(const Layout& layout, uint64_t window, Window* ou
       rows.push_back(Row{{RowPiece{index_, d, off, s}}});
     if (l % s != 0) {
       items.push_back(RowPiece{index_, d, l - l % s, l % s});
-      item_lengths.push_back(l % s);
+      // With pad_each_document_to, a piece takes its padded room (seq_len is a multiple of it).
+      item_lengths.push_back(PaddedLength(l % s, options_.pad_each_document_to));
     }
   }
   std::vector<uint32_t> bins;
-  uint64_t num_bins = BestFitDecreasing(item_lengths, s, &bins);
+  uint64_t num_bins = BestFitDecreasing(item_lengths, s, &bins, options_.max_documents_per_row);
   size_t first_bin_row = rows.size();
   rows.resize(first_bin_row + num_bins);
   // Pieces in a row go longest first, as packed; ties keep the shuffled order.

@@ -23,6 +23,15 @@ void AddStreamOptions(const PlanOptions& o, FingerprintHasher* h) {
   h->Add(o.shuffle == ShuffleMode::kBlock ? o.block_shards : 0);
   h->Add(static_cast<uint64_t>(o.pack));
   h->Add(o.pack == PackMode::kBestFit ? o.bestfit_window : 0);
+  // Only when set, so that plans without it keep their fingerprints.
+  if (o.pad_each_document_to > 1) {
+    h->Add(0x706164646f63ull);  // "paddoc"
+    h->Add(o.pad_each_document_to);
+  }
+  if (o.max_documents_per_row > 0) {
+    h->Add(0x6d6178646f6373ull);  // "maxdocs"
+    h->Add(o.max_documents_per_row);
+  }
 }
 
 namespace {

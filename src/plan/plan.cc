@@ -109,6 +109,7 @@ Result<std::unique_ptr<Plan::Impl>> Plan::Impl::Build(std::vector<PlanDataset> d
   if (options.bestfit_window > (uint64_t{1} << 31)) {
     return InvalidArgument("bestfit_window must be below 2^31 documents");
   }
+  STOKER_RETURN_IF_ERROR(plan::CheckDocumentPadding(options));
   if (datasets.size() == 1 && !options.phases.empty()) {
     return InvalidArgument("mixture phases need at least two datasets");
   }
@@ -356,15 +357,25 @@ Result<PlanPosition> Plan::Restore(const PlanState& state, bool force) const {
           "in "
           "the new order");
     }
+    PlanOptions unpadded = impl_->options;  // what a one-dataset state without options had
+    unpadded.pad_each_document_to = 0;
+    unpadded.max_documents_per_row = 0;
     const std::string differ =
-        plan::OptionsThatDiffer(state.options, plan::StreamOptionsText(impl_->options));
+        // A one-dataset state written before states kept their options had no padding.
+        plan::OptionsThatDiffer(state.options.empty() && !impl_->mixture &&
+                                        (impl_->options.pad_each_document_to > 1 ||
+                                         impl_->options.max_documents_per_row > 0)
+                                    ? plan::StreamOptionsText(unpadded)
+                                    : state.options,
+                                plan::StreamOptionsText(impl_->options));
     const char* rest = !state.options.empty() && impl_->datasets.size() == 1
                            ? "the dataset differs (its documents, lengths or shards changed, or "
                              "another dataset was given)"
                        : !state.options.empty()
                            ? "the datasets, weights or phases differ"
                            // A checkpoint from before states carried their options.
-                           : "the datasets, weights, seq_len, seed, shuffle or pack options differ";
+                           : "the datasets, weights, seq_len, seed, shuffle, pack or "
+                             "pad_each_document_to options differ";
     return FailedPrecondition(impl_->OtherPlanError(state) + ": " +
                               (!differ.empty() ? differ + " differ" : rest));
   }

@@ -48,6 +48,12 @@ std::string StreamOptionsText(const PlanOptions& o) {
   if (o.shuffle == ShuffleMode::kBlock) out += " block_shards=" + std::to_string(o.block_shards);
   out += " pack=" + std::string(PackModeName(o.pack));
   if (o.pack == PackMode::kBestFit) out += " bestfit_window=" + std::to_string(o.bestfit_window);
+  if (o.pad_each_document_to > 1) {
+    out += " pad_each_document_to=" + std::to_string(o.pad_each_document_to);
+  }
+  if (o.max_documents_per_row > 0) {
+    out += " max_documents_per_row=" + std::to_string(o.max_documents_per_row);
+  }
   return out;
 }
 

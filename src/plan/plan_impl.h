@@ -107,6 +107,10 @@ inline Status CheckStateVersion(const PlanState& state) {
 // DatasetCursor::id): their count, tokens, lengths and shard boundaries. One pass over them.
 std::string PrefixId(const DatasetLengths& lengths, uint64_t documents, uint64_t shards);
 
+// pad_each_document_to (> 1) needs pack bestfit or pad and a seq_len that is a multiple of it;
+// max_documents_per_row (> 0) needs pack bestfit or pad. kInvalidArgument saying which, else OK.
+Status CheckDocumentPadding(const PlanOptions& options);
+
 // 16 hex digits over what shapes every dataset's rows: seq_len, seed, shuffle (+ block_shards),
 // pack (+ bestfit_window). A cursor means the same rows only under the same.
 std::string StreamOptionsHash(const PlanOptions& options);

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "plan/plan_impl.h"
 #include "stoker/plan.h"
 
 namespace stoker {
@@ -75,4 +76,32 @@ double PackingStats::padding_share() const {
   return capacity ? static_cast<double>(padding_tokens) / capacity : 0;
 }
 
+namespace plan {
+
+Status CheckDocumentPadding(const PlanOptions& o) {
+  if (o.max_documents_per_row > 0 && o.pack == PackMode::kConcat) {
+    return InvalidArgument("max_documents_per_row=" + std::to_string(o.max_documents_per_row) +
+                           " needs pack='bestfit' or 'pad': pack='concat' cuts rows at fixed "
+                           "token offsets and cannot close a row early");
+  }
+  if (o.max_documents_per_row >= (uint64_t{1} << 31)) {
+    return InvalidArgument("max_documents_per_row must be below 2^31");
+  }
+  const uint64_t m = o.pad_each_document_to;
+  if (m <= 1) return Status::OK();
+  const std::string what = "pad_each_document_to=" + std::to_string(m);
+  if (m >= (uint64_t{1} << 31)) return InvalidArgument(what + " must be below 2^31");
+  if (o.pack == PackMode::kConcat) {
+    return InvalidArgument(what +
+                           " needs pack='bestfit' or 'pad': pack='concat' cuts documents "
+                           "at row ends and leaves no room to pad them");
+  }
+  if (o.seq_len % m != 0) {
+    return InvalidArgument(what + " needs a seq_len that is a multiple of it (seq_len is " +
+                           std::to_string(o.seq_len) + ")");
+  }
+  return Status::OK();
+}
+
+}  // namespace plan
 }  // namespace stoker

@@ -31,6 +31,16 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
                                 &P::remainder, {"drop_last", "pad"}, RemainderPolicyName,
                                 ParseRemainderPolicy)
                     .Cli("--remainder"));
+    t.push_back(WholeOption<P>("pad_each_document_to",
+                               "Pad every document in a row to a multiple of M tokens (2*cp for "
+                               "context parallelism, or a kernel tile); 0 = no padding",
+                               &P::pad_each_document_to)
+                    .Cli("--pad-each-document-to"));
+    t.push_back(WholeOption<P>("max_documents_per_row",
+                               "At most N documents per row: cu_seqlens of fixed capacity (CUDA "
+                               "graphs); bestfit closes a full row; 0 = no limit",
+                               &P::max_documents_per_row)
+                    .Cli("--max-documents-per-row"));
     t.push_back(
         OtherOption<P>("phases", "The mixture's phases (--mixture FILE; Python: stoker.Mixture)")
             .Py("-"));

@@ -80,7 +80,7 @@ Result<PieceProvenance> ProvenanceMap::Locate(const RowPiece& piece) const {
   return p;
 }
 
-Result<StepProvenance> ProvenanceMap::Explain(const Batch& batch) const {
+Result<StepProvenance> ProvenanceMap::Explain(const Batch& batch, uint64_t pad_to) const {
   StepProvenance out;
   out.position = batch.position;
   out.step = batch.step;
@@ -92,7 +92,7 @@ Result<StepProvenance> ProvenanceMap::Explain(const Batch& batch) const {
     for (const RowPiece& piece : row.pieces) {
       STOKER_ASSIGN_OR_RETURN(PieceProvenance p, Locate(piece));
       p.row_offset = at;
-      at += piece.length;
+      at += PaddedLength(piece.length, pad_to);
       r.pieces.push_back(std::move(p));
     }
     out.rows.push_back(std::move(r));
@@ -103,7 +103,7 @@ Result<StepProvenance> ProvenanceMap::Explain(const Batch& batch) const {
 Result<StepProvenance> ProvenanceMap::ExplainStep(const Plan& plan, const PlanPosition& pos,
                                                   uint32_t rank) const {
   STOKER_ASSIGN_OR_RETURN(Batch batch, plan.GetBatchAt(pos, rank));
-  STOKER_ASSIGN_OR_RETURN(StepProvenance out, Explain(batch));
+  STOKER_ASSIGN_OR_RETURN(StepProvenance out, Explain(batch, plan.options().pad_each_document_to));
   if (plan.num_datasets() > 1) {
     // Each row's dataset epoch and phase. A mixture's epoch is whole global batches, so no row of
     // a mixture is a repeated one taken from the next epoch (docs/plan.md, "Mixtures").

@@ -38,8 +38,9 @@ class ProvenanceMap {
                                   const std::vector<std::string>& paths);
 
   // The provenance of each row of `batch` (a Batch of a plan over these datasets, in order).
-  // kInvalidArgument for a piece whose dataset or document is not in the map.
-  Result<StepProvenance> Explain(const Batch& batch) const;
+  // kInvalidArgument for a piece whose dataset or document is not in the map. `pad_to`: the
+  // plan's pad_each_document_to (each piece then takes its padded room in the row).
+  Result<StepProvenance> Explain(const Batch& batch, uint64_t pad_to = 0) const;
   // The provenance of `rank`'s step of `plan` (over these datasets) that starts at `pos`.
   Result<StepProvenance> ExplainStep(const Plan& plan, const PlanPosition& pos,
                                      uint32_t rank) const;

@@ -80,6 +80,13 @@ Status CheckStreamLoaderOptions(const LoaderOptions& o) {
         "stream: long_documents='truncate' applies to token datasets; a stream splits long "
         "documents, or drops them (long_documents='drop', the default for chat records)");
   }
+  if (o.pad_each_document_to > 1 || o.max_documents_per_row > 0) {
+    return InvalidArgument(
+        std::string("stream: ") +
+        (o.pad_each_document_to > 1 ? "pad_each_document_to" : "max_documents_per_row") +
+        " is not supported by streams yet (their packer does not "
+        "apply it); pack the data (`stoker pack`) and load it as a token dataset");
+  }
   if (o.remainder != RemainderPolicy::kDropLast) {
     return InvalidArgument(
         "stream: remainder 'pad' (drop_last=False) does not apply to a stream: "

@@ -106,6 +106,26 @@ def test_labels_follow_the_mask_at_every_boundary(chat_dataset):
     assert first > 0 and docs[0]["loss_mask"][first - 1] == 0
 
 
+def test_chat_packs_carry_the_kernel_fields(chat_dataset):
+    """pad_each_document_to and max_documents_per_row on chat data: the same labels and loss mask
+    at each conversation's padded offset, the padding untrained, every conversation once."""
+    out, docs = chat_dataset
+    loader = stoker.Loader(out, seq_len=SEQ, batch_size=4, pack="bestfit", output="numpy",
+                           num_workers=2, provenance=True, remainder="pad",
+                           pad_each_document_to=8, max_documents_per_row=3)
+    seen = set()
+    for batch in loader:
+        check_batch(batch, docs, SEQ)  # row_offset counts the padded room
+        cu, cup = batch["cu_seqlens"], batch["cu_seqlens_padded"]
+        assert cu.shape == cup.shape == (4 * 4 + 1,) and cup[-1] == 4 * SEQ
+        assert np.all(np.diff(cup) % 8 == 0)
+        for pieces in batch["provenance"]:
+            assert len(pieces) <= 3
+            seen.update(p["document"] for p in pieces)
+    long_docs = {i for i, d in enumerate(docs) if len(d["tokens"]) > SEQ}
+    assert seen == set(range(len(docs))) - long_docs
+
+
 def test_truncate_keeps_the_head_with_its_next_label(chat_dataset):
     out, docs = chat_dataset
     long_docs = {i for i, d in enumerate(docs) if len(d["tokens"]) > SEQ}

@@ -78,7 +78,9 @@ def test_flex_attention_output_is_the_same_with_either_mask():
             torch.testing.assert_close(out[r:r + 1, :, a:b], ref, atol=1e-5, rtol=1e-4)
 
 
-def test_tables_of_a_real_packed_batch(tmp_path):
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("flex")
     rng = np.random.default_rng(5)
     src = tmp_path / "docs.jsonl"
     with open(src, "w") as f:
@@ -86,7 +88,11 @@ def test_tables_of_a_real_packed_batch(tmp_path):
             f.write(json.dumps({"text": "x" * int(n)}) + "\n")
     out = tmp_path / "ds"
     stoker.pack([src], out, "bytes")
-    loader = stoker.Loader(str(out), seq_len=256, batch_size=2, pack="bestfit", output="numpy",
+    return str(out)
+
+
+def test_tables_of_a_real_packed_batch(packed):
+    loader = stoker.Loader(packed, seq_len=256, batch_size=2, pack="bestfit", output="numpy",
                            world_size=1, rank=0)
     batch = next(iter(loader))
     cu = batch["cu_seqlens"]
@@ -95,6 +101,37 @@ def test_tables_of_a_real_packed_batch(tmp_path):
     got = flex.block_tables(cu, 2, 256, 32)
     for name in flex.TABLES:
         np.testing.assert_array_equal(got[name], getattr(want, name).numpy(), err_msg=name)
+
+
+FLEX_OPTIONS = [dict(flex_block_mask=(32, "causal")),
+                dict(flex_block_mask=(64, "sliding_window", 40), pad_each_document_to=8),
+                dict(flex_block_mask=(32, "causal"), max_documents_per_row=3)]
+
+
+@pytest.mark.parametrize("options", FLEX_OPTIONS, ids=["causal", "window_padded", "max_docs"])
+def test_the_loader_carries_the_tables_of_each_batch(packed, options):
+    """flex_block_mask=(block_size, kind[, window]): the workers build the tables; they equal
+    create_block_mask's for the batch's own segments, and flex_attention agrees."""
+    block, kind = options["flex_block_mask"][:2]
+    window = options["flex_block_mask"][2] if kind == "sliding_window" else None
+    kw = dict(seq_len=256, batch_size=2, pack="bestfit", output="numpy", seq_idx=True)
+    with stoker.Loader(packed, **kw, **options) as loader:
+        for step, batch in enumerate(loader):
+            cu = batch.get("cu_seqlens_padded", batch["cu_seqlens"])
+            want = torch_mask(cu, 2, 256, block, kind, window)
+            got = flex.split_tables(batch["flex_block_tables"], 2, 256, block)
+            for name in flex.TABLES:
+                np.testing.assert_array_equal(got[name], getattr(want, name).numpy(),
+                                              err_msg=name)
+            if step == 0:
+                ours = flex.batch_block_mask(batch, block, kind, window)
+                q, k, v = (torch.randn(2, 1, 256, 16, generator=torch.Generator().manual_seed(i))
+                           for i in range(3))
+                torch.testing.assert_close(flex_attention(q, k, v, block_mask=ours),
+                                           flex_attention(q, k, v, block_mask=want))
+    assert step > 2
+    plain = next(iter(stoker.Loader(packed, **kw)))
+    assert "flex_block_tables" not in plain
 
 
 def test_bad_arguments_are_clear_errors():

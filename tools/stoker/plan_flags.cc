@@ -60,6 +60,12 @@ void AddPlanFlags(CLI::App* sub, PlanFlags* f, PlanFlagsUse use) {
   sub->add_option("--bestfit-window", f->bestfit_window, doc("bestfit_window"))
       ->check(WholeNumber<uint64_t>(1))
       ->capture_default_str();
+  sub->add_option("--pad-each-document-to", f->pad_each_document_to, doc("pad_each_document_to"))
+      ->check(WholeNumber<uint64_t>())
+      ->capture_default_str();
+  sub->add_option("--max-documents-per-row", f->max_documents_per_row, doc("max_documents_per_row"))
+      ->check(WholeNumber<uint64_t>())
+      ->capture_default_str();
   sub->add_option("--remainder", f->remainder, doc("remainder"))
       ->check(CLI::IsMember({"drop_last", "pad"}))
       ->capture_default_str();
@@ -139,6 +145,8 @@ Result<PlanOptions> BuildPlanOptions(const PlanFlags& a) {
   STOKER_ASSIGN_OR_RETURN(o.remainder, ParseRemainderPolicy(a.remainder));
   o.block_shards = a.block_shards;
   o.bestfit_window = a.bestfit_window;
+  o.pad_each_document_to = a.pad_each_document_to;
+  o.max_documents_per_row = a.max_documents_per_row;
   o.phases = a.phases;
   o.run_rows = a.run_rows;
   o.dataset_names = a.mixture_names;  // a mixture's checkpoint matches its datasets by them

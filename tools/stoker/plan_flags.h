@@ -31,6 +31,8 @@ struct PlanFlags {
   std::string remainder{RemainderPolicyName(PlanOptions{}.remainder)};
   uint64_t block_shards = PlanOptions{}.block_shards;
   uint64_t bestfit_window = PlanOptions{}.bestfit_window;
+  uint64_t pad_each_document_to = PlanOptions{}.pad_each_document_to;
+  uint64_t max_documents_per_row = PlanOptions{}.max_documents_per_row;
   // Documents longer than --seq-len (LoaderOptions::long_documents): auto | split | drop |
   // truncate.
   std::string long_documents{LongDocumentsName(LongDocuments::kAuto)};

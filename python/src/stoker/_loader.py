@@ -10,7 +10,7 @@ import os
 import sys
 import time
 import weakref
-from typing import Any, Dict, Iterator, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple, Union
 
 from . import _spelling, _stoker
 from ._datasets import (DatasetSpec, Mixture, apply_mixture, rank_and_world_size,
@@ -31,7 +31,9 @@ class Batch(dict):
     (docs/loader.md, "What a batch holds"): ``epoch``, ``step``, ``real_tokens`` and
     ``trained_tokens`` (of this rank's batch), ``max_seqlen`` (the longest segment of
     ``cu_seqlens``, a Python int) and ``cu_seqlens_host`` (``cu_seqlens`` in host memory, also for a
-    device batch: varlen attention reads both without a device-to-host sync); ``state_after`` is
+    device batch: varlen attention reads both without a device-to-host sync) and
+    ``cu_seqlens_padded_host`` (the same of ``cu_seqlens_padded`` with ``pad_each_document_to``,
+    else None); ``state_after`` is
     the state dict that resumes right after this batch."""
 
     epoch: int
@@ -40,6 +42,7 @@ class Batch(dict):
     trained_tokens: int
     max_seqlen: int
     cu_seqlens_host: Any
+    cu_seqlens_padded_host: Any
 
     @property
     def state_after(self) -> Dict[str, Any]:
@@ -57,6 +60,7 @@ class Batch(dict):
         out.real_tokens, out.trained_tokens = core.real_tokens, core.trained_tokens
         out.max_seqlen = core.max_seqlen
         out.cu_seqlens_host = core.host_cu_seqlens(output)
+        out.cu_seqlens_padded_host = core.host_cu_seqlens(output, padded=True)
         if planned:
             out.__dict__["_core"] = core
         return out
@@ -214,6 +218,21 @@ def option_defaults(table: str) -> Dict[str, Any]:
             if row["python"] is not None}
 
 
+def _context_parallel(value: Any) -> Tuple[int, int]:
+    """(cp_size, cp_rank) from context_parallel=None or a pair of integers."""
+    if value is None:
+        return 1, 0
+    try:
+        size, rank = (operator.index(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError("context_parallel must be (cp_size, cp_rank), two integers, got "
+                         f"{value!r}") from None
+    if size < 1 or not 0 <= rank < size:
+        raise ValueError(f"context_parallel=({size}, {rank}): cp_size must be at least 1 and "
+                         "cp_rank in [0, cp_size)")
+    return size, rank
+
+
 def _options(**kw: Any) -> "_stoker.LoaderOptions":
     for name in ("seq_len", "batch_size", "prefetch_factor"):
         value = kw[name]
@@ -308,6 +327,11 @@ class Loader:
         position_ids: bool = True,
         segment_ids: bool = True,
         seq_idx: bool = False,
+        pad_each_document_to: int = 0,
+        max_documents_per_row: int = 0,
+        context_parallel: Optional[Tuple[int, int]] = None,
+        cp_layout: str = "zigzag",
+        flex_block_mask: Optional[Tuple[Any, ...]] = None,
         on_error: str = "fail",
         pad_token_id: int = 0,
         long_documents: str = "auto",
@@ -361,12 +385,24 @@ class Loader:
                 raise ValueError("bestfit_window given to both stoker.Stream (deprecated) and "
                                  "stoker.Loader: give it to the Loader only")
             bestfit_window = stream.bestfit_window
+        cp_size, cp_rank = _context_parallel(context_parallel)
+        if cp_size > 1 and pad_each_document_to in (0, 1):
+            # Each document must split into equal chunks (TransformerEngine #1930): implied.
+            pad_each_document_to = (2 if cp_layout == "zigzag" else 1) * cp_size
         self._setup(device, output)
         # Every keyword that is a row of the loader's option table goes to LoaderOptions as given
         # (the device as its index; the cache's two are read below).
         given = dict(locals(), device=self._device)
         self._options = _options(**{k: given[k] for k in option_defaults("loader")
                                     if k not in ("cache_dir", "cache_size")})
+        self._options.cp_size, self._options.cp_rank = cp_size, cp_rank
+        if flex_block_mask is not None:
+            spec = tuple(flex_block_mask)
+            if len(spec) not in (2, 3):
+                raise ValueError("flex_block_mask must be (block_size, kind) or (block_size, "
+                                 f"'sliding_window', window), got {flex_block_mask!r}")
+            self._options.flex_block_size, self._options.flex_mask_kind = spec[0], spec[1]
+            self._options.flex_window = spec[2] if len(spec) == 3 else 0
         apply_mixture(self._options, mixture)
         cache_dir = _spelling.cache_dir(cache_dir, "cache_dir")
         if cache_size is not None and cache_dir is None:

@@ -202,6 +202,8 @@ def plan(
     drop_last: Any = _spelling._UNSET,
     block_shards: int = 4,
     bestfit_window: Optional[int] = None,
+    pad_each_document_to: int = 0,
+    max_documents_per_row: int = 0,
     total_tokens: Union[int, float, str, None] = None,
     total_steps: Optional[int] = None,
     long_documents: str = "auto",
@@ -222,7 +224,9 @@ def plan(
     opts = _options(seq_len=seq_len, batch_size=batch_size, prefetch_factor=1, num_workers=None,
                     world_size=world_size, rank=rank, seed=seed, shuffle=shuffle, pack=pack,
                     remainder=remainder, block_shards=block_shards,
-                    bestfit_window=bestfit_window, long_documents=long_documents)
+                    bestfit_window=bestfit_window, long_documents=long_documents,
+                    pad_each_document_to=pad_each_document_to,
+                    max_documents_per_row=max_documents_per_row)
     apply_mixture(opts, mixture)
     impl = _stoker.Plan.create(specs, opts)
     if mixture["phases"]:

@@ -35,15 +35,8 @@ def block_tables(cu_seqlens: Any, rows: int, seq_len: int, block_size: int = 128
     elif window is not None:
         raise ValueError(f"window goes with kind='sliding_window', not {kind!r}")
     cu = np.ascontiguousarray(_to_numpy(cu_seqlens), dtype=np.int32)
-    buffer, blocks = _stoker.flex_block_tables(cu, rows, seq_len, block_size, kind, window or 0)
-    n, x = rows * blocks, rows * blocks * blocks
-    out, at = {}, 0
-    for name in TABLES:
-        size = n if name.endswith("num_blocks") else x
-        shape = (rows, 1, blocks) if size == n else (rows, 1, blocks, blocks)
-        out[name] = buffer[at:at + size].reshape(shape)
-        at += size
-    return out
+    buffer, _ = _stoker.flex_block_tables(cu, rows, seq_len, block_size, kind, window or 0)
+    return split_tables(buffer, rows, seq_len, block_size)
 
 
 def block_mask(cu_seqlens: Any, rows: int, seq_len: int, block_size: int = 128,
@@ -56,14 +49,50 @@ def block_mask(cu_seqlens: Any, rows: int, seq_len: int, block_size: int = 128,
     is computed from ``cu_seqlens`` on ``device``.
     """
     import torch
-    from torch.nn.attention.flex_attention import BlockMask
 
     tables = block_tables(cu_seqlens, rows, seq_len, block_size, kind, window)
-    t = {k: torch.from_numpy(v).to(device) for k, v in tables.items()}
     if seq_idx is None:
         cu = torch.as_tensor(_to_numpy(cu_seqlens), dtype=torch.int64)
         ids = torch.arange(len(cu) - 1, dtype=torch.int32)
         seq_idx = torch.repeat_interleave(ids, cu[1:] - cu[:-1]).view(rows, seq_len)
+    return _from_tables(tables, seq_len, block_size, kind, window, device, seq_idx)
+
+
+def split_tables(flat: Any, rows: int, seq_len: int,
+                 block_size: int = 128) -> Dict[str, np.ndarray]:
+    """The eight tables of a loader batch's ``flex_block_tables`` (``flex_block_mask=`` option:
+    one int32 array, the tables one after the other), shaped as ``block_tables`` returns them."""
+    flat = np.asarray(_to_numpy(flat), dtype=np.int32).reshape(-1)
+    blocks = -(-seq_len // block_size)
+    n, x = rows * blocks, rows * blocks * blocks
+    if flat.size != 4 * n + 4 * x:
+        raise ValueError(f"flex_block_tables has {flat.size} entries; {rows} rows of {seq_len} "
+                         f"tokens in blocks of {block_size} need {4 * n + 4 * x}")
+    out, at = {}, 0
+    for name in TABLES:
+        size = n if name.endswith("num_blocks") else x
+        shape = (rows, 1, blocks) if size == n else (rows, 1, blocks, blocks)
+        out[name] = flat[at:at + size].reshape(shape)
+        at += size
+    return out
+
+
+def batch_block_mask(batch: Any, block_size: int = 128, kind: str = "causal",
+                     window: Optional[int] = None, device: Any = None) -> Any:
+    """The ``BlockMask`` of a loader batch made with ``flex_block_mask=(block_size, kind[,
+    window])`` and ``seq_idx=True``: from its ``flex_block_tables``, built by the loader's
+    workers, so neither ``create_block_mask`` nor any table is computed here (torch needed)."""
+    rows, seq_len = tuple(batch["seq_idx"].shape)
+    tables = split_tables(batch["flex_block_tables"], rows, seq_len, block_size)
+    return _from_tables(tables, seq_len, block_size, kind, window, device, batch["seq_idx"])
+
+
+def _from_tables(tables: Dict[str, np.ndarray], seq_len: int, block_size: int, kind: str,
+                 window: Optional[int], device: Any, seq_idx: Any) -> Any:
+    import torch
+    from torch.nn.attention.flex_attention import BlockMask
+
+    t = {k: torch.as_tensor(v).to(device) for k, v in tables.items()}
     seq_idx = torch.as_tensor(seq_idx).to(device)
 
     def document_mask(b: Any, h: Any, q: Any, k: Any) -> Any:
