@@ -1,6 +1,7 @@
 #include "text/unigram_model.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace stoker {
 namespace {
@@ -23,7 +24,7 @@ std::vector<UnigramBest<Score>>& UnigramLattice() {
 }  // namespace
 
 UnigramModel UnigramModel::Build(const std::vector<Piece>& pieces, int32_t unk_id, double min_score,
-                                 float max_score, Arithmetic arithmetic) {
+                                 Arithmetic arithmetic) {
   UnigramModel m;
   m.unk_id_ = unk_id;
   m.arithmetic_ = arithmetic;
@@ -39,8 +40,10 @@ UnigramModel UnigramModel::Build(const std::vector<Piece>& pieces, int32_t unk_i
     if (p.kind == Kind::kSkip || p.text.empty()) continue;
     keys.emplace_back(p.text, static_cast<int32_t>(i));
     if (p.kind == Kind::kUserDefined) {
-      // `length * max_score_ - 0.1`, all in float as PyPI sentencepiece 0.2.3 computes it.
-      m.score_[i] = static_cast<double>(static_cast<float>(p.text.size()) * max_score - 0.1f);
+      // GetUserDefinedScore in PyPI sentencepiece 0.2.3: `0.1 * (length - 1)` in double,
+      // returned as float (length in bytes).
+      m.score_[i] = static_cast<double>(
+          static_cast<float>(0.1 * static_cast<double>(static_cast<int>(p.text.size()) - 1)));
     } else {
       m.score_[i] = static_cast<double>(p.score);
     }
@@ -57,11 +60,26 @@ void UnigramModel::Viterbi(std::string_view text, std::vector<Span>* out) const 
   const Score unk_score = static_cast<Score>(unk_score_);
   const double* score = score_.data();
   size_t start = 0;
+  size_t frontier = 0;  // the furthest end a path reaches so far
   while (start < n) {
-    const Score here = best[start].score;
+    Score here = best[start].score;
+    if constexpr (std::is_same_v<Score, float>) {
+      // PyPI sentencepiece 0.2.3 keeps the float scores small on long texts: once the path to
+      // here leaves [-1e5, 1e5], it subtracts it (in float) from every reached cell from here
+      // to the frontier. The rounding this changes decides ties on long texts.
+      constexpr float kScoreResetThreshold = 100000.0f;
+      if (here < -kScoreResetThreshold || here > kScoreResetThreshold) {
+        const float offset = here;
+        for (size_t i = start; i <= frontier; ++i) {
+          if (i == start || best[i].start >= 0) best[i].score -= offset;
+        }
+        here = 0.0f;
+      }
+    }
     const size_t mblen = std::min(SpCharLength(static_cast<uint8_t>(text[start])), n - start);
     bool has_single = false;
     trie_.ForEachPrefix(text.substr(start), [&](size_t length, int32_t id) {
+      frontier = std::max(frontier, start + length);
       UnigramBest<Score>& target = best[start + length];
       // In Score's arithmetic (float for SentencePiece: a score is a float, exact in score_).
       const Score candidate = static_cast<Score>(score[id]) + here;
@@ -73,6 +91,7 @@ void UnigramModel::Viterbi(std::string_view text, std::vector<Span>* out) const 
       has_single |= length == mblen;
     });
     if (!has_single) {
+      frontier = std::max(frontier, start + mblen);
       UnigramBest<Score>& target = best[start + mblen];
       const Score candidate = unk_score + here;
       if (target.start < 0 || candidate > target.score) {
