@@ -96,6 +96,7 @@ Result<std::unique_ptr<SentencePieceUnigram>> SentencePieceUnigram::Open(
     if (id < 0) id = unk;  // PieceToId of a missing piece is unk_id
   }
   t->normalizer_.user_defined = PieceTrie::Build(std::move(user_defined));
+  t->normalizer_.Finish();
   t->model_ = UnigramModel::Build(pieces, unk, min_score, UnigramModel::Arithmetic::kSentencePiece);
   t->decoder_ = TokenDecoder::SentencePiece(std::move(kinds), m.unk_surface, m.add_dummy_prefix,
                                             m.remove_extra_whitespaces);
