@@ -48,6 +48,9 @@ UnigramModel UnigramModel::Build(const std::vector<Piece>& pieces, int32_t unk_i
       m.score_[i] = static_cast<double>(p.score);
     }
   }
+  for (const auto& [text, id] : keys)
+    m.max_piece_bytes_ = std::max(m.max_piece_bytes_, text.size());
+  m.score_f_.assign(m.score_.begin(), m.score_.end());  // exact for a `.model`'s float scores
   m.trie_ = PieceTrie::Build(std::move(keys));
   return m;
 }
@@ -58,19 +61,28 @@ void UnigramModel::Viterbi(std::string_view text, std::vector<Span>* out) const 
   std::vector<UnigramBest<Score>>& best = UnigramLattice<Score>();
   best.assign(n + 1, UnigramBest<Score>{0, -1, -1});
   const Score unk_score = static_cast<Score>(unk_score_);
-  const double* score = score_.data();
+  const Score* score = nullptr;
+  if constexpr (std::is_same_v<Score, float>) {
+    score = score_f_.data();
+  } else {
+    score = score_.data();
+  }
+  // No path reaches past start + reach (the longest piece, or an unknown character).
+  const size_t reach = std::max<size_t>(max_piece_bytes_, 4);
   size_t start = 0;
-  size_t frontier = 0;  // the furthest end a path reaches so far
   while (start < n) {
     Score here = best[start].score;
     if constexpr (std::is_same_v<Score, float>) {
       // PyPI sentencepiece 0.2.3 keeps the float scores small on long texts: once the path to
       // here leaves [-1e5, 1e5], it subtracts it (in float) from every reached cell from here
-      // to the frontier. The rounding this changes decides ties on long texts.
+      // to the furthest one reached (its max_frontier; cells past that are unreached, so
+      // stopping at start + reach visits the same ones). The rounding this changes decides ties
+      // on long texts.
       constexpr float kScoreResetThreshold = 100000.0f;
       if (here < -kScoreResetThreshold || here > kScoreResetThreshold) {
         const float offset = here;
-        for (size_t i = start; i <= frontier; ++i) {
+        const size_t last = std::min(n, start + reach);
+        for (size_t i = start; i <= last; ++i) {
           if (i == start || best[i].start >= 0) best[i].score -= offset;
         }
         here = 0.0f;
@@ -79,10 +91,9 @@ void UnigramModel::Viterbi(std::string_view text, std::vector<Span>* out) const 
     const size_t mblen = std::min(SpCharLength(static_cast<uint8_t>(text[start])), n - start);
     bool has_single = false;
     trie_.ForEachPrefix(text.substr(start), [&](size_t length, int32_t id) {
-      frontier = std::max(frontier, start + length);
       UnigramBest<Score>& target = best[start + length];
-      // In Score's arithmetic (float for SentencePiece: a score is a float, exact in score_).
-      const Score candidate = static_cast<Score>(score[id]) + here;
+      // In Score's arithmetic (float for SentencePiece: a score is a float).
+      const Score candidate = score[id] + here;
       if (target.start < 0 || candidate > target.score) {
         target.score = candidate;
         target.start = static_cast<int32_t>(start);
@@ -91,7 +102,6 @@ void UnigramModel::Viterbi(std::string_view text, std::vector<Span>* out) const 
       has_single |= length == mblen;
     });
     if (!has_single) {
-      frontier = std::max(frontier, start + mblen);
       UnigramBest<Score>& target = best[start + mblen];
       const Score candidate = unk_score + here;
       if (target.start < 0 || candidate > target.score) {
@@ -102,13 +112,15 @@ void UnigramModel::Viterbi(std::string_view text, std::vector<Span>* out) const 
     }
     start += mblen;
   }
-  out->clear();
+  size_t count = 0;
+  for (size_t end = n; end > 0; end = static_cast<size_t>(best[end].start)) ++count;
+  out->resize(count);
+  Span* span = out->data() + count;
   for (size_t end = n; end > 0;) {
     const UnigramBest<Score>& node = best[end];
-    out->push_back({static_cast<uint32_t>(node.start), static_cast<uint32_t>(end), node.id});
+    *--span = {static_cast<uint32_t>(node.start), static_cast<uint32_t>(end), node.id};
     end = static_cast<size_t>(node.start);
   }
-  std::reverse(out->begin(), out->end());
 }
 
 void UnigramModel::Encode(std::string_view text, std::vector<Span>* out) const {

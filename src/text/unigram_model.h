@@ -63,7 +63,9 @@ class UnigramModel {
   void Viterbi(std::string_view text, std::vector<Span>* out) const;
 
   PieceTrie trie_;
-  std::vector<double> score_;  // id -> the score a candidate adds (user-defined bonus included)
+  std::vector<double> score_;   // id -> the score a candidate adds (user-defined bonus included)
+  std::vector<float> score_f_;  // the same in float (kSentencePiece)
+  size_t max_piece_bytes_ = 0;
   int32_t unk_id_ = 0;
   double unk_score_ = 0;
   Arithmetic arithmetic_ = Arithmetic::kSentencePiece;
