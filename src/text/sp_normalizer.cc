@@ -96,11 +96,20 @@ void SpNormalizer::Normalize(std::string_view in, std::string* out) const {
       if (c == ' ') {
         if (!prev_space) out->append(space);
         prev_space = remove_extra_whitespaces;
-      } else {
-        out->push_back(static_cast<char>(c));
-        prev_space = false;
+        in.remove_prefix(1);
+        continue;
       }
-      in.remove_prefix(1);
+      // The run of such bytes up to a space, a non-ASCII byte or one that starts a rule.
+      size_t run = 1;
+      while (run + 1 < in.size()) {
+        const auto a = static_cast<uint8_t>(in[run]);
+        const auto b = static_cast<uint8_t>(in[run + 1]);
+        if (a == ' ' || a >= 128 || b >= 128 || !plain_[a][b]) break;
+        ++run;
+      }
+      out->append(in.data(), run);
+      prev_space = false;
+      in.remove_prefix(run);
       continue;
     }
     std::string_view sp = Prefix(in, &consumed);
