@@ -38,6 +38,18 @@ class PieceTrie {
     }
   }
 
+  // Whether some key starts with `prefix` (or is it).
+  bool HasKeyStartingWith(std::string_view prefix) const {
+    if (nodes_.empty()) return false;
+    int32_t s = 0;
+    for (char ch : prefix) {
+      const int32_t t = nodes_[static_cast<size_t>(s)].base + static_cast<uint8_t>(ch);
+      if (nodes_[static_cast<size_t>(t)].check != s) return false;
+      s = t;
+    }
+    return true;
+  }
+
   // The length of the longest key that is a prefix of `text` (0: none).
   size_t LongestPrefix(std::string_view text) const {
     size_t longest = 0;

@@ -61,5 +61,17 @@ TEST(PieceTrieTest, AgreesWithBruteForceOnRandomKeys) {
   }
 }
 
+TEST(PieceTrieTest, HasKeyStartingWith) {
+  std::vector<std::pair<std::string_view, int32_t>> keys = {
+      {"ab", 0}, {"abcd", 1}, {"\xC3\xA9", 2}};
+  PieceTrie t = PieceTrie::Build(keys);
+  for (std::string_view p : {"a", "ab", "abc", "abcd", "\xC3"})
+    EXPECT_TRUE(t.HasKeyStartingWith(p)) << p;
+  for (std::string_view p : {"b", "abd", "abcde", "\xC4", "\t"}) {
+    EXPECT_FALSE(t.HasKeyStartingWith(p)) << p;
+  }
+  EXPECT_FALSE(PieceTrie().HasKeyStartingWith("a"));
+}
+
 }  // namespace
 }  // namespace stoker

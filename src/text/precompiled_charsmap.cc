@@ -62,6 +62,18 @@ void PrecompiledCharsmap::Walk(std::string_view text, const Fn& on_leaf) const {
   }
 }
 
+bool PrecompiledCharsmap::HasKeyStartingWith(std::string_view prefix) const {
+  if (units_.empty()) return false;
+  size_t pos = CharsmapOffset(units_[0]);
+  for (char ch : prefix) {  // Walk's steps, without the leaves
+    const auto c = static_cast<uint8_t>(ch);
+    pos ^= c;
+    if (pos >= units_.size() || CharsmapLabel(units_[pos]) != c) return false;
+    pos ^= CharsmapOffset(units_[pos]);
+  }
+  return true;
+}
+
 std::string_view PrecompiledCharsmap::Longest(std::string_view text, size_t* matched) const {
   *matched = 0;
   uint32_t best = 0;

@@ -26,6 +26,8 @@ class PrecompiledCharsmap {
   // valid map with no rules).
   static Result<PrecompiledCharsmap> Parse(std::string_view blob, std::string_view origin);
 
+  // Whether some rule's key starts with `prefix` (or is it).
+  bool HasKeyStartingWith(std::string_view prefix) const;
   bool empty() const { return units_.empty(); }
 
   // The longest rule matching a prefix of `text` (SentencePiece's NormalizePrefix): its length

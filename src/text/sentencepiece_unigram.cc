@@ -43,7 +43,7 @@ Result<std::unique_ptr<SentencePieceUnigram>> SentencePieceUnigram::Open(
   std::vector<TokenDecoder::PieceKind> kinds(n, TokenDecoder::PieceKind::kNormal);
   std::vector<std::pair<std::string_view, int32_t>> user_defined;
   std::unordered_map<std::string_view, int32_t> matched, reserved;
-  float min_score = FLT_MAX, max_score = FLT_MIN;  // over normal pieces, as unigram_model.cc
+  float min_score = FLT_MAX;  // over normal pieces, as unigram_model.cc
   int32_t unk = -1;
   t->pieces_.resize(n);
   if (m.byte_fallback) t->byte_ids_.assign(256, -1);
@@ -62,7 +62,6 @@ Result<std::unique_ptr<SentencePieceUnigram>> SentencePieceUnigram::Open(
       case SpType::kNormal:
         pieces[i].kind = UnigramModel::Kind::kNormal;
         min_score = std::min(min_score, p.score);
-        max_score = std::max(max_score, p.score);
         break;
       case SpType::kUserDefined:
         pieces[i].kind = UnigramModel::Kind::kUserDefined;
@@ -97,8 +96,8 @@ Result<std::unique_ptr<SentencePieceUnigram>> SentencePieceUnigram::Open(
     if (id < 0) id = unk;  // PieceToId of a missing piece is unk_id
   }
   t->normalizer_.user_defined = PieceTrie::Build(std::move(user_defined));
-  t->model_ = UnigramModel::Build(pieces, unk, min_score, max_score,
-                                  UnigramModel::Arithmetic::kSentencePiece);
+  t->normalizer_.Finish();
+  t->model_ = UnigramModel::Build(pieces, unk, min_score, UnigramModel::Arithmetic::kSentencePiece);
   t->decoder_ = TokenDecoder::SentencePiece(std::move(kinds), m.unk_surface, m.add_dummy_prefix,
                                             m.remove_extra_whitespaces);
   auto in_vocab = [&](int32_t id) { return id >= 0 && static_cast<size_t>(id) < n ? id : -1; };

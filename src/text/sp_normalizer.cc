@@ -56,6 +56,26 @@ std::string_view SpNormalizer::Prefix(std::string_view in, size_t* consumed) con
   return in.substr(0, n);
 }
 
+void SpNormalizer::Finish() {
+  auto is_key = [&](std::string_view k) {
+    size_t n = 0;
+    if (!charsmap.empty()) charsmap.Longest(k, &n);
+    return n == k.size() || user_defined.LongestPrefix(k) == k.size();
+  };
+  auto starts_key = [&](std::string_view k) {
+    return charsmap.HasKeyStartingWith(k) || user_defined.HasKeyStartingWith(k);
+  };
+  for (int c = 0; c < 128; ++c) {
+    const char one[2] = {static_cast<char>(c), 0};
+    const bool alone = !is_key(std::string_view(one, 1));
+    plain_[c][128] = alone;
+    for (int d = 0; d < 128; ++d) {
+      const char two[2] = {static_cast<char>(c), static_cast<char>(d)};
+      plain_[c][d] = alone && !starts_key(std::string_view(two, 2));
+    }
+  }
+}
+
 void SpNormalizer::Normalize(std::string_view in, std::string* out) const {
   out->clear();
   size_t consumed = 0;
@@ -68,6 +88,30 @@ void SpNormalizer::Normalize(std::string_view in, std::string* out) const {
   if (!treat_whitespace_as_suffix && add_dummy_prefix) out->append(space);
   bool prev_space = remove_extra_whitespaces;
   while (!in.empty()) {
+    // Fast path: an ASCII byte that is itself before the next one (plain_) is copied, a space
+    // is `space` unless it follows one (what Prefix and the general step below would give).
+    const auto c = static_cast<uint8_t>(in[0]);
+    const size_t d = in.size() > 1 ? static_cast<uint8_t>(in[1]) : 128;
+    if (c < 128 && (d < 128 || in.size() == 1) && plain_[c][d]) {
+      if (c == ' ') {
+        if (!prev_space) out->append(space);
+        prev_space = remove_extra_whitespaces;
+        in.remove_prefix(1);
+        continue;
+      }
+      // The run of such bytes up to a space, a non-ASCII byte or one that starts a rule.
+      size_t run = 1;
+      while (run + 1 < in.size()) {
+        const auto a = static_cast<uint8_t>(in[run]);
+        const auto b = static_cast<uint8_t>(in[run + 1]);
+        if (a == ' ' || a >= 128 || b >= 128 || !plain_[a][b]) break;
+        ++run;
+      }
+      out->append(in.data(), run);
+      prev_space = false;
+      in.remove_prefix(run);
+      continue;
+    }
     std::string_view sp = Prefix(in, &consumed);
     if (prev_space) {
       while (!sp.empty() && sp.front() == ' ') sp.remove_prefix(1);

@@ -23,10 +23,18 @@ struct SpNormalizer {
   bool escape_whitespaces = true;
   bool treat_whitespace_as_suffix = false;
 
+  // Call once the fields above are set, before Normalize: finds the ASCII bytes that are
+  // themselves when the next byte is a given ASCII byte or the end (no rule and no user-defined
+  // piece is that byte or starts with the two), so that Normalize needs no trie walk for them.
+  void Finish();
+
   // Appends the normalized `in` to *out (cleared first).
   void Normalize(std::string_view in, std::string* out) const;
 
  private:
+  // [c][d]: ASCII byte c followed by ASCII byte d (128: by the end) is itself.
+  bool plain_[128][129] = {};
+
   // NormalizePrefix: the normalized form of the start of `in`, and the bytes it consumes.
   std::string_view Prefix(std::string_view in, size_t* consumed) const;
 };

@@ -78,8 +78,8 @@ Status ParseUnigramModel(const nlohmann::json& model, const JsonFields& f, BpeTo
   }
   std::vector<UnigramModel::Piece> pieces(n);
   for (size_t i = 0; i < n; ++i) pieces[i] = {words->pieces_[i], scores[i]};
-  words->model_ = UnigramModel::Build(pieces, words->unk_id_, min_score, 0,
-                                      UnigramModel::Arithmetic::kTokenizers);
+  words->model_ =
+      UnigramModel::Build(pieces, words->unk_id_, min_score, UnigramModel::Arithmetic::kTokenizers);
   vocab->UseRawKeys();
   *model_size = vocab->model_size();
   STOKER_ASSIGN_OR_RETURN(c->model, vocab->Build());

@@ -1,6 +1,7 @@
 #include "text/unigram_model.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace stoker {
 namespace {
@@ -23,7 +24,7 @@ std::vector<UnigramBest<Score>>& UnigramLattice() {
 }  // namespace
 
 UnigramModel UnigramModel::Build(const std::vector<Piece>& pieces, int32_t unk_id, double min_score,
-                                 float max_score, Arithmetic arithmetic) {
+                                 Arithmetic arithmetic) {
   UnigramModel m;
   m.unk_id_ = unk_id;
   m.arithmetic_ = arithmetic;
@@ -39,12 +40,17 @@ UnigramModel UnigramModel::Build(const std::vector<Piece>& pieces, int32_t unk_i
     if (p.kind == Kind::kSkip || p.text.empty()) continue;
     keys.emplace_back(p.text, static_cast<int32_t>(i));
     if (p.kind == Kind::kUserDefined) {
-      // `length * max_score_ - 0.1`, all in float as PyPI sentencepiece 0.2.3 computes it.
-      m.score_[i] = static_cast<double>(static_cast<float>(p.text.size()) * max_score - 0.1f);
+      // GetUserDefinedScore in PyPI sentencepiece 0.2.3: `0.1 * (length - 1)` in double,
+      // returned as float (length in bytes).
+      m.score_[i] = static_cast<double>(
+          static_cast<float>(0.1 * static_cast<double>(static_cast<int>(p.text.size()) - 1)));
     } else {
       m.score_[i] = static_cast<double>(p.score);
     }
   }
+  for (const auto& [text, id] : keys)
+    m.max_piece_bytes_ = std::max(m.max_piece_bytes_, text.size());
+  m.score_f_.assign(m.score_.begin(), m.score_.end());  // exact for a `.model`'s float scores
   m.trie_ = PieceTrie::Build(std::move(keys));
   return m;
 }
@@ -55,16 +61,39 @@ void UnigramModel::Viterbi(std::string_view text, std::vector<Span>* out) const 
   std::vector<UnigramBest<Score>>& best = UnigramLattice<Score>();
   best.assign(n + 1, UnigramBest<Score>{0, -1, -1});
   const Score unk_score = static_cast<Score>(unk_score_);
-  const double* score = score_.data();
+  const Score* score = nullptr;
+  if constexpr (std::is_same_v<Score, float>) {
+    score = score_f_.data();
+  } else {
+    score = score_.data();
+  }
+  // No path reaches past start + reach (the longest piece, or an unknown character).
+  const size_t reach = std::max<size_t>(max_piece_bytes_, 4);
   size_t start = 0;
   while (start < n) {
-    const Score here = best[start].score;
+    Score here = best[start].score;
+    if constexpr (std::is_same_v<Score, float>) {
+      // PyPI sentencepiece 0.2.3 keeps the float scores small on long texts: once the path to
+      // here leaves [-1e5, 1e5], it subtracts it (in float) from every reached cell from here
+      // to the furthest one reached (its max_frontier; cells past that are unreached, so
+      // stopping at start + reach visits the same ones). The rounding this changes decides ties
+      // on long texts.
+      constexpr float kScoreResetThreshold = 100000.0f;
+      if (here < -kScoreResetThreshold || here > kScoreResetThreshold) {
+        const float offset = here;
+        const size_t last = std::min(n, start + reach);
+        for (size_t i = start; i <= last; ++i) {
+          if (i == start || best[i].start >= 0) best[i].score -= offset;
+        }
+        here = 0.0f;
+      }
+    }
     const size_t mblen = std::min(SpCharLength(static_cast<uint8_t>(text[start])), n - start);
     bool has_single = false;
     trie_.ForEachPrefix(text.substr(start), [&](size_t length, int32_t id) {
       UnigramBest<Score>& target = best[start + length];
-      // In Score's arithmetic (float for SentencePiece: a score is a float, exact in score_).
-      const Score candidate = static_cast<Score>(score[id]) + here;
+      // In Score's arithmetic (float for SentencePiece: a score is a float).
+      const Score candidate = score[id] + here;
       if (target.start < 0 || candidate > target.score) {
         target.score = candidate;
         target.start = static_cast<int32_t>(start);
@@ -83,13 +112,15 @@ void UnigramModel::Viterbi(std::string_view text, std::vector<Span>* out) const 
     }
     start += mblen;
   }
-  out->clear();
+  size_t count = 0;
+  for (size_t end = n; end > 0; end = static_cast<size_t>(best[end].start)) ++count;
+  out->resize(count);
+  Span* span = out->data() + count;
   for (size_t end = n; end > 0;) {
     const UnigramBest<Score>& node = best[end];
-    out->push_back({static_cast<uint32_t>(node.start), static_cast<uint32_t>(end), node.id});
+    *--span = {static_cast<uint32_t>(node.start), static_cast<uint32_t>(end), node.id};
     end = static_cast<size_t>(node.start);
   }
-  std::reverse(out->begin(), out->end());
 }
 
 void UnigramModel::Encode(std::string_view text, std::vector<Span>* out) const {

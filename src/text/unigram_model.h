@@ -7,9 +7,10 @@
 // a tie the piece that starts first (the longest last piece) wins. Where no piece is exactly the
 // character at s, an unknown node of that one character scores min_score - 10.
 // The two references differ only in arithmetic, and that decides ties (kSentencePiece: float
-// throughout, as PyPI sentencepiece 0.2.3 computes it, a user-defined piece scoring
-// length * max_score - 0.1 with max_score over normal pieces starting at FLT_MIN; kTokenizers:
-// f64 throughout). Checked against both on texts full of ties
+// throughout, as PyPI sentencepiece 0.2.3's EncodeOptimized computes it, a user-defined piece
+// scoring float(0.1 * (length - 1)), and the path rebased to 0 where its score leaves
+// [-1e5, 1e5] (the float subtraction rounds the cells ahead, which decides ties on long texts);
+// kTokenizers: f64 throughout, never rebased). Checked against both on texts full of ties
 // (tests/python/test_unigram_sentencepiece.py, test_unigram_tokenizer_json.py).
 // Hot path: a double-array trie (text/piece_trie.h), one pass over the text, and per-thread
 // buffers reused across calls, so encoding allocates nothing per character.
@@ -42,10 +43,9 @@ class UnigramModel {
 
   UnigramModel() = default;
   // `pieces`: id -> piece (kSkip for ids the text never matches: control, unknown, byte and
-  // unused pieces of a `.model`). `min_score` is the unknown node's base; `max_score` the
-  // user-defined bonus's.
+  // unused pieces of a `.model`). `min_score` is the unknown node's base.
   static UnigramModel Build(const std::vector<Piece>& pieces, int32_t unk_id, double min_score,
-                            float max_score, Arithmetic arithmetic);
+                            Arithmetic arithmetic);
 
   // The best segmentation of `text` into *out (cleared first), in order.
   void Encode(std::string_view text, std::vector<Span>* out) const;
@@ -63,7 +63,9 @@ class UnigramModel {
   void Viterbi(std::string_view text, std::vector<Span>* out) const;
 
   PieceTrie trie_;
-  std::vector<double> score_;  // id -> the score a candidate adds (user-defined bonus included)
+  std::vector<double> score_;   // id -> the score a candidate adds (user-defined bonus included)
+  std::vector<float> score_f_;  // the same in float (kSentencePiece)
+  size_t max_piece_bytes_ = 0;
   int32_t unk_id_ = 0;
   double unk_score_ = 0;
   Arithmetic arithmetic_ = Arithmetic::kSentencePiece;

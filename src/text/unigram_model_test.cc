@@ -28,7 +28,7 @@ TEST(UnigramModelTest, TiesGoToTheLongestLastPiece) {
   std::vector<UnigramModel::Piece> pieces = {
       {"<unk>", 0, Kind::kSkip}, {"<", -1}, {"<<", -2}, {"-", -1.5f}, {"--", -3}};
   for (auto a : {UnigramModel::Arithmetic::kSentencePiece, UnigramModel::Arithmetic::kTokenizers}) {
-    UnigramModel m = UnigramModel::Build(pieces, 0, -3, -1, a);
+    UnigramModel m = UnigramModel::Build(pieces, 0, -3, a);
     EXPECT_EQ(Ids(m, "<<<"), (std::vector<int32_t>{1, 2}));
     EXPECT_EQ(Ids(m, "<<<<"), (std::vector<int32_t>{2, 2}));
     EXPECT_EQ(Ids(m, "---"), (std::vector<int32_t>{3, 4}));
@@ -39,22 +39,19 @@ TEST(UnigramModelTest, TiesGoToTheLongestLastPiece) {
 TEST(UnigramModelTest, UnknownCharactersAndSkippedPieces) {
   std::vector<UnigramModel::Piece> pieces = {
       {"<unk>", 0, Kind::kSkip}, {"a", -1}, {"\xC3\xA9", -2}, {"ab", -1, Kind::kSkip}};
-  UnigramModel m = UnigramModel::Build(pieces, 0, -2, -1, UnigramModel::Arithmetic::kSentencePiece);
+  UnigramModel m = UnigramModel::Build(pieces, 0, -2, UnigramModel::Arithmetic::kSentencePiece);
   // "b" is no piece (and "ab" is skipped): an unknown node of one character each.
   EXPECT_EQ(Ids(m, "ab\xC3\xA9\xE5\xBA\x8A"), (std::vector<int32_t>{1, 0, 2, 0}));
 }
 
 TEST(UnigramModelTest, UserDefinedPiecesWinOverNormalOnes) {
-  // A user-defined piece scores length * max_score - 0.1 (about -0.1 here), above "x" + "y".
+  // A user-defined piece scores 0.1 * (length - 1) (0.1 for "xy"), above any split into normal
+  // pieces however close to 0 their scores are.
   std::vector<UnigramModel::Piece> pieces = {
-      {"<unk>", 0, Kind::kSkip}, {"x", -0.01f}, {"y", -0.01f}, {"xy", -50, Kind::kUserDefined}};
-  UnigramModel m =
-      UnigramModel::Build(pieces, 0, -1, 1e-38f, UnigramModel::Arithmetic::kSentencePiece);
-  EXPECT_EQ(Ids(m, "xyx"), (std::vector<int32_t>{1, 2, 1}));  // -0.02 beats -0.1
-  UnigramModel far = UnigramModel::Build(
-      {{"<unk>", 0, Kind::kSkip}, {"x", -1}, {"y", -1}, {"xy", -50, Kind::kUserDefined}}, 0, -1,
-      1e-38f, UnigramModel::Arithmetic::kSentencePiece);
-  EXPECT_EQ(Ids(far, "xyx"), (std::vector<int32_t>{3, 1}));
+      {"<unk>", 0, Kind::kSkip}, {"x", -1e-6f}, {"y", -1e-6f}, {"xy", -50, Kind::kUserDefined}};
+  UnigramModel m = UnigramModel::Build(pieces, 0, -1, UnigramModel::Arithmetic::kSentencePiece);
+  EXPECT_EQ(Ids(m, "xyx"), (std::vector<int32_t>{3, 1}));
+  EXPECT_EQ(Ids(m, "yxy"), (std::vector<int32_t>{2, 3}));
 }
 
 }  // namespace

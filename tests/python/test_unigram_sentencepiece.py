@@ -107,3 +107,31 @@ def test_published_unigram_models_equal_sentencepiece(name):
     assert [tok.encode(t) for t in texts] == want
     for ids in want[-300:]:
         assert tok.decode(ids) == sp.decode(ids)
+
+
+def long_tie_text():
+    """About 660,000 characters of the suite's texts with runs of ties between them: the path's
+    float score leaves [-1e5, 1e5] many times, and PyPI sentencepiece 0.2.3 rebases it to 0 each
+    time (kScoreResetThreshold in unigram_model.cc); the rounding of that float subtraction
+    decides ties such as "-" + "--" against "--" + "-" further on."""
+    ties = " x!!! a---b <<<< -- 9999 000 ... 2222_99 rule.c utter end() "
+    parts = []
+    for i, t in enumerate(unigram_texts()):
+        parts.append(t)
+        if i % 3 == 0:
+            parts.append(ties)
+    return " ".join(parts) * 2
+
+
+@pytest.mark.parametrize("name", ["sample"] + list(REAL))
+def test_ties_on_long_texts_follow_the_score_rebasing(name):
+    path = SAMPLE if name == "sample" else REPO / REAL[name][0]
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    tok = stoker.Tokenizer(path)
+    text = long_tie_text()
+    assert len(text) > 600_000
+    want = sp.encode(text)
+    got = tok.encode(text)
+    first = next((i for i, (g, w) in enumerate(zip(got, want)) if g != w), len(want))
+    assert got == want, (first, sp.id_to_piece(got[first:first + 4]),
+                         sp.id_to_piece(want[first:first + 4]))
