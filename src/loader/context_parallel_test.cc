@@ -37,7 +37,7 @@ Share Assemble(AssemblyOptions opt, const MemoryTokenSource& src, const std::vec
 }
 
 // doc0: 7 tokens (odd: TransformerEngine #1930), doc1: 3, doc2: 9.
-MemoryTokenSource Docs() {
+MemoryTokenSource CpDocs() {
   return MemoryTokenSource(
       "docs", {{11, 12, 13, 14, 15, 16, 17}, {21, 22, 23}, {31, 32, 33, 34, 35, 36, 37, 38, 39}});
 }
@@ -54,7 +54,7 @@ AssemblyOptions CpOptions(int batch_size, int seq_len, bool zigzag) {
 }
 
 TEST(ContextParallelTest, ZigzagKeepsChunksRAnd2cpMinus1MinusR) {
-  MemoryTokenSource src = Docs();
+  MemoryTokenSource src = CpDocs();
   AssemblyOptions opt = CpOptions(1, 16, /*zigzag=*/true);
   const std::vector<Row> rows = {Row{{{0, 0, 0, 7}, {0, 1, 0, 3}}}};
   // Whole row: [11..17, pad | 21 22 23 pad | 4 padding]; segments of 8, 4, 4 -> chunks of 2, 1, 1.
@@ -83,7 +83,7 @@ TEST(ContextParallelTest, ZigzagKeepsChunksRAnd2cpMinus1MinusR) {
 }
 
 TEST(ContextParallelTest, ContiguousKeepsChunkR) {
-  MemoryTokenSource src = Docs();
+  MemoryTokenSource src = CpDocs();
   AssemblyOptions opt = CpOptions(2, 12, /*zigzag=*/false);
   const std::vector<Row> rows = {Row{{{0, 2, 0, 9}}}, Row{{{0, 1, 0, 3}}}};
   opt.cp_rank = 1;
