@@ -148,6 +148,7 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   // prefetch_factor * workers + 1 slots); twice that, and at least 32.
   p->retention_ = std::max<uint64_t>(32, 2 * (uint64_t(loader.prefetch_factor) * workers + 1));
   p->fingerprint_ = p->FingerprintFor(ctx->shards, c.world_size, loader.batch_size);
+  p->options_text_ = p->OptionsText(c.world_size, loader.batch_size);
   if (options.steps_per_epoch == 0) STOKER_RETURN_IF_ERROR(p->PreScan());
   if (p->steps_per_epoch(0) == 0) {
     return InvalidArgument("stream: the input yields no full batch of " +
@@ -345,7 +346,7 @@ PlanState StreamPlanner::BaseState(const PlanPosition& pos) const {
   s.fingerprint = fingerprint_;
   s.world_size = ctx_->config.world_size;
   s.batch_size = batch_size_;
-  s.options = OptionsText(ctx_->config.world_size, batch_size_);
+  s.options = options_text_;
   return s;
 }
 
@@ -365,8 +366,7 @@ PlanState StreamPlanner::MakeState(const PlanPosition& pos) const {
 
 Result<PlanPosition> StreamPlanner::RestorePosition(const PlanState& state) const {
   if (state.fingerprint != fingerprint_) {
-    const std::string differ =
-        plan::OptionsThatDiffer(state.options, OptionsText(ctx_->config.world_size, batch_size_));
+    const std::string differ = plan::OptionsThatDiffer(state.options, options_text_);
     return FailedPrecondition("stream: the state belongs to another stream (fingerprint " +
                               state.fingerprint + ", this stream " + fingerprint_ + "; " +
                               (!differ.empty() ? differ + " differ"

@@ -127,6 +127,7 @@ class StreamPlanner final : public BatchPlanner {
   StreamOptions options_;
   uint64_t batch_size_ = 1, global_rows_ = 1;
   std::string fingerprint_;
+  std::string options_text_;  // OptionsText of this world, made once: every state carries it
   PrescanSummary prescan_;
   std::shared_ptr<const DocumentReader> reader_;
   mutable storage::MetricsSet storage_;
