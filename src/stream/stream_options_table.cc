@@ -40,8 +40,8 @@ const OptionTable<StreamOptions>& StreamOptionTable() {
                                &S::encode_threads)
                     .Py("-"));
     t.push_back(TextOption<S>("scan_cache_dir",
-                              "Streams: where pre-scans are looked up and written (\"auto\": the "
-                              "cache root's stream-scan/; empty: none)",
+                              "Streams: where pre-scans (`stoker scan`) are looked up and written "
+                              "(\"auto\": the cache root's stream-scan/)",
                               &S::scan_cache_dir)
                     .Cli("--scan-cache")
                     .Py("scan_cache"));
