@@ -57,6 +57,9 @@ struct OptionRow {
   uint64_t max = UINT64_MAX;                        // kInt / kUnsigned: the largest
   std::function<std::string(const S&)> get;         // the value as text (empty for kOther)
   std::function<Status(S&, std::string_view)> set;  // validates, then sets (empty for kOther)
+  // Whether the row is in the options text a state keeps (OptionsText) for these values: set on
+  // the rows that shape a plan's rows; empty: never.
+  std::function<bool(const S&)> in_state;
 
   std::string_view python_name() const { return python.empty() ? name : python; }
   bool in_python() const { return python != "-"; }
@@ -66,6 +69,12 @@ struct OptionRow {
   }
   OptionRow Py(std::string_view keyword) && {
     python = keyword;
+    return std::move(*this);
+  }
+  // In a state's options text always, or while `when(values)` holds (block_shards: only with
+  // shuffle=block).
+  OptionRow InState(std::function<bool(const S&)> when = [](const S&) { return true; }) && {
+    in_state = std::move(when);
     return std::move(*this);
   }
 };
@@ -206,6 +215,7 @@ OptionTable<Derived> RebaseOptions(const OptionTable<Base>& rows) {
     d.max = b.max;
     if (b.get) d.get = [get = b.get](const Derived& s) { return get(s); };
     if (b.set) d.set = [set = b.set](Derived& s, std::string_view t) { return set(s, t); };
+    if (b.in_state) d.in_state = [in = b.in_state](const Derived& s) { return in(s); };
     out.push_back(std::move(d));
   }
   return out;
@@ -229,6 +239,28 @@ std::string DescribeOptions(const OptionTable<S>& table, const S& values,
     const OptionRow<S>* r = FindOption(table, n);
     if (r == nullptr || r->cli.empty() || !r->get) continue;
     out += " " + std::string(r->cli) + " " + r->get(values);
+  }
+  return out;
+}
+
+// "seq_len=2048 seed=0 shuffle=global pack=concat": name=value, in the table's order, of each
+// row in the state for `values` (OptionRow::in_state), or with `names` of those rows, in that
+// order: the options a PlanState keeps in clear, which a refused resume names by key
+// (plan/options_text.h). Values are the rows' text, which has no spaces for these rows.
+template <typename S>
+std::string OptionsText(const OptionTable<S>& table, const S& values,
+                        const std::vector<std::string_view>& names = {}) {
+  std::string out;
+  auto add = [&](const OptionRow<S>& r) {
+    if (r.get) out += (out.empty() ? "" : " ") + std::string(r.name) + "=" + r.get(values);
+  };
+  if (names.empty()) {
+    for (const OptionRow<S>& r : table) {
+      if (r.in_state && r.in_state(values)) add(r);
+    }
+  }
+  for (std::string_view n : names) {
+    if (const OptionRow<S>* r = FindOption(table, n)) add(*r);
   }
   return out;
 }

@@ -25,11 +25,13 @@ const OptionTable<StreamOptions>& StreamOptionTable() {
                     .Cli("--utf8"));
     t.push_back(
         WholeOption<S>("shuffle_buffer", "--stream: documents buffered", &S::shuffle_buffer, 1)
-            .Cli("--shuffle-buffer"));
+            .Cli("--shuffle-buffer")
+            .InState());
     t.push_back(WholeOption<S>("steps_per_epoch",
                                "--stream: fix the epoch length (0 = pre-scan the input once)",
                                &S::steps_per_epoch)
-                    .Cli("--steps-per-epoch"));
+                    .Cli("--steps-per-epoch")
+                    .InState());
     t.push_back(WholeOption<S>("split_factor",
                                "--stream: files are cut into byte ranges until there are world "
                                "size x this many shards",
