@@ -57,6 +57,12 @@ struct OptionRow {
   uint64_t max = UINT64_MAX;                        // kInt / kUnsigned: the largest
   std::function<std::string(const S&)> get;         // the value as text (empty for kOther)
   std::function<Status(S&, std::string_view)> set;  // validates, then sets (empty for kOther)
+  // A Python keyword that is a tuple of several rows (context_parallel=(cp_size, cp_rank)): its
+  // name, this row's position in it, and whether the tuple may end before it (the row then keeps
+  // its default). Empty: none (the row's own keyword is `python`).
+  std::string_view python_tuple;
+  int python_index = -1;
+  bool python_optional = false;
   // Whether the row is in the options text a state keeps (OptionsText) for these values: set on
   // the rows that shape a plan's rows; empty: never.
   std::function<bool(const S&)> in_state;
@@ -69,6 +75,14 @@ struct OptionRow {
   }
   OptionRow Py(std::string_view keyword) && {
     python = keyword;
+    return std::move(*this);
+  }
+  // Part `index` of the tuple keyword `keyword` in Python, instead of a keyword of its own.
+  OptionRow PyPart(std::string_view keyword, int index, bool optional = false) && {
+    python = "-";
+    python_tuple = keyword;
+    python_index = index;
+    python_optional = optional;
     return std::move(*this);
   }
   // In a state's options text always, or while `when(values)` holds (block_shards: only with
@@ -210,6 +224,9 @@ OptionTable<Derived> RebaseOptions(const OptionTable<Base>& rows) {
     OptionRow<Derived> d = option_detail::Row<Derived>(b.name, b.kind, b.doc);
     d.cli = b.cli;
     d.python = b.python;
+    d.python_tuple = b.python_tuple;
+    d.python_index = b.python_index;
+    d.python_optional = b.python_optional;
     d.choices = b.choices;
     d.min = b.min;
     d.max = b.max;
