@@ -20,10 +20,17 @@ STATE_FORMAT = "stoker-loader-state"
 STATE_VERSION = 1
 RUN_RECORD_FORMAT = "stoker-run-record"
 RUN_RECORD_VERSION = 1
-# The plan options a run record keeps (docs/lineage.md): those that shape the rows and their ranks.
-_RUN_RECORD_OPTIONS = ("seq_len", "batch_size", "world_size", "seed", "shuffle", "block_shards",
-                       "pack", "bestfit_window", "remainder", "long_documents", "run_rows",
-                       "dataset_names")
+
+
+def _run_record_options() -> Tuple[str, ...]:
+    """The plan options a run record keeps (docs/lineage.md): every row of the plan's option table
+    with a text form but the rank (a record is the run's, not one rank's), long_documents (how the
+    documents are read), and the mixture's run_rows and dataset_names. `stoker trace --run` reads
+    each back by its row (tools/stoker/run_record.cc)."""
+    return tuple(r["name"] for r in _stoker.option_table("plan")
+                 if r["default"] is not None and r["name"] != "rank") + (
+        "long_documents", "run_rows", "dataset_names")
+
 
 class Batch(dict):
     """One batch: ``{name: array}`` (torch tensors or NumPy arrays, nothing else, so
@@ -736,7 +743,7 @@ class Loader:
                          | ({"id": cursors[k]["id"]} if k < len(cursors) else {})
                          for k, (name, (path, weight)) in enumerate(zip(names, self._datasets))],
             "options": {k: (list(v) if k == "dataset_names" else v)
-                        for k, v in ((k, getattr(o, k)) for k in _RUN_RECORD_OPTIONS)},
+                        for k, v in ((k, getattr(o, k)) for k in _run_record_options())},
             "phases": [{"end_row": p.end_row, "weights": list(p.weights),
                         "end_weights": list(p.end_weights)} for p in o.phases],
             "resume": resume,
