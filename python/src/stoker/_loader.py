@@ -244,15 +244,13 @@ def _tuple_fields(table: str, keyword: str, value: Any) -> Dict[str, Any]:
     if value is None:
         return {}
     parts = option_tuples(table)[keyword]
-    need = sum(not optional for _, optional in parts)
-    try:
-        values = tuple(v if isinstance(v, (str, bool)) or not hasattr(v, "__index__")
-                       else operator.index(v) for v in value)  # NumPy integers too
+    try:  # NumPy integers too
+        values = tuple(operator.index(v) if hasattr(v, "__index__") else v for v in value)
     except TypeError:
         values = ()
-    if not need <= len(values) <= len(parts) or len(values) == 0:
-        shape = ", ".join(name for name, optional in parts if not optional)
-        shape += "".join(f"[, {name}]" for name, optional in parts if optional)
+    if not sum(not optional for _, optional in parts) <= len(values) <= len(parts):
+        shape = ", ".join(n for n, optional in parts if not optional) + "".join(
+            f"[, {n}]" for n, optional in parts if optional)
         raise ValueError(f"{keyword} must be ({shape}), got {value!r}")
     return {name: v for (name, _), v in zip(parts, values)}
 
