@@ -107,9 +107,9 @@ void BindOptionRows(Class& cls, const OptionTable<S>& table, size_t begin = 0) {
   }
 }
 
-// The table as Python sees it: one dict per row with name, python (the keyword, or None), cli (the
-// flag, or None), kind, doc, default (the value of a default-constructed S, None for kOther),
-// choices and min.
+// The table as Python sees it: one dict per row with name, python (the keyword, or None),
+// python_part ((tuple keyword, position, optional) or None), cli (the flag, or None), kind, doc,
+// default (the value of a default-constructed S, None for kOther), choices and min.
 template <typename S>
 nanobind::list OptionTableList(const OptionTable<S>& table) {
   namespace nb = nanobind;
@@ -120,6 +120,12 @@ nanobind::list OptionTableList(const OptionTable<S>& table) {
     d["name"] = nb::str(row.name.data(), row.name.size());
     const std::string_view python = row.python_name();
     d["python"] = row.in_python() ? nb::object(nb::str(python.data(), python.size())) : nb::none();
+    // A part of a tuple keyword: (keyword, position, optional), else None.
+    d["python_part"] =
+        row.python_tuple.empty()
+            ? nb::object(nb::none())
+            : nb::object(nb::make_tuple(nb::str(row.python_tuple.data(), row.python_tuple.size()),
+                                        row.python_index, row.python_optional));
     d["cli"] = row.cli.empty() ? nb::object(nb::none())
                                : nb::object(nb::str(row.cli.data(), row.cli.size()));
     const std::string_view kind = OptionKindName(row.kind);

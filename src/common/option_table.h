@@ -57,6 +57,15 @@ struct OptionRow {
   uint64_t max = UINT64_MAX;                        // kInt / kUnsigned: the largest
   std::function<std::string(const S&)> get;         // the value as text (empty for kOther)
   std::function<Status(S&, std::string_view)> set;  // validates, then sets (empty for kOther)
+  // A Python keyword that is a tuple of several rows (context_parallel=(cp_size, cp_rank)): its
+  // name, this row's position in it, and whether the tuple may end before it (the row then keeps
+  // its default). Empty: none (the row's own keyword is `python`).
+  std::string_view python_tuple;
+  int python_index = -1;
+  bool python_optional = false;
+  // Whether the row is in the options text a state keeps (OptionsText) for these values: set on
+  // the rows that shape a plan's rows; empty: never.
+  std::function<bool(const S&)> in_state;
 
   std::string_view python_name() const { return python.empty() ? name : python; }
   bool in_python() const { return python != "-"; }
@@ -66,6 +75,20 @@ struct OptionRow {
   }
   OptionRow Py(std::string_view keyword) && {
     python = keyword;
+    return std::move(*this);
+  }
+  // Part `index` of the tuple keyword `keyword` in Python, instead of a keyword of its own.
+  OptionRow PyPart(std::string_view keyword, int index, bool optional = false) && {
+    python = "-";
+    python_tuple = keyword;
+    python_index = index;
+    python_optional = optional;
+    return std::move(*this);
+  }
+  // In a state's options text always, or while `when(values)` holds (block_shards: only with
+  // shuffle=block).
+  OptionRow InState(std::function<bool(const S&)> when = [](const S&) { return true; }) && {
+    in_state = std::move(when);
     return std::move(*this);
   }
 };
@@ -201,11 +224,15 @@ OptionTable<Derived> RebaseOptions(const OptionTable<Base>& rows) {
     OptionRow<Derived> d = option_detail::Row<Derived>(b.name, b.kind, b.doc);
     d.cli = b.cli;
     d.python = b.python;
+    d.python_tuple = b.python_tuple;
+    d.python_index = b.python_index;
+    d.python_optional = b.python_optional;
     d.choices = b.choices;
     d.min = b.min;
     d.max = b.max;
     if (b.get) d.get = [get = b.get](const Derived& s) { return get(s); };
     if (b.set) d.set = [set = b.set](Derived& s, std::string_view t) { return set(s, t); };
+    if (b.in_state) d.in_state = [in = b.in_state](const Derived& s) { return in(s); };
     out.push_back(std::move(d));
   }
   return out;
@@ -229,6 +256,28 @@ std::string DescribeOptions(const OptionTable<S>& table, const S& values,
     const OptionRow<S>* r = FindOption(table, n);
     if (r == nullptr || r->cli.empty() || !r->get) continue;
     out += " " + std::string(r->cli) + " " + r->get(values);
+  }
+  return out;
+}
+
+// "seq_len=2048 seed=0 shuffle=global pack=concat": name=value, in the table's order, of each
+// row in the state for `values` (OptionRow::in_state), or with `names` of those rows, in that
+// order: the options a PlanState keeps in clear, which a refused resume names by key
+// (plan/options_text.h). Values are the rows' text, which has no spaces for these rows.
+template <typename S>
+std::string OptionsText(const OptionTable<S>& table, const S& values,
+                        const std::vector<std::string_view>& names = {}) {
+  std::string out;
+  auto add = [&](const OptionRow<S>& r) {
+    if (r.get) out += (out.empty() ? "" : " ") + std::string(r.name) + "=" + r.get(values);
+  };
+  if (names.empty()) {
+    for (const OptionRow<S>& r : table) {
+      if (r.in_state && r.in_state(values)) add(r);
+    }
+  }
+  for (std::string_view n : names) {
+    if (const OptionRow<S>* r = FindOption(table, n)) add(*r);
   }
   return out;
 }

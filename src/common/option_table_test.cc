@@ -21,10 +21,13 @@ OptionTable<OptionsForTest> TableForTest() {
   using O = OptionsForTest;
   OptionTable<BaseOptionsForTest> base;
   base.push_back(WholeOption<BaseOptionsForTest>("count", "how many", &BaseOptionsForTest::count, 1)
-                     .Cli("--count"));
+                     .Cli("--count")
+                     .InState());
   OptionTable<O> t = RebaseOptions<O>(base);
   t.push_back(BoolOption<O>("flag", "a flag", &O::flag).Cli("--flag"));
-  t.push_back(WholeOption<O>("level", "signed", &O::level, -1));
+  t.push_back(WholeOption<O>("level", "signed", &O::level, -1).InState([](const O& o) {
+    return o.flag;  // in a state only with the flag
+  }));
   t.push_back(TextOption<O>("name", "text", &O::name).Py("label"));
   t.push_back(ChoiceOption<O>("policy", "fail | skip", &O::policy, {"fail", "skip"},
                               ErrorPolicyName, ParseErrorPolicy)
@@ -86,6 +89,17 @@ TEST(ErrorPolicyTest, OneReadingOfItsNames) {
   }
   EXPECT_EQ(ParseErrorPolicy("Skip").status().message(),
             "on_error must be 'fail' or 'skip', not 'Skip'");
+}
+
+TEST(OptionTableTest, OptionsTextWalksTheRowsInTheState) {
+  const OptionTable<OptionsForTest> t = TableForTest();
+  OptionsForTest o;
+  EXPECT_EQ(OptionsText(t, o), "count=4");  // a base's row keeps its InState through RebaseOptions
+  o.flag = true;
+  o.level = 3;
+  EXPECT_EQ(OptionsText(t, o), "count=4 level=3");  // `level` is in the state while the flag is
+  // Named rows, in the order given, whether or not in the state; unknown names left out.
+  EXPECT_EQ(OptionsText(t, o, {"policy", "name", "nope", "count"}), "policy=fail name=x count=4");
 }
 
 }  // namespace

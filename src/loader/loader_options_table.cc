@@ -62,11 +62,11 @@ OptionTable<LoaderOptions> Build() {
                              "Context-parallel ranks sharing each row (Python: context_parallel)",
                              &L::cp_size, 1)
                   .Cli("--cp-size")
-                  .Py("-"));
+                  .PyPart("context_parallel", 0));
   t.push_back(WholeOption<L>("cp_rank", "This context-parallel rank (Python: context_parallel)",
                              &L::cp_rank)
                   .Cli("--cp-rank")
-                  .Py("-"));
+                  .PyPart("context_parallel", 1));
   t.push_back(ChoiceTextOption<L>("cp_layout",
                                   "zigzag (chunks r and 2cp-1-r of each document, as TE) or "
                                   "contiguous (chunk r)",
@@ -77,17 +77,17 @@ OptionTable<LoaderOptions> Build() {
                              "BLOCK_SIZE; 0 = none (Python: flex_block_mask)",
                              &L::flex_block_size)
                   .Cli("--flex-block-size")
-                  .Py("-"));
+                  .PyPart("flex_block_mask", 0));
   t.push_back(ChoiceTextOption<L>("flex_mask_kind",
                                   "causal or sliding_window (Python: flex_block_mask)",
                                   &L::flex_mask_kind, {"causal", "sliding_window"})
                   .Cli("--flex-mask-kind")
-                  .Py("-"));
+                  .PyPart("flex_block_mask", 1));
   t.push_back(WholeOption<L>("flex_window",
                              "sliding_window: tokens a query sees (Python: flex_block_mask)",
                              &L::flex_window)
                   .Cli("--flex-window")
-                  .Py("-"));
+                  .PyPart("flex_block_mask", 2, true));
   t.push_back(ChoiceOption<L>("on_error",
                               "A bad read or corrupt piece: fail (the batch's error) or skip (a "
                               "masked hole, counted)",

@@ -8,6 +8,7 @@
 #include "plan/fingerprint.h"
 #include "plan/options_text.h"
 #include "plan/plan_impl.h"
+#include "plan/plan_options_table.h"
 
 namespace stoker {
 namespace plan {
@@ -42,20 +43,7 @@ std::string StreamOptionsHash(const PlanOptions& o) {
   return Xxh3Hex(h.value());
 }
 
-std::string StreamOptionsText(const PlanOptions& o) {
-  std::string out = "seq_len=" + std::to_string(o.seq_len) + " seed=" + std::to_string(o.seed) +
-                    " shuffle=" + std::string(ShuffleModeName(o.shuffle));
-  if (o.shuffle == ShuffleMode::kBlock) out += " block_shards=" + std::to_string(o.block_shards);
-  out += " pack=" + std::string(PackModeName(o.pack));
-  if (o.pack == PackMode::kBestFit) out += " bestfit_window=" + std::to_string(o.bestfit_window);
-  if (o.pad_each_document_to > 1) {
-    out += " pad_each_document_to=" + std::to_string(o.pad_each_document_to);
-  }
-  if (o.max_documents_per_row > 0) {
-    out += " max_documents_per_row=" + std::to_string(o.max_documents_per_row);
-  }
-  return out;
-}
+std::string StreamOptionsText(const PlanOptions& o) { return OptionsText(PlanOptionTable(), o); }
 
 namespace {
 

@@ -116,8 +116,8 @@ Status CheckDocumentPadding(const PlanOptions& options);
 std::string StreamOptionsHash(const PlanOptions& options);
 
 // The same options in clear, as PlanState::options holds them: "seq_len=2048 seed=0
-// shuffle=global pack=bestfit bestfit_window=4096" (block_shards only for block, bestfit_window
-// only for bestfit).
+// shuffle=global pack=bestfit bestfit_window=4096": OptionsText of PlanOptionTable()'s InState
+// rows (block_shards only for block, bestfit_window only for bestfit, ...).
 std::string StreamOptionsText(const PlanOptions& options);
 
 }  // namespace plan

@@ -6,7 +6,8 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
   using P = PlanOptions;
   static const OptionTable<P> table = [] {
     OptionTable<P> t;
-    t.push_back(WholeOption<P>("seq_len", "Tokens per row", &P::seq_len, 1).Cli("--seq-len"));
+    t.push_back(
+        WholeOption<P>("seq_len", "Tokens per row", &P::seq_len, 1).Cli("--seq-len").InState());
     t.push_back(WholeOption<P>("batch_size", "Rows per rank per step", &P::batch_size, 1)
                     .Cli("--batch-size"));
     t.push_back(
@@ -14,19 +15,23 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
             .Cli("--world-size"));
     t.push_back(
         WholeOption<P>("rank", "This rank (default: $RANK, else 0)", &P::rank).Cli("--rank"));
-    t.push_back(WholeOption<P>("seed", "Shuffle seed", &P::seed).Cli("--seed"));
+    t.push_back(WholeOption<P>("seed", "Shuffle seed", &P::seed).Cli("--seed").InState());
     t.push_back(ChoiceOption<P>("shuffle", "global | block | none", &P::shuffle,
                                 {"global", "block", "none"}, ShuffleModeName, ParseShuffleMode)
-                    .Cli("--shuffle"));
+                    .Cli("--shuffle")
+                    .InState());
     t.push_back(WholeOption<P>("block_shards", "Shards shuffled together (--shuffle block)",
                                &P::block_shards, 1)
-                    .Cli("--block-shards"));
+                    .Cli("--block-shards")
+                    .InState([](const P& p) { return p.shuffle == ShuffleMode::kBlock; }));
     t.push_back(ChoiceOption<P>("pack", "concat | bestfit | pad", &P::pack,
                                 {"concat", "bestfit", "pad"}, PackModeName, ParsePackMode)
-                    .Cli("--pack"));
+                    .Cli("--pack")
+                    .InState());
     t.push_back(WholeOption<P>("bestfit_window", "Documents packed together (bestfit)",
                                &P::bestfit_window, 1)
-                    .Cli("--bestfit-window"));
+                    .Cli("--bestfit-window")
+                    .InState([](const P& p) { return p.pack == PackMode::kBestFit; }));
     t.push_back(ChoiceOption<P>("remainder", "drop_last | pad (the last incomplete batch)",
                                 &P::remainder, {"drop_last", "pad"}, RemainderPolicyName,
                                 ParseRemainderPolicy)
@@ -35,12 +40,14 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
                                "Pad every document in a row to a multiple of M tokens (2*cp for "
                                "context parallelism, or a kernel tile); 0 = no padding",
                                &P::pad_each_document_to)
-                    .Cli("--pad-each-document-to"));
+                    .Cli("--pad-each-document-to")
+                    .InState([](const P& p) { return p.pad_each_document_to > 1; }));
     t.push_back(WholeOption<P>("max_documents_per_row",
                                "At most N documents per row: cu_seqlens of fixed capacity (CUDA "
                                "graphs); bestfit closes a full row; 0 = no limit",
                                &P::max_documents_per_row)
-                    .Cli("--max-documents-per-row"));
+                    .Cli("--max-documents-per-row")
+                    .InState([](const P& p) { return p.max_documents_per_row > 0; }));
     t.push_back(
         OtherOption<P>("phases", "The mixture's phases (--mixture FILE; Python: stoker.Mixture)")
             .Py("-"));

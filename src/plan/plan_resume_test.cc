@@ -228,5 +228,26 @@ TEST(PlanResumeTest, MangledStatesAreRefusedOrHarmless) {
   EXPECT_GT(parsed, 0);
 }
 
+// A state's options text is the table's InState rows (plan_options_table.cc), and it is the
+// text states have always held for the same options: a checkpoint's text compares key by key.
+TEST(PlanResumeTest, StateOptionsTextIsTheTablesAndKeepsItsOldForm) {
+  auto lengths = MakeLengths(400, 30, 0.05, 4, 9);
+  auto state_text = [&](const PlanOptions& o) {
+    return MakePlan({{lengths, 1.0}}, o)->MakeState({0, 0}).options;
+  };
+  PlanOptions o = Options(PackMode::kConcat, 2, 2);
+  EXPECT_EQ(state_text(o), "seq_len=48 seed=77 shuffle=global pack=concat");
+  o.shuffle = ShuffleMode::kBlock;
+  o.block_shards = 2;
+  o.pack = PackMode::kBestFit;
+  o.pad_each_document_to = 4;
+  o.max_documents_per_row = 3;
+  EXPECT_EQ(state_text(o),
+            "seq_len=48 seed=77 shuffle=block block_shards=2 pack=bestfit bestfit_window=40 "
+            "pad_each_document_to=4 max_documents_per_row=3");
+  o.pad_each_document_to = 1;  // the same as none
+  EXPECT_EQ(state_text(o).find("pad_each"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace stoker::plan

@@ -25,11 +25,13 @@ const OptionTable<StreamOptions>& StreamOptionTable() {
                     .Cli("--utf8"));
     t.push_back(
         WholeOption<S>("shuffle_buffer", "--stream: documents buffered", &S::shuffle_buffer, 1)
-            .Cli("--shuffle-buffer"));
+            .Cli("--shuffle-buffer")
+            .InState());
     t.push_back(WholeOption<S>("steps_per_epoch",
                                "--stream: fix the epoch length (0 = pre-scan the input once)",
                                &S::steps_per_epoch)
-                    .Cli("--steps-per-epoch"));
+                    .Cli("--steps-per-epoch")
+                    .InState());
     t.push_back(WholeOption<S>("split_factor",
                                "--stream: files are cut into byte ranges until there are world "
                                "size x this many shards",
@@ -40,8 +42,8 @@ const OptionTable<StreamOptions>& StreamOptionTable() {
                                &S::encode_threads)
                     .Py("-"));
     t.push_back(TextOption<S>("scan_cache_dir",
-                              "Streams: where pre-scans are looked up and written (\"auto\": the "
-                              "cache root's stream-scan/; empty: none)",
+                              "Streams: where pre-scans (`stoker scan`) are looked up and written "
+                              "(\"auto\": the cache root's stream-scan/)",
                               &S::scan_cache_dir)
                     .Cli("--scan-cache")
                     .Py("scan_cache"));

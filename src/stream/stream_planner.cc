@@ -10,9 +10,11 @@
 #include "format/loss_mask.h"
 #include "loader/planned_dataset.h"
 #include "plan/options_text.h"
+#include "plan/plan_options_table.h"
 #include "stream/elastic.h"
 #include "stream/row_count.h"
 #include "stream/stream_chat.h"
+#include "stream/stream_options_table.h"
 
 namespace stoker::stream {
 namespace {
@@ -184,14 +186,19 @@ std::string StreamPlanner::FingerprintFor(const std::vector<StreamShard>& shards
 std::string StreamPlanner::OptionsText(uint32_t world_size, uint64_t batch_size) const {
   const StreamConfig& c = ctx_->config;
   const TokenizerIdentity& t = ctx_->tokenizer->identity();
+  PlanOptions plan;  // the loader's options the stream deals by, as its rows write them
+  plan.seq_len = c.seq_len;
+  plan.seed = c.seed;
+  plan.pack = c.pack;
+  plan.bestfit_window = c.bestfit_window;
+  plan.batch_size = batch_size;
+  plan.world_size = world_size;
   std::string text =
-      "seq_len=" + std::to_string(c.seq_len) + " seed=" + std::to_string(c.seed) +
-      " pack=" + std::string(PackModeName(c.pack)) +
-      " bestfit_window=" + std::to_string(c.bestfit_window) +
-      " shuffle_buffer=" + std::to_string(c.shuffle_buffer) +
-      " batch_size=" + std::to_string(batch_size) + " world_size=" + std::to_string(world_size) +
-      " steps_per_epoch=" + std::to_string(options_.steps_per_epoch) + " tokenizer=" + t.kind +
-      ":" + t.checksum.substr(0, 16) + " drop_longer_than=" + std::to_string(c.drop_longer_than) +
+      stoker::OptionsText(
+          PlanOptionTable(), plan,
+          {"seq_len", "seed", "pack", "bestfit_window", "batch_size", "world_size"}) +
+      " " + stoker::OptionsText(StreamOptionTable(), options_) + " tokenizer=" + t.kind + ":" +
+      t.checksum.substr(0, 16) + " drop_longer_than=" + std::to_string(c.drop_longer_than) +
       " chat=" +
       (c.reader.chat
            ? Xxh3Hex(Xxh3(c.reader.chat->identity().data(), c.reader.chat->identity().size()))

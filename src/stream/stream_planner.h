@@ -109,7 +109,9 @@ class StreamPlanner final : public BatchPlanner {
   std::string FingerprintFor(const std::vector<StreamShard>& shards, uint32_t world_size,
                              uint64_t batch_size) const;
   // The options FingerprintFor covers, in clear ("seq_len=2048 seed=0 ... world_size=8"), as a
-  // state's `options` holds them: what a refused resume names.
+  // state's `options` holds them: what a refused resume names. The rows' text (OptionsText of
+  // the plan's rows it deals by and StreamOptionTable()'s InState rows), then the tokenizer's,
+  // chat template's and text field's identities.
   std::string OptionsText(uint32_t world_size, uint64_t batch_size) const;
   // The pre-scan for another world's cut of the same files (elastic.cc).
   Result<ShardScan> ScanFor(const std::vector<StreamShard>& shards) const;

@@ -117,6 +117,44 @@ def test_python_keywords_and_defaults_are_the_tables(name):
                     assert kind is inspect.Parameter.KEYWORD_ONLY
 
 
+def test_tuple_keywords_are_declared_by_the_table():
+    """A keyword that is a tuple of several rows (context_parallel=(cp_size, cp_rank)) is declared
+    by the rows (python_part), is in the Loader's signature with default None (the rows' own
+    defaults), and sets exactly those fields; a row with no Python keyword of its own is either
+    such a part or bound by hand (listed here)."""
+    from stoker._loader import option_tuples
+    tuples = option_tuples("loader")
+    assert tuples == {"context_parallel": (("cp_size", False), ("cp_rank", False)),
+                      "flex_block_mask": (("flex_block_size", False), ("flex_mask_kind", False),
+                                          ("flex_window", True))}
+    params = inspect.signature(stoker.Loader.__init__).parameters
+    for keyword in tuples:
+        assert params[keyword].default is None and params[keyword].kind is params[
+            keyword].KEYWORD_ONLY
+    hand_bound = {"phases", "run_rows", "dataset_names", "monitor_sink"}
+    for row in table("loader"):
+        if row["python"] is None:
+            assert row["python_part"] is not None or row["name"] in hand_bound, row["name"]
+
+
+def test_a_tuple_keyword_sets_its_rows(tmp_path):
+    out = tmp_path / "ds"
+    stoker.pack("data/sample/corpus.jsonl", out, "bytes", num_workers=1)
+    o = stoker.Loader(str(out), 64, 2, pack="bestfit", output="numpy",
+                      flex_block_mask=(32, "sliding_window", 40))._options
+    assert (o.flex_block_size, o.flex_mask_kind, o.flex_window) == (32, "sliding_window", 40)
+    o = stoker.Loader(str(out), 64, 2, pack="bestfit", output="numpy",
+                      context_parallel=(2, 1))._options
+    assert (o.cp_size, o.cp_rank, o.pad_each_document_to) == (2, 1, 4)
+    short = stoker.Loader(str(out), 64, 2, output="numpy", flex_block_mask=(16, "causal"))._options
+    assert (short.flex_block_size, short.flex_mask_kind, short.flex_window) == (16, "causal", 0)
+    with pytest.raises(ValueError, match=r"flex_block_mask must be \(flex_block_size, "
+                                         r"flex_mask_kind\[, flex_window\]\), got \(16,\)"):
+        stoker.Loader(str(out), 64, 2, flex_block_mask=(16,))
+    with pytest.raises(ValueError, match="flex_mask_kind"):
+        stoker.Loader(str(out), 64, 2, flex_block_mask=(16, "diagonal"))
+
+
 def test_the_plan_defaults_are_the_loaders_but_batch_size():
     plan = {r["name"]: r["default"] for r in table("plan")}
     loader = {r["name"]: r["default"] for r in table("loader")}
@@ -142,11 +180,35 @@ def help_defaults(stoker_cli, *command):
     return flags
 
 
+def help_text(stoker_cli, *command):
+    """{flag: its help text} from `stoker COMMAND --help` (CLI11 puts the text on the flag's line
+    or, indented to its column, on the next one)."""
+    out = subprocess.run([stoker_cli, *command, "--help"], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    texts = {}
+    for k, line in enumerate(out):
+        m = HELP_LINE.match(line)
+        if m:
+            rest = line[m.end():].strip()
+            rest = re.sub(r"^(Excludes|Needs): \S+( \S+)*?(?= {2,}|$)", "", rest).strip()
+            if not rest and k + 1 < len(out) and out[k + 1].startswith(" " * 10):
+                rest = out[k + 1].strip()
+            texts.setdefault(m.group(1), rest)
+    return texts
+
+
+# The chat flags of streams share pack's longer help texts (tools/stoker/tokenizer_flags.h).
+CHAT_ROWS = {"train_on", "chat_template", "chat_field"}
+
+# The commands whose plan flags have the loader's defaults (batch_size 8).
+LOADER_COMMANDS = {"bench", "doctor", "prefetch"}
+
 # Each table's CLI surfaces: the commands whose flags are its rows.
 CLI_SURFACES = {
-    "plan": [("plan",), ("bench",)],
+    "plan": [("plan",), ("explain",), ("trace",), ("summary",), ("bench",), ("doctor",),
+             ("prefetch",)],
     "loader": [("bench",), ("doctor",), ("prefetch",)],
-    "stream": [("bench",), ("scan",)],
+    "stream": [("bench",), ("explain",), ("trace",), ("scan",)],
     "tokenizer": [("pack",), ("bench",)],
     "pack": [("pack",)],
 }
@@ -156,6 +218,7 @@ CLI_SURFACES = {
 def test_cli_flags_and_defaults_are_the_tables(name, stoker_cli):
     for command in CLI_SURFACES[name]:
         flags = help_defaults(stoker_cli, *command)
+        texts = help_text(stoker_cli, *command)
         for row in table(name):
             flag = row["cli"]
             if flag is None:
@@ -164,6 +227,8 @@ def test_cli_flags_and_defaults_are_the_tables(name, stoker_cli):
                     "--shuffle-buffer", "--steps-per-epoch", "--split-factor"):
                 continue  # a scan reads whole files: no stream of batches
             assert flag in flags, f"stoker {' '.join(command)} has no {flag} ({name})"
+            if name in ("plan", "stream") and row["name"] not in CHAT_ROWS:
+                assert texts[flag] == row["doc"], f"stoker {' '.join(command)} {flag}"
             if row["kind"] == "bool":
                 # A flag sets the value other than the default: --seq-idx, --no-position-ids.
                 assert flag.startswith("--no-") == row["default"], flag
@@ -171,7 +236,7 @@ def test_cli_flags_and_defaults_are_the_tables(name, stoker_cli):
             shown = flags[flag]
             if shown is None or row["default"] is None:
                 continue  # required, or a default that depends on the environment
-            if name == "plan" and command == ("bench",) and row["name"] == "batch_size":
+            if name == "plan" and command[0] in LOADER_COMMANDS and row["name"] == "batch_size":
                 assert shown == "8"  # the loader's
                 continue
             assert shown == str(row["default"]), (
@@ -187,8 +252,8 @@ def test_the_help_reader_sees_defaults(stoker_cli):
 
 def test_every_loader_option_is_in_the_docs():
     python = (ROOT / "docs" / "python.md").read_text()
-    missing = [r["python"] for r in table("loader")
-               if r["python"] is not None and f"`{r['python']}`" not in python]
+    keywords = [r["python"] or (r["python_part"] or [None])[0] for r in table("loader")]
+    missing = [k for k in keywords if k is not None and f"`{k}`" not in python]
     assert not missing, f"docs/python.md's option table lacks {missing}"
     loader = (ROOT / "docs" / "loader.md").read_text()
     missing = [r["name"] for r in table("loader") if f"`{r['name']}`" not in loader]
@@ -252,3 +317,24 @@ def test_every_row_is_an_attribute_that_reads_back(name, cls):
         if row["choices"]:
             setattr(o, row["name"], row["choices"][-1])
             assert getattr(o, row["name"]) == row["choices"][-1]
+
+
+@pytest.mark.parametrize("name,cls", [("plan", "PlanOptions"), ("loader", "LoaderOptions"),
+                                      ("stream", "StreamOptions"),
+                                      ("tokenizer", "TokenizerOptions"), ("pack", "PackArgs")])
+def test_the_stub_has_every_row(name, cls):
+    """The installed _stoker.pyi (nanobind's stub of the bindings) types every row with a text
+    form as a property of its class, with the row's type."""
+    stub = (Path(_stoker.__file__).parent / "_stoker.pyi").read_text()
+    body = re.search(rf"^class {cls}\b.*?(?=^class |\Z)", stub, re.M | re.S)
+    assert body, f"_stoker.pyi has no class {cls}"
+    types = {"bool": "bool", "int": "int", "unsigned": "int", "text": "str", "choice": "str",
+             "size": "int"}
+    for row in table(name):
+        if row["default"] is None:
+            continue
+        if name == "loader" and any(r["name"] == row["name"] for r in table("plan")):
+            continue  # typed in PlanOptions, its base
+        typed = rf"def {row['name']}\(self, /\) -> {types[row['kind']]}:"
+        assert re.search(typed, body.group(0)), (
+            f"_stoker.pyi: {cls}.{row['name']} is not typed {types[row['kind']]}")

@@ -55,9 +55,10 @@ int RunBenchCommand(BenchArgs& a) {
   }
   const std::string title =
       std::string(a.bench.synthetic ? "--synthetic " : "") +
-      (a.stream.stream ? "--stream --tokenizer " + a.stream.tokenizer + " --shuffle-buffer " +
-                             std::to_string(a.stream.shuffle_buffer) + " "
-                       : std::string()) +
+      (a.stream.stream
+           ? "--stream --tokenizer " + a.stream.options.tokenizer + " --shuffle-buffer " +
+                 std::to_string(a.stream.options.shuffle_buffer) + " "
+           : std::string()) +
       DescribeLoaderFlags(a.loader, *options);
   if (!a.report.empty()) {
     Status st = diag::WriteReportHtml(*r, title, a.report);

@@ -114,7 +114,7 @@ void AddIndexCommand(CLI::App& app, int* exit_code) {
   sub->add_flag("--stream", *stream, "Deprecated: use `stoker scan INPUT...`")->group(kDeprecated);
   const size_t before = sub->get_options().size();
   AddScanFlags(sub, stream_args.get());
-  sub->add_option("--cache-dir", stream_args->scan_cache, "Deprecated: --scan-cache")
+  sub->add_option("--cache-dir", stream_args->options.scan_cache_dir, "Deprecated: --scan-cache")
       ->group(kDeprecated);
   std::vector<const CLI::Option*> scan_flags;
   for (size_t i = before; i < sub->get_options().size(); ++i) {

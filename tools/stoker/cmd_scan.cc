@@ -23,15 +23,14 @@ void AddScanFlags(CLI::App* sub, ScanArgs* a) {
 
 int RunScan(const ScanArgs& a, const char* command) {
   auto ctx = std::make_shared<stream::StreamContext>();
-  Result<std::unique_ptr<Tokenizer>> tok = OpenTokenizer(a.tokenizer, a.tokenizer_options);
+  Result<std::unique_ptr<Tokenizer>> tok =
+      OpenTokenizer(a.options.tokenizer, a.options.tokenizer_options);
   if (!tok.ok()) return ReportError(command, tok.status());
   ctx->tokenizer = std::move(*tok);
-  Result<Utf8Policy> utf8 = ParseUtf8Policy(a.utf8);
-  if (!utf8.ok()) return ReportError(command, utf8.status());
   // The reader's options exactly as StreamPlanner::Create sets them: the scan's identity.
   stream::ReaderOptions& r = ctx->config.reader;
-  r.encoder.text_field = a.text_field;
-  r.encoder.utf8 = *utf8;
+  r.encoder.text_field = a.options.text_field;
+  r.encoder.utf8 = a.options.utf8;
   Result<ErrorPolicy> on_error = ParseErrorPolicy(a.on_error);
   if (!on_error.ok()) return ReportError(command, on_error.status());
   r.encoder.skip_bad_lines = r.skip_corrupt_shards = *on_error == ErrorPolicy::kSkip;

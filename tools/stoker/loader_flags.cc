@@ -45,7 +45,6 @@ void AddLoaderFlags(CLI::App* sub, LoaderFlags* f) {
 Result<LoaderOptions> ToLoaderOptions(const LoaderFlags& f) {
   LoaderOptions o = f.options;
   STOKER_ASSIGN_OR_RETURN(static_cast<PlanOptions&>(o), BuildPlanOptions(f));
-  STOKER_ASSIGN_OR_RETURN(o.long_documents, ParseLongDocuments(f.long_documents));
   if (f.no_cache) {
     o.cache_dir = "";
   } else if (o.cache_dir.empty()) {

@@ -22,14 +22,11 @@
 namespace stoker::cli {
 
 // The plan's flags (datasets, seq_len, ... as PlanFlags), then the loader's own: every row of
-// LoaderOptionTable() with a CLI spelling (loader/loader_options_table.h) writes into `options`.
+// LoaderOptionTable() with a CLI spelling (loader/loader_options_table.h) writes into `options`
+// (PlanFlags').
 struct LoaderFlags : PlanFlags {
-  LoaderFlags() {
-    seq_len = LoaderOptions{}.seq_len;
-    batch_size = LoaderOptions{}.batch_size;
-  }
-  LoaderOptions options;  // the loader's own fields (its PlanOptions part comes from PlanFlags)
-  bool no_cache = false;  // remote datasets read by ranged GETs, no cache
+  LoaderFlags() { options = LoaderOptions{}; }  // the loader's defaults (batch_size 8)
+  bool no_cache = false;                        // remote datasets read by ranged GETs, no cache
 };
 
 // Registers the positional datasets (or --mixture: ExpandMixtureFlag checks that one is given) and

@@ -10,6 +10,7 @@
 #include "loader/mixture_spec.h"
 #include "loader/planned_dataset.h"
 #include "number_flags.h"
+#include "option_flags.h"
 #include "plan/plan_options_table.h"
 
 namespace stoker::cli {
@@ -28,51 +29,23 @@ void AddPlanFlags(CLI::App* sub, PlanFlags* f, PlanFlagsUse use) {
   sub->add_option("--total-steps", f->total_steps,
                   "The run's length in steps, for phases that end at a share of it")
       ->check(WholeNumber<uint64_t>(1));
-  // Help texts are the option table's (plan/plan_options_table.h).
-  auto doc = [](std::string_view name) {
-    return std::string(FindOption(PlanOptionTable(), name)->doc);
-  };
-  auto* seq_len = sub->add_option("--seq-len", f->seq_len, doc("seq_len"))
-                      ->required(required)
-                      ->check(WholeNumber<uint64_t>(1));
-  auto* batch_size = sub->add_option("--batch-size", f->batch_size, doc("batch_size"))
-                         ->required(required)
-                         ->check(WholeNumber<uint64_t>(1));
-  if (!required) {
-    seq_len->capture_default_str();
-    batch_size->capture_default_str();
+  // Every row of the plan's option table with a CLI spelling, as the loader's own rows are
+  // (option_flags.h): its help text, default and validation are the row's.
+  for (const OptionRow<PlanOptions>& row : PlanOptionTable()) {
+    CLI::Option* opt = AddOptionFlag<PlanOptions>(sub, row, &f->options);
+    if (opt == nullptr) continue;
+    if ((row.name == "seq_len" || row.name == "batch_size") && required) {
+      opt->required()->default_str("");
+    } else if (row.name == "world_size" || row.name == "rank") {
+      // No default of its own: $WORLD_SIZE / $RANK unless given (BuildPlanOptions).
+      std::optional<uint32_t>* given = row.name == "rank" ? &f->rank : &f->world_size;
+      opt->default_str("")->each([given](const std::string& text) {
+        *given = static_cast<uint32_t>(std::strtoull(text.c_str(), nullptr, 10));
+      });
+    }
   }
-  sub->add_option("--world-size", f->world_size, doc("world_size"))
-      ->check(WholeNumber<uint32_t>(1));
-  sub->add_option("--rank", f->rank, doc("rank"))->check(WholeNumber<uint32_t>());
-  sub->add_option("--seed", f->seed, doc("seed"))
-      ->check(WholeNumber<uint64_t>())
-      ->capture_default_str();
-  sub->add_option("--shuffle", f->shuffle, doc("shuffle"))
-      ->check(CLI::IsMember({"global", "block", "none"}))
-      ->capture_default_str();
-  sub->add_option("--block-shards", f->block_shards, doc("block_shards"))
-      ->check(WholeNumber<uint64_t>(1))
-      ->capture_default_str();
-  sub->add_option("--pack", f->pack, doc("pack"))
-      ->check(CLI::IsMember({"concat", "bestfit", "pad"}))
-      ->capture_default_str();
-  sub->add_option("--bestfit-window", f->bestfit_window, doc("bestfit_window"))
-      ->check(WholeNumber<uint64_t>(1))
-      ->capture_default_str();
-  sub->add_option("--pad-each-document-to", f->pad_each_document_to, doc("pad_each_document_to"))
-      ->check(WholeNumber<uint64_t>())
-      ->capture_default_str();
-  sub->add_option("--max-documents-per-row", f->max_documents_per_row, doc("max_documents_per_row"))
-      ->check(WholeNumber<uint64_t>())
-      ->capture_default_str();
-  sub->add_option("--remainder", f->remainder, doc("remainder"))
-      ->check(CLI::IsMember({"drop_last", "pad"}))
-      ->capture_default_str();
-  sub->add_option("--long-documents", f->long_documents,
-                  std::string(FindOption(LoaderOptionTable(), "long_documents")->doc))
-      ->check(CLI::IsMember({"auto", "split", "drop", "truncate"}))
-      ->capture_default_str();
+  AddOptionFlag<LoaderOptions>(sub, *FindOption(LoaderOptionTable(), "long_documents"),
+                               &f->options);
 }
 
 Result<PlannedDataset> OpenPlanDataset(const std::string& arg, const PlanFlags& flags) {
@@ -89,9 +62,8 @@ Result<PlannedDataset> OpenPlanDataset(const std::string& arg, const PlanFlags& 
       path = arg.substr(colon + 1);
     }
   }
-  STOKER_ASSIGN_OR_RETURN(LongDocuments policy, ParseLongDocuments(flags.long_documents));
-  STOKER_ASSIGN_OR_RETURN(PackMode pack, ParsePackMode(flags.pack));
-  return OpenPlannedDataset(path, weight, flags.seq_len, pack, policy);
+  const LoaderOptions& o = flags.options;
+  return OpenPlannedDataset(path, weight, o.seq_len, o.pack, o.long_documents);
 }
 
 Status ExpandMixtureFlag(PlanFlags* f, PlanFlagsUse use) {
@@ -119,8 +91,9 @@ Status ExpandMixtureFlag(PlanFlags* f, PlanFlagsUse use) {
   }
   run.total_steps = f->total_steps;
   STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(f->rank, f->world_size));
-  STOKER_ASSIGN_OR_RETURN(MixtureSpec spec, ReadMixtureSpec(f->mixture, f->seq_len,
-                                                            f->batch_size * rw.world_size, run));
+  STOKER_ASSIGN_OR_RETURN(
+      MixtureSpec spec,
+      ReadMixtureSpec(f->mixture, f->options.seq_len, f->options.batch_size * rw.world_size, run));
   for (size_t k = 0; k < spec.paths.size(); ++k) {
     char weight[32];
     std::snprintf(weight, sizeof weight, "%.17g:", spec.weights[k]);
@@ -133,20 +106,10 @@ Status ExpandMixtureFlag(PlanFlags* f, PlanFlagsUse use) {
 }
 
 Result<PlanOptions> BuildPlanOptions(const PlanFlags& a) {
-  PlanOptions o;
-  o.seq_len = a.seq_len;
-  o.batch_size = a.batch_size;
+  PlanOptions o = a.options;
   STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(a.rank, a.world_size));
   o.rank = rw.rank;
   o.world_size = rw.world_size;
-  o.seed = a.seed;
-  STOKER_ASSIGN_OR_RETURN(o.shuffle, ParseShuffleMode(a.shuffle));
-  STOKER_ASSIGN_OR_RETURN(o.pack, ParsePackMode(a.pack));
-  STOKER_ASSIGN_OR_RETURN(o.remainder, ParseRemainderPolicy(a.remainder));
-  o.block_shards = a.block_shards;
-  o.bestfit_window = a.bestfit_window;
-  o.pad_each_document_to = a.pad_each_document_to;
-  o.max_documents_per_row = a.max_documents_per_row;
   o.phases = a.phases;
   o.run_rows = a.run_rows;
   o.dataset_names = a.mixture_names;  // a mixture's checkpoint matches its datasets by them

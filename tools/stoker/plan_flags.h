@@ -1,7 +1,8 @@
 // The plan's flags on the command line, the one definition of PlanOptions there, shared by every
 // command that plans (plan, explain, and through loader_flags.h bench, doctor): the datasets
-// ([WEIGHT:]PATH), --seq-len --batch-size --world-size --rank --seed --shuffle --block-shards
-// --pack --bestfit-window --remainder, and what they build (the datasets' lengths, PlanOptions).
+// ([WEIGHT:]PATH), every row of PlanOptionTable() with a CLI spelling (--seq-len --batch-size
+// --world-size --rank --seed --shuffle ...; help text and default from the row), --long-documents,
+// and what they build (the datasets' lengths, PlanOptions).
 // Not thread-safe: one command at a time.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "loader/planned_dataset.h"
+#include "stoker/loader.h"
 #include "stoker/plan.h"
 #include "stoker/status.h"
 #include "stoker/token_source.h"
@@ -20,22 +22,15 @@ namespace stoker::cli {
 
 // Defaults are PlanOptions' own.
 struct PlanFlags {
+  PlanFlags() { options.batch_size = PlanOptions{}.batch_size; }
   std::vector<std::string> datasets;
-  uint64_t seq_len = PlanOptions{}.seq_len;
-  uint64_t batch_size = PlanOptions{}.batch_size;
+  // Every row of PlanOptionTable() with a CLI spelling writes its field here (a row added to the
+  // table is a flag with no other edit), and --long-documents its own (a LoaderOptions row: the
+  // plan counts documents as the loader reads them). LoaderFlags' rows write here too.
+  LoaderOptions options;
+  // --world-size / --rank as given; unset ones are $WORLD_SIZE / $RANK, else 1 / 0.
   std::optional<uint32_t> world_size;
   std::optional<uint32_t> rank;
-  uint64_t seed = PlanOptions{}.seed;
-  std::string shuffle{ShuffleModeName(PlanOptions{}.shuffle)};
-  std::string pack{PackModeName(PlanOptions{}.pack)};
-  std::string remainder{RemainderPolicyName(PlanOptions{}.remainder)};
-  uint64_t block_shards = PlanOptions{}.block_shards;
-  uint64_t bestfit_window = PlanOptions{}.bestfit_window;
-  uint64_t pad_each_document_to = PlanOptions{}.pad_each_document_to;
-  uint64_t max_documents_per_row = PlanOptions{}.max_documents_per_row;
-  // Documents longer than --seq-len (LoaderOptions::long_documents): auto | split | drop |
-  // truncate.
-  std::string long_documents{LongDocumentsName(LongDocuments::kAuto)};
   // --mixture FILE (docs/plan.md, "Schedules") instead of DATASET arguments, with the run's length
   // for shares of it; ExpandMixtureFlag turns them into `datasets` and `phases`.
   std::string mixture;

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "loader/loader_options_table.h"
+#include "plan/plan_options_table.h"
 #include "stoker/window_counter.h"
 
 namespace stoker::cli {
@@ -78,18 +80,22 @@ Result<PlanFlags> SegmentFlags(const Json& seg, const std::string& where,
   PlanFlags f;
   const Json& o = seg.value("options", Json::object());
   if (!o.is_object()) return InvalidArgument(where + ": 'options' must be an object");
-  STOKER_ASSIGN_OR_RETURN(f.seq_len, Unsigned(o, "seq_len", where));
-  STOKER_ASSIGN_OR_RETURN(f.batch_size, Unsigned(o, "batch_size", where));
-  STOKER_ASSIGN_OR_RETURN(const uint64_t world, Unsigned(o, "world_size", where));
-  f.world_size = static_cast<uint32_t>(world);
+  for (const char* key : {"seq_len", "batch_size", "world_size", "seed"}) {
+    STOKER_RETURN_IF_ERROR(Unsigned(o, key, where).status());
+  }
+  // Every option of the plan's table the record holds (a record from before a row leaves it at
+  // its default), and --long-documents: each read by its row, as its flag is.
+  OptionTable<LoaderOptions> rows = RebaseOptions<LoaderOptions>(PlanOptionTable());
+  rows.push_back(*FindOption(LoaderOptionTable(), "long_documents"));
+  for (const OptionRow<LoaderOptions>& row : rows) {
+    const std::string key(row.name);
+    if (!row.set || !o.contains(key)) continue;
+    const Json& v = o[key];
+    Status st = row.set(f.options, v.is_string() ? v.get<std::string>() : v.dump());
+    if (!st.ok()) return st.WithContext(where);
+  }
+  f.world_size = f.options.world_size;
   f.rank = 0;
-  STOKER_ASSIGN_OR_RETURN(f.seed, Unsigned(o, "seed", where));
-  f.shuffle = o.value("shuffle", f.shuffle);
-  f.block_shards = o.value("block_shards", f.block_shards);
-  f.pack = o.value("pack", f.pack);
-  f.bestfit_window = o.value("bestfit_window", f.bestfit_window);
-  f.remainder = o.value("remainder", f.remainder);
-  f.long_documents = o.value("long_documents", f.long_documents);
   f.run_rows = o.value("run_rows", uint64_t{0});
   f.mixture_names = o.value("dataset_names", std::vector<std::string>{});
   const Json& ds = seg.value("datasets", Json::array());

@@ -2,38 +2,46 @@
 
 #include "cli_common.h"
 #include "number_flags.h"
+#include "option_flags.h"
 #include "stream/stream_chat.h"
 #include "stream/stream_options_table.h"
-#include "text/utf8.h"
 #include "tokenizer_flags.h"
 
 namespace stoker::cli {
 
 namespace {
 
-// Help texts are the option table's (stream/stream_options_table.h).
-std::string Doc(std::string_view name) {
-  return std::string(FindOption(stream::StreamOptionTable(), name)->doc);
+// The rows that shape a stream's batches rather than its text: a scan has no use for them, so
+// AddStreamFlags adds them; every other row is a text flag.
+bool IsStreamBatchRow(std::string_view name) {
+  return name == "shuffle_buffer" || name == "steps_per_epoch" || name == "split_factor";
+}
+
+// The rows of StreamOptionTable() with a CLI spelling that `sub` has no flag for yet, batch rows
+// or text rows (stream/stream_options_table.h).
+void AddStreamRows(CLI::App* sub, StreamOptions* options, bool batch_rows) {
+  for (const OptionRow<StreamOptions>& row : stream::StreamOptionTable()) {
+    if (row.cli.empty() || IsStreamBatchRow(row.name) != batch_rows ||
+        sub->get_option_no_throw(std::string(row.cli)) != nullptr) {
+      continue;
+    }
+    AddOptionFlag(sub, row, options);
+  }
 }
 
 }  // namespace
 
 void AddStreamTextFlags(CLI::App* sub, StreamTextFlags* f) {
-  sub->add_option("--tokenizer", f->tokenizer, Doc("tokenizer"))->capture_default_str();
-  AddBpeTokenizerFlags(sub, &f->tokenizer_options);
-  sub->add_option("--text-field", f->text_field, Doc("text_field"))->capture_default_str();
-  sub->add_option("--utf8", f->utf8, Doc("utf8"))
-      ->check(CLI::IsMember({"replace", "skip", "fail"}))
-      ->capture_default_str();
+  StreamOptions& o = f->options;
+  AddChatFlags(sub, &o.train_on, &o.chat_template, &o.chat_field, "Streams of chat records");
+  AddStreamRows(sub, &o, false);
+  AddBpeTokenizerFlags(sub, &o.tokenizer_options);
   if (sub->get_option_no_throw("--on-error") == nullptr) {
     sub->add_option("--on-error", f->on_error, "Streams: bad records: fail or skip")
         ->check(CLI::IsMember({"fail", "skip"}))
         ->capture_default_str();
   }
-  AddChatFlags(sub, &f->train_on, &f->chat_template, &f->chat_field, "Streams of chat records");
-  auto* dir = sub->add_option("--scan-cache", f->scan_cache,
-                              "Streams: where pre-scans (`stoker scan`) are looked up and written "
-                              "(default: the cache directory's stream-scan/)");
+  CLI::Option* dir = sub->get_option("--scan-cache");
   dir->transform(LocalFile());
   sub->add_flag("--no-scan-cache", f->no_scan_cache,
                 "Streams: no scan cache (scans beside the data are still read)")
@@ -47,15 +55,7 @@ void AddStreamFlags(CLI::App* sub, StreamFlags* f) {
                 "(docs/streaming.md)");
   const size_t before = sub->get_options().size();
   AddStreamTextFlags(sub, f);
-  sub->add_option("--shuffle-buffer", f->shuffle_buffer, Doc("shuffle_buffer"))
-      ->check(WholeNumber<uint64_t>(1))
-      ->capture_default_str();
-  sub->add_option("--steps-per-epoch", f->steps_per_epoch, Doc("steps_per_epoch"))
-      ->check(WholeNumber<uint64_t>(0))
-      ->capture_default_str();
-  sub->add_option("--split-factor", f->split_factor, Doc("split_factor"))
-      ->check(WholeNumber<uint64_t>(1))
-      ->capture_default_str();
+  AddStreamRows(sub, &f->options, true);
   for (size_t i = before; i < sub->get_options().size(); ++i) {
     f->stream_only.push_back(sub->get_options()[i]);
   }
@@ -75,24 +75,14 @@ Status CheckStreamFlagsUse(const StreamFlags& f) {
 
 std::string ScanCacheDir(const StreamTextFlags& f) {
   if (f.no_scan_cache) return "";
-  return f.scan_cache.empty() ? "auto" : f.scan_cache;
+  return f.options.scan_cache_dir.empty() ? "auto" : f.options.scan_cache_dir;
 }
 
 Result<StreamOptions> ToStreamOptions(const StreamFlags& f,
                                       const std::vector<std::string>& inputs) {
-  StreamOptions so;
+  StreamOptions so = f.options;
   so.inputs = inputs;
-  so.tokenizer = f.tokenizer;
-  so.tokenizer_options = f.tokenizer_options;
-  so.text_field = f.text_field;
-  STOKER_ASSIGN_OR_RETURN(so.utf8, ParseUtf8Policy(f.utf8));
-  so.shuffle_buffer = f.shuffle_buffer;
-  so.steps_per_epoch = f.steps_per_epoch;
-  so.split_factor = f.split_factor;
   so.scan_cache_dir = ScanCacheDir(f);
-  so.train_on = f.train_on;
-  so.chat_template = f.chat_template;
-  so.chat_field = f.chat_field;
   return so;
 }
 

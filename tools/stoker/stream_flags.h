@@ -18,24 +18,20 @@ namespace stoker::cli {
 
 // How raw text becomes tokens and where its pre-scans live: what a scan file is keyed by.
 struct StreamTextFlags {
-  std::string tokenizer = "bytes";
-  TokenizerOptions tokenizer_options;
-  std::string text_field = "text";
-  std::string utf8 = "replace";   // replace | skip | fail
+  // Every row of StreamOptionTable() with a CLI spelling writes its field here (help, default and
+  // check from the row; a row added to the table is a flag with no other edit): --tokenizer
+  // --text-field --utf8 --scan-cache and the chat flags (pack's help texts, tokenizer_flags.h),
+  // and with AddStreamFlags --shuffle-buffer --steps-per-epoch --split-factor. The tokenizer's
+  // own rows write options.tokenizer_options.
+  StreamOptions options;
   std::string on_error = "fail";  // fail | skip: unless the command has the loader's --on-error
-  std::string scan_cache;         // "": the default scan cache directory
   bool no_scan_cache = false;
-  // Chat records (docs/streaming.md, "Chat records"): pack's flags of these names.
-  std::string train_on, chat_template, chat_field;
 };
 
 void AddStreamTextFlags(CLI::App* sub, StreamTextFlags* flags);
 
 struct StreamFlags : StreamTextFlags {
-  bool stream = false;  // the DATASET arguments are raw text inputs
-  uint64_t shuffle_buffer = StreamOptions{}.shuffle_buffer;
-  uint64_t steps_per_epoch = 0;
-  uint64_t split_factor = StreamOptions{}.split_factor;
+  bool stream = false;                          // the DATASET arguments are raw text inputs
   std::vector<const CLI::Option*> stream_only;  // the flags AddStreamFlags added, but --stream
 };
 
@@ -51,7 +47,7 @@ std::string ScanCacheDir(const StreamTextFlags& flags);
 Result<std::shared_ptr<const ChatEncoder>> StreamChatFromFlags(
     const StreamTextFlags& flags, const std::vector<std::string>& inputs);
 
-// The stream over `inputs` that the flags describe. kInvalidArgument for a bad --utf8.
+// The stream over `inputs` that the flags describe.
 Result<StreamOptions> ToStreamOptions(const StreamFlags& flags,
                                       const std::vector<std::string>& inputs);
 

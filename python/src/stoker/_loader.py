@@ -20,10 +20,17 @@ STATE_FORMAT = "stoker-loader-state"
 STATE_VERSION = 1
 RUN_RECORD_FORMAT = "stoker-run-record"
 RUN_RECORD_VERSION = 1
-# The plan options a run record keeps (docs/lineage.md): those that shape the rows and their ranks.
-_RUN_RECORD_OPTIONS = ("seq_len", "batch_size", "world_size", "seed", "shuffle", "block_shards",
-                       "pack", "bestfit_window", "remainder", "long_documents", "run_rows",
-                       "dataset_names")
+
+
+def _run_record_options() -> Tuple[str, ...]:
+    """The plan options a run record keeps (docs/lineage.md): every row of the plan's option table
+    with a text form but the rank (a record is the run's, not one rank's), long_documents (how the
+    documents are read), and the mixture's run_rows and dataset_names. `stoker trace --run` reads
+    each back by its row (tools/stoker/run_record.cc)."""
+    return tuple(r["name"] for r in _stoker.option_table("plan")
+                 if r["default"] is not None and r["name"] != "rank") + (
+        "long_documents", "run_rows", "dataset_names")
+
 
 class Batch(dict):
     """One batch: ``{name: array}`` (torch tensors or NumPy arrays, nothing else, so
@@ -218,19 +225,34 @@ def option_defaults(table: str) -> Dict[str, Any]:
             if row["python"] is not None}
 
 
-def _context_parallel(value: Any) -> Tuple[int, int]:
-    """(cp_size, cp_rank) from context_parallel=None or a pair of integers."""
+@functools.lru_cache(maxsize=None)
+def option_tuples(table: str) -> Dict[str, Tuple[Tuple[str, bool], ...]]:
+    """{python keyword: ((field, optional), ...) by position} of the keywords that are tuples of
+    several rows (``context_parallel=(cp_size, cp_rank)``), as the option table declares them
+    (each row's ``python_part``; do not modify)."""
+    parts: Dict[str, Dict[int, Tuple[str, bool]]] = {}
+    for row in _stoker.option_table(table):
+        if row["python_part"] is not None:
+            keyword, index, optional = row["python_part"]
+            parts.setdefault(keyword, {})[index] = (row["name"], optional)
+    return {k: tuple(v[i] for i in sorted(v)) for k, v in parts.items()}
+
+
+def _tuple_fields(table: str, keyword: str, value: Any) -> Dict[str, Any]:
+    """{field: value} that the tuple keyword's value sets ({} for None: the fields' defaults);
+    each value is then checked by its row as it is assigned."""
     if value is None:
-        return 1, 0
-    try:
-        size, rank = (operator.index(v) for v in value)
-    except (TypeError, ValueError):
-        raise ValueError("context_parallel must be (cp_size, cp_rank), two integers, got "
-                         f"{value!r}") from None
-    if size < 1 or not 0 <= rank < size:
-        raise ValueError(f"context_parallel=({size}, {rank}): cp_size must be at least 1 and "
-                         "cp_rank in [0, cp_size)")
-    return size, rank
+        return {}
+    parts = option_tuples(table)[keyword]
+    try:  # NumPy integers too
+        values = tuple(operator.index(v) if hasattr(v, "__index__") else v for v in value)
+    except TypeError:
+        values = ()
+    if not sum(not optional for _, optional in parts) <= len(values) <= len(parts):
+        shape = ", ".join(n for n, optional in parts if not optional) + "".join(
+            f"[, {n}]" for n, optional in parts if optional)
+        raise ValueError(f"{keyword} must be ({shape}), got {value!r}")
+    return {name: v for (name, _), v in zip(parts, values)}
 
 
 def _options(**kw: Any) -> "_stoker.LoaderOptions":
@@ -385,8 +407,13 @@ class Loader:
                 raise ValueError("bestfit_window given to both stoker.Stream (deprecated) and "
                                  "stoker.Loader: give it to the Loader only")
             bestfit_window = stream.bestfit_window
-        cp_size, cp_rank = _context_parallel(context_parallel)
-        if cp_size > 1 and pad_each_document_to in (0, 1):
+        # Keywords that are tuples of several rows (context_parallel, flex_block_mask): their
+        # fields as the option table declares them.
+        keywords = locals()
+        tuples = {f: v for k in option_tuples("loader")
+                  for f, v in _tuple_fields("loader", k, keywords[k]).items()}
+        cp_size = tuples.get("cp_size", 1)
+        if isinstance(cp_size, int) and cp_size > 1 and pad_each_document_to in (0, 1):
             # Each document must split into equal chunks (TransformerEngine #1930): implied.
             pad_each_document_to = (2 if cp_layout == "zigzag" else 1) * cp_size
         self._setup(device, output)
@@ -395,14 +422,11 @@ class Loader:
         given = dict(locals(), device=self._device)
         self._options = _options(**{k: given[k] for k in option_defaults("loader")
                                     if k not in ("cache_dir", "cache_size")})
-        self._options.cp_size, self._options.cp_rank = cp_size, cp_rank
-        if flex_block_mask is not None:
-            spec = tuple(flex_block_mask)
-            if len(spec) not in (2, 3):
-                raise ValueError("flex_block_mask must be (block_size, kind) or (block_size, "
-                                 f"'sliding_window', window), got {flex_block_mask!r}")
-            self._options.flex_block_size, self._options.flex_mask_kind = spec[0], spec[1]
-            self._options.flex_window = spec[2] if len(spec) == 3 else 0
+        for field, value in tuples.items():
+            try:
+                setattr(self._options, field, value)
+            except TypeError as e:
+                raise ValueError(str(e)) from None
         apply_mixture(self._options, mixture)
         cache_dir = _spelling.cache_dir(cache_dir, "cache_dir")
         if cache_size is not None and cache_dir is None:
@@ -717,7 +741,7 @@ class Loader:
                          | ({"id": cursors[k]["id"]} if k < len(cursors) else {})
                          for k, (name, (path, weight)) in enumerate(zip(names, self._datasets))],
             "options": {k: (list(v) if k == "dataset_names" else v)
-                        for k, v in ((k, getattr(o, k)) for k in _RUN_RECORD_OPTIONS)},
+                        for k, v in ((k, getattr(o, k)) for k in _run_record_options())},
             "phases": [{"end_row": p.end_row, "weights": list(p.weights),
                         "end_weights": list(p.end_weights)} for p in o.phases],
             "resume": resume,
