@@ -11,7 +11,11 @@ makes of it (tests/python/bpe_cases.py). Each tokenizer's ids are checked agains
 
   .venv/bin/python bench/tokenizer_vs_peers.py [--prose-mb 3] [--code-mb 3] [--repeat 3]
       [--scaling-repeat 5] [--batch-repeat N] [--pack-mb 200 | --pack-repeat N]
-      [--only-sentencepiece | --no-sentencepiece]
+      [--only-sentencepiece | --no-sentencepiece] [--only-files [--only-sp-files]]
+
+--only-files (since session 44): one row per tokenizer.json file (the byte-level ones in
+tests/data/tokenizers, Phi-3's, and Llama 2's converted to the legacy, Metaspace and Gemma
+layouts), stoker against tokenizers, one thread, CPU time (files_table).
 
 Since session 25 a second table: the SentencePiece family (Mistral 7B v1, the Llama 2 layout, and
 v3 with user-defined pieces: the real .model files the PyPI package mistral-common ships, and the
