@@ -22,7 +22,7 @@ BpeTokenizer::Config SpConfig(const Json& normalizer) {
   return c;
 }
 
-Json Replace(const std::string& from, const std::string& to) {
+Json ReplaceJson(const std::string& from, const std::string& to) {
   return {{"type", "Replace"}, {"pattern", {{"String", from}}}, {"content", to}};
 }
 
@@ -51,15 +51,16 @@ Shape ShapeOf(const BpeTokenizer::Config& c) {
 // space is left to split at, so the split is dropped and the text is cut into words at "▁"
 // (before, the whole segment was one word, merged without the cache).
 TEST(TokenizerJsonPipelineTest, SplitOnAReplacedSpaceIsDroppedAndTheMarkerCutApplies) {
-  BpeTokenizer::Config c = SpConfig(Replace(" ", "\xE2\x96\x81"));
+  BpeTokenizer::Config c = SpConfig(ReplaceJson(" ", "\xE2\x96\x81"));
   ASSERT_TRUE(ParsePreTokenizer(SplitOn(" "), "t.json", true, &c).ok());
   EXPECT_FALSE(ShapeOf(c).regex);
   EXPECT_TRUE(ShapeOf(c).marker);
 
   // The same behind Prepend, and in a Sequence.
-  Json seq = {{"type", "Sequence"},
-              {"normalizers",
-               {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}}, Replace(" ", "\xE2\x96\x81")}}};
+  Json seq = {
+      {"type", "Sequence"},
+      {"normalizers",
+       {{{"type", "Prepend"}, {"prepend", "\xE2\x96\x81"}}, ReplaceJson(" ", "\xE2\x96\x81")}}};
   BpeTokenizer::Config d = SpConfig(seq);
   ASSERT_TRUE(ParsePreTokenizer({{"type", "Sequence"}, {"pretokenizers", {SplitOn(" ")}}}, "t.json",
                                 true, &d)
@@ -77,19 +78,21 @@ TEST(TokenizerJsonPipelineTest, SplitThatCanMatchIsKept) {
   };
   const Case cases[] = {
       {"no normalizer", Json(), SplitOn(" ")},
-      {"a replacement that writes the literal back", Replace(" ", " x"), SplitOn(" ")},
-      {"another literal replaced", Replace("\t", "\xE2\x96\x81"), SplitOn(" ")},
+      {"a replacement that writes the literal back", ReplaceJson(" ", " x"), SplitOn(" ")},
+      {"another literal replaced", ReplaceJson("\t", "\xE2\x96\x81"), SplitOn(" ")},
       {"a later Replace brings it back",
        {{"type", "Sequence"},
-        {"normalizers", {Replace(" ", "\xE2\x96\x81"), Replace("\xE2\x96\x81", " ")}}},
+        {"normalizers", {ReplaceJson(" ", "\xE2\x96\x81"), ReplaceJson("\xE2\x96\x81", " ")}}},
        SplitOn(" ")},
       {"a later Prepend brings it back",
        {{"type", "Sequence"},
-        {"normalizers", {Replace(" ", "\xE2\x96\x81"), {{"type", "Prepend"}, {"prepend", " "}}}}},
+        {"normalizers",
+         {ReplaceJson(" ", "\xE2\x96\x81"), {{"type", "Prepend"}, {"prepend", " "}}}}},
        SplitOn(" ")},
-      {"inverted (the pattern names the pieces)", Replace(" ", "\xE2\x96\x81"), SplitOn(" ", true)},
+      {"inverted (the pattern names the pieces)", ReplaceJson(" ", "\xE2\x96\x81"),
+       SplitOn(" ", true)},
       {"two characters (a replacement's end and the next may form them)",
-       Replace(" ", "\xE2\x96\x81"), SplitOn("  ")},
+       ReplaceJson(" ", "\xE2\x96\x81"), SplitOn("  ")},
   };
   for (const Case& k : cases) {
     BpeTokenizer::Config c = SpConfig(k.normalizer);
