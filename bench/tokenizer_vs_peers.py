@@ -11,7 +11,11 @@ makes of it (tests/python/bpe_cases.py). Each tokenizer's ids are checked agains
 
   .venv/bin/python bench/tokenizer_vs_peers.py [--prose-mb 3] [--code-mb 3] [--repeat 3]
       [--scaling-repeat 5] [--batch-repeat N] [--pack-mb 200 | --pack-repeat N]
-      [--only-sentencepiece | --no-sentencepiece]
+      [--only-sentencepiece | --no-sentencepiece] [--only-files [--only-sp-files]]
+
+--only-files (since session 44): one row per tokenizer.json file (the byte-level ones in
+tests/data/tokenizers, Phi-3's, and Llama 2's converted to the legacy, Metaspace and Gemma
+layouts), stoker against tokenizers, one thread, CPU time (files_table).
 
 Since session 25 a second table: the SentencePiece family (Mistral 7B v1, the Llama 2 layout, and
 v3 with user-defined pieces: the real .model files the PyPI package mistral-common ships, and the
@@ -151,11 +155,18 @@ def main():
                     help="skip the SentencePiece family table")
     ap.add_argument("--only-patterns", action="store_true",
                     help="only the table of tiktoken patterns (cl100k, Llama 3, o200k)")
+    ap.add_argument("--only-files", action="store_true",
+                    help="only the per-file table of tokenizer.json files against tokenizers")
+    ap.add_argument("--only-sp-files", action="store_true",
+                    help="with --only-files: only the SentencePiece-style files")
     args = ap.parse_args()
 
     import stoker
 
     texts = bench_texts(args.prose_mb, args.code_mb)
+    if args.only_files:
+        files_table(texts, args)
+        return
     patterns_table(texts, args)
     if args.only_patterns:
         return
@@ -502,6 +513,70 @@ def sentencepiece_table(texts, args):
                   f"| {walls['stoker', 1] / walls['stoker', 2]:.2f}x "
                   f"| {walls['sentencepiece', 1] / walls['sentencepiece', 2]:.2f}x "
                   f"| {walls['sentencepiece', 2] / walls['stoker', 2]:.2f}x |")
+
+
+def files_table(texts, args):
+    """One row per tokenizer.json (since session 44): stoker against tokenizers, one thread, CPU
+    time, best of --repeat rounds taking turns. The files: the byte-level ones in
+    tests/data/tokenizers (Qwen2.5, Qwen3, Llama 3.2, SmolLM3), Phi-3's
+    (Prepend + Replace, byte fallback), and the SentencePiece-style ones transformers' converter
+    makes of Llama 2's tokenizer.model: its legacy form (Prepend + Replace), Metaspace "first",
+    and Gemma's layout (Replace only, with Gemma's added tokens; tests/python/chat_coverage_cases.py)."""
+    import lzma
+
+    import stoker
+    import tokenizers
+    from chat_coverage_cases import LLAMA2_MODEL, gemma_layout_dir
+    from sp_cases import sp_tokenizer_json
+
+    data = REPO / "tests" / "data" / "tokenizers"
+    mb = sum(len(t.encode()) for t in texts) / 1e6
+    print(f"\ntokenizer.json files: {len(texts)} documents, {mb:.2f} MB of UTF-8; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print("\n| file (1 thread, CPU time) | stoker MB/s | tokenizers MB/s | stoker / tokenizers "
+          "| ids = tokenizers |")
+    print("|---|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        rows = []
+        for name in () if args.only_sp_files else ("qwen2.5-instruct", "qwen3", "llama-3.2", "smollm3"):
+            out = d / f"{name}.json"
+            out.write_bytes(lzma.decompress((data / name / "tokenizer.json.xz").read_bytes()))
+            rows.append((f"{name} (byte-level)", out))
+        rows.append(("phi-3-mini-4k-instruct (Prepend + Replace, byte fallback)",
+                     data / "phi-3-mini-4k-instruct" / "tokenizer.json"))
+        rows.append(("llama-2 legacy (Prepend + Replace, byte fallback)",
+                     sp_tokenizer_json(LLAMA2_MODEL, d / "legacy.json", "legacy")))
+        rows.append(("llama-2 Metaspace first", sp_tokenizer_json(LLAMA2_MODEL, d / "first.json",
+                                                                  "first")))
+        gemma = gemma_layout_dir(d / "gemma") / "tokenizer.json"
+        rows.append(("Gemma layout (Replace, runs of \u2581 added, byte fallback)", gemma))
+        # transformers 5's GemmaTokenizer adds Split(" ", MergedWithPrevious), a no-op after the
+        # Replace (what a Gemma 2 tokenizer saved by transformers 5 holds).
+        j = json.loads(gemma.read_text(encoding="utf-8"))
+        j["pre_tokenizer"] = {"type": "Split", "pattern": {"String": " "},
+                              "behavior": "MergedWithPrevious", "invert": False}
+        gemma5 = d / "gemma5.json"
+        gemma5.write_text(json.dumps(j, ensure_ascii=False), encoding="utf-8")
+        rows.append(("Gemma layout as transformers 5 writes it (+ Split(\" \"))", gemma5))
+        for name, path in rows:
+            tok = stoker.Tokenizer(str(path))
+            hf = tokenizers.Tokenizer.from_file(str(path))
+            hf.encode_special_tokens = True
+            runners = {"stoker": lambda: [tok.encode(t) for t in texts],
+                       "tokenizers": lambda: [hf.encode(t).ids for t in texts]}
+            cpus = {k: [] for k in runners}
+            got = {}
+            for _ in range(args.repeat):
+                for k, fn in runners.items():
+                    c0 = time.process_time()
+                    got[k] = fn()
+                    cpus[k].append(time.process_time() - c0)
+            same = sum(list(g) == w for g, w in zip(got["stoker"], got["tokenizers"]))
+            best = {k: min(v) for k, v in cpus.items()}
+            print(f"| {name} | {mb / best['stoker']:.1f} | {mb / best['tokenizers']:.2f} "
+                  f"| {best['tokenizers'] / best['stoker']:.1f}x | {same}/{len(texts)} |",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -287,6 +287,29 @@ void BpeModel::InsertPairs(std::span<const Merge> merges) {
   }
 }
 
+// A merge joins two symbols into a token that holds both, so a character that no merged token
+// holds is never joined to anything. The unk rule must not see the cut either: the character is
+// its own token (which ends an unk run), or byte fallback covers every byte (no character is
+// ever unk).
+void BpeModel::FindIsolated() {
+  has_isolated_ = false;
+  std::fill(std::begin(isolated_), std::end(isolated_), false);
+  if (!char_symbols_) return;
+  bool merged[128] = {};
+  for (uint64_t h = 0; pair_mask_ != 0 && h <= pair_mask_; ++h) {  // mask 0: no table yet
+    if (pairs_[h].key == 0) continue;
+    for (char b : tokens_[static_cast<size_t>(pairs_[h].merged)]) {
+      if (static_cast<uint8_t>(b) < 0x80) merged[static_cast<uint8_t>(b)] = true;
+    }
+  }
+  bool full_fallback = fallback_ids_.size() == 256;
+  for (int32_t id : fallback_ids_) full_fallback = full_fallback && id >= 0;
+  for (int c = 0; c < 128; ++c) {
+    isolated_[c] = !merged[c] && (byte_ids_[static_cast<size_t>(c)] >= 0 || full_fallback);
+    has_isolated_ = has_isolated_ || isolated_[c];
+  }
+}
+
 // tokenizers' BPE::merge_word: a character's token, else its bytes' tokens (byte_fallback, when
 // every one exists), else unk, a run of them fused into one with fuse_unk. (SentencePiece's BPE
 // does the same: an unknown character becomes its bytes, or one unk per run of them.)

@@ -66,13 +66,22 @@ class BpeModel {
   void set_unk(int32_t unk_id, bool fuse_unk) {
     unk_id_ = unk_id;
     fuse_unk_ = fuse_unk;
+    FindIsolated();
   }
   // Character mode. `byte_fallback`: the ids of the 256 byte tokens ("<0x00>"...), or empty for
   // none; a character without a token of its own becomes its bytes' tokens when all exist.
   void set_char_symbols(std::vector<int32_t> byte_fallback) {
     char_symbols_ = true;
     fallback_ids_ = std::move(byte_fallback);
+    FindIsolated();
   }
+
+  // Character mode: whether the ASCII character `c` is isolated, i.e. no merge's token holds it
+  // (so no merge ever joins it to a neighbour) and it is never unk (its own token, or byte
+  // fallback with no unk possible), so EncodePiece of a piece cut before and after it gives the
+  // same ids. Llama 2's "\n", "\t" and digits are; Gemma's are not.
+  bool isolated(uint8_t c) const { return c < 0x80 && isolated_[c]; }
+  bool has_isolated() const { return has_isolated_; }
 
   static constexpr size_t kSmallPiece = 48;
 
@@ -101,6 +110,8 @@ class BpeModel {
   void CharSymbols(std::string_view piece, std::vector<int32_t>* syms) const;
   void MergeSmall(std::vector<int32_t>& syms, std::vector<int32_t>* ids) const;
   void MergeLarge(std::vector<int32_t>& syms, std::vector<int32_t>* ids) const;
+  // Fills isolated_ (character mode only; else none is).
+  void FindIsolated();
 
   TokenBytes tokens_;
   std::vector<int32_t> byte_ids_ = std::vector<int32_t>(256, -1);
@@ -114,6 +125,8 @@ class BpeModel {
   bool fuse_unk_ = false;
   bool char_symbols_ = false;
   std::vector<int32_t> fallback_ids_;  // by byte; -1 where that byte has no token
+  bool isolated_[128] = {};
+  bool has_isolated_ = false;
 };
 
 }  // namespace stoker

@@ -48,7 +48,7 @@ void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
     ids->push_back(id);
   } else if (c_.unigram) {
     c_.unigram->EncodeWord(piece, ids);
-  } else {
+  } else if (!EncodeAroundIsolated(piece, cache, ids)) {
     c_.model.EncodePiece(piece, ids);
   }
   const size_t count = ids->size() - start;
@@ -57,6 +57,27 @@ void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
   } else if (long_cache != nullptr) {
     long_cache->Insert(piece, ids->data() + start, count);
   }
+}
+
+// Llama 2's "\n" or digits end a SentencePiece-style word for the merges (BpeModel::isolated):
+// "):\n\n▁▁▁▁return" is "):", "\n", "\n" and "▁▁▁▁return", each found in the caches (the
+// parts of code and CJK lines repeat where the whole rarely does), and a long piece merges in
+// short parts. Not with ignore_merges, which looks the whole piece up first.
+bool BpeTokenizer::EncodeAroundIsolated(std::string_view piece, PieceCache* cache,
+                                        std::vector<int32_t>* ids) const {
+  if (!c_.model.has_isolated() || c_.whole_piece_first || piece.size() < 2) return false;
+  size_t at = 0;
+  while (at < piece.size() && !c_.model.isolated(static_cast<uint8_t>(piece[at]))) ++at;
+  if (at == piece.size()) return false;
+  size_t start = 0;
+  for (; at < piece.size(); ++at) {
+    if (!c_.model.isolated(static_cast<uint8_t>(piece[at]))) continue;
+    if (at > start) EncodePiece(piece.substr(start, at - start), cache, ids);
+    c_.model.EncodePiece(piece.substr(at, 1), ids);
+    start = at + 1;
+  }
+  if (start < piece.size()) EncodePiece(piece.substr(start), cache, ids);
+  return true;
 }
 
 Status BpeTokenizer::RunStages(std::string_view piece, size_t stage, bool at_start,

@@ -88,6 +88,10 @@ class BpeTokenizer final : public Tokenizer {
   Status RunStages(std::string_view piece, size_t stage, bool at_start,
                    std::vector<int32_t>* ids) const;
   void EncodePiece(std::string_view piece, PieceCache* cache, std::vector<int32_t>* ids) const;
+  // Encodes `piece` cut around the model's isolated characters, each part through the caches;
+  // false (nothing appended) when it has none.
+  bool EncodeAroundIsolated(std::string_view piece, PieceCache* cache,
+                            std::vector<int32_t>* ids) const;
   // The string of `id` (an added token's content, else its vocabulary bytes); kOutOfRange
   // outside the vocabulary.
   Status TokenString(int32_t id, std::string_view* token, bool* added) const;

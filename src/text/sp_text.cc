@@ -1,5 +1,8 @@
 #include "text/sp_text.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace stoker {
 namespace {
 
@@ -36,6 +39,24 @@ void SentencePieceNormalize(const TextEdit& e, std::string_view in, std::string*
 void ReplaceAll(std::string_view in, std::string_view from, std::string_view to, std::string* out) {
   if (from.empty()) {
     out->append(in);
+    return;
+  }
+  if (from.size() == 1 && !to.empty()) {
+    // The normalizers' " " -> "▁": one pass writing into the final size. A find and two appends
+    // per space cost ~60 instructions a byte of prose and code, a fifth of Phi-3's encode.
+    const char f = from[0];
+    const size_t hits = static_cast<size_t>(std::count(in.begin(), in.end(), f));
+    const size_t old = out->size();
+    out->resize(old + in.size() + hits * (to.size() - 1));
+    char* w = out->data() + old;
+    for (char c : in) {
+      if (c == f) {
+        std::memcpy(w, to.data(), to.size());
+        w += to.size();
+      } else {
+        *w++ = c;
+      }
+    }
     return;
   }
   size_t pos = 0, at;

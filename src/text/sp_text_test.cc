@@ -46,6 +46,32 @@ TEST(SpTextTest, PrependAndReplace) {
   EXPECT_EQ(Edit({TextEdit::Kind::kReplace, "ab", "x"}, "aabab"), "axx");
 }
 
+// ReplaceAll's one-character path (the " " -> "▁" normalizers) against a plain find-and-append
+// loop, appending after what *out already holds, for replacements of 1 to 3 bytes.
+TEST(SpTextTest, ReplaceAllOfOneCharacterMatchesTheGeneralLoop) {
+  auto slow = [](std::string_view in, char from, std::string_view to) {
+    std::string r;
+    for (char c : in) {
+      if (c == from) {
+        r.append(to);
+      } else {
+        r.push_back(c);
+      }
+    }
+    return r;
+  };
+  const std::string texts[] = {"", " ", "   ", "a", "a b  c ", " lead", "trail ", "no-space"};
+  for (const std::string& t : texts) {
+    for (std::string_view to :
+         {std::string_view("x"), std::string_view("\xC3\xA9"), std::string_view(M)}) {
+      std::string out = "kept";
+      ReplaceAll(t, " ", to, &out);
+      EXPECT_EQ(out, "kept" + slow(t, ' ', to)) << t;
+    }
+  }
+  EXPECT_EQ(ReplaceAll("a b", " ", ""), "ab");  // an empty replacement: the general loop
+}
+
 TEST(SpTextTest, MetaspacePrependSchemes) {
   MetaspaceStep m;
   std::string out;

@@ -203,30 +203,7 @@ size_t TiktokenScanner::MatchO200k(std::string_view t, size_t i) const {
   return MatchTail(t, i, c0, len0);
 }
 
-// An ASCII word at `i` (with an optional ASCII prefix), most of o200k's pieces in prose and code:
-// [A-Z]*[a-z]* after the prefix, at least one letter, then an ASCII byte or the end. In ASCII, U is
-// [A-Z] and W is [a-z] (no Lm, Lo or M), so both word alternatives end where the lower-case run
-// ends (U*W+ when there is one, else U+W* over the upper-case run), with the contraction after it.
-// Returns `i` when the text is not such a word (the general code decides then).
-size_t TiktokenScanner::MatchO200kAsciiWord(std::string_view t, size_t i) const {
-  const size_t n = t.size();
-  auto upper = [](unsigned char c) { return c - 'A' < 26u; };
-  auto lower = [](unsigned char c) { return c - 'a' < 26u; };
-  size_t p = i;
-  const auto c0 = static_cast<unsigned char>(t[p]);
-  if (c0 >= 0x80) return i;
-  if (!upper(c0) && !lower(c0)) {  // the prefix [^\r\n\p{L}\p{N}]
-    if ((classes_[c0] & kNumber) || c0 == '\r' || c0 == '\n') return i;
-    if (++p == n ||
-        !(upper(static_cast<unsigned char>(t[p])) || lower(static_cast<unsigned char>(t[p])))) {
-      return i;
-    }
-  }
-  while (p < n && upper(static_cast<unsigned char>(t[p]))) ++p;
-  while (p < n && lower(static_cast<unsigned char>(t[p]))) ++p;
-  if (p < n && static_cast<unsigned char>(t[p]) >= 0x80) return i;  // the word may go on
-  return ContractionEnd(t, p);
-}
+size_t TiktokenScanner::Contraction(std::string_view t, size_t p) { return ContractionEnd(t, p); }
 
 // The alternatives after the words, which differ only in what follows punctuation:
 // \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]* (o200k: [\r\n/]*), and in the whitespace ones:

@@ -21,7 +21,8 @@ Status ParseNormalizer(const nlohmann::json& j, std::string_view origin, BpeToke
 bool HasByteLevel(const nlohmann::json& pre_tokenizer);
 // `sp_style`: a Metaspace step (or none) instead of ByteLevel; when nothing else splits the text
 // and the vocabulary allows it (BpeModel::MarkerCutIsExact), a cut before "▁" is added so that
-// words merge (and are cached) one by one with the same ids.
+// words merge (and are cached) one by one with the same ids. A String Split whose character the
+// normalizer replaced everywhere (transformers 5's Gemma layout) splits nothing and is dropped.
 Status ParsePreTokenizer(const nlohmann::json& j, std::string_view origin, bool sp_style,
                          BpeTokenizer::Config* c);
 // The decoder of a SentencePiece-style file (Replace, ByteFallback, Fuse, Strip, Metaspace, or a

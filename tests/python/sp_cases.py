@@ -27,7 +27,9 @@ def sp_tokenizer_json(model: Path, out: Path, variant: str) -> Path:
     - "first": transformers' non-legacy Llama: Metaspace(prepend_scheme="first", split=False);
     - "always_split": Metaspace(always, split=True) with a Metaspace decoder;
     - "old_metaspace": the pre-0.19 form {"add_prefix_space": true} (always, split);
-    - "never": Gemma's layout: Replace(" ", "▁") only, Metaspace(never, split=False) decoder."""
+    - "never": Gemma's layout: Replace(" ", "▁") only, Metaspace(never, split=False) decoder;
+    - "gemma5": Gemma's layout as transformers 5's GemmaTokenizer writes it: "never" with a
+      Split(" ", MergedWithPrevious) pre_tokenizer (a no-op after the Replace)."""
     from sentencepiece import sentencepiece_model_pb2 as pb
     from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers
     from transformers.tokenization_utils_base import generate_merges
@@ -56,7 +58,9 @@ def sp_tokenizer_json(model: Path, out: Path, variant: str) -> Path:
                                                    split=True)
         t.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Metaspace(
             replacement=META, prepend_scheme="always", split=True), decoders.Fuse()])
-    elif variant == "never":
+    elif variant in ("never", "gemma5"):
+        if variant == "gemma5":
+            t.pre_tokenizer = pre_tokenizers.Split(" ", behavior="merged_with_previous")
         t.normalizer = normalizers.Replace(pattern=" ", content=META)
         t.decoder = decoders.Sequence([decoders.Replace(META, " "), decoders.ByteFallback(),
                                        decoders.Fuse()])

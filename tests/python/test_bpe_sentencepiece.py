@@ -17,7 +17,7 @@ spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")
 
-VARIANTS = ["legacy", "first", "always_split", "old_metaspace", "never"]
+VARIANTS = ["legacy", "first", "always_split", "old_metaspace", "never", "gemma5"]
 
 
 def all_texts():
