@@ -288,6 +288,22 @@ void RegisterLoader(nb::module_& m) {
       .def_prop_ro("max_seqlen", [](const PyBatch& b) { return b.batch->max_seqlen(); })
       .def_prop_ro("real_tokens", [](const PyBatch& b) { return b.batch->real_tokens(); })
       .def_prop_ro("trained_tokens", [](const PyBatch& b) { return b.batch->trained_tokens(); })
+      .def_prop_ro(
+          "step_figures",
+          [](const PyBatch& b) -> nb::object {
+            const std::optional<StepFigures>& f = b.batch->step_figures();
+            if (!f) return nb::none();
+            nb::dict d;
+            d["global_tokens"] = f->global_tokens;
+            d["global_trained_tokens"] = f->global_trained_tokens;
+            d["step_tokens"] = f->step_tokens;
+            d["step_sum_l2"] = f->step_sum_l2;
+            d["step_imbalance"] = f->step_imbalance;
+            d["microbatch"] = f->microbatch;
+            d["microbatches"] = f->microbatches;
+            return d;
+          },
+          "Steps counted in tokens: the figures of this microbatch's step (a dict), else None.")
       .def_prop_ro("position_after",
                    [](const PyBatch& b) {
                      const PlanPosition& p = b.batch->position_after();

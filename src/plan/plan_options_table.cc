@@ -1,5 +1,7 @@
 #include "plan/plan_options_table.h"
 
+#include "plan/mixture_file.h"
+
 namespace stoker {
 
 const OptionTable<PlanOptions>& PlanOptionTable() {
@@ -51,6 +53,43 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
     t.push_back(OtherOption<P>("dataset_names",
                                "The datasets' names, as a mixture file gives them (else their "
                                "absolute paths): what a checkpoint matches them by")
+                    .Py("-"));
+    // Steps counted in tokens (issue 45; docs/plan.md, "Balanced steps").
+    OptionRow<P> tokens_per_step =
+        WholeOption<P>("tokens_per_step",
+                       "Steps counted in tokens: the global token budget of a step (e.g. 4M); "
+                       "each batch is then one microbatch; 0 = steps of batch_size rows",
+                       &P::tokens_per_step)
+            .Cli("--tokens-per-step");
+    tokens_per_step.set = [](P& p, std::string_view text) -> Status {
+      Result<uint64_t> n = plan::ParseCount(text);
+      if (!n.ok()) return n.status().WithContext("tokens_per_step");
+      p.tokens_per_step = *n;
+      return Status::OK();
+    };
+    t.push_back(std::move(tokens_per_step));
+    t.push_back(WholeOption<P>("microbatches",
+                               "With tokens_per_step: the least microbatches per rank per step",
+                               &P::microbatches, 1)
+                    .Cli("--microbatches"));
+    t.push_back(WholeOption<P>("max_tokens_per_microbatch",
+                               "With tokens_per_step: tokens per microbatch (one row); 0 = seq_len",
+                               &P::max_tokens_per_microbatch)
+                    .Cli("--max-tokens-per-microbatch"));
+    t.push_back(ChoiceOption<P>("balance",
+                                "With tokens_per_step: tokens | attention | none (what ranks are "
+                                "balanced by; attention needs model)",
+                                &P::balance, {"tokens", "attention", "none"}, BalanceModeName,
+                                ParseBalanceMode)
+                    .Cli("--balance"));
+    t.push_back(TextOption<P>("model",
+                              "balance=attention: a model directory or its config.json (the "
+                              "cost a·L + b·L² from its shape), or numbers 'a,b[,c]'",
+                              &P::model)
+                    .Cli("--model-config"));
+    t.push_back(OtherOption<P>("step_cost",
+                               "The cost a·L + b·L² + c that model= resolves to (the loader and "
+                               "the CLI read the file)")
                     .Py("-"));
     return t;
   }();

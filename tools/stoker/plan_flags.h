@@ -44,6 +44,14 @@ struct PlanFlags {
   std::vector<std::string> mixture_names;  // the file's dataset names (after ExpandMixtureFlag)
   std::vector<MixturePhase> phases;        // resolved (after ExpandMixtureFlag)
   uint64_t run_rows = 0;                   // the run's length in global rows (after it), or 0
+  // --- BEGIN steps counted in tokens (wip/balance, issue 45): bound by hand until the plan's
+  // flags come from the option table (wip/options); drop at that merge. ---
+  std::string tokens_per_step = "0";
+  uint64_t microbatches = PlanOptions{}.microbatches;
+  uint64_t max_tokens_per_microbatch = PlanOptions{}.max_tokens_per_microbatch;
+  std::string balance{BalanceModeName(PlanOptions{}.balance)};
+  std::string model;
+  // --- END steps counted in tokens ---
 };
 
 enum class PlanFlagsUse {
