@@ -228,7 +228,9 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
         PlannedDataset planned,
         PreparePlannedDataset(source, RemoteOptionsFor(options),
                               d.path.empty() ? source->path() : d.path, d.weight, row_len,
-                              options.pack, options.long_documents, "loader: " + d.path));
+                              // Token steps place whole documents (pieces only of long ones).
+                              token_steps ? PackMode::kBestFit : options.pack,
+                              options.long_documents, "loader: " + d.path));
     ReportLongDocuments(planned.plan.lengths->name, planned.long_documents, row_len);
     long_total.dropped += planned.long_documents.dropped;
     long_total.truncated += planned.long_documents.truncated;

@@ -128,7 +128,7 @@ def test_attention_balance_from_a_config_and_the_plan_stats(skewed, tmp_path, ru
     assert max(float(s[0][0]["step_imbalance"]) for s in steps) < 1.5
     with pytest.raises(Exception, match="model="):
         stoker.Loader(path, tokens_per_step=8192, balance="attention", output="numpy")
-    r = run_stoker("plan", path, "--seq-len", "1024", "--tokens-per-step", "8K", "--world-size",
+    r = run_stoker("plan", path, "--seq-len", "1024", "--batch-size", "1", "--tokens-per-step", "8K", "--world-size",
                    "8", "--balance", "attention", "--model-config", str(tmp_path / "config.json"),
                    "--stats")
     assert r.returncode == 0, r.stderr
