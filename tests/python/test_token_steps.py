@@ -58,7 +58,9 @@ def epoch_steps(ranks):
 @pytest.mark.parametrize("world", [1, 3, 8])
 def test_every_token_once_equal_microbatches_and_figures(skewed, world):
     path, total = skewed
-    steps = epoch_steps(loaders(path, world))
+    ranks = loaders(path, world)
+    steps = epoch_steps(ranks)
+    assert len(ranks[0]) == sum(len(step[0]) for step in steps)  # len counts microbatches
     served = 0
     for step in steps:
         counts = {len(mbs) for mbs in step}
