@@ -136,3 +136,25 @@ def test_attention_balance_from_a_config_and_the_plan_stats(skewed, tmp_path, ru
                    "--stats")
     assert r.returncode == 0, r.stderr
     assert "per-rank cost max/mean: fixed rows" in r.stdout and "balanced" in r.stdout
+
+
+def test_what_token_steps_refuse_says_what_to_do(skewed, tmp_path):
+    path, _ = skewed
+    with pytest.raises(ValueError, match="tokens_per_step takes one dataset"):
+        stoker.Loader([path, path], tokens_per_step=8192, output="numpy")
+    with pytest.raises(ValueError, match="cross_document_targets"):
+        stoker.Loader(path, tokens_per_step=8192, cross_document_targets=True, output="numpy")
+    with pytest.raises(ValueError, match=r"cannot read .*config\.json"):
+        stoker.Loader(path, tokens_per_step=8192, balance="attention", model=tmp_path,
+                      output="numpy")
+    with pytest.raises(ValueError, match="microbatches must be in"):
+        stoker.Loader(path, tokens_per_step=8192, microbatches=70000, output="numpy")
+    # Numbers for the cost are fine; a row loader refuses a token-step checkpoint.
+    tokens = stoker.Loader(path, tokens_per_step=8192, balance="attention", model="1,0.001",
+                           output="numpy", max_tokens_per_microbatch=1024)
+    state = next(iter(tokens)).state_after
+    rows = stoker.Loader(path, seq_len=1024, batch_size=1, output="numpy")
+    with pytest.raises(Exception):
+        rows.load_state_dict(state)
+    with pytest.raises(ValueError, match="stoker.Loader"):
+        stoker.plan(path, 1024, 1, tokens_per_step=8192)
