@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "plan/token_step_planner.h"
 #include "register.h"
 #include "stoker/loader.h"
 #include "stoker/stream.h"
@@ -391,6 +392,10 @@ void RegisterLoader(nb::module_& m) {
             const LoaderOptions& o = self.get().options();
             return Released([&]() -> Result<uint64_t> {
               if (const Plan* plan = planner.plan()) return plan->steps_remaining({epoch, rows});
+              // Steps counted in tokens: the microbatches left (positions are not rows).
+              if (auto* t = dynamic_cast<const TokenStepPlanner*>(&planner)) {
+                return t->BatchesRemaining({epoch, rows});
+              }
               // A stream's epoch is whole steps of every rank from its start.
               STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planner.StepsPerEpoch(epoch));
               const uint64_t done = rows / (o.batch_size * o.world_size);

@@ -221,6 +221,18 @@ Result<PlanPosition> TokenStepPlanner::RestorePosition(const PlanState& state) c
   return state.position;
 }
 
+Result<uint64_t> TokenStepPlanner::BatchesRemaining(const PlanPosition& pos) const {
+  const uint64_t m = pos.rows_consumed & kMicrobatchMask;
+  uint64_t at = pos.rows_consumed >> kMicrobatchBits, batches = 0;
+  for (bool first = true;; first = false) {
+    STOKER_ASSIGN_OR_RETURN(plan::TokenStep s, steps_->StepAt(pos.epoch, at));
+    if (s.empty()) return batches;
+    batches += first ? s.slots.microbatches - std::min<uint64_t>(m, s.slots.microbatches)
+                     : s.slots.microbatches;
+    at = s.end;
+  }
+}
+
 Result<uint64_t> TokenStepPlanner::StepsPerEpoch(uint64_t epoch) const {
   uint64_t at = 0, batches = 0;
   for (;;) {

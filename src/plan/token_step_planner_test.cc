@@ -119,6 +119,7 @@ TEST(TokenStepPlannerTest, ResumesBitExactMidEpochAndAtAnotherWorldSizeAtAStepSt
     expected.emplace_back();
     ASSERT_TRUE(a->BatchAt(p, &expected.back()).ok());
   }
+  EXPECT_EQ(*a->BatchesRemaining(pos), expected.size());
   auto b = MakeTokenPlanner(lengths, TokenOptions(3, 1, 32 * 1024));
   auto state = PlanState::FromJson(json);
   ASSERT_TRUE(state.ok());

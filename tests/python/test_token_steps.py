@@ -109,6 +109,7 @@ def test_resume_mid_epoch_is_bit_exact_and_another_budget_is_refused(skewed):
     again = stoker.Loader(path, world_size=2, rank=1, tokens_per_step=8192, microbatches=2,
                           max_tokens_per_microbatch=1024, output="numpy", seed=5)
     again.load_state_dict(state)
+    assert again.steps_remaining() == len(rest)
     resumed = [{k: np.array(v) for k, v in b.items()} for b in again]
     assert len(resumed) == len(rest) > 0
     for a, b in zip(resumed, rest):
