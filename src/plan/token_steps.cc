@@ -48,7 +48,7 @@ std::vector<double> RankCosts(const SlotAssignment& a) {
   return rank;
 }
 
-std::string Number(double v) {
+std::string TokenCostText(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
@@ -84,8 +84,8 @@ TokenSteps::TokenSteps(std::shared_ptr<const DatasetLengths> lengths, const Plan
                   " microbatches=" + std::to_string(options.microbatches) +
                   " max_tokens_per_microbatch=" + std::to_string(budget_) +
                   " balance=" + std::string(BalanceModeName(options.balance)) +
-                  " cost=" + Number(cost.a) + "," + Number(cost.b) + "," + Number(cost.c) +
-                  " seed=" + std::to_string(options.seed) +
+                  " cost=" + TokenCostText(cost.a) + "," + TokenCostText(cost.b) + "," +
+                  TokenCostText(cost.c) + " seed=" + std::to_string(options.seed) +
                   " shuffle=" + std::string(ShuffleModeName(options.shuffle));
 }
 
