@@ -67,7 +67,11 @@ Result<TokenStepPlanner::Cached> TokenStepPlanner::StepLocked(uint64_t epoch,
   for (const Cached& c : recent_) {
     if (c.epoch == epoch && c.step->first == first) return c;
   }
-  STOKER_ASSIGN_OR_RETURN(plan::TokenStep step, steps_->StepAt(epoch, first));
+  const bool rest = remainder_ && remainder_->epoch == epoch && remainder_->first == first;
+  STOKER_ASSIGN_OR_RETURN(
+      plan::TokenStep step,
+      rest ? steps_->RemainderAt(epoch, first, remainder_->from_world, remainder_->from_microbatch)
+           : steps_->StepAt(epoch, first));
   Cached c;
   c.epoch = epoch;
   STOKER_ASSIGN_OR_RETURN(c.trained, TrainedOf(step));
@@ -190,6 +194,12 @@ PlanState TokenStepPlanner::MakeState(const PlanPosition& pos) const {
   s.options = steps_->options_text();
   Result<Located> at = Locate(pos);
   s.stream = std::string(kStreamTag) + std::to_string(at.ok() ? at->index : 0);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (remainder_ && remainder_->epoch == pos.epoch &&
+      remainder_->first == pos.rows_consumed >> kMicrobatchBits) {
+    s.stream += " from_world=" + std::to_string(remainder_->from_world) +
+                " from_microbatch=" + std::to_string(remainder_->from_microbatch);
+  }
   return s;
 }
 
@@ -208,17 +218,41 @@ Result<PlanPosition> TokenStepPlanner::RestorePosition(const PlanState& state) c
   }
   const uint64_t index = std::strtoull(state.stream.c_str() + kStreamTag.size(), nullptr, 10);
   const uint64_t m = state.position.rows_consumed & kMicrobatchMask;
+  const uint64_t first = state.position.rows_consumed >> kMicrobatchBits;
   const uint32_t w = steps_->options().world_size;
-  if (state.world_size != 0 && state.world_size != w && m != 0) {
+  // A checkpoint taken within what was left of a step after an elastic resume.
+  std::optional<Remainder> rest;
+  const size_t from = state.stream.find(" from_world=");
+  if (from != std::string::npos) {
+    const size_t mb = state.stream.find(" from_microbatch=");
+    if (mb == std::string::npos) return InvalidArgument("malformed token_steps state");
+    rest = Remainder{
+        state.position.epoch, first,
+        static_cast<uint32_t>(std::strtoul(state.stream.c_str() + from + 12, nullptr, 10)),
+        static_cast<uint32_t>(std::strtoul(state.stream.c_str() + mb + 17, nullptr, 10))};
+  }
+  const bool elsewhere = state.world_size != 0 && state.world_size != w;
+  if (rest && elsewhere && m != 0) {
     return FailedPrecondition(
         "the checkpoint of world size " + std::to_string(state.world_size) +
-        " is in the middle of a step (microbatch " + std::to_string(m) +
-        "): a resume at world size " + std::to_string(w) +
-        " needs a checkpoint at a step's first microbatch (steps are dealt per world size)");
+        " is in the middle of a step that was itself resumed from another world size: resume "
+        "it at world size " +
+        std::to_string(state.world_size) + ", or from a checkpoint at a step's first microbatch");
   }
+  if (elsewhere && m != 0)
+    rest = Remainder{state.position.epoch, first, state.world_size, static_cast<uint32_t>(m)};
   std::lock_guard<std::mutex> lock(mu_);
-  index_[{state.position.epoch, state.position.rows_consumed >> kMicrobatchBits}] = index;
-  return state.position;
+  recent_.clear();
+  remainder_ = rest;
+  index_[{state.position.epoch, first}] = index;
+  if (!elsewhere || m == 0) return state.position;
+  // What is left of the step, dealt to this world size, from its first microbatch; nothing
+  // left: the next step.
+  STOKER_ASSIGN_OR_RETURN(Cached c, StepLocked(state.position.epoch, first));
+  if (!c.step->empty()) return PositionOf(state.position.epoch, first, 0);
+  remainder_.reset();
+  index_[{state.position.epoch, c.step->end}] = index + 1;
+  return PositionOf(state.position.epoch, c.step->end, 0);
 }
 
 Result<uint64_t> TokenStepPlanner::BatchesRemaining(const PlanPosition& pos) const {

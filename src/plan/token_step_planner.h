@@ -2,7 +2,8 @@
 // (stoker/planner.h). Every batch is one microbatch: one row of max_tokens_per_microbatch tokens
 // (batch_size 1), with the step's figures (StepFigures). A position is (epoch, the step's first
 // position in the epoch's document order · 2^16 + the microbatch): the same at every world size,
-// so a checkpoint at a step's first microbatch resumes at any world size (elastic). Steps are
+// so a checkpoint at a step's first microbatch resumes at any world size (elastic); one taken
+// mid-step resumes at another world size with what is left of that step dealt anew. Steps are
 // computed when first asked for and kept (the last few whole; every step start's index), so the
 // first batch reads only its own window; a checkpoint carries the step index.
 // Thread-safe: every method is const; the caches are locked.
@@ -13,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,6 +82,13 @@ class TokenStepPlanner : public BatchPlanner {
     uint64_t trained = 0;
   };
   mutable std::vector<Cached> recent_;
+  // An elastic resume mid-step: the step at (epoch, first) is what is left of it after
+  // `from_world` ranks' microbatches before `from_microbatch` (TokenSteps::RemainderAt).
+  struct Remainder {
+    uint64_t epoch = 0, first = 0;
+    uint32_t from_world = 0, from_microbatch = 0;
+  };
+  mutable std::optional<Remainder> remainder_;
   Result<Cached> StepLocked(uint64_t epoch, uint64_t first) const;
 };
 

@@ -136,13 +136,8 @@ TEST(TokenStepPlannerTest, ResumesBitExactMidEpochAndAtAnotherWorldSizeAtAStepSt
   }
   EXPECT_EQ(k, expected.size());
 
-  // Another world size: refused mid-step, accepted at a step's first microbatch.
+  // Another world size, at a step's first microbatch (mid-step: the next test).
   auto w5 = MakeTokenPlanner(lengths, TokenOptions(5, 0, 32 * 1024));
-  PlanPosition mid = a->Advance({0, 0});
-  ASSERT_NE(mid.rows_consumed & 0xffff, 0u);
-  auto refused = w5->RestorePosition(a->MakeState(mid));
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("first microbatch"), std::string::npos);
   PlanPosition start{0, 0};
   while ((start.rows_consumed & 0xffff) == 0 && start.rows_consumed == 0) start = a->Advance(start);
   while ((start.rows_consumed & 0xffff) != 0) start = a->Advance(start);
@@ -151,6 +146,69 @@ TEST(TokenStepPlannerTest, ResumesBitExactMidEpochAndAtAnotherWorldSizeAtAStepSt
   Batch first;
   ASSERT_TRUE(w5->BatchAt(*elastic, &first).ok());
   EXPECT_EQ(first.step, 1u);
+}
+
+// Serves every token of epoch 0 from `pos` on, on every rank of `world`, into *seen (document ->
+// next expected offset); each planner restored from `state` when given.
+void ServeRest(std::shared_ptr<const DatasetLengths> lengths, uint32_t world,
+               const PlanState* state, PlanPosition from, PlanPosition until,
+               std::map<uint64_t, uint64_t>* seen) {
+  std::vector<std::unique_ptr<TokenStepPlanner>> ranks;
+  PlanPosition start = from;
+  for (uint32_t r = 0; r < world; ++r) {
+    ranks.push_back(MakeTokenPlanner(lengths, TokenOptions(world, r, 32 * 1024)));
+    if (state != nullptr) {
+      auto p = ranks.back()->RestorePosition(*state);
+      ASSERT_TRUE(p.ok()) << p.status().ToString();
+      start = *p;
+    }
+  }
+  for (PlanPosition pos = start; pos.epoch == 0 && !(pos == until); pos = ranks[0]->Advance(pos)) {
+    for (uint32_t r = 0; r < world; ++r) {
+      Batch b;
+      ASSERT_TRUE(ranks[r]->BatchAt(pos, &b).ok());
+      for (const RowPiece& p : b.rows[0].pieces) {
+        ASSERT_EQ((*seen)[p.document], p.offset) << "document " << p.document;
+        (*seen)[p.document] += p.length;
+      }
+    }
+  }
+}
+
+TEST(TokenStepPlannerTest, ElasticResumeMidStepServesTheRestExactlyOnce) {
+  auto lengths = MakeLengths(2000, 300, 0.0, 3, 5);
+  auto a = MakeTokenPlanner(lengths, TokenOptions(3, 0, 32 * 1024));
+  PlanPosition mid{0, 0};
+  for (int i = 0; i < 8 || (mid.rows_consumed & 0xffff) == 0; ++i) mid = a->Advance(mid);
+  const PlanState state = a->MakeState(mid);
+  for (uint32_t world : {5u, 2u, 8u}) {
+    SCOPED_TRACE("world " + std::to_string(world));
+    std::map<uint64_t, uint64_t> seen;
+    ServeRest(lengths, 3, nullptr, {0, 0}, mid, &seen);
+    ServeRest(lengths, world, &state, {}, {UINT64_MAX, 0}, &seen);
+    for (uint64_t d = 0; d < lengths->num_documents(); ++d) {
+      ASSERT_EQ(seen.count(d) ? seen[d] : 0, lengths->length(d)) << "document " << d;
+    }
+  }
+  // A checkpoint within the rest of that step resumes bit-exactly at its own world size.
+  auto w5 = MakeTokenPlanner(lengths, TokenOptions(5, 2, 32 * 1024));
+  auto at = w5->RestorePosition(state);
+  ASSERT_TRUE(at.ok());
+  const PlanPosition next = w5->Advance(*at);
+  const PlanState inner = w5->MakeState(next);
+  EXPECT_NE(inner.stream.find("from_world=3"), std::string::npos) << inner.stream;
+  Batch want, got;
+  ASSERT_TRUE(w5->BatchAt(next, &want).ok());
+  auto again = MakeTokenPlanner(lengths, TokenOptions(5, 2, 32 * 1024));
+  auto back = again->RestorePosition(inner);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_TRUE(again->BatchAt(*back, &got).ok());
+  EXPECT_EQ(got.rows, want.rows);
+  // ... and is refused at a third world size when taken in its middle.
+  if ((next.rows_consumed & 0xffff) != 0) {
+    auto w7 = MakeTokenPlanner(lengths, TokenOptions(7, 0, 32 * 1024));
+    EXPECT_FALSE(w7->RestorePosition(inner).ok());
+  }
 }
 
 TEST(TokenStepPlannerTest, RefusesACheckpointOfAnotherTokenBudgetNamingIt) {

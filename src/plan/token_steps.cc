@@ -125,7 +125,7 @@ Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(
   return std::unique_ptr<TokenSteps>(new TokenSteps(std::move(lengths), options, cost));
 }
 
-Result<TokenStep> TokenSteps::StepAt(uint64_t epoch, uint64_t first) const {
+Result<TokenStep> TokenSteps::StepAt(uint64_t epoch, uint64_t first, uint32_t ranks) const {
   const DatasetLengths& l = *lengths_;
   // The row plan's key for dataset 0 (DatasetStream::EpochKey): the same shuffled order.
   const uint64_t key = DeriveKey(DeriveKey(Mix64(options_.seed), 0), epoch);
@@ -148,10 +148,35 @@ Result<TokenStep> TokenSteps::StepAt(uint64_t epoch, uint64_t first) const {
   if (step.pieces.size() >= (uint64_t{1} << 32)) {
     return InvalidArgument("tokens_per_step: a step of more than 2^32 documents");
   }
-  const uint32_t ranks = options_.world_size;
+  STOKER_RETURN_IF_ERROR(Assign(&step, ranks > 0 ? ranks : options_.world_size));
+  return step;
+}
+
+Result<TokenStep> TokenSteps::RemainderAt(uint64_t epoch, uint64_t first, uint32_t from_world,
+                                          uint32_t from_microbatch) const {
+  STOKER_ASSIGN_OR_RETURN(TokenStep old, StepAt(epoch, first, from_world));
+  std::vector<bool> left(old.pieces.size(), false);
+  for (size_t s = 0; s < old.slots.slots.size(); ++s) {
+    if (s % old.slots.microbatches < from_microbatch) continue;
+    for (uint32_t i : old.slots.slots[s]) left[i] = true;
+  }
+  TokenStep step;
+  step.first = first;
+  step.end = old.end;
+  for (size_t i = 0; i < old.pieces.size(); ++i) {
+    if (!left[i]) continue;
+    step.pieces.push_back(old.pieces[i]);
+    step.tokens += old.pieces[i].length;
+  }
+  STOKER_RETURN_IF_ERROR(Assign(&step, options_.world_size));
+  return step;
+}
+
+Status TokenSteps::Assign(TokenStep* out, uint32_t ranks) const {
+  TokenStep& step = *out;
   if (step.pieces.empty()) {
     step.slots.ranks = ranks;
-    return step;
+    return Status::OK();
   }
   if (options_.balance == BalanceMode::kNone) {
     step.slots = FillInOrder(step.pieces, ranks, budget_, options_.microbatches, cost_);
@@ -168,7 +193,7 @@ Result<TokenStep> TokenSteps::StepAt(uint64_t epoch, uint64_t first) const {
                            "raise max_tokens_per_microbatch");
   }
   step.imbalance = MaxOverMean(RankCosts(step.slots));
-  return step;
+  return Status::OK();
 }
 
 double TokenSteps::FixedRowsImbalance(const TokenStep& step) const {

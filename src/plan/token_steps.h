@@ -40,8 +40,13 @@ class TokenSteps {
                                                     const PlanOptions& options);
 
   // The step whose window starts at position `first` of `epoch`'s order (empty when no token is
-  // left from there: the epoch's end).
-  Result<TokenStep> StepAt(uint64_t epoch, uint64_t first) const;
+  // left from there: the epoch's end), dealt to `ranks` (0: options().world_size).
+  Result<TokenStep> StepAt(uint64_t epoch, uint64_t first, uint32_t ranks = 0) const;
+  // What is left of that step, dealt to `from_world` ranks, once their microbatches before
+  // `from_microbatch` are done: those pieces dealt anew to options().world_size ranks (an
+  // elastic resume mid-step). Its window (first, end) is the step's.
+  Result<TokenStep> RemainderAt(uint64_t epoch, uint64_t first, uint32_t from_world,
+                                uint32_t from_microbatch) const;
   // The same window dealt as today's fixed rows would be: best-fit rows of the budget, dealt
   // round robin; its max / mean rank cost (for `stoker plan --stats`).
   double FixedRowsImbalance(const TokenStep& step) const;
@@ -57,6 +62,8 @@ class TokenSteps {
  private:
   TokenSteps(std::shared_ptr<const DatasetLengths> lengths, const PlanOptions& options,
              CostModel cost);
+  // The pieces of *step into slots of `ranks` ranks, and its imbalance.
+  Status Assign(TokenStep* step, uint32_t ranks) const;
   std::shared_ptr<const DatasetLengths> lengths_;
   PlanOptions options_;
   CostModel cost_;
