@@ -161,3 +161,19 @@ def test_what_token_steps_refuse_says_what_to_do(skewed, tmp_path):
         rows.load_state_dict(state)
     with pytest.raises(ValueError, match="stoker.Loader"):
         stoker.plan(path, 1024, 1, tokens_per_step=8192)
+
+
+def test_elastic_resume_mid_step_serves_the_rest_once(skewed):
+    path, total = skewed
+    old = [iter(r) for r in loaders(path, 3)]
+    served = 0
+    for _ in range(4):  # the first step's microbatches, then the second's first
+        batches = [next(it) for it in old]
+        served += sum(b.real_tokens for b in batches)
+    assert int(batches[0]["microbatch"]) + 1 < int(batches[0]["microbatches"])  # mid-step
+    state = batches[0].state_after
+    new = loaders(path, 5)
+    for r in new:
+        r.load_state_dict(state)
+    served += sum(b.real_tokens for r in new for b in r)
+    assert served == total
