@@ -145,6 +145,9 @@ class LoaderBatch {
   uint64_t skipped_documents() const { return skipped_documents_; }
   // Per dataset (by index; datasets after the last one in the batch are absent).
   const std::vector<SourceCount>& source_counts() const { return source_counts_; }
+  // Steps counted in tokens (LoaderOptions::tokens_per_step): the figures of the step this
+  // microbatch belongs to (stoker/plan.h, StepFigures); nullopt otherwise.
+  const std::optional<StepFigures>& step_figures() const { return step_figures_; }
 
   // Host tensors (in the ring slot): [B, S] in the token dtype.
   TensorView input_ids() const { return View(0, false); }
@@ -206,6 +209,7 @@ class LoaderBatch {
   int max_seqlen_ = 0, num_cu_seqlens_ = 0;
   uint64_t real_tokens_ = 0, trained_tokens_ = 0, skipped_documents_ = 0;
   std::vector<SourceCount> source_counts_;
+  std::optional<StepFigures> step_figures_;
   TokenDType dtype_ = TokenDType::kInt64;
   PlanPosition position_after_;
   std::shared_ptr<const BatchPlanner> planner_;  // makes state_after_ when asked for

@@ -42,6 +42,13 @@ enum class LongDocuments : uint8_t {
   kDrop,      // left out of the plan, counted
   kTruncate,  // its first seq_len tokens only (the head)
 };
+// How a step counted in tokens (PlanOptions::tokens_per_step) deals its documents to (rank,
+// microbatch) slots (docs/plan.md, "Balanced steps").
+enum class BalanceMode : uint8_t {
+  kTokens,     // balanced by tokens (cost a = 1, b = c = 0)
+  kAttention,  // balanced by PlanOptions::step_cost (a·L + b·L² + c: linear work plus attention)
+  kNone,       // the shuffled order packed into microbatches as it comes, dealt round robin
+};
 enum class RemainderPolicy : uint8_t {
   kDropLast,  // drop the final incomplete global batch of an epoch
   kPad,       // complete it with rows from the start of the next epoch, flagged `repeated`
@@ -58,6 +65,16 @@ Result<RemainderPolicy> ParseRemainderPolicy(std::string_view name);
 // "auto", "split", "drop", "truncate".
 std::string_view LongDocumentsName(LongDocuments policy);
 Result<LongDocuments> ParseLongDocuments(std::string_view name);
+// "tokens", "attention", "none".
+std::string_view BalanceModeName(BalanceMode mode);
+Result<BalanceMode> ParseBalanceMode(std::string_view name);
+
+// The cost of training on a document of L tokens, a·L + b·L² + c (src/plan/cost_model.h; the
+// loader reads a, b from a model's config.json: PlanOptions::model).
+struct StepCost {
+  double a = 1.0, b = 0.0, c = 0.0;
+  bool operator==(const StepCost&) const = default;
+};
 
 // The documents a LongDocuments policy changed.
 struct LongDocumentCounts {
@@ -125,6 +142,19 @@ struct PlanOptions {
   // into an edited mixture matches datasets by these names, then by identity. Not in the
   // fingerprint.
   std::vector<std::string> dataset_names;
+  // Steps counted in tokens (docs/plan.md, "Balanced steps"; one dataset). > 0: a step is a window
+  // of the epoch's shuffled documents holding at least this many tokens (all ranks together),
+  // dealt to every rank as the same number of microbatches (at least `microbatches`), each one
+  // row of max_tokens_per_microbatch tokens (0: seq_len), balanced as `balance` says; batch_size
+  // is then 1 (one microbatch per batch). In the fingerprint (when > 0) with the four below.
+  uint64_t tokens_per_step = 0;
+  uint64_t microbatches = 1;  // the least microbatches per rank per step
+  uint64_t max_tokens_per_microbatch = 0;
+  BalanceMode balance = BalanceMode::kTokens;
+  // balance=attention: a model directory or its config.json (a, b from its shape), or "a,b" /
+  // "a,b,c" numbers; the loader and the CLI resolve it into step_cost (the plan reads no file).
+  std::string model;
+  StepCost step_cost;
 };
 
 // `length` rounded up to a multiple of `multiple` (PlanOptions::pad_each_document_to; 0 or 1:
@@ -161,11 +191,26 @@ struct PlanPosition {
 };
 
 // One rank's rows for one step.
+// Steps counted in tokens: the figures of the step a microbatch belongs to (docs/plan.md,
+// "Balanced steps"), the same on every rank but the rank's own sums.
+struct StepFigures {
+  uint64_t global_tokens = 0;          // real tokens of the step over all ranks
+  uint64_t global_trained_tokens = 0;  // trained targets (labels not -100) over all ranks
+  uint64_t step_tokens = 0;            // Σ L over this rank's microbatches of the step
+  uint64_t step_sum_l2 = 0;            // Σ L² over them (L: each document piece's length)
+  double step_imbalance = 1.0;         // predicted max / mean over ranks of the step's cost
+  uint32_t microbatch = 0;             // this batch's index in the step
+  uint32_t microbatches = 0;           // microbatches per rank in the step
+  bool operator==(const StepFigures&) const = default;
+};
+
+// One rank's rows for one step.
 struct Batch {
   PlanPosition position;  // where the step starts (global rows, all ranks)
   uint64_t step = 0;      // position.rows_consumed / (batch_size * world_size)
   uint32_t rank = 0;
-  std::vector<Row> rows;  // exactly batch_size rows
+  std::vector<Row> rows;               // exactly batch_size rows
+  std::optional<StepFigures> figures;  // steps counted in tokens only
 };
 
 // Where one dataset of a mixture stands in its own endless row stream (docs/plan.md, "Edits on

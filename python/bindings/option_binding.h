@@ -25,6 +25,7 @@ nanobind::object OptionValue(const OptionRow<S>& row, const std::string& text) {
       return nb::steal(PyLong_FromLongLong(std::stoll(text)));
     case OptionKind::kUnsigned:
     case OptionKind::kSize:
+    case OptionKind::kCount:
       return nb::steal(PyLong_FromUnsignedLongLong(std::stoull(text)));
     default:
       return nb::str(text.c_str(), text.size());
@@ -32,8 +33,8 @@ nanobind::object OptionValue(const OptionRow<S>& row, const std::string& text) {
 }
 
 // A Python value as the row's text: a bool for kBool, an integer (anything with __index__ but a
-// bool) for numbers (a size also as text, "200GiB", read by the row's parser), a str otherwise.
-// TypeError for another type.
+// bool) for numbers (a size or count also as text, "200GiB", "4M", read by the row's parser), a str
+// otherwise. TypeError for another type.
 template <typename S>
 std::string OptionText(const OptionRow<S>& row, nanobind::handle value) {
   namespace nb = nanobind;
@@ -48,8 +49,10 @@ std::string OptionText(const OptionRow<S>& row, nanobind::handle value) {
       return value.ptr() == Py_True ? "true" : "false";
     case OptionKind::kInt:
     case OptionKind::kUnsigned:
-    case OptionKind::kSize: {
-      if (row.kind == OptionKind::kSize && PyUnicode_Check(value.ptr())) {
+    case OptionKind::kSize:
+    case OptionKind::kCount: {
+      if ((row.kind == OptionKind::kSize || row.kind == OptionKind::kCount) &&
+          PyUnicode_Check(value.ptr())) {
         return nb::cast<std::string>(value);
       }
       if (PyBool_Check(value.ptr())) refuse("an integer");
@@ -75,6 +78,7 @@ inline const char* OptionPythonType(OptionKind kind, bool setter) {
     case OptionKind::kUnsigned:
       return "int";
     case OptionKind::kSize:
+    case OptionKind::kCount:
       return setter ? "int | str" : "int";
     default:
       return "str";

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "plan/token_step_planner.h"
 #include "register.h"
 #include "stoker/loader.h"
 #include "stoker/stream.h"
@@ -288,6 +289,22 @@ void RegisterLoader(nb::module_& m) {
       .def_prop_ro("max_seqlen", [](const PyBatch& b) { return b.batch->max_seqlen(); })
       .def_prop_ro("real_tokens", [](const PyBatch& b) { return b.batch->real_tokens(); })
       .def_prop_ro("trained_tokens", [](const PyBatch& b) { return b.batch->trained_tokens(); })
+      .def_prop_ro(
+          "step_figures",
+          [](const PyBatch& b) -> nb::object {
+            const std::optional<StepFigures>& f = b.batch->step_figures();
+            if (!f) return nb::none();
+            nb::dict d;
+            d["global_tokens"] = f->global_tokens;
+            d["global_trained_tokens"] = f->global_trained_tokens;
+            d["step_tokens"] = f->step_tokens;
+            d["step_sum_l2"] = f->step_sum_l2;
+            d["step_imbalance"] = f->step_imbalance;
+            d["microbatch"] = f->microbatch;
+            d["microbatches"] = f->microbatches;
+            return d;
+          },
+          "Steps counted in tokens: the figures of this microbatch's step (a dict), else None.")
       .def_prop_ro("position_after",
                    [](const PyBatch& b) {
                      const PlanPosition& p = b.batch->position_after();
@@ -375,6 +392,10 @@ void RegisterLoader(nb::module_& m) {
             const LoaderOptions& o = self.get().options();
             return Released([&]() -> Result<uint64_t> {
               if (const Plan* plan = planner.plan()) return plan->steps_remaining({epoch, rows});
+              // Steps counted in tokens: the microbatches left (positions are not rows).
+              if (auto* t = dynamic_cast<const TokenStepPlanner*>(&planner)) {
+                return t->BatchesRemaining({epoch, rows});
+              }
               // A stream's epoch is whole steps of every rank from its start.
               STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planner.StepsPerEpoch(epoch));
               const uint64_t done = rows / (o.batch_size * o.world_size);

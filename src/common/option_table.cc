@@ -26,6 +26,8 @@ std::string_view OptionKindName(OptionKind kind) {
       return "choice";
     case OptionKind::kSize:
       return "size";
+    case OptionKind::kCount:
+      return "count";
     case OptionKind::kOther:
       break;
   }

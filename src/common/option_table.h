@@ -30,10 +30,11 @@ enum class OptionKind : uint8_t {
   kText,      // any string
   kChoice,    // one of `choices`
   kSize,      // bytes; read as "200GiB", "500M", "4096" (ParseSize); 0 = the stated default
+  kCount,     // a whole number also read as "4M", "2T" (powers of 1000: the row's parser)
   kOther,     // no text form (a list, a callback, a nested struct): C++ (and its own binding) only
 };
 
-// "bool", "int", "unsigned", "text", "choice", "size", "other".
+// "bool", "int", "unsigned", "text", "choice", "size", "count", "other".
 std::string_view OptionKindName(OptionKind kind);
 
 // Text to values, with the message every surface shows ("seq_len: must be a whole number >= 1,
@@ -196,10 +197,12 @@ OptionRow<S> ChoiceTextOption(std::string_view name, std::string_view doc, M fie
   return r;
 }
 
-// A byte count read by `parse` (ParseSize, or a stricter parser such as the cache's).
+// A byte count read by `parse` (ParseSize, or a stricter parser such as the cache's); with kind
+// kCount, a count read by `parse` ("4M" tokens: plan::ParseCount).
 template <typename S, typename M, typename Parse>
-OptionRow<S> SizeOption(std::string_view name, std::string_view doc, M field, Parse parse) {
-  OptionRow<S> r = option_detail::Row<S>(name, OptionKind::kSize, doc);
+OptionRow<S> SizeOption(std::string_view name, std::string_view doc, M field, Parse parse,
+                        OptionKind kind = OptionKind::kSize) {
+  OptionRow<S> r = option_detail::Row<S>(name, kind, doc);
   r.get = [field](const S& s) { return std::to_string(s.*field); };
   r.set = [field, parse](S& s, std::string_view text) -> Status {
     STOKER_ASSIGN_OR_RETURN(s.*field, parse(text));

@@ -166,6 +166,7 @@ void Engine::Fill(const WorkItem& item, Batch* scratch, AssemblyScratch* assembl
     Status s = planner_->BatchAt(item.pos, scratch);
     if (s.ok()) {
       info.step = scratch->step;
+      info.figures = scratch->figures;
       s = AssembleBatch(options_.assembly, layout_, sources_, scratch->rows, ring_->slot(item.slot),
                         &info.assembly, assembly_scratch);
     }

@@ -49,6 +49,7 @@ struct SlotInfo {
   PlanPosition position;
   uint64_t step = 0;
   AssemblyResult assembly;
+  std::optional<StepFigures> figures;  // steps counted in tokens
   Status error;
 };
 

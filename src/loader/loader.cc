@@ -251,6 +251,7 @@ Result<std::optional<LoaderBatch>> Loader::Next() {
   b.trained_tokens_ = d->info.assembly.trained_tokens;
   b.skipped_documents_ = d->info.assembly.skipped_documents;
   b.source_counts_ = std::move(d->info.assembly.sources);
+  b.step_figures_ = d->info.figures;
   b.position_after_ = d->next;
   b.planner_ = m.planner;
   const int64_t now_ns = SteadyNowNs();

@@ -32,6 +32,7 @@ LoaderBatch& LoaderBatch::operator=(LoaderBatch&& other) noexcept {
   trained_tokens_ = other.trained_tokens_;
   skipped_documents_ = other.skipped_documents_;
   source_counts_ = std::move(other.source_counts_);
+  step_figures_ = other.step_figures_;
   dtype_ = other.dtype_;
   position_after_ = other.position_after_;
   planner_ = std::move(other.planner_);

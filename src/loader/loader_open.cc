@@ -12,10 +12,12 @@
 #include "loader/cache_lookahead.h"
 #include "loader/loader_impl.h"
 #include "loader/mixture_spec.h"
+#include "loader/model_cost.h"
 #include "loader/piece_lookahead.h"
 #include "loader/planned_dataset.h"
 #include "loader/remote_options.h"
 #include "plan/plan_batch_planner.h"
+#include "plan/token_step_planner.h"
 #include "stoker/loader.h"
 
 namespace stoker {
@@ -131,6 +133,55 @@ Result<std::unique_ptr<loader::PieceLookAhead>> ReadPiecesAhead(
   return std::make_unique<loader::PieceLookAhead>(std::move(prefetchers), *readers);
 }
 
+// Steps counted in tokens (tokens_per_step > 0): one dataset, the trained targets of a piece from
+// its loss mask for chat data (the step's global_trained_tokens).
+TokenStepPlanner::TrainedTargets TrainedTargetsOf(std::shared_ptr<const DocumentReader> reader) {
+  if (!reader->has_loss_mask()) return nullptr;
+  return [reader](const RowPiece& p) -> Result<uint64_t> {
+    const uint64_t length = reader->FindDocumentLength(p.document).value_or(p.offset + p.length);
+    const uint64_t end = std::min(length, p.offset + p.length + 1);  // targets [offset + 1, end)
+    if (end <= p.offset + 1) return uint64_t{0};
+    std::vector<uint8_t> mask(end - p.offset - 1);
+    STOKER_RETURN_IF_ERROR(
+        reader->ReadLossMask(p.document, p.offset + 1, mask.size(), mask.data())
+            .WithContext("the loss mask of document " + std::to_string(p.document)));
+    return static_cast<uint64_t>(std::count(mask.begin(), mask.end(), uint8_t{1}));
+  };
+}
+
+// What Loader::Open hands the engine for steps counted in tokens.
+struct TokenStepsOpen {
+  std::shared_ptr<const TokenStepPlanner> planner;
+  LoaderOptions engine_options;
+  PlanPosition start;
+};
+
+Result<TokenStepsOpen> PrepareTokenSteps(const LoaderOptions& options, PlanDataset dataset,
+                                         const std::shared_ptr<const DocumentReader>& reader,
+                                         const PlanState* resume) {
+  if (options.cross_document_targets) {
+    return InvalidArgument(
+        "loader: tokens_per_step does not go with cross_document_targets (a step's trained "
+        "tokens are counted within documents)");
+  }
+  STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
+  STOKER_ASSIGN_OR_RETURN(
+      std::unique_ptr<TokenStepPlanner> owned,
+      TokenStepPlanner::Create(dataset.lengths, plan_options, nullptr, TrainedTargetsOf(reader)));
+  TokenStepsOpen out;
+  out.planner = std::move(owned);
+  if (resume != nullptr) {
+    Result<PlanPosition> restored = out.planner->RestorePosition(*resume);
+    if (!restored.ok()) return restored.status().WithContext("loader: resuming the checkpoint");
+    out.start = *restored;
+  }
+  // Every batch is one microbatch: one row of the microbatch budget.
+  out.engine_options = options;
+  out.engine_options.seq_len = out.planner->steps().budget();
+  out.engine_options.batch_size = 1;
+  return out;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets,
@@ -146,6 +197,17 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   // The cache budget that remote datasets read whole through it have claimed so far: a mixture's
   // datasets share one cache, so each fits only in what the ones before it left.
   uint64_t claimed = 0;
+  const bool token_steps = options.tokens_per_step > 0;
+  if (token_steps && datasets.size() != 1) {
+    return InvalidArgument("loader: tokens_per_step takes one dataset (" +
+                           std::to_string(datasets.size()) +
+                           " given): steps counted in tokens over a mixture are not built yet");
+  }
+  // Steps counted in tokens: a document longer than a microbatch is what long_documents treats.
+  const uint64_t row_len = !token_steps ? options.seq_len
+                           : options.max_tokens_per_microbatch > 0
+                               ? options.max_tokens_per_microbatch
+                               : options.seq_len;
   for (LoaderDataset& d : datasets) {
     paths.push_back(d.path);
     std::shared_ptr<const TokenSource> source = d.source;
@@ -165,9 +227,11 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     STOKER_ASSIGN_OR_RETURN(
         PlannedDataset planned,
         PreparePlannedDataset(source, RemoteOptionsFor(options),
-                              d.path.empty() ? source->path() : d.path, d.weight, options.seq_len,
-                              options.pack, options.long_documents, "loader: " + d.path));
-    ReportLongDocuments(planned.plan.lengths->name, planned.long_documents, options.seq_len);
+                              d.path.empty() ? source->path() : d.path, d.weight, row_len,
+                              // Token steps place whole documents (pieces only of long ones).
+                              token_steps ? PackMode::kBestFit : options.pack,
+                              options.long_documents, "loader: " + d.path));
+    ReportLongDocuments(planned.plan.lengths->name, planned.long_documents, row_len);
     long_total.dropped += planned.long_documents.dropped;
     long_total.truncated += planned.long_documents.truncated;
     long_total.untrained += planned.long_documents.untrained;
@@ -176,6 +240,12 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     sources.push_back(std::move(source));
   }
   STOKER_RETURN_IF_ERROR(CheckSameTokenizer(sources, paths).WithContext("loader"));
+  if (token_steps) {
+    STOKER_ASSIGN_OR_RETURN(
+        TokenStepsOpen t,
+        PrepareTokenSteps(options, std::move(plan_datasets[0]), readers[0], resume));
+    return OpenEngine(std::move(t.planner), std::move(readers), t.engine_options, t.start);
+  }
   PlanOptions plan_options = PlanOptionsFor(options);
   if (plan_options.dataset_names.empty() && paths.size() > 1) {
     for (const std::string& p : paths) plan_options.dataset_names.push_back(CursorName(p));

@@ -59,6 +59,21 @@ std::string Compute(const std::vector<PlanDataset>& datasets, const std::vector<
   // interleave exactly as before (the deficit rule), so only the former changed fingerprint.
   if (mixture_tree && datasets.size() >= 3) h.Add(0x74726565ull);  // "tree"
   AddStreamOptions(options, &h);
+  // Steps counted in tokens enter only when on, so the row plans keep their fingerprints.
+  if (options.tokens_per_step > 0) {
+    h.Add(0x746f6b656e73ull);  // "tokens"
+    for (uint64_t v : {options.tokens_per_step, options.microbatches,
+                       options.max_tokens_per_microbatch > 0 ? options.max_tokens_per_microbatch
+                                                             : options.seq_len,
+                       static_cast<uint64_t>(options.balance)}) {
+      h.Add(v);
+    }
+    if (options.balance == BalanceMode::kAttention) {
+      for (double v : {options.step_cost.a, options.step_cost.b, options.step_cost.c}) {
+        h.AddDouble(v);
+      }
+    }
+  }
   // A schedule enters only when there is one, so plans without one keep their fingerprints.
   auto add_relative = [&h](const std::vector<double>& w) {
     const double sum = std::accumulate(w.begin(), w.end(), 0.0);

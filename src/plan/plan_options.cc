@@ -33,6 +33,11 @@ constexpr std::pair<std::string_view, LongDocuments> kLongDocumentNames[] = {
     {"drop", LongDocuments::kDrop},
     {"truncate", LongDocuments::kTruncate}};
 
+constexpr std::pair<std::string_view, BalanceMode> kBalanceNames[] = {
+    {"tokens", BalanceMode::kTokens},
+    {"attention", BalanceMode::kAttention},
+    {"none", BalanceMode::kNone}};
+
 template <typename T, size_t N>
 std::string_view NameOf(T value, const std::pair<std::string_view, T> (&table)[N]) {
   for (const auto& [n, v] : table) {
@@ -58,6 +63,11 @@ Result<RemainderPolicy> ParseRemainderPolicy(std::string_view name) {
 std::string_view LongDocumentsName(LongDocuments p) { return NameOf(p, kLongDocumentNames); }
 Result<LongDocuments> ParseLongDocuments(std::string_view name) {
   return ParseName("long-documents policy", name, kLongDocumentNames);
+}
+
+std::string_view BalanceModeName(BalanceMode m) { return NameOf(m, kBalanceNames); }
+Result<BalanceMode> ParseBalanceMode(std::string_view name) {
+  return ParseName("balance", name, kBalanceNames);
 }
 
 uint64_t Row::num_tokens() const {

@@ -1,6 +1,22 @@
 #include "plan/plan_options_table.h"
 
+#include "plan/mixture_file.h"
+
 namespace stoker {
+namespace {
+
+// plan::ParseCount ("4M", "2T") with the row's name in its error.
+auto CountOf(std::string_view name) {
+  return [name](std::string_view text) -> Result<uint64_t> {
+    Result<uint64_t> n = plan::ParseCount(text);
+    if (!n.ok()) return n.status().WithContext(name);
+    return n;
+  };
+}
+
+bool TokenSteps(const PlanOptions& p) { return p.tokens_per_step > 0; }
+
+}  // namespace
 
 const OptionTable<PlanOptions>& PlanOptionTable() {
   using P = PlanOptions;
@@ -58,6 +74,40 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
     t.push_back(OtherOption<P>("dataset_names",
                                "The datasets' names, as a mixture file gives them (else their "
                                "absolute paths): what a checkpoint matches them by")
+                    .Py("-"));
+    // Steps counted in tokens (issue 45; docs/plan.md, "Balanced steps").
+    t.push_back(
+        SizeOption<P>("tokens_per_step",
+                      "Steps counted in tokens: the global token budget of a step (e.g. "
+                      "4M); each batch is then one microbatch; 0 = steps of batch_size rows",
+                      &P::tokens_per_step, CountOf("tokens_per_step"), OptionKind::kCount)
+            .Cli("--tokens-per-step")
+            .InState(TokenSteps));
+    t.push_back(WholeOption<P>("microbatches",
+                               "With tokens_per_step: the least microbatches per rank per step",
+                               &P::microbatches, 1)
+                    .Cli("--microbatches")
+                    .InState(TokenSteps));
+    t.push_back(WholeOption<P>("max_tokens_per_microbatch",
+                               "With tokens_per_step: tokens per microbatch (one row); 0 = seq_len",
+                               &P::max_tokens_per_microbatch)
+                    .Cli("--max-tokens-per-microbatch")
+                    .InState(TokenSteps));
+    t.push_back(ChoiceOption<P>("balance",
+                                "With tokens_per_step: tokens | attention | none (what ranks are "
+                                "balanced by; attention needs model)",
+                                &P::balance, {"tokens", "attention", "none"}, BalanceModeName,
+                                ParseBalanceMode)
+                    .Cli("--balance")
+                    .InState(TokenSteps));
+    t.push_back(TextOption<P>("model",
+                              "balance=attention: a model directory or its config.json (the "
+                              "cost a·L + b·L² from its shape), or numbers 'a,b[,c]'",
+                              &P::model)
+                    .Cli("--model-config"));
+    t.push_back(OtherOption<P>("step_cost",
+                               "The cost a·L + b·L² + c that model= resolves to (the loader and "
+                               "the CLI read the file)")
                     .Py("-"));
     return t;
   }();

@@ -17,6 +17,7 @@
 #include "number_flags.h"
 #include "plan/mixture_file.h"
 #include "plan_flags.h"
+#include "plan_token_steps.h"
 #include "stoker/plan.h"
 #include "stoker/token_source.h"
 
@@ -356,6 +357,9 @@ int RunPlan(const PlanArgs& args) {
     if (!ds.ok()) return ReportError("plan", ds.status());
     datasets.push_back(ds->plan);
     opened.push_back(std::move(*ds));
+  }
+  if (options->tokens_per_step > 0) {  // steps counted in tokens (plan_token_steps.h)
+    return RunTokenStepPlan(*options, datasets, args.epoch, args.steps, args.stats, args.json);
   }
   Result<std::unique_ptr<Plan>> plan = Plan::Create(datasets, *options, SharedWindowCounter());
   if (!plan.ok()) return ReportError("plan", plan.status());

@@ -41,6 +41,8 @@ CLI::Option* AddOptionFlag(CLI::App* sub, const OptionRow<S>& row, S* values) {
   if ((row.kind == OptionKind::kUnsigned || row.kind == OptionKind::kInt) && row.min >= 0) {
     opt->type_name("UINT");  // walked by cli_test.cc's number-flag checks
     opt->check(WholeNumber(static_cast<uint64_t>(row.min), row.max));
+  } else if (row.kind == OptionKind::kCount) {
+    opt->type_name("COUNT");  // "4M": the row's parser checks it
   } else if (row.kind == OptionKind::kChoice) {
     opt->check(CLI::IsMember(std::vector<std::string>(row.choices.begin(), row.choices.end())));
   }

@@ -8,6 +8,7 @@
 #include "format/stoker_dataset.h"
 #include "loader/loader_options_table.h"
 #include "loader/mixture_spec.h"
+#include "loader/model_cost.h"
 #include "loader/planned_dataset.h"
 #include "number_flags.h"
 #include "option_flags.h"
@@ -113,7 +114,7 @@ Result<PlanOptions> BuildPlanOptions(const PlanFlags& a) {
   o.phases = a.phases;
   o.run_rows = a.run_rows;
   o.dataset_names = a.mixture_names;  // a mixture's checkpoint matches its datasets by them
-  return o;
+  return WithModelCost(o);            // steps counted in tokens: the cost of --model-config
 }
 
 }  // namespace stoker::cli

@@ -50,6 +50,7 @@ class Batch(dict):
     max_seqlen: int
     cu_seqlens_host: Any
     cu_seqlens_padded_host: Any
+    step_figures: Optional[Dict[str, Any]]
 
     @property
     def state_after(self) -> Dict[str, Any]:
@@ -68,9 +69,25 @@ class Batch(dict):
         out.max_seqlen = core.max_seqlen
         out.cu_seqlens_host = core.host_cu_seqlens(output)
         out.cu_seqlens_padded_host = core.host_cu_seqlens(output, padded=True)
+        figures = core.step_figures
+        out.step_figures = figures
+        if figures is not None:  # steps counted in tokens (docs/plan.md, "Balanced steps")
+            out.update(_figure_arrays(figures, output))
         if planned:
             out.__dict__["_core"] = core
         return out
+
+
+def _figure_arrays(figures: Dict[str, Any], output: str) -> Dict[str, Any]:
+    """A step's figures as 0-d arrays of the output framework, so that the batch stays a dict of
+    arrays (``batch["global_trained_tokens"]`` moves to the device with the rest)."""
+    import numpy as np
+    arrays = {k: np.asarray(v, dtype=np.float64 if k == "step_imbalance" else np.int64)
+              for k, v in figures.items()}
+    if output == "torch":
+        import torch
+        return {k: torch.from_numpy(v) for k, v in arrays.items()}
+    return arrays
 
 
 def _torch_available() -> bool:
@@ -368,6 +385,11 @@ class Loader:
         total_steps: Optional[int] = None,
         metrics: Any = None,
         metrics_every: int = 100,
+        tokens_per_step: int = 0,
+        microbatches: int = 1,
+        max_tokens_per_microbatch: int = 0,
+        balance: str = "tokens",
+        model: Union[str, "os.PathLike[str]"] = "",
     ) -> None:
         # Keyword arguments are the spelling (the defaults are LoaderOptions' own: a test checks
         # them against _stoker.option_table("loader")); rank, world_size, device and output by
@@ -413,6 +435,11 @@ class Loader:
         tuples = {f: v for k in option_tuples("loader")
                   for f, v in _tuple_fields("loader", k, keywords[k]).items()}
         cp_size = tuples.get("cp_size", 1)
+        model = os.fspath(model)  # steps counted in tokens (docs/plan.md, "Balanced steps")
+        if tokens_per_step and (provenance or metrics is not None):
+            raise ValueError("provenance=True and metrics= do not go with tokens_per_step yet "
+                             "(the provenance of a step counted in tokens is not built): leave "
+                             "them out")
         if isinstance(cp_size, int) and cp_size > 1 and pad_each_document_to in (0, 1):
             # Each document must split into equal chunks (TransformerEngine #1930): implied.
             pad_each_document_to = (2 if cp_layout == "zigzag" else 1) * cp_size

@@ -207,6 +207,11 @@ def plan(
     total_tokens: Union[int, float, str, None] = None,
     total_steps: Optional[int] = None,
     long_documents: str = "auto",
+    tokens_per_step: int = 0,
+    microbatches: int = 1,
+    max_tokens_per_microbatch: int = 0,
+    balance: str = "tokens",
+    model: str = "",
 ) -> Plan:
     """Builds the plan ``stoker plan`` prints (same options; RANK/WORLD_SIZE are the defaults).
 
@@ -216,6 +221,11 @@ def plan(
     default), so the plan is the loader's. ``remainder``: "drop_last" or "pad" (``drop_last=`` is
     its deprecated spelling)."""
     from ._loader import _options, _remainder
+
+    if tokens_per_step:  # the plan's rows: steps counted in tokens are the loader's (and the CLI's)
+        raise ValueError("stoker.plan plans steps of rows: for steps counted in tokens use "
+                         "stoker.Loader(..., tokens_per_step=...) or `stoker plan "
+                         "--tokens-per-step` (docs/plan.md, \"Balanced steps\")")
 
     remainder = _remainder(remainder, drop_last)
     rank, world_size = rank_and_world_size(rank, world_size)

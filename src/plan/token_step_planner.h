@@ -1,0 +1,95 @@
+// TokenStepPlanner: steps counted in tokens (TokenSteps, token_steps.h) as the loader's planner
+// (stoker/planner.h). Every batch is one microbatch: one row of max_tokens_per_microbatch tokens
+// (batch_size 1), with the step's figures (StepFigures). A position is (epoch, the step's first
+// position in the epoch's document order · 2^16 + the microbatch): the same at every world size,
+// so a checkpoint at a step's first microbatch resumes at any world size (elastic); one taken
+// mid-step resumes at another world size with what is left of that step dealt anew. Steps are
+// computed when first asked for and kept (the last few whole; every step start's index), so the
+// first batch reads only its own window; a checkpoint carries the step index.
+// Thread-safe: every method is const; the caches are locked.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plan/token_steps.h"
+#include "stoker/planner.h"
+
+namespace stoker {
+
+class TokenStepPlanner : public BatchPlanner {
+ public:
+  // The trained targets of a piece (labels that are not -100): by default, for text, the piece's
+  // tokens whose next token lies in the document; a chat loader counts its loss mask.
+  using TrainedTargets = std::function<Result<uint64_t>(const RowPiece& piece)>;
+
+  // `options`: one rank's (rank, world_size) with tokens_per_step > 0. `fingerprint`: the row
+  // plan's fingerprint of the same dataset and options (fingerprint.h, which adds the token
+  // options); made when first asked for (it may hash every length). Null: computed from
+  // `lengths` (their totals when they carry them).
+  static Result<std::unique_ptr<TokenStepPlanner>> Create(
+      std::shared_ptr<const DatasetLengths> lengths, const PlanOptions& options,
+      std::function<std::string()> fingerprint = nullptr, TrainedTargets trained = nullptr);
+
+  PlanPosition Normalize(const PlanPosition& pos) const override;
+  PlanPosition Advance(const PlanPosition& pos) const override;
+  Status BatchAt(const PlanPosition& pos, Batch* out) const override;
+  PlanState MakeState(const PlanPosition& pos) const override;
+  Result<PlanPosition> RestorePosition(const PlanState& state) const override;
+  // Batches (microbatches) per rank in `epoch`: walks the whole epoch's steps.
+  Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override;
+  std::string Fingerprint() const override;
+  // Batches (microbatches) of this rank from `pos` to its epoch's end: walks the steps left.
+  Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const;
+
+  // The step that holds `pos` (computed or cached) and its index in the epoch.
+  struct Located {
+    std::shared_ptr<const plan::TokenStep> step;
+    uint64_t index = 0;
+  };
+  Result<Located> Locate(const PlanPosition& pos) const;
+  const plan::TokenSteps& steps() const { return *steps_; }
+
+  static constexpr uint64_t kMicrobatchBits = 16;
+  static PlanPosition PositionOf(uint64_t epoch, uint64_t first, uint64_t microbatch) {
+    return {epoch, (first << kMicrobatchBits) | microbatch};
+  }
+
+ private:
+  TokenStepPlanner(std::unique_ptr<plan::TokenSteps> steps,
+                   std::function<std::string()> fingerprint, TrainedTargets trained);
+  Result<uint64_t> TrainedOf(const plan::TokenStep& step) const;
+
+  std::unique_ptr<plan::TokenSteps> steps_;
+  std::function<std::string()> fingerprint_fn_;
+  TrainedTargets trained_;
+  mutable std::once_flag fingerprint_once_;
+  mutable std::string fingerprint_;
+  mutable std::mutex mu_;
+  // (epoch, first position) -> the step's index in its epoch, for every step start seen.
+  mutable std::map<std::pair<uint64_t, uint64_t>, uint64_t> index_;
+  // The last steps computed, newest last, with their global trained targets.
+  struct Cached {
+    uint64_t epoch = 0;
+    std::shared_ptr<const plan::TokenStep> step;
+    uint64_t trained = 0;
+  };
+  mutable std::vector<Cached> recent_;
+  // An elastic resume mid-step: the step at (epoch, first) is what is left of it after
+  // `from_world` ranks' microbatches before `from_microbatch` (TokenSteps::RemainderAt).
+  struct Remainder {
+    uint64_t epoch = 0, first = 0;
+    uint32_t from_world = 0, from_microbatch = 0;
+  };
+  mutable std::optional<Remainder> remainder_;
+  Result<Cached> StepLocked(uint64_t epoch, uint64_t first) const;
+};
+
+}  // namespace stoker

@@ -1,0 +1,221 @@
+#include "plan/token_steps.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "plan/best_fit.h"
+#include "plan/document_order.h"
+#include "plan/keyed_permutation.h"
+
+namespace stoker::plan {
+namespace {
+
+// balance=none: the pieces in order, each microbatch filled until the next piece does not fit,
+// rows dealt round robin (row r to rank r mod W, microbatch r / W).
+SlotAssignment FillInOrder(const std::vector<RowPiece>& pieces, uint32_t ranks, uint64_t budget,
+                           uint64_t min_microbatches, const CostModel& cost) {
+  std::vector<std::vector<uint32_t>> rows;
+  std::vector<uint64_t> row_tokens;
+  for (uint32_t i = 0; i < pieces.size(); ++i) {
+    if (rows.empty() || row_tokens.back() + pieces[i].length > budget) {
+      rows.emplace_back();
+      row_tokens.push_back(0);
+    }
+    rows.back().push_back(i);
+    row_tokens.back() += pieces[i].length;
+  }
+  SlotAssignment out;
+  out.ranks = ranks;
+  out.microbatches = static_cast<uint32_t>(
+      std::max<uint64_t>(min_microbatches, (rows.size() + ranks - 1) / ranks));
+  const size_t slots = static_cast<size_t>(ranks) * out.microbatches;
+  out.slots.assign(slots, {});
+  out.slot_tokens.assign(slots, 0);
+  out.slot_cost.assign(slots, 0.0);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const size_t slot = (r % ranks) * out.microbatches + r / ranks;
+    out.slots[slot] = std::move(rows[r]);
+    out.slot_tokens[slot] = row_tokens[r];
+    for (uint32_t i : out.slots[slot]) out.slot_cost[slot] += cost.Cost(pieces[i].length);
+  }
+  return out;
+}
+
+std::vector<double> RankCosts(const SlotAssignment& a) {
+  std::vector<double> rank(a.ranks, 0.0);
+  for (size_t s = 0; s < a.slot_cost.size(); ++s) rank[s / a.microbatches] += a.slot_cost[s];
+  return rank;
+}
+
+std::string TokenCostText(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+double MaxOverMean(const std::vector<double>& costs) {
+  if (costs.empty()) return 1.0;
+  double sum = 0, max = 0;
+  for (double c : costs) {
+    sum += c;
+    max = std::max(max, c);
+  }
+  return sum > 0 ? max / (sum / static_cast<double>(costs.size())) : 1.0;
+}
+
+Row TokenStep::RowOf(uint32_t rank, uint32_t microbatch) const {
+  Row row;
+  if (microbatch >= slots.microbatches || rank >= slots.ranks) return row;
+  for (uint32_t i : slots.slots[static_cast<size_t>(rank) * slots.microbatches + microbatch]) {
+    row.pieces.push_back(pieces[i]);
+  }
+  return row;
+}
+
+TokenSteps::TokenSteps(std::shared_ptr<const DatasetLengths> lengths, const PlanOptions& options,
+                       CostModel cost)
+    : lengths_(std::move(lengths)), options_(options), cost_(cost) {
+  budget_ =
+      options.max_tokens_per_microbatch > 0 ? options.max_tokens_per_microbatch : options.seq_len;
+  options_text_ = "tokens_per_step=" + std::to_string(options.tokens_per_step) +
+                  " microbatches=" + std::to_string(options.microbatches) +
+                  " max_tokens_per_microbatch=" + std::to_string(budget_) +
+                  " balance=" + std::string(BalanceModeName(options.balance)) +
+                  " cost=" + TokenCostText(cost.a) + "," + TokenCostText(cost.b) + "," +
+                  TokenCostText(cost.c) + " seed=" + std::to_string(options.seed) +
+                  " shuffle=" + std::string(ShuffleModeName(options.shuffle));
+}
+
+Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(
+    std::shared_ptr<const DatasetLengths> lengths, const PlanOptions& options) {
+  if (lengths == nullptr) return InvalidArgument("tokens_per_step: no dataset lengths");
+  if (options.tokens_per_step == 0) return InvalidArgument("tokens_per_step must be > 0");
+  if (options.microbatches == 0 || options.microbatches >= 65536) {
+    return InvalidArgument("microbatches must be in [1, 65535], got " +
+                           std::to_string(options.microbatches));
+  }
+  if (options.world_size == 0 || options.rank >= options.world_size) {
+    return InvalidArgument("rank " + std::to_string(options.rank) + " must be below world_size " +
+                           std::to_string(options.world_size));
+  }
+  if (options.max_tokens_per_microbatch == 0 && options.seq_len == 0) {
+    return InvalidArgument("max_tokens_per_microbatch (or seq_len) must be > 0");
+  }
+  if (options.shuffle == ShuffleMode::kBlock && options.block_shards == 0) {
+    return InvalidArgument("block_shards must be >= 1");
+  }
+  CostModel cost{1.0, 0.0, 0.0};
+  if (options.balance == BalanceMode::kAttention) {
+    cost = CostModel{options.step_cost.a, options.step_cost.b, options.step_cost.c};
+    STOKER_RETURN_IF_ERROR(ValidateCostModel(cost).WithContext("balance='attention': the cost"));
+    if (cost.b == 0 && cost.c == 0) {
+      return InvalidArgument(
+          "balance='attention' needs a cost with an attention term: give model= (a model "
+          "directory or its config.json, or numbers 'a,b'), or balance='tokens'");
+    }
+  }
+  if (lengths->shard_first_document.empty()) {  // one shard, as Plan::Create reads it
+    auto copy = std::make_shared<DatasetLengths>(*lengths);
+    copy->shard_first_document = {0, copy->num_documents()};
+    lengths = std::move(copy);
+  }
+  return std::unique_ptr<TokenSteps>(new TokenSteps(std::move(lengths), options, cost));
+}
+
+Result<TokenStep> TokenSteps::StepAt(uint64_t epoch, uint64_t first, uint32_t ranks) const {
+  const DatasetLengths& l = *lengths_;
+  // The row plan's key for dataset 0 (DatasetStream::EpochKey): the same shuffled order.
+  const uint64_t key = DeriveKey(DeriveKey(Mix64(options_.seed), 0), epoch);
+  DocumentOrder order(l.num_documents(), &l.shard_first_document, options_.shuffle,
+                      options_.block_shards, key);
+  TokenStep step;
+  step.first = first;
+  uint64_t p = first;
+  while (p < order.size() && step.tokens < options_.tokens_per_step) {
+    const uint64_t doc = order.DocumentAt(p++);
+    const uint64_t length = l.length(doc);
+    for (uint64_t offset = 0; offset < length; offset += budget_) {
+      const uint64_t n = std::min(budget_, length - offset);
+      step.pieces.push_back({0, doc, offset, n});
+      step.tokens += n;
+    }
+  }
+  STOKER_RETURN_IF_ERROR(l.status());
+  step.end = p;
+  if (step.pieces.size() >= (uint64_t{1} << 32)) {
+    return InvalidArgument("tokens_per_step: a step of more than 2^32 documents");
+  }
+  STOKER_RETURN_IF_ERROR(Assign(&step, ranks > 0 ? ranks : options_.world_size));
+  return step;
+}
+
+Result<TokenStep> TokenSteps::RemainderAt(uint64_t epoch, uint64_t first, uint32_t from_world,
+                                          uint32_t from_microbatch) const {
+  STOKER_ASSIGN_OR_RETURN(TokenStep old, StepAt(epoch, first, from_world));
+  std::vector<bool> left(old.pieces.size(), false);
+  for (size_t s = 0; s < old.slots.slots.size(); ++s) {
+    if (s % old.slots.microbatches < from_microbatch) continue;
+    for (uint32_t i : old.slots.slots[s]) left[i] = true;
+  }
+  TokenStep step;
+  step.first = first;
+  step.end = old.end;
+  for (size_t i = 0; i < old.pieces.size(); ++i) {
+    if (!left[i]) continue;
+    step.pieces.push_back(old.pieces[i]);
+    step.tokens += old.pieces[i].length;
+  }
+  STOKER_RETURN_IF_ERROR(Assign(&step, options_.world_size));
+  return step;
+}
+
+Status TokenSteps::Assign(TokenStep* out, uint32_t ranks) const {
+  TokenStep& step = *out;
+  if (step.pieces.empty()) {
+    step.slots.ranks = ranks;
+    return Status::OK();
+  }
+  if (options_.balance == BalanceMode::kNone) {
+    step.slots = FillInOrder(step.pieces, ranks, budget_, options_.microbatches, cost_);
+  } else {
+    std::vector<uint64_t> lengths(step.pieces.size());
+    for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = step.pieces[i].length;
+    STOKER_ASSIGN_OR_RETURN(step.slots, AssignSlots(lengths, ranks, budget_, cost_,
+                                                    static_cast<uint32_t>(options_.microbatches)));
+  }
+  if (step.slots.microbatches >= 65536) {
+    return InvalidArgument("tokens_per_step: a step needs " +
+                           std::to_string(step.slots.microbatches) +
+                           " microbatches per rank (at most 65535): lower tokens_per_step or "
+                           "raise max_tokens_per_microbatch");
+  }
+  step.imbalance = MaxOverMean(RankCosts(step.slots));
+  return Status::OK();
+}
+
+double TokenSteps::FixedRowsImbalance(const TokenStep& step) const {
+  std::vector<uint64_t> lengths(step.pieces.size());
+  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = step.pieces[i].length;
+  std::vector<uint32_t> bin_of;
+  const uint64_t bins = BestFitDecreasing(lengths, budget_, &bin_of);
+  // Rows in the order of their first document in the window (a shuffled order, as the row plan
+  // deals them), round robin.
+  std::vector<uint64_t> first_item(bins, UINT64_MAX);
+  std::vector<double> bin_cost(bins, 0.0);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    first_item[bin_of[i]] = std::min<uint64_t>(first_item[bin_of[i]], i);
+    bin_cost[bin_of[i]] += cost_.Cost(lengths[i]);
+  }
+  std::vector<uint64_t> by_first(bins);
+  for (uint64_t b = 0; b < bins; ++b) by_first[b] = b;
+  std::sort(by_first.begin(), by_first.end(),
+            [&](uint64_t x, uint64_t y) { return first_item[x] < first_item[y]; });
+  std::vector<double> rank(options_.world_size, 0.0);
+  for (uint64_t k = 0; k < bins; ++k) rank[k % rank.size()] += bin_cost[by_first[k]];
+  return MaxOverMean(rank);
+}
+
+}  // namespace stoker::plan

@@ -1,0 +1,77 @@
+// TokenSteps: steps counted in tokens (PlanOptions::tokens_per_step; docs/plan.md, "Balanced
+// steps"). An epoch's shuffled document order (the same DocumentOrder as the row plan's) is cut
+// into windows whose tokens reach tokens_per_step; each window's documents (a document longer
+// than a microbatch cut into pieces of at most max_tokens_per_microbatch tokens) go to (rank,
+// microbatch) slots by AssignSlots (slot_assignment.h), or in order for balance=none. A step is
+// computed from (epoch, its first position in the order) alone, so planning is lazy: the first
+// step reads only its own window's lengths.
+// Thread-safe: immutable after Create; StepAt is const and pure.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plan/slot_assignment.h"
+#include "stoker/plan.h"
+
+namespace stoker::plan {
+
+// One step: the window [first, end) of the epoch's order and its slots.
+struct TokenStep {
+  uint64_t first = 0;  // the window's first position in the epoch's document order
+  uint64_t end = 0;    // the next step's first position
+  // The window's document pieces, in order; slots.slots hold indices into it.
+  std::vector<RowPiece> pieces;
+  SlotAssignment slots;
+  uint64_t tokens = 0;     // Σ of the pieces' lengths
+  double imbalance = 1.0;  // max / mean over ranks of Σ cost of the rank's slots
+  bool empty() const { return pieces.empty(); }
+  // Rank r's microbatch m as a row.
+  Row RowOf(uint32_t rank, uint32_t microbatch) const;
+};
+
+class TokenSteps {
+ public:
+  // One dataset; options.tokens_per_step > 0. kInvalidArgument for options that do not fit
+  // (no microbatch budget, microbatches >= 65536, an invalid step_cost).
+  static Result<std::unique_ptr<TokenSteps>> Create(std::shared_ptr<const DatasetLengths> lengths,
+                                                    const PlanOptions& options);
+
+  // The step whose window starts at position `first` of `epoch`'s order (empty when no token is
+  // left from there: the epoch's end), dealt to `ranks` (0: options().world_size).
+  Result<TokenStep> StepAt(uint64_t epoch, uint64_t first, uint32_t ranks = 0) const;
+  // What is left of that step, dealt to `from_world` ranks, once their microbatches before
+  // `from_microbatch` are done: those pieces dealt anew to options().world_size ranks (an
+  // elastic resume mid-step). Its window (first, end) is the step's.
+  Result<TokenStep> RemainderAt(uint64_t epoch, uint64_t first, uint32_t from_world,
+                                uint32_t from_microbatch) const;
+  // The same window dealt as today's fixed rows would be: best-fit rows of the budget, dealt
+  // round robin; its max / mean rank cost (for `stoker plan --stats`).
+  double FixedRowsImbalance(const TokenStep& step) const;
+
+  uint64_t budget() const { return budget_; }
+  const PlanOptions& options() const { return options_; }
+  const CostModel& cost() const { return cost_; }
+  const DatasetLengths& lengths() const { return *lengths_; }
+  // "tokens_per_step=... microbatches=... max_tokens_per_microbatch=... balance=... cost=a,b,c"
+  // with seq_len, seed and shuffle: what a checkpoint keeps in clear (PlanState::options).
+  const std::string& options_text() const { return options_text_; }
+
+ private:
+  TokenSteps(std::shared_ptr<const DatasetLengths> lengths, const PlanOptions& options,
+             CostModel cost);
+  // The pieces of *step into slots of `ranks` ranks, and its imbalance.
+  Status Assign(TokenStep* step, uint32_t ranks) const;
+  std::shared_ptr<const DatasetLengths> lengths_;
+  PlanOptions options_;
+  CostModel cost_;
+  uint64_t budget_ = 0;
+  std::string options_text_;
+};
+
+// max / mean of `costs` (1 when the mean is 0).
+double MaxOverMean(const std::vector<double>& costs);
+
+}  // namespace stoker::plan

@@ -1,0 +1,122 @@
+#include "plan_token_steps.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "plan/token_step_planner.h"
+
+namespace stoker::cli {
+namespace {
+
+// Steps --stats measures when --steps is not given.
+constexpr uint64_t kStatsSteps = 32;
+
+int PrintTokenStepStats(const plan::TokenSteps& steps, uint64_t epoch, uint64_t max_steps,
+                        bool json) {
+  const PlanOptions& o = steps.options();
+  double fixed_time = 0, balanced_time = 0, fixed_sum = 0, balanced_sum = 0;
+  uint64_t measured = 0, min_mb = UINT64_MAX, max_mb = 0, tokens = 0;
+  for (uint64_t first = 0; measured < max_steps; ++measured) {
+    Result<plan::TokenStep> step = steps.StepAt(epoch, first);
+    if (!step.ok()) return ReportError("plan", step.status());
+    if (step->empty()) break;
+    double total = 0;
+    for (double c : step->slots.slot_cost) total += c;
+    const double mean = total / o.world_size;  // the same documents either way
+    const double fixed = steps.FixedRowsImbalance(*step);
+    fixed_time += fixed * mean;
+    balanced_time += step->imbalance * mean;
+    fixed_sum += fixed;
+    balanced_sum += step->imbalance;
+    min_mb = std::min<uint64_t>(min_mb, step->slots.microbatches);
+    max_mb = std::max<uint64_t>(max_mb, step->slots.microbatches);
+    tokens += step->tokens;
+    first = step->end;
+  }
+  if (measured == 0) return ReportError("plan", OutOfRange("the epoch has no step"));
+  const double fixed = fixed_sum / measured, balanced = balanced_sum / measured;
+  const double change = fixed_time > 0 ? balanced_time / fixed_time - 1 : 0;
+  if (json) {
+    nlohmann::json out = {{"epoch", epoch},
+                          {"steps_measured", measured},
+                          {"tokens_per_step", o.tokens_per_step},
+                          {"world_size", o.world_size},
+                          {"balance", BalanceModeName(o.balance)},
+                          {"cost", {steps.cost().a, steps.cost().b, steps.cost().c}},
+                          {"max_tokens_per_microbatch", steps.budget()},
+                          {"microbatches_min", min_mb},
+                          {"microbatches_max", max_mb},
+                          {"fixed_rows_max_over_mean", fixed},
+                          {"balanced_max_over_mean", balanced},
+                          {"predicted_step_time_change", change}};
+    std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  }
+  std::printf(
+      "steps counted in tokens: %llu tokens per step, world size %u, %llu tokens per microbatch, "
+      "balance %s (cost %.6g*L + %.6g*L^2 + %.6g)\n",
+      static_cast<unsigned long long>(o.tokens_per_step), o.world_size,
+      static_cast<unsigned long long>(steps.budget()),
+      std::string(BalanceModeName(o.balance)).c_str(), steps.cost().a, steps.cost().b,
+      steps.cost().c);
+  std::printf("  first %llu step(s) of epoch %llu: %llu tokens, %llu-%llu microbatches per rank\n",
+              static_cast<unsigned long long>(measured), static_cast<unsigned long long>(epoch),
+              static_cast<unsigned long long>(tokens), static_cast<unsigned long long>(min_mb),
+              static_cast<unsigned long long>(max_mb));
+  std::printf(
+      "  per-rank cost max/mean: fixed rows %.2f  ->  balanced %.2f; predicted step time "
+      "%+.0f%%\n",
+      fixed, balanced, change * 100);
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunTokenStepPlan(const PlanOptions& options, const std::vector<PlanDataset>& datasets,
+                     uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json) {
+  if (datasets.size() != 1) {
+    return ReportError("plan", InvalidArgument("--tokens-per-step takes one dataset (" +
+                                               std::to_string(datasets.size()) + " given)"));
+  }
+  Result<std::unique_ptr<TokenStepPlanner>> planner =
+      TokenStepPlanner::Create(datasets[0].lengths, options);
+  if (!planner.ok()) return ReportError("plan", planner.status());
+  if (stats)
+    return PrintTokenStepStats((*planner)->steps(), epoch, steps.value_or(kStatsSteps), json);
+  PlanPosition pos{epoch, 0};
+  uint64_t printed_steps = 0;
+  while (pos.epoch == epoch) {
+    Batch b;
+    Status st = (*planner)->BatchAt(pos, &b);
+    if (!st.ok()) return ReportError("plan", st);
+    const StepFigures& f = *b.figures;
+    if (f.microbatch == 0 && steps && printed_steps++ >= *steps) break;
+    if (json) {
+      nlohmann::json pieces = nlohmann::json::array();
+      for (const RowPiece& p : b.rows[0].pieces) {
+        pieces.push_back({p.dataset, p.document, p.offset, p.length});
+      }
+      nlohmann::json line = {{"epoch", pos.epoch},
+                             {"step", b.step},
+                             {"rank", b.rank},
+                             {"microbatch", f.microbatch},
+                             {"microbatches", f.microbatches},
+                             {"global_tokens", f.global_tokens},
+                             {"step_tokens", f.step_tokens},
+                             {"step_imbalance", f.step_imbalance},
+                             {"pieces", std::move(pieces)}};
+      std::printf("%s\n", line.dump().c_str());
+    } else {
+      std::printf("epoch %llu step %llu rank %u microbatch %u/%u: %zu pieces, %llu tokens\n",
+                  static_cast<unsigned long long>(pos.epoch),
+                  static_cast<unsigned long long>(b.step), b.rank, f.microbatch, f.microbatches,
+                  b.rows[0].pieces.size(), static_cast<unsigned long long>(b.rows[0].num_tokens()));
+    }
+    pos = (*planner)->Advance(pos);
+  }
+  return kExitOk;
+}
+
+}  // namespace stoker::cli

@@ -1,0 +1,17 @@
+// `stoker plan --tokens-per-step`: steps counted in tokens (docs/plan.md, "Balanced steps"),
+// printed per microbatch of one rank, or their balance statistics (--stats). Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "stoker/plan.h"
+
+namespace stoker::cli {
+
+// One dataset; `options.tokens_per_step` > 0 and step_cost resolved. Returns the exit code.
+int RunTokenStepPlan(const PlanOptions& options, const std::vector<PlanDataset>& datasets,
+                     uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json);
+
+}  // namespace stoker::cli
