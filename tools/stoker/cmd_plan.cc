@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "loader/planned_dataset.h"
 #include "number_flags.h"
 #include "plan/mixture_file.h"
+#include "plan/state_skips.h"
 #include "plan_flags.h"
 #include "stoker/plan.h"
 #include "stoker/token_source.h"
@@ -357,6 +359,26 @@ int RunPlan(const PlanArgs& args) {
     datasets.push_back(ds->plan);
     opened.push_back(std::move(*ds));
   }
+  // The edits of the state file (`stoker resume-edit`): its dropped datasets leave the mixture
+  // before it is planned (the resume below then continues the others), its skips are jumped over.
+  StateEdits edits;
+  if (!args.state_file.empty() && PathExists(args.state_file)) {
+    Result<std::string> text = ReadFileToString(args.state_file);
+    if (!text.ok()) return ReportError("plan", text.status());
+    Result<StateEdits> read = ReadStateEdits(*text);
+    if (!read.ok())
+      return ReportError("plan", read.status().WithContext("state file " + args.state_file));
+    edits = std::move(read).value();
+    std::vector<std::string> names = options->dataset_names;
+    for (size_t k = names.size(); k < datasets.size(); ++k) {
+      const std::string& name = datasets[k].lengths->name;
+      names.push_back(name.find("://") != std::string::npos
+                          ? name
+                          : std::filesystem::absolute(name).lexically_normal().string());
+    }
+    Status st = DropDatasets(edits.drops, names, &datasets, &*options);
+    if (!st.ok()) return ReportError("plan", st.WithContext("state file " + args.state_file));
+  }
   Result<std::unique_ptr<Plan>> plan = Plan::Create(datasets, *options, SharedWindowCounter());
   if (!plan.ok()) return ReportError("plan", plan.status());
   if (args.stats) {
@@ -365,7 +387,9 @@ int RunPlan(const PlanArgs& args) {
   }
   Result<PlanPosition> start = StartPosition(args, &*plan);
   if (!start.ok()) return ReportError("plan", start.status());
-  PlanPosition pos = (*plan)->Normalize(*start);
+  std::string warning;
+  PlanPosition pos = SkipOver(**plan, (*plan)->Normalize(*start), &edits.skips, &warning);
+  if (!warning.empty()) std::fprintf(stderr, "plan: %s", warning.c_str());
   // HasStep, not steps_remaining: counting a bestfit epoch would pack all of it.
   if (!(*plan)->HasStep(pos)) {
     return ReportError(
@@ -380,11 +404,13 @@ int RunPlan(const PlanArgs& args) {
     Result<Batch> batch = (*plan)->GetBatchAt(pos, options->rank);
     if (!batch.ok()) return ReportError("plan", batch.status());
     PrintBatch(*batch, args.json);
-    pos = (*plan)->Normalize((*plan)->Advance(pos));
+    pos = SkipOver(**plan, (*plan)->Normalize((*plan)->Advance(pos)), &edits.skips, &warning);
+    if (!warning.empty()) std::fprintf(stderr, "plan: %s", warning.c_str());
     if (!(*plan)->HasStep(pos)) break;
   }
   if (!args.state_file.empty()) {
-    Status st = WriteFileAtomically(args.state_file, (*plan)->MakeState(pos).ToJson() + "\n");
+    Status st = WriteFileAtomically(
+        args.state_file, WithStateEdits((*plan)->MakeState(pos).ToJson(), edits, pos) + "\n");
     if (!st.ok()) return ReportError("plan", st);
   }
   return kExitOk;
@@ -402,6 +428,8 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
       "--state FILE: start from the position in FILE if it exists (instead of --start-step);\n"
       "after the last printed step, write the position back. Two runs of --steps 3 --state F\n"
       "print steps 0-2, then 3-5. The state holds no world size: resume on another one works.\n"
+      "A state edited by `stoker resume-edit` is honoured: its skipped steps are jumped over and\n"
+      "its dropped datasets left out of the mixture, as stoker.Loader does (docs/plan.md).\n"
       "RANK and WORLD_SIZE from the environment are the defaults of --rank and --world-size.\n"
       "Example: stoker plan 2:web 1:code --seq-len 2048 --batch-size 8 --pack bestfit --json");
   AddPlanFlags(sub, &args->plan);
