@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "plan/state_skips.h"
 #include "register.h"
 #include "stoker/loader.h"
 #include "stoker/stream.h"
@@ -370,19 +371,25 @@ void RegisterLoader(nb::module_& m) {
           nb::arg("epoch"))
       .def(
           "steps_remaining",
-          [](PyLoader& self, uint64_t epoch, uint64_t rows) {
+          [](PyLoader& self, uint64_t epoch, uint64_t rows, const std::string& skips_json) {
             const BatchPlanner& planner = PlannerOf(self);
             const LoaderOptions& o = self.get().options();
             return Released([&]() -> Result<uint64_t> {
-              if (const Plan* plan = planner.plan()) return plan->steps_remaining({epoch, rows});
+              if (const Plan* plan = planner.plan()) {
+                if (skips_json.empty()) return plan->steps_remaining({epoch, rows});
+                STOKER_ASSIGN_OR_RETURN(StateEdits edits, ReadStateEdits(skips_json));
+                return StepsRemainingWithSkips(*plan, {epoch, rows}, edits.skips);
+              }
               // A stream's epoch is whole steps of every rank from its start.
               STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planner.StepsPerEpoch(epoch));
               const uint64_t done = rows / (o.batch_size * o.world_size);
               return steps > done ? steps - done : uint64_t{0};
             });
           },
-          nb::arg("epoch"), nb::arg("rows_consumed"),
-          "Steps left in `epoch` from that position (Plan::steps_remaining).")
+          nb::arg("epoch"), nb::arg("rows_consumed"), nb::arg("skips_json") = "",
+          "Steps left in `epoch` from that position (Plan::steps_remaining); with `skips_json` "
+          "(a state's {\"skip\": [...]}) less the steps its skips leave out "
+          "(StepsRemainingWithSkips, src/plan/state_skips.h).")
       .def(
           "make_state_json",
           [](PyLoader& self, uint64_t epoch, uint64_t rows) {

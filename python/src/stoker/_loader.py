@@ -487,6 +487,7 @@ class Loader:
 
     def _setup(self, device: Any, output: Optional[str]) -> None:
         self._skips: list = []  # stoker.edit_state's skips not reached yet, in order
+        self._loaded_skips: list = []  # every skip of the last load_state_dict (for len)
         self._drops: list = []  # the datasets stoker.edit_state(drop_source=...) left out
         self._moves = 0  # load_state_dict and set_epoch count here: positions known go stale
         self._end_pending = False  # the epoch's last batch was delivered, its end not yet seen
@@ -624,20 +625,23 @@ class Loader:
     def __len__(self) -> int:
         """Steps of the whole epoch the next iteration runs, counted from its first step
         (identical on every rank), also after a resume in the middle of it: the steps the next
-        iteration will still yield are ``steps_remaining()``."""
+        iteration will still yield are ``steps_remaining()``. Steps that a skip edit of the
+        restored state leaves out (``stoker.edit_state``) are not counted."""
         if not self._impl.has_plan:
             if self._synthetic_steps is None:
                 raise TypeError("a synthetic loader without steps has no length")
             return self._synthetic_steps
-        return self._impl.steps_per_epoch(self.epoch)
+        return self.steps_per_epoch(self.epoch)
 
     def steps_remaining(self) -> int:
         """Steps the next iteration yields from where the loader stands: ``len(loader)`` less
-        the steps of its epoch already taken (after a resume, or a ``break``)."""
+        the steps of its epoch already taken (after a resume, or a ``break``) and less the
+        steps skip edits still ahead leave out."""
         if not self._impl.has_plan:
             return len(self)
         epoch, rows = self._position()
-        return self._impl.steps_remaining(epoch, rows)
+        return self._impl.steps_remaining(epoch, rows, json.dumps({"skip": self._skips})
+                                          if self._skips else "")
 
     @property
     def epoch(self) -> int:
@@ -784,6 +788,7 @@ class Loader:
             self._start_segment(json.loads(resume))
         self._moves += 1
         self._skips = skips
+        self._loaded_skips = list(skips)
 
     def _drop_sources(self, drops: list) -> None:
         """Leaves the datasets named ``drops`` (stoker.edit_state(drop_source=...)) out of this
@@ -878,13 +883,16 @@ class Loader:
 
     def steps_per_epoch(self, epoch: Optional[int] = None) -> int:
         """Steps (global batches) of epoch ``epoch`` (default: ``self.epoch``) at this world
-        size; ``len(loader)`` is ``steps_per_epoch()``."""
+        size, less the steps a skip edit of the restored state leaves out; ``len(loader)`` is
+        ``steps_per_epoch()``."""
         if epoch is None:
             return len(self)
         if not isinstance(epoch, int) or epoch < 0:
             raise ValueError(f"epoch must be an integer >= 0, got {epoch!r}")
         if not self._impl.has_plan:
             return len(self)
+        if self._loaded_skips:
+            return self._impl.steps_remaining(epoch, 0, json.dumps({"skip": self._loaded_skips}))
         return self._impl.steps_per_epoch(epoch)
 
     def state_dict_at(self, epoch: int, step: int) -> Dict[str, Any]:
