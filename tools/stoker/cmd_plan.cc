@@ -16,6 +16,7 @@
 #include "common/progress.h"
 #include "loader/planned_dataset.h"
 #include "number_flags.h"
+#include "plan/document_skips.h"
 #include "plan/mixture_file.h"
 #include "plan/state_skips.h"
 #include "plan_flags.h"
@@ -362,6 +363,7 @@ int RunPlan(const PlanArgs& args) {
   // The edits of the state file (`stoker resume-edit`): its dropped datasets leave the mixture
   // before it is planned (the resume below then continues the others), its skips are jumped over.
   StateEdits edits;
+  std::optional<DocumentSkips> doc_skips;  // the documents the state quarantines
   if (!args.state_file.empty() && PathExists(args.state_file)) {
     Result<std::string> text = ReadFileToString(args.state_file);
     if (!text.ok()) return ReportError("plan", text.status());
@@ -375,6 +377,23 @@ int RunPlan(const PlanArgs& args) {
       names.push_back(name.find("://") != std::string::npos
                           ? name
                           : std::filesystem::absolute(name).lexically_normal().string());
+    }
+    Result<PlanState> state = PlanState::FromJson(*text);
+    if (state.ok() && !state->skip_documents.empty()) {
+      std::vector<ProvenanceDataset> shards;
+      std::vector<std::string> kept;
+      for (size_t k = 0; k < opened.size(); ++k) {
+        if (std::find(edits.drops.begin(), edits.drops.end(), names[k]) != edits.drops.end()) {
+          continue;
+        }
+        shards.push_back(ProvenanceDataset::FromSource(*opened[k].source));
+        kept.push_back(names[k]);
+      }
+      Result<DocumentSkips> resolved = DocumentSkips::Resolve(state->skip_documents, kept, shards);
+      if (!resolved.ok()) {
+        return ReportError("plan", resolved.status().WithContext("state file " + args.state_file));
+      }
+      doc_skips = std::move(resolved).value();
     }
     Status st = DropDatasets(edits.drops, names, &datasets, &*options);
     if (!st.ok()) return ReportError("plan", st.WithContext("state file " + args.state_file));
@@ -403,14 +422,17 @@ int RunPlan(const PlanArgs& args) {
   for (uint64_t printed = 0; args.steps ? printed < *args.steps : pos.epoch == epoch; ++printed) {
     Result<Batch> batch = (*plan)->GetBatchAt(pos, options->rank);
     if (!batch.ok()) return ReportError("plan", batch.status());
+    if (doc_skips) doc_skips->Filter(&*batch);
     PrintBatch(*batch, args.json);
     pos = SkipOver(**plan, (*plan)->Normalize((*plan)->Advance(pos)), &edits.skips, &warning);
     if (!warning.empty()) std::fprintf(stderr, "plan: %s", warning.c_str());
     if (!(*plan)->HasStep(pos)) break;
   }
   if (!args.state_file.empty()) {
-    Status st = WriteFileAtomically(
-        args.state_file, WithStateEdits((*plan)->MakeState(pos).ToJson(), edits, pos) + "\n");
+    PlanState state = (*plan)->MakeState(pos);
+    if (doc_skips) state.skip_documents = doc_skips->ids();
+    Status st =
+        WriteFileAtomically(args.state_file, WithStateEdits(state.ToJson(), edits, pos) + "\n");
     if (!st.ok()) return ReportError("plan", st);
   }
   return kExitOk;

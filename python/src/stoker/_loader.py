@@ -163,19 +163,22 @@ def _with_edits(state: Dict[str, Any], skips: list, drops: list) -> Dict[str, An
 
 
 def edit_state(state: Dict[str, Any], skip_steps: Any = None,
-               drop_source: Union[str, Sequence[str], None] = None) -> Dict[str, Any]:
+               drop_source: Union[str, Sequence[str], None] = None,
+               skip_documents: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """A checkpoint edited before a resume, as ``stoker resume-edit`` does (docs/plan.md,
     "Skipping steps on resume"). ``skip_steps=(first, last)`` (both included; or a list of such
     pairs): steps of the state's epoch, counted as the run that wrote it did (its world size and
     batch size). A Loader restoring the result serves every step before ``first``, never the
     skipped steps' rows, and the rest of the epoch once, on any world size. ``drop_source`` (a
     name, or a list) quarantines a mixture's dataset from the state on, as a mixture file without
-    it would (the others continue their epochs exactly once). The input is not modified.
-    ValueError for a range already passed, a stream's state, an unknown dataset, a malformed
-    state."""
-    if skip_steps is None and drop_source is None:
-        raise ValueError("edit_state: nothing to edit (give skip_steps=(first, last) or "
-                         "drop_source=NAME)")
+    it would (the others continue their epochs exactly once). ``skip_documents`` (ids as
+    ``stoker trace`` prints them, "DATASET:SHARD:RECORD") quarantines single documents: a Loader
+    restoring the result never serves them, and every other document as planned. The input is
+    not modified. ValueError for a range already passed, a stream's state, an unknown dataset, a
+    malformed id or state."""
+    if skip_steps is None and drop_source is None and skip_documents is None:
+        raise ValueError("edit_state: nothing to edit (give skip_steps=(first, last), "
+                         "drop_source=NAME or skip_documents=[IDS])")
     if skip_steps is None:
         ranges = []
     elif len(skip_steps) == 2 and all(isinstance(x, int) for x in skip_steps):
@@ -192,6 +195,10 @@ def edit_state(state: Dict[str, Any], skip_steps: Any = None,
         text = _stoker.skip_steps_in_state(text, first, last)
     for name in [drop_source] if isinstance(drop_source, str) else (drop_source or []):
         text = _stoker.drop_source_in_state(text, name)
+    if skip_documents is not None:
+        if isinstance(skip_documents, str):
+            raise ValueError("skip_documents: give a list of ids, not one string")
+        text = _stoker.skip_documents_in_state(text, list(skip_documents))
     return json.loads(text)
 
 
@@ -764,8 +771,12 @@ class Loader:
                     "state_dict() (stoker.gather_state_dicts) for an elastic resume")
             resume = json.dumps(plan_state)
         drops = _drops_of(state)
-        reopen = drops != self._drops
-        if reopen:
+        # Documents quarantined (stoker.edit_state(skip_documents=...)): the C++ loader opened at
+        # the state leaves them out, so a change of them reopens it.
+        reopen = drops != self._drops or (bool(self._datasets) and not self._is_stream and (
+            json.loads(resume).get("skip_documents") or []) != (
+            json.loads(self._impl.state_json()).get("skip_documents") or []))
+        if drops != self._drops:
             self._drop_sources(drops)
         if reopen or (not self._is_stream and len(self._datasets) > 1
                       and json.loads(resume).get("fingerprint") != self.fingerprint):
