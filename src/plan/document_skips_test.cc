@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plan/plan_batch_planner.h"
+#include "plan/plan_test_util.h"
 #include "plan/state_edit.h"
 
 namespace stoker {
@@ -63,6 +65,51 @@ TEST(SkipDocumentsInState, AddsTheIdsAndTheStateKeepsThem) {
   EXPECT_FALSE(SkipDocumentsInState(s.ToJson(), {}).ok());
   s.stream = "{}";
   EXPECT_FALSE(SkipDocumentsInState(s.ToJson(), {"web:0:1"}).ok());
+}
+
+TEST(DocumentSkips, ThePlannerLeavesThemOutOfBatchesAndKeepsThemInStates) {
+  auto lengths = std::make_shared<DatasetLengths>();
+  lengths->name = "/data/web";
+  lengths->document_lengths.assign(8, 16);  // 4 full rows: every document planned
+  lengths->shard_first_document = {0, 3, 8};
+  PlanOptions o;
+  o.seq_len = 32;
+  o.batch_size = 1;
+  std::shared_ptr<const Plan> plan(plan::testing::MakePlan({PlanDataset{lengths, 1.0}}, o));
+  ASSERT_NE(plan, nullptr);
+  Result<DocumentSkips> skips = DocumentSkips::Resolve({"web:1:0"}, {"/data/web"}, TwoDatasets());
+  ASSERT_TRUE(skips.ok());
+  PlanBatchPlanner planner(plan, 0, {}, {}, std::make_shared<const DocumentSkips>(*skips));
+  PlanBatchPlanner plain(plan, 0);
+  Batch batch, planned;
+  uint64_t quarantined = 0;
+  for (PlanPosition pos{0, 0}; pos.epoch == 0; pos = plan->Advance(pos)) {
+    ASSERT_TRUE(planner.BatchAt(pos, &batch).ok());
+    ASSERT_TRUE(plain.BatchAt(pos, &planned).ok());
+    ASSERT_EQ(batch.rows.size(), planned.rows.size());
+    for (size_t r = 0; r < batch.rows.size(); ++r) {
+      std::vector<RowPiece> want;
+      for (const RowPiece& p : planned.rows[r].pieces) {
+        if (p.document == 3) {  // shard 1, record 0
+          ++quarantined;
+        } else {
+          want.push_back(p);
+        }
+      }
+      EXPECT_EQ(batch.rows[r].pieces, want);  // the planned row less its pieces
+    }
+  }
+  EXPECT_GT(quarantined, 0u);
+  PlanState state = planner.MakeState({0, 2});
+  EXPECT_EQ(state.skip_documents, std::vector<std::string>{"web:1:0"});
+  EXPECT_TRUE(planner.RestorePosition(state).ok());
+  state.skip_documents.clear();
+  Result<PlanPosition> other = planner.RestorePosition(state);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("the state quarantines 0 document(s) and this loader 1 "
+                                          "others: open a new loader at the state"),
+            std::string::npos)
+      << other.status().ToString();
 }
 
 }  // namespace
