@@ -164,3 +164,26 @@ def test_trace_and_summary_of_the_run_leave_them_out(datasets, tmp_path, stoker_
     r = subprocess.run([stoker_cli, "trace", "--run", str(path), "--document", ident(kept),
                         "--json", "-q"], capture_output=True, text=True)
     assert r.returncode == 0 and json.loads(r.stdout)  # one that was served: found
+
+
+def test_a_row_left_empty_is_served_as_padding(datasets):  # noqa: F811
+    """pack="pad" holds one document a row: quarantining it leaves its row empty (all padding),
+    and the step count stays the plan's."""
+    def make():
+        return loaders(lambda: datasets["a"], 1, 2, pack="pad")
+    ref = run_steps(make())
+    run = make()
+    run_steps(run, 2)
+    chosen = [row for step in ref[3:] for row in step][:2]
+    resumed = make()
+    resumed[0].load_state_dict(stoker.edit_state(run[0].state_dict(),
+                                                 skip_documents=[ident(p) for p in chosen]))
+    it = iter(resumed[0])
+    empty, steps = 0, 0
+    for b in it:
+        steps += 1
+        for row, seg in zip(b["provenance"], b["segment_ids"]):
+            empty += not row
+            assert bool(row) == bool(np.count_nonzero(np.asarray(seg)))
+    assert steps == len(ref) - 2
+    assert empty == 2
