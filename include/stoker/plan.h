@@ -262,6 +262,10 @@ struct PlanState {
   // that a resume with other options can say which differ. Not checked by itself: the
   // fingerprint is.
   std::string options;
+  // Documents quarantined from the resume on (`stoker resume-edit --skip-documents`; ids as
+  // `stoker trace` prints them, DATASET:SHARD:RECORD): a loader opened at this state leaves their
+  // pieces out of its rows and writes them into every later state. Empty: none.
+  std::vector<std::string> skip_documents;
 
   // One line of JSON; see docs/checkpoint-format.md.
   std::string ToJson() const;

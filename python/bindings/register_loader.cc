@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "plan/token_step_planner.h"
+#include "plan/state_skips.h"
 #include "register.h"
 #include "stoker/loader.h"
 #include "stoker/stream.h"
@@ -387,11 +388,15 @@ void RegisterLoader(nb::module_& m) {
           nb::arg("epoch"))
       .def(
           "steps_remaining",
-          [](PyLoader& self, uint64_t epoch, uint64_t rows) {
+          [](PyLoader& self, uint64_t epoch, uint64_t rows, const std::string& skips_json) {
             const BatchPlanner& planner = PlannerOf(self);
             const LoaderOptions& o = self.get().options();
             return Released([&]() -> Result<uint64_t> {
-              if (const Plan* plan = planner.plan()) return plan->steps_remaining({epoch, rows});
+              if (const Plan* plan = planner.plan()) {
+                if (skips_json.empty()) return plan->steps_remaining({epoch, rows});
+                STOKER_ASSIGN_OR_RETURN(StateEdits edits, ReadStateEdits(skips_json));
+                return StepsRemainingWithSkips(*plan, {epoch, rows}, edits.skips);
+              }
               // Steps counted in tokens: the microbatches left (positions are not rows).
               if (auto* t = dynamic_cast<const TokenStepPlanner*>(&planner)) {
                 return t->BatchesRemaining({epoch, rows});
@@ -402,8 +407,10 @@ void RegisterLoader(nb::module_& m) {
               return steps > done ? steps - done : uint64_t{0};
             });
           },
-          nb::arg("epoch"), nb::arg("rows_consumed"),
-          "Steps left in `epoch` from that position (Plan::steps_remaining).")
+          nb::arg("epoch"), nb::arg("rows_consumed"), nb::arg("skips_json") = "",
+          "Steps left in `epoch` from that position (Plan::steps_remaining); with `skips_json` "
+          "(a state's {\"skip\": [...]}) less the steps its skips leave out "
+          "(StepsRemainingWithSkips, src/plan/state_skips.h).")
       .def(
           "make_state_json",
           [](PyLoader& self, uint64_t epoch, uint64_t rows) {

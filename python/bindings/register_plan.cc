@@ -114,6 +114,13 @@ void RegisterPlan(nb::module_& m) {
       nb::arg("state_json"), nb::arg("name"),
       "The state with dataset `name` left out on resume (src/plan/state_edit.h).");
   m.def(
+      "skip_documents_in_state",
+      [](const std::string& state_json, const std::vector<std::string>& ids) {
+        return Unwrap(SkipDocumentsInState(state_json, ids));
+      },
+      nb::arg("state_json"), nb::arg("ids"),
+      "The state with documents `ids` quarantined on resume (src/plan/state_edit.h).");
+  m.def(
       "read_mixture",
       [](const std::string& path, uint64_t seq_len, uint64_t global_batch_rows,
          std::optional<std::string> total_tokens, std::optional<uint64_t> total_steps) {

@@ -80,8 +80,9 @@ class IndexedPlanner final : public PlanBatchPlanner {
   IndexedPlanner(std::shared_ptr<const Plan> plan, uint32_t rank,
                  std::vector<std::shared_ptr<const TokenSource>> sources,
                  std::vector<std::string> paths, std::unique_ptr<loader::PieceLookAhead> pieces,
-                 LongDocumentCounts long_documents)
-      : PlanBatchPlanner(std::move(plan), rank, std::move(sources), std::move(paths)),
+                 LongDocumentCounts long_documents, std::shared_ptr<const DocumentSkips> skips)
+      : PlanBatchPlanner(std::move(plan), rank, std::move(sources), std::move(paths),
+                         std::move(skips)),
         long_documents_(long_documents),
         cached_sources_(AnyCachedSource(this->sources())),
         pieces_(pieces != nullptr && pieces->active() ? std::move(pieces) : nullptr) {}
@@ -272,6 +273,20 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   } else if (resume != nullptr) {
     STOKER_ASSIGN_OR_RETURN(start, plan->Restore(*resume));
   }
+  // Documents the checkpoint quarantines (`stoker resume-edit --skip-documents`): named by
+  // dataset name or path, shard and record, as `stoker trace` prints them.
+  std::shared_ptr<const DocumentSkips> skips;
+  if (resume != nullptr && !resume->skip_documents.empty()) {
+    std::vector<ProvenanceDataset> shards;
+    std::vector<std::string> names = plan_options.dataset_names;
+    for (size_t k = 0; k < sources.size(); ++k) {
+      shards.push_back(ProvenanceDataset::FromSource(*sources[k], paths[k]));
+      if (names.size() <= k) names.push_back(paths[k].empty() ? sources[k]->path() : paths[k]);
+    }
+    Result<DocumentSkips> resolved = DocumentSkips::Resolve(resume->skip_documents, names, shards);
+    if (!resolved.ok()) return resolved.status().WithContext("loader: resuming the checkpoint");
+    skips = std::make_shared<const DocumentSkips>(std::move(resolved).value());
+  }
   // Datasets read by one request per piece: their pieces are fetched ahead, many at once, and
   // the workers take them from memory (docs/cache.md, "Global shuffle over remote data").
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<loader::PieceLookAhead> pieces,
@@ -279,7 +294,8 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   // Remote datasets behind a cache, or read by request: the planner's look-ahead schedules the
   // first steps from `start` as the engine starts, and follows delivery (and Restore).
   auto planner = std::make_shared<IndexedPlanner>(std::move(plan), options.rank, std::move(sources),
-                                                  std::move(paths), std::move(pieces), long_total);
+                                                  std::move(paths), std::move(pieces), long_total,
+                                                  std::move(skips));
   return OpenEngine(std::move(planner), std::move(readers), options, start);
 }
 

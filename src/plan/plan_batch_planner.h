@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "plan/document_skips.h"
 #include "plan/plan_provenance.h"
 #include "stoker/plan.h"
 #include "stoker/planner.h"
@@ -23,24 +24,31 @@ namespace stoker {
 class PlanBatchPlanner : public BatchPlanner {
  public:
   // `sources` (in plan order, labelled by `paths`; a source's own path where a label is missing
-  // or empty) are what Explain maps; without them Explain is kUnimplemented.
+  // or empty) are what Explain maps; without them Explain is kUnimplemented. `skips` (may be
+  // null): documents quarantined on resume, left out of every batch and its provenance, and
+  // written into every state (a state quarantining others is refused by RestorePosition).
   PlanBatchPlanner(std::shared_ptr<const Plan> plan, uint32_t rank,
                    std::vector<std::shared_ptr<const TokenSource>> sources = {},
-                   std::vector<std::string> paths = {})
+                   std::vector<std::string> paths = {},
+                   std::shared_ptr<const DocumentSkips> skips = nullptr)
       : plan_(std::move(plan)),
         rank_(rank),
         sources_(std::move(sources)),
-        paths_(std::move(paths)) {}
+        paths_(std::move(paths)),
+        skips_(std::move(skips)) {}
   PlanPosition Normalize(const PlanPosition& pos) const override { return plan_->Normalize(pos); }
   PlanPosition Advance(const PlanPosition& pos) const override { return plan_->Advance(pos); }
   Status BatchAt(const PlanPosition& pos, Batch* out) const override {
     STOKER_ASSIGN_OR_RETURN(*out, plan_->GetBatchAt(pos, rank_));
+    if (skips_ != nullptr) skips_->Filter(out);
     return Status::OK();
   }
-  PlanState MakeState(const PlanPosition& pos) const override { return plan_->MakeState(pos); }
-  Result<PlanPosition> RestorePosition(const PlanState& state) const override {
-    return plan_->Restore(state);
+  PlanState MakeState(const PlanPosition& pos) const override {
+    PlanState state = plan_->MakeState(pos);
+    if (skips_ != nullptr) state.skip_documents = skips_->ids();
+    return state;
   }
+  Result<PlanPosition> RestorePosition(const PlanState& state) const override;
   Result<StepProvenance> Explain(const PlanPosition& pos) const override;
   Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override {
     return plan_->steps_per_epoch(epoch);
@@ -56,6 +64,7 @@ class PlanBatchPlanner : public BatchPlanner {
   uint32_t rank_;
   std::vector<std::shared_ptr<const TokenSource>> sources_;
   std::vector<std::string> paths_;
+  std::shared_ptr<const DocumentSkips> skips_;
   mutable std::once_flag provenance_once_;
   mutable std::unique_ptr<ProvenanceMap> provenance_;
 };

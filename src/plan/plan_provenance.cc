@@ -101,8 +101,9 @@ Result<StepProvenance> ProvenanceMap::Explain(const Batch& batch, uint64_t pad_t
 }
 
 Result<StepProvenance> ProvenanceMap::ExplainStep(const Plan& plan, const PlanPosition& pos,
-                                                  uint32_t rank) const {
+                                                  uint32_t rank, const DocumentSkips* skips) const {
   STOKER_ASSIGN_OR_RETURN(Batch batch, plan.GetBatchAt(pos, rank));
+  if (skips != nullptr) skips->Filter(&batch);
   STOKER_ASSIGN_OR_RETURN(StepProvenance out, Explain(batch, plan.options().pad_each_document_to));
   if (plan.num_datasets() > 1) {
     // Each row's dataset epoch and phase. A mixture's epoch is whole global batches, so no row of
@@ -137,7 +138,19 @@ Result<StepProvenance> PlanBatchPlanner::Explain(const PlanPosition& pos) const 
   std::call_once(provenance_once_, [this] {
     provenance_ = std::make_unique<ProvenanceMap>(ProvenanceMap::ForSources(sources_, paths_));
   });
-  return provenance_->ExplainStep(*plan_, pos, rank_);
+  return provenance_->ExplainStep(*plan_, pos, rank_, skips_.get());
+}
+
+Result<PlanPosition> PlanBatchPlanner::RestorePosition(const PlanState& state) const {
+  const std::vector<std::string> none;
+  if (state.skip_documents != (skips_ != nullptr ? skips_->ids() : none)) {
+    return FailedPrecondition(
+        "the state quarantines " + std::to_string(state.skip_documents.size()) +
+        " document(s) and this loader " +
+        std::to_string(skips_ != nullptr ? skips_->ids().size() : 0) +
+        " others: open a new loader at the state (stoker.Loader.load_state_dict does)");
+  }
+  return plan_->Restore(state);
 }
 
 }  // namespace stoker

@@ -17,6 +17,8 @@
 
 namespace stoker {
 
+class DocumentSkips;  // plan/document_skips.h
+
 // The shards of each dataset of an indexed plan, for ProvenanceMap.
 struct ProvenanceDataset {
   std::string path;
@@ -41,9 +43,10 @@ class ProvenanceMap {
   // kInvalidArgument for a piece whose dataset or document is not in the map. `pad_to`: the
   // plan's pad_each_document_to (each piece then takes its padded room in the row).
   Result<StepProvenance> Explain(const Batch& batch, uint64_t pad_to = 0) const;
-  // The provenance of `rank`'s step of `plan` (over these datasets) that starts at `pos`.
-  Result<StepProvenance> ExplainStep(const Plan& plan, const PlanPosition& pos,
-                                     uint32_t rank) const;
+  // The provenance of `rank`'s step of `plan` (over these datasets) that starts at `pos`, less
+  // the pieces of documents `skips` quarantines (null: none).
+  Result<StepProvenance> ExplainStep(const Plan& plan, const PlanPosition& pos, uint32_t rank,
+                                     const DocumentSkips* skips = nullptr) const;
 
  private:
   Result<PieceProvenance> Locate(const RowPiece& piece) const;

@@ -52,6 +52,7 @@ std::string PlanState::ToJson() const {
   j["batch_size"] = batch_size;
   if (!stream.empty()) j["stream"] = stream;
   if (!options.empty()) j["options"] = options;
+  if (!skip_documents.empty()) j["skip_documents"] = skip_documents;
   if (!datasets.empty()) {
     j["global_row"] = global_row;
     j["stream_options"] = stream_options;
@@ -91,6 +92,9 @@ Result<PlanState> PlanState::FromJson(std::string_view text) {
     s.batch_size = j.value("batch_size", uint64_t{0});
     s.stream = j.value("stream", std::string());
     s.options = j.value("options", std::string());
+    if (j.contains("skip_documents")) {
+      s.skip_documents = j.at("skip_documents").get<std::vector<std::string>>();
+    }
     if (j.contains("datasets")) {
       s.global_row = Unsigned(j, "global_row");
       s.stream_options = j.at("stream_options").get<std::string>();

@@ -15,6 +15,8 @@
 
 namespace stoker {
 
+class DocumentSkips;  // plan/document_skips.h
+
 // One piece of one row of one rank's batch of a walked step.
 struct WalkedPiece {
   uint64_t step = 0;        // the walker's step number (first_step + steps walked before it)
@@ -36,10 +38,12 @@ PlanPosition AdvanceSteps(const Plan& plan, PlanPosition pos, uint64_t steps);
 
 // Walks `steps` global steps of `plan` from `start` (every rank, every row, in rank then row
 // order), calling `visit` for each piece; `first_step` numbers the first. Stops at the first
-// error `visit` returns. Returns the position after the last step walked.
+// error `visit` returns. Returns the position after the last step walked. `skips` (null: none):
+// documents quarantined on resume, whose pieces the loader left out of the rows; so does the walk.
 Result<PlanPosition> WalkPlanSteps(const Plan& plan, PlanPosition start, uint64_t first_step,
                                    uint64_t steps,
-                                   const std::function<Status(const WalkedPiece&)>& visit);
+                                   const std::function<Status(const WalkedPiece&)>& visit,
+                                   const DocumentSkips* skips = nullptr);
 
 // What `steps` global steps of `plan` from `start` consumed, per dataset and schedule phase (every
 // rank): `stoker summary`, and the exact per-source figures a metrics sink wants, from the plan.
@@ -55,6 +59,7 @@ struct PhaseTokenCounts {
 };
 // Keyed by phase (index into options().phases; 0 for a plan without a schedule).
 Result<std::map<uint64_t, PhaseTokenCounts>> CountPlanSteps(const Plan& plan, PlanPosition start,
-                                                            uint64_t steps);
+                                                            uint64_t steps,
+                                                            const DocumentSkips* skips = nullptr);
 
 }  // namespace stoker

@@ -1,8 +1,10 @@
 // SkipStepsInState (state_edit.h): a skip range added to a checkpoint's plan state.
 #include "plan/state_edit.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "plan/document_skips.h"
 #include "stoker/plan.h"
 
 namespace stoker {
@@ -81,6 +83,26 @@ Result<std::string> DropSourceInState(std::string_view state_json, const std::st
   }
   dropped.push_back(name);
   plan["drop"] = dropped;
+  return j.dump();
+}
+
+Result<std::string> SkipDocumentsInState(std::string_view state_json,
+                                         const std::vector<std::string>& ids) {
+  STOKER_ASSIGN_OR_RETURN(PlanState state, PlanState::FromJson(state_json));
+  if (!state.stream.empty()) {
+    return InvalidArgument(
+        "this is a stoker.Stream's state: documents cannot be quarantined in it yet (skip "
+        "documents works on datasets and mixtures)");
+  }
+  if (ids.empty()) return InvalidArgument("skip documents: no document id given");
+  std::vector<std::string> out = state.skip_documents;
+  for (const std::string& id : ids) {
+    STOKER_RETURN_IF_ERROR(ParseDocumentQuery(id).status());
+    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+  }
+  nlohmann::json j = nlohmann::json::parse(state_json);
+  nlohmann::json& plan = j.contains("plan_state") ? j["plan_state"] : j;
+  plan["skip_documents"] = out;
   return j.dump();
 }
 

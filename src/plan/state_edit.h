@@ -27,4 +27,12 @@ Result<std::string> SkipStepsInState(std::string_view state_json, uint64_t first
 // one dataset, fewer than two datasets left (a continued mixture needs two).
 Result<std::string> DropSourceInState(std::string_view state_json, const std::string& name);
 
+// Returns `state_json` with `ids` (DATASET:SHARD:RECORD, as `stoker trace` prints them) added to
+// its plan state's "skip_documents" list: documents quarantined from the state on. A loader
+// opened at the state resolves them against its datasets (refusing an id that names none) and
+// leaves their pieces out of every row; every other document is served as planned.
+// kInvalidArgument: malformed JSON or id, no id, a stream's state.
+Result<std::string> SkipDocumentsInState(std::string_view state_json,
+                                         const std::vector<std::string>& ids);
+
 }  // namespace stoker

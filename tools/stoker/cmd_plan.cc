@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -15,7 +16,9 @@
 #include "common/progress.h"
 #include "loader/planned_dataset.h"
 #include "number_flags.h"
+#include "plan/document_skips.h"
 #include "plan/mixture_file.h"
+#include "plan/state_skips.h"
 #include "plan_flags.h"
 #include "plan_token_steps.h"
 #include "stoker/plan.h"
@@ -361,6 +364,44 @@ int RunPlan(const PlanArgs& args) {
   if (options->tokens_per_step > 0) {  // steps counted in tokens (plan_token_steps.h)
     return RunTokenStepPlan(*options, datasets, args.epoch, args.steps, args.stats, args.json);
   }
+  // The edits of the state file (`stoker resume-edit`): its dropped datasets leave the mixture
+  // before it is planned (the resume below then continues the others), its skips are jumped over.
+  StateEdits edits;
+  std::optional<DocumentSkips> doc_skips;  // the documents the state quarantines
+  if (!args.state_file.empty() && PathExists(args.state_file)) {
+    Result<std::string> text = ReadFileToString(args.state_file);
+    if (!text.ok()) return ReportError("plan", text.status());
+    Result<StateEdits> read = ReadStateEdits(*text);
+    if (!read.ok())
+      return ReportError("plan", read.status().WithContext("state file " + args.state_file));
+    edits = std::move(read).value();
+    std::vector<std::string> names = options->dataset_names;
+    for (size_t k = names.size(); k < datasets.size(); ++k) {
+      const std::string& name = datasets[k].lengths->name;
+      names.push_back(name.find("://") != std::string::npos
+                          ? name
+                          : std::filesystem::absolute(name).lexically_normal().string());
+    }
+    Result<PlanState> state = PlanState::FromJson(*text);
+    if (state.ok() && !state->skip_documents.empty()) {
+      std::vector<ProvenanceDataset> shards;
+      std::vector<std::string> kept;
+      for (size_t k = 0; k < opened.size(); ++k) {
+        if (std::find(edits.drops.begin(), edits.drops.end(), names[k]) != edits.drops.end()) {
+          continue;
+        }
+        shards.push_back(ProvenanceDataset::FromSource(*opened[k].source));
+        kept.push_back(names[k]);
+      }
+      Result<DocumentSkips> resolved = DocumentSkips::Resolve(state->skip_documents, kept, shards);
+      if (!resolved.ok()) {
+        return ReportError("plan", resolved.status().WithContext("state file " + args.state_file));
+      }
+      doc_skips = std::move(resolved).value();
+    }
+    Status st = DropDatasets(edits.drops, names, &datasets, &*options);
+    if (!st.ok()) return ReportError("plan", st.WithContext("state file " + args.state_file));
+  }
   Result<std::unique_ptr<Plan>> plan = Plan::Create(datasets, *options, SharedWindowCounter());
   if (!plan.ok()) return ReportError("plan", plan.status());
   if (args.stats) {
@@ -369,7 +410,9 @@ int RunPlan(const PlanArgs& args) {
   }
   Result<PlanPosition> start = StartPosition(args, &*plan);
   if (!start.ok()) return ReportError("plan", start.status());
-  PlanPosition pos = (*plan)->Normalize(*start);
+  std::string warning;
+  PlanPosition pos = SkipOver(**plan, (*plan)->Normalize(*start), &edits.skips, &warning);
+  if (!warning.empty()) std::fprintf(stderr, "plan: %s", warning.c_str());
   // HasStep, not steps_remaining: counting a bestfit epoch would pack all of it.
   if (!(*plan)->HasStep(pos)) {
     return ReportError(
@@ -383,12 +426,17 @@ int RunPlan(const PlanArgs& args) {
   for (uint64_t printed = 0; args.steps ? printed < *args.steps : pos.epoch == epoch; ++printed) {
     Result<Batch> batch = (*plan)->GetBatchAt(pos, options->rank);
     if (!batch.ok()) return ReportError("plan", batch.status());
+    if (doc_skips) doc_skips->Filter(&*batch);
     PrintBatch(*batch, args.json);
-    pos = (*plan)->Normalize((*plan)->Advance(pos));
+    pos = SkipOver(**plan, (*plan)->Normalize((*plan)->Advance(pos)), &edits.skips, &warning);
+    if (!warning.empty()) std::fprintf(stderr, "plan: %s", warning.c_str());
     if (!(*plan)->HasStep(pos)) break;
   }
   if (!args.state_file.empty()) {
-    Status st = WriteFileAtomically(args.state_file, (*plan)->MakeState(pos).ToJson() + "\n");
+    PlanState state = (*plan)->MakeState(pos);
+    if (doc_skips) state.skip_documents = doc_skips->ids();
+    Status st =
+        WriteFileAtomically(args.state_file, WithStateEdits(state.ToJson(), edits, pos) + "\n");
     if (!st.ok()) return ReportError("plan", st);
   }
   return kExitOk;
@@ -406,6 +454,8 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
       "--state FILE: start from the position in FILE if it exists (instead of --start-step);\n"
       "after the last printed step, write the position back. Two runs of --steps 3 --state F\n"
       "print steps 0-2, then 3-5. The state holds no world size: resume on another one works.\n"
+      "A state edited by `stoker resume-edit` is honoured: its skipped steps are jumped over and\n"
+      "its dropped datasets left out of the mixture, as stoker.Loader does (docs/plan.md).\n"
       "RANK and WORLD_SIZE from the environment are the defaults of --rank and --world-size.\n"
       "Example: stoker plan 2:web 1:code --seq-len 2048 --batch-size 8 --pack bestfit --json");
   AddPlanFlags(sub, &args->plan);

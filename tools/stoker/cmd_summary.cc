@@ -55,7 +55,7 @@ Result<Summary> Count(const OpenedRun& run, uint64_t steps, bool quiet) {
     PlanPosition pos = seg.start;
     for (uint64_t at = seg.first_step; at < end;) {
       const uint64_t n = std::min<uint64_t>(end - at, 4096);
-      STOKER_ASSIGN_OR_RETURN(auto counts, CountPlanSteps(*seg.plan, pos, n));
+      STOKER_ASSIGN_OR_RETURN(auto counts, CountPlanSteps(*seg.plan, pos, n, seg.skips.get()));
       for (const auto& [phase, c] : counts) {
         PhaseCount& p = s.phases[phases ? static_cast<int64_t>(phase) : -1];
         if (p.sources.empty()) p.sources.resize(s.names.size());

@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "plan/document_skips.h"
 #include "plan_flags.h"
 #include "records/arrow_sources.h"
 #include "run_record.h"
@@ -78,35 +79,6 @@ class ShardIndex {
   std::vector<const RunSegment*> segments_;
 };
 
-// DATASET:SHARD:RECORD, read from the right (a dataset name may hold ':'). SHARD is the shard's
-// number or its path (or the path's last component); DATASET a name or path of the run.
-struct DocumentQuery {
-  std::string dataset;
-  std::string shard;
-  uint64_t record = 0;
-};
-
-Result<DocumentQuery> ParseDocumentQuery(const std::string& text) {
-  const size_t last = text.rfind(':');
-  const size_t mid =
-      last == std::string::npos || last == 0 ? std::string::npos : text.rfind(':', last - 1);
-  const std::string record = last == std::string::npos ? "" : text.substr(last + 1);
-  if (mid == std::string::npos || mid == 0 || record.empty() ||
-      record.find_first_not_of("0123456789") != std::string::npos || record.size() > 19) {
-    return InvalidArgument("--document '" + text +
-                           "': expected DATASET:SHARD:RECORD (the record's index in its shard)");
-  }
-  return DocumentQuery{text.substr(0, mid), text.substr(mid + 1, last - mid - 1),
-                       std::stoull(record)};
-}
-
-bool SameName(const std::string& given, const std::string& full) {
-  if (given == full) return true;
-  if (full.size() <= given.size()) return false;
-  return full.compare(full.size() - given.size(), given.size(), given) == 0 &&
-         full[full.size() - given.size() - 1] == '/';
-}
-
 // Whether piece `w` of `seg` is the queried document's.
 class DocumentFilter {
  public:
@@ -131,21 +103,7 @@ class DocumentFilter {
 
  private:
   std::optional<uint64_t> DocumentOf(const std::string& name, const SegmentDataset& d) const {
-    if (!SameName(query_.dataset, name) && !SameName(query_.dataset, d.path)) return std::nullopt;
-    const uint64_t shards = d.shard_paths.size();
-    std::optional<uint64_t> shard;
-    if (!query_.shard.empty() &&
-        query_.shard.find_first_not_of("0123456789") == std::string::npos &&
-        query_.shard.size() < 19) {
-      shard = std::stoull(query_.shard);
-    }
-    for (uint64_t s = 0; !shard && s < shards; ++s) {
-      if (SameName(query_.shard, d.shard_paths[s])) shard = s;
-    }
-    if (!shard || *shard >= shards) return std::nullopt;
-    const uint64_t first = d.shard_first_document[*shard];
-    if (query_.record >= d.shard_first_document[*shard + 1] - first) return std::nullopt;
-    return first + query_.record;
+    return DocumentIndexOf(query_, name, d);
   }
   DocumentQuery query_;
   bool found_ = false;
@@ -272,7 +230,7 @@ int RunTrace(TraceArgs& a, const CLI::App& sub) {
   std::optional<DocumentFilter> filter;
   if (!a.document.empty()) {
     Result<DocumentQuery> q = ParseDocumentQuery(a.document);
-    if (!q.ok()) return ReportError("trace", q.status());
+    if (!q.ok()) return ReportError("trace", q.status().WithContext("--document"));
     filter.emplace(*q, *run);
     if (!filter->found()) {
       std::string names;

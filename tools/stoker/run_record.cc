@@ -40,18 +40,19 @@ Result<RunSegment> OpenSegment(const PlanFlags& flags, const std::optional<PlanS
     std::string name = i < labels.size()                ? labels[i]
                        : i < flags.mixture_names.size() ? flags.mixture_names[i]
                                                         : ds.source->path();
-    SegmentDataset shards{name, {}, {}};
-    for (uint64_t k = 0; k <= ds.source->num_shards(); ++k) {
-      shards.shard_first_document.push_back(ds.source->shard_first_document(k));
-      if (k < ds.source->num_shards()) shards.shard_paths.push_back(ds.source->shard_path(k));
-    }
-    seg.datasets.push_back(std::move(shards));
+    seg.datasets.push_back(ProvenanceDataset::FromSource(*ds.source, name));
     seg.names.push_back(std::move(name));
     datasets.push_back(std::move(ds.plan));
   }
   STOKER_ASSIGN_OR_RETURN(PlanOptions o, BuildPlanOptions(flags));
   o.rank = 0;
   STOKER_ASSIGN_OR_RETURN(seg.plan, Plan::Create(std::move(datasets), o, SharedWindowCounter()));
+  if (resume &&
+      !resume->skip_documents.empty()) {  // quarantined documents: the loader left them out
+    STOKER_ASSIGN_OR_RETURN(DocumentSkips skips, DocumentSkips::Resolve(resume->skip_documents,
+                                                                        seg.names, seg.datasets));
+    seg.skips = std::make_shared<const DocumentSkips>(std::move(skips));
+  }
   if (resume && seg.plan->num_datasets() > 1 && resume->fingerprint != seg.plan->fingerprint()) {
     STOKER_ASSIGN_OR_RETURN(Plan::Continued c, seg.plan->ContinueFrom(*resume));
     seg.plan = std::move(c.plan);
@@ -237,9 +238,10 @@ Status WalkRun(const OpenedRun& run, uint64_t first, uint64_t last, const RunVis
     // In chunks, so that progress is told as the walk goes.
     while (first <= end) {
       const uint64_t n = std::min<uint64_t>(end - first + 1, 64);
-      STOKER_ASSIGN_OR_RETURN(pos,
-                              WalkPlanSteps(*seg.plan, pos, first, n,
-                                            [&](const WalkedPiece& w) { return visit(seg, w); }));
+      STOKER_ASSIGN_OR_RETURN(
+          pos, WalkPlanSteps(
+                   *seg.plan, pos, first, n, [&](const WalkedPiece& w) { return visit(seg, w); },
+                   seg.skips.get()));
       first += n;
       done += n;
       if (progress) progress(done);

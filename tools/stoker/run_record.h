@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/document_skips.h"
 #include "plan/plan_walk.h"
 #include "plan_flags.h"
 #include "stoker/plan.h"
@@ -17,12 +18,10 @@
 
 namespace stoker::cli {
 
-// A dataset's shards, for a piece's shard and record (as stoker/provenance.h names them).
-struct SegmentDataset {
-  std::string path;
-  std::vector<uint64_t> shard_first_document;  // num_shards + 1 entries
-  std::vector<std::string> shard_paths;        // one per shard
-};
+// A dataset's shards, for a piece's shard and record (as stoker/provenance.h names them): path,
+// shard_first_document (num_shards + 1 entries), shard_paths (one per shard); from
+// plan/document_skips.h, which resolves document ids against it.
+using SegmentDataset = ProvenanceDataset;
 
 // One plan of the run: run steps [first_step, end_step) are its steps from `start` on.
 struct RunSegment {
@@ -30,9 +29,10 @@ struct RunSegment {
   uint64_t end_step = UINT64_MAX;
   std::unique_ptr<Plan> plan;
   PlanPosition start;
-  std::vector<std::string> names;            // each dataset's name (mixture name or path)
-  std::vector<SegmentDataset> datasets;      // each dataset's shards
-  std::vector<uint64_t> dataset_name_index;  // each dataset's index into OpenedRun::names
+  std::vector<std::string> names;              // each dataset's name (mixture name or path)
+  std::vector<SegmentDataset> datasets;        // each dataset's shards
+  std::vector<uint64_t> dataset_name_index;    // each dataset's index into OpenedRun::names
+  std::shared_ptr<const DocumentSkips> skips;  // documents its resume state quarantines, or null
 };
 
 struct OpenedRun {

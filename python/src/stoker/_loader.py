@@ -187,19 +187,22 @@ def _with_edits(state: Dict[str, Any], skips: list, drops: list) -> Dict[str, An
 
 
 def edit_state(state: Dict[str, Any], skip_steps: Any = None,
-               drop_source: Union[str, Sequence[str], None] = None) -> Dict[str, Any]:
+               drop_source: Union[str, Sequence[str], None] = None,
+               skip_documents: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """A checkpoint edited before a resume, as ``stoker resume-edit`` does (docs/plan.md,
     "Skipping steps on resume"). ``skip_steps=(first, last)`` (both included; or a list of such
     pairs): steps of the state's epoch, counted as the run that wrote it did (its world size and
     batch size). A Loader restoring the result serves every step before ``first``, never the
     skipped steps' rows, and the rest of the epoch once, on any world size. ``drop_source`` (a
     name, or a list) quarantines a mixture's dataset from the state on, as a mixture file without
-    it would (the others continue their epochs exactly once). The input is not modified.
-    ValueError for a range already passed, a stream's state, an unknown dataset, a malformed
-    state."""
-    if skip_steps is None and drop_source is None:
-        raise ValueError("edit_state: nothing to edit (give skip_steps=(first, last) or "
-                         "drop_source=NAME)")
+    it would (the others continue their epochs exactly once). ``skip_documents`` (ids as
+    ``stoker trace`` prints them, "DATASET:SHARD:RECORD") quarantines single documents: a Loader
+    restoring the result never serves them, and every other document as planned. The input is
+    not modified. ValueError for a range already passed, a stream's state, an unknown dataset, a
+    malformed id or state."""
+    if skip_steps is None and drop_source is None and skip_documents is None:
+        raise ValueError("edit_state: nothing to edit (give skip_steps=(first, last), "
+                         "drop_source=NAME or skip_documents=[IDS])")
     if skip_steps is None:
         ranges = []
     elif len(skip_steps) == 2 and all(isinstance(x, int) for x in skip_steps):
@@ -216,6 +219,10 @@ def edit_state(state: Dict[str, Any], skip_steps: Any = None,
         text = _stoker.skip_steps_in_state(text, first, last)
     for name in [drop_source] if isinstance(drop_source, str) else (drop_source or []):
         text = _stoker.drop_source_in_state(text, name)
+    if skip_documents is not None:
+        if isinstance(skip_documents, str):
+            raise ValueError("skip_documents: give a list of ids, not one string")
+        text = _stoker.skip_documents_in_state(text, list(skip_documents))
     return json.loads(text)
 
 
@@ -538,6 +545,7 @@ class Loader:
 
     def _setup(self, device: Any, output: Optional[str]) -> None:
         self._skips: list = []  # stoker.edit_state's skips not reached yet, in order
+        self._loaded_skips: list = []  # every skip of the last load_state_dict (for len)
         self._drops: list = []  # the datasets stoker.edit_state(drop_source=...) left out
         self._moves = 0  # load_state_dict and set_epoch count here: positions known go stale
         self._end_pending = False  # the epoch's last batch was delivered, its end not yet seen
@@ -675,20 +683,23 @@ class Loader:
     def __len__(self) -> int:
         """Steps of the whole epoch the next iteration runs, counted from its first step
         (identical on every rank), also after a resume in the middle of it: the steps the next
-        iteration will still yield are ``steps_remaining()``."""
+        iteration will still yield are ``steps_remaining()``. Steps that a skip edit of the
+        restored state leaves out (``stoker.edit_state``) are not counted."""
         if not self._impl.has_plan:
             if self._synthetic_steps is None:
                 raise TypeError("a synthetic loader without steps has no length")
             return self._synthetic_steps
-        return self._impl.steps_per_epoch(self.epoch)
+        return self.steps_per_epoch(self.epoch)
 
     def steps_remaining(self) -> int:
         """Steps the next iteration yields from where the loader stands: ``len(loader)`` less
-        the steps of its epoch already taken (after a resume, or a ``break``)."""
+        the steps of its epoch already taken (after a resume, or a ``break``) and less the
+        steps skip edits still ahead leave out."""
         if not self._impl.has_plan:
             return len(self)
         epoch, rows = self._position()
-        return self._impl.steps_remaining(epoch, rows)
+        return self._impl.steps_remaining(epoch, rows, json.dumps({"skip": self._skips})
+                                          if self._skips else "")
 
     @property
     def epoch(self) -> int:
@@ -811,8 +822,12 @@ class Loader:
                     "state_dict() (stoker.gather_state_dicts) for an elastic resume")
             resume = json.dumps(plan_state)
         drops = _drops_of(state)
-        reopen = drops != self._drops
-        if reopen:
+        # Documents quarantined (stoker.edit_state(skip_documents=...)): the C++ loader opened at
+        # the state leaves them out, so a change of them reopens it.
+        reopen = drops != self._drops or (bool(self._datasets) and not self._is_stream and (
+            json.loads(resume).get("skip_documents") or []) != (
+            json.loads(self._impl.state_json()).get("skip_documents") or []))
+        if drops != self._drops:
             self._drop_sources(drops)
         if reopen or (not self._is_stream and len(self._datasets) > 1
                       and json.loads(resume).get("fingerprint") != self.fingerprint):
@@ -835,6 +850,7 @@ class Loader:
             self._start_segment(json.loads(resume))
         self._moves += 1
         self._skips = skips
+        self._loaded_skips = list(skips)
 
     def _drop_sources(self, drops: list) -> None:
         """Leaves the datasets named ``drops`` (stoker.edit_state(drop_source=...)) out of this
@@ -929,13 +945,16 @@ class Loader:
 
     def steps_per_epoch(self, epoch: Optional[int] = None) -> int:
         """Steps (global batches) of epoch ``epoch`` (default: ``self.epoch``) at this world
-        size; ``len(loader)`` is ``steps_per_epoch()``."""
+        size, less the steps a skip edit of the restored state leaves out; ``len(loader)`` is
+        ``steps_per_epoch()``."""
         if epoch is None:
             return len(self)
         if not isinstance(epoch, int) or epoch < 0:
             raise ValueError(f"epoch must be an integer >= 0, got {epoch!r}")
         if not self._impl.has_plan:
             return len(self)
+        if self._loaded_skips:
+            return self._impl.steps_remaining(epoch, 0, json.dumps({"skip": self._loaded_skips}))
         return self._impl.steps_per_epoch(epoch)
 
     def state_dict_at(self, epoch: int, step: int) -> Dict[str, Any]:
