@@ -10,7 +10,7 @@ tokenizer.json (NFC normalizer) with its own template and the Hermes-style tool 
 from Llama 2's real SentencePiece vocabulary (Gemma's own file cannot be shipped,
 tests/data/tokenizers/README.md): Replace(" ", "▁") normalizer, byte fallback, no dummy prefix,
 and Gemma's runs of "▁" and of tabs as non-special added tokens that are model pieces too, with
-Gemma's and Gemma 3's templates; and Phi-3's real tokenizer.json (Prepend + Replace, byte fallback,
+Gemma's and Gemma 3's templates, and with tokenizers' Strip normalizer in front (Gemma's template); and Phi-3's real tokenizer.json (Prepend + Replace, byte fallback,
 rstrip control tokens) with its own template. Masks (--train-on assistant,
 the span finder on the model's own template) are checked against transformers'
 `return_assistant_tokens_mask` on a copy of Qwen2.5's and Llama 3.1's templates with
@@ -138,15 +138,19 @@ def qwen25_generation_template():
     return t[:start] + calls + t[end:]
 
 
-def gemma_layout_dir(dest):
+def gemma_layout_dir(dest, strip=False):
     """A model directory with a Gemma-layout tokenizer.json (see the module docstring) and
-    Gemma's template; returns it."""
+    Gemma's template; returns it. `strip`: tokenizers' Strip normalizer (both ends) before its
+    Replace, so each run of text between control tokens loses its whitespace ends."""
     from sp_cases import sp_tokenizer_json
-    from tokenizers import AddedToken, Tokenizer
+    from tokenizers import AddedToken, Tokenizer, normalizers
 
     dest.mkdir(parents=True, exist_ok=True)
     sp_tokenizer_json(LLAMA2_MODEL, dest / "tokenizer.json", "never")
     t = Tokenizer.from_file(str(dest / "tokenizer.json"))
+    if strip:
+        t.normalizer = normalizers.Sequence([normalizers.Strip(left=True, right=True),
+                                             normalizers.Replace(pattern=" ", content=META)])
     # Gemma's user-defined pieces: runs of "▁" and of tabs, not special, matched on the raw text.
     t.add_tokens([AddedToken(META * n, normalized=False, special=False) for n in range(2, 32)]
                  + [AddedToken("\t" * n, normalized=False, special=False) for n in range(1, 32)])
@@ -184,11 +188,13 @@ def families(root):
     qwen_gen = root / "qwen2_5_generation.jinja"
     qwen_gen.write_text(qwen25_generation_template(), encoding="utf-8")
     gemma = gemma_layout_dir(root / "gemma-layout")
+    gemma_strip = gemma_layout_dir(root / "gemma-layout-strip", strip=True)
     return [
         ("qwen2.5 (NFC, <tool_call>)", qwen, None, qwen_gen, {}),
         ("llama3.1 (JSON, <|python_tag|>)", llama, None, llama_gen, LLAMA_VARS),
         ("gemma layout + gemma", gemma, None, "rule", {}),
         ("gemma layout + gemma3", gemma, TEMPLATES / "gemma3.jinja", "rule", {}),
+        ("gemma layout, Strip normalizer + gemma", gemma_strip, None, "rule", {}),
         ("phi-3 (Prepend, byte fallback)", PHI3, None, "rule", {}),
     ]
 

@@ -1,6 +1,7 @@
 """Issue 44's coverage suite (tests/python/chat_coverage_cases.py): on Qwen2.5's real tokenizer.json
 (NFC), Llama 3.2's real one with Llama 3.1's template, and a Gemma-layout SentencePiece-BPE built
-from Llama 2's real vocabulary (Replace normalizer, byte fallback, runs of "▁" as added tokens),
+from Llama 2's real vocabulary (Replace normalizer, byte fallback, runs of "▁" as added tokens;
+also behind tokenizers' Strip normalizer),
 every conversation transformers renders (indented code, runs of spaces and tabs, decomposed and
 composed Unicode, CJK, emoji, repeated messages, empty system prompts, tool calls and results) is
 packed with transformers' ids, and its mask equals transformers' `return_assistant_tokens_mask` on
@@ -31,7 +32,14 @@ def fams(tmp_path_factory):
 
 def family_names():
     return ["qwen2.5 (NFC, <tool_call>)", "llama3.1 (JSON, <|python_tag|>)",
-            "gemma layout + gemma", "gemma layout + gemma3", "phi-3 (Prepend, byte fallback)"]
+            "gemma layout + gemma", "gemma layout + gemma3",
+            "gemma layout, Strip normalizer + gemma", "phi-3 (Prepend, byte fallback)"]
+
+
+# Still refused, in plain words: the literal text "▁▁" (a Gemma added token matched on the raw
+# text) beside spaces that the Strip normalizer takes off the runs around it; stoker reads a "▁" of
+# the text as a space only by rewriting the whole text, which loses the literal added token.
+KNOWN_REFUSALS = {("gemma layout, Strip normalizer + gemma", "meta_symbol")}
 
 
 @pytest.mark.parametrize("family", family_names())
@@ -41,6 +49,9 @@ def test_every_rendered_conversation_is_packed_exactly(fams, family):
     rendered = [r for r in rows if r[1]]
     assert len(rendered) >= 9, rows  # Gemma's template renders no system or tool turn
     for name, _, packed, ids_equal, masks_equal, detail in rendered:
+        if (family, name) in KNOWN_REFUSALS:
+            assert not packed and "cannot place the tokens" in detail, (name, detail)
+            continue
         assert packed, (name, detail)
         assert ids_equal, name
         assert masks_equal, name
@@ -119,6 +130,21 @@ def test_llama_builtin_tool_call_was_refused(fams):
     ids, mask = ids_and_mask(d, messages, tools, date_string="26 Jul 2024", **variables)
     assert trained_text(hf, ids, mask) == (
         '<|python_tag|>brave_search.call(query="news  today")<|eom_id|>Nothing new.<|eot_id|>')
+
+
+def test_strip_normalizer_was_refused(fams):
+    """Was: tokenizer.json's normalizer 'Strip' is not supported. Each run of text between control
+    tokens loses its whitespace ends; a message's stripped whitespace is covered by its own tokens
+    (docs/chat.md), so the trained text is the answer without its outer spaces."""
+    d = fams["gemma layout, Strip normalizer + gemma"][1]
+    hf = transformers.AutoTokenizer.from_pretrained(d)
+    messages = [{"role": "user", "content": " \t hi  "},
+                {"role": "assistant", "content": "  Hello  there \n"}]
+    ids, mask = ids_and_mask(d, messages)
+    assert ids == list(hf.apply_chat_template(messages, tokenize=True, return_dict=False))
+    assert trained_text(hf, ids, mask) == "Hello  there<end_of_turn>"
+    # Without the stripped ends the ids would be others: the normalizer is followed, not ignored.
+    assert hf.encode(" a \n", add_special_tokens=False) == hf.encode("a", add_special_tokens=False)
 
 
 @pytest.fixture(scope="module")
