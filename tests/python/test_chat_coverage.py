@@ -4,7 +4,7 @@ from Llama 2's real vocabulary (Replace normalizer, byte fallback, runs of "▁"
 also behind tokenizers' Strip normalizer),
 every conversation transformers renders (indented code, runs of spaces and tabs, decomposed and
 composed Unicode, CJK, emoji, repeated messages, empty system prompts, tool calls and results) is
-packed with transformers' ids, and its mask equals transformers' `return_assistant_tokens_mask` on
+packed with transformers' ids (also Hermes 3's and Mistral-Small-3.2's real tool-use templates), and its mask equals transformers' `return_assistant_tokens_mask` on
 the template with `{% generation %}` markers around assistant output (Gemma: docs/chat.md's rule
 on `tokenizers`' offsets). The refusals this replaced each have a test here: Gemma's runs of
 spaces (`token 5 ("▁▁") is not at byte 26`), Qwen's decomposed characters, Llama 3.1's
@@ -33,7 +33,8 @@ def fams(tmp_path_factory):
 def family_names():
     return ["qwen2.5 (NFC, <tool_call>)", "llama3.1 (JSON, <|python_tag|>)",
             "gemma layout + gemma", "gemma layout + gemma3",
-            "gemma layout, Strip normalizer + gemma", "phi-3 (Prepend, byte fallback)"]
+            "gemma layout, Strip normalizer + gemma", "phi-3 (Prepend, byte fallback)",
+            "hermes-3 tool use (<tool_call>)", "mistral-small-3.2 ([TOOL_CALLS] [CALL_ID] [ARGS])"]
 
 
 # Still refused, in plain words: the literal text "▁▁" (a Gemma added token matched on the raw
@@ -47,7 +48,9 @@ def test_every_rendered_conversation_is_packed_exactly(fams, family):
     _, model_dir, template, masks, variables = fams[family]
     rows = check_family(model_dir, template, masks, variables, stoker, transformers)
     rendered = [r for r in rows if r[1]]
-    assert len(rendered) >= 9, rows  # Gemma's template renders no system or tool turn
+    # Gemma's template renders no system or tool turn; Mistral-Small-3.2's wants 9-character
+    # call ids
+    assert len(rendered) >= 9, rows
     for name, _, packed, ids_equal, masks_equal, detail in rendered:
         if (family, name) in KNOWN_REFUSALS:
             assert not packed and "cannot place the tokens" in detail, (name, detail)
@@ -109,12 +112,18 @@ def test_qwen_decomposed_characters_were_refused(fams):
 
 def test_tool_calls_are_trained_and_tool_results_never(fams):
     for family, call, result in [("qwen2.5 (NFC, <tool_call>)", "<tool_call>", "<tool_response>"),
-                                 ("llama3.1 (JSON, <|python_tag|>)", '"parameters"', "ipython")]:
+                                 ("llama3.1 (JSON, <|python_tag|>)", '"parameters"', "ipython"),
+                                 ("hermes-3 tool use (<tool_call>)", "<tool_call>",
+                                  "<tool_response>"),
+                                 ("mistral-small-3.2 ([TOOL_CALLS] [CALL_ID] [ARGS])",
+                                  "[CALL_ID] call12345[ARGS]",
+                                  "[TOOL_RESULTS]")]:
         d = fams[family][1]
         hf = transformers.AutoTokenizer.from_pretrained(d)
         name, messages, tools, variables = conversations()[12]
         assert name == "tool_call"
-        ids, mask = ids_and_mask(d, messages, tools, **fams[family][4], **variables)
+        family_vars = {k: v for k, v in fams[family][4].items() if k != "tools"}
+        ids, mask = ids_and_mask(d, messages, tools, **family_vars, **variables)
         trained = trained_text(hf, ids, mask)
         assert call in trained and "get_weather" in trained, (family, trained)
         assert result not in trained and "temp" not in trained, (family, trained)
