@@ -290,7 +290,10 @@ def check_family(model_dir, template_path, masks, family_vars, stoker, transform
     kw = {"chat_template": template_path.read_text(encoding="utf-8")} if template_path else {}
     ref = ({"chat_template": masks.read_text(encoding="utf-8")} if isinstance(masks, Path)
            else None)
-    tok = stoker.Tokenizer(model_dir)
+    try:
+        tok, refused = stoker.Tokenizer(model_dir), ""
+    except ValueError as e:  # a tokenizer.json this stoker does not read (before/after runs)
+        tok, refused = None, f"{type(e).__name__}: {e}"
     template = (stoker.ChatTemplate(template_path, config_dir=model_dir) if template_path
                 else stoker.ChatTemplate(model_dir))
     out = []
@@ -305,6 +308,9 @@ def check_family(model_dir, template_path, masks, family_vars, stoker, transform
                                                return_dict=False, **kw, **variables))
         except Exception:  # the template refuses it (Gemma: no system role)
             out.append((name, False, False, False, None, "not rendered"))
+            continue
+        if tok is None:
+            out.append((name, True, False, False, None, refused))
             continue
         try:
             ids, mask = tok.apply_chat_template(messages, tools, chat_template=template_path,
