@@ -129,6 +129,29 @@ def test_tool_calls_are_trained_and_tool_results_never(fams):
         assert result not in trained and "temp" not in trained, (family, trained)
 
 
+def test_pack_train_on_assistant_trains_tool_calls_of_real_tool_templates(stoker_cli, fams,
+                                                                          tmp_path):
+    """`stoker pack --train-on assistant` on Hermes 3's and Mistral-Small-3.2's tool-use templates:
+    transformers' ids, the tool call trained, the tool result never."""
+    for family, call, result in [("hermes-3 tool use (<tool_call>)", "<tool_call>",
+                                  "<tool_response>"),
+                                 ("mistral-small-3.2 ([TOOL_CALLS] [CALL_ID] [ARGS])",
+                                  "[TOOL_CALLS]", "[TOOL_RESULTS]")]:
+        d = fams[family][1]
+        hf = transformers.AutoTokenizer.from_pretrained(d)
+        name, messages, tools, _ = conversations()[12]
+        src = write_jsonl(tmp_path / "calls.jsonl", [{"messages": messages, "tools": tools}])
+        out = tmp_path / family.split()[0]
+        r = pack(stoker_cli, src, "-o", out, "--tokenizer", d, "--train-on", "assistant")
+        assert r.returncode == 0, r.stderr
+        doc = stoker.inspect(out, document=0)
+        assert doc["tokens"] == list(hf.apply_chat_template(messages, tools=tools, tokenize=True,
+                                                            return_dict=False)), family
+        trained = trained_text(hf, doc["tokens"], doc["loss_mask"])
+        assert call in trained and "get_weather" in trained and "Paris" in trained, trained
+        assert result not in trained and "temp" not in trained, trained
+
+
 def test_llama_builtin_tool_call_was_refused(fams):
     """Was: `no end-of-turn token (<|eot_id|>) closes message 1`: a built-in tool call ends with
     <|eom_id|>, and it is trained from <|python_tag|> through it."""
