@@ -21,11 +21,13 @@ size_t MatchEnd(std::string_view text, size_t at, std::string_view token, bool d
   return text.substr(at).starts_with(token) ? at + token.size() : kNoMatch;
 }
 
-// How a token is read at `at`: its added text (after the whitespace its lstrip takes) where that
-// is there, else the model piece it also is, as a token of the text.
-AlignedToken ReadingAt(std::string_view text, size_t at, const AlignedToken& t) {
+// How a token is read at `at`: its added text (after the whitespace its lstrip takes, or that a
+// Strip normalizer took: `stripped`) where that is there, else the model piece it also is, as a
+// token of the text.
+AlignedToken ReadingAt(std::string_view text, size_t at, const AlignedToken& t,
+                       bool stripped = false) {
   if (t.piece.empty()) return t;
-  const size_t from = t.flags.lstrip ? WhiteSpaceAfter(text, at) : at;
+  const size_t from = t.flags.lstrip || stripped ? WhiteSpaceAfter(text, at) : at;
   if (MatchEnd(text, from, t.bytes, false) != kNoMatch) return t;
   return AlignedToken{t.piece, TokenTextFlags{}, {}};
 }
@@ -52,7 +54,7 @@ bool AlignAsIs(std::string_view text, std::span<const AlignedToken> tokens, Stri
   TokenTextFlags prev;  // how the previous token was read
   for (size_t k = 0; k < tokens.size(); ++k) {
     if (k > 0 && prev.rstrip) at = out->back().end = WhiteSpaceAfter(text, at);
-    const AlignedToken t = ReadingAt(text, at, tokens[k]);
+    const AlignedToken t = ReadingAt(text, at, tokens[k], any);
     const bool after_added = k > 0 && prev.added;
     size_t begin = at;  // with the whitespace an lstrip token takes
     if (t.flags.lstrip) at = WhiteSpaceAfter(text, at);
@@ -119,21 +121,44 @@ Result<std::vector<TokenRange>> AlignTokens(std::string_view text,
     return out;
   }
   // Text that holds the meta symbol "▁" itself, under a normalizer that writes spaces as "▁"
-  // (Replace, Metaspace): its tokens' "▁" reads as a space like the others.
+  // (Replace, Metaspace): its tokens' "▁" reads as a space like the others. First with the text of
+  // added tokens made of "▁" kept as it is (Gemma's "▁▁", matched on the raw text), then without.
   if (text.find(kMetaSymbol) != std::string_view::npos) {
-    NormalizedText n;
-    for (size_t p = 0; p < text.size();) {
-      const bool meta = text.substr(p, kMetaSymbol.size()) == kMetaSymbol;
-      n.text += meta ? ' ' : text[p];
-      n.lo.push_back(uint32_t(p));
-      n.hi.push_back(uint32_t(p));
-      p += meta ? kMetaSymbol.size() : 1;
+    std::vector<std::string_view> literal;
+    for (const AlignedToken& t : tokens) {
+      if (t.flags.added && t.bytes.find(kMetaSymbol) != std::string_view::npos) {
+        literal.push_back(t.bytes);
+      }
     }
-    n.lo.push_back(uint32_t(text.size()));
-    n.hi.push_back(uint32_t(text.size()));
-    if (AlignWithStrip(n.text, tokens, strip, &out)) {
-      for (TokenRange& r : out) r = TokenRange{n.lo[r.begin], n.hi[r.end]};
-      return out;
+    for (const bool keep : {true, false}) {
+      if (keep && literal.empty()) continue;
+      NormalizedText n;
+      for (size_t p = 0; p < text.size();) {
+        size_t kept = 0;  // the longest added token's text at p
+        for (std::string_view l : keep ? literal : std::vector<std::string_view>{}) {
+          if (l.size() > kept && text.substr(p).starts_with(l)) kept = l.size();
+        }
+        for (size_t i = 0; i < kept; ++i) {
+          n.text += text[p + i];
+          n.lo.push_back(uint32_t(p + i));
+          n.hi.push_back(uint32_t(p + i));
+        }
+        if (kept > 0) {
+          p += kept;
+          continue;
+        }
+        const bool meta = text.substr(p, kMetaSymbol.size()) == kMetaSymbol;
+        n.text += meta ? ' ' : text[p];
+        n.lo.push_back(uint32_t(p));
+        n.hi.push_back(uint32_t(p));
+        p += meta ? kMetaSymbol.size() : 1;
+      }
+      n.lo.push_back(uint32_t(text.size()));
+      n.hi.push_back(uint32_t(text.size()));
+      if (AlignWithStrip(n.text, tokens, strip, &out)) {
+        for (TokenRange& r : out) r = TokenRange{n.lo[r.begin], n.hi[r.end]};
+        return out;
+      }
     }
   }
   return InvalidArgument(

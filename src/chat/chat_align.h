@@ -16,7 +16,9 @@
 //    covers the original bytes of the characters it covers in that form (a token of part of a
 //    composed character covers the whole decomposed one, as tokenizers' offsets do).
 //  - the meta symbol: where the text holds "▁" itself, a tokenizer that writes spaces as "▁"
-//    (Replace, Metaspace) reads it as one of them, so a token's space may stand for it.
+//    (Replace, Metaspace) reads it as one of them, so a token's space may stand for it; the text
+//    of an added token made of "▁" (Gemma's "▁▁", matched on the raw text) is tried as that
+//    token first.
 //  - whitespace stripped off the ends of a run of text (tokenizers' Strip normalizer; `strip`
 //    says which ends, as EncodeChat probes the tokenizer): where no token matches it, whitespace
 //    at the start of a run of text (the text's start, or after an added token) belongs to the

@@ -74,6 +74,12 @@ TEST(AlignTokensTest, RefusesWhatTheTokenizerDoesNotDo) {
   EXPECT_FALSE(AlignTokens("ab", std::vector<AlignedToken>{T("abc")}).ok());
 }
 
+// Gemma's tokenizer.json: its runs of "▁" are non-special added tokens that are model pieces too.
+// Two spaces become "▁▁" under its Replace normalizer, which the model merges into that id.
+AlignedToken Runs(std::string_view added, std::string_view piece) {
+  return {added, {.added = true}, piece};
+}
+
 TEST(AlignTokensTest, WhitespaceStrippedOffARunBelongsToItsTokens) {
   // tokenizers' Strip (both ends) before Prepend("▁"): each run of text loses its whitespace
   // ends; it belongs to the token of text of its run ("▁Yo" takes " \n" and " \t").
@@ -91,6 +97,13 @@ TEST(AlignTokensTest, WhitespaceStrippedOffARunBelongsToItsTokens) {
   r = AlignTokens("a:\n\tb", std::vector<AlignedToken>{T("a"), T(":"), Added("\t"), T("b")}, both);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, (std::vector<TokenRange>{{0, 1}, {1, 3}, {3, 4}, {4, 5}}));
+  // Typed "▁▁" that a Gemma added token matches on the raw text, with the spaces around it
+  // stripped off the runs beside it: the literal is the added token, the other "▁" a space.
+  r = AlignTokens("a \u2581\u2581 b\u2581",
+                  std::vector<AlignedToken>{T("a"), Runs("\u2581\u2581", "  "), T("b"), T(" ")},
+                  both);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, (std::vector<TokenRange>{{0, 2}, {2, 8}, {8, 10}, {10, 13}}));
   // A text of only whitespace has no tokens.
   r = AlignTokens(" \n", std::vector<AlignedToken>{}, {.right = true});
   ASSERT_TRUE(r.ok());
@@ -103,12 +116,6 @@ TEST(AlignTokensTest, WhitespaceStrippedOffARunBelongsToItsTokens) {
       AlignTokens("<s> b", std::vector<AlignedToken>{Added("<s>"), T("b")}, {.right = true}).ok());
   EXPECT_FALSE(AlignTokens("a b", std::vector<AlignedToken>{T("a"), T("b")}, both).ok());
   EXPECT_FALSE(AlignTokens(" \n", std::vector<AlignedToken>{}).ok());
-}
-
-// Gemma's tokenizer.json: its runs of "▁" are non-special added tokens that are model pieces too.
-// Two spaces become "▁▁" under its Replace normalizer, which the model merges into that id.
-AlignedToken Runs(std::string_view added, std::string_view piece) {
-  return {added, {.added = true}, piece};
 }
 
 TEST(AlignTokensTest, AnAddedTokenTheModelProducesIsItsPieceWhereItsTextIsNot) {
