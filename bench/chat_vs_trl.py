@@ -8,6 +8,7 @@ Measures conversations/s per core, real-token share of best-fit packing at --seq
 this one would start with this process's peak RSS, which Linux keeps across fork and exec).
 
 Run: /work/main/.venv/bin/python bench/chat_vs_trl.py [--conversations 20000] [--seq-len 4096]
+     [--mix code]   (indented code blocks in the conversations)
 Needs trl==1.16.0 (bench/requirements-chat.txt) and a built stoker CLI (--stoker).
 """
 
@@ -37,8 +38,27 @@ def message_text(rng, mean_log):
     return " ".join(rng.choice(WORDS) for _ in range(n)) + rng.choice([".", "?", "!\n", "\n\n"])
 
 
-def conversations(count, seed):
-    """Seeded SFT-like mix: 1-6 turns, a system prompt 40% of the time, log-normal lengths."""
+CODE_LINES = ["def {w}(x, y=None):", "return {w}(x) + 1", "if x is None:", "for i in range(n):",
+              "result = {{'{w}':  x, 'n':   2}}", "print(f\"{{x!r}}  {w}\")", "while True:",
+              "try:", "except ValueError as e:", "raise RuntimeError('{w}')", "class {W}:",
+              "int {w}(const char *p) {{", "if (p == NULL) return -1;", "}}", "x += 1  # {w}",
+              "self.{w} = [1, 2,  3]", "yield from {w}()"]
+
+
+def code_text(rng, mean_log):
+    """Prose, then a fenced block of indented code (spaces and tabs, runs of spaces)."""
+    lines, depth = [], 0
+    for _ in range(max(2, int(rng.lognormvariate(mean_log - 1.5, 0.8)))):
+        w = rng.choice(WORDS[:30])
+        indent = rng.choice(["    ", "\t", "  "]) * depth
+        lines.append(indent + rng.choice(CODE_LINES).format(w=w, W=w.title()))
+        depth = max(0, min(4, depth + rng.choice([-1, 0, 0, 1])))
+    return message_text(rng, 2.0) + "\n```python\n" + "\n".join(lines) + "\n```\n"
+
+
+def conversations(count, seed, mix="prose"):
+    """Seeded SFT-like mix: 1-6 turns, a system prompt 40% of the time, log-normal lengths;
+    with mix "code", each assistant turn and half the user turns hold a block of code."""
     rng = random.Random(seed)
     out = []
     for _ in range(count):
@@ -46,8 +66,11 @@ def conversations(count, seed):
         if rng.random() < 0.4:
             msgs.append({"role": "system", "content": message_text(rng, 3.0)})
         for _ in range(rng.randint(1, 6)):
-            msgs.append({"role": "user", "content": message_text(rng, 3.5)})
-            msgs.append({"role": "assistant", "content": message_text(rng, 4.6)})
+            code = mix == "code"
+            user = code_text if code and rng.random() < 0.5 else message_text
+            msgs.append({"role": "user", "content": user(rng, 3.5)})
+            msgs.append({"role": "assistant",
+                         "content": (code_text if code else message_text)(rng, 4.6)})
         out.append({"messages": msgs})
     return out
 
@@ -154,6 +177,8 @@ def main():
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--seed", type=int, default=25)
     ap.add_argument("--stoker", default=str(REPO / "build" / "stoker"))
+    ap.add_argument("--mix", choices=["prose", "code"], default="prose",
+                    help="code: indented code blocks in every assistant turn, half the user turns")
     args = ap.parse_args()
     import datasets, transformers, trl
     print(f"trl {trl.__version__}, datasets {datasets.__version__}, transformers "
@@ -161,7 +186,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         mdir = model_dir(tmp / "model")
-        records = conversations(args.conversations, args.seed)
+        records = conversations(args.conversations, args.seed, args.mix)
         data = tmp / "chats.jsonl"
         data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
         n = len(records)
@@ -174,23 +199,27 @@ def main():
                 print(stats)
                 print(f"stoker: tokens {manifest.get('total_tokens', manifest.get('tokens'))} "
                       f"trained {manifest['loss_mask']['trained_tokens']}")
-            rows.append(("stoker pack", w, wall, n / wall / w, stats_share(stats),
-                         rss / 1024))
+            tokens = manifest.get("total_tokens", manifest.get("tokens")) or 0
+            rows.append(("stoker pack", w, wall, n / wall / w, tokens / wall / w,
+                         stats_share(stats), rss / 1024))
         trl_rate = {}
         for p in (1, 2):
             r = run_trl(data, mdir, p, args.seq_len)
             share = f'{100 * r["kept"] / (r["rows"] * args.seq_len):.2f}%' 
             rss = max(r["rss_kb"], r["rss_children_kb"]) / 1024
             trl_rate[p] = n / r["wall"] / p
-            rows.append(("TRL map+pack_dataset(bfd)", p, r["wall"], trl_rate[p], share, rss))
+            rows.append(("TRL map+pack_dataset(bfd)", p, r["wall"], trl_rate[p],
+                         r["tokens"] / r["wall"] / p, share, rss))
             print(f"TRL num_proc={p}: tokens {r['tokens']} trained {r['trained']} rows {r['rows']}")
-        print(f"\n{n} conversations, seq_len {args.seq_len}, load average {os.getloadavg()}\n")
-        print("| pipeline | workers | wall s | conv/s per core | real-token share | peak RSS MiB "
-              "| stoker/TRL per core |")
-        print("|---|---|---|---|---|---|---|")
-        for name, w, wall, rate, share, rss in rows:
+        print(f"\n{n} conversations ({args.mix}), seq_len {args.seq_len}, load average "
+              f"{os.getloadavg()}\n")
+        print("| pipeline | workers | wall s | conv/s per core | tokens/s per core "
+              "| real-token share | peak RSS MiB | stoker/TRL per core |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, w, wall, rate, tok_rate, share, rss in rows:
             ratio = f"{rate / trl_rate[w]:.1f}x" if name.startswith("stoker") else ""
-            print(f"| {name} | {w} | {wall:.2f} | {rate:,.0f} | {share} | {rss:.0f} | {ratio} |")
+            print(f"| {name} | {w} | {wall:.2f} | {rate:,.0f} | {tok_rate:,.0f} | {share} "
+                  f"| {rss:.0f} | {ratio} |")
 
 
 def stats_share(stats):

@@ -16,7 +16,17 @@
 //    covers the original bytes of the characters it covers in that form (a token of part of a
 //    composed character covers the whole decomposed one, as tokenizers' offsets do).
 //  - the meta symbol: where the text holds "▁" itself, a tokenizer that writes spaces as "▁"
-//    (Replace, Metaspace) reads it as one of them, so a token's space may stand for it.
+//    (Replace, Metaspace) reads it as one of them, so a token's space may stand for it; the text
+//    of an added token made of "▁" (Gemma's "▁▁", matched on the raw text) is tried as that
+//    token first.
+//  - whitespace stripped off the ends of a run of text (tokenizers' Strip normalizer; `strip`
+//    says which ends, as EncodeChat probes the tokenizer): where no token matches it, whitespace
+//    at the start of a run of text (the text's start, or after an added token) belongs to the
+//    run's first token, and at its end (before an added token, or the text's end) to the run's
+//    last token: a token covers the stripped whitespace of its own run. A run of only whitespace
+//    belongs to the added token before it (at the text's start, to the first token). So a
+//    message's stripped whitespace is covered by that message's tokens, never by a header or
+//    end-of-turn token of another message, except a run of only whitespace after an added token.
 // Runs of spaces become runs of "▁" that merge into one token: that token's bytes are the spaces.
 // Byte-fallback pieces are their byte. Anything else is refused in plain words (kInvalidArgument,
 // no offsets: a conversation's error, which --on-error skip counts): a token is never placed
@@ -44,9 +54,15 @@ struct TokenRange {
   bool operator==(const TokenRange&) const = default;
 };
 
+// Which ends of each run of text between added tokens the tokenizer strips of whitespace.
+struct StrippedEnds {
+  bool left = false, right = false;
+};
+
 // The range of each of `tokens` in `text`, which they must cover whole, in order;
 // kInvalidArgument where they do not.
 Result<std::vector<TokenRange>> AlignTokens(std::string_view text,
-                                            std::span<const AlignedToken> tokens);
+                                            std::span<const AlignedToken> tokens,
+                                            StrippedEnds strip = {});
 
 }  // namespace stoker

@@ -80,6 +80,44 @@ AlignedToken Runs(std::string_view added, std::string_view piece) {
   return {added, {.added = true}, piece};
 }
 
+TEST(AlignTokensTest, WhitespaceStrippedOffARunBelongsToItsTokens) {
+  // tokenizers' Strip (both ends) before Prepend("▁"): each run of text loses its whitespace
+  // ends; it belongs to the token of text of its run ("▁Yo" takes " \n" and " \t").
+  const StrippedEnds both{.left = true, .right = true};
+  const std::vector<AlignedToken> tokens{T(" Hi"), Added("<s>"), T(" Yo"), Added("</s>")};
+  auto r = AlignTokens("\t Hi<s> \nYo \t</s>\n", tokens, both);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, (std::vector<TokenRange>{{0, 4}, {4, 7}, {7, 13}, {13, 18}}));
+  // A run of only whitespace between added tokens: the one before's, under either end.
+  r = AlignTokens("<a>\n<b>", std::vector<AlignedToken>{Added("<a>"), Added("<b>")},
+                  {.left = true});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, (std::vector<TokenRange>{{0, 4}, {4, 7}}));
+  // An added token that is whitespace itself (Gemma's tabs) is not skipped as stripped.
+  r = AlignTokens("a:\n\tb", std::vector<AlignedToken>{T("a"), T(":"), Added("\t"), T("b")}, both);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, (std::vector<TokenRange>{{0, 1}, {1, 3}, {3, 4}, {4, 5}}));
+  // Typed "▁▁" that a Gemma added token matches on the raw text, with the spaces around it
+  // stripped off the runs beside it: the literal is the added token, the other "▁" a space.
+  r = AlignTokens("a \u2581\u2581 b\u2581",
+                  std::vector<AlignedToken>{T("a"), Runs("\u2581\u2581", "  "), T("b"), T(" ")},
+                  both);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, (std::vector<TokenRange>{{0, 2}, {2, 8}, {8, 10}, {10, 13}}));
+  // A text of only whitespace has no tokens.
+  r = AlignTokens(" \n", std::vector<AlignedToken>{}, {.right = true});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->empty());
+  // Only the ends the tokenizer strips, only at the edges of a run, and not without Strip.
+  EXPECT_TRUE(AlignTokens("a \t", std::vector<AlignedToken>{T("a")}, {.right = true}).ok());
+  EXPECT_FALSE(AlignTokens("a \t", std::vector<AlignedToken>{T("a")}, {.left = true}).ok());
+  EXPECT_FALSE(AlignTokens("a \t", std::vector<AlignedToken>{T("a")}).ok());
+  EXPECT_FALSE(
+      AlignTokens("<s> b", std::vector<AlignedToken>{Added("<s>"), T("b")}, {.right = true}).ok());
+  EXPECT_FALSE(AlignTokens("a b", std::vector<AlignedToken>{T("a"), T("b")}, both).ok());
+  EXPECT_FALSE(AlignTokens(" \n", std::vector<AlignedToken>{}).ok());
+}
+
 TEST(AlignTokensTest, AnAddedTokenTheModelProducesIsItsPieceWhereItsTextIsNot) {
   // "a  b": "a", "▁▁" (two spaces), "b" (this was "token 1 (\"▁▁\") is not at byte 1").
   EXPECT_EQ(Ranges("a  b", {T("a"), Runs("\u2581\u2581", "  "), T("b")}),

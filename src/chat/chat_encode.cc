@@ -46,6 +46,21 @@ std::vector<Piece> SplitMarked(const std::string& s) {
 
 }  // namespace
 
+StrippedEnds ProbeStrippedEnds(const Tokenizer& tokenizer) {
+  std::vector<int32_t> plain, left, right;
+  StrippedEnds out;
+  if (!tokenizer.Encode("a", &plain).ok()) return out;
+  // Any of these: a tab or a newline may be an added token (Gemma's tabs), a space may have
+  // become "▁" before the Strip.
+  for (const char* ws : {"\t", "\n", " "}) {
+    left.clear();
+    right.clear();
+    if (tokenizer.Encode(ws + std::string("a"), &left).ok() && left == plain) out.left = true;
+    if (tokenizer.Encode("a" + std::string(ws), &right).ok() && right == plain) out.right = true;
+  }
+  return out;
+}
+
 std::string StripChatMarks(const std::string& marked) {
   std::string out;
   for (const Piece& p : SplitMarked(marked)) out += p.text;
@@ -66,6 +81,7 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
         ") does not give transformers' chat ids (it reads no control tokens in the rendered text); "
         "give the model directory or its tokenizer.json");
   }
+  const StrippedEnds strip = texts.probed ? texts.strip : ProbeStrippedEnds(control);
   std::vector<Piece> pieces = SplitMarked(marked);
   std::vector<int32_t> newline_ids;
   STOKER_RETURN_IF_ERROR(control.Encode("\n", &newline_ids));
@@ -114,7 +130,8 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
         aligned[i].piece = looked_up.back();
       }
     }
-    STOKER_ASSIGN_OR_RETURN(std::vector<TokenRange> piece_ranges, AlignTokens(p.text, aligned));
+    STOKER_ASSIGN_OR_RETURN(std::vector<TokenRange> piece_ranges,
+                            AlignTokens(p.text, aligned, strip));
     for (const TokenRange& r : piece_ranges) {
       ranges.push_back(TokenRange{offset + r.begin, offset + r.end});
     }
@@ -140,6 +157,8 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
 
 TokenTexts ReadTokenTexts(const Tokenizer& tokenizer) {
   TokenTexts out;
+  out.probed = true;
+  out.strip = ProbeStrippedEnds(tokenizer);
   const size_t n = tokenizer.vocab_size();
   out.known.assign(n, 0);
   out.flags.assign(n, TokenTextFlags{});

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "chat/chat_align.h"
 #include "stoker/status.h"
 #include "stoker/tokenizer.h"
 #include "text/token_bytes.h"
@@ -29,7 +30,14 @@ struct TokenTexts {
   std::vector<uint8_t> known;  // 1: TokenText succeeded
   std::vector<TokenTextFlags> flags;
   std::unordered_map<int32_t, std::string> pieces;  // Tokenizer::ModelPieceText, where there is one
+  bool probed = false;                              // `strip` was probed (ReadTokenTexts)
+  StrippedEnds strip;                               // ProbeStrippedEnds
 };
+
+// Which ends of a run of text `tokenizer` strips of whitespace (tokenizers' Strip normalizer):
+// the left where "\ta", "\na" or " a" encodes as "a" does, the right where "a\t", "a\n" or
+// "a " does.
+StrippedEnds ProbeStrippedEnds(const Tokenizer& tokenizer);
 
 // `control` encodes special-token text as the special ids and `plain` as text (the same model
 // opened with and without allow_special, both without a post-processor). `marked` is the marked

@@ -15,7 +15,8 @@ bool IsWhiteSpace(char32_t c) {
          c == 0x3000;
 }
 
-// The start of the whitespace run that ends at `end`, not before `floor`.
+}  // namespace
+
 size_t WhiteSpaceBefore(std::string_view text, size_t end, size_t floor) {
   while (end > floor) {
     size_t start = end - 1;
@@ -26,8 +27,6 @@ size_t WhiteSpaceBefore(std::string_view text, size_t end, size_t floor) {
   }
   return end;
 }
-
-}  // namespace
 
 size_t WhiteSpaceAfter(std::string_view text, size_t start) {
   size_t len;

@@ -46,5 +46,7 @@ class AddedTokens {
 
 // The end of the run of whitespace that lstrip and rstrip take, starting at `start` (valid UTF-8).
 size_t WhiteSpaceAfter(std::string_view text, size_t start);
+// The start of the run of whitespace that ends at `end`, not before `floor` (valid UTF-8).
+size_t WhiteSpaceBefore(std::string_view text, size_t end, size_t floor);
 
 }  // namespace stoker

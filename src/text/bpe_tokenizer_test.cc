@@ -340,6 +340,13 @@ TEST(TokenizerJsonTest, BadInputNamesFileAndField) {
       {R("\"he ll\"", "\"he zz\""), "model.merges[2]: the token 'zz' is not in model.vocab"},
       {R("\"hell o\"", "\"hello o\""), "model.merges[3]: the merged token"},
       {R("\"normalizer\": null", "\"normalizer\": {\"type\": \"Lowercase\"}"), "normalizer.type"},
+      {R("\"normalizer\": null", "\"normalizer\": {\"type\": \"Strip\", \"strip_left\": 1}"),
+       "normalizer.strip_left: must be true or false"},
+      {R("\"normalizer\": null",
+         "\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Strip\", "
+         "\"strip_left\": true, \"strip_right\": true}, {\"type\": \"Replace\", \"content\": "
+         "\"x\", \"pattern\": {\"String\": \" \"}}, {\"type\": \"NFC\"}]}"),
+       "NFC after Prepend or Replace is not supported"},
       {R("\"post_processor\": null", "\"post_processor\": {\"type\": \"Weird\"}"),
        "post_processor.type"},
       {R("{\"type\": \"ByteLevel\"", "{\"type\": \"Whitespace\""), "pre_tokenizer.type"},

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "text/added_tokens.h"
+
 namespace stoker {
 namespace {
 
@@ -85,6 +87,12 @@ void ApplyTextEdit(const TextEdit& edit, std::string_view in, std::string* out) 
     case TextEdit::Kind::kPrecompiled:
       edit.charsmap->NormalizeGraphemes(in, out);
       return;
+    case TextEdit::Kind::kStrip: {  // NormalizedString::lstrip / rstrip: char::is_whitespace
+      const size_t begin = edit.strip_left ? WhiteSpaceAfter(in, 0) : 0;
+      const size_t end = edit.strip_right ? WhiteSpaceBefore(in, in.size(), begin) : in.size();
+      out->append(in.substr(begin, end - begin));
+      return;
+    }
   }
 }
 

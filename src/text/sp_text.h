@@ -1,8 +1,8 @@
 // SentencePiece-style text steps of a BPE pipeline: the normalizers that turn spaces into the
 // meta symbol "▁" (tokenizers' Prepend and Replace, SentencePiece's own normalizer without a
-// charsmap), the Metaspace pre-tokenizer, and the chunking of normalized text at "▁" that lets a
-// pipeline without a pre-tokenizer (Llama 2, Mistral 7B) merge, and cache, word by word.
-// Pure functions and plain data; thread-safe.
+// charsmap) or strip the ends of a text (tokenizers' Strip), the Metaspace pre-tokenizer, and the
+// chunking of normalized text at "▁" that lets a pipeline without a pre-tokenizer (Llama 2, Mistral
+// 7B) merge, and cache, word by word. Pure functions and plain data; thread-safe.
 #pragma once
 
 #include <memory>
@@ -31,12 +31,14 @@ struct TextEdit {
     kReplace,        // tokenizers' Replace with a String pattern: every `from` becomes `to`
     kSentencePiece,  // SentencePiece's Normalizer without a charsmap (escape_whitespaces on)
     kPrecompiled,    // tokenizers' Precompiled: `charsmap`, grapheme by grapheme
+    kStrip,          // tokenizers' Strip: Unicode whitespace off the start and/or the end
   };
   Kind kind = Kind::kReplace;
   std::string from, to;
   bool add_dummy_prefix = true;                                   // kSentencePiece
   bool remove_extra_whitespaces = false;                          // kSentencePiece
   std::shared_ptr<const PrecompiledCharsmap> charsmap = nullptr;  // kPrecompiled
+  bool strip_left = false, strip_right = false;                   // kStrip
 };
 
 // Appends the edited `in` to *out (cleared first).

@@ -1,6 +1,6 @@
 // SentencePiece-style text steps: SentencePiece's normalizer without a charsmap, tokenizers'
-// Prepend / Replace / Metaspace, and the cut before "▁" (expected values from the references'
-// documented behaviour; tests/python/test_bpe_sentencepiece.py checks whole pipelines).
+// Prepend / Replace / Strip / Metaspace, and the cut before "▁" (expected values from the
+// references' documented behaviour; tests/python/test_bpe_sentencepiece.py checks whole pipelines).
 #include "text/sp_text.h"
 
 #include <gtest/gtest.h>
@@ -70,6 +70,25 @@ TEST(SpTextTest, ReplaceAllOfOneCharacterMatchesTheGeneralLoop) {
     }
   }
   EXPECT_EQ(ReplaceAll("a b", " ", ""), "ab");  // an empty replacement: the general loop
+}
+
+TEST(SpTextTest, StripTakesUnicodeWhiteSpaceOffTheEndsItIsGiven) {
+  TextEdit e;
+  e.kind = TextEdit::Kind::kStrip;
+  e.strip_left = e.strip_right = true;
+  // U+3000, U+2003, U+00A0 and U+0085 are White_Space; U+200B (zero width space) is not.
+  const std::string ws = "\xE3\x80\x80\t\n \xE2\x80\x83\xC2\xA0\xC2\x85";
+  EXPECT_EQ(Edit(e, ws + "a b" + ws), "a b");
+  EXPECT_EQ(Edit(e, ws), "");
+  EXPECT_EQ(Edit(e, ""), "");
+  EXPECT_EQ(Edit(e, "\xE2\x80\x8B a \xE2\x80\x8B"), "\xE2\x80\x8B a \xE2\x80\x8B");
+  EXPECT_EQ(Edit(e, M + " a " + M), M + " a " + M);  // "▁" is not whitespace
+  e.strip_right = false;
+  EXPECT_EQ(Edit(e, ws + "a" + ws), "a" + ws);
+  e.strip_left = false;
+  e.strip_right = true;
+  EXPECT_EQ(Edit(e, ws + "a" + ws), ws + "a");
+  EXPECT_EQ(Edit(e, ws), "");
 }
 
 TEST(SpTextTest, MetaspacePrependSchemes) {

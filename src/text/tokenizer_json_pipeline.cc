@@ -1,5 +1,7 @@
 #include "text/tokenizer_json_pipeline.h"
 
+#include <algorithm>
+
 #include "text/base64.h"
 #include "text/sp_text.h"
 #include "text/tokenizer_json_vocab.h"
@@ -253,7 +255,10 @@ Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Con
   if (j.is_null()) return Status::OK();
   std::string type = TypeOf(j);
   if (type == "NFC") {
-    if (!c->edits.empty()) {  // NFC runs first in stoker's pipeline
+    // NFC runs first in stoker's pipeline; Strip commutes with it (NFC keeps whitespace
+    // whitespace).
+    if (!std::all_of(c->edits.begin(), c->edits.end(),
+                     [](const TextEdit& e) { return e.kind == TextEdit::Kind::kStrip; })) {
       return f.Fail("normalizer", "NFC after Prepend or Replace is not supported");
     }
     c->nfc = true;
@@ -286,14 +291,29 @@ Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Con
     }
     return f.Fail("normalizer.pattern", "only a String pattern is supported in Replace");
   }
+  if (type == "Strip") {
+    TextEdit e;
+    e.kind = TextEdit::Kind::kStrip;
+    for (const char* key : {"strip_left", "strip_right"}) {
+      if (!j.contains(key) || !j[key].is_boolean()) {
+        return f.Fail(std::string("normalizer.") + key, "must be true or false");
+      }
+    }
+    e.strip_left = j["strip_left"].get<bool>();
+    e.strip_right = j["strip_right"].get<bool>();
+    c->edits.push_back(std::move(e));
+    return Status::OK();
+  }
   if (type == "Sequence" && j.contains("normalizers") && j["normalizers"].is_array()) {
     for (size_t i = 0; i < j["normalizers"].size(); ++i) {
       Status st = ParseNormalizer(j["normalizers"][i], origin, c);
+      const std::string inner = TypeOf(j["normalizers"][i]);
+      if (!st.ok() && (inner == "NFC" || inner == "Strip" || inner == "Replace")) return st;
       if (!st.ok()) {
         return f.Fail("normalizer.normalizers[" + std::to_string(i) + "]",
                       "'" + TypeOf(j["normalizers"][i]) +
                           "' is not supported (NFC, Precompiled, Prepend, Replace with a "
-                          "String pattern)");
+                          "String pattern, Strip)");
       }
     }
     return Status::OK();
@@ -301,7 +321,7 @@ Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Con
   return f.Fail("normalizer.type",
                 "'" + type +
                     "' is not supported (null, NFC, Precompiled, Prepend, Replace with a String "
-                    "pattern, or a Sequence of them)");
+                    "pattern, Strip, or a Sequence of them)");
 }
 
 bool HasByteLevel(const Json& j) {

@@ -10,15 +10,18 @@ tokenizer.json (NFC normalizer) with its own template and the Hermes-style tool 
 from Llama 2's real SentencePiece vocabulary (Gemma's own file cannot be shipped,
 tests/data/tokenizers/README.md): Replace(" ", "▁") normalizer, byte fallback, no dummy prefix,
 and Gemma's runs of "▁" and of tabs as non-special added tokens that are model pieces too, with
-Gemma's and Gemma 3's templates; and Phi-3's real tokenizer.json (Prepend + Replace, byte fallback,
-rstrip control tokens) with its own template. Masks (--train-on assistant,
-the span finder on the model's own template) are checked against transformers'
-`return_assistant_tokens_mask` on a copy of Qwen2.5's and Llama 3.1's templates with
-`{% generation %}` markers added here around each assistant turn's output, tool calls included,
-from after the assistant header through the end-of-turn token (docs/chat.md's rule; TRL's training
-templates also train the newline after <|im_end|>); the copy's ids are checked equal to the
-original's. For Gemma and Phi-3 (no such template): docs/chat.md's rule on the offsets of
-transformers' own `tokenizers` backend."""
+Gemma's and Gemma 3's templates, and with tokenizers' Strip normalizer in front (Gemma's template); and Phi-3's real tokenizer.json (Prepend + Replace, byte fallback,
+rstrip control tokens) with its own template; Hermes 3's real tool-use template on Llama 3.2's
+tokenizer.json with Hermes 3's ChatML and tool tokens (`<tool_call>`; every conversation rendered
+with tools, which that template needs); Mistral-Small-3.2's real template on Mistral's v7
+SentencePiece model with [ARGS] and [CALL_ID] (`[TOOL_CALLS]name[CALL_ID]id[ARGS]{...}`).
+Masks (--train-on assistant, the span finder on the model's own template) are checked against
+transformers' `return_assistant_tokens_mask` on a copy of Qwen2.5's, Llama 3.1's and Hermes 3's
+templates with `{% generation %}` markers added here around each assistant turn's output, tool
+calls included, from after the assistant header through the end-of-turn token (docs/chat.md's
+rule; TRL's training templates also train the newline after <|im_end|>); the copy's ids are
+checked equal to the original's. For Gemma, Phi-3 and Mistral-Small-3.2 (no such template):
+docs/chat.md's rule on the offsets of transformers' own `tokenizers` backend."""
 
 import json
 import sys
@@ -138,15 +141,100 @@ def qwen25_generation_template():
     return t[:start] + calls + t[end:]
 
 
-def gemma_layout_dir(dest):
+def write_sp_config(dest, template, control):
+    """dest/tokenizer_config.json of a SentencePiece-style model: <s>, </s>, the template (a file
+    in tests/data/chat_templates) and `control` ({id: text}) as special tokens; returns dest."""
+    config = {"bos_token": "<s>", "eos_token": "</s>",
+              "chat_template": (TEMPLATES / template).read_text(encoding="utf-8"),
+              "added_tokens_decoder": {str(i): {"content": c, "special": True}
+                                       for i, c in control.items()}}
+    (dest / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return dest
+
+
+def hermes3_generation_template():
+    """Hermes 3's tool-use template with {% generation %} around each assistant turn's output:
+    from after "<|im_start|>assistant\n" (the generation prompt) through <|im_end|>, text and tool
+    calls alike (the first call's "\n<tool_call>" is cut after its newline)."""
+    t = (TEMPLATES / "hermes3_tool_use.jinja").read_text(encoding="utf-8")
+    plain = "{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }}"
+    calls = "{{- '<|im_start|>' + message.role }}"
+    end = "{{- '<|im_end|>\n' }}"
+    assert t.count(plain) == 1 and t.count(calls) == 1 and t.count(end) == 1
+    t = t.replace(plain, (
+        "{%- if message.role == 'assistant' %}{{- '<|im_start|>assistant\n' }}{%- generation %}"
+        "{{- message.content + '<|im_end|>' }}{%- endgeneration %}{{- '\n' }}"
+        "{%- else %}" + plain + "{%- endif %}"))
+    first = "{{- '\n<tool_call>\n' }}"
+    assert t.count(first) == 1
+    t = t.replace(calls, calls + "{{- '\n' }}{%- generation %}")
+    t = t.replace(first, "{%- if not loop.first %}{{- '\n' }}{%- endif %}{{- '<tool_call>\n' }}")
+    return t.replace(end, "{{- '<|im_end|>' }}{%- endgeneration %}{{- '\n' }}")
+
+
+def hermes3_layout_dir(dest):
+    """Llama 3.2's real tokenizer.json with reserved special tokens renamed to Hermes 3's
+    (<|im_start|>, <|im_end|> special; <tool_call>, </tool_call>, <tool_response>,
+    </tool_response> added, not special: the layout of NousResearch/Hermes-3-Llama-3.1-8B's
+    tokenizer, whose own file and exact ids are not shipped here) and Hermes 3's tool-use
+    template (tests/data/chat_templates/hermes3_tool_use.jinja); returns it."""
+    from test_chat_real_tokenizers import llama_config, write_model_dir
+
+    d = write_model_dir("llama3.2", dest, "hermes3_tool_use.jinja")
+    j = json.loads((d / "tokenizer.json").read_text(encoding="utf-8"))
+    names = {f"<|reserved_special_token_{i}|>": (n, i < 2) for i, n in enumerate(
+        ["<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "<tool_response>",
+         "</tool_response>"])}
+    for t in j["added_tokens"]:
+        if t["content"] in names:
+            t["content"], t["special"] = names[t["content"]]
+    (d / "tokenizer.json").write_text(json.dumps(j, ensure_ascii=False), encoding="utf-8")
+    config = llama_config(d / "tokenizer.json")
+    config["eos_token"] = "<|im_end|>"
+    config["chat_template"] = (TEMPLATES / "hermes3_tool_use.jinja").read_text(encoding="utf-8")
+    (d / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False),
+                                             encoding="utf-8")
+    return d
+
+
+def mistral_small_layout_dir(dest):
+    """Mistral's v7 SentencePiece BPE model (mistral-common's, Mistral Large 2411's) as the
+    tokenizer.json transformers makes of it (LlamaConverter's legacy layout), with two of its
+    unused control pieces renamed to Tekken v11's [ARGS] and [CALL_ID] (Mistral-Small-3.2's own
+    Tekken file is not shipped here), and Mistral-Small-3.2's template
+    (tests/data/chat_templates/mistral_small_3_2.jinja); returns it."""
+    from sp_cases import mistral_model, sp_tokenizer_json
+    from tokenizers import Tokenizer
+
+    dest.mkdir(parents=True, exist_ok=True)
+    v7 = mistral_model("v3").parent / "mistral_instruct_tokenizer_241114.model.v7"
+    sp_tokenizer_json(v7, dest / "tokenizer.json", "legacy")
+    j = json.loads((dest / "tokenizer.json").read_text(encoding="utf-8"))
+    rename = {"[control_32]": "[ARGS]", "[control_33]": "[CALL_ID]"}
+    vocab = j["model"]["vocab"]
+    for old, new in rename.items():
+        vocab[new] = vocab.pop(old)
+    for t in j["added_tokens"]:
+        t["content"] = rename.get(t["content"], t["content"])
+    (dest / "tokenizer.json").write_text(json.dumps(j, ensure_ascii=False), encoding="utf-8")
+    t = Tokenizer.from_file(str(dest / "tokenizer.json"))
+    control = {i: a.content for i, a in t.get_added_tokens_decoder().items() if a.special}
+    return write_sp_config(dest, "mistral_small_3_2.jinja", control)
+
+
+def gemma_layout_dir(dest, strip=False):
     """A model directory with a Gemma-layout tokenizer.json (see the module docstring) and
-    Gemma's template; returns it."""
+    Gemma's template; returns it. `strip`: tokenizers' Strip normalizer (both ends) before its
+    Replace, so each run of text between control tokens loses its whitespace ends."""
     from sp_cases import sp_tokenizer_json
-    from tokenizers import AddedToken, Tokenizer
+    from tokenizers import AddedToken, Tokenizer, normalizers
 
     dest.mkdir(parents=True, exist_ok=True)
     sp_tokenizer_json(LLAMA2_MODEL, dest / "tokenizer.json", "never")
     t = Tokenizer.from_file(str(dest / "tokenizer.json"))
+    if strip:
+        t.normalizer = normalizers.Sequence([normalizers.Strip(left=True, right=True),
+                                             normalizers.Replace(pattern=" ", content=META)])
     # Gemma's user-defined pieces: runs of "▁" and of tabs, not special, matched on the raw text.
     t.add_tokens([AddedToken(META * n, normalized=False, special=False) for n in range(2, 32)]
                  + [AddedToken("\t" * n, normalized=False, special=False) for n in range(1, 32)])
@@ -154,12 +242,7 @@ def gemma_layout_dir(dest):
                           for s in ("<start_of_turn>", "<end_of_turn>")])
     t.save(str(dest / "tokenizer.json"))
     control = {t.token_to_id(s): s for s in ("<s>", "</s>", "<start_of_turn>", "<end_of_turn>")}
-    config = {"bos_token": "<s>", "eos_token": "</s>",
-              "chat_template": (TEMPLATES / "gemma.jinja").read_text(encoding="utf-8"),
-              "added_tokens_decoder": {str(i): {"content": c, "special": True}
-                                       for i, c in control.items()}}
-    (dest / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
-    return dest
+    return write_sp_config(dest, "gemma.jinja", control)
 
 
 def rule_mask(offsets, spans):
@@ -184,12 +267,20 @@ def families(root):
     qwen_gen = root / "qwen2_5_generation.jinja"
     qwen_gen.write_text(qwen25_generation_template(), encoding="utf-8")
     gemma = gemma_layout_dir(root / "gemma-layout")
+    gemma_strip = gemma_layout_dir(root / "gemma-layout-strip", strip=True)
+    hermes = hermes3_layout_dir(root / "hermes3")
+    hermes_gen = root / "hermes3_generation.jinja"
+    hermes_gen.write_text(hermes3_generation_template(), encoding="utf-8")
+    mistral_small = mistral_small_layout_dir(root / "mistral-small-3.2")
     return [
         ("qwen2.5 (NFC, <tool_call>)", qwen, None, qwen_gen, {}),
         ("llama3.1 (JSON, <|python_tag|>)", llama, None, llama_gen, LLAMA_VARS),
         ("gemma layout + gemma", gemma, None, "rule", {}),
         ("gemma layout + gemma3", gemma, TEMPLATES / "gemma3.jinja", "rule", {}),
+        ("gemma layout, Strip normalizer + gemma", gemma_strip, None, "rule", {}),
         ("phi-3 (Prepend, byte fallback)", PHI3, None, "rule", {}),
+        ("hermes-3 tool use (<tool_call>)", hermes, None, hermes_gen, {"tools": TOOLS}),
+        ("mistral-small-3.2 ([TOOL_CALLS] [CALL_ID] [ARGS])", mistral_small, None, "rule", {}),
     ]
 
 
@@ -199,12 +290,17 @@ def check_family(model_dir, template_path, masks, family_vars, stoker, transform
     kw = {"chat_template": template_path.read_text(encoding="utf-8")} if template_path else {}
     ref = ({"chat_template": masks.read_text(encoding="utf-8")} if isinstance(masks, Path)
            else None)
-    tok = stoker.Tokenizer(model_dir)
+    try:
+        tok, refused = stoker.Tokenizer(model_dir), ""
+    except ValueError as e:  # a tokenizer.json this stoker does not read (before/after runs)
+        tok, refused = None, f"{type(e).__name__}: {e}"
     template = (stoker.ChatTemplate(template_path, config_dir=model_dir) if template_path
                 else stoker.ChatTemplate(model_dir))
     out = []
     for name, messages, tools, variables in conversations():
         variables = {**family_vars, **variables}
+        tools = tools or variables.pop("tools", None)  # a template that needs tools (Hermes 3)
+        variables.pop("tools", None)
         try:
             text = hf.apply_chat_template(messages, tools=tools, tokenize=False, **kw,
                                           **variables)
@@ -212,6 +308,9 @@ def check_family(model_dir, template_path, masks, family_vars, stoker, transform
                                                return_dict=False, **kw, **variables))
         except Exception:  # the template refuses it (Gemma: no system role)
             out.append((name, False, False, False, None, "not rendered"))
+            continue
+        if tok is None:
+            out.append((name, True, False, False, None, refused))
             continue
         try:
             ids, mask = tok.apply_chat_template(messages, tools, chat_template=template_path,

@@ -29,7 +29,11 @@ def sp_tokenizer_json(model: Path, out: Path, variant: str) -> Path:
     - "old_metaspace": the pre-0.19 form {"add_prefix_space": true} (always, split);
     - "never": Gemma's layout: Replace(" ", "▁") only, Metaspace(never, split=False) decoder;
     - "gemma5": Gemma's layout as transformers 5's GemmaTokenizer writes it: "never" with a
-      Split(" ", MergedWithPrevious) pre_tokenizer (a no-op after the Replace)."""
+      Split(" ", MergedWithPrevious) pre_tokenizer (a no-op after the Replace);
+    - "strip": "legacy" behind tokenizers' Strip normalizer (both ends);
+    - "strip_nfc": Sequence[Strip(right only), NFC, Replace(" ", "▁")] ("never"'s decoder);
+    - "replace_strip": Sequence[Replace(" ", "▁"), Strip(left only)]: strips what is left of the
+      whitespace (tabs, newlines, U+3000), not the "▁" that spaces became."""
     from sentencepiece import sentencepiece_model_pb2 as pb
     from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers
     from transformers.tokenization_utils_base import generate_merges
@@ -58,12 +62,25 @@ def sp_tokenizer_json(model: Path, out: Path, variant: str) -> Path:
                                                    split=True)
         t.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Metaspace(
             replacement=META, prepend_scheme="always", split=True), decoders.Fuse()])
-    elif variant in ("never", "gemma5"):
+    elif variant in ("never", "gemma5", "strip_nfc", "replace_strip"):
         if variant == "gemma5":
             t.pre_tokenizer = pre_tokenizers.Split(" ", behavior="merged_with_previous")
-        t.normalizer = normalizers.Replace(pattern=" ", content=META)
+        replace = normalizers.Replace(pattern=" ", content=META)
+        t.normalizer = {
+            "never": replace,
+            "gemma5": replace,
+            "strip_nfc": normalizers.Sequence([normalizers.Strip(left=False, right=True),
+                                               normalizers.NFC(), replace]),
+            "replace_strip": normalizers.Sequence([replace,
+                                                   normalizers.Strip(left=True, right=False)]),
+        }[variant]
         t.decoder = decoders.Sequence([decoders.Replace(META, " "), decoders.ByteFallback(),
                                        decoders.Fuse()])
+    elif variant == "strip":
+        t.normalizer = normalizers.Sequence([normalizers.Strip(left=True, right=True),
+                                             normalizers.Prepend(prepend=META),
+                                             normalizers.Replace(pattern=" ", content=META)])
+        t.decoder = llama_decoder
     else:
         raise ValueError(variant)
     t.save(str(out))
@@ -87,4 +104,10 @@ SP_EDGE_CASES = [
     "tab\tnewline\nreturn\rnull\x00bell\x07",
     "x" * 3000,
     "ab" * 2000 + " " + "\u00e9" * 500,
+    # Whitespace at the ends of a text and of the runs between control tokens (Strip)
+    "\u3000\t full-width and em spaces\u2003\u2000 \n",
+    "   ",
+    "\n\t\u00a0",
+    " <s> between </s> \t[INST]  x  [/INST]\n",
+    "\u0301 e\u0301 \u1680",
 ]

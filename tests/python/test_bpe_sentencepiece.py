@@ -1,7 +1,7 @@
 """SentencePiece-style BPE on stoker's own engine, against the reference libraries on real files
 (tests/python/sp_cases.py): Mistral 7B's SentencePiece `.model` files (ids and decode equal to PyPI
 `sentencepiece`), and the tokenizer.json transformers makes of them (byte_fallback, Prepend /
-Replace normalizers, Metaspace in each prepend_scheme and its old form, ByteFallback / Fuse /
+Replace / Strip normalizers, Metaspace in each prepend_scheme and its old form, ByteFallback / Fuse /
 Strip / Metaspace decoders: ids and decode equal to `tokenizers`)."""
 
 import json
@@ -17,7 +17,8 @@ spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")
 
-VARIANTS = ["legacy", "first", "always_split", "old_metaspace", "never", "gemma5"]
+VARIANTS = ["legacy", "first", "always_split", "old_metaspace", "never", "gemma5", "strip",
+            "strip_nfc", "replace_strip"]
 
 
 def all_texts():
