@@ -31,12 +31,15 @@ struct TextEdit {
     kReplace,        // tokenizers' Replace with a String pattern: every `from` becomes `to`
     kSentencePiece,  // SentencePiece's Normalizer without a charsmap (escape_whitespaces on)
     kPrecompiled,    // tokenizers' Precompiled: `charsmap`, grapheme by grapheme
+    kSpaceRuns,      // tokenizers' Replace with the Regex " {2,}": each run of 2+ spaces is `to`
+    kStrip,          // tokenizers' Strip: White_Space characters off the start and/or the end
   };
   Kind kind = Kind::kReplace;
   std::string from, to;
   bool add_dummy_prefix = true;                                   // kSentencePiece
   bool remove_extra_whitespaces = false;                          // kSentencePiece
   std::shared_ptr<const PrecompiledCharsmap> charsmap = nullptr;  // kPrecompiled
+  bool strip_left = false, strip_right = false;                   // kStrip
 };
 
 // Appends the edited `in` to *out (cleared first).
