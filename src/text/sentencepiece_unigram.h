@@ -3,9 +3,8 @@
 //
 // Encode: the whole text is normalized (text/sp_normalizer.h: user-defined pieces, the model's
 // compiled charsmap, spaces as "▁", the dummy prefix or suffix, extra whitespace), segmented by
-// Viterbi in SentencePiece's float arithmetic (text/unigram_model.h: a float path score depends
-// on everything before it, and so do its ties; words are cut at "▁" only where that changes no
-// comparison, and cached only where no rounding can change them), then each
+// Viterbi in SentencePiece's float arithmetic (text/unigram_model.h) without cutting it into
+// words (a float path score depends on everything before it, and so do its ties), then each
 // unknown character becomes its bytes' pieces (byte_fallback) or a run of them one unk. Control,
 // unknown and byte pieces are never matched in the text; unused ones neither.
 // A model field this does not reproduce is refused by name (a denormalizer), never encoded
