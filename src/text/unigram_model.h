@@ -14,14 +14,7 @@
 // (tests/python/test_unigram_sentencepiece.py, test_unigram_tokenizer_json.py).
 // Hot path: a double-array trie (text/piece_trie.h), one pass over the text, and per-thread
 // buffers reused across calls, so encoding allocates nothing per character.
-// Words (kSentencePiece): where no matched piece has "▁" past its first byte, no piece crosses a
-// "▁", so the best path passes through every "▁" and the text is segmented word by word, each
-// word from the float score the path reached there (the same cells, the same comparisons, the
-// same rebasing as over the whole text). A word whose path won every one of its cells by more
-// than the rounding any starting score in [-1e5, 1e5] can change (unigram_model.cc, WordMargin) is
-// remembered in the thread's PieceCache / LongPieceCache (text/piece_cache.h) and later taken from
-// there, its float path score replayed piece by piece; a word with a near-tie is always computed.
-// Immutable after Build; thread-safe (the word caches are per thread).
+// Immutable after Build; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -66,23 +59,13 @@ class UnigramModel {
   }
 
  private:
-  // Viterbi over `text`, the path reaching its first byte with score `base`; appends its spans,
-  // shifted by `offset`, to *out and returns the path's score at the end. With kMargin, *margin is
-  // lowered to the smallest lead of a path cell's winner over the other candidates there.
-  template <typename Score, bool kMargin>
-  Score Viterbi(std::string_view text, uint32_t offset, Score base, std::vector<Span>* out,
-                float* margin) const;
-  // kSentencePiece word by word, through the thread's word caches (see the top of this file).
-  void EncodeWords(std::string_view text, std::vector<Span>* out) const;
+  template <typename Score>
+  void Viterbi(std::string_view text, std::vector<Span>* out) const;
 
   PieceTrie trie_;
-  std::vector<double> score_;     // id -> the score a candidate adds (user-defined bonus included)
-  std::vector<float> score_f_;    // the same in float (kSentencePiece)
-  std::vector<uint32_t> length_;  // id -> its piece's bytes
+  std::vector<double> score_;   // id -> the score a candidate adds (user-defined bonus included)
+  std::vector<float> score_f_;  // the same in float (kSentencePiece)
   size_t max_piece_bytes_ = 0;
-  float max_abs_score_ = 0;   // the largest |score| a node adds (unknown nodes included)
-  bool words_ = false;        // kSentencePiece, and no matched piece has "▁" past its first byte
-  uint64_t cache_owner_ = 0;  // names this model's entries in the per-thread word caches
   int32_t unk_id_ = 0;
   double unk_score_ = 0;
   Arithmetic arithmetic_ = Arithmetic::kSentencePiece;
