@@ -5,6 +5,7 @@
 
 #include <random>
 #include <string>
+#include <unordered_map>
 
 namespace stoker {
 namespace {
@@ -58,6 +59,41 @@ TEST(PieceTrieTest, AgreesWithBruteForceOnRandomKeys) {
       }
     }
     ASSERT_EQ(Prefixes(t, text), want) << q;
+  }
+}
+
+// A vocabulary of Pegasus' size (96,103 pieces), Latin and CJK: every key is found with its id.
+// (The build restarted each base search at the array's first hole, and took minutes here.)
+TEST(PieceTrieTest, FindsEveryKeyOfALargeVocabulary) {
+  std::mt19937 rng(96103);
+  std::vector<std::string> strings;
+  for (int i = 0; i < 96103; ++i) {
+    std::string s = rng() % 2 ? "\xE2\x96\x81" : "";
+    const size_t chars = 1 + rng() % 6;
+    for (size_t k = 0; k < chars; ++k) {
+      if (rng() % 4 == 0) {  // a CJK character, U+4E00..U+9FFF
+        const uint32_t cp = 0x4E00 + rng() % 0x5200;
+        s += static_cast<char>(0xE0 | (cp >> 12));
+        s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        s += static_cast<char>(0x80 | (cp & 0x3F));
+      } else {
+        s += static_cast<char>('a' + rng() % 26);
+      }
+    }
+    strings.push_back(s);
+  }
+  std::vector<std::pair<std::string_view, int32_t>> keys;
+  for (size_t i = 0; i < strings.size(); ++i)
+    keys.emplace_back(strings[i], static_cast<int32_t>(i));
+  PieceTrie t = PieceTrie::Build(keys);
+  std::unordered_map<std::string_view, int32_t> first;
+  for (const auto& [key, id] : keys) first.emplace(key, id);
+  for (const auto& [key, id] : first) {
+    int32_t found = -1;
+    t.ForEachPrefix(key, [&](size_t length, int32_t i) {
+      if (length == key.size()) found = i;
+    });
+    ASSERT_EQ(found, id) << key;
   }
 }
 

@@ -70,6 +70,25 @@ void ReplaceAll(std::string_view in, std::string_view from, std::string_view to,
   out->append(in.substr(pos));
 }
 
+namespace {
+
+// Each run of two or more spaces becomes `to` (the Regex " {2,}" matches them leftmost, longest).
+void ReplaceSpaceRuns(std::string_view in, std::string_view to, std::string* out) {
+  size_t pos = 0;
+  while (pos < in.size()) {
+    const size_t at = in.find("  ", pos);
+    if (at == std::string_view::npos) break;
+    size_t end = at + 2;
+    while (end < in.size() && in[end] == ' ') ++end;
+    out->append(in.substr(pos, at - pos));
+    out->append(to);
+    pos = end;
+  }
+  out->append(in.substr(pos));
+}
+
+}  // namespace
+
 void ApplyTextEdit(const TextEdit& edit, std::string_view in, std::string* out) {
   out->clear();
   out->reserve(in.size() + in.size() / 2 + 8);
@@ -86,6 +105,9 @@ void ApplyTextEdit(const TextEdit& edit, std::string_view in, std::string* out) 
       return;
     case TextEdit::Kind::kPrecompiled:
       edit.charsmap->NormalizeGraphemes(in, out);
+      return;
+    case TextEdit::Kind::kSpaceRuns:
+      ReplaceSpaceRuns(in, edit.to, out);
       return;
     case TextEdit::Kind::kStrip: {  // NormalizedString::lstrip / rstrip: char::is_whitespace
       const size_t begin = edit.strip_left ? WhiteSpaceAfter(in, 0) : 0;

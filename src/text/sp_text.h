@@ -31,7 +31,8 @@ struct TextEdit {
     kReplace,        // tokenizers' Replace with a String pattern: every `from` becomes `to`
     kSentencePiece,  // SentencePiece's Normalizer without a charsmap (escape_whitespaces on)
     kPrecompiled,    // tokenizers' Precompiled: `charsmap`, grapheme by grapheme
-    kStrip,          // tokenizers' Strip: Unicode whitespace off the start and/or the end
+    kSpaceRuns,      // tokenizers' Replace with the Regex " {2,}": each run of 2+ spaces is `to`
+    kStrip,          // tokenizers' Strip: White_Space characters off the start and/or the end
   };
   Kind kind = Kind::kReplace;
   std::string from, to;

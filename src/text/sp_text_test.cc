@@ -91,6 +91,22 @@ TEST(SpTextTest, StripTakesUnicodeWhiteSpaceOffTheEndsItIsGiven) {
   EXPECT_EQ(Edit(e, ws), "");
 }
 
+// transformers' SentencePiece converters: Strip(right) then Replace(Regex(" {2,}"), "▁").
+TEST(SpTextTest, SpaceRunsAndStrip) {
+  TextEdit runs{TextEdit::Kind::kSpaceRuns, "", M};
+  EXPECT_EQ(Edit(runs, "  a b   c "), M + "a b" + M + "c ");
+  EXPECT_EQ(Edit(runs, "a"), "a");
+  TextEdit strip{TextEdit::Kind::kStrip};
+  strip.strip_right = true;
+  // U+3000, U+00A0 and a tab are White_Space; U+200B (zero width space) is not.
+  EXPECT_EQ(Edit(strip, " a b \xE3\x80\x80\xC2\xA0\t"), " a b");
+  EXPECT_EQ(Edit(strip, "a\xE2\x80\x8B "), "a\xE2\x80\x8B");
+  EXPECT_EQ(Edit(strip, " \n "), "");
+  strip.strip_left = true;
+  strip.strip_right = false;
+  EXPECT_EQ(Edit(strip, "\xE2\x80\x83 a "), "a ");
+}
+
 TEST(SpTextTest, MetaspacePrependSchemes) {
   MetaspaceStep m;
   std::string out;

@@ -289,7 +289,17 @@ Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Con
                           j["content"].get<std::string>()});
       return Status::OK();
     }
-    return f.Fail("normalizer.pattern", "only a String pattern is supported in Replace");
+    if (p.is_object() && p.contains("Regex") && p["Regex"].is_string() &&
+        p["Regex"].get<std::string>() == " {2,}") {
+      // transformers' SentencePiece converters (T5, Pegasus, ALBERT, XLNet): runs of spaces.
+      TextEdit e;
+      e.kind = TextEdit::Kind::kSpaceRuns;
+      e.to = j["content"].get<std::string>();
+      c->edits.push_back(std::move(e));
+      return Status::OK();
+    }
+    return f.Fail("normalizer.pattern",
+                  "only a String pattern or the Regex \" {2,}\" is supported in Replace");
   }
   if (type == "Strip") {
     TextEdit e;
@@ -312,16 +322,16 @@ Status ParseNormalizer(const Json& j, std::string_view origin, BpeTokenizer::Con
       if (!st.ok()) {
         return f.Fail("normalizer.normalizers[" + std::to_string(i) + "]",
                       "'" + TypeOf(j["normalizers"][i]) +
-                          "' is not supported (NFC, Precompiled, Prepend, Replace with a "
-                          "String pattern, Strip)");
+                          "' is not supported (NFC, Precompiled, Prepend, Strip, Replace "
+                          "with a String pattern or the Regex \" {2,}\")");
       }
     }
     return Status::OK();
   }
   return f.Fail("normalizer.type",
                 "'" + type +
-                    "' is not supported (null, NFC, Precompiled, Prepend, Replace with a String "
-                    "pattern, Strip, or a Sequence of them)");
+                    "' is not supported (null, NFC, Precompiled, Prepend, Strip, Replace with a "
+                    "String pattern or the Regex \" {2,}\", or a Sequence of them)");
 }
 
 bool HasByteLevel(const Json& j) {

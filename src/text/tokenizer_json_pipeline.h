@@ -14,7 +14,8 @@ namespace stoker {
 inline constexpr std::string_view kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
-// NFC, Prepend and Replace (a String pattern), alone or in a Sequence.
+// NFC, Prepend, Strip and Replace (a String pattern, or the Regex " {2,}"), alone or in a
+// Sequence.
 Status ParseNormalizer(const nlohmann::json& j, std::string_view origin, BpeTokenizer::Config* c);
 // Whether a pre_tokenizer tree has a ByteLevel step (byte-level BPE); without one the file is
 // SentencePiece-style (`sp_style`: Metaspace or null, the vocabulary's text taken as it is).

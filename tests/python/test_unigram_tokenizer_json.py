@@ -76,3 +76,33 @@ def test_unsupported_unigram_fields_are_refused_by_name(tmp_path, jsons):
     bad.write_text(json.dumps(j))
     with pytest.raises(ValueError, match=r"model\.vocab\[5\]"):
         stoker.Tokenizer(bad)
+
+
+def test_converter_layout_strip_and_space_runs(stoker_cli, jsons, tmp_path):
+    """The layout transformers' SentencePiece converters write today (T5, Pegasus, ALBERT):
+    Precompiled, Strip(right), Replace(Regex(" {2,}"), "▁") and a Metaspace pre-tokenizer that
+    splits: ids and decode equal `tokenizers` on texts with runs of spaces and trailing
+    White_Space (stoker refused `Strip` and a Regex pattern before)."""
+    import json
+
+    j = json.loads(jsons["nmt_nfkc_bytes"].read_text())
+    j["normalizer"] = {"type": "Sequence", "normalizers": [
+        j["normalizer"],
+        {"type": "Strip", "strip_left": False, "strip_right": True},
+        {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": "\u2581"}]}
+    j["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581",
+                          "prepend_scheme": "always", "split": True}
+    path = tmp_path / "converter.json"
+    path.write_text(json.dumps(j))
+    t = tokenizers.Tokenizer.from_file(str(path))
+    t.encode_special_tokens = True
+    texts = unigram_texts()[:400] + [
+        "a  b   c", "  lead", "trail  \u3000\u00a0\t", "x \u2003 y", "tab\t\tsep  ",
+        "many      spaces here", "\u00a0\u00a0nbsp  runs", "end \u200b "]
+    want = [e.ids for e in t.encode_batch(texts)]
+    got = stoker_encode_many(stoker_cli, path, texts)
+    bad = [(x, g, w) for x, g, w in zip(texts, got, want) if g != w]
+    assert not bad, bad[:3]
+    tok = stoker.Tokenizer(path)
+    for text, ids in zip(texts[-8:], want[-8:]):
+        assert tok.decode(ids) == t.decode(ids, skip_special_tokens=False), text
