@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "plan/token_step_planner.h"
 #include "plan/state_skips.h"
+#include "plan/token_step_planner.h"
 #include "register.h"
 #include "stoker/loader.h"
 #include "stoker/stream.h"
