@@ -437,8 +437,10 @@ class Loader:
                                  "stoker.Loader: give it to the Loader only")
             bestfit_window = stream.bestfit_window
         # Keywords that are tuples of several rows (context_parallel, flex_block_mask): their
-        # fields as the option table declares them.
-        keywords = locals()
+        # fields as the option table declares them. (A copy: the frame's own locals() dict would
+        # hold itself as `keywords`, a cycle that keeps this Loader and its threads alive until
+        # the cyclic GC runs instead of freeing them when the last reference goes.)
+        keywords = dict(locals())
         tuples = {f: v for k in option_tuples("loader")
                   for f, v in _tuple_fields("loader", k, keywords[k]).items()}
         cp_size = tuples.get("cp_size", 1)
