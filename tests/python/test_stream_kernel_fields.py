@@ -247,3 +247,31 @@ def test_a_chat_stream_with_padding_and_cp(chat_source, chat_dataset):  # noqa: 
             np.testing.assert_array_equal(labels[cup[k]:cup[k] + real], want)
             seen.append(tokens)
     assert len(seen) == len(set(seen)) and len(seen) >= 0.7 * len(docs)
+
+
+def test_elastic_resume_with_padding_and_a_row_cap_repeats_no_token(corpus):
+    """States of 2 ranks resumed on 3, padding and the cap on: every new rank takes the same
+    steps, and over the epoch no token comes twice (test_stream_elastic.py's check)."""
+    from test_stream_elastic import take, token_counts
+
+    paths, docs = corpus
+    kw = dict(pad_each_document_to=8, max_documents_per_row=3, provenance=True)
+    old = [open_stream(paths, rank=r, world_size=2, **kw) for r in range(2)]
+    cover = {}
+    for loader in old:
+        assert take(loader, 7, cover) == 7
+    states = [loader.state_dict() for loader in old]
+    for loader in old:
+        loader.close()
+    new = [open_stream(paths, rank=r, world_size=3, **kw) for r in range(3)]
+    for loader in new:
+        loader.load_state_dict(states)
+    left = {len(loader) for loader in new}
+    assert len(left) == 1
+    taken = [take(loader, 10 ** 9, cover) for loader in new]
+    assert len(set(taken)) == 1 and taken[0] == left.pop() - 7 > 0
+    twice, tokens = token_counts(cover)
+    assert twice == 0, f"{twice} tokens delivered twice"
+    assert tokens >= 0.85 * sum(len(t) for t in docs.values())
+    for loader in new:
+        loader.close()
