@@ -166,3 +166,20 @@ def test_cross_document_targets_refusal_says_why(tagged):
     path, _ = tagged
     with pytest.raises(ValueError, match="cross_document_targets"):
         stoker.Loader(path, tokens_per_step=6000, cross_document_targets=True, output="numpy")
+
+
+def test_plan_stats_state_the_order_displacement_within_its_bound(tagged, run_stoker):
+    path, _ = tagged
+    common = ("plan", path, "--seq-len", str(BUDGET), "--batch-size", "1", "--tokens-per-step",
+              "6000", "--world-size", "4", "--seed", "7", "--stats", "--steps", "100")
+    r = run_stoker(*common, "--json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert 0 < s["order_displacement_max"] <= s["order_displacement_bound"]
+    assert s["order_displacement_bound"] < s["bestfit_window_bound"] == 4095
+    assert 0 < s["order_displacement_mean"] <= s["order_displacement_max"]
+    assert 0 < s["order_displacement_relative"] < 2
+    none = json.loads(run_stoker(*common, "--json", "--balance", "none").stdout)
+    assert none["order_displacement_max"] == 0  # served in the shuffled order
+    text = run_stoker(*common).stdout
+    assert "order: displacement in pieces max" in text and "bestfit_window - 1 = 4095" in text
