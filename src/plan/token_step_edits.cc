@@ -79,6 +79,12 @@ Result<StepProvenance> TokenStepPlanner::Explain(const PlanPosition& pos) const 
   return provenance_->Explain(batch, steps_->options().pad_each_document_to);
 }
 
+void TokenStepPlanner::SetDocumentSkips(std::shared_ptr<const DocumentSkips> skips) {
+  std::lock_guard<std::mutex> lock(mu_);
+  skips_ = std::move(skips);
+  recent_.clear();  // their figures counted the documents now quarantined
+}
+
 Result<PlanPosition> TokenStepPlanner::StepStart(uint64_t epoch, uint64_t index) const {
   uint64_t at = 0, i = 0;
   {

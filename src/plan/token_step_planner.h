@@ -63,7 +63,7 @@ class TokenStepPlanner : public BatchPlanner {
   // resume (`skips`: left out of every microbatch, its figures and provenance, and written into
   // every state); token_step_edits.cc. Set before the planner is shared (not thread-safe).
   void SetProvenance(std::shared_ptr<const ProvenanceMap> map) { provenance_ = std::move(map); }
-  void SetDocumentSkips(std::shared_ptr<const DocumentSkips> skips) { skips_ = std::move(skips); }
+  void SetDocumentSkips(std::shared_ptr<const DocumentSkips> skips);  // drops the steps cached
   Result<StepProvenance> Explain(const PlanPosition& pos) const override;
   // The position of step `index` of `epoch` (its first microbatch); {epoch + 1, 0} when the
   // epoch has fewer steps. Walks from the nearest step start known.
