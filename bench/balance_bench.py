@@ -169,7 +169,8 @@ def compare(args, models):
             for model_name, model in models.items():
                 acc = {k: [] for k in ("fixed", "balanced", "balanced_125", "transformers",
                                        "megatron")}
-                peak = {"fixed": 0.0, "balanced": 0.0, "balanced_125": 0.0, "mean": 0.0}
+                peak = {"fixed": 0.0, "balanced": 0.0, "balanced_125": 0.0, "mean": 0.0,
+                        "bound": 0.0}
                 extra_mb = {"balanced": 0, "balanced_125": 0}
                 hf_max_mb = 0
                 mg_groups = []
@@ -181,6 +182,8 @@ def compare(args, models):
                     acc["fixed"].append(max_over_mean(fixed))
                     peak["fixed"] += fixed.max()
                     peak["mean"] += fixed.mean()  # a perfect balance: every rank at the mean
+                    # No assignment's slowest rank is below the mean or the costliest piece.
+                    peak["bound"] += max(fixed.mean(), float(model.cost(pieces).max()))
                     # Balanced at the rows' budget (microbatches added where the greedy needs
                     # room), and with 25% more room per microbatch at the rows' count.
                     for name, budget in (("balanced", seq_len), ("balanced_125", seq_len * 5 // 4)):
@@ -205,6 +208,8 @@ def compare(args, models):
                     "gain": float(peak["fixed"] / peak["balanced"]),
                     # The most any balancer of these steps' documents can gain over fixed rows.
                     "gain_ceiling": float(peak["fixed"] / peak["mean"]),
+                    # ... and with whole documents (the costliest piece sets a floor).
+                    "gain_bound": float(peak["fixed"] / peak["bound"]),
                     "attention_share": attention_share(rows[:steps * step_rows], model),
                     "steps_with_extra_microbatch": int(extra_mb["balanced"]),
                     "balanced_125": float(np.mean(acc["balanced_125"])),
