@@ -182,8 +182,12 @@ Result<TokenStepsOpen> PrepareTokenSteps(const LoaderOptions& options, PlanDatas
                                          const std::string& path, const PlanState* resume) {
   if (options.cross_document_targets) {
     return InvalidArgument(
-        "loader: tokens_per_step does not go with cross_document_targets (a step's trained "
-        "tokens are counted within documents)");
+        "loader: tokens_per_step does not go with cross_document_targets: a token step places "
+        "documents into microbatches by cost across its whole window, so the document after "
+        "another in a microbatch is an arbitrary one of the window, not its neighbour in the "
+        "corpus, and the step's global_trained_tokens (the same on every rank, with no "
+        "communication) would depend on how the slots were dealt; train cross-document targets "
+        "on fixed rows (leave tokens_per_step out)");
   }
   STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
   STOKER_ASSIGN_OR_RETURN(
