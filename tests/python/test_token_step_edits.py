@@ -184,3 +184,17 @@ def test_plan_stats_state_the_order_displacement_within_its_bound(tagged, run_st
     assert none["order_displacement_max"] == 0  # served in the shuffled order
     text = run_stoker(*common).stdout
     assert "order: displacement in pieces max" in text and "bestfit_window - 1 = 4095" in text
+
+
+def test_the_cli_writes_the_same_token_step_edits(tagged, tmp_path, run_stoker):
+    path, _ = tagged
+    steps, _next = run(loaders(path, 2), 1)
+    state = steps[0][1][-1][1]["_state"]
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    r = run_stoker("resume-edit", tmp_path / "state.json", "--skip-steps", "2..3", "-o",
+                   tmp_path / "edited.json")
+    assert r.returncode == 0, r.stderr
+    cli = json.loads((tmp_path / "edited.json").read_text())
+    assert cli["plan_state"]["skip"] == stoker.edit_state(state, skip_steps=(2, 3))[
+        "plan_state"]["skip"]
+    assert cli["plan_state"]["skip"][0]["unit"] == "token_steps"
