@@ -142,14 +142,7 @@ Result<StepProvenance> PlanBatchPlanner::Explain(const PlanPosition& pos) const 
 }
 
 Result<PlanPosition> PlanBatchPlanner::RestorePosition(const PlanState& state) const {
-  const std::vector<std::string> none;
-  if (state.skip_documents != (skips_ != nullptr ? skips_->ids() : none)) {
-    return FailedPrecondition(
-        "the state quarantines " + std::to_string(state.skip_documents.size()) +
-        " document(s) and this loader " +
-        std::to_string(skips_ != nullptr ? skips_->ids().size() : 0) +
-        " others: open a new loader at the state (stoker.Loader.load_state_dict does)");
-  }
+  STOKER_RETURN_IF_ERROR(SameDocumentSkips(state, skips_.get()));
   return plan_->Restore(state);
 }
 
