@@ -8,11 +8,25 @@
 namespace stoker {
 namespace {
 
-// The best path ending at a byte of the text: its last piece starts at `start` and is `id`.
-struct UnigramLink {
-  int32_t start;
-  int32_t id;
-};
+// The best path ending at a byte of the text: its last piece starts at the low 32 bits and is
+// the id in the high 32 bits (one 64-bit word, so that a relaxation selects it without a branch).
+using UnigramLink = uint64_t;
+inline UnigramLink MakeUnigramLink(size_t start, int32_t id) {
+  return static_cast<uint32_t>(start) | static_cast<uint64_t>(static_cast<uint32_t>(id)) << 32;
+}
+
+// The path to `end` becomes `candidate` through `l` if strictly better (on a tie the path whose
+// last piece starts first stays), with selects rather than a branch: which path wins is data,
+// and a mispredicted branch here waited for the node, score and cell loads to resolve.
+template <typename Score>
+inline void RelaxUnigram(Score* best, UnigramLink* link, size_t end, Score candidate,
+                         UnigramLink l) {
+  const Score old = best[end];
+  const bool better = candidate > old;
+  const uint64_t mask = uint64_t{0} - static_cast<uint64_t>(better);
+  best[end] = better ? candidate : old;
+  link[end] = (l & mask) | (link[end] & ~mask);
+}
 
 // Per-thread lattice, reused across calls (one per arithmetic): the best path's score ending at
 // each byte (-infinity: none yet) and its last piece, in two flat arrays.
@@ -107,32 +121,22 @@ void UnigramModel::Viterbi(std::string_view text, std::vector<Span>* out) const 
     }
     const size_t mblen = std::min(SpCharLength(bytes[start]), n - start);
     bool has_single = false;
-    const UnigramLink from{static_cast<int32_t>(start), 0};
     trie_.ForEachPrefix(text.substr(start), [&](size_t length, int32_t id) {
-      // In Score's arithmetic (float for SentencePiece: a score is a float). Strictly better
-      // only: on a tie the path whose last piece starts first stays.
-      const Score candidate = score[id] + here;
-      Score* target = best + start + length;
-      if (candidate > *target) {
-        *target = candidate;
-        link[start + length] = {from.start, id};
-      }
+      // In Score's arithmetic (float for SentencePiece: a score is a float).
+      RelaxUnigram(best, link, start + length, score[id] + here, MakeUnigramLink(start, id));
       has_single |= length == mblen;
     });
     if (!has_single) {
-      const Score candidate = unk_score + here;
-      if (candidate > best[start + mblen]) {
-        best[start + mblen] = candidate;
-        link[start + mblen] = {from.start, unk_id_};
-      }
+      RelaxUnigram(best, link, start + mblen, unk_score + here, MakeUnigramLink(start, unk_id_));
     }
     start += mblen;
   }
   // Backtrack once, from the end, then put the spans in order.
   for (size_t end = n; end > 0;) {
     const UnigramLink node = link[end];
-    out->push_back({static_cast<uint32_t>(node.start), static_cast<uint32_t>(end), node.id});
-    end = static_cast<size_t>(node.start);
+    const auto from = static_cast<uint32_t>(node);
+    out->push_back({from, static_cast<uint32_t>(end), static_cast<int32_t>(node >> 32)});
+    end = from;
   }
   std::reverse(out->begin(), out->end());
 }
