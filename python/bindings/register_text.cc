@@ -51,9 +51,20 @@ nb::object Encode(PyTokenizer& t, const nb::str& text, bool numpy) {
   const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
   if (!data) throw nb::python_error();
   const std::string_view utf8(data, static_cast<size_t>(size));
+  if (!numpy) {
+    // The ids only pass through on their way into the list: a per-thread buffer keeps its
+    // capacity across calls (a fresh vector grew by copies and page faults on every long text).
+    thread_local std::vector<int32_t> buffer;
+    buffer.clear();
+    Released([&] { return t.tokenizer->Encode(utf8, &buffer); });
+    t.ints.Fill(t.tokenizer->vocab_size());
+    PyObject* list = t.ints.NewList(buffer);
+    if (buffer.capacity() > (size_t{16} << 20)) std::vector<int32_t>().swap(buffer);
+    if (!list) throw nb::python_error();
+    return nb::steal(list);
+  }
   std::vector<int32_t> ids;
   Released([&] { return t.tokenizer->Encode(utf8, &ids); });
-  if (!numpy) t.ints.Fill(t.tokenizer->vocab_size());
   return IdsToPython(std::move(ids), numpy, t.ints);
 }
 
