@@ -51,9 +51,24 @@ nb::object Encode(PyTokenizer& t, const nb::str& text, bool numpy) {
   const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
   if (!data) throw nb::python_error();
   const std::string_view utf8(data, static_cast<size_t>(size));
+  if (!numpy) {
+    // The ids only pass through on their way into the list: the thread's spare vector keeps its
+    // capacity across calls (a fresh one grew by copies and page faults on every long text). It
+    // is taken out while in use, so a call that Python code run meanwhile (a finalizer during
+    // PyList_New's collection) makes on this thread finds it empty, never overwrites it.
+    thread_local std::vector<int32_t> spare;
+    std::vector<int32_t> ids;
+    ids.swap(spare);
+    ids.clear();
+    Released([&] { return t.tokenizer->Encode(utf8, &ids); });
+    t.ints.Fill(t.tokenizer->vocab_size());
+    PyObject* list = t.ints.NewList(ids);
+    if (ids.capacity() <= (size_t{16} << 20)) spare.swap(ids);
+    if (!list) throw nb::python_error();
+    return nb::steal(list);
+  }
   std::vector<int32_t> ids;
   Released([&] { return t.tokenizer->Encode(utf8, &ids); });
-  if (!numpy) t.ints.Fill(t.tokenizer->vocab_size());
   return IdsToPython(std::move(ids), numpy, t.ints);
 }
 

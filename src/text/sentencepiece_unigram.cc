@@ -126,6 +126,7 @@ Status SentencePieceUnigram::Encode(std::string_view utf8, std::vector<int32_t>*
   if (bos_id_ >= 0) ids->push_back(bos_id_);
   normalizer_.Normalize(utf8, &normalized);
   model_.Encode(normalized, &spans);
+  ids->reserve(ids->size() + spans.size());  // one id per span but for byte fallback
   // PopulateSentencePieceText: an unknown piece becomes its bytes' pieces, else a run of unknown
   // pieces is one.
   bool prev_unk = false;
