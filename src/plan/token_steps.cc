@@ -211,10 +211,14 @@ Status TokenSteps::Assign(TokenStep* out, uint32_t ranks) const {
 }
 
 double TokenSteps::FixedRowsImbalance(const TokenStep& step) const {
+  // Rows as the row plan packs them: padded rooms, at most max_documents_per_row each.
   std::vector<uint64_t> lengths(step.pieces.size());
-  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = step.pieces[i].length;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    lengths[i] = PaddedLength(step.pieces[i].length, options_.pad_each_document_to);
+  }
   std::vector<uint32_t> bin_of;
-  const uint64_t bins = BestFitDecreasing(lengths, budget_, &bin_of);
+  const uint64_t bins =
+      BestFitDecreasing(lengths, budget_, &bin_of, options_.max_documents_per_row);
   // Rows in the order of their first document in the window (a shuffled order, as the row plan
   // deals them), round robin.
   std::vector<uint64_t> first_item(bins, UINT64_MAX);
