@@ -132,6 +132,56 @@ TEST(TokenStepPaddingTest, ResumesBitExactWithPaddingAndCap) {
   EXPECT_FALSE((*c)->RestorePosition(*state).ok());
 }
 
+// Serves every rank of `world` from `from` (the epoch's start, or where `state` resumes) until
+// `until` or the epoch's end: each microbatch's padded rooms within the budget, at most the cap.
+void ServePadded(std::shared_ptr<const DatasetLengths> lengths, uint32_t world,
+                 const PlanState* state, PlanPosition until, std::map<uint64_t, uint64_t>* seen) {
+  std::vector<std::unique_ptr<TokenStepPlanner>> ranks;
+  PlanPosition pos{0, 0};
+  for (uint32_t r = 0; r < world; ++r) {
+    auto p = TokenStepPlanner::Create(lengths, PaddedTokenOptions(world, r, BalanceMode::kTokens));
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    ranks.push_back(std::move(p).value());
+    if (state != nullptr) {  // every rank restores: it learns the rest of the old step
+      auto restored = ranks.back()->RestorePosition(*state);
+      ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+      pos = *restored;
+    }
+  }
+  for (; pos.epoch == 0 && !(pos == until); pos = ranks[0]->Advance(pos)) {
+    for (uint32_t r = 0; r < world; ++r) {
+      Batch b;
+      ASSERT_TRUE(ranks[r]->BatchAt(pos, &b).ok());
+      uint64_t room = 0;
+      EXPECT_LE(b.rows[0].pieces.size(), kPadCap);
+      for (const RowPiece& p : b.rows[0].pieces) {
+        room += PaddedLength(p.length, kPadTo);
+        EXPECT_EQ((*seen)[p.document], p.offset) << "document " << p.document;
+        (*seen)[p.document] += p.length;
+      }
+      EXPECT_LE(room, kPadBudget);
+    }
+  }
+}
+
+TEST(TokenStepPaddingTest, ElasticResumeMidStepWithPaddingAndCapServesTheRestOnce) {
+  auto lengths = MakeLengths(1500, 300, 0.02, 5, 23);
+  auto a = TokenStepPlanner::Create(lengths, PaddedTokenOptions(3, 0, BalanceMode::kTokens));
+  ASSERT_TRUE(a.ok());
+  PlanPosition mid{0, 0};
+  for (int i = 0; i < 7 || (mid.rows_consumed & 0xffff) == 0; ++i) mid = (*a)->Advance(mid);
+  const PlanState state = (*a)->MakeState(mid);
+  for (uint32_t world : {5u, 1u}) {
+    SCOPED_TRACE("world " + std::to_string(world));
+    std::map<uint64_t, uint64_t> seen;
+    ServePadded(lengths, 3, nullptr, mid, &seen);
+    ServePadded(lengths, world, &state, {UINT64_MAX, 0}, &seen);
+    for (uint64_t d = 0; d < lengths->num_documents(); ++d) {
+      ASSERT_EQ(seen.count(d) ? seen[d] : 0, lengths->length(d)) << "document " << d;
+    }
+  }
+}
+
 TEST(TokenStepPaddingTest, RefusesABudgetThatIsNoMultipleOfThePadding) {
   auto lengths = MakeLengths(100, 300, 0.0, 3, 5);
   PlanOptions o = PaddedTokenOptions(1, 0, BalanceMode::kTokens);
