@@ -189,17 +189,6 @@ Result<TokenStepsOpen> PrepareTokenSteps(const LoaderOptions& options, PlanDatas
         "communication) would depend on how the slots were dealt; train cross-document targets "
         "on fixed rows (leave tokens_per_step out)");
   }
-  // The token-step planner (plan/token_steps.h) places unpadded lengths and caps no slot's
-  // documents: a padded piece or a row over the cap would fail its batch mid-run. Refused at open.
-  if (options.pad_each_document_to > 1 || options.max_documents_per_row > 0) {
-    const std::string what = options.cp_size > 1
-                                 ? "context_parallel (which pads each document to 2 * cp_size)"
-                             : options.pad_each_document_to > 1 ? "pad_each_document_to"
-                                                                : "max_documents_per_row";
-    return InvalidArgument("loader: tokens_per_step does not go with " + what +
-                           " yet (steps counted in tokens place unpadded documents, with no cap "
-                           "per microbatch): use fixed rows (seq_len, batch_size) for it");
-  }
   STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
   STOKER_ASSIGN_OR_RETURN(
       std::unique_ptr<TokenStepPlanner> owned,

@@ -22,7 +22,7 @@ struct SlotFill {
 // with room.
 bool FillRanksByCost(std::span<const uint64_t> lengths, const std::vector<uint32_t>& order,
                      const std::vector<double>& doc_cost, uint32_t ranks, uint64_t m,
-                     uint64_t budget, SlotFill* fill) {
+                     uint64_t budget, uint64_t max_docs, SlotFill* fill) {
   const size_t slots = ranks * m;
   fill->docs.assign(slots, {});
   fill->tokens.assign(slots, 0);
@@ -43,6 +43,7 @@ bool FillRanksByCost(std::span<const uint64_t> lengths, const std::vector<uint32
       size_t best = slots;
       for (size_t s = r * m; s < (r + 1) * m; ++s) {
         if (fill->tokens[s] + length > budget) continue;
+        if (max_docs > 0 && fill->docs[s].size() >= max_docs) continue;
         if (best == slots || fill->cost[s] < fill->cost[best]) best = s;
       }
       if (best == slots) {
@@ -67,7 +68,8 @@ bool FillRanksByCost(std::span<const uint64_t> lengths, const std::vector<uint32
 
 Result<SlotAssignment> AssignSlots(std::span<const uint64_t> lengths, uint32_t ranks,
                                    uint64_t max_tokens_per_microbatch, const CostModel& cost,
-                                   uint32_t min_microbatches) {
+                                   uint32_t min_microbatches,
+                                   uint64_t max_documents_per_microbatch) {
   if (ranks == 0) return InvalidArgument("balanced slots: ranks must be at least 1");
   if (max_tokens_per_microbatch == 0) {
     return InvalidArgument("balanced slots: max_tokens_per_microbatch must be at least 1");
@@ -96,15 +98,21 @@ Result<SlotAssignment> AssignSlots(std::span<const uint64_t> lengths, uint32_t r
   });
   const uint64_t per_pass = uint64_t{ranks} * max_tokens_per_microbatch;
   uint64_t m = std::max<uint64_t>({min_microbatches, 1, (total + per_pass - 1) / per_pass});
+  const uint64_t cap = max_documents_per_microbatch;
+  if (cap > 0) {
+    const uint64_t per_rank_pass = uint64_t{ranks} * cap;
+    m = std::max<uint64_t>(m, (lengths.size() + per_rank_pass - 1) / per_rank_pass);
+  }
   // The fallback when the greedy leaves no room: best-fit rows (the plan's packing), as many as
   // best fit needs.
   std::vector<uint32_t> row_of_doc;
   const uint64_t rows = BestFitDecreasing(std::vector<uint64_t>(lengths.begin(), lengths.end()),
-                                          max_tokens_per_microbatch, &row_of_doc);
+                                          max_tokens_per_microbatch, &row_of_doc, cap);
   SlotFill fill;
   bool dealt_rows = false;
   // Terminates: once ranks·m >= the document count every document can have a slot of its own.
-  while (!FillRanksByCost(lengths, order, doc_cost, ranks, m, max_tokens_per_microbatch, &fill)) {
+  while (
+      !FillRanksByCost(lengths, order, doc_cost, ranks, m, max_tokens_per_microbatch, cap, &fill)) {
     if (rows <= ranks * m) {
       dealt_rows = true;
       break;

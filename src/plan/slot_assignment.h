@@ -36,10 +36,14 @@ struct SlotAssignment {
 //      BalanceGroups on their costs (whole rows balanced: less even than 1, never an extra
 //      microbatch).
 // The greedy needs room (a budget above the mean microbatch: docs/plan.md, "Balanced steps").
+// max_documents_per_microbatch > 0 (PlanOptions::max_documents_per_row): no slot holds more
+// documents than that (both passes skip a full slot; m is also >= ⌈n / (ranks · cap)⌉), so a
+// window that would overfill a microbatch is spread over others, never cut.
 // O(n log n + n·(ranks tried)·m) per pass. Errors (kInvalidArgument): ranks or the budget 0, a
 // length of 0 or above the budget, an invalid cost model.
 Result<SlotAssignment> AssignSlots(std::span<const uint64_t> lengths, uint32_t ranks,
                                    uint64_t max_tokens_per_microbatch, const CostModel& cost,
-                                   uint32_t min_microbatches = 1);
+                                   uint32_t min_microbatches = 1,
+                                   uint64_t max_documents_per_microbatch = 0);
 
 }  // namespace stoker::plan

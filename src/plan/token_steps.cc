@@ -6,24 +6,29 @@
 
 #include "plan/best_fit.h"
 #include "plan/document_order.h"
+#include "plan/document_padding.h"
 #include "plan/keyed_permutation.h"
 
 namespace stoker::plan {
 namespace {
 
-// balance=none: the pieces in order, each microbatch filled until the next piece does not fit,
+// balance=none: the pieces in order, each microbatch filled until the next piece's room (its
+// length padded to pad_each_document_to) does not fit or it holds max_documents_per_row pieces,
 // rows dealt round robin (row r to rank r mod W, microbatch r / W).
 SlotAssignment FillInOrder(const std::vector<RowPiece>& pieces, uint32_t ranks, uint64_t budget,
-                           uint64_t min_microbatches, const CostModel& cost) {
+                           uint64_t min_microbatches, const CostModel& cost, uint64_t pad_to,
+                           uint64_t max_docs) {
   std::vector<std::vector<uint32_t>> rows;
   std::vector<uint64_t> row_tokens;
   for (uint32_t i = 0; i < pieces.size(); ++i) {
-    if (rows.empty() || row_tokens.back() + pieces[i].length > budget) {
+    const uint64_t room = PaddedLength(pieces[i].length, pad_to);
+    if (rows.empty() || row_tokens.back() + room > budget ||
+        (max_docs > 0 && rows.back().size() >= max_docs)) {
       rows.emplace_back();
       row_tokens.push_back(0);
     }
     rows.back().push_back(i);
-    row_tokens.back() += pieces[i].length;
+    row_tokens.back() += room;
   }
   SlotAssignment out;
   out.ranks = ranks;
@@ -37,7 +42,9 @@ SlotAssignment FillInOrder(const std::vector<RowPiece>& pieces, uint32_t ranks, 
     const size_t slot = (r % ranks) * out.microbatches + r / ranks;
     out.slots[slot] = std::move(rows[r]);
     out.slot_tokens[slot] = row_tokens[r];
-    for (uint32_t i : out.slots[slot]) out.slot_cost[slot] += cost.Cost(pieces[i].length);
+    for (uint32_t i : out.slots[slot]) {
+      out.slot_cost[slot] += cost.Cost(PaddedLength(pieces[i].length, pad_to));
+    }
   }
   return out;
 }
@@ -107,6 +114,7 @@ Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(
   if (options.shuffle == ShuffleMode::kBlock && options.block_shards == 0) {
     return InvalidArgument("block_shards must be >= 1");
   }
+  STOKER_RETURN_IF_ERROR(CheckTokenStepPadding(options));
   CostModel cost{1.0, 0.0, 0.0};
   if (options.balance == BalanceMode::kAttention) {
     cost = CostModel{options.step_cost.a, options.step_cost.b, options.step_cost.c};
@@ -179,12 +187,18 @@ Status TokenSteps::Assign(TokenStep* out, uint32_t ranks) const {
     return Status::OK();
   }
   if (options_.balance == BalanceMode::kNone) {
-    step.slots = FillInOrder(step.pieces, ranks, budget_, options_.microbatches, cost_);
+    step.slots = FillInOrder(step.pieces, ranks, budget_, options_.microbatches, cost_,
+                             options_.pad_each_document_to, options_.max_documents_per_row);
   } else {
-    std::vector<uint64_t> lengths(step.pieces.size());
-    for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = step.pieces[i].length;
-    STOKER_ASSIGN_OR_RETURN(step.slots, AssignSlots(lengths, ranks, budget_, cost_,
-                                                    static_cast<uint32_t>(options_.microbatches)));
+    // Each piece takes its padded room (pad_each_document_to) in its microbatch; the step's
+    // figures (tokens, Σ L, Σ L²) stay unpadded.
+    std::vector<uint64_t> rooms(step.pieces.size());
+    for (size_t i = 0; i < rooms.size(); ++i) {
+      rooms[i] = PaddedLength(step.pieces[i].length, options_.pad_each_document_to);
+    }
+    STOKER_ASSIGN_OR_RETURN(step.slots, AssignSlots(rooms, ranks, budget_, cost_,
+                                                    static_cast<uint32_t>(options_.microbatches),
+                                                    options_.max_documents_per_row));
   }
   if (step.slots.microbatches >= 65536) {
     return InvalidArgument("tokens_per_step: a step needs " +
@@ -197,10 +211,14 @@ Status TokenSteps::Assign(TokenStep* out, uint32_t ranks) const {
 }
 
 double TokenSteps::FixedRowsImbalance(const TokenStep& step) const {
+  // Rows as the row plan packs them: padded rooms, at most max_documents_per_row each.
   std::vector<uint64_t> lengths(step.pieces.size());
-  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = step.pieces[i].length;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    lengths[i] = PaddedLength(step.pieces[i].length, options_.pad_each_document_to);
+  }
   std::vector<uint32_t> bin_of;
-  const uint64_t bins = BestFitDecreasing(lengths, budget_, &bin_of);
+  const uint64_t bins =
+      BestFitDecreasing(lengths, budget_, &bin_of, options_.max_documents_per_row);
   // Rows in the order of their first document in the window (a shuffled order, as the row plan
   // deals them), round robin.
   std::vector<uint64_t> first_item(bins, UINT64_MAX);

@@ -56,6 +56,27 @@ def copied(batch):
     return out
 
 
+def check_bit_exact_resume(open_loader, k):
+    """open_loader(**more) opens the same loader each time: a state taken after k batches,
+    resumed with another worker count, gives the remaining batches bit-exactly. Returns it."""
+    full = [copied(b) for b in open_loader()]
+    first = open_loader()
+    it = iter(first)
+    for _ in range(k):
+        next(it)
+    state = json.loads(json.dumps(first.state_dict()))
+    first.close()
+    resumed = open_loader(num_workers=3)
+    resumed.load_state_dict(state)
+    got = [copied(b) for b in resumed]
+    assert len(got) == len(full) - k > 0
+    for a, b in zip(full[k:], got):
+        assert a.keys() == b.keys()
+        for key in a:
+            np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), key)
+    return state
+
+
 def check_padded_layout(b, m):
     """cu_seqlens (real lengths) and cu_seqlens_padded (rooms, multiples of m) agree with seq_idx,
     max_seqlen and the host copy; padding is untrained. Returns the flat padded offsets."""
@@ -166,22 +187,8 @@ def test_te_1930_odd_documents_keep_every_token_with_cp2(corpus):
 def test_resume_is_bit_exact_with_every_option_on(corpus, extra):
     paths, _ = corpus
     kw = dict(seq_idx=True, **extra)
-    full = [copied(b) for b in open_stream(paths, **kw)]
     for k in (3, 11):
-        first = open_stream(paths, **kw)
-        it = iter(first)
-        for _ in range(k):
-            next(it)
-        state = json.loads(json.dumps(first.state_dict()))
-        first.close()
-        resumed = open_stream(paths, num_workers=3, **kw)
-        resumed.load_state_dict(state)
-        got = [copied(b) for b in resumed]
-        assert len(got) == len(full) - k > 0
-        for a, b in zip(full[k:], got):
-            assert a.keys() == b.keys()
-            for key in a:
-                np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), key)
+        state = check_bit_exact_resume(lambda **more: open_stream(paths, **kw, **more), k)
     # A state of another padding is refused, naming it.
     other = open_stream(paths, seq_idx=True, pack=extra.get("pack", "bestfit"))
     with pytest.raises(ValueError, match="pad_each_document_to|fingerprint|options"):

@@ -88,13 +88,22 @@ def test_trained_tokens_of_chat_data_come_from_the_loss_mask(stoker_cli, tmp_pat
     out = tmp_path / "sft"
     r = pack(stoker_cli, jsonl, "-o", out, "--tokenizer", model)
     assert r.returncode == 0, r.stderr
-    steps = epoch_steps(loaders(str(out), 3, tokens_per_step=2048, max_tokens_per_microbatch=512))
-    assert steps
-    for step in steps:
-        masked = sum(int(c["loss_mask"].sum()) for mbs in step for c in mbs)
-        assert masked > 0
-        for mbs in step:
-            assert int(mbs[0]["global_trained_tokens"]) == masked
+    epoch_trained = []
+    # Chat packs carry the kernel fields too (issue 46): with padding and a cap per microbatch
+    # the epoch trains the same targets, the padding none.
+    for extra in ({}, dict(pad_each_document_to=8, max_documents_per_row=3, seq_idx=True)):
+        steps = epoch_steps(loaders(str(out), 3, tokens_per_step=2048,
+                                    max_tokens_per_microbatch=512, **extra))
+        assert steps
+        trained = 0
+        for step in steps:
+            masked = sum(int(c["loss_mask"].sum()) for mbs in step for c in mbs)
+            assert masked > 0
+            for mbs in step:
+                assert int(mbs[0]["global_trained_tokens"]) == masked
+            trained += masked
+        epoch_trained.append(trained)
+    assert epoch_trained[0] == epoch_trained[1]
 
 
 def test_resume_mid_epoch_is_bit_exact_and_another_budget_is_refused(skewed):
