@@ -160,3 +160,13 @@ def test_calibrate_refuses_bad_arguments():
                          progress=False)
     with pytest.raises(ValueError, match="at least 3 mixes"):
         stoker.calibrate(lambda batch: None, max_tokens=8, mixes=[[8], [4]], progress=False)
+
+
+def test_progress_goes_to_stderr(capsys):
+    clock, seen = FakeClock(), []
+    stoker.calibrate(synthetic_step(clock, 1e-6, 1e-10, 0.0, seen), max_tokens=256, clock=clock,
+                     repeats=2, warmup=0)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "stoker.calibrate: repeat 2/2" in err
+    assert "model='" in err
