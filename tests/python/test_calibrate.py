@@ -170,3 +170,23 @@ def test_progress_goes_to_stderr(capsys):
     assert out == ""
     assert "stoker.calibrate: repeat 2/2" in err
     assert "model='" in err
+
+
+def test_loader_and_plan_take_the_model_string(tmp_path, run_stoker):
+    clock, seen = FakeClock(), []
+    cal = stoker.calibrate(synthetic_step(clock, 2e-6, 4e-9, 1e-5, seen), max_tokens=1024,
+                           clock=clock, repeats=1, warmup=0, progress=False)
+    src = tmp_path / "docs.jsonl"
+    with open(src, "w") as f:
+        for n in [30, 700, 12, 300, 90, 1000, 5, 64] * 8:
+            f.write(json.dumps({"text": "x" * n}) + "\n")
+    stoker.pack([src], tmp_path / "ds", "bytes")
+    loader = stoker.Loader(str(tmp_path / "ds"), tokens_per_step=4096, microbatches=2,
+                           max_tokens_per_microbatch=1024, balance="attention",
+                           model=cal.model_string(), output="numpy")
+    assert sum(int(b["input_ids"].size) > 0 for b in loader) > 0
+    r = run_stoker("plan", tmp_path / "ds", "--seq-len", "1024", "--batch-size", "1",
+                   "--tokens-per-step", "4K", "--world-size", "2", "--balance", "attention",
+                   "--model-config", cal.model_string(), "--stats")
+    assert r.returncode == 0, r.stderr
+    assert "balanced" in r.stdout
