@@ -133,15 +133,15 @@ def calibrate(step: Callable[[Dict[str, Any]], Any], *, max_tokens: int,
         raise ValueError(f"calibrate: needs at least 3 mixes, got {len(mixes)}")
     generator = torch.Generator().manual_seed(seed)
     batches = [_packed_batch(m, vocab_size, device, generator) for m in mixes]
-    cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in batches[0].values())
+    cuda = batches[0]["input_ids"].device if batches[0]["input_ids"].is_cuda else None
 
     def timed(batch: Dict[str, Any]) -> float:
-        if cuda:
-            torch.cuda.synchronize()
+        if cuda is not None:
+            torch.cuda.synchronize(cuda)
         t0 = clock()
         step(batch)
-        if cuda:
-            torch.cuda.synchronize()
+        if cuda is not None:
+            torch.cuda.synchronize(cuda)
         return clock() - t0
 
     def say(text: str) -> None:
