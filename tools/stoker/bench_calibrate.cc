@@ -43,8 +43,8 @@ Result<std::vector<plan::CostSample>> ReadCostSamples(const std::string& path) {
     plan::CostSample s;
     for (const nlohmann::json& l : *lengths) {
       if (!l.is_number_unsigned() || l.get<uint64_t>() < 1) {
-        return CalibrateLineError(path, line, "\"lengths\" must hold whole numbers >= 1, got " +
-                                                  l.dump());
+        return CalibrateLineError(path, line,
+                                  "\"lengths\" must hold whole numbers >= 1, got " + l.dump());
       }
       s.lengths.push_back(l.get<uint64_t>());
     }
@@ -54,8 +54,8 @@ Result<std::vector<plan::CostSample>> ReadCostSamples(const std::string& path) {
     }
     s.seconds = seconds->get<double>();
     if (!std::isfinite(s.seconds) || s.seconds <= 0) {
-      return CalibrateLineError(path, line, "\"seconds\" must be finite and > 0, got " +
-                                                seconds->dump());
+      return CalibrateLineError(path, line,
+                                "\"seconds\" must be finite and > 0, got " + seconds->dump());
     }
     samples.push_back(std::move(s));
   }
@@ -71,8 +71,11 @@ int RunCalibrateCommand(const std::string& path, bool json) {
   if (!fit.ok()) return ReportError("bench", fit.status().WithContext(path));
   const std::string spec = CalibratedModelSpec(*fit);
   if (json) {
-    nlohmann::json out = {{"a", fit->a},   {"b", fit->b},           {"c", fit->c},
-                          {"r_squared", r2}, {"samples", samples->size()},
+    nlohmann::json out = {{"a", fit->a},
+                          {"b", fit->b},
+                          {"c", fit->c},
+                          {"r_squared", r2},
+                          {"samples", samples->size()},
                           {"model_config", spec}};
     std::printf("%s\n", out.dump().c_str());
     return kExitOk;
