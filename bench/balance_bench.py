@@ -247,51 +247,13 @@ def balance_speed(reps=15):
 
 def calibration(seed=0):
     import torch
-    import torch.nn.functional as F
+
+    from tiny_transformer import TinyTransformer  # bench/, beside this script
 
     torch.manual_seed(seed)
     torch.set_num_threads(1)
-    hidden, heads, layers, inter, vocab = 256, 4, 2, 688, 2048
-    head_dim = hidden // heads
-
-    class Block(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.qkv = torch.nn.Linear(hidden, 3 * hidden, bias=False)
-            self.o = torch.nn.Linear(hidden, hidden, bias=False)
-            self.gate = torch.nn.Linear(hidden, inter, bias=False)
-            self.up = torch.nn.Linear(hidden, inter, bias=False)
-            self.down = torch.nn.Linear(inter, hidden, bias=False)
-            self.n1 = torch.nn.RMSNorm(hidden)
-            self.n2 = torch.nn.RMSNorm(hidden)
-
-        def forward(self, x, doc_lengths):
-            q, k, v = self.qkv(self.n1(x)).view(-1, 3, heads, head_dim).unbind(1)
-            outs, at = [], 0
-            for length in doc_lengths:  # attention never crosses documents
-                sl = slice(at, at + length)
-                outs.append(F.scaled_dot_product_attention(
-                    q[sl].transpose(0, 1), k[sl].transpose(0, 1), v[sl].transpose(0, 1),
-                    is_causal=True).transpose(0, 1))
-                at += length
-            x = x + self.o(torch.cat(outs).reshape(-1, hidden))
-            h = self.n2(x)
-            return x + self.down(F.silu(self.gate(h)) * self.up(h))
-
-    emb = torch.nn.Embedding(vocab, hidden)
-    blocks = torch.nn.ModuleList(Block() for _ in range(layers))
-    head = torch.nn.Linear(hidden, vocab, bias=False)
-    params = list(emb.parameters()) + list(blocks.parameters()) + list(head.parameters())
-
-    def step(doc_lengths):
-        ids = torch.randint(0, vocab, (sum(doc_lengths),))
-        x = emb(ids)
-        for b in blocks:
-            x = b(x, doc_lengths)
-        loss = F.cross_entropy(head(x), ids)
-        loss.backward()
-        for p in params:
-            p.grad = None
+    model = TinyTransformer()
+    step = model.step
 
     mixes = []
     for total in (1024, 2048, 4096):
@@ -321,8 +283,7 @@ def calibration(seed=0):
     held = [(m, timed(m)) for m in held_out]
     held_errs = [abs(fit.cost(np.array(m)).sum() / t - 1) for m, t in held]
     # The same model by FLOPs (config.json's fields), for its b/a.
-    config = {"model_type": "llama", "hidden_size": hidden, "intermediate_size": inter,
-              "num_hidden_layers": layers, "num_attention_heads": heads, "vocab_size": vocab}
+    config = model.shape
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / "balance_bench_config.json"
     tmp.write_text(json.dumps(config))
     flops = stoker.CostModel.from_config(tmp)

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "bench_calibrate.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "diag/bench_report.h"
@@ -22,10 +23,19 @@ struct BenchArgs {
   BenchFlags bench;
   bool json = false;
   std::string report;
-  StreamFlags stream;  // --stream: the DATASET arguments are raw text read by the streaming path
+  StreamFlags stream;     // --stream: the DATASET arguments are raw text read by the streaming path
+  std::string calibrate;  // --calibrate TIMES: fit the cost model to measured times, run nothing
 };
 
 int RunBenchCommand(BenchArgs& a) {
+  if (!a.calibrate.empty()) {
+    if (!a.loader.datasets.empty() || a.bench.synthetic) {
+      return ReportError("bench",
+                         InvalidArgument("--calibrate fits a file of measured times and "
+                                         "runs no loader: give no DATASET or --synthetic"));
+    }
+    return RunCalibrateCommand(a.calibrate, a.json);
+  }
   if (Status st = CheckStreamFlagsUse(a.stream); !st.ok()) return ReportError("bench", st);
   if (!a.bench.synthetic && a.loader.datasets.empty()) {
     return ReportError("bench", InvalidArgument("give at least one DATASET (or --synthetic)"));
@@ -100,12 +110,18 @@ void AddBenchCommand(CLI::App& app, int* exit_code) {
       "--consumer-step-ms X simulates a training step (warm-up included) and lets the loader's\n"
       "own stall monitor judge it: it warns when the loader cannot deliver 1.2x what the step\n"
       "consumes. Without a step the monitor is kept quiet (nothing is trained).\n"
+      "--calibrate TIMES runs no loader: it fits cost(L) = a*L + b*L^2 + c to measured microbatch\n"
+      "times (JSONL {\"lengths\": [...], \"seconds\": s}, as stoker.calibrate(save=) writes) and\n"
+      "prints a, b, c, R^2 and the --model-config a,b,c value.\n"
       "Example: stoker bench data/web --seq-len 2048 --batch-size 32 --seconds 20 --report r.html");
   AddLoaderFlags(sub, &args->loader);
   AddBenchRunFlags(sub, &args->bench);
   sub->add_flag("--synthetic", args->bench.synthetic, "Serve one fixed batch (no data loading)");
   AddStreamFlags(sub, &args->stream);
   sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
+  sub->add_option("--calibrate", args->calibrate,
+                  "Fit the cost model to a JSONL file of measured microbatch times; run no loader")
+      ->check(CLI::ExistingFile);
   sub->add_option("--report", args->report, "Write a self-contained HTML report to FILE.html")
       ->transform(LocalFile());
   sub->callback([args, exit_code] {

@@ -45,6 +45,10 @@ class CostModel:
         length = np.asarray(lengths, dtype=np.float64)
         return self.a * length + self.b * length * length + self.c
 
+    def model_string(self) -> str:
+        """``"a,b,c"``: what ``Loader(model=...)`` and ``--model-config`` take for this model."""
+        return f"{float(self.a)!r},{float(self.b)!r},{float(self.c)!r}"
+
     @classmethod
     def from_config(cls, path: PathLike) -> "CostModel":
         """a and b of a model's config.json (or of the config.json in a model directory).
