@@ -297,7 +297,7 @@ void RegisterLoader(nb::module_& m) {
             if (!f) return nb::none();
             nb::dict d;
             d["global_tokens"] = f->global_tokens;
-            d["global_trained_tokens"] = f->global_trained_tokens;
+            if (f->global_trained_known) d["global_trained_tokens"] = f->global_trained_tokens;
             d["step_tokens"] = f->step_tokens;
             d["step_sum_l2"] = f->step_sum_l2;
             d["step_imbalance"] = f->step_imbalance;

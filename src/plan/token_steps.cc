@@ -13,17 +13,17 @@ namespace {
 
 // balance=none: the pieces in order, each microbatch filled until the next piece does not fit,
 // rows dealt round robin (row r to rank r mod W, microbatch r / W).
-SlotAssignment FillInOrder(const std::vector<RowPiece>& pieces, uint32_t ranks, uint64_t budget,
+SlotAssignment FillInOrder(std::span<const uint64_t> pieces, uint32_t ranks, uint64_t budget,
                            uint64_t min_microbatches, const CostModel& cost) {
   std::vector<std::vector<uint32_t>> rows;
   std::vector<uint64_t> row_tokens;
   for (uint32_t i = 0; i < pieces.size(); ++i) {
-    if (rows.empty() || row_tokens.back() + pieces[i].length > budget) {
+    if (rows.empty() || row_tokens.back() + pieces[i] > budget) {
       rows.emplace_back();
       row_tokens.push_back(0);
     }
     rows.back().push_back(i);
-    row_tokens.back() += pieces[i].length;
+    row_tokens.back() += pieces[i];
   }
   SlotAssignment out;
   out.ranks = ranks;
@@ -37,15 +37,9 @@ SlotAssignment FillInOrder(const std::vector<RowPiece>& pieces, uint32_t ranks, 
     const size_t slot = (r % ranks) * out.microbatches + r / ranks;
     out.slots[slot] = std::move(rows[r]);
     out.slot_tokens[slot] = row_tokens[r];
-    for (uint32_t i : out.slots[slot]) out.slot_cost[slot] += cost.Cost(pieces[i].length);
+    for (uint32_t i : out.slots[slot]) out.slot_cost[slot] += cost.Cost(pieces[i]);
   }
   return out;
-}
-
-std::vector<double> RankCosts(const SlotAssignment& a) {
-  std::vector<double> rank(a.ranks, 0.0);
-  for (size_t s = 0; s < a.slot_cost.size(); ++s) rank[s / a.microbatches] += a.slot_cost[s];
-  return rank;
 }
 
 std::string TokenCostText(double v) {
@@ -55,6 +49,34 @@ std::string TokenCostText(double v) {
 }
 
 }  // namespace
+
+std::vector<double> RankCosts(const SlotAssignment& a) {
+  std::vector<double> rank(a.ranks, 0.0);
+  for (size_t s = 0; s < a.slot_cost.size(); ++s) rank[s / a.microbatches] += a.slot_cost[s];
+  return rank;
+}
+
+Result<CostModel> StepCostModel(const PlanOptions& options) {
+  CostModel cost{1.0, 0.0, 0.0};
+  if (options.balance != BalanceMode::kAttention) return cost;
+  cost = CostModel{options.step_cost.a, options.step_cost.b, options.step_cost.c};
+  STOKER_RETURN_IF_ERROR(ValidateCostModel(cost).WithContext("balance='attention': the cost"));
+  if (cost.b == 0 && cost.c == 0) {
+    return InvalidArgument(
+        "balance='attention' needs a cost with an attention term: give model= (a model "
+        "directory or its config.json, or numbers 'a,b'), or balance='tokens'");
+  }
+  return cost;
+}
+
+Result<SlotAssignment> AssignStepSlots(std::span<const uint64_t> lengths, uint32_t ranks,
+                                       uint64_t budget, const CostModel& cost, BalanceMode balance,
+                                       uint32_t min_microbatches) {
+  if (balance == BalanceMode::kNone) {
+    return FillInOrder(lengths, ranks, budget, min_microbatches, cost);
+  }
+  return AssignSlots(lengths, ranks, budget, cost, min_microbatches);
+}
 
 double MaxOverMean(const std::vector<double>& costs) {
   if (costs.empty()) return 1.0;
@@ -107,16 +129,7 @@ Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(
   if (options.shuffle == ShuffleMode::kBlock && options.block_shards == 0) {
     return InvalidArgument("block_shards must be >= 1");
   }
-  CostModel cost{1.0, 0.0, 0.0};
-  if (options.balance == BalanceMode::kAttention) {
-    cost = CostModel{options.step_cost.a, options.step_cost.b, options.step_cost.c};
-    STOKER_RETURN_IF_ERROR(ValidateCostModel(cost).WithContext("balance='attention': the cost"));
-    if (cost.b == 0 && cost.c == 0) {
-      return InvalidArgument(
-          "balance='attention' needs a cost with an attention term: give model= (a model "
-          "directory or its config.json, or numbers 'a,b'), or balance='tokens'");
-    }
-  }
+  STOKER_ASSIGN_OR_RETURN(CostModel cost, StepCostModel(options));
   if (lengths->shard_first_document.empty()) {  // one shard, as Plan::Create reads it
     auto copy = std::make_shared<DatasetLengths>(*lengths);
     copy->shard_first_document = {0, copy->num_documents()};
@@ -178,14 +191,11 @@ Status TokenSteps::Assign(TokenStep* out, uint32_t ranks) const {
     step.slots.ranks = ranks;
     return Status::OK();
   }
-  if (options_.balance == BalanceMode::kNone) {
-    step.slots = FillInOrder(step.pieces, ranks, budget_, options_.microbatches, cost_);
-  } else {
-    std::vector<uint64_t> lengths(step.pieces.size());
-    for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = step.pieces[i].length;
-    STOKER_ASSIGN_OR_RETURN(step.slots, AssignSlots(lengths, ranks, budget_, cost_,
-                                                    static_cast<uint32_t>(options_.microbatches)));
-  }
+  std::vector<uint64_t> lengths(step.pieces.size());
+  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = step.pieces[i].length;
+  STOKER_ASSIGN_OR_RETURN(step.slots,
+                          AssignStepSlots(lengths, ranks, budget_, cost_, options_.balance,
+                                          static_cast<uint32_t>(options_.microbatches)));
   if (step.slots.microbatches >= 65536) {
     return InvalidArgument("tokens_per_step: a step needs " +
                            std::to_string(step.slots.microbatches) +
