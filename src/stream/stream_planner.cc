@@ -174,6 +174,16 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
     STOKER_ASSIGN_OR_RETURN(p->token_steps_, StreamTokenSteps::Create(ctx, plan));
     p->fingerprint_ = p->FingerprintFor(ctx->shards, c.world_size, loader.batch_size);
     p->options_text_ = p->OptionsText(c.world_size, loader.batch_size);
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const StreamTokenSteps::EpochPlan> first,
+                            p->token_steps_->Epoch(0));
+    if (first->steps() == 0) {
+      return InvalidArgument(
+          "stream: the input yields no full step of tokens_per_step / "
+          "world_size = " +
+          std::to_string((loader.tokens_per_step + c.world_size - 1) / c.world_size) +
+          " tokens on every one of " + std::to_string(c.world_size) +
+          " ranks: lower tokens_per_step");
+    }
   }
   if (p->steps_per_epoch(0) == 0) {
     return InvalidArgument("stream: the input yields no full batch of " +

@@ -271,6 +271,13 @@ TEST(StreamTokenStepsOptions, RefusedWithoutAPrescanAndElastically) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("needs a cost with an attention term"), std::string::npos)
       << c.status().ToString();
+  LoaderOptions too_big = TokenStepOptions(2, 0, BalanceMode::kTokens);
+  too_big.tokens_per_step = 10'000'000;
+  auto t = StreamPlanner::Create(so, too_big);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("no full step of tokens_per_step / world_size"),
+            std::string::npos)
+      << t.status().ToString();
 }
 
 }  // namespace
