@@ -401,6 +401,15 @@ void RegisterLoader(nb::module_& m) {
               if (auto* t = dynamic_cast<const TokenStepPlanner*>(&planner)) {
                 return t->BatchesRemaining({epoch, rows});
               }
+              if (o.tokens_per_step > 0) {
+                // A stream counted in tokens (positions are step · 2^16 + microbatch): walk.
+                uint64_t left = 0;
+                for (PlanPosition p = planner.Normalize({epoch, rows}); p.epoch == epoch;
+                     p = planner.Advance(p)) {
+                  ++left;
+                }
+                return left;
+              }
               // A stream's epoch is whole steps of every rank from its start.
               STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planner.StepsPerEpoch(epoch));
               const uint64_t done = rows / (o.batch_size * o.world_size);

@@ -144,9 +144,11 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
       LongDocuments::kDrop) {
     c.drop_longer_than = token_steps ? microbatch_budget : loader.seq_len;
   }
-  STOKER_RETURN_IF_ERROR(
-      CheckChatPacking(c.reader.chat != nullptr, loader.pack, loader.long_documents)
-          .WithContext("stream"));
+  if (!token_steps) {  // steps counted in tokens place whole documents (pieces only of long ones)
+    STOKER_RETURN_IF_ERROR(
+        CheckChatPacking(c.reader.chat != nullptr, loader.pack, loader.long_documents)
+            .WithContext("stream"));
+  }
   const int workers = loader.num_workers > 0 ? loader.num_workers : DefaultThreadsPerRank();
   ctx->pool =
       std::make_shared<EncodePool>(options.encode_threads > 0 ? options.encode_threads : workers);
