@@ -13,6 +13,7 @@ import pytest
 
 import stoker
 from chat_testlib import make_qwen_models, write_jsonl
+from test_token_steps import FIGURES, epoch_steps
 
 BUDGET = 512
 
@@ -42,26 +43,9 @@ def stream_loaders(paths, world, **kw):
                           world_size=world, rank=r, **opts) for r in range(world)]
 
 
-def copy(batch):
-    return dict({k: np.array(v) for k, v in batch.items()}, _trained=batch.trained_tokens,
-                _figures=dict(batch.step_figures))
-
-
-def epoch_steps(ranks):
-    """Epoch 0 as steps: per step, per rank, its microbatches (copied)."""
-    iters = [iter(r) for r in ranks]
-    steps = []
-    while True:
-        batches = [next(it, None) for it in iters]
-        if all(b is None for b in batches):
-            return steps
-        assert all(b is not None for b in batches), "ranks ran out of microbatches unevenly"
-        copies = [copy(b) for b in batches]
-        if copies[0]["_figures"]["microbatch"] == 0:
-            steps.append([[c] for c in copies])
-        else:
-            for r, c in enumerate(copies):
-                steps[-1][r].append(c)
+def figures(batch):
+    """A copied batch's step figures as Python numbers (its 0-d arrays)."""
+    return {k: (float if k == "step_imbalance" else int)(batch[k]) for k in FIGURES if k in batch}
 
 
 @pytest.mark.parametrize("world", [1, 3, 8])
@@ -76,14 +60,14 @@ def test_equal_microbatches_each_document_once_and_exact_global_figures(skewed_j
     for step in steps:
         counts = {len(per_rank) for per_rank in step}
         assert len(counts) == 1, "ranks took different microbatch counts in one step"
-        figures = [per_rank[0]["_figures"] for per_rank in step]
-        assert all(f["microbatches"] == len(step[0]) >= 2 for f in figures)
+        figs = [figures(per_rank[0]) for per_rank in step]
+        assert all(f["microbatches"] == len(step[0]) >= 2 for f in figs)
         assert len({(f["global_tokens"], f["global_trained_tokens"], f["step_imbalance"])
-                    for f in figures}) == 1
+                    for f in figs}) == 1
         real = trained = 0
         for r, per_rank in enumerate(step):
             own = sum(int((mb["segment_ids"] > 0).sum()) for mb in per_rank)
-            assert figures[r]["step_tokens"] == own
+            assert figs[r]["step_tokens"] == own
             real += own
             trained += sum(int((mb["labels"] != -100).sum()) for mb in per_rank)
             for mb in per_rank:
@@ -93,17 +77,18 @@ def test_equal_microbatches_each_document_once_and_exact_global_figures(skewed_j
                     text = bytes(t for t in ids[seg == s].tolist() if t < 256).decode(errors="replace")
                     if text.startswith("<"):
                         seen.append(text[:text.index(">") + 1])
-        assert figures[0]["global_tokens"] == real
-        assert figures[0]["global_trained_tokens"] == trained
+        assert figs[0]["global_tokens"] == real
+        assert figs[0]["global_trained_tokens"] == trained
     assert len(seen) == len(set(seen)), "a document served twice"
 
 
 def test_a_resume_mid_step_is_bit_exact(skewed_jsonl):
     world, rank = 3, 1
+    copy = lambda b: {k: np.array(v) for k, v in b.items()}  # noqa: E731
     full = [copy(b) for b in stream_loaders(skewed_jsonl, world)[rank]]
     first = stream_loaders(skewed_jsonl, world)[rank]
     it = iter(first)
-    at = next(i for i, b in enumerate(full) if b["_figures"]["microbatch"] == 1) + 2
+    at = next(i for i, b in enumerate(full) if int(b["microbatch"]) == 1) + 2
     for _ in range(at):
         next(it)
     assert first.steps_remaining() == len(full) - at  # microbatches left
@@ -114,7 +99,7 @@ def test_a_resume_mid_step_is_bit_exact(skewed_jsonl):
     rest = [copy(b) for b in resumed]
     assert len(rest) == len(full) - at > 0
     for a, b in zip(rest, full[at:]):
-        assert a["_figures"] == b["_figures"]
+        assert figures(a) == figures(b)
         for k in ("input_ids", "labels", "segment_ids", "position_ids"):
             np.testing.assert_array_equal(a[k], b[k])
 
@@ -152,13 +137,13 @@ def test_a_chat_stream_counts_trained_tokens_from_its_loss_mask(tmp_path):
         for per_rank in step:
             for mb in per_rank:
                 assert "global_trained_tokens" not in mb  # not known to one rank: left out
-                assert "global_trained_tokens" not in mb["_figures"]
+                assert "step_tokens" in mb
                 mask = mb["loss_mask"]
                 # The trained targets are exactly the loss mask's ones, and fewer than the
                 # real tokens (prompts are not trained).
                 assert mb["_trained"] == int(mask.sum()) == int((mb["labels"] != -100).sum())
                 masked += int(mask.sum())
                 assert int(mask.sum()) < int((mb["segment_ids"] > 0).sum()) or mask.sum() == 0
-            assert per_rank[0]["_figures"]["step_tokens"] == sum(
+            assert figures(per_rank[0])["step_tokens"] == sum(
                 int((mb["segment_ids"] > 0).sum()) for mb in per_rank)
     assert masked > 0
