@@ -280,5 +280,27 @@ TEST(StreamTokenStepsOptions, RefusedWithoutAPrescanAndElastically) {
       << t.status().ToString();
 }
 
+// A rank whose stream reads other documents than the pre-scan (here: a file rewritten after it,
+// the same size, its documents' lengths swapped in pairs) fails naming the step, instead of
+// reporting global figures or microbatch counts the other ranks do not share.
+TEST(StreamTokenStepsOptions, AStreamThatReadsOtherLengthsThanItsPrescanFails) {
+  TempDir dir;
+  auto line = [](char c, int n) { return "{\"text\": \"" + std::string(n, c) + "\"}\n"; };
+  std::string before, after;
+  for (int i = 0; i < 200; ++i) {
+    before += line('a', 10) + line('b', 300);
+    after += line('a', 300) + line('b', 10);
+  }
+  const std::string path = dir.Write("pairs.jsonl", before);
+  std::shared_ptr<StreamPlanner> p =
+      OpenTokenSteps({path}, TokenStepOptions(1, 0, BalanceMode::kTokens));
+  ASSERT_TRUE(p);
+  dir.Write("pairs.jsonl", after);
+  Batch b;
+  Status st = p->BatchAt(p->Normalize({0, 0}), &b);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("where the pre-scan has"), std::string::npos) << st.ToString();
+}
+
 }  // namespace
 }  // namespace stoker::stream
