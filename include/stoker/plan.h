@@ -201,6 +201,9 @@ struct StepFigures {
   double step_imbalance = 1.0;         // predicted max / mean over ranks of the step's cost
   uint32_t microbatch = 0;             // this batch's index in the step
   uint32_t microbatches = 0;           // microbatches per rank in the step
+  // False where global_trained_tokens is not known to a rank (a chat stream: the pre-scan keeps
+  // no loss mask, docs/streaming.md "Steps counted in tokens"); it is then 0.
+  bool global_trained_known = true;
   bool operator==(const StepFigures&) const = default;
 };
 

@@ -308,7 +308,7 @@ void RegisterLoader(nb::module_& m) {
             if (!f) return nb::none();
             nb::dict d;
             d["global_tokens"] = f->global_tokens;
-            d["global_trained_tokens"] = f->global_trained_tokens;
+            if (f->global_trained_known) d["global_trained_tokens"] = f->global_trained_tokens;
             d["step_tokens"] = f->step_tokens;
             d["step_sum_l2"] = f->step_sum_l2;
             d["step_imbalance"] = f->step_imbalance;
@@ -413,6 +413,15 @@ void RegisterLoader(nb::module_& m) {
                 if (skips_json.empty()) return t->BatchesRemaining({epoch, rows});
                 STOKER_ASSIGN_OR_RETURN(StateEdits edits, ReadStateEdits(skips_json));
                 return TokenBatchesRemaining(*t, {epoch, rows}, edits.skips);
+              }
+              if (o.tokens_per_step > 0) {
+                // A stream counted in tokens (positions are step · 2^16 + microbatch): walk.
+                uint64_t left = 0;
+                for (PlanPosition p = planner.Normalize({epoch, rows}); p.epoch == epoch;
+                     p = planner.Advance(p)) {
+                  ++left;
+                }
+                return left;
               }
               // A stream's epoch is whole steps of every rank from its start.
               STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planner.StepsPerEpoch(epoch));

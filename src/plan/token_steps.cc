@@ -15,20 +15,18 @@ namespace {
 // balance=none: the pieces in order, each microbatch filled until the next piece's room (its
 // length padded to pad_each_document_to) does not fit or it holds max_documents_per_row pieces,
 // rows dealt round robin (row r to rank r mod W, microbatch r / W).
-SlotAssignment FillInOrder(const std::vector<RowPiece>& pieces, uint32_t ranks, uint64_t budget,
-                           uint64_t min_microbatches, const CostModel& cost, uint64_t pad_to,
-                           uint64_t max_docs) {
+SlotAssignment FillInOrder(std::span<const uint64_t> rooms, uint32_t ranks, uint64_t budget,
+                           uint64_t min_microbatches, const CostModel& cost, uint64_t max_docs) {
   std::vector<std::vector<uint32_t>> rows;
   std::vector<uint64_t> row_tokens;
-  for (uint32_t i = 0; i < pieces.size(); ++i) {
-    const uint64_t room = PaddedLength(pieces[i].length, pad_to);
-    if (rows.empty() || row_tokens.back() + room > budget ||
+  for (uint32_t i = 0; i < rooms.size(); ++i) {
+    if (rows.empty() || row_tokens.back() + rooms[i] > budget ||
         (max_docs > 0 && rows.back().size() >= max_docs)) {
       rows.emplace_back();
       row_tokens.push_back(0);
     }
     rows.back().push_back(i);
-    row_tokens.back() += room;
+    row_tokens.back() += rooms[i];
   }
   SlotAssignment out;
   out.ranks = ranks;
@@ -42,17 +40,9 @@ SlotAssignment FillInOrder(const std::vector<RowPiece>& pieces, uint32_t ranks, 
     const size_t slot = (r % ranks) * out.microbatches + r / ranks;
     out.slots[slot] = std::move(rows[r]);
     out.slot_tokens[slot] = row_tokens[r];
-    for (uint32_t i : out.slots[slot]) {
-      out.slot_cost[slot] += cost.Cost(PaddedLength(pieces[i].length, pad_to));
-    }
+    for (uint32_t i : out.slots[slot]) out.slot_cost[slot] += cost.Cost(rooms[i]);
   }
   return out;
-}
-
-std::vector<double> RankCosts(const SlotAssignment& a) {
-  std::vector<double> rank(a.ranks, 0.0);
-  for (size_t s = 0; s < a.slot_cost.size(); ++s) rank[s / a.microbatches] += a.slot_cost[s];
-  return rank;
 }
 
 std::string TokenCostText(double v) {
@@ -62,6 +52,34 @@ std::string TokenCostText(double v) {
 }
 
 }  // namespace
+
+std::vector<double> RankCosts(const SlotAssignment& a) {
+  std::vector<double> rank(a.ranks, 0.0);
+  for (size_t s = 0; s < a.slot_cost.size(); ++s) rank[s / a.microbatches] += a.slot_cost[s];
+  return rank;
+}
+
+Result<CostModel> StepCostModel(const PlanOptions& options) {
+  CostModel cost{1.0, 0.0, 0.0};
+  if (options.balance != BalanceMode::kAttention) return cost;
+  cost = CostModel{options.step_cost.a, options.step_cost.b, options.step_cost.c};
+  STOKER_RETURN_IF_ERROR(ValidateCostModel(cost).WithContext("balance='attention': the cost"));
+  if (cost.b == 0 && cost.c == 0) {
+    return InvalidArgument(
+        "balance='attention' needs a cost with an attention term: give model= (a model "
+        "directory or its config.json, or numbers 'a,b'), or balance='tokens'");
+  }
+  return cost;
+}
+
+Result<SlotAssignment> AssignStepSlots(std::span<const uint64_t> lengths, uint32_t ranks,
+                                       uint64_t budget, const CostModel& cost, BalanceMode balance,
+                                       uint32_t min_microbatches, uint64_t max_documents) {
+  if (balance == BalanceMode::kNone) {
+    return FillInOrder(lengths, ranks, budget, min_microbatches, cost, max_documents);
+  }
+  return AssignSlots(lengths, ranks, budget, cost, min_microbatches, max_documents);
+}
 
 double MaxOverMean(const std::vector<double>& costs) {
   if (costs.empty()) return 1.0;
@@ -115,16 +133,7 @@ Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(
     return InvalidArgument("block_shards must be >= 1");
   }
   STOKER_RETURN_IF_ERROR(CheckTokenStepPadding(options));
-  CostModel cost{1.0, 0.0, 0.0};
-  if (options.balance == BalanceMode::kAttention) {
-    cost = CostModel{options.step_cost.a, options.step_cost.b, options.step_cost.c};
-    STOKER_RETURN_IF_ERROR(ValidateCostModel(cost).WithContext("balance='attention': the cost"));
-    if (cost.b == 0 && cost.c == 0) {
-      return InvalidArgument(
-          "balance='attention' needs a cost with an attention term: give model= (a model "
-          "directory or its config.json, or numbers 'a,b'), or balance='tokens'");
-    }
-  }
+  STOKER_ASSIGN_OR_RETURN(CostModel cost, StepCostModel(options));
   if (lengths->shard_first_document.empty()) {  // one shard, as Plan::Create reads it
     auto copy = std::make_shared<DatasetLengths>(*lengths);
     copy->shard_first_document = {0, copy->num_documents()};
@@ -186,20 +195,16 @@ Status TokenSteps::Assign(TokenStep* out, uint32_t ranks) const {
     step.slots.ranks = ranks;
     return Status::OK();
   }
-  if (options_.balance == BalanceMode::kNone) {
-    step.slots = FillInOrder(step.pieces, ranks, budget_, options_.microbatches, cost_,
-                             options_.pad_each_document_to, options_.max_documents_per_row);
-  } else {
-    // Each piece takes its padded room (pad_each_document_to) in its microbatch; the step's
-    // figures (tokens, Σ L, Σ L²) stay unpadded.
-    std::vector<uint64_t> rooms(step.pieces.size());
-    for (size_t i = 0; i < rooms.size(); ++i) {
-      rooms[i] = PaddedLength(step.pieces[i].length, options_.pad_each_document_to);
-    }
-    STOKER_ASSIGN_OR_RETURN(step.slots, AssignSlots(rooms, ranks, budget_, cost_,
-                                                    static_cast<uint32_t>(options_.microbatches),
-                                                    options_.max_documents_per_row));
+  // Each piece takes its padded room (pad_each_document_to) in its microbatch; the step's
+  // figures (tokens, Σ L, Σ L²) stay unpadded.
+  std::vector<uint64_t> rooms(step.pieces.size());
+  for (size_t i = 0; i < rooms.size(); ++i) {
+    rooms[i] = PaddedLength(step.pieces[i].length, options_.pad_each_document_to);
   }
+  STOKER_ASSIGN_OR_RETURN(step.slots,
+                          AssignStepSlots(rooms, ranks, budget_, cost_, options_.balance,
+                                          static_cast<uint32_t>(options_.microbatches),
+                                          options_.max_documents_per_row));
   if (step.slots.microbatches >= 65536) {
     return InvalidArgument("tokens_per_step: a step needs " +
                            std::to_string(step.slots.microbatches) +

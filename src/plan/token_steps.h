@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,22 @@ class TokenSteps {
   uint64_t budget_ = 0;
   std::string options_text_;
 };
+
+// The cost model a step is balanced by: options.step_cost for balance=attention (validated, and
+// it must have an attention or per-document term), else a·L with a = 1. kInvalidArgument otherwise.
+Result<CostModel> StepCostModel(const PlanOptions& options);
+
+// The pieces' rooms (lengths padded to pad_each_document_to) into `ranks` ranks' microbatches (at
+// least min_microbatches each, at most max_documents pieces each when it is > 0) as `balance`
+// says: AssignSlots, or for BalanceMode::kNone in order, each microbatch filled until the next
+// piece does not fit, rows dealt round robin. What TokenSteps does with a window; a stream does it
+// with each rank's own window (stream/stream_token_steps.h).
+Result<SlotAssignment> AssignStepSlots(std::span<const uint64_t> lengths, uint32_t ranks,
+                                       uint64_t budget, const CostModel& cost, BalanceMode balance,
+                                       uint32_t min_microbatches, uint64_t max_documents = 0);
+
+// Σ cost of each rank's slots.
+std::vector<double> RankCosts(const SlotAssignment& a);
 
 // max / mean of `costs` (1 when the mean is 0).
 double MaxOverMean(const std::vector<double>& costs);

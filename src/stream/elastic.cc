@@ -122,6 +122,11 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
 }
 
 Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& states) const {
+  if (token_steps_ != nullptr) {
+    return FailedPrecondition(
+        "stream: an elastic resume (another world size) of steps counted in tokens is not built "
+        "yet: resume on the checkpoint's world size");
+  }
   if (states.empty()) return InvalidArgument("stream elastic resume: no state given");
   const PlanState& first = states[0];
   const uint64_t old_world = first.world_size, old_batch = first.batch_size;

@@ -191,6 +191,11 @@ Status RankStream::LoadBestFitWindow() {
   return Status::OK();
 }
 
+Result<PackedPiece> RankStream::NextDocument() {
+  STOKER_ASSIGN_OR_RETURN(Doc d, NextDoc());
+  return PackedPiece{d.ref, d.stream_epoch, d.tokens, d.spans, d.begin, d.end - d.begin};
+}
+
 Result<PackedRow> RankStream::NextRow() {
   const uint64_t S = ctx_->config.seq_len;
   PackedRow row;

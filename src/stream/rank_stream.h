@@ -115,6 +115,9 @@ class RankStream {
              std::shared_ptr<const ElasticEpoch> elastic = nullptr);
 
   Result<PackedRow> NextRow();
+  // The next document the shuffle buffer draws, whole (its unused range), bypassing the packer:
+  // what steps counted in tokens place (stream_token_steps.h). Not to be mixed with NextRow.
+  Result<PackedPiece> NextDocument();
   RankSnapshot Snapshot() const;
   // Replaces the state (re-reads the referenced documents).
   Status Restore(const RankSnapshot& snap);

@@ -33,6 +33,28 @@ std::vector<std::vector<WindowChunk>> BestFitWindow(
   return rows;
 }
 
+std::vector<uint64_t> DrawOrder(const StreamConfig& c, uint64_t rng,
+                                const std::vector<uint64_t>& initial,
+                                const std::vector<uint32_t>& stream) {
+  const uint64_t cap = std::max<uint64_t>(c.shuffle_buffer, 1);
+  const uint64_t limit = c.drop_longer_than;
+  std::vector<uint64_t> buffer(initial), order;
+  order.reserve(initial.size() + stream.size());
+  size_t pos = 0;
+  for (;;) {
+    while (buffer.size() < cap && pos < stream.size()) {
+      const uint32_t n = stream[pos++];
+      if (limit == 0 || n <= limit) buffer.push_back(n);
+    }
+    if (buffer.empty()) break;
+    const size_t j = cap == 1 ? 0 : SplitMix64(&rng) % buffer.size();
+    order.push_back(buffer[j]);
+    buffer[j] = buffer.back();
+    buffer.pop_back();
+  }
+  return order;
+}
+
 uint64_t CountRows(const StreamConfig& c, uint64_t rng, const std::vector<uint64_t>& initial,
                    const std::vector<uint32_t>& all) {
   const uint64_t S = c.seq_len;
@@ -51,33 +73,21 @@ uint64_t CountRows(const StreamConfig& c, uint64_t rng, const std::vector<uint64
     for (uint32_t n : stream) tokens += n;
     return tokens / S;
   }
-  // Best fit: replay the shuffle buffer on the lengths alone (as RankStream::NextDoc draws).
-  const uint64_t cap = std::max<uint64_t>(c.shuffle_buffer, 1);
+  // Best fit: replay the shuffle buffer on the lengths alone, then pack its windows.
   const uint64_t w = std::max<uint64_t>(c.bestfit_window, 1);
-  std::vector<uint64_t> buffer(initial), window;
+  const std::vector<uint64_t> order = DrawOrder(c, rng, initial, stream);
   uint64_t rows = 0;
-  auto pack_window = [&] {
+  for (size_t at = 0; at < order.size(); at += w) {  // the last window is packed alone
     std::vector<uint64_t> items;
-    for (uint64_t n : window) {
-      for (uint64_t off = 0; off < n; off += S) {
-        items.push_back(PaddedLength(std::min<uint64_t>(S, n - off), c.pad_each_document_to));
+    for (size_t i = at; i < std::min<size_t>(order.size(), at + w); ++i) {
+      for (uint64_t off = 0; off < order[i]; off += S) {
+        items.push_back(
+            PaddedLength(std::min<uint64_t>(S, order[i] - off), c.pad_each_document_to));
       }
     }
     std::vector<uint32_t> bin;
-    window.clear();
-    return PackStreamChunks(items, c, &bin);
-  };
-  size_t pos = 0;
-  for (;;) {
-    while (buffer.size() < cap && pos < stream.size()) buffer.push_back(stream[pos++]);
-    if (buffer.empty()) break;
-    const size_t j = cap == 1 ? 0 : SplitMix64(&rng) % buffer.size();
-    window.push_back(buffer[j]);
-    buffer[j] = buffer.back();
-    buffer.pop_back();
-    if (window.size() == w) rows += pack_window();
+    rows += PackStreamChunks(items, c, &bin);
   }
-  if (!window.empty()) rows += pack_window();  // the epoch's last window, packed alone
   return rows;
 }
 

@@ -23,6 +23,14 @@ struct WindowChunk {
 std::vector<std::vector<WindowChunk>> BestFitWindow(
     const std::vector<std::pair<uint64_t, uint64_t>>& spans, const StreamConfig& c);
 
+// The lengths of the documents a stream draws, in draw order: the shuffle buffer starts with
+// `initial` and is fed `stream` in order, drawn with `rng` as RankStream::NextDoc draws; documents
+// longer than c.drop_longer_than (when set) are left out before the buffer, as RankStream::ReadOne
+// leaves them out.
+std::vector<uint64_t> DrawOrder(const StreamConfig& c, uint64_t rng,
+                                const std::vector<uint64_t>& initial,
+                                const std::vector<uint32_t>& stream);
+
 // The full rows a stream yields: the shuffle buffer starts with `initial` (lengths of the
 // documents already in it, in order) and is fed `stream` in order, drawn with `rng` as
 // RankStream::NextDoc draws; concat, pad or best fit (the epoch's last, partial window is packed

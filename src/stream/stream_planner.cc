@@ -8,6 +8,7 @@
 #include "common/env.h"
 #include "common/hash.h"
 #include "format/loss_mask.h"
+#include "loader/model_cost.h"
 #include "loader/planned_dataset.h"
 #include "plan/document_padding.h"
 #include "plan/options_text.h"
@@ -99,8 +100,35 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
                                                              const LoaderOptions& loader) {
   if (options.inputs.empty()) return InvalidArgument("stream: no input given");
   STOKER_RETURN_IF_ERROR(CheckStreamLoaderOptions(loader));
-  if (loader.batch_size * loader.seq_len >= (uint64_t{1} << kPieceBits)) {
-    return InvalidArgument("stream: batch_size * seq_len must be below 2^28");
+  const bool token_steps = loader.tokens_per_step > 0;
+  // Steps counted in tokens: each rank's step is ⌈tokens_per_step / world_size⌉ tokens, placed as
+  // pieces of at most max_tokens_per_microbatch (stream_token_steps.h).
+  const uint64_t microbatch_budget =
+      loader.max_tokens_per_microbatch > 0 ? loader.max_tokens_per_microbatch : loader.seq_len;
+  if (token_steps && options.steps_per_epoch > 0) {
+    return InvalidArgument(
+        "stream: tokens_per_step needs the pre-scan (every rank replays every rank's steps from "
+        "the documents' lengths): leave steps_per_epoch out");
+  }
+  // A stream's token-step windows are dealt by unpadded lengths with no cap per microbatch
+  // (stream_token_steps.h); the indexed path's token steps take both (plan/token_steps.h).
+  if (token_steps && (loader.pad_each_document_to > 1 || loader.max_documents_per_row > 0)) {
+    return InvalidArgument(
+        std::string("stream: tokens_per_step does not go with ") +
+        (loader.cp_size > 1 ? "context_parallel (which pads each document to 2 * cp_size)"
+         : loader.pad_each_document_to > 1 ? "pad_each_document_to"
+                                           : "max_documents_per_row") +
+        " on a stream yet (a stream's token steps place unpadded documents with no cap per "
+        "microbatch): pack the data (`stoker pack`) and load it as a token dataset, or use fixed "
+        "rows (seq_len, batch_size) on the stream");
+  }
+  const uint64_t step_tokens =
+      token_steps
+          ? loader.tokens_per_step / std::max<uint32_t>(loader.world_size, 1) + microbatch_budget
+          : loader.batch_size * loader.seq_len;
+  if (step_tokens >= (uint64_t{1} << kPieceBits)) {
+    return InvalidArgument(token_steps ? "stream: tokens_per_step / world_size must be below 2^28"
+                                       : "stream: batch_size * seq_len must be below 2^28");
   }
   std::shared_ptr<StreamPlanner> p(new StreamPlanner());
   p->options_ = options;
@@ -125,11 +153,13 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   // long_documents="split" says so; text is split unless "drop" says otherwise.
   if (ResolveLongDocuments(loader.long_documents, c.reader.chat != nullptr) ==
       LongDocuments::kDrop) {
-    c.drop_longer_than = loader.seq_len;
+    c.drop_longer_than = token_steps ? microbatch_budget : loader.seq_len;
   }
-  STOKER_RETURN_IF_ERROR(
-      CheckChatPacking(c.reader.chat != nullptr, loader.pack, loader.long_documents)
-          .WithContext("stream"));
+  if (!token_steps) {  // steps counted in tokens place whole documents (pieces only of long ones)
+    STOKER_RETURN_IF_ERROR(
+        CheckChatPacking(c.reader.chat != nullptr, loader.pack, loader.long_documents)
+            .WithContext("stream"));
+  }
   const int workers = loader.num_workers > 0 ? loader.num_workers : DefaultThreadsPerRank();
   ctx->pool =
       std::make_shared<EncodePool>(options.encode_threads > 0 ? options.encode_threads : workers);
@@ -143,14 +173,31 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
       ctx->shards,
       p->ExpandShards(uint64_t{loader.world_size} * std::max<uint64_t>(options.split_factor, 1)));
   p->ctx_ = ctx;
-  p->batch_size_ = loader.batch_size;
-  p->global_rows_ = loader.batch_size * loader.world_size;
+  p->batch_size_ = token_steps ? 1 : loader.batch_size;
+  // Steps counted in tokens: rows_consumed = step · 2^16 + microbatch.
+  p->global_rows_ = token_steps ? (uint64_t{1} << 16) : loader.batch_size * loader.world_size;
   // Steps kept behind the newest: every step in flight is within one ring of it (the ring holds
   // prefetch_factor * workers + 1 slots); twice that, and at least 32.
   p->retention_ = std::max<uint64_t>(32, 2 * (uint64_t(loader.prefetch_factor) * workers + 1));
   p->fingerprint_ = p->FingerprintFor(ctx->shards, c.world_size, loader.batch_size);
   p->options_text_ = p->OptionsText(c.world_size, loader.batch_size);
   if (options.steps_per_epoch == 0) STOKER_RETURN_IF_ERROR(p->PreScan());
+  if (token_steps) {
+    STOKER_ASSIGN_OR_RETURN(PlanOptions plan, WithModelCost(PlanOptionsFor(loader)));
+    STOKER_ASSIGN_OR_RETURN(p->token_steps_, StreamTokenSteps::Create(ctx, plan));
+    p->fingerprint_ = p->FingerprintFor(ctx->shards, c.world_size, loader.batch_size);
+    p->options_text_ = p->OptionsText(c.world_size, loader.batch_size);
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const StreamTokenSteps::EpochPlan> first,
+                            p->token_steps_->Epoch(0));
+    if (first->steps() == 0) {
+      return InvalidArgument(
+          "stream: the input yields no full step of tokens_per_step / "
+          "world_size = " +
+          std::to_string((loader.tokens_per_step + c.world_size - 1) / c.world_size) +
+          " tokens on every one of " + std::to_string(c.world_size) +
+          " ranks: lower tokens_per_step");
+    }
+  }
   if (p->steps_per_epoch(0) == 0) {
     return InvalidArgument("stream: the input yields no full batch of " +
                            std::to_string(loader.batch_size) + " rows of " +
@@ -181,6 +228,7 @@ std::string StreamPlanner::FingerprintFor(const std::vector<StreamShard>& shards
   if (c.max_documents_per_row > 0) key += "|maxdocs=" + std::to_string(c.max_documents_per_row);
   // The deal: whole shards by bytes without a pre-scan, else documents by weight (deal.h, "2").
   key += options_.steps_per_epoch > 0 ? "|deal=bytes" : "|deal=2";
+  if (token_steps_) key += "|" + token_steps_->options_text();
   return "stream-" + Xxh3Hex(Xxh3(key.data(), key.size()));
 }
 
@@ -210,7 +258,8 @@ std::string StreamPlanner::OptionsText(uint32_t world_size, uint64_t batch_size)
            : std::string("none"));
   // A text field may hold any character: named by its hash, like the chat template.
   const std::string& field = options_.text_field;
-  return text + " text_field=" + Xxh3Hex(Xxh3(field.data(), field.size()));
+  text += " text_field=" + Xxh3Hex(Xxh3(field.data(), field.size()));
+  return token_steps_ ? text + " " + token_steps_->options_text() : text;
 }
 
 Status StreamPlanner::PreScan() {
@@ -242,9 +291,24 @@ uint64_t StreamPlanner::steps_per_epoch(uint64_t epoch) const {
   if (options_.steps_per_epoch > 0) return options_.steps_per_epoch;
   auto it = steps_cache_.find(epoch);
   if (it != steps_cache_.end()) return it->second;
-  const uint64_t steps = FewestRows(epoch) / batch_size_;
+  uint64_t steps = 0;
+  if (token_steps_) {
+    Result<std::shared_ptr<const StreamTokenSteps::EpochPlan>> plan = token_steps_->Epoch(epoch);
+    steps = plan.ok() ? (*plan)->steps() : 0;  // an error: no step (Create checks epoch 0)
+  } else {
+    steps = FewestRows(epoch) / batch_size_;
+  }
   steps_cache_[epoch] = steps;
   return steps;
+}
+
+Result<uint64_t> StreamPlanner::StepsPerEpoch(uint64_t epoch) const {
+  if (!token_steps_) return steps_per_epoch(epoch);
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const StreamTokenSteps::EpochPlan> plan,
+                          token_steps_->Epoch(epoch));
+  uint64_t batches = 0;
+  for (uint32_t m : plan->microbatches) batches += m;
+  return batches;
 }
 
 PlanPosition StreamPlanner::Normalize(const PlanPosition& pos) const {
@@ -254,6 +318,14 @@ PlanPosition StreamPlanner::Normalize(const PlanPosition& pos) const {
 }
 
 PlanPosition StreamPlanner::Advance(const PlanPosition& pos) const {
+  if (token_steps_) {  // the next microbatch of the step, else the next step
+    Result<std::shared_ptr<const StreamTokenSteps::EpochPlan>> plan =
+        token_steps_->Epoch(pos.epoch);
+    const uint64_t m = pos.rows_consumed % global_rows_ + 1;
+    if (plan.ok() && StepOf(pos) < (*plan)->steps() && m < (*plan)->microbatches[StepOf(pos)]) {
+      return {pos.epoch, pos.rows_consumed + 1};
+    }
+  }
   const uint64_t step = StepOf(pos) + 1;
   if (step >= steps_per_epoch(pos.epoch)) return Normalize({pos.epoch + 1, 0});
   return {pos.epoch, step * global_rows_};
@@ -279,8 +351,19 @@ Result<const StreamPlanner::Entry*> StreamPlanner::EntryLocked(uint64_t epoch,
     Entry e;
     e.id = next_id_++;
     e.state_before = g.stream->Snapshot().Encode();
-    for (uint64_t r = 0; r < batch_size_; ++r) {
-      STOKER_ASSIGN_OR_RETURN(PackedRow row, g.stream->NextRow());
+    std::vector<PackedRow> rows;
+    if (token_steps_) {  // the step's microbatches, one row each
+      STOKER_ASSIGN_OR_RETURN(StreamTokenSteps::Step st,
+                              token_steps_->Next(g.stream.get(), epoch, g.next_step));
+      rows = std::move(st.microbatches);
+      e.figures = st.figures;
+    } else {
+      for (uint64_t r = 0; r < batch_size_; ++r) {
+        STOKER_ASSIGN_OR_RETURN(PackedRow row, g.stream->NextRow());
+        rows.push_back(std::move(row));
+      }
+    }
+    for (PackedRow& row : rows) {
       Row plan_row;
       for (const PackedPiece& piece : row) {
         const uint64_t handle = (e.id << kPieceBits) | e.pieces.size();
@@ -333,7 +416,8 @@ Tokens StreamPlanner::PieceOf(uint64_t doc, std::vector<Tokens> Entry::*field) c
 
 Status StreamPlanner::BatchAt(const PlanPosition& pos, Batch* out) const {
   const uint64_t step = StepOf(pos);
-  if (pos.rows_consumed % global_rows_ != 0 || step >= steps_per_epoch(pos.epoch)) {
+  const uint64_t microbatch = pos.rows_consumed % global_rows_;
+  if ((!token_steps_ && microbatch != 0) || step >= steps_per_epoch(pos.epoch)) {
     return OutOfRange("stream: no step at epoch " + std::to_string(pos.epoch) + " row " +
                       std::to_string(pos.rows_consumed));
   }
@@ -342,7 +426,17 @@ Status StreamPlanner::BatchAt(const PlanPosition& pos, Batch* out) const {
   out->position = pos;
   out->step = step;
   out->rank = ctx_->config.rank;
-  out->rows = e->plan_rows;
+  if (!token_steps_) {
+    out->rows = e->plan_rows;
+    return Status::OK();
+  }
+  if (microbatch >= e->plan_rows.size()) {
+    return OutOfRange("stream: no microbatch " + std::to_string(microbatch) + " in step " +
+                      std::to_string(step) + " of epoch " + std::to_string(pos.epoch));
+  }
+  out->rows.assign(1, e->plan_rows[microbatch]);
+  out->figures = e->figures;
+  out->figures->microbatch = static_cast<uint32_t>(microbatch);
   return Status::OK();
 }
 
@@ -391,7 +485,7 @@ Result<PlanPosition> StreamPlanner::RestorePosition(const PlanState& state) cons
   }
   const PlanPosition pos = state.position;
   const uint64_t step = StepOf(pos);
-  if (pos.rows_consumed % global_rows_ != 0) {
+  if (!token_steps_ && pos.rows_consumed % global_rows_ != 0) {
     return InvalidArgument("stream: the state is not at a step boundary");
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -451,7 +545,12 @@ Result<std::unique_ptr<Loader>> OpenStreamLoader(const StreamOptions& options,
     scan->files_from_scan = planner->prescan_summary().files_from_cache;
   }
   std::vector<std::shared_ptr<const DocumentReader>> readers{planner->reader()};
-  return Loader::OpenWithPlanner(std::move(planner), std::move(readers), loader, resume);
+  LoaderOptions engine = loader;
+  if (planner->token_steps() != nullptr) {  // every batch is one microbatch of the budget
+    engine.seq_len = planner->token_steps()->budget();
+    engine.batch_size = 1;
+  }
+  return Loader::OpenWithPlanner(std::move(planner), std::move(readers), engine, resume);
 }
 
 }  // namespace stoker

@@ -26,6 +26,7 @@
 #include "storage/metering_backend.h"
 #include "stream/prescan.h"
 #include "stream/rank_stream.h"
+#include "stream/stream_token_steps.h"
 
 namespace stoker::stream {
 
@@ -54,7 +55,8 @@ class StreamPlanner final : public BatchPlanner {
   Result<StepProvenance> Explain(const PlanPosition& pos) const override;
 
   uint64_t steps_per_epoch(uint64_t epoch) const;
-  Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override { return steps_per_epoch(epoch); }
+  // Batches per rank in `epoch`: its steps, or with tokens_per_step its microbatches.
+  Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override;
   std::string Fingerprint() const override { return fingerprint_; }
   // Elastic resume (elastic.cc, docs/streaming.md): from the states of every rank of another
   // world (or batch size), all at the same step, the state that continues this rank: the epoch's
@@ -80,6 +82,9 @@ class StreamPlanner final : public BatchPlanner {
   // its loss mask's spans (null for text).
   Tokens PieceTokens(uint64_t doc) const { return PieceOf(doc, &Entry::pieces); }
   Tokens PieceSpans(uint64_t doc) const { return PieceOf(doc, &Entry::spans); }
+  // Steps counted in tokens (LoaderOptions::tokens_per_step; stream_token_steps.h), else null.
+  // A position is then (epoch, step · 2^16 + microbatch) and each batch one microbatch.
+  const StreamTokenSteps* token_steps() const { return token_steps_.get(); }
   // Whether the stream reads chat records (its batches then have a loss mask).
   bool chat() const { return ctx_->config.reader.chat != nullptr; }
   // The loader's pad_each_document_to (0: none): each piece's room in its row is its length
@@ -97,6 +102,7 @@ class StreamPlanner final : public BatchPlanner {
     std::vector<Tokens> pieces;  // by handle & kPieceMask
     std::vector<Tokens> spans;   // the same, chat data only
     std::string state_before;    // RankSnapshot::Encode at the step's start
+    StepFigures figures;         // steps counted in tokens only (microbatch 0)
   };
   struct Generator {
     std::unique_ptr<RankStream> stream;
@@ -129,6 +135,7 @@ class StreamPlanner final : public BatchPlanner {
   Result<const Entry*> EntryLocked(uint64_t epoch, uint64_t step) const;
 
   std::shared_ptr<StreamContext> ctx_;
+  std::shared_ptr<const StreamTokenSteps> token_steps_;
   StreamOptions options_;
   uint64_t batch_size_ = 1, global_rows_ = 1;
   std::string fingerprint_;
