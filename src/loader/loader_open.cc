@@ -276,16 +276,11 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   // Documents the checkpoint quarantines (`stoker resume-edit --skip-documents`): named by
   // dataset name or path, shard and record, as `stoker trace` prints them.
   std::shared_ptr<const DocumentSkips> skips;
-  if (resume != nullptr && !resume->skip_documents.empty()) {
-    std::vector<ProvenanceDataset> shards;
-    std::vector<std::string> names = plan_options.dataset_names;
-    for (size_t k = 0; k < sources.size(); ++k) {
-      shards.push_back(ProvenanceDataset::FromSource(*sources[k], paths[k]));
-      if (names.size() <= k) names.push_back(paths[k].empty() ? sources[k]->path() : paths[k]);
-    }
-    Result<DocumentSkips> resolved = DocumentSkips::Resolve(resume->skip_documents, names, shards);
+  if (resume != nullptr) {
+    Result<std::shared_ptr<const DocumentSkips>> resolved =
+        DocumentSkips::ForState(resume->skip_documents, plan_options.dataset_names, sources, paths);
     if (!resolved.ok()) return resolved.status().WithContext("loader: resuming the checkpoint");
-    skips = std::make_shared<const DocumentSkips>(std::move(resolved).value());
+    skips = std::move(resolved).value();
   }
   // Datasets read by one request per piece: their pieces are fetched ahead, many at once, and
   // the workers take them from memory (docs/cache.md, "Global shuffle over remote data").

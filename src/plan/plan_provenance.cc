@@ -138,19 +138,31 @@ Result<StepProvenance> PlanBatchPlanner::Explain(const PlanPosition& pos) const 
   std::call_once(provenance_once_, [this] {
     provenance_ = std::make_unique<ProvenanceMap>(ProvenanceMap::ForSources(sources_, paths_));
   });
-  return provenance_->ExplainStep(*plan_, pos, rank_, skips_.get());
+  const std::shared_ptr<const DocumentSkips> skips = this->skips();
+  return provenance_->ExplainStep(*plan_, pos, rank_, skips.get());
 }
 
 Result<PlanPosition> PlanBatchPlanner::RestorePosition(const PlanState& state) const {
   const std::vector<std::string> none;
-  if (state.skip_documents != (skips_ != nullptr ? skips_->ids() : none)) {
+  const std::shared_ptr<const DocumentSkips> current = skips();
+  if (state.skip_documents == (current != nullptr ? current->ids() : none)) {
+    return plan_->Restore(state);
+  }
+  if (sources_.empty()) {
     return FailedPrecondition(
         "the state quarantines " + std::to_string(state.skip_documents.size()) +
         " document(s) and this loader " +
-        std::to_string(skips_ != nullptr ? skips_->ids().size() : 0) +
-        " others: open a new loader at the state (stoker.Loader.load_state_dict does)");
+        std::to_string(current != nullptr ? current->ids().size() : 0) +
+        " others, and it has no token sources to find them in: open a new loader at the state "
+        "(stoker.Loader.load_state_dict does)");
   }
-  return plan_->Restore(state);
+  Result<std::shared_ptr<const DocumentSkips>> resolved = DocumentSkips::ForState(
+      state.skip_documents, plan_->options().dataset_names, sources_, paths_);
+  if (!resolved.ok()) return resolved.status().WithContext("resuming the checkpoint");
+  STOKER_ASSIGN_OR_RETURN(const PlanPosition pos, plan_->Restore(state));
+  std::lock_guard<std::mutex> lock(skips_mu_);
+  skips_ = std::move(resolved).value();
+  return pos;
 }
 
 }  // namespace stoker
