@@ -144,6 +144,19 @@ def test_a_resumed_stream_record_traces_on_and_an_elastic_one_says_what_it_canno
     assert record["segments"][1]["resume"]["rows_consumed"] == 3 * 2 * 3
     got, _ = trace(stoker_cli, save(tmp_path / "resumed.json", after), tmp_path / "r.parquet")
     assert got == without_empty_rows(seen)
+    # What a trainer adapter saves for a stream (every rank's state; the record once, in the
+    # first) traces the same.
+    from stoker.integrations._common import global_states
+
+    ld = stoker.Loader(stream(), rank=0, world_size=2, **KW)
+    ld.load_state_dict(states)
+    serve(ld, 2, 0, {}, first_step=3)
+    saved = global_states(ld)
+    ld.close()
+    assert saved[0]["run_record"] == record
+    got, _ = trace(stoker_cli, save(tmp_path / "adapter.json", {"states": saved}),
+                   tmp_path / "a.parquet")
+    assert got == without_empty_rows(seen)
 
     # On three ranks (elastic): the steps before the resume still trace, the ones after are
     # refused, saying why.
