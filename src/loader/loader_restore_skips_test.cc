@@ -51,8 +51,8 @@ std::map<uint64_t, uint64_t> ServeRest(Loader& loader, const MemoryTokenSource& 
         ids.insert(ids.end(), doc.begin() + p.offset, doc.begin() + p.offset + p.length);
       }
       ids.resize(seq, 0);
-      EXPECT_EQ(std::vector<int64_t>(got.ids.begin() + row * seq, got.ids.begin() + (row + 1) * seq),
-                ids)
+      EXPECT_EQ(
+          std::vector<int64_t>(got.ids.begin() + row * seq, got.ids.begin() + (row + 1) * seq), ids)
           << "step " << got.step << " row " << row;
     }
   }

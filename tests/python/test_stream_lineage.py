@@ -98,6 +98,17 @@ def test_trace_and_summary_of_a_stream_run_record_equal_the_loaders_provenance(
                 for h in json.loads(p.stdout)]
         key = lambda h: (h["step"], h["rank"], h["row"], h["offset"])  # noqa: E731
         assert sorted(hits, key=key) == sorted(where[doc], key=key), name
+    # Inputs changed since the run: refused, naming them, rather than a trace of other data.
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    moved = [str(write_jsonl(changed / f"part-{k}.jsonl", n, f"p{k}"))
+             for k, n in enumerate([120, 31, 70])]
+    other = json.loads(json.dumps(record))
+    other["segments"][0]["stream"]["inputs"] = moved
+    p = subprocess.run([stoker_cli, "trace", "--run", str(save(tmp_path / "other.json", other)),
+                        "-o", str(tmp_path / "other.parquet")], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode != 0 and "fingerprint" in p.stderr and moved[1] in p.stderr, p.stderr
     p = subprocess.run([stoker_cli, "trace", "--run", str(state), "--document", "nope.jsonl:0:1"],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode != 0 and "nope.jsonl" in p.stderr and "part-0.jsonl" in p.stderr

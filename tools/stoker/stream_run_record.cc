@@ -51,6 +51,7 @@ Result<StreamRunSegment> ReadSegment(const Json& s, const std::string& where) {
   } else {
     seg.start = {seg.first_step, 0, 0};
   }
+  seg.start.fingerprint = s.value("fingerprint", std::string());
   return seg;
 }
 

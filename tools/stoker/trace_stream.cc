@@ -23,6 +23,15 @@ Result<StreamTrace> TraceStreamSteps(const PlanFlags& plan, const StreamFlags& s
     STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const BatchPlanner> p, OpenStreamPlanner(so, lo));
     planners.push_back(std::move(p));
   }
+  if (!start.fingerprint.empty() && planners[0]->Fingerprint() != start.fingerprint) {
+    std::string inputs;
+    for (const std::string& in : plan.datasets) inputs += (inputs.empty() ? "" : ", ") + in;
+    return FailedPrecondition("the stream rebuilt from " + inputs + " has fingerprint " +
+                              planners[0]->Fingerprint() + ", the run recorded " +
+                              start.fingerprint +
+                              ": the inputs (their sizes), the tokenizer or the options are not "
+                              "those the run used");
+  }
   if (last == UINT64_MAX) {
     STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planners[0]->StepsPerEpoch(start.epoch));
     if (steps <= start.epoch_step) return InvalidArgument("the stream's epoch has no step left");

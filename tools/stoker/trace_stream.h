@@ -38,16 +38,19 @@ struct StreamTrace {
 };
 
 // Where run step `run_step` is in the stream: step `epoch_step` of epoch `epoch` (the run's
-// start by default; a run record's segment that resumed elsewhere says where).
+// start by default; a run record's segment that resumed elsewhere says where), and the
+// fingerprint the run recorded for its stream ("": none to check).
 struct StreamStart {
   uint64_t run_step = 0;
   uint64_t epoch = 0;
   uint64_t epoch_step = 0;
+  std::string fingerprint;
 };
 
 // Steps [first, last] (both included, run steps counted on from `start` across epochs; first >=
 // start.run_step); `last` UINT64_MAX: to the end of the start's epoch. `progress` (may be empty)
-// after each step.
+// after each step. kFailedPrecondition (naming the inputs) when the stream rebuilt from the
+// flags has another fingerprint than start.fingerprint.
 Result<StreamTrace> TraceStreamSteps(const PlanFlags& plan, const StreamFlags& stream,
                                      uint64_t first, uint64_t last,
                                      const std::function<void(uint64_t)>& progress,
