@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "plan/document_skips.h"
 #include "plan/plan_provenance.h"
 #include "stoker/plan.h"
@@ -75,7 +76,7 @@ class PlanBatchPlanner : public BatchPlanner {
   std::vector<std::shared_ptr<const TokenSource>> sources_;
   std::vector<std::string> paths_;
   mutable std::mutex skips_mu_;
-  mutable std::shared_ptr<const DocumentSkips> skips_;  // guarded by skips_mu_
+  mutable std::shared_ptr<const DocumentSkips> skips_ STOKER_GUARDED_BY(skips_mu_);
   mutable std::once_flag provenance_once_;
   mutable std::unique_ptr<ProvenanceMap> provenance_;
 };
