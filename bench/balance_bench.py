@@ -143,6 +143,12 @@ def rank_costs_megatron(pieces, world, seq_len, model):
     return per_rank, len(sample_id_groups)
 
 
+def attention_share(rows, model):
+    """The share of the rows' cost that is attention (b·L² over a·L + b·L² + c)."""
+    pieces = np.concatenate(rows).astype(np.float64)
+    return float(model.b * (pieces ** 2).sum() / model.cost(pieces).sum())
+
+
 def max_over_mean(x):
     return float(np.max(x) / np.mean(x))
 
@@ -150,6 +156,8 @@ def max_over_mean(x):
 def compare(args, models):
     results = []
     for dist, (seq_len, rows_options, parts, max_len) in DISTRIBUTIONS.items():
+        if args.only and not dist.startswith(args.only):
+            continue
         mean_len = sum(p[0] * p[1] * math.exp(p[2] ** 2 / 2) for p in parts)
         for rows_per_rank, world in itertools.product(rows_options, (8, 64, 512)):
             rng = np.random.default_rng(45 + world)
@@ -161,7 +169,8 @@ def compare(args, models):
             for model_name, model in models.items():
                 acc = {k: [] for k in ("fixed", "balanced", "balanced_125", "transformers",
                                        "megatron")}
-                peak = {"fixed": 0.0, "balanced": 0.0, "balanced_125": 0.0}
+                peak = {"fixed": 0.0, "balanced": 0.0, "balanced_125": 0.0, "mean": 0.0,
+                        "bound": 0.0}
                 extra_mb = {"balanced": 0, "balanced_125": 0}
                 hf_max_mb = 0
                 mg_groups = []
@@ -172,6 +181,9 @@ def compare(args, models):
                     fixed = rank_costs_fixed(srows, world, rows_per_rank, model)
                     acc["fixed"].append(max_over_mean(fixed))
                     peak["fixed"] += fixed.max()
+                    peak["mean"] += fixed.mean()  # a perfect balance: every rank at the mean
+                    # No assignment's slowest rank is below the mean or the costliest piece.
+                    peak["bound"] += max(fixed.mean(), float(model.cost(pieces).max()))
                     # Balanced at the rows' budget (microbatches added where the greedy needs
                     # room), and with 25% more room per microbatch at the rows' count.
                     for name, budget in (("balanced", seq_len), ("balanced_125", seq_len * 5 // 4)):
@@ -194,6 +206,11 @@ def compare(args, models):
                     "fixed": float(np.mean(acc["fixed"])),
                     "balanced": float(np.mean(acc["balanced"])),
                     "gain": float(peak["fixed"] / peak["balanced"]),
+                    # The most any balancer of these steps' documents can gain over fixed rows.
+                    "gain_ceiling": float(peak["fixed"] / peak["mean"]),
+                    # ... and with whole documents (the costliest piece sets a floor).
+                    "gain_bound": float(peak["fixed"] / peak["bound"]),
+                    "attention_share": attention_share(rows[:steps * step_rows], model),
                     "steps_with_extra_microbatch": int(extra_mb["balanced"]),
                     "balanced_125": float(np.mean(acc["balanced_125"])),
                     "gain_125": float(peak["fixed"] / peak["balanced_125"]),
@@ -335,12 +352,16 @@ def main():
     ap.add_argument("--megatron-max-world", type=int, default=64,
                     help="largest W for Megatron's scheduler (slow pure Python at 512)")
     ap.add_argument("--skip-calibration", action="store_true")
+    ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--only", default="",
+                    help="only the distributions whose name starts with this (e.g. chat)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     models = {name: stoker.CostModel.from_config(CONFIGS / name)
               for name in ("llama-3.1-8b", "qwen2.5-0.5b")}
     out = {"load_average_start": os.getloadavg()[0]}
-    out["speed"] = balance_speed()
+    if not args.skip_speed:
+        out["speed"] = balance_speed()
     out["compare"] = compare(args, models)
     if not args.skip_calibration:
         out["calibration"] = calibration()

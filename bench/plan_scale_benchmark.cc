@@ -6,7 +6,7 @@
 //       with --megatron, DIR/megatron-DOCS.idx plus a sparse .bin of the right size.
 //   plan_scale_benchmark run [--pack concat|bestfit|pad] [--seq N] [--batch N] [--world N]
 //       [--rank N] [--count] FILE...
-//       [--repeat N] [--phases N] [--total-tokens T] [--at SHARE]
+//       [--repeat N] [--phases N] [--total-tokens T] [--at SHARE] [--tokens-per-step N]
 //       plans FILE (several: a mixture, weights 3:2:1:...; --repeat N plans the files N times over,
 //       as N times as many datasets) and prints one JSON line: seconds to open, to the first batch
 //       (from the start, or at SHARE of the run: a resume far into it), then to the fingerprint
@@ -14,7 +14,9 @@
 //       (RssAnon) and shared (RssFile) resident memory after each. --phases N adds a mixture
 //       schedule of N phases of equal length over --total-tokens (default 2e12), every other one
 //       ramped (docs/plan.md, "Schedules"); the line then also has the checkpoint's size and the
-//       time to make it.
+//       time to make it. --tokens-per-step N plans the first file as steps counted in tokens
+//       (microbatches of --seq tokens, --batch of them at least, balance=attention) and prints
+//       the time to its first step and the memory after it.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -32,6 +34,7 @@
 #include "format/index_lengths.h"
 #include "format/length_index.h"
 #include "format/megatron_index.h"
+#include "plan/token_step_planner.h"
 #include "stoker/plan.h"
 #include "stoker/token_source.h"
 
@@ -155,6 +158,32 @@ std::shared_ptr<const DatasetLengths> OpenAny(const std::string& path) {
   return std::make_shared<const DatasetLengths>(std::move(*lengths));
 }
 
+// Steps counted in tokens (--tokens-per-step, one dataset, balance=attention with Llama-3.1-8B's
+// a and b): the time to the first step (one window read and balanced) and the memory after it.
+int RunTokenSteps(std::shared_ptr<const DatasetLengths> lengths, stoker::PlanOptions o,
+                  Clock::time_point start, double open_s) {
+  o.microbatches = o.batch_size;
+  o.max_tokens_per_microbatch = o.seq_len;
+  o.balance = stoker::BalanceMode::kAttention;
+  o.step_cost = {45028737024.0, 786432.0, 0.0};
+  auto planner = stoker::TokenStepPlanner::Create(lengths, o);
+  if (!planner.ok()) Die(planner.status().ToString());
+  stoker::Batch batch;
+  const stoker::Status st = (*planner)->BatchAt({0, 0}, &batch);
+  if (!st.ok()) Die(st.ToString());
+  const double first_s = Since(start);
+  std::printf(
+      "{\"tokens_per_step\": %llu, \"docs\": %llu, \"world\": %u, \"rank\": %u, "
+      "\"microbatch_tokens\": %llu, \"open_s\": %.3f, \"first_step_s\": %.3f, "
+      "\"microbatches\": %u, \"step_imbalance\": %.4f, \"rss_anon_mb\": %.1f, "
+      "\"rss_file_mb\": %.1f}\n",
+      static_cast<unsigned long long>(o.tokens_per_step),
+      static_cast<unsigned long long>(lengths->num_documents()), o.world_size, o.rank,
+      static_cast<unsigned long long>(o.seq_len), open_s, first_s, batch.figures->microbatches,
+      batch.figures->step_imbalance, StatusKb("RssAnon:") / 1024.0, StatusKb("RssFile:") / 1024.0);
+  return 0;
+}
+
 int Run(int argc, char** argv) {
   stoker::PlanOptions o;
   o.seq_len = 4096;
@@ -188,6 +217,8 @@ int Run(int argc, char** argv) {
       phases = next();
     } else if (a == "--total-tokens") {
       total_tokens = i + 1 < argc ? std::strtod(argv[++i], nullptr) : 0;
+    } else if (a == "--tokens-per-step") {
+      o.tokens_per_step = next();
     } else if (a == "--at") {
       at = i + 1 < argc ? std::strtod(argv[++i], nullptr) : 0;
     } else {
@@ -218,6 +249,7 @@ int Run(int argc, char** argv) {
     o.phases.push_back(std::move(phase));
   }
   const double open_s = Since(start);
+  if (o.tokens_per_step > 0) return RunTokenSteps(datasets[0].lengths, o, start, open_s);
   auto plan = stoker::Plan::Create(datasets, o, stoker::SharedWindowCounter());
   if (!plan.ok()) Die(plan.status().ToString());
   const uint64_t at_row = static_cast<uint64_t>(at * static_cast<double>(run_rows));

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "plan/state_skips.h"
+#include "plan/token_step_edits.h"
 #include "plan/token_step_planner.h"
 #include "register.h"
 #include "stoker/loader.h"
@@ -273,6 +274,16 @@ const BatchPlanner& PlannerOf(PyLoader& self) {
   return planner;
 }
 
+// The planner of steps counted in tokens (TypeError for any other).
+const TokenStepPlanner& TokenStepsOf(PyLoader& self) {
+  auto* t = dynamic_cast<const TokenStepPlanner*>(&self.get().planner());
+  if (t == nullptr) {
+    PyErr_SetString(PyExc_TypeError, "the loader does not count its steps in tokens");
+    throw nb::python_error();
+  }
+  return *t;
+}
+
 }  // namespace
 
 void RegisterLoader(nb::module_& m) {
@@ -399,7 +410,9 @@ void RegisterLoader(nb::module_& m) {
               }
               // Steps counted in tokens: the microbatches left (positions are not rows).
               if (auto* t = dynamic_cast<const TokenStepPlanner*>(&planner)) {
-                return t->BatchesRemaining({epoch, rows});
+                if (skips_json.empty()) return t->BatchesRemaining({epoch, rows});
+                STOKER_ASSIGN_OR_RETURN(StateEdits edits, ReadStateEdits(skips_json));
+                return TokenBatchesRemaining(*t, {epoch, rows}, edits.skips);
               }
               // A stream's epoch is whole steps of every rank from its start.
               STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planner.StepsPerEpoch(epoch));
@@ -411,6 +424,27 @@ void RegisterLoader(nb::module_& m) {
           "Steps left in `epoch` from that position (Plan::steps_remaining); with `skips_json` "
           "(a state's {\"skip\": [...]}) less the steps its skips leave out "
           "(StepsRemainingWithSkips, src/plan/state_skips.h).")
+      .def(
+          "token_step_index",
+          [](PyLoader& self, uint64_t epoch, uint64_t rows) {
+            const TokenStepPlanner& t = TokenStepsOf(self);
+            return Released([&]() -> Result<uint64_t> {
+              STOKER_ASSIGN_OR_RETURN(TokenStepPlanner::Located at, t.Locate({epoch, rows}));
+              return at.index;
+            });
+          },
+          nb::arg("epoch"), nb::arg("rows_consumed"),
+          "Steps counted in tokens: the index in its epoch of the step holding that position.")
+      .def(
+          "token_step_start",
+          [](PyLoader& self, uint64_t epoch, uint64_t index) {
+            const TokenStepPlanner& t = TokenStepsOf(self);
+            PlanPosition p = Released([&] { return t.StepStart(epoch, index); });
+            return std::make_pair(p.epoch, p.rows_consumed);
+          },
+          nb::arg("epoch"), nb::arg("index"),
+          "Steps counted in tokens: (epoch, rows_consumed) of step `index`'s first microbatch "
+          "((epoch + 1, 0) past the epoch's last step).")
       .def(
           "make_state_json",
           [](PyLoader& self, uint64_t epoch, uint64_t rows) {

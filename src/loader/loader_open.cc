@@ -134,6 +134,19 @@ Result<std::unique_ptr<loader::PieceLookAhead>> ReadPiecesAhead(
   return std::make_unique<loader::PieceLookAhead>(std::move(prefetchers), *readers);
 }
 
+// Documents the checkpoint quarantines (`stoker resume-edit --skip-documents`): named by dataset
+// name or path, shard and record, as `stoker trace` prints them. Null when it quarantines none.
+Result<std::shared_ptr<const DocumentSkips>> ResolveSkips(
+    const PlanState* resume, const std::vector<std::string>& names,
+    const std::vector<std::shared_ptr<const TokenSource>>& sources,
+    const std::vector<std::string>& paths) {
+  if (resume == nullptr) return std::shared_ptr<const DocumentSkips>();
+  Result<std::shared_ptr<const DocumentSkips>> resolved =
+      DocumentSkips::ForState(resume->skip_documents, names, sources, paths);
+  if (!resolved.ok()) return resolved.status().WithContext("loader: resuming the checkpoint");
+  return std::move(resolved).value();
+}
+
 // Steps counted in tokens (tokens_per_step > 0): one dataset, the trained targets of a piece from
 // its loss mask for chat data (the step's global_trained_tokens).
 TokenStepPlanner::TrainedTargets TrainedTargetsOf(std::shared_ptr<const DocumentReader> reader) {
@@ -159,16 +172,38 @@ struct TokenStepsOpen {
 
 Result<TokenStepsOpen> PrepareTokenSteps(const LoaderOptions& options, PlanDataset dataset,
                                          const std::shared_ptr<const DocumentReader>& reader,
-                                         const PlanState* resume) {
+                                         const std::shared_ptr<const TokenSource>& source,
+                                         const std::string& path, const PlanState* resume) {
   if (options.cross_document_targets) {
     return InvalidArgument(
-        "loader: tokens_per_step does not go with cross_document_targets (a step's trained "
-        "tokens are counted within documents)");
+        "loader: tokens_per_step does not go with cross_document_targets: a token step places "
+        "documents into microbatches by cost across its whole window, so the document after "
+        "another in a microbatch is an arbitrary one of the window, not its neighbour in the "
+        "corpus, and the step's global_trained_tokens (the same on every rank, with no "
+        "communication) would depend on how the slots were dealt; train cross-document targets "
+        "on fixed rows (leave tokens_per_step out)");
+  }
+  // The token-step planner (plan/token_steps.h) places unpadded lengths and caps no slot's
+  // documents: a padded piece or a row over the cap would fail its batch mid-run. Refused at open.
+  if (options.pad_each_document_to > 1 || options.max_documents_per_row > 0) {
+    const std::string what = options.cp_size > 1
+                                 ? "context_parallel (which pads each document to 2 * cp_size)"
+                             : options.pad_each_document_to > 1 ? "pad_each_document_to"
+                                                                : "max_documents_per_row";
+    return InvalidArgument("loader: tokens_per_step does not go with " + what +
+                           " yet (steps counted in tokens place unpadded documents, with no cap "
+                           "per microbatch): use fixed rows (seq_len, batch_size) for it");
   }
   STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
   STOKER_ASSIGN_OR_RETURN(
       std::unique_ptr<TokenStepPlanner> owned,
       TokenStepPlanner::Create(dataset.lengths, plan_options, nullptr, TrainedTargetsOf(reader)));
+  // Provenance names each microbatch's pieces; quarantined documents leave every microbatch.
+  owned->SetProvenance(
+      std::make_shared<const ProvenanceMap>(ProvenanceMap::ForSources({source}, {path})));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const DocumentSkips> skips,
+                          ResolveSkips(resume, {}, {source}, {path}));
+  owned->SetDocumentSkips(std::move(skips));
   TokenStepsOpen out;
   out.planner = std::move(owned);
   if (resume != nullptr) {
@@ -242,9 +277,9 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   }
   STOKER_RETURN_IF_ERROR(CheckSameTokenizer(sources, paths).WithContext("loader"));
   if (token_steps) {
-    STOKER_ASSIGN_OR_RETURN(
-        TokenStepsOpen t,
-        PrepareTokenSteps(options, std::move(plan_datasets[0]), readers[0], resume));
+    STOKER_ASSIGN_OR_RETURN(TokenStepsOpen t,
+                            PrepareTokenSteps(options, std::move(plan_datasets[0]), readers[0],
+                                              sources[0], paths[0], resume));
     return OpenEngine(std::move(t.planner), std::move(readers), t.engine_options, t.start);
   }
   PlanOptions plan_options = PlanOptionsFor(options);
@@ -273,15 +308,8 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   } else if (resume != nullptr) {
     STOKER_ASSIGN_OR_RETURN(start, plan->Restore(*resume));
   }
-  // Documents the checkpoint quarantines (`stoker resume-edit --skip-documents`): named by
-  // dataset name or path, shard and record, as `stoker trace` prints them.
-  std::shared_ptr<const DocumentSkips> skips;
-  if (resume != nullptr) {
-    Result<std::shared_ptr<const DocumentSkips>> resolved =
-        DocumentSkips::ForState(resume->skip_documents, plan_options.dataset_names, sources, paths);
-    if (!resolved.ok()) return resolved.status().WithContext("loader: resuming the checkpoint");
-    skips = std::move(resolved).value();
-  }
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const DocumentSkips> skips,
+                          ResolveSkips(resume, plan_options.dataset_names, sources, paths));
   // Datasets read by one request per piece: their pieces are fetched ahead, many at once, and
   // the workers take them from memory (docs/cache.md, "Global shuffle over remote data").
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<loader::PieceLookAhead> pieces,

@@ -101,4 +101,14 @@ void DocumentSkips::Filter(Batch* batch) const {
   }
 }
 
+Status SameDocumentSkips(const PlanState& state, const DocumentSkips* skips) {
+  const std::vector<std::string> none;
+  if (state.skip_documents == (skips != nullptr ? skips->ids() : none)) return Status::OK();
+  return FailedPrecondition("the state quarantines " + std::to_string(state.skip_documents.size()) +
+                            " document(s) and this loader " +
+                            std::to_string(skips != nullptr ? skips->ids().size() : 0) +
+                            " others: open a new loader at the state "
+                            "(stoker.Loader.load_state_dict does)");
+}
+
 }  // namespace stoker

@@ -71,4 +71,9 @@ class DocumentSkips {
   std::unordered_set<uint64_t> keys_;  // dataset << 48 ^ document
 };
 
+// OK when `state` quarantines the documents `skips` does (null: none); otherwise
+// kFailedPrecondition saying to open a new loader at the state (what a planner's
+// RestorePosition answers: the quarantine is fixed when a loader opens).
+Status SameDocumentSkips(const PlanState& state, const DocumentSkips* skips);
+
 }  // namespace stoker

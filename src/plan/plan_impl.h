@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "plan/dataset_stream.h"
+#include "plan/document_padding.h"
 #include "plan/options_text.h"
 #include "plan/schedule.h"
 #include "stoker/plan.h"
@@ -106,10 +107,6 @@ inline Status CheckStateVersion(const PlanState& state) {
 // 16 hex digits identifying a dataset's first `documents` documents and first `shards` shards (a
 // DatasetCursor::id): their count, tokens, lengths and shard boundaries. One pass over them.
 std::string PrefixId(const DatasetLengths& lengths, uint64_t documents, uint64_t shards);
-
-// pad_each_document_to (> 1) needs pack bestfit or pad and a seq_len that is a multiple of it;
-// max_documents_per_row (> 0) needs pack bestfit or pad. kInvalidArgument saying which, else OK.
-Status CheckDocumentPadding(const PlanOptions& options);
 
 // 16 hex digits over what shapes every dataset's rows: seq_len, seed, shuffle (+ block_shards),
 // pack (+ bestfit_window). A cursor means the same rows only under the same.

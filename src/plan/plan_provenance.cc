@@ -143,18 +143,12 @@ Result<StepProvenance> PlanBatchPlanner::Explain(const PlanPosition& pos) const 
 }
 
 Result<PlanPosition> PlanBatchPlanner::RestorePosition(const PlanState& state) const {
-  const std::vector<std::string> none;
+  // The same quarantine: restored as is. Another, and sources to find it in: resolved as
+  // Loader::Open resolves it. Without sources: refused (SameDocumentSkips says why).
   const std::shared_ptr<const DocumentSkips> current = skips();
-  if (state.skip_documents == (current != nullptr ? current->ids() : none)) {
+  if (Status same = SameDocumentSkips(state, current.get()); same.ok() || sources_.empty()) {
+    STOKER_RETURN_IF_ERROR(same);
     return plan_->Restore(state);
-  }
-  if (sources_.empty()) {
-    return FailedPrecondition(
-        "the state quarantines " + std::to_string(state.skip_documents.size()) +
-        " document(s) and this loader " +
-        std::to_string(current != nullptr ? current->ids().size() : 0) +
-        " others, and it has no token sources to find them in: open a new loader at the state "
-        "(stoker.Loader.load_state_dict does)");
   }
   Result<std::shared_ptr<const DocumentSkips>> resolved = DocumentSkips::ForState(
       state.skip_documents, plan_->options().dataset_names, sources_, paths_);

@@ -48,7 +48,7 @@ Result<PlanPosition> WalkPlanSteps(const Plan& plan, PlanPosition start, uint64_
         for (const RowPiece& piece : row.pieces) {
           w.piece = piece;
           STOKER_RETURN_IF_ERROR(visit(w));
-          w.row_offset += piece.length;
+          w.row_offset += PaddedLength(piece.length, o.pad_each_document_to);  // its room
         }
       }
     }

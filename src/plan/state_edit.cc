@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/document_skips.h"
+#include "plan/token_step_edits.h"
 #include "stoker/plan.h"
 
 namespace stoker {
@@ -16,6 +17,7 @@ Result<std::string> SkipStepsInState(std::string_view state_json, uint64_t first
                            ": the last step is before the first (give FIRST..LAST, both "
                            "included)");
   }
+  if (IsTokenStepsState(state)) return SkipTokenStepsInState(state_json, state, first, last);
   if (!state.stream.empty()) {
     return InvalidArgument(
         "this is a stoker.Stream's state: a stream's order is not a function of the step, so "
@@ -89,7 +91,7 @@ Result<std::string> DropSourceInState(std::string_view state_json, const std::st
 Result<std::string> SkipDocumentsInState(std::string_view state_json,
                                          const std::vector<std::string>& ids) {
   STOKER_ASSIGN_OR_RETURN(PlanState state, PlanState::FromJson(state_json));
-  if (!state.stream.empty()) {
+  if (!state.stream.empty() && !IsTokenStepsState(state)) {
     return InvalidArgument(
         "this is a stoker.Stream's state: documents cannot be quarantined in it yet (skip "
         "documents works on datasets and mixtures)");

@@ -50,6 +50,7 @@ Result<std::unique_ptr<TokenStepPlanner>> TokenStepPlanner::Create(
 Result<uint64_t> TokenStepPlanner::TrainedOf(const plan::TokenStep& step) const {
   uint64_t trained = 0;
   for (const RowPiece& p : step.pieces) {
+    if (Skipped(p)) continue;
     if (trained_) {
       STOKER_ASSIGN_OR_RETURN(uint64_t n, trained_(p));
       trained += n;
@@ -75,6 +76,8 @@ Result<TokenStepPlanner::Cached> TokenStepPlanner::StepLocked(uint64_t epoch,
   Cached c;
   c.epoch = epoch;
   STOKER_ASSIGN_OR_RETURN(c.trained, TrainedOf(step));
+  c.tokens = step.tokens;
+  for (const RowPiece& p : step.pieces) c.tokens -= Skipped(p) ? p.length : 0;
   c.step = std::make_shared<const plan::TokenStep>(std::move(step));
   if (recent_.size() >= kRecentSteps) recent_.erase(recent_.begin());
   recent_.push_back(c);
@@ -149,23 +152,26 @@ Status TokenStepPlanner::BatchAt(const PlanPosition& pos, Batch* out) const {
                       std::to_string(pos.rows_consumed >> kMicrobatchBits) + " of epoch " +
                       std::to_string(pos.epoch));
   }
-  uint64_t trained = 0;
+  uint64_t trained = 0, tokens = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     STOKER_ASSIGN_OR_RETURN(Cached c, StepLocked(pos.epoch, step.first));
     trained = c.trained;
+    tokens = c.tokens;
   }
   const uint32_t rank = steps_->options().rank;
   out->position = pos;
   out->step = at.index;
   out->rank = rank;
   out->rows.assign(1, step.RowOf(rank, m));
+  if (skips_ != nullptr) skips_->Filter(out);
   StepFigures f;
-  f.global_tokens = step.tokens;
+  f.global_tokens = tokens;
   f.global_trained_tokens = trained;
   const uint32_t mbs = step.slots.microbatches;
   for (uint32_t k = 0; k < mbs; ++k) {
     for (uint32_t i : step.slots.slots[static_cast<size_t>(rank) * mbs + k]) {
+      if (Skipped(step.pieces[i])) continue;
       const uint64_t n = step.pieces[i].length;
       f.step_tokens += n;
       f.step_sum_l2 += n * n;
@@ -192,6 +198,7 @@ PlanState TokenStepPlanner::MakeState(const PlanPosition& pos) const {
   s.world_size = steps_->options().world_size;
   s.batch_size = 1;
   s.options = steps_->options_text();
+  if (skips_ != nullptr) s.skip_documents = skips_->ids();
   Result<Located> at = Locate(pos);
   s.stream = std::string(kStreamTag) + std::to_string(at.ok() ? at->index : 0);
   std::lock_guard<std::mutex> lock(mu_);
@@ -209,6 +216,7 @@ Result<PlanPosition> TokenStepPlanner::RestorePosition(const PlanState& state) c
         "the checkpoint is not one of steps counted in tokens (it has no token_steps state): it "
         "was written without tokens_per_step; resume it without tokens_per_step");
   }
+  STOKER_RETURN_IF_ERROR(SameDocumentSkips(state, skips_.get()));
   if (state.fingerprint != Fingerprint()) {
     const std::string differ = plan::OptionsThatDiffer(state.options, steps_->options_text());
     return FailedPrecondition(

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "plan/document_skips.h"
+#include "plan/plan_provenance.h"
 #include "plan/token_steps.h"
 #include "stoker/planner.h"
 
@@ -57,6 +59,16 @@ class TokenStepPlanner : public BatchPlanner {
   Result<Located> Locate(const PlanPosition& pos) const;
   const plan::TokenSteps& steps() const { return *steps_; }
 
+  // Provenance (Explain: each microbatch's pieces, through `map`) and documents quarantined on
+  // resume (`skips`: left out of every microbatch, its figures and provenance, and written into
+  // every state); token_step_edits.cc. Set before the planner is shared (not thread-safe).
+  void SetProvenance(std::shared_ptr<const ProvenanceMap> map) { provenance_ = std::move(map); }
+  void SetDocumentSkips(std::shared_ptr<const DocumentSkips> skips);  // drops the steps cached
+  Result<StepProvenance> Explain(const PlanPosition& pos) const override;
+  // The position of step `index` of `epoch` (its first microbatch); {epoch + 1, 0} when the
+  // epoch has fewer steps. Walks from the nearest step start known.
+  Result<PlanPosition> StepStart(uint64_t epoch, uint64_t index) const;
+
   static constexpr uint64_t kMicrobatchBits = 16;
   static PlanPosition PositionOf(uint64_t epoch, uint64_t first, uint64_t microbatch) {
     return {epoch, (first << kMicrobatchBits) | microbatch};
@@ -66,10 +78,15 @@ class TokenStepPlanner : public BatchPlanner {
   TokenStepPlanner(std::unique_ptr<plan::TokenSteps> steps,
                    std::function<std::string()> fingerprint, TrainedTargets trained);
   Result<uint64_t> TrainedOf(const plan::TokenStep& step) const;
+  bool Skipped(const RowPiece& p) const {
+    return skips_ != nullptr && skips_->Contains(0, p.document);
+  }
 
   std::unique_ptr<plan::TokenSteps> steps_;
   std::function<std::string()> fingerprint_fn_;
   TrainedTargets trained_;
+  std::shared_ptr<const ProvenanceMap> provenance_;
+  std::shared_ptr<const DocumentSkips> skips_;
   mutable std::once_flag fingerprint_once_;
   mutable std::string fingerprint_;
   mutable std::mutex mu_;
@@ -80,6 +97,7 @@ class TokenStepPlanner : public BatchPlanner {
     uint64_t epoch = 0;
     std::shared_ptr<const plan::TokenStep> step;
     uint64_t trained = 0;
+    uint64_t tokens = 0;  // step->tokens less the quarantined documents' pieces
   };
   mutable std::vector<Cached> recent_;
   // An elastic resume mid-step: the step at (epoch, first) is what is left of it after

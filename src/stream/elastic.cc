@@ -244,7 +244,7 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
         if (d.end == RankSnapshot::kWhole) return add_span(r, d);
         spans.push_back({d.begin, d.end});
       }
-      const auto rows = BestFitWindow(spans, c.seq_len);
+      const auto rows = BestFitWindow(spans, c);
       for (size_t row = s.cursor; row < rows.size(); ++row) {
         for (const WindowChunk& ch : rows[row]) {
           DocSpan d = s.group[ch.doc];

@@ -163,7 +163,7 @@ void RankStream::PackWindow() {
   std::vector<std::pair<uint64_t, uint64_t>> spans;
   for (const Doc& d : group_) spans.push_back({d.begin, d.end});
   window_rows_.clear();
-  for (const std::vector<WindowChunk>& chunks : BestFitWindow(spans, ctx_->config.seq_len)) {
+  for (const std::vector<WindowChunk>& chunks : BestFitWindow(spans, ctx_->config)) {
     PackedRow row;
     for (const WindowChunk& k : chunks) {
       const Doc& d = group_[k.doc];

@@ -30,6 +30,11 @@ struct StreamConfig {
   // Documents longer than this many tokens are left out (chat data: seq_len, docs/chat.md); 0:
   // none (long documents are split).
   uint64_t drop_longer_than = 0;
+  // The loader's pad_each_document_to (> 1: each piece takes its padded room in a row, as the
+  // plan packs it; seq_len is a multiple of it) and max_documents_per_row (> 0: a best-fit row
+  // takes at most this many pieces). Pack bestfit or pad only (plan::CheckDocumentPadding).
+  uint64_t pad_each_document_to = 0;
+  uint64_t max_documents_per_row = 0;
   ReaderOptions reader;
 };
 

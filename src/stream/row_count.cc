@@ -5,19 +5,30 @@
 #include "plan/best_fit.h"
 
 namespace stoker::stream {
+namespace {
+
+// Best fit of chunks that take `rooms` (their lengths, padded) in rows of c.seq_len, as the
+// plan packs them (dataset_stream.cc): the number of rows, each chunk's row in *bin.
+uint64_t PackStreamChunks(const std::vector<uint64_t>& rooms, const StreamConfig& c,
+                          std::vector<uint32_t>* bin) {
+  return plan::BestFitDecreasing(rooms, c.seq_len, bin, c.max_documents_per_row);
+}
+
+}  // namespace
 
 std::vector<std::vector<WindowChunk>> BestFitWindow(
-    const std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t seq_len) {
-  std::vector<uint64_t> lengths;
+    const std::vector<std::pair<uint64_t, uint64_t>>& spans, const StreamConfig& c) {
+  const uint64_t seq_len = c.seq_len;
+  std::vector<uint64_t> rooms;
   std::vector<WindowChunk> items;
   for (size_t i = 0; i < spans.size(); ++i) {
     for (uint64_t off = spans[i].first; off < spans[i].second; off += seq_len) {
       items.push_back({i, off, std::min(seq_len, spans[i].second - off)});
-      lengths.push_back(items.back().length);
+      rooms.push_back(PaddedLength(items.back().length, c.pad_each_document_to));
     }
   }
   std::vector<uint32_t> bin;
-  std::vector<std::vector<WindowChunk>> rows(plan::BestFitDecreasing(lengths, seq_len, &bin));
+  std::vector<std::vector<WindowChunk>> rows(PackStreamChunks(rooms, c, &bin));
   for (size_t k = 0; k < items.size(); ++k) rows[bin[k]].push_back(items[k]);
   return rows;
 }
@@ -48,11 +59,13 @@ uint64_t CountRows(const StreamConfig& c, uint64_t rng, const std::vector<uint64
   auto pack_window = [&] {
     std::vector<uint64_t> items;
     for (uint64_t n : window) {
-      for (uint64_t off = 0; off < n; off += S) items.push_back(std::min<uint64_t>(S, n - off));
+      for (uint64_t off = 0; off < n; off += S) {
+        items.push_back(PaddedLength(std::min<uint64_t>(S, n - off), c.pad_each_document_to));
+      }
     }
     std::vector<uint32_t> bin;
     window.clear();
-    return plan::BestFitDecreasing(items, S, &bin);
+    return PackStreamChunks(items, c, &bin);
   };
   size_t pos = 0;
   for (;;) {

@@ -16,10 +16,12 @@ struct WindowChunk {
   uint64_t offset = 0, length = 0;
 };
 
-// Each document's tokens [begin, end) (given as spans[i] = {begin, end}) cut into seq_len chunks,
-// packed best-fit decreasing: the chunks of each row.
+// Each document's tokens [begin, end) (given as spans[i] = {begin, end}) cut into c.seq_len
+// chunks, packed best-fit decreasing, each chunk taking its room padded to
+// c.pad_each_document_to, at most c.max_documents_per_row chunks a row (when set): the chunks of
+// each row.
 std::vector<std::vector<WindowChunk>> BestFitWindow(
-    const std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t seq_len);
+    const std::vector<std::pair<uint64_t, uint64_t>>& spans, const StreamConfig& c);
 
 // The full rows a stream yields: the shuffle buffer starts with `initial` (lengths of the
 // documents already in it, in order) and is fed `stream` in order, drawn with `rng` as

@@ -9,6 +9,7 @@
 #include "common/hash.h"
 #include "format/loss_mask.h"
 #include "loader/planned_dataset.h"
+#include "plan/document_padding.h"
 #include "plan/options_text.h"
 #include "plan/plan_options_table.h"
 #include "stream/elastic.h"
@@ -82,13 +83,9 @@ Status CheckStreamLoaderOptions(const LoaderOptions& o) {
         "stream: long_documents='truncate' applies to token datasets; a stream splits long "
         "documents, or drops them (long_documents='drop', the default for chat records)");
   }
-  if (o.pad_each_document_to > 1 || o.max_documents_per_row > 0) {
-    return InvalidArgument(
-        std::string("stream: ") +
-        (o.pad_each_document_to > 1 ? "pad_each_document_to" : "max_documents_per_row") +
-        " is not supported by streams yet (their packer does not "
-        "apply it); pack the data (`stoker pack`) and load it as a token dataset");
-  }
+  // The packer counts each piece's padded room and closes a row at max_documents_per_row, as
+  // the plan does (row_count.h), under the plan's conditions.
+  STOKER_RETURN_IF_ERROR(plan::CheckDocumentPadding(o).WithContext("stream"));
   if (o.remainder != RemainderPolicy::kDropLast) {
     return InvalidArgument(
         "stream: remainder 'pad' (drop_last=False) does not apply to a stream: "
@@ -116,6 +113,8 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
   c.rank = loader.rank;
   c.pack = loader.pack;
   c.bestfit_window = loader.bestfit_window;
+  c.pad_each_document_to = loader.pad_each_document_to > 1 ? loader.pad_each_document_to : 0;
+  c.max_documents_per_row = loader.max_documents_per_row;
   c.reader.encoder.text_field = options.text_field;
   c.reader.encoder.utf8 = options.utf8;
   c.reader.encoder.skip_bad_lines = loader.on_error == ErrorPolicy::kSkip;
@@ -178,6 +177,8 @@ std::string StreamPlanner::FingerprintFor(const std::vector<StreamShard>& shards
   key += options_.text_field;
   if (c.reader.chat) key += "|" + c.reader.chat->identity();
   if (c.drop_longer_than > 0) key += "|drop=" + std::to_string(c.drop_longer_than);
+  if (c.pad_each_document_to > 1) key += "|pad=" + std::to_string(c.pad_each_document_to);
+  if (c.max_documents_per_row > 0) key += "|maxdocs=" + std::to_string(c.max_documents_per_row);
   // The deal: whole shards by bytes without a pre-scan, else documents by weight (deal.h, "2").
   key += options_.steps_per_epoch > 0 ? "|deal=bytes" : "|deal=2";
   return "stream-" + Xxh3Hex(Xxh3(key.data(), key.size()));
@@ -193,11 +194,15 @@ std::string StreamPlanner::OptionsText(uint32_t world_size, uint64_t batch_size)
   plan.bestfit_window = c.bestfit_window;
   plan.batch_size = batch_size;
   plan.world_size = world_size;
+  plan.pad_each_document_to = c.pad_each_document_to;
+  plan.max_documents_per_row = c.max_documents_per_row;
+  std::vector<std::string_view> names = {"seq_len",        "seed",       "pack",
+                                         "bestfit_window", "batch_size", "world_size"};
+  if (c.pad_each_document_to > 1) names.push_back("pad_each_document_to");
+  if (c.max_documents_per_row > 0) names.push_back("max_documents_per_row");
   std::string text =
-      stoker::OptionsText(
-          PlanOptionTable(), plan,
-          {"seq_len", "seed", "pack", "bestfit_window", "batch_size", "world_size"}) +
-      " " + stoker::OptionsText(StreamOptionTable(), options_) + " tokenizer=" + t.kind + ":" +
+      stoker::OptionsText(PlanOptionTable(), plan, names) + " " +
+      stoker::OptionsText(StreamOptionTable(), options_) + " tokenizer=" + t.kind + ":" +
       t.checksum.substr(0, 16) + " drop_longer_than=" + std::to_string(c.drop_longer_than) +
       " chat=" +
       (c.reader.chat

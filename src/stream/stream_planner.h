@@ -82,6 +82,9 @@ class StreamPlanner final : public BatchPlanner {
   Tokens PieceSpans(uint64_t doc) const { return PieceOf(doc, &Entry::spans); }
   // Whether the stream reads chat records (its batches then have a loss mask).
   bool chat() const { return ctx_->config.reader.chat != nullptr; }
+  // The loader's pad_each_document_to (0: none): each piece's room in its row is its length
+  // padded to it.
+  uint64_t pad_each_document_to() const { return ctx_->config.pad_each_document_to; }
   // The shard list that pieces of `stream_epoch` refer to (another world's after an elastic
   // resume into that epoch).
   std::shared_ptr<const std::vector<StreamShard>> ShardsOf(uint64_t stream_epoch) const;

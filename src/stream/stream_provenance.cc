@@ -27,7 +27,7 @@ Result<StepProvenance> ExplainStreamStep(const StreamPlanner& planner, const Pla
       p.offset = piece.offset;
       p.length = piece.length;
       p.row_offset = at;
-      at += piece.length;
+      at += PaddedLength(piece.length, planner.pad_each_document_to());  // as the plan's
       r.pieces.push_back(std::move(p));
     }
     out.rows.push_back(std::move(r));

@@ -61,13 +61,21 @@ def test_gathering_every_share_gives_back_the_whole_batch(dataset, cp, layout):
         for r in range(cp):
             part, part_max = shares[r][step]
             assert part_max == max_seqlen  # metadata of the whole rows on every rank
-            np.testing.assert_array_equal(part["cu_seqlens"], full["cu_seqlens"])
-            np.testing.assert_array_equal(part["cu_seqlens_padded"], cup)
-            where = share_positions(cup, cp, r, layout)
-            for key in KEYS:
-                assert part[key].shape == (BATCH, SEQ // cp)
-                np.testing.assert_array_equal(part[key].reshape(-1),
-                                              full[key].reshape(-1)[where], err_msg=key)
+            check_share(full, part, cp, r, layout)
+
+
+def check_share(full, part, cp, rank, layout, keys=KEYS):
+    """`part` is CP rank `rank`'s share of the whole batch `full`: the whole rows' cu_seqlens
+    and cu_seqlens_padded, and each of `keys` at the layout's positions."""
+    cup = full["cu_seqlens_padded"]
+    np.testing.assert_array_equal(part["cu_seqlens"], full["cu_seqlens"])
+    np.testing.assert_array_equal(part["cu_seqlens_padded"], cup)
+    where = share_positions(cup, cp, rank, layout)
+    rows, seq = full["input_ids"].shape
+    for key in keys:
+        assert part[key].shape == (rows, seq // cp)
+        np.testing.assert_array_equal(part[key].reshape(-1), full[key].reshape(-1)[where],
+                                      err_msg=key)
 
 
 def attention_per_document(q, k, v, same_doc_and_causal):

@@ -167,9 +167,13 @@ def test_bad_padding_is_refused_clearly(docs_dataset):
         stoker.Loader(path, seq_len=SEQ, batch_size=1, pad_each_document_to=M)  # pack concat
     with pytest.raises(ValueError, match="multiple of it"):
         stoker.Loader(path, seq_len=SEQ, batch_size=1, pack="pad", pad_each_document_to=48)
+    # A stream packs the padding too (test_stream_kernel_fields.py), under the same conditions.
     stream = stoker.Stream(os.path.join(os.path.dirname(path), "docs.jsonl"), steps_per_epoch=2)
-    with pytest.raises(ValueError, match="pad_each_document_to is not supported by streams"):
-        stoker.Loader(stream, seq_len=SEQ, batch_size=1, pack="bestfit", pad_each_document_to=M)
+    with pytest.raises(ValueError, match="stream: pad_each_document_to=4 needs pack='bestfit'"):
+        stoker.Loader(stream, seq_len=SEQ, batch_size=1, pad_each_document_to=M)  # pack concat
+    with pytest.raises(ValueError, match="stream: max_documents_per_row=2 needs pack='bestfit'"):
+        stoker.Loader(stream, seq_len=SEQ, batch_size=1, max_documents_per_row=2)
+    stoker.Loader(stream, seq_len=SEQ, batch_size=1, pack="bestfit", pad_each_document_to=M).close()
 
 
 def test_the_plan_and_bench_take_the_flag(docs_dataset, run_stoker):

@@ -148,8 +148,6 @@ def test_what_token_steps_refuse_says_what_to_do(skewed, tmp_path):
     with pytest.raises(ValueError, match=r"cannot read .*config\.json"):
         stoker.Loader(path, tokens_per_step=8192, balance="attention", model=tmp_path,
                       output="numpy")
-    with pytest.raises(ValueError, match="provenance=True and metrics= do not go"):
-        stoker.Loader(path, tokens_per_step=8192, provenance=True, output="numpy")
     with pytest.raises(ValueError, match="microbatches must be in"):
         stoker.Loader(path, tokens_per_step=8192, microbatches=70000, output="numpy")
     # Numbers for the cost are fine; a row loader refuses a token-step checkpoint.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "plan/token_step_order.h"
 #include "plan/token_step_planner.h"
 
 namespace stoker::cli {
@@ -18,6 +19,7 @@ int PrintTokenStepStats(const plan::TokenSteps& steps, uint64_t epoch, uint64_t 
   const PlanOptions& o = steps.options();
   double fixed_time = 0, balanced_time = 0, fixed_sum = 0, balanced_sum = 0;
   uint64_t measured = 0, min_mb = UINT64_MAX, max_mb = 0, tokens = 0;
+  plan::OrderDisplacement order;  // docs/plan.md, "Order randomness"
   for (uint64_t first = 0; measured < max_steps; ++measured) {
     Result<plan::TokenStep> step = steps.StepAt(epoch, first);
     if (!step.ok()) return ReportError("plan", step.status());
@@ -33,6 +35,7 @@ int PrintTokenStepStats(const plan::TokenSteps& steps, uint64_t epoch, uint64_t 
     min_mb = std::min<uint64_t>(min_mb, step->slots.microbatches);
     max_mb = std::max<uint64_t>(max_mb, step->slots.microbatches);
     tokens += step->tokens;
+    plan::AddOrderDisplacement(*step, &order);
     first = step->end;
   }
   if (measured == 0) return ReportError("plan", OutOfRange("the epoch has no step"));
@@ -50,7 +53,12 @@ int PrintTokenStepStats(const plan::TokenSteps& steps, uint64_t epoch, uint64_t 
                           {"microbatches_max", max_mb},
                           {"fixed_rows_max_over_mean", fixed},
                           {"balanced_max_over_mean", balanced},
-                          {"predicted_step_time_change", change}};
+                          {"predicted_step_time_change", change},
+                          {"order_displacement_max", order.max},
+                          {"order_displacement_mean", order.mean()},
+                          {"order_displacement_bound", order.bound},
+                          {"order_displacement_relative", order.relative()},
+                          {"bestfit_window_bound", o.bestfit_window - 1}};
     std::printf("%s\n", out.dump().c_str());
     return kExitOk;
   }
@@ -69,6 +77,12 @@ int PrintTokenStepStats(const plan::TokenSteps& steps, uint64_t epoch, uint64_t 
       "  per-rank cost max/mean: fixed rows %.2f  ->  balanced %.2f; predicted step time "
       "%+.0f%%\n",
       fixed, balanced, change * 100);
+  std::printf(
+      "  order: displacement in pieces max %llu, mean %.1f (bound: window pieces - 1 = %llu; "
+      "today's bestfit_window - 1 = %llu); %.2f of a uniform reshuffle of each window\n",
+      static_cast<unsigned long long>(order.max), order.mean(),
+      static_cast<unsigned long long>(order.bound),
+      static_cast<unsigned long long>(o.bestfit_window - 1), order.relative());
   return kExitOk;
 }
 

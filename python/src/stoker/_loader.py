@@ -445,10 +445,6 @@ class Loader:
                   for f, v in _tuple_fields("loader", k, keywords[k]).items()}
         cp_size = tuples.get("cp_size", 1)
         model = os.fspath(model)  # steps counted in tokens (docs/plan.md, "Balanced steps")
-        if tokens_per_step and (provenance or metrics is not None):
-            raise ValueError("provenance=True and metrics= do not go with tokens_per_step yet "
-                             "(the provenance of a step counted in tokens is not built): leave "
-                             "them out")
         if isinstance(cp_size, int) and cp_size > 1 and pad_each_document_to in (0, 1):
             # Each document must split into equal chunks (TransformerEngine #1930): implied.
             pad_each_document_to = (2 if cp_layout == "zigzag" else 1) * cp_size
@@ -492,6 +488,7 @@ class Loader:
         self._run_segments: list = []
         self._stream_options = stream.options if stream is not None else None
         self._start_segment(None if stream is not None else json.loads(self._impl.state_json()))
+        self._token_steps = bool(tokens_per_step)
         self._metrics = self._accounting(metrics, metrics_every, specs, mixture, seq_len)
 
     def _accounting(self, metrics: Any, every: int, specs: list, mixture: Dict[str, Any],
@@ -508,6 +505,11 @@ class Loader:
         names = [n if names.count(n) == 1 else f"{n}_{i}" for i, n in enumerate(names)]
         me = weakref.ref(self)  # the live core (load_state_dict may reopen it)
         self._metrics_last: Optional[tuple] = None  # where the last counted step started
+        if self._token_steps:  # each batch is one microbatch: one row of the budget
+            return metrics_module.Accounting(
+                metrics_module.as_sink(metrics), every, names, self._rank, 1,
+                self._options.max_tokens_per_microbatch or seq_len, self._world_size,
+                lambda: me()._impl, step_of=lambda e, rows: me()._impl.token_step_index(e, rows))
         return metrics_module.Accounting(metrics_module.as_sink(metrics), every, names,
                                          self._rank, self._options.batch_size, seq_len,
                                          self._world_size, lambda: me()._impl)
@@ -547,6 +549,7 @@ class Loader:
 
     def _setup(self, device: Any, output: Optional[str]) -> None:
         self._skips: list = []  # stoker.edit_state's skips not reached yet, in order
+        self._token_steps = False  # steps counted in tokens (tokens_per_step > 0)
         self._loaded_skips: list = []  # every skip of the last load_state_dict (for len)
         self._drops: list = []  # the datasets stoker.edit_state(drop_source=...) left out
         self._moves = 0  # load_state_dict and set_epoch count here: positions known go stale
@@ -632,6 +635,8 @@ class Loader:
     def _skip_over(self, position: tuple) -> tuple:
         """Where the next step starts, after the skips (stoker.edit_state) it reaches: a step
         that would serve a skipped row starts at the end of its skip instead."""
+        if self._token_steps:
+            return self._skip_token_steps(position)
         rows_per_step = self._options.batch_size * self._world_size
         while self._skips:
             skip = self._skips[0]
@@ -650,6 +655,28 @@ class Loader:
             to = (skip["epoch"], skip["to"])
             if skip["to"] >= self._impl.steps_per_epoch(skip["epoch"]) * rows_per_step:
                 to = (skip["epoch"] + 1, 0)  # the skip runs to the epoch's end: the next epoch
+            self._impl.restore(self._impl.make_state_json(*to))
+            self._skips.pop(0)
+            self._end_pending = False
+            self._moves += 1
+            if self._run_segments:  # the run record goes on from past the skip
+                self._start_segment(json.loads(self._impl.state_json()))
+            position = self._position()
+        return position
+
+    def _skip_token_steps(self, position: tuple) -> tuple:
+        """_skip_over for steps counted in tokens: a skip names whole token steps by their index
+        in the epoch (the same windows at every world size), so no step is ever cut."""
+        while self._skips:
+            skip = self._skips[0]
+            epoch, rows = position
+            index = self._impl.token_step_index(epoch, rows)
+            if (epoch, index) >= (skip["epoch"], skip["to"]):
+                self._skips.pop(0)  # passed (a later checkpoint, or set_epoch)
+                continue
+            if epoch < skip["epoch"] or index < skip["from"]:
+                break
+            to = self._impl.token_step_start(skip["epoch"], skip["to"])
             self._impl.restore(self._impl.make_state_json(*to))
             self._skips.pop(0)
             self._end_pending = False

@@ -21,7 +21,12 @@ class Stream:
     pack, bestfit_window, seed, rank/world_size, on_error, state_dict) mean what they mean for
     datasets. The loader options a stream cannot honour are refused with a ValueError, never
     ignored: ``shuffle`` other than "global"/True (a stream's order is its seeded shard dealing
-    and its shuffle buffer), ``block_shards``, and ``remainder="pad"``.
+    and its shuffle buffer), ``block_shards``, and ``remainder="pad"``. The kernel metadata are
+    the datasets' (host ``cu_seqlens``, ``max_seqlen``, ``seq_idx``, ``flex_block_mask``), and
+    ``pad_each_document_to``, ``max_documents_per_row`` (pack "bestfit" or "pad") and
+    ``context_parallel`` are honoured: the stream's packer counts the padding and the cap, and
+    the loader's ``rank``/``world_size`` are the data-parallel ones, so every CP rank of a DP rank
+    reads the same stream and keeps its own share.
     ``steps_per_epoch`` fixes the epoch length; without it a pre-scan at open reads every shard
     once. ``tokenizer``: "bytes", a SentencePiece ``.model``, a ``tokenizer.json`` or a
     ``.tiktoken`` file (then ``pattern`` names its split: r50k, p50k, cl100k, o200k, llama3, llama4 or a regex;

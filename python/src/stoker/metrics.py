@@ -203,13 +203,16 @@ class Accounting:
     thread-safe: confined to the iterating thread."""
 
     def __init__(self, sink: Sink, every: int, names: List[str], rank: int, batch_size: int,
-                 seq_len: int, world_size: int, core: Callable[[], Any]) -> None:
+                 seq_len: int, world_size: int, core: Callable[[], Any],
+                 step_of: Optional[Callable[[int, int], int]] = None) -> None:
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
             raise ValueError(f"metrics_every must be a positive integer, got {every!r}")
         self.sink, self.every, self.names, self.rank = sink, every, names, rank
         self.positions = batch_size * seq_len  # of this rank's batch
         self.rows_per_step = batch_size * world_size  # global rows of a step
         self._core = core  # the loader's live _stoker.Loader (load_state_dict may replace it)
+        # The step number of a position (steps counted in tokens: the token step's index).
+        self._step_of = step_of or (lambda epoch, rows: rows // self.rows_per_step)
         impl = core()
         self._was = (impl, impl.source_totals(), self._storage_now(impl))
         self.waits: List[float] = []
@@ -226,7 +229,7 @@ class Accounting:
         the (epoch, rows_consumed) its last step started at."""
         if not self.waits or last is None:
             return
-        epoch, step = last[0], last[1] // self.rows_per_step
+        epoch, step = last[0], self._step_of(*last)
         impl = self._core()
         totals, storage = impl.source_totals(), self._storage_now(impl)
         was_impl, was_totals, was_storage = self._was

@@ -104,13 +104,16 @@ def states_of(saved: Any, where: str) -> List[Dict[str, Any]]:
                      "list of every rank's)")
 
 
-def doc_lens_of(cu_seqlens: "torch.Tensor", rows: int, seq_len: int) -> "torch.Tensor":
+def doc_lens_of(cu_seqlens: "torch.Tensor", rows: int, seq_len: int,
+                lengths: "Optional[torch.Tensor]" = None) -> "torch.Tensor":
     """``[rows, max segments per row]`` lengths (0-padded) from cu_seqlens over ``rows x
-    seq_len`` flattened tokens (stoker's segments never cross rows)."""
+    seq_len`` flattened tokens (stoker's segments never cross rows). ``lengths``, one per
+    segment, are placed instead of the segments' own (with pad_each_document_to: cu_seqlens_padded
+    places the segments, cu_seqlens gives their real lengths)."""
     import torch
 
     cu = cu_seqlens.to(torch.int64)
-    lens = cu[1:] - cu[:-1]
+    lens = cu[1:] - cu[:-1] if lengths is None else lengths.to(torch.int64)
     row = torch.div(cu[1:] - 1, seq_len, rounding_mode="floor")
     counts = torch.bincount(row, minlength=rows)
     first = torch.cumsum(counts, 0) - counts

@@ -60,28 +60,42 @@ PACKED_KEYS = ("cu_seqlens", "cu_seqlens_argmin", "cu_seqlens_unpadded",
                "cu_seqlens_unpadded_argmin", "max_seqlen")
 
 
-def packed_sequence_fields(cu_seqlens: torch.Tensor, rows: int, seq_len: int
+def packed_sequence_fields(cu_seqlens: torch.Tensor, rows: int, seq_len: int,
+                           cu_seqlens_padded: Optional[torch.Tensor] = None
                            ) -> Dict[str, torch.Tensor]:
     """Megatron's packed-sequence (THD) fields of each of ``rows`` rows, from a stoker batch's
-    ``cu_seqlens`` (over the ``rows x seq_len`` flattened tokens), in the names and dtypes of
-    Megatron's packed SFT samples:
+    ``cu_seqlens`` (over the ``rows x seq_len`` flattened tokens) and, with
+    ``pad_each_document_to``, its ``cu_seqlens_padded``, in the names and dtypes of Megatron's
+    packed SFT samples:
 
-    - ``cu_seqlens``: int32 ``[rows, seq_len + 1]``, the row's segment boundaries (its documents
-      and its padding run) from 0 to ``seq_len``, then ``seq_len`` repeated: a fixed shape that
-      collates, whose tail is zero-length segments (megatron-core's ``HybridCPDataLoaderWrapper.
-      unpack_batch`` skips them);
+    - ``cu_seqlens``: int32 ``[rows, seq_len + 1]``, the row's segment boundaries (its documents,
+      each with its padding, and its padding run) from 0 to ``seq_len``, then ``seq_len``
+      repeated: a fixed shape that collates, whose tail is zero-length segments (megatron-core's
+      ``HybridCPDataLoaderWrapper.unpack_batch`` skips them);
     - ``cu_seqlens_argmin``: int64 ``[rows, 1]``, where the boundaries end (``cu_seqlens[:argmin]``
       is what ``PackedSeqParams`` takes, as Megatron-Bridge's ``get_packed_seq_params`` cuts it);
-    - ``cu_seqlens_unpadded`` and ``cu_seqlens_unpadded_argmin``: the same (stoker pads no
-      document; so is ``cu_seqlens_padded`` of megatron-core's ``get_thd_batch_on_this_cp_rank``);
-    - ``max_seqlen``: int32 ``[rows, 1]``, the longest segment of the row.
+    - ``cu_seqlens_unpadded`` and ``cu_seqlens_unpadded_argmin``: the same segments by their real
+      lengths (the running sum of each document's tokens without its padding, then that sum
+      repeated): Megatron's ``cu_seqlens`` of ``get_thd_batch_on_this_cp_rank``, beside
+      ``cu_seqlens`` as its ``cu_seqlens_padded``. Without padding they equal ``cu_seqlens``;
+    - ``max_seqlen``: int32 ``[rows, 1]``, the longest segment of the row (padded).
     """
-    lens = doc_lens_of(cu_seqlens, rows, seq_len)
+    padded = cu_seqlens if cu_seqlens_padded is None else cu_seqlens_padded
+    lens = doc_lens_of(padded, rows, seq_len)
     cu = torch.full((rows, seq_len + 1), seq_len, dtype=torch.int32)
     cu[:, 0] = 0
     cu[:, 1:1 + lens.shape[1]] = torch.cumsum(lens, dim=1, dtype=torch.int32)
     ends = ((lens > 0).sum(dim=1, keepdim=True) + 1).to(torch.int64)
-    return {"cu_seqlens": cu, "cu_seqlens_argmin": ends, "cu_seqlens_unpadded": cu.clone(),
+    if cu_seqlens_padded is None:
+        unpadded = cu.clone()
+    else:
+        c = cu_seqlens.to(torch.int64)
+        real = doc_lens_of(padded, rows, seq_len, lengths=c[1:] - c[:-1])
+        n = real.shape[1]
+        unpadded = torch.zeros((rows, seq_len + 1), dtype=torch.int32)
+        unpadded[:, 1:1 + n] = torch.cumsum(real, dim=1, dtype=torch.int32)
+        unpadded[:, 1 + n:] = unpadded[:, n:n + 1]
+    return {"cu_seqlens": cu, "cu_seqlens_argmin": ends, "cu_seqlens_unpadded": unpadded,
             "cu_seqlens_unpadded_argmin": ends.clone(),
             "max_seqlen": lens.max(dim=1, keepdim=True).values.to(torch.int32)}
 
@@ -162,10 +176,11 @@ class _GlobalRows:
             except StopIteration:
                 self.iterator = None  # the next epoch
         self.batch = {k: v.clone() for k, v in batch.items()
-                      if torch.is_tensor(v) and k != "cu_seqlens"}
+                      if torch.is_tensor(v) and k not in ("cu_seqlens", "cu_seqlens_padded")}
         if self.packed:  # per row: row() and the iterator slice every key by row
             ids = self.batch["input_ids"]
-            self.batch.update(packed_sequence_fields(batch["cu_seqlens"], *ids.shape))
+            self.batch.update(packed_sequence_fields(batch["cu_seqlens"], *ids.shape,
+                                                     batch.get("cu_seqlens_padded")))
         self.batch_start += self.global_rows
         return self.batch
 
