@@ -15,6 +15,7 @@
 #include "loader/planned_dataset.h"
 #include "plan/mixture_file.h"
 #include "plan/state_edit.h"
+#include "plan/state_skips.h"
 #include "register.h"
 #include "stoker/plan.h"
 #include "stoker/token_source.h"
@@ -173,11 +174,28 @@ void RegisterPlan(nb::module_& m) {
           [](const PyPlan& p, const std::string& json, bool force) {
             PlanState state = Unwrap(PlanState::FromJson(json));
             PlanPosition pos = Unwrap(p.plan->Restore(state, force));
+            // The state's edits (src/plan/state_skips.h), as the Loader and `stoker plan --state`
+            // honour them: a dataset it drops must not be in this plan; the skips that the
+            // position reaches are jumped over.
+            StateEdits edits = Unwrap(ReadStateEdits(json));
+            for (const std::string& drop : edits.drops) {
+              for (const std::string& name : p.plan->options().dataset_names) {
+                if (name != drop) continue;
+                throw nb::value_error(("the state drops dataset '" + drop +
+                                       "', which this plan still has: plan the mixture without "
+                                       "it (as stoker.Loader.load_state_dict does), then restore")
+                                          .c_str());
+              }
+            }
+            std::string warning;
+            pos = SkipOver(*p.plan, p.plan->Normalize(pos), &edits.skips, &warning);
+            if (!warning.empty()) PySys_WriteStderr("stoker: %s", warning.c_str());
             return std::make_pair(pos.epoch, pos.rows_consumed);
           },
           nb::arg("state_json"), nb::arg("force") = false,
-          "(epoch, rows_consumed) stored in a checkpoint; ValueError if it belongs to another "
-          "plan.")
+          "(epoch, rows_consumed) where a checkpoint resumes: its position, past the skips "
+          "(stoker.edit_state, `stoker resume-edit --skip-steps`) that it reaches (SkipOver); "
+          "ValueError if it belongs to another plan or drops a dataset this plan has.")
       .def(
           "packing_stats", [](const PyPlan& p, uint64_t epoch) { return PackingToDict(p, epoch); },
           nb::arg("epoch") = 0)

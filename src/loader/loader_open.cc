@@ -137,20 +137,14 @@ Result<std::unique_ptr<loader::PieceLookAhead>> ReadPiecesAhead(
 // Documents the checkpoint quarantines (`stoker resume-edit --skip-documents`): named by dataset
 // name or path, shard and record, as `stoker trace` prints them. Null when it quarantines none.
 Result<std::shared_ptr<const DocumentSkips>> ResolveSkips(
-    const PlanState* resume, std::vector<std::string> names,
+    const PlanState* resume, const std::vector<std::string>& names,
     const std::vector<std::shared_ptr<const TokenSource>>& sources,
     const std::vector<std::string>& paths) {
-  if (resume == nullptr || resume->skip_documents.empty()) {
-    return std::shared_ptr<const DocumentSkips>();
-  }
-  std::vector<ProvenanceDataset> shards;
-  for (size_t k = 0; k < sources.size(); ++k) {
-    shards.push_back(ProvenanceDataset::FromSource(*sources[k], paths[k]));
-    if (names.size() <= k) names.push_back(paths[k].empty() ? sources[k]->path() : paths[k]);
-  }
-  Result<DocumentSkips> resolved = DocumentSkips::Resolve(resume->skip_documents, names, shards);
+  if (resume == nullptr) return std::shared_ptr<const DocumentSkips>();
+  Result<std::shared_ptr<const DocumentSkips>> resolved =
+      DocumentSkips::ForState(resume->skip_documents, names, sources, paths);
   if (!resolved.ok()) return resolved.status().WithContext("loader: resuming the checkpoint");
-  return std::make_shared<const DocumentSkips>(std::move(resolved).value());
+  return std::move(resolved).value();
 }
 
 // Steps counted in tokens (tokens_per_step > 0): one dataset, the trained targets of a piece from

@@ -77,6 +77,22 @@ Result<DocumentSkips> DocumentSkips::Resolve(const std::vector<std::string>& ids
   return out;
 }
 
+Result<std::shared_ptr<const DocumentSkips>> DocumentSkips::ForState(
+    const std::vector<std::string>& ids, const std::vector<std::string>& names,
+    const std::vector<std::shared_ptr<const TokenSource>>& sources,
+    const std::vector<std::string>& paths) {
+  if (ids.empty()) return std::shared_ptr<const DocumentSkips>();
+  std::vector<ProvenanceDataset> shards;
+  std::vector<std::string> named = names;
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const std::string label = k < paths.size() ? paths[k] : "";
+    shards.push_back(ProvenanceDataset::FromSource(*sources[k], label));
+    if (named.size() <= k) named.push_back(label.empty() ? sources[k]->path() : label);
+  }
+  STOKER_ASSIGN_OR_RETURN(DocumentSkips resolved, Resolve(ids, named, shards));
+  return std::make_shared<const DocumentSkips>(std::move(resolved));
+}
+
 void DocumentSkips::Filter(Batch* batch) const {
   if (keys_.empty()) return;
   for (Row& row : batch->rows) {

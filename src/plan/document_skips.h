@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -14,6 +15,7 @@
 #include "plan/plan_provenance.h"
 #include "stoker/plan.h"
 #include "stoker/status.h"
+#include "stoker/token_source.h"
 
 namespace stoker {
 
@@ -44,6 +46,16 @@ class DocumentSkips {
   static Result<DocumentSkips> Resolve(const std::vector<std::string>& ids,
                                        const std::vector<std::string>& names,
                                        const std::vector<ProvenanceDataset>& datasets);
+
+  // The documents a state quarantines (PlanState::skip_documents) resolved against a plan's
+  // token sources: `sources[k]` labelled `paths[k]` (its own path where that is missing or
+  // empty), named `names[k]` where given (a mixture's names), else by that label. Null for no
+  // ids. Loader::Open and PlanBatchPlanner::RestorePosition (Loader::Restore) both resolve here.
+  // Errors as Resolve's.
+  static Result<std::shared_ptr<const DocumentSkips>> ForState(
+      const std::vector<std::string>& ids, const std::vector<std::string>& names,
+      const std::vector<std::shared_ptr<const TokenSource>>& sources,
+      const std::vector<std::string>& paths);
 
   bool empty() const { return ids_.empty(); }
   // The ids as given (what a state carries forward).

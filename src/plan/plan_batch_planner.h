@@ -3,7 +3,8 @@
 // sources, mapped on the first Explain), steps per epoch and fingerprint. The stream's planner
 // (stream/stream_planner.h) sits beside it; the loader's IndexedPlanner (loader/loader_open.cc)
 // adds the look-ahead of remote data to it.
-// Thread-safe: every method is const; the Plan is immutable and the provenance map is made once.
+// Thread-safe: every method is const; the Plan is immutable, the provenance map is made once, and
+// the quarantined documents, which RestorePosition replaces, are swapped under a mutex.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "plan/document_skips.h"
 #include "plan/plan_provenance.h"
 #include "stoker/plan.h"
@@ -26,7 +28,9 @@ class PlanBatchPlanner : public BatchPlanner {
   // `sources` (in plan order, labelled by `paths`; a source's own path where a label is missing
   // or empty) are what Explain maps; without them Explain is kUnimplemented. `skips` (may be
   // null): documents quarantined on resume, left out of every batch and its provenance, and
-  // written into every state (a state quarantining others is refused by RestorePosition).
+  // written into every state. RestorePosition at a state quarantining others resolves them
+  // against `sources` (DocumentSkips::ForState, as Loader::Open does) and leaves those out from
+  // then on; without sources such a state is refused.
   PlanBatchPlanner(std::shared_ptr<const Plan> plan, uint32_t rank,
                    std::vector<std::shared_ptr<const TokenSource>> sources = {},
                    std::vector<std::string> paths = {},
@@ -40,12 +44,14 @@ class PlanBatchPlanner : public BatchPlanner {
   PlanPosition Advance(const PlanPosition& pos) const override { return plan_->Advance(pos); }
   Status BatchAt(const PlanPosition& pos, Batch* out) const override {
     STOKER_ASSIGN_OR_RETURN(*out, plan_->GetBatchAt(pos, rank_));
-    if (skips_ != nullptr) skips_->Filter(out);
+    if (const std::shared_ptr<const DocumentSkips> s = skips(); s != nullptr) s->Filter(out);
     return Status::OK();
   }
   PlanState MakeState(const PlanPosition& pos) const override {
     PlanState state = plan_->MakeState(pos);
-    if (skips_ != nullptr) state.skip_documents = skips_->ids();
+    if (const std::shared_ptr<const DocumentSkips> s = skips(); s != nullptr) {
+      state.skip_documents = s->ids();
+    }
     return state;
   }
   Result<PlanPosition> RestorePosition(const PlanState& state) const override;
@@ -58,13 +64,19 @@ class PlanBatchPlanner : public BatchPlanner {
 
   uint32_t rank() const { return rank_; }
   const std::vector<std::shared_ptr<const TokenSource>>& sources() const { return sources_; }
+  // The documents quarantined now (null: none).
+  std::shared_ptr<const DocumentSkips> skips() const {
+    std::lock_guard<std::mutex> lock(skips_mu_);
+    return skips_;
+  }
 
  private:
   std::shared_ptr<const Plan> plan_;
   uint32_t rank_;
   std::vector<std::shared_ptr<const TokenSource>> sources_;
   std::vector<std::string> paths_;
-  std::shared_ptr<const DocumentSkips> skips_;
+  mutable std::mutex skips_mu_;
+  mutable std::shared_ptr<const DocumentSkips> skips_ STOKER_GUARDED_BY(skips_mu_);
   mutable std::once_flag provenance_once_;
   mutable std::unique_ptr<ProvenanceMap> provenance_;
 };

@@ -138,12 +138,25 @@ Result<StepProvenance> PlanBatchPlanner::Explain(const PlanPosition& pos) const 
   std::call_once(provenance_once_, [this] {
     provenance_ = std::make_unique<ProvenanceMap>(ProvenanceMap::ForSources(sources_, paths_));
   });
-  return provenance_->ExplainStep(*plan_, pos, rank_, skips_.get());
+  const std::shared_ptr<const DocumentSkips> skips = this->skips();
+  return provenance_->ExplainStep(*plan_, pos, rank_, skips.get());
 }
 
 Result<PlanPosition> PlanBatchPlanner::RestorePosition(const PlanState& state) const {
-  STOKER_RETURN_IF_ERROR(SameDocumentSkips(state, skips_.get()));
-  return plan_->Restore(state);
+  // The same quarantine: restored as is. Another, and sources to find it in: resolved as
+  // Loader::Open resolves it. Without sources: refused (SameDocumentSkips says why).
+  const std::shared_ptr<const DocumentSkips> current = skips();
+  if (Status same = SameDocumentSkips(state, current.get()); same.ok() || sources_.empty()) {
+    STOKER_RETURN_IF_ERROR(same);
+    return plan_->Restore(state);
+  }
+  Result<std::shared_ptr<const DocumentSkips>> resolved = DocumentSkips::ForState(
+      state.skip_documents, plan_->options().dataset_names, sources_, paths_);
+  if (!resolved.ok()) return resolved.status().WithContext("resuming the checkpoint");
+  STOKER_ASSIGN_OR_RETURN(const PlanPosition pos, plan_->Restore(state));
+  std::lock_guard<std::mutex> lock(skips_mu_);
+  skips_ = std::move(resolved).value();
+  return pos;
 }
 
 }  // namespace stoker

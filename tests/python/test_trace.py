@@ -319,7 +319,9 @@ def test_stream_trace_agrees_with_the_stream_loader(tmp_path, stoker_cli):
                 [(p["source"], p["shard"], p["record"], p["byte_offset"] is not None,
                   p["offset"], p["length"], p["row_offset"]) for p in row]
                 for row in batch["provenance"]]
-        assert ld.run_record() is None and "run_record" not in ld.state_dict(run_record=True)
+        # The stream's own record (test_stream_lineage.py replays it): its inputs, not datasets.
+        assert ld.state_dict(run_record=True)["run_record"]["segments"][0]["stream"]["inputs"] \
+            == paths
         ld.close()
     out = tmp_path / "stream.parquet"
     p = subprocess.run([stoker_cli, "trace", *paths, "--stream", "--tokenizer", "bytes",
@@ -335,8 +337,21 @@ def test_stream_trace_agrees_with_the_stream_loader(tmp_path, stoker_cli):
     assert sorted(got) == sorted(seen)
     for key, want in seen.items():
         assert [got[key][k] for k in sorted(got[key])] == want, key
+    # --document on the stream flags: every piece of the first document served, in those steps.
+    doc = seen[(0, 0)][0][0][:3]
+    p = subprocess.run([stoker_cli, "trace", *paths, "--stream", "--tokenizer", "bytes",
+                        "--shuffle-buffer", "64", "--seq-len", "64", "--batch-size", "4",
+                        "--pack", "bestfit", "--seed", "3", "--world-size", "2", "--steps",
+                        "0..5", "--document", f"{doc[0]}:{doc[1]}:{doc[2]}", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    hits = sorted((h["step"], h["rank"], h["row"], h["offset"]) for h in json.loads(p.stdout))
+    assert hits == sorted((step, rank, r, piece[4]) for (step, rank), rows in seen.items()
+                          for r, row in enumerate(rows) for piece in row
+                          if piece[:3] == doc)
+    assert hits
     p = subprocess.run([stoker_cli, "trace", *paths, "--stream", "--seq-len", "64",
-                        "--batch-size", "4", "--document", f"{paths[0]}:0:1"],
+                        "--batch-size", "4", "--mixture", paths[0], "-o", str(out)],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "--stream" in p.stderr
 

@@ -14,6 +14,7 @@
 #include "number_flags.h"
 #include "plan_flags.h"
 #include "run_record.h"
+#include "stream_run_record.h"
 
 namespace stoker::cli {
 namespace {
@@ -77,6 +78,46 @@ Result<Summary> Count(const OpenedRun& run, uint64_t steps, bool quiet) {
                      static_cast<unsigned long long>(done), static_cast<unsigned long long>(steps));
       }
     }
+  }
+  return s;
+}
+
+// A stoker.Stream's record: every rank's stream replayed over steps 0..steps-1 (reading and
+// tokenizing), its pieces counted by input file. One phase (a stream has no schedule).
+Result<Summary> CountStream(const OpenedRun& run, uint64_t steps, bool quiet) {
+  Summary s;
+  s.steps = steps;
+  if (steps == 0) return s;
+  if (!quiet) {
+    std::fprintf(stderr,
+                 "stoker summary: replaying the stream of %llu steps (reading and "
+                 "tokenizing its inputs again)\n",
+                 static_cast<unsigned long long>(steps));
+  }
+  STOKER_ASSIGN_OR_RETURN(StreamTrace t,
+                          TraceStreamRun(*run.stream, 0, steps - 1, [&](uint64_t done) {
+                            if (!quiet && done % 256 == 0) {
+                              std::fprintf(stderr, "stoker summary: %llu of %llu steps\n",
+                                           static_cast<unsigned long long>(done),
+                                           static_cast<unsigned long long>(steps));
+                            }
+                          }));
+  s.names = t.names;
+  PhaseCount& p = s.phases[-1];
+  p.sources.resize(s.names.size());
+  for (const StreamRunSegment& seg : run.stream->segments) {
+    if (seg.first_step >= steps) break;
+    const uint64_t n = std::min(seg.end_step, steps) - seg.first_step;
+    const uint64_t rows = n * seg.plan.options.batch_size * seg.plan.options.world_size;
+    p.rows += rows;
+    p.capacity += rows * seg.plan.options.seq_len;
+  }
+  for (const TraceRow& row : t.rows) {
+    SourceCount& c = p.sources[row[kDataset]];
+    c.tokens += row[kLength];
+    c.documents += row[kOffset] == 0 ? 1 : 0;
+    c.pieces += 1;
+    c.repeated_tokens += row[kRepeated] ? row[kLength] : 0;
   }
   return s;
 }
@@ -281,7 +322,7 @@ int RunSummary(SummaryArgs& a, const CLI::App& sub) {
   if (!run.ok()) return ReportError("summary", run.status());
   uint64_t steps = a.until_step ? *a.until_step : run->recorded_steps;
   if (!a.until_step && a.run.empty()) steps = run->segments[0].plan->steps_per_epoch(0);
-  Result<Summary> s = Count(*run, steps, a.quiet);
+  Result<Summary> s = run->stream ? CountStream(*run, steps, a.quiet) : Count(*run, steps, a.quiet);
   if (!s.ok()) return ReportError("summary", s.status());
   const nlohmann::ordered_json j = SummaryJson(*s);
   if (!a.html.empty()) {
@@ -308,7 +349,8 @@ void AddSummaryCommand(CLI::App& app, int* exit_code) {
       "padding per source and per schedule phase, as consumed (not the configured weights).\n"
       "The run: --run FILE (a run record or a checkpoint with one) or the datasets and plan\n"
       "flags (as `stoker trace`). --until-step N defaults to the steps the record says the run\n"
-      "took (else the first epoch). See docs/lineage.md.\n"
+      "took (else the first epoch). A stoker.Stream's record is replayed (its inputs read and\n"
+      "tokenized again), counted per input file. See docs/lineage.md.\n"
       "Example: stoker summary --run ckpt.json --until-step 500000 --html summary.html");
   AddPlanFlags(sub, &args->plan, PlanFlagsUse::kLoader);
   sub->add_option("--run", args->run, "A run record, or a loader state with one")

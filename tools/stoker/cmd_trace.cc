@@ -14,6 +14,7 @@
 #include "plan_flags.h"
 #include "records/arrow_sources.h"
 #include "run_record.h"
+#include "stream_run_record.h"
 #include "trace_stream.h"
 #include "trace_table.h"
 
@@ -160,6 +161,15 @@ void PrintHits(const TraceTable& t, bool json) {
   if (json) std::printf("]\n");
 }
 
+// After the walk (`st` its status): prints --document's pieces when there is no -o (`hits`),
+// closes the table, and removes -o's file on failure.
+Status FinishTable(const TraceArgs& a, bool hits, Status st, TraceTable* table) {
+  if (hits && st.ok() && a.output.empty()) PrintHits(*table, a.json);
+  if (st.ok()) st = table->Close();
+  if (!st.ok() && !a.output.empty()) std::remove(a.output.c_str());
+  return st;
+}
+
 // Steps A..B: --steps, else the run's recorded steps (a run record), else the first epoch.
 Result<std::pair<uint64_t, uint64_t>> StepsOf(const TraceArgs& a, const OpenedRun& run) {
   if (!a.steps.empty()) return ParseStepRange(a.steps);
@@ -170,12 +180,57 @@ Result<std::pair<uint64_t, uint64_t>> StepsOf(const TraceArgs& a, const OpenedRu
   return std::make_pair(uint64_t{0}, steps - 1);
 }
 
+// Progress of a stream's replay on stderr, every 256 steps (unless --quiet).
+std::function<void(uint64_t)> StreamProgress(const TraceArgs& a) {
+  return [quiet = a.quiet](uint64_t done) {
+    if (!quiet && done % 256 == 0) {
+      std::fprintf(stderr, "stoker trace: %llu steps\n", static_cast<unsigned long long>(done));
+    }
+  };
+}
+
+// A stream's pieces written to -o, or those of --document printed.
+int EmitStreamTrace(const TraceArgs& a, Result<StreamTrace> t) {
+  if (!t.ok()) return ReportError("trace", t.status());
+  TraceTable table(t->names, t->shard_paths);
+  std::optional<DocumentQuery> query;
+  if (!a.document.empty()) {
+    Result<DocumentQuery> q = ParseDocumentQuery(a.document);
+    if (!q.ok()) return ReportError("trace", q.status().WithContext("--document"));
+    query = *q;
+    bool named = false;
+    std::string inputs;
+    for (const std::string& n : t->names) {
+      named = named || SameDocumentName(q->dataset, n);
+      inputs += (inputs.empty() ? "" : ", ") + n;
+    }
+    if (!named) {
+      return ReportError("trace", NotFound("--document " + a.document +
+                                           ": no input of that "
+                                           "name in the steps traced (inputs: " +
+                                           inputs + ")"));
+    }
+  }
+  Status st = a.output.empty() ? Status::OK() : table.Open(a.output);
+  for (size_t i = 0; st.ok() && i < t->rows.size(); ++i) {
+    if (query && !StreamPieceIs(*query, *t, t->rows[i])) continue;
+    st = table.Add(t->rows[i]);
+  }
+  st = FinishTable(a, query.has_value(), st, &table);
+  if (!st.ok()) return ReportError("trace", st);
+  if (!a.quiet && !a.output.empty()) {
+    std::fprintf(stderr, "stoker trace: %llu pieces -> %s\n",
+                 static_cast<unsigned long long>(table.rows()), a.output.c_str());
+  }
+  return kExitOk;
+}
+
 // --stream: the pieces from each rank's stream planner, collected, then written.
 int RunStreamTrace(TraceArgs& a, const CLI::App& sub) {
-  if (!a.run.empty() || !a.document.empty() || a.output.empty() || !a.plan.mixture.empty()) {
+  if (!a.run.empty() || !a.plan.mixture.empty()) {
     return ReportError("trace", InvalidArgument("--stream takes the INPUTs and the stream and "
-                                                "plan flags, and writes -o FILE.parquet (no "
-                                                "--run, --mixture or --document)"));
+                                                "plan flags (no --run or --mixture: a stream's "
+                                                "run record is given to --run alone)"));
   }
   if (a.plan.datasets.empty() || sub.count("--seq-len") == 0 || sub.count("--batch-size") == 0) {
     return ReportError("trace", InvalidArgument("--stream needs the INPUTs, --seq-len and "
@@ -187,26 +242,30 @@ int RunStreamTrace(TraceArgs& a, const CLI::App& sub) {
     if (!s.ok()) return ReportError("trace", s.status());
     steps = *s;
   }
-  Result<StreamTrace> t =
-      TraceStreamSteps(a.plan, a.stream, steps.first, steps.second, [&](uint64_t done) {
-        if (!a.quiet && done % 256 == 0) {
-          std::fprintf(stderr, "stoker trace: %llu steps\n", static_cast<unsigned long long>(done));
-        }
-      });
-  if (!t.ok()) return ReportError("trace", t.status());
-  TraceTable table(t->names, t->shard_paths);
-  Status st = table.Open(a.output);
-  for (size_t i = 0; st.ok() && i < t->rows.size(); ++i) st = table.Add(t->rows[i]);
-  if (st.ok()) st = table.Close();
-  if (!st.ok()) {
-    std::remove(a.output.c_str());
-    return ReportError("trace", st);
+  return EmitStreamTrace(
+      a, TraceStreamSteps(a.plan, a.stream, steps.first, steps.second, StreamProgress(a)));
+}
+
+// --run of a stoker.Stream's record: every rank's stream replayed over the steps.
+int RunStreamRecordTrace(const TraceArgs& a, const OpenedRun& run) {
+  std::pair<uint64_t, uint64_t> steps{0, run.recorded_steps - 1};
+  if (!a.steps.empty()) {
+    Result<std::pair<uint64_t, uint64_t>> s = ParseStepRange(a.steps);
+    if (!s.ok()) return ReportError("trace", s.status());
+    steps = *s;
+  } else if (run.recorded_steps == 0) {
+    return ReportError("trace", InvalidArgument("the run record says the run took no step yet: "
+                                                "give --steps A..B"));
   }
   if (!a.quiet) {
-    std::fprintf(stderr, "stoker trace: %llu pieces -> %s\n",
-                 static_cast<unsigned long long>(table.rows()), a.output.c_str());
+    std::fprintf(stderr,
+                 "stoker trace: replaying the stream of steps %llu..%llu (reading and "
+                 "tokenizing its inputs again)\n",
+                 static_cast<unsigned long long>(steps.first),
+                 static_cast<unsigned long long>(steps.second));
   }
-  return kExitOk;
+  return EmitStreamTrace(a,
+                         TraceStreamRun(*run.stream, steps.first, steps.second, StreamProgress(a)));
 }
 
 int RunTrace(TraceArgs& a, const CLI::App& sub) {
@@ -225,6 +284,7 @@ int RunTrace(TraceArgs& a, const CLI::App& sub) {
   if (a.stream.stream) return RunStreamTrace(a, sub);
   Result<OpenedRun> run = OpenRunOrFlags(sub, a.run, &a.plan);
   if (!run.ok()) return ReportError("trace", run.status());
+  if (run->stream) return RunStreamRecordTrace(a, *run);
   Result<std::pair<uint64_t, uint64_t>> steps = StepsOf(a, *run);
   if (!steps.ok()) return ReportError("trace", steps.status());
   std::optional<DocumentFilter> filter;
@@ -265,12 +325,8 @@ int RunTrace(TraceArgs& a, const CLI::App& sub) {
         return table.Add(RowOf(shards, seg, w));
       },
       progress);
-  if (filter && st.ok() && a.output.empty()) PrintHits(table, a.json);
-  if (st.ok()) st = table.Close();
-  if (!st.ok()) {
-    if (!a.output.empty()) std::remove(a.output.c_str());
-    return ReportError("trace", st);
-  }
+  st = FinishTable(a, filter.has_value(), st, &table);
+  if (!st.ok()) return ReportError("trace", st);
   if (!a.quiet && !a.output.empty()) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "stoker trace: steps %llu..%llu: %llu pieces -> %s (%.1f s)\n",
@@ -301,7 +357,8 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
       "--steps A..B: both included; default: the steps the record says the run took (else the\n"
       "first epoch). See docs/lineage.md.\n"
       "--stream: the DATASET arguments are raw text read by the streaming path (the stream flags\n"
-      "of `stoker explain --stream`); -o only, every rank's planner replayed step by step.\n"
+      "of `stoker explain --stream`), every rank's planner replayed step by step (reading and\n"
+      "tokenizing again); --run of a stoker.Stream's record replays it the same way.\n"
       "Example: stoker trace --run ckpt/loader_state.json --steps 120000..121500 -o spike.parquet");
   AddPlanFlags(sub, &args->plan, PlanFlagsUse::kLoader);
   sub->add_option("--run", args->run,

@@ -9,6 +9,7 @@
 #include "loader/loader_options_table.h"
 #include "plan/plan_options_table.h"
 #include "stoker/window_counter.h"
+#include "stream_run_record.h"
 
 namespace stoker::cli {
 namespace {
@@ -80,23 +81,7 @@ Result<PlanFlags> SegmentFlags(const Json& seg, const std::string& where,
                                std::vector<std::string>* names) {
   PlanFlags f;
   const Json& o = seg.value("options", Json::object());
-  if (!o.is_object()) return InvalidArgument(where + ": 'options' must be an object");
-  for (const char* key : {"seq_len", "batch_size", "world_size", "seed"}) {
-    STOKER_RETURN_IF_ERROR(Unsigned(o, key, where).status());
-  }
-  // Every option of the plan's table the record holds (a record from before a row leaves it at
-  // its default), and --long-documents: each read by its row, as its flag is.
-  OptionTable<LoaderOptions> rows = RebaseOptions<LoaderOptions>(PlanOptionTable());
-  rows.push_back(*FindOption(LoaderOptionTable(), "long_documents"));
-  for (const OptionRow<LoaderOptions>& row : rows) {
-    const std::string key(row.name);
-    if (!row.set || !o.contains(key)) continue;
-    const Json& v = o[key];
-    Status st = row.set(f.options, v.is_string() ? v.get<std::string>() : v.dump());
-    if (!st.ok()) return st.WithContext(where);
-  }
-  f.world_size = f.options.world_size;
-  f.rank = 0;
+  STOKER_RETURN_IF_ERROR(ReadRecordedOptions(o, where, &f));
   f.run_rows = o.value("run_rows", uint64_t{0});
   f.mixture_names = o.value("dataset_names", std::vector<std::string>{});
   const Json& ds = seg.value("datasets", Json::array());
@@ -133,6 +118,21 @@ void NameDatasets(OpenedRun* run) {
 
 }  // namespace
 
+Status ReadRecordedOptions(const Json& o, const std::string& where, PlanFlags* f) {
+  if (!o.is_object()) return InvalidArgument(where + ": 'options' must be an object");
+  for (const char* key : {"seq_len", "batch_size", "world_size", "seed"}) {
+    STOKER_RETURN_IF_ERROR(Unsigned(o, key, where).status());
+  }
+  // Every option of the plan's table the record holds (a record from before a row leaves it at
+  // its default), and --long-documents: each read by its row, as its flag is.
+  OptionTable<LoaderOptions> rows = RebaseOptions<LoaderOptions>(PlanOptionTable());
+  rows.push_back(*FindOption(LoaderOptionTable(), "long_documents"));
+  STOKER_RETURN_IF_ERROR(SetRecordedRows(rows, o, where, &f->options));
+  f->world_size = f->options.world_size;
+  f->rank = 0;
+  return Status::OK();
+}
+
 Result<OpenedRun> OpenRunRecord(const std::string& path) {
   std::ifstream in(path);
   if (!in) return IOError(path + ": cannot read the run record");
@@ -151,9 +151,9 @@ Result<OpenedRun> OpenRunRecord(const std::string& path) {
   if (j.value("format", "") == "stoker-loader-state") {
     if (!j.contains("run_record")) {
       return InvalidArgument(path +
-                             ": this loader state has no \"run_record\" (written by a stoker "
-                             "before run records, or by a stoker.Stream); give the datasets and "
-                             "plan flags instead of --run");
+                             ": this loader state has no \"run_record\" (save it with "
+                             "state_dict(run_record=True), or give the datasets and plan flags "
+                             "instead of --run)");
     }
     j = j["run_record"];
   }
@@ -166,6 +166,11 @@ Result<OpenedRun> OpenRunRecord(const std::string& path) {
   }
   OpenedRun run;
   run.recorded_steps = j.value("step", uint64_t{0});
+  if (IsStreamRecord(j)) {  // a stoker.Stream's: replayed, not planned (stream_run_record.h)
+    STOKER_ASSIGN_OR_RETURN(StreamRun stream, ReadStreamRunRecord(j, path));
+    run.stream = std::make_shared<const StreamRun>(std::move(stream));
+    return run;
+  }
   const Json& segments = j.value("segments", Json::array());
   if (!segments.is_array() || segments.empty()) return InvalidArgument(path + ": no segments");
   for (size_t k = 0; k < segments.size(); ++k) {

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/option_table.h"
 #include "plan/document_skips.h"
 #include "plan/plan_walk.h"
 #include "plan_flags.h"
@@ -35,16 +37,40 @@ struct RunSegment {
   std::shared_ptr<const DocumentSkips> skips;  // documents its resume state quarantines, or null
 };
 
+struct StreamRun;  // stream_run_record.h
+
 struct OpenedRun {
-  uint64_t recorded_steps = 0;  // the record's `step`: steps the run had taken (0: flags)
-  std::vector<RunSegment> segments;
-  std::vector<std::string> names;  // every dataset name of every segment, first seen first
+  uint64_t recorded_steps = 0;       // the record's `step`: steps the run had taken (0: flags)
+  std::vector<RunSegment> segments;  // empty for a stream's record
+  std::shared_ptr<const StreamRun> stream;  // a stoker.Stream's record, else null
+  std::vector<std::string> names;           // every dataset name of every segment, first seen first
 };
 
 // A run record file, or a loader state ({"format": "stoker-loader-state", ...}) that carries one
 // as "run_record". Refuses (kFailedPrecondition, naming the dataset paths) a plan whose
 // fingerprint is not the one recorded: the datasets changed since the run.
 Result<OpenedRun> OpenRunRecord(const std::string& path);
+
+// Sets every row of `table` that the JSON object `values` holds (a string as it is, any other
+// value as its JSON text), as its flag would; errors name `where` and the row.
+template <typename S>
+Status SetRecordedRows(const OptionTable<S>& table, const nlohmann::json& values,
+                       const std::string& where, S* out) {
+  if (!values.is_object()) return InvalidArgument(where + ": not an object");
+  for (const OptionRow<S>& row : table) {
+    const std::string key(row.name);
+    if (!row.set || !values.contains(key)) continue;
+    const nlohmann::json& v = values[key];
+    Status st = row.set(*out, v.is_string() ? v.get<std::string>() : v.dump());
+    if (!st.ok()) return st.WithContext(where + ": " + key);
+  }
+  return Status::OK();
+}
+
+// Reads a record's "options" (`o`: every row of the plan's option table it holds, a row missing
+// from an older record left at its default, and --long-documents) into `f` as their flags would
+// set them; `where` names the segment in errors.
+Status ReadRecordedOptions(const nlohmann::json& o, const std::string& where, PlanFlags* f);
 
 // One segment from step 0: the plan of the flags (after ExpandMixtureFlag).
 Result<OpenedRun> OpenRunFromFlags(const PlanFlags& flags);

@@ -1,34 +1,17 @@
 #include "trace_stream.h"
 
 #include <memory>
-#include <unordered_map>
 
 #include "stoker/error_policy.h"
 #include "stoker/provenance.h"
 #include "stoker/stream.h"
 
 namespace stoker::cli {
-namespace {
-
-class Interned {
- public:
-  int64_t Index(const std::string& s) {
-    auto [it, added] = index_.emplace(s, static_cast<int64_t>(values_.size()));
-    if (added) values_.push_back(s);
-    return it->second;
-  }
-  std::vector<std::string> Take() { return std::move(values_); }
-
- private:
-  std::vector<std::string> values_;
-  std::unordered_map<std::string, int64_t> index_;
-};
-
-}  // namespace
 
 Result<StreamTrace> TraceStreamSteps(const PlanFlags& plan, const StreamFlags& stream,
                                      uint64_t first, uint64_t last,
-                                     const std::function<void(uint64_t)>& progress) {
+                                     const std::function<void(uint64_t)>& progress,
+                                     const StreamStart& start) {
   STOKER_ASSIGN_OR_RETURN(PlanOptions o, BuildPlanOptions(plan));
   STOKER_ASSIGN_OR_RETURN(StreamOptions so, ToStreamOptions(stream, plan.datasets));
   std::vector<std::shared_ptr<const BatchPlanner>> planners;
@@ -40,25 +23,36 @@ Result<StreamTrace> TraceStreamSteps(const PlanFlags& plan, const StreamFlags& s
     STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const BatchPlanner> p, OpenStreamPlanner(so, lo));
     planners.push_back(std::move(p));
   }
+  if (!start.fingerprint.empty() && planners[0]->Fingerprint() != start.fingerprint) {
+    std::string inputs;
+    for (const std::string& in : plan.datasets) inputs += (inputs.empty() ? "" : ", ") + in;
+    return FailedPrecondition("the stream rebuilt from " + inputs + " has fingerprint " +
+                              planners[0]->Fingerprint() + ", the run recorded " +
+                              start.fingerprint +
+                              ": the inputs (their sizes), the tokenizer or the options are not "
+                              "those the run used");
+  }
   if (last == UINT64_MAX) {
-    STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planners[0]->StepsPerEpoch(0));
-    if (steps == 0) return InvalidArgument("the stream's first epoch has no step");
-    last = steps - 1;
+    STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planners[0]->StepsPerEpoch(start.epoch));
+    if (steps <= start.epoch_step) return InvalidArgument("the stream's epoch has no step left");
+    last = start.run_step + (steps - start.epoch_step) - 1;
   }
   const uint64_t global_batch = o.batch_size * o.world_size;
   StreamTrace out;
-  Interned names, shard_paths;
-  uint64_t epoch = 0, epoch_first = 0, done = 0;  // epoch_first: the run step of its step 0
+  StringIndex names, shard_paths;
+  // epoch_first: where `epoch` starts, in steps counted from the start's epoch (`at`).
+  uint64_t epoch = start.epoch, epoch_first = 0, done = 0;
   for (uint64_t step = first; step <= last; ++step) {
+    const uint64_t at = step - start.run_step + start.epoch_step;
     STOKER_ASSIGN_OR_RETURN(uint64_t in_epoch, planners[0]->StepsPerEpoch(epoch));
-    while (step >= epoch_first + in_epoch) {
+    while (at >= epoch_first + in_epoch) {
       if (in_epoch == 0)
         return InvalidArgument("the stream's epoch " + std::to_string(epoch) + " has no step");
       epoch_first += in_epoch;
       ++epoch;
       STOKER_ASSIGN_OR_RETURN(in_epoch, planners[0]->StepsPerEpoch(epoch));
     }
-    const uint64_t k = step - epoch_first;
+    const uint64_t k = at - epoch_first;
     for (uint32_t rank = 0; rank < o.world_size; ++rank) {
       STOKER_ASSIGN_OR_RETURN(StepProvenance p, planners[rank]->Explain({epoch, k * global_batch}));
       for (size_t r = 0; r < p.rows.size(); ++r) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "plan_flags.h"
@@ -15,16 +16,44 @@
 
 namespace stoker::cli {
 
+// Strings numbered in the order first seen (a dictionary column's values).
+class StringIndex {
+ public:
+  int64_t Index(const std::string& s) {
+    auto [it, added] = index_.emplace(s, static_cast<int64_t>(values_.size()));
+    if (added) values_.push_back(s);
+    return it->second;
+  }
+  std::vector<std::string> Take() { return std::move(values_); }
+
+ private:
+  std::vector<std::string> values_;
+  std::unordered_map<std::string, int64_t> index_;
+};
+
 struct StreamTrace {
   std::vector<std::string> names;        // the input files (the dataset column's dictionary)
   std::vector<std::string> shard_paths;  // the shard_path column's dictionary
   std::vector<TraceRow> rows;
 };
 
-// Steps [first, last] (both included, counted from the run's start across epochs); `last`
-// UINT64_MAX: to the end of epoch 0. `progress` (may be empty) after each step.
+// Where run step `run_step` is in the stream: step `epoch_step` of epoch `epoch` (the run's
+// start by default; a run record's segment that resumed elsewhere says where), and the
+// fingerprint the run recorded for its stream ("": none to check).
+struct StreamStart {
+  uint64_t run_step = 0;
+  uint64_t epoch = 0;
+  uint64_t epoch_step = 0;
+  std::string fingerprint;
+};
+
+// Steps [first, last] (both included, run steps counted on from `start` across epochs; first >=
+// start.run_step); `last` UINT64_MAX: to the end of the start's epoch. `progress` (may be empty)
+// after each step. kFailedPrecondition (naming the inputs) when the stream rebuilt from the
+// flags has another fingerprint than start.fingerprint.
 Result<StreamTrace> TraceStreamSteps(const PlanFlags& plan, const StreamFlags& stream,
                                      uint64_t first, uint64_t last,
-                                     const std::function<void(uint64_t)>& progress);
+                                     const std::function<void(uint64_t)>& progress,
+                                     const StreamStart& start = {});
 
 }  // namespace stoker::cli

@@ -486,8 +486,8 @@ class Loader:
         # started at, and the steps delivered so far.
         self._run_step = 0
         self._run_segments: list = []
-        if stream is None:
-            self._start_segment(json.loads(self._impl.state_json()))
+        self._stream_options = stream.options if stream is not None else None
+        self._start_segment(None if stream is not None else json.loads(self._impl.state_json()))
         self._token_steps = bool(tokens_per_step)
         self._metrics = self._accounting(metrics, metrics_every, specs, mixture, seq_len)
 
@@ -784,8 +784,9 @@ class Loader:
         and the checkpoint it resumed from (a world-size change, a mixture edit), and ``step``,
         the steps delivered so far. ``state_dict(run_record=True)`` carries it as
         ``"run_record"``; a ``load_state_dict`` of such a state continues it (a state without it
-        starts a new record). None for a ``stoker.Stream`` and a synthetic loader (not
-        recorded)."""
+        starts a new record). A ``stoker.Stream``'s record names its inputs and options instead
+        of datasets (the same on every rank: ``stoker trace`` replays every rank's stream). None
+        for a synthetic loader (not recorded)."""
         if not self._run_segments:
             return None
         return self._run_record(self._run_step)
@@ -794,9 +795,18 @@ class Loader:
         return {"format": RUN_RECORD_FORMAT, "version": RUN_RECORD_VERSION, "step": step,
                 "segments": [s for s in self._run_segments if s["step"] <= step]}
 
-    def _start_segment(self, resume: Dict[str, Any]) -> None:
+    def _start_segment(self, resume: Optional[Dict[str, Any]], elastic: bool = False) -> None:
         """From the current run step on, this loader's plan, continued from ``resume``."""
         o = self._options
+        if self._is_stream:  # the stream's inputs and options (python/src/stoker/_stream_record.py)
+            from ._stream_record import stream_record, stream_resume
+
+            self._add_segment({"step": self._run_step, "fingerprint": self.fingerprint,
+                               "stream": stream_record(self._stream_options, o.on_error),
+                               "options": {k: getattr(o, k) for k in _run_record_options()
+                                           if k not in ("run_rows", "dataset_names")},
+                               "resume": stream_resume(resume, elastic)})
+            return
         names = list(o.dataset_names) or [_record_path(path) for path, _ in self._datasets]
         # A mixture's state names each dataset's identity (its cursor's id: 16 hex digits over
         # its document count, lengths and shard boundaries); one dataset's is in the fingerprint.
@@ -813,6 +823,9 @@ class Loader:
                         "end_weights": list(p.end_weights)} for p in o.phases],
             "resume": resume,
         }
+        self._add_segment(segment)
+
+    def _add_segment(self, segment: Dict[str, Any]) -> None:
         # A segment that starts where the last one did replaces it (set_epoch at the start).
         if self._run_segments and self._run_segments[-1]["step"] == self._run_step:
             self._run_segments.pop()
@@ -829,6 +842,7 @@ class Loader:
         restored (bitwise the same batches).
         """
         skips = _skips_of(state)
+        elastic = False  # a stream's resume on another world size (its run record says so)
         if isinstance(state, (list, tuple)):
             plans = [plan_state_of(s) for s in state]
             if not plans:
@@ -841,6 +855,7 @@ class Loader:
                 resume = json.dumps(plans[self._rank])
             else:
                 resume = self._impl.elastic_state_json([json.dumps(p) for p in plans])
+                elastic = True
         else:
             plan_state = plan_state_of(state)
             if (self._is_stream and plan_state.get("world_size") not in (None, 0, self._world_size)
@@ -876,7 +891,7 @@ class Loader:
                 self._run_segments = list(record.get("segments", []))
             else:  # a checkpoint without a record: the record starts here
                 self._run_step, self._run_segments = 0, []
-            self._start_segment(json.loads(resume))
+            self._start_segment(json.loads(resume), elastic)
         self._moves += 1
         self._skips = skips
         self._loaded_skips = list(skips)

@@ -177,8 +177,12 @@ class Plan:
         return make_state_dict(self._impl.make_state_json(epoch, rows_consumed))
 
     def restore(self, state: Dict[str, Any], force: bool = False) -> tuple:
-        """(epoch, rows_consumed) of a checkpoint (``state_dict()`` of a Plan or a Loader);
-        ValueError if it is from another plan. A bare plan state (the ``plan_state`` inside, as
+        """(epoch, rows_consumed) where a checkpoint (``state_dict()`` of a Plan or a Loader)
+        resumes: its position, moved past the skipped steps (``stoker.edit_state(skip_steps=)``,
+        ``stoker resume-edit --skip-steps``) that the position reaches, as the Loader moves past
+        them (a skip further ahead is the caller's to jump when it gets there; quarantined
+        documents are left out by the Loader, not by ``Plan.batch``). ValueError if it is from
+        another plan, or if it drops a dataset this plan still has. A bare plan state (the ``plan_state`` inside, as
         ``Plan.state_dict`` returned before) is still read, with a DeprecationWarning."""
         from ._loader import plan_state_of
 

@@ -80,12 +80,17 @@ def write_json_atomically(path: str, obj: Any) -> None:
 def global_states(loader: Loader) -> List[Dict[str, Any]]:
     """What an adapter saves: the loader's state, which is global for datasets (one entry), and
     every rank's for a ``stoker.Stream`` (``stoker.gather_state_dicts``: a collective, so every
-    rank calls this at the same step). A dataset's state carries the run record
-    (docs/lineage.md), so that ``stoker trace --run`` reads any framework checkpoint."""
+    rank calls this at the same step). The first state carries the run record (docs/lineage.md;
+    a stream's is the same on every rank, so it is kept once), so that ``stoker trace --run``
+    reads any framework checkpoint."""
     if loader.is_stream:
         from .._stream import gather_state_dicts
 
-        return gather_state_dicts(loader)
+        states = gather_state_dicts(loader)
+        record = loader.run_record()
+        if states and record is not None:
+            states[0] = dict(states[0], run_record=record)
+        return states
     return [loader.state_dict(run_record=True)]
 
 
