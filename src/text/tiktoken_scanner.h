@@ -85,8 +85,8 @@ class TiktokenScanner {
   // follows starts no word (the prefix needs a letter after it; digits, \r and \n are no
   // prefix): numbers, punctuation and whitespace, a third of the pieces, go straight to MatchTail
   // instead of through MatchO200k's four word attempts. Returns `i` where a non-ASCII byte may
-  // decide (the general code does then).
-  size_t MatchO200kAscii(std::string_view t, size_t i) const {
+  // decide (the general code does then). Inlined into Split (a call per piece: +1.4% instructions).
+  [[gnu::always_inline]] size_t MatchO200kAscii(std::string_view t, size_t i) const {
     const size_t n = t.size();
     auto upper = [](unsigned char c) { return c - 'A' < 26u; };
     auto lower = [](unsigned char c) { return c - 'a' < 26u; };
