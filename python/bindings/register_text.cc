@@ -52,9 +52,6 @@ nb::object Encode(PyTokenizer& t, const nb::str& text, bool numpy) {
   if (!data) throw nb::python_error();
   const std::string_view utf8(data, static_cast<size_t>(size));
   std::vector<int32_t> ids;
-  // A list's ids are copied out: room for a token per 4 bytes (BPE's usual rate) saves the
-  // vector's regrowth copies. An array keeps the vector, so it grows only as needed.
-  if (!numpy) ids.reserve(utf8.size() / 4 + 16);
   Released([&] { return t.tokenizer->Encode(utf8, &ids); });
   if (!numpy) t.ints.Fill(t.tokenizer->vocab_size());
   return IdsToPython(std::move(ids), numpy, t.ints);
