@@ -73,6 +73,15 @@ def test_tekken_ids_equal_mistral_common(fams):
         assert list(tok.encode(text)) == ref.encode(text, bos=False, eos=False), text
 
 
+def test_a_tekken_file_is_refused_naming_the_conversion():
+    import mistral_common
+
+    tekken = Path(mistral_common.__file__).parent / "data" / "tekken_240718.json"
+    with pytest.raises(ValueError, match=r"tekken_240718\.json.*Mistral Tekken file.*"
+                                         r"convert_tekken_tokenizer"):
+        stoker.Tokenizer(str(tekken))
+
+
 def test_generation_copies_render_as_the_originals():
     """The reference templates only add markers: same text as the model's template."""
     env = transformers.utils.chat_template_utils._compile_jinja_template
