@@ -31,8 +31,13 @@ void BpeTokenizer::UseDummyPrefixAtStartOnly(Config* c) {
 
 void BpeTokenizer::EncodePiece(std::string_view piece, PieceCache* cache,
                                std::vector<int32_t>* ids) const {
-  LongPieceCache* long_cache = nullptr;
   if (piece.size() <= PieceCache::kMaxBytes && cache->Lookup(piece, ids)) return;
+  EncodeMissedPiece(piece, cache, ids);
+}
+
+void BpeTokenizer::EncodeMissedPiece(std::string_view piece, PieceCache* cache,
+                                     std::vector<int32_t>* ids) const {
+  LongPieceCache* long_cache = nullptr;
   if (piece.size() <= LongPieceCache::kMaxBytes) {
     // SentencePiece-style words are long in bytes (see long_piece_cache.h). Byte-level BPE's
     // pre-tokens rarely are (1% of o200k's on prose and code), but each costs 20+ pair lookups
@@ -114,7 +119,11 @@ Status BpeTokenizer::RunStages(std::string_view piece, size_t stage, bool at_sta
     return RunStages(spaced, stage + 1, at_start, ids);
   }
   if (stage + 1 == c_.stages.size()) {  // the common case: no recursion per piece
-    return s.split->Split(piece, [&](std::string_view p) { EncodePiece(p, cache, ids); });
+    // The short cache's hits (most pieces) inline: no call per piece (o200k: -3% instructions).
+    return s.split->Split(piece, [&](std::string_view p) {
+      if (p.size() <= PieceCache::kMaxBytes && cache->Lookup(p, ids)) return;
+      EncodeMissedPiece(p, cache, ids);
+    });
   }
   Status st;
   STOKER_RETURN_IF_ERROR(s.split->Split(piece, [&](std::string_view p) {

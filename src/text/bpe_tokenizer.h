@@ -88,6 +88,9 @@ class BpeTokenizer final : public Tokenizer {
   Status RunStages(std::string_view piece, size_t stage, bool at_start,
                    std::vector<int32_t>* ids) const;
   void EncodePiece(std::string_view piece, PieceCache* cache, std::vector<int32_t>* ids) const;
+  // EncodePiece after `piece` missed the short cache (or is too long for it).
+  void EncodeMissedPiece(std::string_view piece, PieceCache* cache,
+                         std::vector<int32_t>* ids) const;
   // Encodes `piece` cut around the model's isolated characters, each part through the caches;
   // false (nothing appended) when it has none.
   bool EncodeAroundIsolated(std::string_view piece, PieceCache* cache,

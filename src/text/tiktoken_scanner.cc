@@ -163,7 +163,7 @@ size_t TiktokenScanner::MatchCl100k(std::string_view t, size_t i) const {
 //   U+W*C?  the whole run of U (at least one), then the run of W after it.
 size_t TiktokenScanner::MatchO200k(std::string_view t, size_t i) const {
   const size_t n = t.size();
-  if (const size_t end = MatchO200kAsciiWord(t, i); end != i) return end;
+  if (const size_t end = MatchO200kAscii(t, i); end != i) return end;
   size_t len;
   auto run = [&](size_t p, uint8_t mask) {
     while (p < n && (ClassAt(t, p, &len) & mask)) p += len;

@@ -39,13 +39,13 @@ class TiktokenScanner {
   // The end of the pre-token that starts at `pos` (< text.size()) of valid UTF-8 `text`.
   size_t Match(std::string_view text, size_t pos) const;
 
-  // o200k's ASCII words are tried inline first (most of its pieces in prose and code: two calls
-  // fewer per piece, 3-4 instructions of every 69 a byte).
+  // o200k's pieces that start in ASCII are tried inline first (most of its pieces in prose and
+  // code: words inline, and numbers, punctuation and whitespace straight to MatchTail).
   template <typename Fn>
   void Split(std::string_view text, Fn&& fn) const {
     const bool o200k = pattern_ == Pattern::kO200k;
     for (size_t pos = 0; pos < text.size();) {
-      size_t end = o200k ? MatchO200kAsciiWord(text, pos) : pos;
+      size_t end = o200k ? MatchO200kAscii(text, pos) : pos;
       if (end == pos) end = Match(text, pos);
       fn(text.substr(pos, end - pos));
       pos = end;
@@ -77,25 +77,29 @@ class TiktokenScanner {
   uint8_t ClassAtNonAscii(std::string_view text, size_t pos, size_t* len) const;
   size_t MatchCl100k(std::string_view text, size_t pos) const;  // cl100k and Llama 3
   size_t MatchO200k(std::string_view text, size_t pos) const;
-  // An ASCII word at `i` (with an optional ASCII prefix), most of o200k's pieces in prose and
-  // code: [A-Z]*[a-z]* after the prefix, at least one letter, then an ASCII byte or the end. In
-  // ASCII, U is [A-Z] and W is [a-z] (no Lm, Lo or M), so both word alternatives end where the
-  // lower-case run ends (U*W+ when there is one, else U+W* over the upper-case run), with the
-  // contraction after it. Returns `i` when the text is not such a word (the general code decides
-  // then).
-  size_t MatchO200kAsciiWord(std::string_view t, size_t i) const {
+  // A piece that starts in ASCII at `i`. An ASCII word (with an optional ASCII prefix), most of
+  // o200k's pieces in prose and code: [A-Z]*[a-z]* after the prefix, at least one letter, then
+  // an ASCII byte or the end. In ASCII, U is [A-Z] and W is [a-z] (no Lm, Lo or M), so both word
+  // alternatives end where the lower-case run ends (U*W+ when there is one, else U+W* over the
+  // upper-case run), with the contraction after it. An ASCII non-letter that no ASCII letter
+  // follows starts no word (the prefix needs a letter after it; digits, \r and \n are no
+  // prefix): numbers, punctuation and whitespace, a third of the pieces, go straight to MatchTail
+  // instead of through MatchO200k's four word attempts. Returns `i` where a non-ASCII byte may
+  // decide (the general code does then). Inlined into Split (a call per piece: +1.4% instructions).
+  [[gnu::always_inline]] size_t MatchO200kAscii(std::string_view t, size_t i) const {
     const size_t n = t.size();
     auto upper = [](unsigned char c) { return c - 'A' < 26u; };
     auto lower = [](unsigned char c) { return c - 'a' < 26u; };
     size_t p = i;
     const auto c0 = static_cast<unsigned char>(t[p]);
     if (c0 >= 0x80) return i;
-    if (!upper(c0) && !lower(c0)) {  // the prefix [^\r\n\p{L}\p{N}]
-      if ((classes_[c0] & kNumber) || c0 == '\r' || c0 == '\n') return i;
-      if (++p == n ||
-          !(upper(static_cast<unsigned char>(t[p])) || lower(static_cast<unsigned char>(t[p])))) {
-        return i;
+    if (!upper(c0) && !lower(c0)) {  // the prefix [^\r\n\p{L}\p{N}], or no word at all
+      if ((classes_[c0] & kNumber) || c0 == '\r' || c0 == '\n' || ++p == n) {
+        return MatchTail(t, i, classes_[c0], 1);
       }
+      const auto c1 = static_cast<unsigned char>(t[p]);
+      if (c1 >= 0x80) return i;  // perhaps a letter: the general code
+      if (!upper(c1) && !lower(c1)) return MatchTail(t, i, classes_[c0], 1);
     }
     while (p < n && upper(static_cast<unsigned char>(t[p]))) ++p;
     while (p < n && lower(static_cast<unsigned char>(t[p]))) ++p;

@@ -191,6 +191,13 @@ Result<std::unique_ptr<BpeTokenizer>> FromJson(const Json& j, std::string_view j
   if (j.contains("truncation") && !j["truncation"].is_null()) {
     return f.Fail("truncation", "is set; stoker tokenizes whole documents (set it to null)");
   }
+  if (!j.contains("model") && j.contains("config") && j.contains("vocab")) {
+    return f.Fail("top level",
+                  "is a Mistral Tekken file ('config' and 'vocab', no 'model'), which stoker does "
+                  "not read; convert it with transformers: convert_tekken_tokenizer(path)"
+                  ".save_pretrained(DIR, save_format=\"hf\") (transformers.integrations.mistral."
+                  "tokenizer), then use DIR/tokenizer.json");
+  }
   BpeTokenizer::Config c;
   uint64_t model_size = 0;
   JsonVocab dom_vocab(origin);

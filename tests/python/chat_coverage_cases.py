@@ -222,6 +222,24 @@ def mistral_small_layout_dir(dest):
     return write_sp_config(dest, "mistral_small_3_2.jinja", control)
 
 
+def tekken_nemo_dir(dest):
+    """Mistral Nemo's real Tekken vocabulary (tekken_240718.json, which mistral-common ships) as
+    the tokenizer.json that transformers' convert_tekken_tokenizer makes of it (stoker reads no
+    tekken.json itself), with Mistral Nemo's template
+    (tests/data/chat_templates/mistral_nemo.jinja); returns it."""
+    import mistral_common
+    from transformers.integrations.mistral.tokenizer import convert_tekken_tokenizer
+
+    tekken = Path(mistral_common.__file__).parent / "data" / "tekken_240718.json"
+    convert_tekken_tokenizer(str(tekken)).save_pretrained(str(dest), save_format="hf")
+    template = (TEMPLATES / "mistral_nemo.jinja").read_text(encoding="utf-8")
+    (dest / "chat_template.jinja").write_text(template, encoding="utf-8")
+    config = json.loads((dest / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["chat_template"] = template
+    (dest / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return dest
+
+
 def gemma_layout_dir(dest, strip=False):
     """A model directory with a Gemma-layout tokenizer.json (see the module docstring) and
     Gemma's template; returns it. `strip`: tokenizers' Strip normalizer (both ends) before its
@@ -272,6 +290,7 @@ def families(root):
     hermes_gen = root / "hermes3_generation.jinja"
     hermes_gen.write_text(hermes3_generation_template(), encoding="utf-8")
     mistral_small = mistral_small_layout_dir(root / "mistral-small-3.2")
+    nemo = tekken_nemo_dir(root / "mistral-nemo-tekken")
     return [
         ("qwen2.5 (NFC, <tool_call>)", qwen, None, qwen_gen, {}),
         ("llama3.1 (JSON, <|python_tag|>)", llama, None, llama_gen, LLAMA_VARS),
@@ -281,6 +300,8 @@ def families(root):
         ("phi-3 (Prepend, byte fallback)", PHI3, None, "rule", {}),
         ("hermes-3 tool use (<tool_call>)", hermes, None, hermes_gen, {"tools": TOOLS}),
         ("mistral-small-3.2 ([TOOL_CALLS] [CALL_ID] [ARGS])", mistral_small, None, "rule", {}),
+        ("mistral-nemo on its Tekken vocabulary (converted by transformers)", nemo, None, "rule",
+         {}),
     ]
 
 

@@ -4,14 +4,17 @@ from Llama 2's real vocabulary (Replace normalizer, byte fallback, runs of "▁"
 also behind tokenizers' Strip normalizer),
 every conversation transformers renders (indented code, runs of spaces and tabs, decomposed and
 composed Unicode, CJK, emoji, repeated messages, empty system prompts, tool calls and results) is
-packed with transformers' ids (also Hermes 3's and Mistral-Small-3.2's real tool-use templates), and its mask equals transformers' `return_assistant_tokens_mask` on
-the template with `{% generation %}` markers around assistant output (Gemma: docs/chat.md's rule
+packed with transformers' ids (also Hermes 3's and Mistral-Small-3.2's real tool-use templates,
+and Mistral Nemo's template on its real Tekken vocabulary as transformers converts it, whose
+ids also equal mistral-common's), and its mask equals transformers'
+`return_assistant_tokens_mask` on the template with `{% generation %}` markers around assistant output (Gemma: docs/chat.md's rule
 on `tokenizers`' offsets). The refusals this replaced each have a test here: Gemma's runs of
 spaces (`token 5 ("▁▁") is not at byte 26`), Qwen's decomposed characters, Llama 3.1's
 built-in tool call (`no end-of-turn token (<|eot_id|>) closes message 1`); and a conversation that
 stoker still cannot align is a plain ValueError, and a counted skip under --on-error skip."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -34,7 +37,8 @@ def family_names():
     return ["qwen2.5 (NFC, <tool_call>)", "llama3.1 (JSON, <|python_tag|>)",
             "gemma layout + gemma", "gemma layout + gemma3",
             "gemma layout, Strip normalizer + gemma", "phi-3 (Prepend, byte fallback)",
-            "hermes-3 tool use (<tool_call>)", "mistral-small-3.2 ([TOOL_CALLS] [CALL_ID] [ARGS])"]
+            "hermes-3 tool use (<tool_call>)", "mistral-small-3.2 ([TOOL_CALLS] [CALL_ID] [ARGS])",
+            "mistral-nemo on its Tekken vocabulary (converted by transformers)"]
 
 
 @pytest.mark.parametrize("family", family_names())
@@ -49,6 +53,33 @@ def test_every_rendered_conversation_is_packed_exactly(fams, family):
         assert packed, (name, detail)
         assert ids_equal, name
         assert masks_equal, name
+
+
+def test_tekken_ids_equal_mistral_common(fams):
+    """Mistral Nemo's real Tekken file through transformers' converter: stoker's ids of every
+    message text of the coverage conversations (code, runs of spaces and tabs, decomposed
+    Unicode, CJK, emoji) equal mistral-common's own Tekkenizer's."""
+    tekken = pytest.importorskip("mistral_common.tokens.tokenizers.tekken")
+    import mistral_common
+
+    model_dir = fams["mistral-nemo on its Tekken vocabulary (converted by transformers)"][1]
+    ref = tekken.Tekkenizer.from_file(
+        str(Path(mistral_common.__file__).parent / "data" / "tekken_240718.json"))
+    tok = stoker.Tokenizer(str(model_dir / "tokenizer.json"))
+    texts = {m["content"] for _, messages, _, _ in conversations() for m in messages
+             if isinstance(m.get("content"), str) and m["content"]}
+    assert len(texts) >= 20
+    for text in sorted(texts):
+        assert list(tok.encode(text)) == ref.encode(text, bos=False, eos=False), text
+
+
+def test_a_tekken_file_is_refused_naming_the_conversion():
+    import mistral_common
+
+    tekken = Path(mistral_common.__file__).parent / "data" / "tekken_240718.json"
+    with pytest.raises(ValueError, match=r"tekken_240718\.json.*Mistral Tekken file.*"
+                                         r"convert_tekken_tokenizer"):
+        stoker.Tokenizer(str(tekken))
 
 
 def test_generation_copies_render_as_the_originals():
