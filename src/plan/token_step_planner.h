@@ -47,7 +47,7 @@ class TokenStepPlanner : public BatchPlanner {
   Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override;
   std::string Fingerprint() const override;
   // Batches (microbatches) of this rank from `pos` to its epoch's end: walks the steps left.
-  Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const;
+  Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const override;
 
   // The step that holds `pos` (computed or cached) and its index in the epoch.
   struct Located {

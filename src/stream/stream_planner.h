@@ -55,6 +55,12 @@ class StreamPlanner final : public BatchPlanner {
 
   uint64_t steps_per_epoch(uint64_t epoch) const;
   Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override { return steps_per_epoch(epoch); }
+  // Whole steps of every rank from its epoch's start: the epoch's steps less those before `pos`.
+  Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const override {
+    STOKER_ASSIGN_OR_RETURN(const uint64_t steps, StepsPerEpoch(pos.epoch));
+    const uint64_t done = StepOf(pos);
+    return steps > done ? steps - done : uint64_t{0};
+  }
   std::string Fingerprint() const override { return fingerprint_; }
   // Elastic resume (elastic.cc, docs/streaming.md): from the states of every rank of another
   // world (or batch size), all at the same step, the state that continues this rank: the epoch's
