@@ -18,6 +18,7 @@
 #include "loader/remote_options.h"
 #include "plan/plan_batch_planner.h"
 #include "plan/token_step_planner.h"
+#include "plan/token_steps_mixture.h"
 #include "stoker/loader.h"
 
 namespace stoker {
@@ -134,14 +135,21 @@ Result<std::unique_ptr<loader::PieceLookAhead>> ReadPiecesAhead(
   return std::make_unique<loader::PieceLookAhead>(std::move(prefetchers), *readers);
 }
 
-// Steps counted in tokens (tokens_per_step > 0): one dataset, the trained targets of a piece from
-// its loss mask for chat data (the step's global_trained_tokens).
-TokenStepPlanner::TrainedTargets TrainedTargetsOf(std::shared_ptr<const DocumentReader> reader) {
-  if (!reader->has_loss_mask()) return nullptr;
-  return [reader](const RowPiece& p) -> Result<uint64_t> {
+// Steps counted in tokens (tokens_per_step > 0): the trained targets of a piece from its
+// dataset's loss mask for chat data (the step's global_trained_tokens); null when no dataset has
+// one (the planner counts targets within each document).
+TokenStepPlanner::TrainedTargets TrainedTargetsOf(
+    std::vector<std::shared_ptr<const DocumentReader>> readers) {
+  if (std::none_of(readers.begin(), readers.end(),
+                   [](const auto& r) { return r->has_loss_mask(); })) {
+    return nullptr;
+  }
+  return [readers](const RowPiece& p) -> Result<uint64_t> {
+    const std::shared_ptr<const DocumentReader>& reader = readers[p.dataset];
     const uint64_t length = reader->FindDocumentLength(p.document).value_or(p.offset + p.length);
     const uint64_t end = std::min(length, p.offset + p.length + 1);  // targets [offset + 1, end)
     if (end <= p.offset + 1) return uint64_t{0};
+    if (!reader->has_loss_mask()) return end - p.offset - 1;
     std::vector<uint8_t> mask(end - p.offset - 1);
     STOKER_RETURN_IF_ERROR(
         reader->ReadLossMask(p.document, p.offset + 1, mask.size(), mask.data())
@@ -168,7 +176,7 @@ Result<TokenStepsOpen> PrepareTokenSteps(const LoaderOptions& options, PlanDatas
   STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
   STOKER_ASSIGN_OR_RETURN(
       std::unique_ptr<TokenStepPlanner> owned,
-      TokenStepPlanner::Create(dataset.lengths, plan_options, nullptr, TrainedTargetsOf(reader)));
+      TokenStepPlanner::Create(dataset.lengths, plan_options, nullptr, TrainedTargetsOf({reader})));
   TokenStepsOpen out;
   out.planner = std::move(owned);
   if (resume != nullptr) {
@@ -179,6 +187,37 @@ Result<TokenStepsOpen> PrepareTokenSteps(const LoaderOptions& options, PlanDatas
   // Every batch is one microbatch: one row of the microbatch budget.
   out.engine_options = options;
   out.engine_options.seq_len = out.planner->steps().budget();
+  out.engine_options.batch_size = 1;
+  return out;
+}
+
+// Steps counted in tokens over a mixture (plan/token_steps_mixture.h): the mixture's row plan
+// decides the documents, the token-step windows cut its rows; an edited mixture continues.
+Result<TokenStepsOpen> PrepareMixtureTokenSteps(
+    const LoaderOptions& options, std::vector<PlanDataset> datasets, std::vector<std::string> names,
+    const std::vector<std::shared_ptr<const DocumentReader>>& readers, const PlanState* resume) {
+  if (options.cross_document_targets) {
+    return InvalidArgument(
+        "loader: tokens_per_step does not go with cross_document_targets (a step's trained "
+        "tokens are counted within documents)");
+  }
+  STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
+  if (plan_options.dataset_names.empty()) plan_options.dataset_names = std::move(names);
+  Result<MixtureTokenSteps> opened = OpenMixtureTokenSteps(
+      std::move(datasets), plan_options, resume, TrainedTargetsOf(readers), SharedWindowCounter());
+  if (!opened.ok()) {
+    return resume == nullptr ? opened.status().WithContext("loader")
+                             : opened.status().WithContext("loader: resuming the checkpoint");
+  }
+  if (!opened->summary.empty()) {
+    std::fprintf(stderr, "stoker: the checkpoint's mixture differs from this one; continuing:\n%s",
+                 opened->summary.c_str());
+  }
+  TokenStepsOpen out;
+  out.planner = opened->planner;
+  out.start = opened->start;
+  out.engine_options = options;
+  out.engine_options.seq_len = opened->planner->steps().budget();
   out.engine_options.batch_size = 1;
   return out;
 }
@@ -199,11 +238,6 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   // datasets share one cache, so each fits only in what the ones before it left.
   uint64_t claimed = 0;
   const bool token_steps = options.tokens_per_step > 0;
-  if (token_steps && datasets.size() != 1) {
-    return InvalidArgument("loader: tokens_per_step takes one dataset (" +
-                           std::to_string(datasets.size()) +
-                           " given): steps counted in tokens over a mixture are not built yet");
-  }
   // Steps counted in tokens: a document longer than a microbatch is what long_documents treats.
   const uint64_t row_len = !token_steps ? options.seq_len
                            : options.max_tokens_per_microbatch > 0
@@ -241,6 +275,14 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     sources.push_back(std::move(source));
   }
   STOKER_RETURN_IF_ERROR(CheckSameTokenizer(sources, paths).WithContext("loader"));
+  if (token_steps && plan_datasets.size() > 1) {
+    std::vector<std::string> names;
+    for (const std::string& p : paths) names.push_back(CursorName(p));
+    STOKER_ASSIGN_OR_RETURN(TokenStepsOpen t,
+                            PrepareMixtureTokenSteps(options, std::move(plan_datasets),
+                                                     std::move(names), readers, resume));
+    return OpenEngine(std::move(t.planner), std::move(readers), t.engine_options, t.start);
+  }
   if (token_steps) {
     STOKER_ASSIGN_OR_RETURN(
         TokenStepsOpen t,

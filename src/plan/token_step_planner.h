@@ -62,9 +62,15 @@ class TokenStepPlanner : public BatchPlanner {
     return {epoch, (first << kMicrobatchBits) | microbatch};
   }
 
- private:
+ protected:
+  // A planner of `steps` (a mixture's: token_steps_mixture.h); call CheckFirstStep after.
   TokenStepPlanner(std::unique_ptr<plan::TokenSteps> steps,
                    std::function<std::string()> fingerprint, TrainedTargets trained);
+  // kInvalidArgument when the step at position `first` of `epoch` holds no token (nothing to
+  // plan).
+  Status CheckFirstStep(uint64_t epoch = 0, uint64_t first = 0) const;
+
+ private:
   Result<uint64_t> TrainedOf(const plan::TokenStep& step) const;
 
   std::unique_ptr<plan::TokenSteps> steps_;
