@@ -6,6 +6,8 @@
 
 #include "cli_common.h"
 #include "plan/token_step_planner.h"
+#include "plan/token_steps_mixture.h"
+#include "stoker/window_counter.h"
 
 namespace stoker::cli {
 namespace {
@@ -76,12 +78,18 @@ int PrintTokenStepStats(const plan::TokenSteps& steps, uint64_t epoch, uint64_t 
 
 int RunTokenStepPlan(const PlanOptions& options, const std::vector<PlanDataset>& datasets,
                      uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json) {
-  if (datasets.size() != 1) {
-    return ReportError("plan", InvalidArgument("--tokens-per-step takes one dataset (" +
-                                               std::to_string(datasets.size()) + " given)"));
-  }
-  Result<std::unique_ptr<TokenStepPlanner>> planner =
-      TokenStepPlanner::Create(datasets[0].lengths, options);
+  // A mixture: its row plan decides the documents, the windows cut its rows.
+  auto open = [&]() -> Result<std::shared_ptr<const TokenStepPlanner>> {
+    if (datasets.size() == 1) {
+      STOKER_ASSIGN_OR_RETURN(auto one, TokenStepPlanner::Create(datasets[0].lengths, options));
+      return std::shared_ptr<const TokenStepPlanner>(std::move(one));
+    }
+    STOKER_ASSIGN_OR_RETURN(
+        MixtureTokenSteps mixed,
+        OpenMixtureTokenSteps(datasets, options, nullptr, nullptr, SharedWindowCounter()));
+    return std::shared_ptr<const TokenStepPlanner>(std::move(mixed.planner));
+  };
+  Result<std::shared_ptr<const TokenStepPlanner>> planner = open();
   if (!planner.ok()) return ReportError("plan", planner.status());
   if (stats)
     return PrintTokenStepStats((*planner)->steps(), epoch, steps.value_or(kStatsSteps), json);
