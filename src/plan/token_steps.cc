@@ -77,6 +77,9 @@ class DocumentStepOrder final : public StepOrder {
     return lengths_->length(document);
   }
   std::string name() const override { return "the dataset " + lengths_->name; }
+  uint64_t RunPosition(uint64_t epoch, uint64_t first) const override {
+    return epoch * lengths_->num_documents() + first;
+  }
 
  private:
   std::shared_ptr<const DatasetLengths> lengths_;
@@ -111,8 +114,8 @@ Row TokenStep::RowOf(uint32_t rank, uint32_t microbatch) const {
 }
 
 TokenSteps::TokenSteps(std::shared_ptr<const StepOrder> order, const PlanOptions& options,
-                       CostModel cost)
-    : order_(std::move(order)), options_(options), cost_(cost) {
+                       CostModel cost, StepBudget schedule)
+    : order_(std::move(order)), options_(options), cost_(cost), schedule_(std::move(schedule)) {
   budget_ =
       options.max_tokens_per_microbatch > 0 ? options.max_tokens_per_microbatch : options.seq_len;
   options_text_ = "tokens_per_step=" + std::to_string(options.tokens_per_step) +
@@ -122,6 +125,12 @@ TokenSteps::TokenSteps(std::shared_ptr<const StepOrder> order, const PlanOptions
                   " cost=" + TokenCostText(cost.a) + "," + TokenCostText(cost.b) + "," +
                   TokenCostText(cost.c) + " seed=" + std::to_string(options.seed) +
                   " shuffle=" + std::string(ShuffleModeName(options.shuffle));
+  if (!schedule_.empty()) options_text_ += " tokens_per_step_schedule=" + schedule_.Text();
+}
+
+uint64_t TokenSteps::StepTokensAt(uint64_t epoch, uint64_t first) const {
+  return schedule_.empty() ? options_.tokens_per_step
+                           : schedule_.TokensAt(order_->RunPosition(epoch, first));
 }
 
 Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(
@@ -136,7 +145,8 @@ Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(
 }
 
 Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(std::shared_ptr<const StepOrder> order,
-                                                       const PlanOptions& options) {
+                                                       const PlanOptions& options,
+                                                       StepBudget budget) {
   if (order == nullptr) return InvalidArgument("tokens_per_step: no order to cut into steps");
   if (options.tokens_per_step == 0) return InvalidArgument("tokens_per_step must be > 0");
   if (options.microbatches == 0 || options.microbatches >= 65536) {
@@ -163,13 +173,14 @@ Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(std::shared_ptr<const Ste
           "directory or its config.json, or numbers 'a,b'), or balance='tokens'");
     }
   }
-  return std::unique_ptr<TokenSteps>(new TokenSteps(std::move(order), options, cost));
+  return std::unique_ptr<TokenSteps>(
+      new TokenSteps(std::move(order), options, cost, std::move(budget)));
 }
 
 Result<TokenStep> TokenSteps::StepAt(uint64_t epoch, uint64_t first, uint32_t ranks) const {
   TokenStep step;
   step.first = first;
-  STOKER_ASSIGN_OR_RETURN(step.end, order_->Take(epoch, first, options_.tokens_per_step, budget_,
+  STOKER_ASSIGN_OR_RETURN(step.end, order_->Take(epoch, first, StepTokensAt(epoch, first), budget_,
                                                  &step.pieces, &step.tokens));
   if (step.pieces.size() >= (uint64_t{1} << 32)) {
     return InvalidArgument("tokens_per_step: a step of more than 2^32 documents");

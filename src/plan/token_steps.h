@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "plan/slot_assignment.h"
+#include "plan/step_budget.h"
 #include "stoker/plan.h"
 
 namespace stoker::plan {
@@ -47,6 +48,8 @@ class StepOrder {
   virtual uint64_t DocumentLength(uint32_t dataset, uint64_t document) const = 0;
   // What error messages call it ("the dataset NAME", "the mixture of N datasets").
   virtual std::string name() const = 0;
+  // Position `first` of `epoch` counted over the whole run (what a StepBudget's phases count).
+  virtual uint64_t RunPosition(uint64_t epoch, uint64_t first) const = 0;
 };
 
 class TokenSteps {
@@ -55,9 +58,12 @@ class TokenSteps {
   // (no microbatch budget, microbatches >= 65536, an invalid step_cost).
   static Result<std::unique_ptr<TokenSteps>> Create(std::shared_ptr<const DatasetLengths> lengths,
                                                     const PlanOptions& options);
-  // Any order of units (a mixture's: token_steps_mixture.h), with the same checks of `options`.
+  // Any order of units (a mixture's: token_steps_mixture.h), with the same checks of `options`;
+  // a non-empty `budget` sets each step's tokens in place of options.tokens_per_step (a
+  // batch-size schedule, step_budget.h; in options_text() as tokens_per_step_schedule=...).
   static Result<std::unique_ptr<TokenSteps>> Create(std::shared_ptr<const StepOrder> order,
-                                                    const PlanOptions& options);
+                                                    const PlanOptions& options,
+                                                    StepBudget budget = {});
 
   // The step whose window starts at position `first` of `epoch`'s order (empty when no token is
   // left from there: the epoch's end), dealt to `ranks` (0: options().world_size).
@@ -72,6 +78,9 @@ class TokenSteps {
   double FixedRowsImbalance(const TokenStep& step) const;
 
   uint64_t budget() const { return budget_; }
+  // The tokens of the step whose window starts at position `first` of `epoch`.
+  uint64_t StepTokensAt(uint64_t epoch, uint64_t first) const;
+  const StepBudget& schedule() const { return schedule_; }
   const PlanOptions& options() const { return options_; }
   const CostModel& cost() const { return cost_; }
   const StepOrder& order() const { return *order_; }
@@ -80,13 +89,15 @@ class TokenSteps {
   const std::string& options_text() const { return options_text_; }
 
  private:
-  TokenSteps(std::shared_ptr<const StepOrder> order, const PlanOptions& options, CostModel cost);
+  TokenSteps(std::shared_ptr<const StepOrder> order, const PlanOptions& options, CostModel cost,
+             StepBudget schedule);
   // The pieces of *step into slots of `ranks` ranks, and its imbalance.
   Status Assign(TokenStep* step, uint32_t ranks) const;
   std::shared_ptr<const StepOrder> order_;
   PlanOptions options_;
   CostModel cost_;
   uint64_t budget_ = 0;
+  StepBudget schedule_;
   std::string options_text_;
 };
 

@@ -51,14 +51,21 @@ PlanOptions MixtureRowOptions(const PlanOptions& options) {
 
 MixtureTokenStepPlanner::MixtureTokenStepPlanner(std::unique_ptr<plan::TokenSteps> steps,
                                                  std::shared_ptr<const Plan> plan,
-                                                 TrainedTargets trained)
+                                                 TrainedTargets trained, std::string schedule)
     : TokenStepPlanner(
-          std::move(steps), [plan] { return plan->fingerprint(); }, std::move(trained)),
+          std::move(steps),
+          // A batch-size schedule changes every step after its first change: in the fingerprint.
+          [plan, schedule] {
+            return schedule.empty() ? plan->fingerprint()
+                                    : plan->fingerprint() + "-steps-" + schedule;
+          },
+          std::move(trained)),
       plan_(std::move(plan)) {}
 
 Result<std::unique_ptr<MixtureTokenStepPlanner>> MixtureTokenStepPlanner::Create(
     std::shared_ptr<const Plan> plan, std::vector<std::shared_ptr<const DatasetLengths>> lengths,
-    const PlanOptions& options, TrainedTargets trained, PlanPosition first) {
+    const PlanOptions& options, TrainedTargets trained, PlanPosition first,
+    plan::StepBudget budget) {
   if (plan == nullptr || plan->num_datasets() != lengths.size()) {
     return InvalidArgument("tokens_per_step: a mixture's row plan and its datasets' lengths");
   }
@@ -68,9 +75,9 @@ Result<std::unique_ptr<MixtureTokenStepPlanner>> MixtureTokenStepPlanner::Create
   STOKER_ASSIGN_OR_RETURN(
       std::unique_ptr<plan::TokenSteps> steps,
       plan::TokenSteps::Create(std::make_shared<const MixtureStepOrder>(plan, std::move(lengths)),
-                               token_options));
-  std::unique_ptr<MixtureTokenStepPlanner> planner(
-      new MixtureTokenStepPlanner(std::move(steps), std::move(plan), std::move(trained)));
+                               token_options, budget));
+  std::unique_ptr<MixtureTokenStepPlanner> planner(new MixtureTokenStepPlanner(
+      std::move(steps), std::move(plan), std::move(trained), budget.Text()));
   STOKER_RETURN_IF_ERROR(planner->CheckFirstStep(first.epoch, first.rows_consumed));
   return planner;
 }
@@ -88,7 +95,8 @@ PlanState MixtureTokenStepPlanner::MakeState(const PlanPosition& pos) const {
 Result<MixtureTokenSteps> OpenMixtureTokenSteps(std::vector<PlanDataset> datasets,
                                                 const PlanOptions& options, const PlanState* resume,
                                                 TokenStepPlanner::TrainedTargets trained,
-                                                std::shared_ptr<const WindowCounter> counter) {
+                                                std::shared_ptr<const WindowCounter> counter,
+                                                plan::StepBudget budget) {
   if (options.tokens_per_step == 0) return InvalidArgument("tokens_per_step must be > 0");
   std::vector<std::shared_ptr<const DatasetLengths>> lengths;
   for (const PlanDataset& d : datasets) lengths.push_back(d.lengths);
@@ -97,12 +105,14 @@ Result<MixtureTokenSteps> OpenMixtureTokenSteps(std::vector<PlanDataset> dataset
       Plan::Create(std::move(datasets), MixtureRowOptions(options), std::move(counter)));
   std::shared_ptr<const Plan> plan(std::move(owned));
   MixtureTokenSteps out;
-  const bool edited = resume != nullptr && resume->fingerprint != plan->fingerprint() &&
+  STOKER_ASSIGN_OR_RETURN(
+      std::shared_ptr<const MixtureTokenStepPlanner> probe,
+      MixtureTokenStepPlanner::Create(plan, lengths, options, trained, {}, budget));
+  const bool edited = resume != nullptr && resume->fingerprint != probe->Fingerprint() &&
                       !resume->datasets.empty() &&
                       resume->stream.rfind("token_steps step=", 0) == 0;
   if (!edited) {
-    STOKER_ASSIGN_OR_RETURN(out.planner,
-                            MixtureTokenStepPlanner::Create(plan, lengths, options, trained));
+    out.planner = std::move(probe);
     if (resume != nullptr) {
       STOKER_ASSIGN_OR_RETURN(out.start, out.planner->RestorePosition(*resume));
     }
@@ -110,8 +120,6 @@ Result<MixtureTokenSteps> OpenMixtureTokenSteps(std::vector<PlanDataset> dataset
   }
   // An edited mixture (docs/plan.md, "Edits on resume"): the token options must be the
   // checkpoint's; the windows go on from the checkpoint's step in the continued row plan.
-  STOKER_ASSIGN_OR_RETURN(auto probe,
-                          MixtureTokenStepPlanner::Create(plan, lengths, options, trained));
   const std::string differ =
       plan::OptionsThatDiffer(resume->options, probe->steps().options_text());
   if (!differ.empty()) {
@@ -133,7 +141,7 @@ Result<MixtureTokenSteps> OpenMixtureTokenSteps(std::vector<PlanDataset> dataset
   std::shared_ptr<const Plan> continued_plan(std::move(continued.plan));
   STOKER_ASSIGN_OR_RETURN(out.planner,
                           MixtureTokenStepPlanner::Create(continued_plan, lengths, options, trained,
-                                                          continued.position));
+                                                          continued.position, budget));
   PlanState at = *resume;
   at.fingerprint = out.planner->Fingerprint();
   at.position =

@@ -33,6 +33,10 @@ class MixtureStepOrder final : public plan::StepOrder {
     return lengths_[dataset]->length(document);
   }
   std::string name() const override;
+  // The global row (a mixture's epochs have a fixed row count).
+  uint64_t RunPosition(uint64_t epoch, uint64_t first) const override {
+    return epoch * plan_->rows_in_epoch(epoch) + first;
+  }
   const Plan& plan() const { return *plan_; }
 
  private:
@@ -47,10 +51,12 @@ PlanOptions MixtureRowOptions(const PlanOptions& options);
 class MixtureTokenStepPlanner final : public TokenStepPlanner {
  public:
   // `plan`: a row plan made with MixtureRowOptions(options), or one continued after an edit
-  // (its rows start at `first`, the continued position).
+  // (its rows start at `first`, the continued position). `budget`: a batch-size schedule over
+  // global rows (step_budget.h; empty: options.tokens_per_step), in the fingerprint.
   static Result<std::unique_ptr<MixtureTokenStepPlanner>> Create(
       std::shared_ptr<const Plan> plan, std::vector<std::shared_ptr<const DatasetLengths>> lengths,
-      const PlanOptions& options, TrainedTargets trained = nullptr, PlanPosition first = {});
+      const PlanOptions& options, TrainedTargets trained = nullptr, PlanPosition first = {},
+      plan::StepBudget budget = {});
   // TokenStepPlanner's state with the row plan's cursors at the step's first row (global_row,
   // datasets, stream_options, origin).
   PlanState MakeState(const PlanPosition& pos) const override;
@@ -58,7 +64,7 @@ class MixtureTokenStepPlanner final : public TokenStepPlanner {
 
  private:
   MixtureTokenStepPlanner(std::unique_ptr<plan::TokenSteps> steps, std::shared_ptr<const Plan> plan,
-                          TrainedTargets trained);
+                          TrainedTargets trained, std::string schedule);
   std::shared_ptr<const Plan> plan_;
 };
 
@@ -74,10 +80,11 @@ struct MixtureTokenSteps {
 // as TokenStepPlanner says); one of an edited mixture (its fingerprint differs, it carries
 // cursors) continues every dataset where it stopped (Plan::ContinueFrom) from its step's first
 // microbatch. Refused, naming what differs: other token options, a checkpoint in the middle of
-// a step into an edited mixture, and whatever ContinueFrom refuses.
+// a step into an edited mixture, and whatever ContinueFrom refuses (a checkpoint of another
+// `budget` schedule: naming tokens_per_step_schedule).
 Result<MixtureTokenSteps> OpenMixtureTokenSteps(
     std::vector<PlanDataset> datasets, const PlanOptions& options, const PlanState* resume,
     TokenStepPlanner::TrainedTargets trained = nullptr,
-    std::shared_ptr<const WindowCounter> counter = nullptr);
+    std::shared_ptr<const WindowCounter> counter = nullptr, plan::StepBudget budget = {});
 
 }  // namespace stoker

@@ -213,3 +213,79 @@ TEST(TokenStepsMixtureTest, RefusesOtherTokenOptionsAndAnEditInTheMiddleOfAStep)
 
 }  // namespace
 }  // namespace stoker
+
+namespace stoker {
+namespace {
+
+// 8K tokens per step up to global row 64, a ramp to 32K at row 256, then 32K.
+plan::StepBudget Ramp(uint64_t last = 32 * 1024) {
+  return *plan::StepBudget::Create(
+      {{64, 8 * 1024, 0}, {256, 8 * 1024, last}, {UINT64_MAX, last, 0}});
+}
+
+std::vector<std::shared_ptr<const MixtureTokenStepPlanner>> Scheduled(
+    uint32_t world, const PlanState* resume = nullptr, plan::StepBudget budget = Ramp()) {
+  std::vector<std::shared_ptr<const MixtureTokenStepPlanner>> out;
+  for (uint32_t r = 0; r < world; ++r) {
+    auto opened = OpenMixtureTokenSteps(Abc(), Options(world, r), resume, nullptr, nullptr, budget);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    if (!opened.ok()) return {};
+    out.push_back(opened->planner);
+  }
+  return out;
+}
+
+TEST(TokenStepsMixtureTest, ABatchSizeScheduleSetsEachStepsTokensAndResumesAcrossItsChange) {
+  auto ranks = Scheduled(2);
+  ASSERT_EQ(ranks.size(), 2u);
+  const plan::TokenSteps& steps = ranks[0]->steps();
+  const uint64_t rows = ranks[0]->row_plan().rows_in_epoch(0);
+  PlanPosition pos = ranks[0]->Normalize({0, 0});
+  std::vector<PlanPosition> starts;
+  uint64_t largest = 0;
+  while (pos.epoch == 0) {
+    Batch b;
+    ASSERT_TRUE(ranks[0]->BatchAt(pos, &b).ok());
+    const uint64_t first = pos.rows_consumed >> TokenStepPlanner::kMicrobatchBits;
+    if (b.figures->microbatch == 0) {
+      starts.push_back(pos);
+      const uint64_t want = Ramp().TokensAt(first);
+      EXPECT_EQ(steps.StepTokensAt(0, first), want);
+      // Whole rows until the budget is reached: at most one row (1024 tokens) beyond it.
+      if (ranks[0]->Advance(pos).epoch == 0 && first + 40 < rows) {
+        EXPECT_GE(b.figures->global_tokens, want) << "row " << first;
+        EXPECT_LT(b.figures->global_tokens, want + 1024) << "row " << first;
+      }
+      largest = std::max(largest, b.figures->global_tokens);
+    }
+    pos = ranks[0]->Advance(pos);
+  }
+  EXPECT_GE(largest, 32u * 1024) << "the schedule reached its last phase";
+  ASSERT_GT(starts.size(), 12u);
+  // A checkpoint before the change and one after it: each resumes bit-exactly.
+  for (size_t k : {size_t{2}, size_t{10}}) {
+    const PlanState state = ranks[1]->MakeState(starts[k]);
+    EXPECT_NE(state.options.find("tokens_per_step_schedule=8192@64,8192..32768@256,32768"),
+              std::string::npos)
+        << state.options;
+    auto again = Scheduled(2, &state);
+    ASSERT_EQ(again.size(), 2u);
+    EXPECT_EQ(Serve(again, starts[k], 6), Serve(ranks, starts[k], 6)) << "from step " << k;
+  }
+  // A checkpoint of another schedule, or of none, is refused naming it.
+  const PlanState state = ranks[0]->MakeState(starts[3]);
+  auto other = OpenMixtureTokenSteps(Abc(), Options(2, 0), &state, nullptr, nullptr, Ramp(16384));
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("tokens_per_step_schedule (8192@64,8192..32768@256,"
+                                          "32768 in the checkpoint, 8192@64,8192..16384@256,16384 "
+                                          "here)"),
+            std::string::npos)
+      << other.status().ToString();
+  auto none = OpenMixtureTokenSteps(Abc(), Options(2, 0), &state);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("tokens_per_step_schedule"), std::string::npos)
+      << none.status().ToString();
+}
+
+}  // namespace
+}  // namespace stoker
