@@ -1,6 +1,8 @@
 #include "plan/step_budget.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 
 namespace stoker::plan {
 
@@ -25,6 +27,38 @@ Result<StepBudget> StepBudget::Create(std::vector<StepBudgetPhase> phases) {
   StepBudget out;
   out.phases_ = std::move(phases);
   return out;
+}
+
+Result<StepBudget> StepBudget::Parse(const std::string& text) {
+  std::vector<StepBudgetPhase> phases;
+  auto number = [&](const std::string& t, uint64_t* out) {
+    char* stop = nullptr;
+    *out = std::strtoull(t.c_str(), &stop, 10);
+    return !t.empty() && std::isdigit(static_cast<unsigned char>(t[0])) && *stop == '\0';
+  };
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(at, end - at);
+    StepBudgetPhase p;
+    bool ok = true;
+    if (const size_t e = item.find('@'); e != std::string::npos) {
+      ok = number(item.substr(e + 1), &p.end);
+      item.resize(e);
+    }
+    if (const size_t r = item.find(".."); r != std::string::npos) {
+      ok = ok && number(item.substr(r + 2), &p.end_tokens);
+      item.resize(r);
+    }
+    if (!ok || !number(item, &p.tokens)) {
+      return InvalidArgument("tokens_per_step_schedule '" + text +
+                             "': write TOKENS[..TOKENS]@END_ROW,...,TOKENS");
+    }
+    phases.push_back(p);
+    at = end + 1;
+  }
+  return Create(std::move(phases));
 }
 
 uint64_t StepBudget::TokensAt(uint64_t position) const {

@@ -28,6 +28,9 @@ class StepBudget {
   // an end, or a last phase with an end.
   static Result<StepBudget> Create(std::vector<StepBudgetPhase> phases);
 
+  // The form Text() writes ("" = no schedule); kInvalidArgument, quoting it, for anything else.
+  static Result<StepBudget> Parse(const std::string& text);
+
   bool empty() const { return phases_.empty(); }
   // The budget of a step whose window starts at global position `position`.
   uint64_t TokensAt(uint64_t position) const;

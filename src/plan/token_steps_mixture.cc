@@ -30,6 +30,13 @@ Result<uint64_t> MixtureStepOrder::Take(uint64_t epoch, uint64_t first, uint64_t
   return p;
 }
 
+uint64_t MixtureStepOrder::RunPosition(uint64_t epoch, uint64_t first) const {
+  if (plan_->num_datasets() > 1) return epoch * plan_->rows_in_epoch(epoch) + first;
+  uint64_t rows = first;
+  for (uint64_t e = 0; e < epoch; ++e) rows += plan_->rows_in_epoch(e);
+  return rows;
+}
+
 std::string MixtureStepOrder::name() const {
   return "the mixture of " + std::to_string(lengths_.size()) + " datasets";
 }

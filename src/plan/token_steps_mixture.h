@@ -33,10 +33,8 @@ class MixtureStepOrder final : public plan::StepOrder {
     return lengths_[dataset]->length(document);
   }
   std::string name() const override;
-  // The global row (a mixture's epochs have a fixed row count).
-  uint64_t RunPosition(uint64_t epoch, uint64_t first) const override {
-    return epoch * plan_->rows_in_epoch(epoch) + first;
-  }
+  // The global row (a mixture's epochs have a fixed row count; one dataset's are summed).
+  uint64_t RunPosition(uint64_t epoch, uint64_t first) const override;
   const Plan& plan() const { return *plan_; }
 
  private:
@@ -75,7 +73,8 @@ struct MixtureTokenSteps {
   std::string summary;  // after an edited mixture: one line per dataset (Plan::Continued)
 };
 
-// The token steps of `datasets` (two or more) under `options` (tokens_per_step > 0), resumed at
+// The token steps of `datasets` (two or more; or one with a batch-size schedule) under `options`
+// (tokens_per_step > 0; a non-empty `budget` sets each step's tokens), resumed at
 // `resume` (may be null). A checkpoint of this very plan resumes bit-exactly (at any world size,
 // as TokenStepPlanner says); one of an edited mixture (its fingerprint differs, it carries
 // cursors) continues every dataset where it stopped (Plan::ContinueFrom) from its step's first
