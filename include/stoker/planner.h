@@ -53,6 +53,12 @@ class BatchPlanner {
     (void)epoch;
     return Unimplemented("this planner does not count its steps per epoch");
   }
+  // The batches this rank has left in pos.epoch from `pos` (the step at `pos` included; for steps
+  // counted in tokens, microbatches). kUnimplemented by default.
+  virtual Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const {
+    (void)pos;
+    return Unimplemented("this planner does not count the batches left in its epoch");
+  }
   // The fingerprint its states carry (PlanState::fingerprint); "" for a planner without one.
   virtual std::string Fingerprint() const { return ""; }
   // The plan behind an indexed planner (Loader::plan()); null for the others.

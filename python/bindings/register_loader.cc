@@ -401,32 +401,20 @@ void RegisterLoader(nb::module_& m) {
           "steps_remaining",
           [](PyLoader& self, uint64_t epoch, uint64_t rows, const std::string& skips_json) {
             const BatchPlanner& planner = PlannerOf(self);
-            const LoaderOptions& o = self.get().options();
             return Released([&]() -> Result<uint64_t> {
-              if (const Plan* plan = planner.plan()) {
-                if (skips_json.empty()) return plan->steps_remaining({epoch, rows});
+              const Plan* plan = planner.plan();
+              if (plan != nullptr && !skips_json.empty()) {
                 STOKER_ASSIGN_OR_RETURN(StateEdits edits, ReadStateEdits(skips_json));
                 return StepsRemainingWithSkips(*plan, {epoch, rows}, edits.skips);
               }
-              // Steps counted in tokens: the microbatches left (positions are not rows).
-              if (auto* t = dynamic_cast<const TokenStepPlanner*>(&planner)) {
-                if (skips_json.empty()) return t->BatchesRemaining({epoch, rows});
+              // Skip edits of steps counted in tokens (by step index; token_step_edits.h).
+              if (auto* t = dynamic_cast<const TokenStepPlanner*>(&planner);
+                  t != nullptr && !skips_json.empty()) {
                 STOKER_ASSIGN_OR_RETURN(StateEdits edits, ReadStateEdits(skips_json));
                 return TokenBatchesRemaining(*t, {epoch, rows}, edits.skips);
               }
-              if (o.tokens_per_step > 0) {
-                // A stream counted in tokens (positions are step · 2^16 + microbatch): walk.
-                uint64_t left = 0;
-                for (PlanPosition p = planner.Normalize({epoch, rows}); p.epoch == epoch;
-                     p = planner.Advance(p)) {
-                  ++left;
-                }
-                return left;
-              }
-              // A stream's epoch is whole steps of every rank from its start.
-              STOKER_ASSIGN_OR_RETURN(const uint64_t steps, planner.StepsPerEpoch(epoch));
-              const uint64_t done = rows / (o.batch_size * o.world_size);
-              return steps > done ? steps - done : uint64_t{0};
+              // Every planner counts its own (steps counted in tokens: microbatches).
+              return planner.BatchesRemaining({epoch, rows});
             });
           },
           nb::arg("epoch"), nb::arg("rows_consumed"), nb::arg("skips_json") = "",

@@ -135,6 +135,7 @@ void RegisterPlan(nb::module_& m) {
         d["weights"] = spec.weights;
         d["phases"] = spec.phases;
         d["run_rows"] = spec.run_rows;
+        d["tokens_per_step_schedule"] = spec.tokens_per_step_schedule;
         return d;
       },
       nb::arg("path"), nb::arg("seq_len"), nb::arg("global_batch_rows"),

@@ -18,6 +18,7 @@
 #include "loader/remote_options.h"
 #include "plan/plan_batch_planner.h"
 #include "plan/token_step_planner.h"
+#include "plan/token_steps_mixture.h"
 #include "stoker/loader.h"
 
 namespace stoker {
@@ -147,14 +148,21 @@ Result<std::shared_ptr<const DocumentSkips>> ResolveSkips(
   return std::move(resolved).value();
 }
 
-// Steps counted in tokens (tokens_per_step > 0): one dataset, the trained targets of a piece from
-// its loss mask for chat data (the step's global_trained_tokens).
-TokenStepPlanner::TrainedTargets TrainedTargetsOf(std::shared_ptr<const DocumentReader> reader) {
-  if (!reader->has_loss_mask()) return nullptr;
-  return [reader](const RowPiece& p) -> Result<uint64_t> {
+// Steps counted in tokens (tokens_per_step > 0): the trained targets of a piece from its
+// dataset's loss mask for chat data (the step's global_trained_tokens); null when no dataset has
+// one (the planner counts targets within each document).
+TokenStepPlanner::TrainedTargets TrainedTargetsOf(
+    std::vector<std::shared_ptr<const DocumentReader>> readers) {
+  if (std::none_of(readers.begin(), readers.end(),
+                   [](const auto& r) { return r->has_loss_mask(); })) {
+    return nullptr;
+  }
+  return [readers](const RowPiece& p) -> Result<uint64_t> {
+    const std::shared_ptr<const DocumentReader>& reader = readers[p.dataset];
     const uint64_t length = reader->FindDocumentLength(p.document).value_or(p.offset + p.length);
     const uint64_t end = std::min(length, p.offset + p.length + 1);  // targets [offset + 1, end)
     if (end <= p.offset + 1) return uint64_t{0};
+    if (!reader->has_loss_mask()) return end - p.offset - 1;
     std::vector<uint8_t> mask(end - p.offset - 1);
     STOKER_RETURN_IF_ERROR(
         reader->ReadLossMask(p.document, p.offset + 1, mask.size(), mask.data())
@@ -186,7 +194,7 @@ Result<TokenStepsOpen> PrepareTokenSteps(const LoaderOptions& options, PlanDatas
   STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
   STOKER_ASSIGN_OR_RETURN(
       std::unique_ptr<TokenStepPlanner> owned,
-      TokenStepPlanner::Create(dataset.lengths, plan_options, nullptr, TrainedTargetsOf(reader)));
+      TokenStepPlanner::Create(dataset.lengths, plan_options, nullptr, TrainedTargetsOf({reader})));
   // Provenance names each microbatch's pieces; quarantined documents leave every microbatch.
   owned->SetProvenance(
       std::make_shared<const ProvenanceMap>(ProvenanceMap::ForSources({source}, {path})));
@@ -207,6 +215,47 @@ Result<TokenStepsOpen> PrepareTokenSteps(const LoaderOptions& options, PlanDatas
   return out;
 }
 
+// Steps counted in tokens over a mixture (plan/token_steps_mixture.h): the mixture's row plan
+// decides the documents, the token-step windows cut its rows; an edited mixture continues.
+Result<TokenStepsOpen> PrepareMixtureTokenSteps(
+    const LoaderOptions& options, std::vector<PlanDataset> datasets, std::vector<std::string> names,
+    const std::vector<std::shared_ptr<const DocumentReader>>& readers,
+    const std::vector<std::shared_ptr<const TokenSource>>& sources,
+    const std::vector<std::string>& paths, const PlanState* resume) {
+  if (options.cross_document_targets) {
+    return InvalidArgument(
+        "loader: tokens_per_step does not go with cross_document_targets (a step's trained "
+        "tokens are counted within documents)");
+  }
+  STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
+  if (plan_options.dataset_names.empty()) plan_options.dataset_names = std::move(names);
+  const std::vector<std::string> dataset_names = plan_options.dataset_names;
+  Result<MixtureTokenSteps> opened = OpenMixtureTokenSteps(
+      std::move(datasets), plan_options, resume, TrainedTargetsOf(readers), SharedWindowCounter());
+  if (!opened.ok()) {
+    return resume == nullptr ? opened.status().WithContext("loader")
+                             : opened.status().WithContext("loader: resuming the checkpoint");
+  }
+  if (!opened->summary.empty()) {
+    std::fprintf(stderr, "stoker: the checkpoint's mixture differs from this one; continuing:\n%s",
+                 opened->summary.c_str());
+  }
+  // Provenance names each microbatch's pieces; quarantined documents leave every microbatch (a
+  // quarantine removes pieces only, so the restored position stands).
+  opened->planner->SetProvenance(
+      std::make_shared<const ProvenanceMap>(ProvenanceMap::ForSources(sources, paths)));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const DocumentSkips> skips,
+                          ResolveSkips(resume, dataset_names, sources, paths));
+  opened->planner->SetDocumentSkips(std::move(skips));
+  TokenStepsOpen out;
+  out.planner = opened->planner;
+  out.start = opened->start;
+  out.engine_options = options;
+  out.engine_options.seq_len = opened->planner->steps().budget();
+  out.engine_options.batch_size = 1;
+  return out;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets,
@@ -223,11 +272,6 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   // datasets share one cache, so each fits only in what the ones before it left.
   uint64_t claimed = 0;
   const bool token_steps = options.tokens_per_step > 0;
-  if (token_steps && datasets.size() != 1) {
-    return InvalidArgument("loader: tokens_per_step takes one dataset (" +
-                           std::to_string(datasets.size()) +
-                           " given): steps counted in tokens over a mixture are not built yet");
-  }
   // Steps counted in tokens: a document longer than a microbatch is what long_documents treats.
   const uint64_t row_len = !token_steps ? options.seq_len
                            : options.max_tokens_per_microbatch > 0
@@ -265,6 +309,15 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     sources.push_back(std::move(source));
   }
   STOKER_RETURN_IF_ERROR(CheckSameTokenizer(sources, paths).WithContext("loader"));
+  if (token_steps && plan_datasets.size() > 1) {
+    std::vector<std::string> names;
+    for (const std::string& p : paths) names.push_back(CursorName(p));
+    STOKER_ASSIGN_OR_RETURN(TokenStepsOpen t,
+                            PrepareMixtureTokenSteps(options, std::move(plan_datasets),
+                                                     std::move(names), readers, sources, paths,
+                                                     resume));
+    return OpenEngine(std::move(t.planner), std::move(readers), t.engine_options, t.start);
+  }
   if (token_steps) {
     STOKER_ASSIGN_OR_RETURN(TokenStepsOpen t,
                             PrepareTokenSteps(options, std::move(plan_datasets[0]), readers[0],

@@ -17,6 +17,8 @@ Result<MixtureSpec> ReadMixtureSpec(const std::string& path, uint64_t seq_len,
   spec.paths = file.paths;
   STOKER_ASSIGN_OR_RETURN(spec.phases, plan::ResolvePhases(file, seq_len, global_batch_rows, run));
   spec.run_rows = plan::RunRows(run, seq_len, global_batch_rows);
+  STOKER_ASSIGN_OR_RETURN(spec.tokens_per_step_schedule,
+                          plan::ResolveStepTokens(file, seq_len, global_batch_rows, run));
   if (spec.phases.empty()) {
     spec.weights = file.phases[0].weights;
     for (size_t k = 0; k < spec.weights.size(); ++k) {

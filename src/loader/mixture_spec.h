@@ -17,11 +17,12 @@ namespace stoker {
 
 struct MixtureSpec {
   std::string file;
-  std::vector<std::string> names;    // the file's dataset names, in its order
-  std::vector<std::string> paths;    // resolved against the file's directory
-  std::vector<double> weights;       // one mixture: its weights; with phases: 1 each (unused)
-  std::vector<MixturePhase> phases;  // empty for one mixture
-  uint64_t run_rows = 0;             // the run's length in global rows (PlanOptions::run_rows)
+  std::vector<std::string> names;        // the file's dataset names, in its order
+  std::vector<std::string> paths;        // resolved against the file's directory
+  std::vector<double> weights;           // one mixture: its weights; with phases: 1 each (unused)
+  std::vector<MixturePhase> phases;      // empty for one mixture
+  uint64_t run_rows = 0;                 // the run's length in global rows (PlanOptions::run_rows)
+  std::string tokens_per_step_schedule;  // its batch-size schedule, resolved ("" for none)
 };
 
 // Reads and resolves `path`. kInvalidArgument names the file and the key (ParseMixtureFile).

@@ -189,15 +189,61 @@ Result<uint64_t> ParseCount(std::string_view text) {
   return static_cast<uint64_t>(whole);
 }
 
+// "tokens_per_step": [{"until": ..., "tokens": COUNT or [COUNT, COUNT]}, ...].
+Status ParseStepTokens(const Json& list, MixtureFile* m) {
+  const std::string& file = m->file;
+  if (!list.is_array() || list.empty()) {
+    return InvalidArgument(file + ": 'tokens_per_step' must be a non-empty list of phases");
+  }
+  auto count = [](const Json& x, const std::string& where) -> Result<uint64_t> {
+    if (x.is_number_unsigned() && x.get<uint64_t>() > 0) return x.get<uint64_t>();
+    if (x.is_string()) {
+      Result<uint64_t> n = ParseCount(x.get<std::string>());
+      if (n.ok() && *n > 0) return n;
+    }
+    return InvalidArgument(where + ": 'tokens' must be a count > 0 (4096, \"4M\") or [start, end]");
+  };
+  for (size_t p = 0; p < list.size(); ++p) {
+    const std::string where = file + ": tokens_per_step[" + std::to_string(p) + "]";
+    const Json& j = list[p];
+    if (!j.is_object()) return InvalidArgument(where + ": must be an object");
+    STOKER_RETURN_IF_ERROR(CheckKeys(j, {"until", "tokens"}, where));
+    MixtureFileBudget b;
+    const bool last = p + 1 == list.size();
+    if (j.contains("until") == last) {
+      return InvalidArgument(where + (last ? ": the last phase runs to the end and has no 'until'"
+                                           : ": 'until' is missing (only the last has none)"));
+    }
+    if (!last) {
+      STOKER_ASSIGN_OR_RETURN(b.until, ParseUntil(j["until"], where));
+    }
+    if (!j.contains("tokens")) return InvalidArgument(where + ": 'tokens' is missing");
+    const Json& t = j["tokens"];
+    if (t.is_array()) {
+      if (t.size() != 2 || last) {
+        return InvalidArgument(where + ": a ramp is [start, end], in a phase with an 'until'");
+      }
+      STOKER_ASSIGN_OR_RETURN(b.tokens, count(t[0], where));
+      STOKER_ASSIGN_OR_RETURN(b.end_tokens, count(t[1], where));
+    } else {
+      STOKER_ASSIGN_OR_RETURN(b.tokens, count(t, where));
+    }
+    m->step_tokens.push_back(b);
+  }
+  return Status::OK();
+}
+
 Result<MixtureFile> ParseMixtureFile(std::string_view text, const std::string& file) {
   DuplicateKeys dups;
   Json j = Json::parse(text, std::ref(dups), /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgument(file + ": not valid JSON");
   if (!dups.first.empty()) return InvalidArgument(file + ": key '" + dups.first + "' given twice");
   if (!j.is_object()) return InvalidArgument(file + ": must be a JSON object");
-  STOKER_RETURN_IF_ERROR(CheckKeys(j, {"datasets", "phases", "weights"}, file));
+  STOKER_RETURN_IF_ERROR(CheckKeys(j, {"datasets", "phases", "weights", "tokens_per_step"}, file));
   MixtureFile m;
   m.file = file;
+  if (j.contains("tokens_per_step"))
+    STOKER_RETURN_IF_ERROR(ParseStepTokens(j["tokens_per_step"], &m));
   if (!j.contains("datasets") || !j["datasets"].is_object() || j["datasets"].empty()) {
     return InvalidArgument(file + ": 'datasets' must be an object of name -> path");
   }
@@ -255,6 +301,51 @@ uint64_t RunRows(const RunLength& run, uint64_t seq_len, uint64_t global_batch_r
   return 0;
 }
 
+namespace {
+
+// The global row where a phase ending at `until` ends.
+Result<uint64_t> EndRow(const PhaseEnd& until, uint64_t seq_len, uint64_t global_batch_rows,
+                        std::optional<uint64_t> run_rows, const std::string& where) {
+  const double v = until.value;
+  switch (until.unit) {
+    case PhaseEnd::Unit::kShare:
+      if (!run_rows) {
+        return InvalidArgument(where + ": 'until' is a share of the run: give the run's " +
+                               "length (--total-tokens or --total-steps; total_tokens= or " +
+                               "total_steps= in Python)");
+      }
+      return static_cast<uint64_t>(std::llround(v * static_cast<double>(*run_rows)));
+    case PhaseEnd::Unit::kSteps:
+      return static_cast<uint64_t>(v) * global_batch_rows;
+    case PhaseEnd::Unit::kTokens:
+      break;
+  }
+  return (static_cast<uint64_t>(v) + seq_len - 1) / seq_len;
+}
+
+}  // namespace
+
+Result<std::string> ResolveStepTokens(const MixtureFile& m, uint64_t seq_len,
+                                      uint64_t global_batch_rows, const RunLength& run) {
+  if (m.step_tokens.empty()) return std::string();
+  std::optional<uint64_t> run_rows;
+  if (run.total_tokens || run.total_steps) run_rows = RunRows(run, seq_len, global_batch_rows);
+  std::vector<StepBudgetPhase> phases;
+  for (size_t p = 0; p < m.step_tokens.size(); ++p) {
+    const MixtureFileBudget& f = m.step_tokens[p];
+    StepBudgetPhase phase{UINT64_MAX, f.tokens, f.end_tokens};
+    if (f.until) {
+      STOKER_ASSIGN_OR_RETURN(phase.end,
+                              EndRow(*f.until, seq_len, global_batch_rows, run_rows,
+                                     m.file + ": tokens_per_step[" + std::to_string(p) + "]"));
+    }
+    phases.push_back(phase);
+  }
+  Result<StepBudget> budget = StepBudget::Create(std::move(phases));
+  if (!budget.ok()) return budget.status().WithContext(m.file);
+  return budget->Text();
+}
+
 Result<std::vector<MixturePhase>> ResolvePhases(const MixtureFile& m, uint64_t seq_len,
                                                 uint64_t global_batch_rows, const RunLength& run) {
   std::optional<uint64_t> run_rows;
@@ -271,23 +362,8 @@ Result<std::vector<MixturePhase>> ResolvePhases(const MixtureFile& m, uint64_t s
     phase.weights = f.weights;
     phase.end_weights = f.end_weights;
     if (f.until) {
-      const double v = f.until->value;
-      switch (f.until->unit) {
-        case PhaseEnd::Unit::kShare:
-          if (!run_rows) {
-            return InvalidArgument(where + ": 'until' is a share of the run: give the run's " +
-                                   "length (--total-tokens or --total-steps; total_tokens= or " +
-                                   "total_steps= in Python)");
-          }
-          phase.end_row = static_cast<uint64_t>(std::llround(v * static_cast<double>(*run_rows)));
-          break;
-        case PhaseEnd::Unit::kSteps:
-          phase.end_row = static_cast<uint64_t>(v) * global_batch_rows;
-          break;
-        case PhaseEnd::Unit::kTokens:
-          phase.end_row = (static_cast<uint64_t>(v) + seq_len - 1) / seq_len;
-          break;
-      }
+      STOKER_ASSIGN_OR_RETURN(phase.end_row,
+                              EndRow(*f.until, seq_len, global_batch_rows, run_rows, where));
       if (phase.end_row <= previous) {
         return InvalidArgument(where + ": 'until' ends at global row " +
                                std::to_string(phase.end_row) + ", not after the previous " +

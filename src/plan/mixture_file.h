@@ -7,8 +7,10 @@
 //
 // `until` ends a phase at a share of the run ("90%"), a step ("12000 steps") or a token count
 // ("1.8T tokens"); the last phase has none. A weight [a, b] ramps linearly from a to b across its
-// phase. Parsing is pure (text in, values out); resolving `until` to global rows needs the run's
-// seq_len, global batch and length. Plain functions; thread-safe.
+// phase. "tokens_per_step": [{"until": ..., "tokens": "4M" or [start, end]}, ...] is a batch-size
+// schedule for steps counted in tokens (step_budget.h). Parsing is pure (text in, values out);
+// resolving `until` to global rows needs the run's seq_len, global batch and length. Plain
+// functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "plan/step_budget.h"
 #include "stoker/plan.h"
 #include "stoker/status.h"
 
@@ -34,11 +37,20 @@ struct MixtureFilePhase {
   std::vector<double> end_weights;  // empty unless some weight ramps
 };
 
+// One phase of the file's batch-size schedule ("tokens_per_step": [{"until": ..., "tokens":
+// "4M" or ["1M", "4M"]}, ...]; docs/plan.md, "Balanced steps").
+struct MixtureFileBudget {
+  std::optional<PhaseEnd> until;  // none for the last phase
+  uint64_t tokens = 0;
+  uint64_t end_tokens = 0;  // a ramp's end; 0: constant
+};
+
 struct MixtureFile {
   std::string file;                // as given, for messages
   std::vector<std::string> names;  // in the file's order
   std::vector<std::string> paths;  // relative paths resolved against the file's directory
   std::vector<MixtureFilePhase> phases;
+  std::vector<MixtureFileBudget> step_tokens;  // empty: no batch-size schedule
 };
 
 // Parses the text of `file`. kInvalidArgument names the file and the key: unknown keys, a
@@ -62,6 +74,11 @@ uint64_t RunRows(const RunLength& run, uint64_t seq_len, uint64_t global_batch_r
 // kInvalidArgument if a share is used without a run length, or if the ends do not increase.
 Result<std::vector<MixturePhase>> ResolvePhases(const MixtureFile& mixture, uint64_t seq_len,
                                                 uint64_t global_batch_rows, const RunLength& run);
+
+// The file's batch-size schedule as StepBudget::Text() ("" when it has none), its `until`s
+// resolved to global rows as ResolvePhases resolves them (a step: global_batch_rows rows).
+Result<std::string> ResolveStepTokens(const MixtureFile& mixture, uint64_t seq_len,
+                                      uint64_t global_batch_rows, const RunLength& run);
 
 // "2T", "1.8e12", "500B", "300M", "4096" (K, M, B or G, T: powers of 1000) -> a whole count.
 Result<uint64_t> ParseCount(std::string_view text);

@@ -59,6 +59,9 @@ class PlanBatchPlanner : public BatchPlanner {
   Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override {
     return plan_->steps_per_epoch(epoch);
   }
+  Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const override {
+    return plan_->steps_remaining(pos);
+  }
   std::string Fingerprint() const override { return plan_->fingerprint(); }
   const Plan* plan() const override { return plan_.get(); }
 

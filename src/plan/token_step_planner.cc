@@ -39,12 +39,16 @@ Result<std::unique_ptr<TokenStepPlanner>> TokenStepPlanner::Create(
                           plan::TokenSteps::Create(std::move(lengths), options));
   std::unique_ptr<TokenStepPlanner> planner(
       new TokenStepPlanner(std::move(steps), std::move(fingerprint), std::move(trained)));
-  STOKER_ASSIGN_OR_RETURN(Located first, planner->Locate({0, 0}));
-  if (first.step->empty()) {
-    return InvalidArgument("tokens_per_step: the dataset " + planner->steps_->lengths().name +
-                           " has no token to plan");
-  }
+  STOKER_RETURN_IF_ERROR(planner->CheckFirstStep());
   return planner;
+}
+
+Status TokenStepPlanner::CheckFirstStep(uint64_t epoch, uint64_t first) const {
+  STOKER_ASSIGN_OR_RETURN(plan::TokenStep step, steps_->StepAt(epoch, first));
+  if (step.empty()) {
+    return InvalidArgument("tokens_per_step: " + steps_->order().name() + " has no token to plan");
+  }
+  return Status::OK();
 }
 
 Result<uint64_t> TokenStepPlanner::TrainedOf(const plan::TokenStep& step) const {
@@ -57,7 +61,7 @@ Result<uint64_t> TokenStepPlanner::TrainedOf(const plan::TokenStep& step) const 
       continue;
     }
     // Targets [offset + 1, min(length, offset + n + 1)): the last token of a document has none.
-    const uint64_t length = steps_->lengths().length(p.document);
+    const uint64_t length = steps_->order().DocumentLength(p.dataset, p.document);
     trained += std::min(length, p.offset + p.length + 1) - (p.offset + 1);
   }
   return trained;

@@ -49,7 +49,7 @@ class TokenStepPlanner : public BatchPlanner {
   Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override;
   std::string Fingerprint() const override;
   // Batches (microbatches) of this rank from `pos` to its epoch's end: walks the steps left.
-  Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const;
+  Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const override;
 
   // The step that holds `pos` (computed or cached) and its index in the epoch.
   struct Located {
@@ -74,9 +74,15 @@ class TokenStepPlanner : public BatchPlanner {
     return {epoch, (first << kMicrobatchBits) | microbatch};
   }
 
- private:
+ protected:
+  // A planner of `steps` (a mixture's: token_steps_mixture.h); call CheckFirstStep after.
   TokenStepPlanner(std::unique_ptr<plan::TokenSteps> steps,
                    std::function<std::string()> fingerprint, TrainedTargets trained);
+  // kInvalidArgument when the step at position `first` of `epoch` holds no token (nothing to
+  // plan).
+  Status CheckFirstStep(uint64_t epoch = 0, uint64_t first = 0) const;
+
+ private:
   Result<uint64_t> TrainedOf(const plan::TokenStep& step) const;
   bool Skipped(const RowPiece& p) const {
     return skips_ != nullptr && skips_->Contains(0, p.document);

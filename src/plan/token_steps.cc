@@ -45,6 +45,44 @@ SlotAssignment FillInOrder(std::span<const uint64_t> rooms, uint32_t ranks, uint
   return out;
 }
 
+// One dataset's documents in its epoch's shuffled order (the row plan's DocumentOrder, keyed as
+// DatasetStream::EpochKey keys dataset 0), a document longer than the budget cut into pieces.
+class DocumentStepOrder final : public StepOrder {
+ public:
+  DocumentStepOrder(std::shared_ptr<const DatasetLengths> lengths, const PlanOptions& options)
+      : lengths_(std::move(lengths)), options_(options) {}
+  Result<uint64_t> Take(uint64_t epoch, uint64_t first, uint64_t until, uint64_t budget,
+                        std::vector<RowPiece>* pieces, uint64_t* tokens) const override {
+    const DatasetLengths& l = *lengths_;
+    const uint64_t key = DeriveKey(DeriveKey(Mix64(options_.seed), 0), epoch);
+    DocumentOrder order(l.num_documents(), &l.shard_first_document, options_.shuffle,
+                        options_.block_shards, key);
+    uint64_t p = first;
+    while (p < order.size() && *tokens < until) {
+      const uint64_t doc = order.DocumentAt(p++);
+      const uint64_t length = l.length(doc);
+      for (uint64_t offset = 0; offset < length; offset += budget) {
+        const uint64_t n = std::min(budget, length - offset);
+        pieces->push_back({0, doc, offset, n});
+        *tokens += n;
+      }
+    }
+    STOKER_RETURN_IF_ERROR(l.status());
+    return p;
+  }
+  uint64_t DocumentLength(uint32_t, uint64_t document) const override {
+    return lengths_->length(document);
+  }
+  std::string name() const override { return "the dataset " + lengths_->name; }
+  uint64_t RunPosition(uint64_t epoch, uint64_t first) const override {
+    return epoch * lengths_->num_documents() + first;
+  }
+
+ private:
+  std::shared_ptr<const DatasetLengths> lengths_;
+  PlanOptions options_;
+};
+
 std::string TokenCostText(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -100,9 +138,9 @@ Row TokenStep::RowOf(uint32_t rank, uint32_t microbatch) const {
   return row;
 }
 
-TokenSteps::TokenSteps(std::shared_ptr<const DatasetLengths> lengths, const PlanOptions& options,
-                       CostModel cost)
-    : lengths_(std::move(lengths)), options_(options), cost_(cost) {
+TokenSteps::TokenSteps(std::shared_ptr<const StepOrder> order, const PlanOptions& options,
+                       CostModel cost, StepBudget schedule)
+    : order_(std::move(order)), options_(options), cost_(cost), schedule_(std::move(schedule)) {
   budget_ =
       options.max_tokens_per_microbatch > 0 ? options.max_tokens_per_microbatch : options.seq_len;
   options_text_ = "tokens_per_step=" + std::to_string(options.tokens_per_step) +
@@ -112,11 +150,29 @@ TokenSteps::TokenSteps(std::shared_ptr<const DatasetLengths> lengths, const Plan
                   " cost=" + TokenCostText(cost.a) + "," + TokenCostText(cost.b) + "," +
                   TokenCostText(cost.c) + " seed=" + std::to_string(options.seed) +
                   " shuffle=" + std::string(ShuffleModeName(options.shuffle));
+  if (!schedule_.empty()) options_text_ += " tokens_per_step_schedule=" + schedule_.Text();
+}
+
+uint64_t TokenSteps::StepTokensAt(uint64_t epoch, uint64_t first) const {
+  return schedule_.empty() ? options_.tokens_per_step
+                           : schedule_.TokensAt(order_->RunPosition(epoch, first));
 }
 
 Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(
     std::shared_ptr<const DatasetLengths> lengths, const PlanOptions& options) {
   if (lengths == nullptr) return InvalidArgument("tokens_per_step: no dataset lengths");
+  if (lengths->shard_first_document.empty()) {  // one shard, as Plan::Create reads it
+    auto copy = std::make_shared<DatasetLengths>(*lengths);
+    copy->shard_first_document = {0, copy->num_documents()};
+    lengths = std::move(copy);
+  }
+  return Create(std::make_shared<const DocumentStepOrder>(std::move(lengths), options), options);
+}
+
+Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(std::shared_ptr<const StepOrder> order,
+                                                       const PlanOptions& options,
+                                                       StepBudget budget) {
+  if (order == nullptr) return InvalidArgument("tokens_per_step: no order to cut into steps");
   if (options.tokens_per_step == 0) return InvalidArgument("tokens_per_step must be > 0");
   if (options.microbatches == 0 || options.microbatches >= 65536) {
     return InvalidArgument("microbatches must be in [1, 65535], got " +
@@ -134,34 +190,15 @@ Result<std::unique_ptr<TokenSteps>> TokenSteps::Create(
   }
   STOKER_RETURN_IF_ERROR(CheckTokenStepPadding(options));
   STOKER_ASSIGN_OR_RETURN(CostModel cost, StepCostModel(options));
-  if (lengths->shard_first_document.empty()) {  // one shard, as Plan::Create reads it
-    auto copy = std::make_shared<DatasetLengths>(*lengths);
-    copy->shard_first_document = {0, copy->num_documents()};
-    lengths = std::move(copy);
-  }
-  return std::unique_ptr<TokenSteps>(new TokenSteps(std::move(lengths), options, cost));
+  return std::unique_ptr<TokenSteps>(
+      new TokenSteps(std::move(order), options, cost, std::move(budget)));
 }
 
 Result<TokenStep> TokenSteps::StepAt(uint64_t epoch, uint64_t first, uint32_t ranks) const {
-  const DatasetLengths& l = *lengths_;
-  // The row plan's key for dataset 0 (DatasetStream::EpochKey): the same shuffled order.
-  const uint64_t key = DeriveKey(DeriveKey(Mix64(options_.seed), 0), epoch);
-  DocumentOrder order(l.num_documents(), &l.shard_first_document, options_.shuffle,
-                      options_.block_shards, key);
   TokenStep step;
   step.first = first;
-  uint64_t p = first;
-  while (p < order.size() && step.tokens < options_.tokens_per_step) {
-    const uint64_t doc = order.DocumentAt(p++);
-    const uint64_t length = l.length(doc);
-    for (uint64_t offset = 0; offset < length; offset += budget_) {
-      const uint64_t n = std::min(budget_, length - offset);
-      step.pieces.push_back({0, doc, offset, n});
-      step.tokens += n;
-    }
-  }
-  STOKER_RETURN_IF_ERROR(l.status());
-  step.end = p;
+  STOKER_ASSIGN_OR_RETURN(step.end, order_->Take(epoch, first, StepTokensAt(epoch, first), budget_,
+                                                 &step.pieces, &step.tokens));
   if (step.pieces.size() >= (uint64_t{1} << 32)) {
     return InvalidArgument("tokens_per_step: a step of more than 2^32 documents");
   }

@@ -302,6 +302,17 @@ uint64_t StreamPlanner::steps_per_epoch(uint64_t epoch) const {
   return steps;
 }
 
+Result<uint64_t> StreamPlanner::BatchesRemaining(const PlanPosition& pos) const {
+  if (token_steps_) {
+    uint64_t left = 0;
+    for (PlanPosition p = Normalize(pos); p.epoch == pos.epoch; p = Advance(p)) ++left;
+    return left;
+  }
+  STOKER_ASSIGN_OR_RETURN(const uint64_t steps, StepsPerEpoch(pos.epoch));
+  const uint64_t done = StepOf(pos);
+  return steps > done ? steps - done : uint64_t{0};
+}
+
 Result<uint64_t> StreamPlanner::StepsPerEpoch(uint64_t epoch) const {
   if (!token_steps_) return steps_per_epoch(epoch);
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const StreamTokenSteps::EpochPlan> plan,

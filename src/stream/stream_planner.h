@@ -57,6 +57,9 @@ class StreamPlanner final : public BatchPlanner {
   uint64_t steps_per_epoch(uint64_t epoch) const;
   // Batches per rank in `epoch`: its steps, or with tokens_per_step its microbatches.
   Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override;
+  // Whole steps of every rank from its epoch's start less those before `pos`; with
+  // tokens_per_step the microbatches left (walked: positions are step · 2^16 + microbatch).
+  Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const override;
   std::string Fingerprint() const override { return fingerprint_; }
   // Elastic resume (elastic.cc, docs/streaming.md): from the states of every rank of another
   // world (or batch size), all at the same step, the state that continues this rank: the epoch's

@@ -13,6 +13,7 @@
 #include "number_flags.h"
 #include "option_flags.h"
 #include "plan/plan_options_table.h"
+#include "plan/token_steps_mixture.h"
 
 namespace stoker::cli {
 
@@ -92,9 +93,15 @@ Status ExpandMixtureFlag(PlanFlags* f, PlanFlagsUse use) {
   }
   run.total_steps = f->total_steps;
   STOKER_ASSIGN_OR_RETURN(RankAndWorldSize rw, ResolveRankAndWorldSize(f->rank, f->world_size));
+  // Steps counted in tokens: phases count rows of the microbatch budget, ⌈tokens_per_step /
+  // budget⌉ of them per step (plan/token_steps_mixture.h).
+  const bool token_steps = f->options.tokens_per_step > 0;
+  const PlanOptions rows = token_steps ? MixtureRowOptions(f->options) : f->options;
   STOKER_ASSIGN_OR_RETURN(
       MixtureSpec spec,
-      ReadMixtureSpec(f->mixture, f->options.seq_len, f->options.batch_size * rw.world_size, run));
+      ReadMixtureSpec(f->mixture, rows.seq_len,
+                      token_steps ? rows.batch_size : f->options.batch_size * rw.world_size, run));
+  f->tokens_per_step_schedule = spec.tokens_per_step_schedule;
   for (size_t k = 0; k < spec.paths.size(); ++k) {
     char weight[32];
     std::snprintf(weight, sizeof weight, "%.17g:", spec.weights[k]);

@@ -7,6 +7,8 @@
 #include "cli_common.h"
 #include "plan/token_step_order.h"
 #include "plan/token_step_planner.h"
+#include "plan/token_steps_mixture.h"
+#include "stoker/window_counter.h"
 
 namespace stoker::cli {
 namespace {
@@ -59,6 +61,7 @@ int PrintTokenStepStats(const plan::TokenSteps& steps, uint64_t epoch, uint64_t 
                           {"order_displacement_bound", order.bound},
                           {"order_displacement_relative", order.relative()},
                           {"bestfit_window_bound", o.bestfit_window - 1}};
+    if (!steps.schedule().empty()) out["tokens_per_step_schedule"] = steps.schedule().Text();
     std::printf("%s\n", out.dump().c_str());
     return kExitOk;
   }
@@ -69,6 +72,9 @@ int PrintTokenStepStats(const plan::TokenSteps& steps, uint64_t epoch, uint64_t 
       static_cast<unsigned long long>(steps.budget()),
       std::string(BalanceModeName(o.balance)).c_str(), steps.cost().a, steps.cost().b,
       steps.cost().c);
+  if (!steps.schedule().empty()) {  // each step's budget: the schedule's value at its first row
+    std::printf("  tokens per step by global row: %s\n", steps.schedule().Text().c_str());
+  }
   std::printf("  first %llu step(s) of epoch %llu: %llu tokens, %llu-%llu microbatches per rank\n",
               static_cast<unsigned long long>(measured), static_cast<unsigned long long>(epoch),
               static_cast<unsigned long long>(tokens), static_cast<unsigned long long>(min_mb),
@@ -89,13 +95,22 @@ int PrintTokenStepStats(const plan::TokenSteps& steps, uint64_t epoch, uint64_t 
 }  // namespace
 
 int RunTokenStepPlan(const PlanOptions& options, const std::vector<PlanDataset>& datasets,
-                     uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json) {
-  if (datasets.size() != 1) {
-    return ReportError("plan", InvalidArgument("--tokens-per-step takes one dataset (" +
-                                               std::to_string(datasets.size()) + " given)"));
-  }
-  Result<std::unique_ptr<TokenStepPlanner>> planner =
-      TokenStepPlanner::Create(datasets[0].lengths, options);
+                     uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json,
+                     const std::string& schedule) {
+  // A mixture: its row plan decides the documents, the windows cut its rows.
+  auto open = [&]() -> Result<std::shared_ptr<const TokenStepPlanner>> {
+    if (datasets.size() == 1 && schedule.empty()) {
+      STOKER_ASSIGN_OR_RETURN(auto one, TokenStepPlanner::Create(datasets[0].lengths, options));
+      return std::shared_ptr<const TokenStepPlanner>(std::move(one));
+    }
+    // A mixture, or one dataset with a schedule (over its row plan's global rows).
+    STOKER_ASSIGN_OR_RETURN(plan::StepBudget budget, plan::StepBudget::Parse(schedule));
+    STOKER_ASSIGN_OR_RETURN(MixtureTokenSteps mixed,
+                            OpenMixtureTokenSteps(datasets, options, nullptr, nullptr,
+                                                  SharedWindowCounter(), std::move(budget)));
+    return std::shared_ptr<const TokenStepPlanner>(std::move(mixed.planner));
+  };
+  Result<std::shared_ptr<const TokenStepPlanner>> planner = open();
   if (!planner.ok()) return ReportError("plan", planner.status());
   if (stats)
     return PrintTokenStepStats((*planner)->steps(), epoch, steps.value_or(kStatsSteps), json);
@@ -107,6 +122,9 @@ int RunTokenStepPlan(const PlanOptions& options, const std::vector<PlanDataset>&
     if (!st.ok()) return ReportError("plan", st);
     const StepFigures& f = *b.figures;
     if (f.microbatch == 0 && steps && printed_steps++ >= *steps) break;
+    // The step's token budget (a batch-size schedule's value at its first position).
+    const uint64_t budget = (*planner)->steps().StepTokensAt(
+        pos.epoch, pos.rows_consumed >> TokenStepPlanner::kMicrobatchBits);
     if (json) {
       nlohmann::json pieces = nlohmann::json::array();
       for (const RowPiece& p : b.rows[0].pieces) {
@@ -117,16 +135,20 @@ int RunTokenStepPlan(const PlanOptions& options, const std::vector<PlanDataset>&
                              {"rank", b.rank},
                              {"microbatch", f.microbatch},
                              {"microbatches", f.microbatches},
+                             {"step_budget", budget},
                              {"global_tokens", f.global_tokens},
                              {"step_tokens", f.step_tokens},
                              {"step_imbalance", f.step_imbalance},
                              {"pieces", std::move(pieces)}};
       std::printf("%s\n", line.dump().c_str());
     } else {
-      std::printf("epoch %llu step %llu rank %u microbatch %u/%u: %zu pieces, %llu tokens\n",
-                  static_cast<unsigned long long>(pos.epoch),
-                  static_cast<unsigned long long>(b.step), b.rank, f.microbatch, f.microbatches,
-                  b.rows[0].pieces.size(), static_cast<unsigned long long>(b.rows[0].num_tokens()));
+      std::printf(
+          "epoch %llu step %llu rank %u microbatch %u/%u: %zu pieces, %llu tokens (step budget "
+          "%llu)\n",
+          static_cast<unsigned long long>(pos.epoch), static_cast<unsigned long long>(b.step),
+          b.rank, f.microbatch, f.microbatches, b.rows[0].pieces.size(),
+          static_cast<unsigned long long>(b.rows[0].num_tokens()),
+          static_cast<unsigned long long>(budget));
     }
     pos = (*planner)->Advance(pos);
   }

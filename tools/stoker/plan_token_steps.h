@@ -4,14 +4,17 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "stoker/plan.h"
 
 namespace stoker::cli {
 
-// One dataset; `options.tokens_per_step` > 0 and step_cost resolved. Returns the exit code.
+// One dataset or a mixture; `options.tokens_per_step` > 0 and step_cost resolved; `schedule`: a
+// batch-size schedule (StepBudget::Text(), a mixture file's; "" for none). Returns the exit code.
 int RunTokenStepPlan(const PlanOptions& options, const std::vector<PlanDataset>& datasets,
-                     uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json);
+                     uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json,
+                     const std::string& schedule = "");
 
 }  // namespace stoker::cli

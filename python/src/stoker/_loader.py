@@ -425,7 +425,12 @@ class Loader:
         rank, world_size = rank_and_world_size(rank, world_size)
         specs, mixture = [], {"phases": []}
         if stream is None:
-            specs, mixture = resolve_datasets(datasets, seq_len, batch_size * world_size,
+            # Steps counted in tokens: a mixture's phases count rows of the microbatch budget,
+            # ⌈tokens_per_step / budget⌉ of them per step (docs/plan.md, "Balanced steps").
+            row_len = (max_tokens_per_microbatch or seq_len) if tokens_per_step else seq_len
+            step_rows = (-(-tokens_per_step // row_len) if tokens_per_step
+                         else batch_size * world_size)
+            specs, mixture = resolve_datasets(datasets, row_len, step_rows,
                                               total_tokens, total_steps)
         elif total_tokens is not None or total_steps is not None:
             raise ValueError("total_tokens and total_steps go with a stoker.Mixture")
