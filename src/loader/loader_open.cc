@@ -312,10 +312,10 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   if (token_steps && plan_datasets.size() > 1) {
     std::vector<std::string> names;
     for (const std::string& p : paths) names.push_back(CursorName(p));
-    STOKER_ASSIGN_OR_RETURN(TokenStepsOpen t,
-                            PrepareMixtureTokenSteps(options, std::move(plan_datasets),
-                                                     std::move(names), readers, sources, paths,
-                                                     resume));
+    STOKER_ASSIGN_OR_RETURN(
+        TokenStepsOpen t,
+        PrepareMixtureTokenSteps(options, std::move(plan_datasets), std::move(names), readers,
+                                 sources, paths, resume));
     return OpenEngine(std::move(t.planner), std::move(readers), t.engine_options, t.start);
   }
   if (token_steps) {

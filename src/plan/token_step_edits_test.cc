@@ -82,7 +82,7 @@ TEST(TokenStepEdits, QuarantinedDocumentsLeaveBatchesFiguresAndStates) {
   for (const RowPiece& p : b.rows[0].pieces) gone += p.document == doc ? p.length : 0;
   EXPECT_EQ(q.rows[0].num_tokens(), b.rows[0].num_tokens() - gone);
   EXPECT_EQ(q.figures->global_tokens,
-            b.figures->global_tokens - quarantined->steps().lengths().length(doc));
+            b.figures->global_tokens - quarantined->steps().order().DocumentLength(0, doc));
   EXPECT_EQ(q.figures->step_tokens, b.figures->step_tokens - gone);
   const PlanState state = quarantined->MakeState({0, 0});
   EXPECT_EQ(state.skip_documents.size(), 1u);

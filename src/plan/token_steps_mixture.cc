@@ -113,7 +113,7 @@ Result<MixtureTokenSteps> OpenMixtureTokenSteps(std::vector<PlanDataset> dataset
   std::shared_ptr<const Plan> plan(std::move(owned));
   MixtureTokenSteps out;
   STOKER_ASSIGN_OR_RETURN(
-      std::shared_ptr<const MixtureTokenStepPlanner> probe,
+      std::shared_ptr<MixtureTokenStepPlanner> probe,
       MixtureTokenStepPlanner::Create(plan, lengths, options, trained, {}, budget));
   const bool edited = resume != nullptr && resume->fingerprint != probe->Fingerprint() &&
                       !resume->datasets.empty() &&

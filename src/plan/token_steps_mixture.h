@@ -69,7 +69,7 @@ class MixtureTokenStepPlanner final : public TokenStepPlanner {
 // A mixture's token steps opened, from a checkpoint or not.
 struct MixtureTokenSteps {
   std::shared_ptr<MixtureTokenStepPlanner> planner;  // the caller may set provenance and skips
-  PlanPosition start;   // where delivery starts
+  PlanPosition start;                                // where delivery starts
   std::string summary;  // after an edited mixture: one line per dataset (Plan::Continued)
 };
 
