@@ -230,8 +230,18 @@ Result<TokenStepsOpen> PrepareMixtureTokenSteps(
   STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
   if (plan_options.dataset_names.empty()) plan_options.dataset_names = std::move(names);
   const std::vector<std::string> dataset_names = plan_options.dataset_names;
-  Result<MixtureTokenSteps> opened = OpenMixtureTokenSteps(
-      std::move(datasets), plan_options, resume, TrainedTargetsOf(readers), SharedWindowCounter());
+  // The row plan resumes at the position alone; the quarantine is set on the planner below (it
+  // removes pieces only, so positions stand).
+  PlanState at_position;
+  const PlanState* restore_at = resume;
+  if (resume != nullptr && !resume->skip_documents.empty()) {
+    at_position = *resume;
+    at_position.skip_documents.clear();
+    restore_at = &at_position;
+  }
+  Result<MixtureTokenSteps> opened =
+      OpenMixtureTokenSteps(std::move(datasets), plan_options, restore_at,
+                            TrainedTargetsOf(readers), SharedWindowCounter());
   if (!opened.ok()) {
     return resume == nullptr ? opened.status().WithContext("loader")
                              : opened.status().WithContext("loader: resuming the checkpoint");

@@ -99,6 +99,19 @@ Status CheckStreamLoaderOptions(const LoaderOptions& o) {
 Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions& options,
                                                              const LoaderOptions& loader) {
   if (options.inputs.empty()) return InvalidArgument("stream: no input given");
+  // A stream's token-step windows are dealt by unpadded lengths with no cap per microbatch
+  // (stream_token_steps.h); the indexed path's token steps take both (plan/token_steps.h).
+  if (loader.tokens_per_step > 0 &&
+      (loader.pad_each_document_to > 1 || loader.max_documents_per_row > 0)) {
+    return InvalidArgument(
+        std::string("stream: tokens_per_step does not go with ") +
+        (loader.cp_size > 1 ? "context_parallel (which pads each document to 2 * cp_size)"
+         : loader.pad_each_document_to > 1 ? "pad_each_document_to"
+                                           : "max_documents_per_row") +
+        " on a stream yet (a stream's token steps place unpadded documents with no cap per "
+        "microbatch): pack the data (`stoker pack`) and load it as a token dataset, or use fixed "
+        "rows (seq_len, batch_size) on the stream");
+  }
   STOKER_RETURN_IF_ERROR(CheckStreamLoaderOptions(loader));
   const bool token_steps = loader.tokens_per_step > 0;
   // Steps counted in tokens: each rank's step is ⌈tokens_per_step / world_size⌉ tokens, placed as
@@ -109,18 +122,6 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
     return InvalidArgument(
         "stream: tokens_per_step needs the pre-scan (every rank replays every rank's steps from "
         "the documents' lengths): leave steps_per_epoch out");
-  }
-  // A stream's token-step windows are dealt by unpadded lengths with no cap per microbatch
-  // (stream_token_steps.h); the indexed path's token steps take both (plan/token_steps.h).
-  if (token_steps && (loader.pad_each_document_to > 1 || loader.max_documents_per_row > 0)) {
-    return InvalidArgument(
-        std::string("stream: tokens_per_step does not go with ") +
-        (loader.cp_size > 1 ? "context_parallel (which pads each document to 2 * cp_size)"
-         : loader.pad_each_document_to > 1 ? "pad_each_document_to"
-                                           : "max_documents_per_row") +
-        " on a stream yet (a stream's token steps place unpadded documents with no cap per "
-        "microbatch): pack the data (`stoker pack`) and load it as a token dataset, or use fixed "
-        "rows (seq_len, batch_size) on the stream");
   }
   const uint64_t step_tokens =
       token_steps

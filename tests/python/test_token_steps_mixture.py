@@ -196,3 +196,52 @@ def test_a_schedule_without_token_steps_is_refused(mix, tmp_path, run_stoker):
                    "--batch-size", 2)
     assert r.returncode != 0
     assert "give --tokens-per-step too" in r.stderr
+
+
+def test_provenance_names_each_sources_pieces_and_a_quarantine_holds_over_a_mixture(mix):
+    """provenance=True names each microbatch's pieces with their dataset, and a quarantined
+    document (stoker.edit_state(skip_documents=...)) is never served after the resume."""
+
+    def take(ranks, rounds):
+        its = [iter(r) for r in ranks]
+        out = []
+        for _ in range(rounds):
+            for it in its:  # copies: a batch holds its ring slot while its arrays live
+                b = next(it)
+                out.append(dict(provenance=b["provenance"], real=b.real_tokens,
+                                input_ids=np.array(b["input_ids"])))
+        return out
+
+    def pieces_of(batches):
+        found = []
+        for b in batches:
+            (row,) = b["provenance"]
+            ids = np.asarray(b["input_ids"])[0]
+            assert sum(p["length"] for p in row) == b["real"]
+            for p in row:
+                kinds = set(source_counts(ids[p["row_offset"]:p["row_offset"] + p["length"]]))
+                assert len(kinds) <= 1, "a piece's tokens come from one dataset"
+                found.append((p, next(iter(kinds), None)))
+        return found
+
+    ref = pieces_of(take(loaders(mix["first"], 2, provenance=True), 40))
+    kind_of = {}
+    for p, kind in ref:
+        if kind is not None:
+            assert kind_of.setdefault(p["source"], kind) == kind, "one source, one dataset"
+    assert len(kind_of) == 3
+
+    its = [iter(r) for r in loaders(mix["first"], 2, provenance=True)]
+    for rounds in range(1, 100):  # to the end of a step after at least 4 microbatches
+        last = [next(it) for it in its][-1]
+        if rounds >= 4 and int(last["microbatch"]) + 1 == int(last["microbatches"]):
+            break
+    state = last.state_after
+    later = [p for p, _ in pieces_of(take(loaders(mix["first"], 2, provenance=True), 40)[24:])]
+    ids = sorted({f"{p['source']}:{p['shard']}:{p['record']}" for p in later[:3]})
+    edited = stoker.edit_state(state, skip_documents=ids)
+    ranks = loaders(mix["first"], 2, provenance=True)
+    for r in ranks:
+        r.load_state_dict(edited)
+    served = {f"{p['source']}:{p['shard']}:{p['record']}" for p, _ in pieces_of(take(ranks, 32))}
+    assert served and not served & set(ids)
