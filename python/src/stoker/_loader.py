@@ -660,14 +660,18 @@ class Loader:
             to = (skip["epoch"], skip["to"])
             if skip["to"] >= self._impl.steps_per_epoch(skip["epoch"]) * rows_per_step:
                 to = (skip["epoch"] + 1, 0)  # the skip runs to the epoch's end: the next epoch
-            self._impl.restore(self._impl.make_state_json(*to))
-            self._skips.pop(0)
-            self._end_pending = False
-            self._moves += 1
-            if self._run_segments:  # the run record goes on from past the skip
-                self._start_segment(json.loads(self._impl.state_json()))
-            position = self._position()
+            position = self._jump_past_skip(to)
         return position
+
+    def _jump_past_skip(self, to: tuple) -> tuple:
+        """Restore at `to` (epoch, rows), the first position past the first skip, and drop it."""
+        self._impl.restore(self._impl.make_state_json(*to))
+        self._skips.pop(0)
+        self._end_pending = False
+        self._moves += 1
+        if self._run_segments:  # the run record goes on from past the skip
+            self._start_segment(json.loads(self._impl.state_json()))
+        return self._position()
 
     def _skip_token_steps(self, position: tuple) -> tuple:
         """_skip_over for steps counted in tokens: a skip names whole token steps by their index
@@ -682,13 +686,7 @@ class Loader:
             if epoch < skip["epoch"] or index < skip["from"]:
                 break
             to = self._impl.token_step_start(skip["epoch"], skip["to"])
-            self._impl.restore(self._impl.make_state_json(*to))
-            self._skips.pop(0)
-            self._end_pending = False
-            self._moves += 1
-            if self._run_segments:  # the run record goes on from past the skip
-                self._start_segment(json.loads(self._impl.state_json()))
-            position = self._position()
+            position = self._jump_past_skip(to)
         return position
 
     def _convert(self, batch: "_stoker.Batch") -> Batch:
