@@ -182,15 +182,6 @@ Result<TokenStepsOpen> PrepareTokenSteps(const LoaderOptions& options, PlanDatas
                                          const std::shared_ptr<const DocumentReader>& reader,
                                          const std::shared_ptr<const TokenSource>& source,
                                          const std::string& path, const PlanState* resume) {
-  if (options.cross_document_targets) {
-    return InvalidArgument(
-        "loader: tokens_per_step does not go with cross_document_targets: a token step places "
-        "documents into microbatches by cost across its whole window, so the document after "
-        "another in a microbatch is an arbitrary one of the window, not its neighbour in the "
-        "corpus, and the step's global_trained_tokens (the same on every rank, with no "
-        "communication) would depend on how the slots were dealt; train cross-document targets "
-        "on fixed rows (leave tokens_per_step out)");
-  }
   STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
   STOKER_ASSIGN_OR_RETURN(
       std::unique_ptr<TokenStepPlanner> owned,
@@ -222,11 +213,6 @@ Result<TokenStepsOpen> PrepareMixtureTokenSteps(
     const std::vector<std::shared_ptr<const DocumentReader>>& readers,
     const std::vector<std::shared_ptr<const TokenSource>>& sources,
     const std::vector<std::string>& paths, const PlanState* resume) {
-  if (options.cross_document_targets) {
-    return InvalidArgument(
-        "loader: tokens_per_step does not go with cross_document_targets (a step's trained "
-        "tokens are counted within documents)");
-  }
   STOKER_ASSIGN_OR_RETURN(PlanOptions plan_options, WithModelCost(PlanOptionsFor(options)));
   if (plan_options.dataset_names.empty()) plan_options.dataset_names = std::move(names);
   const std::vector<std::string> dataset_names = plan_options.dataset_names;
@@ -319,6 +305,15 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
     sources.push_back(std::move(source));
   }
   STOKER_RETURN_IF_ERROR(CheckSameTokenizer(sources, paths).WithContext("loader"));
+  if (token_steps && options.cross_document_targets) {
+    return InvalidArgument(
+        "loader: tokens_per_step does not go with cross_document_targets: a token step places "
+        "documents into microbatches by cost across its whole window, so the document after "
+        "another in a microbatch is an arbitrary one of the window, not its neighbour in the "
+        "corpus, and the step's global_trained_tokens (the same on every rank, with no "
+        "communication) would depend on how the slots were dealt; train cross-document targets "
+        "on fixed rows (leave tokens_per_step out)");
+  }
   if (token_steps && plan_datasets.size() > 1) {
     std::vector<std::string> names;
     for (const std::string& p : paths) names.push_back(CursorName(p));

@@ -245,3 +245,8 @@ def test_provenance_names_each_sources_pieces_and_a_quarantine_holds_over_a_mixt
         r.load_state_dict(edited)
     served = {f"{p['source']}:{p['shard']}:{p['record']}" for p, _ in pieces_of(take(ranks, 32))}
     assert served and not served & set(ids)
+
+
+def test_cross_document_targets_are_refused_over_a_mixture_as_over_one_dataset(mix):
+    with pytest.raises(ValueError, match="cross_document_targets: a token step places documents"):
+        loaders(mix["first"], 1, cross_document_targets=True)
