@@ -1,9 +1,65 @@
 #include "text/unigram_json.h"
 
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace stoker {
+namespace {
+
+// The f64 that `tokenizers` holds for a JSON score. Its JSON reader (serde_json without the
+// `float_roundtrip` feature) does not round decimal text correctly: it reads the digits into a
+// u64 (ignoring those that would overflow it), converts that to f64 and multiplies or divides it
+// by one correctly rounded power of ten, two roundings where strtod has one. On T5's published
+// tokenizer.json 8,334 of the 32,100 scores come out one ulp off, and that decides which of
+// equally scored segmentations `tokenizers` picks ("-" * 31: "---","---","-",... and not
+// "-","---",...). nlohmann::json has read `v` correctly rounded; its shortest decimal form is
+// the text that tokenizers and Python's json write, and serde_json's arithmetic is redone on it.
+double UnigramJsonScoreAsTokenizersReads(double v) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  static const std::array<double, 309> kPow10 = [] {
+    std::array<double, 309> p{};
+    for (int i = 0; i < 309; ++i) {
+      char text[8];
+      std::snprintf(text, sizeof(text), "1e%d", i);
+      p[static_cast<size_t>(i)] = std::strtod(text, nullptr);  // correctly rounded, as Rust's
+    }
+    return p;
+  }();
+  char buf[40];
+  const auto r =
+      std::to_chars(buf, buf + sizeof(buf) - 1, std::fabs(v), std::chars_format::scientific);
+  *r.ptr = '\0';             // for atoi below
+  uint64_t significand = 0;  // at most 17 digits: no overflow
+  int exponent = 0;
+  const char* p = buf;
+  for (bool fraction = false; p < r.ptr && *p != 'e'; ++p) {
+    if (*p == '.') {
+      fraction = true;
+      continue;
+    }
+    significand = significand * 10 + static_cast<uint64_t>(*p - '0');
+    exponent -= fraction ? 1 : 0;
+  }
+  if (p < r.ptr) exponent += std::atoi(p + 1);
+  double f = static_cast<double>(significand);
+  while (true) {  // serde_json's f64_from_parts
+    const int magnitude = exponent < 0 ? -exponent : exponent;
+    if (magnitude < 309) {
+      f = exponent >= 0 ? f * kPow10[static_cast<size_t>(magnitude)]
+                        : f / kPow10[static_cast<size_t>(magnitude)];
+      break;
+    }
+    if (f == 0 || exponent >= 0) break;  // out of range: as read
+    f /= 1e308;
+    exponent += 308;
+  }
+  return v < 0 ? -f : f;
+}
+
+}  // namespace
 
 void UnigramWords::EncodeWord(std::string_view word, std::vector<int32_t>* ids) const {
   thread_local std::vector<UnigramModel::Span> spans;
@@ -57,7 +113,8 @@ Status ParseUnigramModel(const nlohmann::json& model, const JsonFields& f, BpeTo
       return f.Fail("model.vocab[" + std::to_string(i) + "]", "must be [piece, score]");
     }
     words->pieces_[i] = e[0].get<std::string>();
-    scores[i] = e[1].get<double>();
+    scores[i] = e[1].is_number_float() ? UnigramJsonScoreAsTokenizersReads(e[1].get<double>())
+                                       : e[1].get<double>();
     min_score = std::min(min_score, scores[i]);
     STOKER_RETURN_IF_ERROR(vocab->Add(words->pieces_[i], i));
   }

@@ -1,6 +1,8 @@
 // A tokenizer.json `model` of type "Unigram" (T5, mT5, XLM-R, ALBERT, Pegasus), encoded as
 // tokenizers' Unigram does (models/unigram/model.rs): each pre-token on its own, Viterbi in f64
-// over the [piece, score] vocabulary (text/unigram_model.h), a run of unknown characters fused
+// over the [piece, score] vocabulary (text/unigram_model.h), each score the f64 tokenizers' JSON
+// reader makes of its text (serde_json's two roundings, not strtod's one: they decide ties on
+// T5's published file), a run of unknown characters fused
 // into one piece, which is its id if it is a piece, else its bytes' "<0xXX>" pieces when
 // byte_fallback is on and all of them exist, else unk_id.
 // Immutable after ParseUnigramModel; thread-safe.
