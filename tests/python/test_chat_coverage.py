@@ -248,6 +248,7 @@ def test_an_unalignable_conversation_is_a_plain_value_error(no_byte_fallback):
     with pytest.raises(ValueError, match="cannot place the tokens of this conversation") as e:
         stoker.Tokenizer(no_byte_fallback).apply_chat_template(UNALIGNABLE)
     assert "byte" not in str(e.value) and "token 1" not in str(e.value)
+    assert f"(tokenizer {no_byte_fallback})" in str(e.value)  # the model it was encoded with
 
 
 def test_an_unalignable_conversation_is_a_counted_skip(stoker_cli, no_byte_fallback, tmp_path):
@@ -263,3 +264,4 @@ def test_an_unalignable_conversation_is_a_counted_skip(stoker_cli, no_byte_fallb
                and "chats.jsonl:2" in s for s in r.stdout.splitlines()), r.stdout
     r = pack(stoker_cli, src, "-o", tmp_path / "fail", "--tokenizer", no_byte_fallback)
     assert r.returncode == 2 and "chats.jsonl:2" in r.stderr and "--on-error skip" in r.stderr
+    assert f"(tokenizer {no_byte_fallback})" in r.stderr and "--bad-lines" not in r.stderr
