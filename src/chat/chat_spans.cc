@@ -332,6 +332,7 @@ Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn trai
   Conversation marked;
   if (needs_markers) {
     marked.tools = conv.tools;
+    marked.documents = conv.documents;  // a retrieval template writes them before the messages
     marked.completion = conv.completion;
     marked.is_prompt_completion = conv.is_prompt_completion;
     for (size_t i = 0; i < n; ++i) marked.messages.push_back(MarkMessage(conv.messages[i], i));
