@@ -203,3 +203,16 @@ def test_a_records_documents_reach_the_template(stoker_cli, qwen, tmp_path):
         doc = stoker.inspect(out, document=k)
         assert doc["tokens"] == list(want), k
     assert "[Tides] Twice a day." in hf.decode(stoker.inspect(out, document=0)["tokens"])
+
+
+def test_a_pack_that_skips_every_record_says_why(stoker_cli, qwen, tmp_path):
+    """Under --on-error skip, a pack left with no documents names the reason it skipped them (the
+    summary of reasons is printed only after a pack that succeeds)."""
+    template = hostile_template(tmp_path)
+    src = write_jsonl(tmp_path / "all_bad.jsonl", [conv("split"), conv("split")])
+    r = pack(stoker_cli, src, "-o", tmp_path / "out", "--tokenizer", qwen, "--chat-template",
+             template, "--on-error", "skip")
+    no_signal(r)
+    assert r.returncode == 2 and "hold no documents" in r.stderr, r.stderr
+    assert "skipped 2: chat template" in r.stderr and "empty separator" in r.stderr, r.stderr
+    assert "(first at " in r.stderr and "all_bad.jsonl:1)" in r.stderr, r.stderr
