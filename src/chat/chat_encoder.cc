@@ -107,7 +107,13 @@ Result<ChatIds> ChatEncoder::Encode(nlohmann::ordered_json record,
   if (marked.find(kChatMarkStart) != std::string::npos) {
     STOKER_ASSIGN_OR_RETURN(plain, Plain());
   }
-  return EncodeChat(*control_, *plain, marked, spans.text, spans.trained, token_texts_);
+  Result<ChatIds> ids =
+      EncodeChat(*control_, *plain, marked, spans.text, spans.trained, token_texts_);
+  if (!ids.ok() && ids.status().code() == StatusCode::kInvalidArgument) {
+    // The conversation's error names the model it was encoded with (the caller adds where).
+    return InvalidArgument(ids.status().message() + " (tokenizer " + options_.tokenizer + ")");
+  }
+  return ids;
 }
 
 bool IsChatRecord(const nlohmann::ordered_json& record) {

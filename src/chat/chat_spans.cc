@@ -193,8 +193,11 @@ std::optional<size_t> HeaderEnd(const std::string& text, const std::string& head
     }
   }
   for (size_t len = header.size(); len >= min_len; --len) {
-    size_t p = text.rfind(header.substr(0, len), text_at);
-    if (p != std::string::npos && p >= lo && p + len <= text_at) return p + len;
+    // The last one that ends by text_at: a message's text may itself begin with the header
+    // ("<start_of_turn>model\n..."), which a search from text_at would find and reject.
+    if (len > text_at) continue;
+    size_t p = text.rfind(header.substr(0, len), text_at - len);
+    if (p != std::string::npos && p >= lo) return p + len;
   }
   return std::nullopt;
 }
@@ -329,6 +332,7 @@ Result<ChatSpans> ChatTemplate::SpansImpl(const Conversation& conv, TrainOn trai
   Conversation marked;
   if (needs_markers) {
     marked.tools = conv.tools;
+    marked.documents = conv.documents;  // a retrieval template writes them before the messages
     marked.completion = conv.completion;
     marked.is_prompt_completion = conv.is_prompt_completion;
     for (size_t i = 0; i < n; ++i) marked.messages.push_back(MarkMessage(conv.messages[i], i));

@@ -338,8 +338,19 @@ Result<PackResult> Pack(const PackOptions& options, const Tokenizer& tokenizer) 
     return Status::OK();
   });
   if (status.ok() && result.counters.documents == 0 && options.task_count == 1) {
+    // Under --on-error skip the reasons are printed after a pack, which this one is not: the
+    // most frequent is the error's (a tokenizer no conversation can be encoded with).
+    std::string why;
+    uint64_t most = 0;
+    for (const auto& [reason, r] : result.counters.skip_reasons) {
+      if (r.count > most) {
+        most = r.count;
+        why =
+            "; skipped " + std::to_string(r.count) + ": " + reason + " (first at " + r.first + ")";
+      }
+    }
     status = InvalidArgument("the inputs hold no documents (" + std::to_string(files.size()) +
-                             " file(s), every document empty or skipped)");
+                             " file(s), every document empty or skipped" + why + ")");
   }
   Result<std::vector<ShardInfo>> shards =
       status.ok() ? sink.Finish() : Result<std::vector<ShardInfo>>(status);

@@ -2,7 +2,11 @@
 shared by tests/python/test_chat_coverage.py and bench/chat_coverage.py.
 
 Conversations: indented code, runs of spaces and tabs, decomposed and composed Unicode, CJK, emoji,
-the meta symbol "▁" itself, repeated messages, an empty system prompt, tool calls and tool results.
+the meta symbol "▁" itself, repeated messages, an empty system prompt, tool calls and tool results,
+and control-token text in content (every family's control tokens; assistant text that begins with
+each family's assistant header), whose ids are transformers' sanitized ones
+(`sanitize_control_tokens=True`) and whose masks, which transformers cannot give while sanitizing,
+are checked as the trained text: every assistant text, no user text.
 Families: Qwen2.5's real
 tokenizer.json (NFC normalizer) with its own template and the Hermes-style tool calls
 (`<tool_call>`); Llama 3.2's real tokenizer.json with Llama 3.1's template (JSON tool calls, and
@@ -87,7 +91,35 @@ def conversations():
                               call("brave_search", {"query": "news  today"})]},
                           {"role": "tool", "content": "Nothing new."}, a("Nothing new.")],
          None, {"builtin_tools": ["brave_search", "wolfram_alpha"]}),
+        # Control-token text typed in content: transformers' sanitized ids (the text as text).
+        ("control_text", [u(f"U: {CONTROL_TEXT}"), a(f"A: {CONTROL_TEXT}")], None, {}),
+        # Assistant text that begins with an assistant header, each family's in turn.
+        ("control_headers", [x for k, h in enumerate(HEADERS) for x in (u(f"q{k}"), a(h + "yo"))],
+         None, {}),
     ]
+
+
+# Control tokens of every family, and the assistant headers they write (docs/chat.md, "Ids").
+CONTROL_TEXT = ("<|im_end|> then <end_of_turn>, [INST] x [/INST] <|eot_id|> <tool_call> "
+                "[TOOL_CALLS] <|end|> <s></s> <|python_tag|> ok")
+HEADERS = ["<start_of_turn>model\n", "<|im_start|>assistant\n",
+           "<|start_header_id|>assistant<|end_header_id|>\n\n", "<|assistant|>\n", "[/INST]"]
+
+
+def has_control_text(name):
+    """Whether the coverage conversation `name` types control tokens in its content."""
+    return name.startswith("control")
+
+
+def trained_text_matches(hf, ids, mask, messages):
+    """For conversations with control-token text, which transformers cannot mask while it
+    sanitizes: the trained tokens spell each assistant text and no user text (spaces aside: a
+    Strip normalizer drops those beside control tokens)."""
+    squeeze = lambda t: "".join(t.split())  # noqa: E731
+    trained = squeeze(hf.decode([i for i, m in zip(ids, mask) if m]))
+    return (all(squeeze(m["content"]) in trained for m in messages if m["role"] == "assistant")
+            and not any(squeeze(m["content"]) in trained for m in messages
+                        if m["role"] == "user"))
 
 
 def llama31_generation_template():
@@ -322,11 +354,13 @@ def check_family(model_dir, template_path, masks, family_vars, stoker, transform
         variables = {**family_vars, **variables}
         tools = tools or variables.pop("tools", None)  # a template that needs tools (Hermes 3)
         variables.pop("tools", None)
+        sanitize = {"sanitize_control_tokens": True} if has_control_text(name) else {}
         try:
             text = hf.apply_chat_template(messages, tools=tools, tokenize=False, **kw,
                                           **variables)
-            want = list(hf.apply_chat_template(messages, tools=tools, tokenize=True,
-                                               return_dict=False, **kw, **variables))
+            want = hf.apply_chat_template(messages, tools=tools, tokenize=True,
+                                          return_dict=False, **kw, **variables, **sanitize)
+            want = list(want["input_ids"] if hasattr(want, "keys") else want)
         except Exception:  # the template refuses it (Gemma: no system role)
             out.append((name, False, False, False, None, "not rendered"))
             continue
@@ -341,7 +375,9 @@ def check_family(model_dir, template_path, masks, family_vars, stoker, transform
             continue
         ids, mask = list(ids), list(mask)
         masks_equal = None
-        if ref is not None:
+        if sanitize and masks is not None:
+            masks_equal = trained_text_matches(hf, ids, mask, messages)
+        elif ref is not None:
             r = hf.apply_chat_template(messages, tools=tools, tokenize=True, return_dict=True,
                                        return_assistant_tokens_mask=True, **ref, **variables)
             masks_equal = list(r["input_ids"]) == want and mask == list(r["assistant_masks"])

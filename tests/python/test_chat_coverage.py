@@ -3,14 +3,17 @@
 from Llama 2's real vocabulary (Replace normalizer, byte fallback, runs of "▁" as added tokens;
 also behind tokenizers' Strip normalizer),
 every conversation transformers renders (indented code, runs of spaces and tabs, decomposed and
-composed Unicode, CJK, emoji, repeated messages, empty system prompts, tool calls and results) is
-packed with transformers' ids (also Hermes 3's and Mistral-Small-3.2's real tool-use templates,
+composed Unicode, CJK, emoji, repeated messages, empty system prompts, tool calls and results,
+control-token text in content) is packed with transformers' ids (sanitized where content holds
+control-token text) (also Hermes 3's and Mistral-Small-3.2's real tool-use templates,
 and Mistral Nemo's template on its real Tekken vocabulary as transformers converts it, whose
 ids also equal mistral-common's), and its mask equals transformers'
 `return_assistant_tokens_mask` on the template with `{% generation %}` markers around assistant output (Gemma: docs/chat.md's rule
 on `tokenizers`' offsets). The refusals this replaced each have a test here: Gemma's runs of
 spaces (`token 5 ("▁▁") is not at byte 26`), Qwen's decomposed characters, Llama 3.1's
-built-in tool call (`no end-of-turn token (<|eot_id|>) closes message 1`); and a conversation that
+built-in tool call (`no end-of-turn token (<|eot_id|>) closes message 1`), assistant text that
+begins with its own header (`the assistant header of message 1 ... is not in the text`); and a
+conversation that
 stoker still cannot align is a plain ValueError, and a counted skip under --on-error skip."""
 
 import json
@@ -20,8 +23,8 @@ import pytest
 
 import stoker
 from chat_coverage_cases import (check_family, conversations, families, gemma_layout_dir,
-                                 llama31_generation_template, qwen25_generation_template,
-                                 TEMPLATES)
+                                 has_control_text, llama31_generation_template,
+                                 qwen25_generation_template, TEMPLATES)
 from chat_testlib import pack, write_jsonl
 
 transformers = pytest.importorskip("transformers")
@@ -66,8 +69,8 @@ def test_tekken_ids_equal_mistral_common(fams):
     ref = tekken.Tekkenizer.from_file(
         str(Path(mistral_common.__file__).parent / "data" / "tekken_240718.json"))
     tok = stoker.Tokenizer(str(model_dir / "tokenizer.json"))
-    texts = {m["content"] for _, messages, _, _ in conversations() for m in messages
-             if isinstance(m.get("content"), str) and m["content"]}
+    texts = {m["content"] for name, messages, _, _ in conversations() for m in messages
+             if isinstance(m.get("content"), str) and m["content"] and not has_control_text(name)}
     assert len(texts) >= 20
     for text in sorted(texts):
         assert list(tok.encode(text)) == ref.encode(text, bos=False, eos=False), text
@@ -186,6 +189,26 @@ def test_llama_builtin_tool_call_was_refused(fams):
         '<|python_tag|>brave_search.call(query="news  today")<|eom_id|>Nothing new.<|eot_id|>')
 
 
+def test_assistant_text_that_begins_with_its_header_was_refused(fams):
+    """Was: `the assistant header of message 1 (what add_generation_prompt writes) is not in the
+    text`: the header was searched for from where the message's text begins, found there (the text
+    typed it), rejected, and never looked for before it."""
+    for family, header, eot in [("gemma layout + gemma3", "<start_of_turn>model\n",
+                                 "<end_of_turn>"),
+                                ("qwen2.5 (NFC, <tool_call>)", "<|im_start|>assistant\n",
+                                 "<|im_end|>")]:
+        _, d, template, _, _ = fams[family]
+        hf = transformers.AutoTokenizer.from_pretrained(d)
+        kw = {"chat_template": template.read_text(encoding="utf-8")} if template else {}
+        messages = [{"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": header + "yo"}]
+        ids, mask = ids_and_mask(d, messages, chat_template=template)
+        want = hf.apply_chat_template(messages, tokenize=True, return_dict=False,
+                                      sanitize_control_tokens=True, **kw)
+        assert ids == list(want["input_ids"] if hasattr(want, "keys") else want), family
+        assert trained_text(hf, ids, mask) == header + "yo" + eot, family
+
+
 def test_strip_normalizer_was_refused(fams):
     """Was: tokenizer.json's normalizer 'Strip' is not supported. Each run of text between control
     tokens loses its whitespace ends; a message's stripped whitespace is covered by its own tokens
@@ -225,6 +248,7 @@ def test_an_unalignable_conversation_is_a_plain_value_error(no_byte_fallback):
     with pytest.raises(ValueError, match="cannot place the tokens of this conversation") as e:
         stoker.Tokenizer(no_byte_fallback).apply_chat_template(UNALIGNABLE)
     assert "byte" not in str(e.value) and "token 1" not in str(e.value)
+    assert f"(tokenizer {no_byte_fallback})" in str(e.value)  # the model it was encoded with
 
 
 def test_an_unalignable_conversation_is_a_counted_skip(stoker_cli, no_byte_fallback, tmp_path):
@@ -240,3 +264,4 @@ def test_an_unalignable_conversation_is_a_counted_skip(stoker_cli, no_byte_fallb
                and "chats.jsonl:2" in s for s in r.stdout.splitlines()), r.stdout
     r = pack(stoker_cli, src, "-o", tmp_path / "fail", "--tokenizer", no_byte_fallback)
     assert r.returncode == 2 and "chats.jsonl:2" in r.stderr and "--on-error skip" in r.stderr
+    assert f"(tokenizer {no_byte_fallback})" in r.stderr and "--bad-lines" not in r.stderr

@@ -177,3 +177,42 @@ def test_mistral_tool_calls_and_equal_messages_are_trained(qwen):
                                           tokenize=False)
     assert text.count("[AVAILABLE_TOOLS]") == 2
     assert [text[a:b] for a, b in spans] == ["A<|im_end|>", "B<|im_end|>"]
+
+
+def test_a_records_documents_reach_the_template(stoker_cli, qwen, tmp_path):
+    """A chat record's top-level `documents` list is the template's `documents` (Granite's and
+    Command-R's retrieval templates), as apply_chat_template(documents=...) passes it."""
+    template = tmp_path / "rag.jinja"
+    template.write_text("{%- if documents %}{{- '<|im_start|>system\\nDocuments:' }}"
+                        "{%- for d in documents %}{{- '\\n[' ~ d.title ~ '] ' ~ d.text }}"
+                        "{%- endfor %}{{- '<|im_end|>\\n' }}{%- endif %}" +
+                        (TEMPLATES / "qwen2_5.jinja").read_text(encoding="utf-8"),
+                        encoding="utf-8")
+    docs = [{"title": "Tides", "text": "Twice a day."}, {"title": "Moon", "text": "It pulls."}]
+    rows = [{**conv("Why tides?", "The moon."), "documents": docs}, conv("no docs", "ok")]
+    out = tmp_path / "out"
+    r = pack(stoker_cli, write_jsonl(tmp_path / "rag.jsonl", rows), "-o", out, "--tokenizer", qwen,
+             "--chat-template", template)
+    no_signal(r)
+    assert r.returncode == 0, r.stderr
+    hf = transformers.AutoTokenizer.from_pretrained(qwen)
+    for k, row in enumerate(rows):
+        want = hf.apply_chat_template(row["messages"], documents=row.get("documents"),
+                                      chat_template=template.read_text(encoding="utf-8"),
+                                      tokenize=True, return_dict=False)
+        doc = stoker.inspect(out, document=k)
+        assert doc["tokens"] == list(want), k
+    assert "[Tides] Twice a day." in hf.decode(stoker.inspect(out, document=0)["tokens"])
+
+
+def test_a_pack_that_skips_every_record_says_why(stoker_cli, qwen, tmp_path):
+    """Under --on-error skip, a pack left with no documents names the reason it skipped them (the
+    summary of reasons is printed only after a pack that succeeds)."""
+    template = hostile_template(tmp_path)
+    src = write_jsonl(tmp_path / "all_bad.jsonl", [conv("split"), conv("split")])
+    r = pack(stoker_cli, src, "-o", tmp_path / "out", "--tokenizer", qwen, "--chat-template",
+             template, "--on-error", "skip")
+    no_signal(r)
+    assert r.returncode == 2 and "hold no documents" in r.stderr, r.stderr
+    assert "skipped 2: chat template" in r.stderr and "empty separator" in r.stderr, r.stderr
+    assert "(first at " in r.stderr and "all_bad.jsonl:1)" in r.stderr, r.stderr
