@@ -44,6 +44,8 @@ struct StreamOptions {
   // a conversation without `text_field`. Batches then have labels and loss_mask as the indexed
   // loader gives them, and long conversations are dropped (LoaderOptions::long_documents).
   std::string train_on, chat_template, chat_field;
+  // Extra chat-template variables, a JSON object (`{"enable_thinking": false}`); empty = none.
+  std::string chat_template_kwargs;
 };
 
 // What the pre-scan read as a stream opened (for reports such as `stoker bench --stream`).

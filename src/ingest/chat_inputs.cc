@@ -64,6 +64,19 @@ class ChatPackTokenizer final : public Tokenizer {
   TokenizerIdentity identity_;
 };
 
+// --chat-template-kwargs: a JSON object of template variables; empty = none.
+Result<nlohmann::ordered_json> ParseTemplateKwargs(const std::string& text) {
+  if (text.empty()) return nlohmann::ordered_json::object();
+  nlohmann::ordered_json kwargs = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (kwargs.is_discarded() || !kwargs.is_object()) {
+    return InvalidArgument(
+        "--chat-template-kwargs must be a JSON object of template variables, "
+        "such as '{\"enable_thinking\": false}'; got: " +
+        text.substr(0, 200));
+  }
+  return kwargs;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Tokenizer>> OpenPackTokenizer(const PackArgs& args,
@@ -91,7 +104,8 @@ Result<std::unique_ptr<Tokenizer>> OpenPackTokenizer(const PackArgs& args,
 
 Result<std::shared_ptr<const ChatEncoder>> ChatEncoderForPack(const PackArgs& args,
                                                               const PackOptions& options) {
-  bool chat = !args.train_on.empty() || !args.chat_template.empty() || !args.chat_field.empty();
+  bool chat = !args.train_on.empty() || !args.chat_template.empty() || !args.chat_field.empty() ||
+              !args.chat_template_kwargs.empty();
   // A task of a split pack lists nothing (it reads the recorded input list), and chat data is
   // packed in one task for now: the records are not looked at there.
   if (!chat && args.text_field == "text" && options.task_count <= 1) {
@@ -104,6 +118,7 @@ Result<std::shared_ptr<const ChatEncoder>> ChatEncoderForPack(const PackArgs& ar
   chat_options.field = args.chat_field;
   chat_options.tokenizer_options = args.tokenizer_options;
   chat_options.tokenizer_options.load_threads = options.threads;
+  STOKER_ASSIGN_OR_RETURN(chat_options.kwargs, ParseTemplateKwargs(args.chat_template_kwargs));
   if (!args.train_on.empty()) {
     STOKER_ASSIGN_OR_RETURN(TrainOn train_on, ParseTrainOn(args.train_on));
     chat_options.train_on = train_on;

@@ -42,6 +42,9 @@ struct PackArgs {
   // The field holding the conversation (messages, or ShareGPT turns); empty = detected
   // (messages, conversations, prompt + completion). Setting it packs chat data.
   std::string chat_field;
+  // Extra chat-template variables, a JSON object (`{"enable_thinking": false}`), as
+  // transformers' apply_chat_template(**kwargs) takes them; empty = none. Setting it packs chat.
+  std::string chat_template_kwargs;
 };
 
 // PackArgs' option table (common/option_table.h): each field declared once, with its doc, CLI flag

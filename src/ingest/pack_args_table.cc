@@ -86,6 +86,12 @@ OptionTable<PackArgs> BuildPackArgsTable() {
   t.push_back(
       TextOption<A>("chat_field", "Chat data: the field holding the conversation", &A::chat_field)
           .Cli("--chat-field"));
+  t.push_back(TextOption<A>("chat_template_kwargs",
+                            "Chat data: extra template variables, a JSON object such as "
+                            "'{\"enable_thinking\": false}' (transformers' apply_chat_template "
+                            "keyword arguments)",
+                            &A::chat_template_kwargs)
+                  .Cli("--chat-template-kwargs"));
   return t;
 }
 

@@ -16,14 +16,15 @@ Result<std::shared_ptr<const ChatEncoder>> OpenStreamChat(const StreamOptions& o
   args.train_on = o.train_on;
   args.chat_template = o.chat_template;
   args.chat_field = o.chat_field;
+  args.chat_template_kwargs = o.chat_template_kwargs;
   PackOptions po;
   po.inputs = o.inputs;
   po.encoder.text_field = o.text_field;
   po.threads = std::max(1, loader.num_workers);
   // Detection reads the first record: only where a chat template can be (a model directory).
   std::error_code ec;
-  const bool explicit_chat =
-      !o.train_on.empty() || !o.chat_template.empty() || !o.chat_field.empty();
+  const bool explicit_chat = !o.train_on.empty() || !o.chat_template.empty() ||
+                             !o.chat_field.empty() || !o.chat_template_kwargs.empty();
   if (!explicit_chat && (o.tokenizer_instance || !std::filesystem::is_directory(o.tokenizer, ec))) {
     return std::shared_ptr<const ChatEncoder>();
   }

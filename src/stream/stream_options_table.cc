@@ -59,6 +59,11 @@ const OptionTable<StreamOptions>& StreamOptionTable() {
                               "Streams of chat records: the field holding the conversation",
                               &S::chat_field)
                     .Cli("--chat-field"));
+    t.push_back(TextOption<S>("chat_template_kwargs",
+                              "Streams of chat records: extra template variables, a JSON object "
+                              "such as '{\"enable_thinking\": false}'",
+                              &S::chat_template_kwargs)
+                    .Cli("--chat-template-kwargs"));
     return t;
   }();
   return table;

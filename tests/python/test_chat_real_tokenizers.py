@@ -380,3 +380,38 @@ def test_generation_prompt_is_refused_not_ignored(models):
     messages.append({"role": "assistant", "content": "A"})
     ids, mask = m.tok.apply_chat_template(messages, add_generation_prompt=False)
     assert (list(ids), list(mask)) == tuple(map(list, m.tok.apply_chat_template(messages)))
+
+
+def test_pack_and_stream_take_template_keyword_arguments(models, stoker_cli, tmp_path):
+    """`stoker pack --chat-template-kwargs`, stoker.pack(chat_template_kwargs=) and
+    stoker.Stream(chat_template_kwargs=) hand extra variables to the template, as
+    apply_chat_template(**kwargs) does: SmolLM3's system block says /no_think with
+    enable_thinking=False (and /think without it), so every conversation's ids change."""
+    import numpy as np
+
+    m = models["smollm3"]
+    rows = [{"messages": [{"role": "user", "content": f"Question {i}?"},
+                          {"role": "assistant", "content": f"Answer {i}."}]} for i in range(6)]
+    src = write_jsonl(tmp_path / "chats.jsonl", rows)
+    off = {"enable_thinking": False}
+    want = [hf_ids(m, r["messages"], None, **off) for r in rows]
+    assert all(w != hf_ids(m, r["messages"], None) for w, r in zip(want, rows))
+    r = pack(stoker_cli, src, "-o", tmp_path / "cli", "--tokenizer", m.dir,
+             "--chat-template-kwargs", json.dumps(off))
+    assert r.returncode == 0, r.stderr
+    assert [stoker.inspect(tmp_path / "cli", document=i)["tokens"] for i in range(6)] == want
+    stoker.pack(src, tmp_path / "py", str(m.dir), chat_template_kwargs=off)
+    assert [stoker.inspect(tmp_path / "py", document=i)["tokens"] for i in range(6)] == want
+    stream = stoker.Stream([src], tokenizer=str(m.dir), shuffle_buffer=1,
+                           chat_template_kwargs=off)
+    seen = []
+    for batch in stoker.Loader(stream, seq_len=512, batch_size=1, pack="bestfit",
+                               output="numpy", num_workers=1, drop_last=False):
+        seg = batch["segment_ids"][0]
+        for s in sorted(set(seg.tolist()) - {0}):
+            seen.append(batch["input_ids"][0][np.nonzero(seg == s)[0]].tolist())
+    assert sorted(seen) == sorted(want)
+    r = pack(stoker_cli, src, "-o", tmp_path / "bad", "--tokenizer", m.dir,
+             "--chat-template-kwargs", "[1]")
+    assert r.returncode != 0
+    assert "--chat-template-kwargs must be a JSON object" in r.stderr

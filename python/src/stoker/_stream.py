@@ -9,7 +9,7 @@ import sys
 from typing import Any, Optional, Sequence, Union
 
 from . import _spelling
-from ._tokenizer import tokenizer_options
+from ._tokenizer import template_kwargs_json, tokenizer_options
 
 
 class Stream:
@@ -66,6 +66,7 @@ class Stream:
         train_on: str = "",
         chat_template: Union[str, os.PathLike, None] = None,
         chat_field: str = "",
+        chat_template_kwargs: Optional[dict] = None,
     ) -> None:
         inputs = []
         for p in _spelling.paths(paths):
@@ -109,7 +110,8 @@ class Stream:
             steps_per_epoch=steps_per_epoch or 0, split_factor=split_factor,
             scan_cache_dir="" if scan is None else scan, train_on=train_on,
             chat_template="" if chat_template is None else os.fspath(chat_template),
-            chat_field=chat_field)
+            chat_field=chat_field,
+            chat_template_kwargs=template_kwargs_json(chat_template_kwargs))
         self.bestfit_window: Optional[int] = bestfit_window  # deprecated; None: the loader's
 
     @property

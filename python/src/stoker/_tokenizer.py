@@ -109,3 +109,13 @@ def tokenizer_options(pattern: Optional[str] = None, special: Optional[str] = No
     t.eos = "" if eos is None else str(eos)
     t.post_processor = bool(post_processor)
     return t
+
+
+def template_kwargs_json(kwargs: Optional[dict]) -> str:
+    """``chat_template_kwargs`` (a dict of extra chat-template variables) as the C++ options take
+    it: JSON text, "" for none."""
+    if kwargs is None:
+        return ""
+    if not isinstance(kwargs, dict):
+        raise TypeError(f"chat_template_kwargs must be a dict, got {type(kwargs).__name__}")
+    return json.dumps(kwargs)

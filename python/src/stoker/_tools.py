@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 from . import _spelling, _stoker
 from ._datasets import (DatasetSpec, Mixture, PathLike, apply_mixture, rank_and_world_size,
                         resolve_datasets)
-from ._tokenizer import tokenizer_options
+from ._tokenizer import template_kwargs_json, tokenizer_options
 
 
 def pack(
@@ -37,6 +37,7 @@ def pack(
     train_on: str = "",
     chat_template: Optional[PathLike] = None,
     chat_field: str = "",
+    chat_template_kwargs: Optional[Dict[str, Any]] = None,
     threads: Any = _spelling._UNSET,
     bad_lines: Any = _spelling._UNSET,
 ) -> Dict[str, Any]:
@@ -68,6 +69,8 @@ def pack(
     template, or when ``train_on`` ("assistant", "last", "completion", "all") or
     ``chat_template`` (a template file) or ``chat_field`` (the field holding the conversation;
     default: detected) is given; the loss mask is written beside the tokens.
+    ``chat_template_kwargs`` (a dict such as ``{"enable_thinking": False}``) are extra template
+    variables, as transformers' ``apply_chat_template(**kwargs)`` takes them.
     """
     num_workers = _spelling.alias(num_workers, threads, "threads", "num_workers", 0)
     on_error = _spelling.alias(on_error, bad_lines, "bad_lines", "on_error", "fail")
@@ -78,7 +81,7 @@ def pack(
         on_error=on_error, dtype=dtype, overwrite=overwrite, input_format=input_format,
         key_field=key_field, format=format, train_on=train_on,
         chat_template=os.fspath(chat_template) if chat_template is not None else "",
-        chat_field=chat_field,
+        chat_field=chat_field, chat_template_kwargs=template_kwargs_json(chat_template_kwargs),
         tokenizer_options=tokenizer_options(pattern, special, allow_special, eos, post_processor))
     result = _stoker.pack(args)
     if "manifest_json" in result:
