@@ -67,7 +67,7 @@ class Mixture:
     token count (``"1.8T tokens"``); ``[a, b]`` ramps a weight linearly across its phase. A key
     ``"tokens_per_step": [{"until": "2000 steps", "tokens": "1M"}, {"tokens": ["1M", "4M"]}...]``
     is a batch-size schedule that a Loader with ``tokens_per_step`` follows (each batch's
-    ``step_budget``; docs/plan.md, "Batch-size schedules"). Relative paths are relative to the
+    ``step_budget``; docs/plan.md, "Balanced steps"). Relative paths are relative to the
     file. Give it to ``stoker.Loader`` or ``stoker.plan`` in place of the
     datasets; the same file works with ``stoker plan --mixture``. See docs/plan.md, "Schedules".
     """
