@@ -151,6 +151,11 @@ struct PlanOptions {
   uint64_t microbatches = 1;  // the least microbatches per rank per step
   uint64_t max_tokens_per_microbatch = 0;
   BalanceMode balance = BalanceMode::kTokens;
+  // With tokens_per_step: a batch-size schedule (docs/plan.md, "Balanced steps"), as a mixture
+  // file's "tokens_per_step" key resolves it: "TOKENS[..TOKENS]@END_ROW,...,TOKENS" over the
+  // global rows of the token steps' row plan (src/plan/step_budget.h). Each step's budget is its
+  // value at the step's first row, in place of tokens_per_step. Empty: none. In the fingerprint.
+  std::string tokens_per_step_schedule;
   // balance=attention: a model directory or its config.json (a, b from its shape), or "a,b" /
   // "a,b,c" numbers; the loader and the CLI resolve it into step_cost (the plan reads no file).
   std::string model;
@@ -199,6 +204,7 @@ struct StepFigures {
   uint64_t step_tokens = 0;            // Σ L over this rank's microbatches of the step
   uint64_t step_sum_l2 = 0;            // Σ L² over them (L: each document piece's length)
   double step_imbalance = 1.0;         // predicted max / mean over ranks of the step's cost
+  uint64_t step_budget = 0;            // the step's token budget (a schedule's value, or fixed)
   uint32_t microbatch = 0;             // this batch's index in the step
   uint32_t microbatches = 0;           // microbatches per rank in the step
   // False where global_trained_tokens is not known to a rank (a chat stream: the pre-scan keeps

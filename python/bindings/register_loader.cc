@@ -312,6 +312,7 @@ void RegisterLoader(nb::module_& m) {
             d["step_tokens"] = f->step_tokens;
             d["step_sum_l2"] = f->step_sum_l2;
             d["step_imbalance"] = f->step_imbalance;
+            d["step_budget"] = f->step_budget;
             d["microbatch"] = f->microbatch;
             d["microbatches"] = f->microbatches;
             return d;

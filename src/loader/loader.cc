@@ -120,6 +120,11 @@ Status ValidateLoaderOptions(const LoaderOptions& o) {
   if (o.device_buffers < 1 || o.device_buffers > 8) {
     return InvalidArgument("loader: device_buffers must be 1..8");
   }
+  if (!o.tokens_per_step_schedule.empty() && o.tokens_per_step == 0) {
+    return InvalidArgument("loader: the batch-size schedule '" + o.tokens_per_step_schedule +
+                           "' (tokens_per_step_schedule: a mixture file's \"tokens_per_step\") "
+                           "needs steps counted in tokens: give tokens_per_step too");
+  }
   return loader::CheckContextParallel(o);
 }
 

@@ -314,7 +314,8 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
         "communication) would depend on how the slots were dealt; train cross-document targets "
         "on fixed rows (leave tokens_per_step out)");
   }
-  if (token_steps && plan_datasets.size() > 1) {
+  // A mixture, or one dataset with a batch-size schedule (over its row plan's global rows).
+  if (token_steps && (plan_datasets.size() > 1 || !options.tokens_per_step_schedule.empty())) {
     std::vector<std::string> names;
     for (const std::string& p : paths) names.push_back(CursorName(p));
     STOKER_ASSIGN_OR_RETURN(

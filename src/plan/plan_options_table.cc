@@ -1,6 +1,7 @@
 #include "plan/plan_options_table.h"
 
 #include "plan/mixture_file.h"
+#include "plan/step_budget.h"
 
 namespace stoker {
 namespace {
@@ -15,6 +16,22 @@ auto CountOf(std::string_view name) {
 }
 
 bool TokenSteps(const PlanOptions& p) { return p.tokens_per_step > 0; }
+
+// tokens_per_step_schedule: a text row that only takes what plan::StepBudget::Parse reads.
+OptionRow<PlanOptions> ScheduleOption() {
+  OptionRow<PlanOptions> r =
+      TextOption<PlanOptions>("tokens_per_step_schedule",
+                              "With tokens_per_step: a batch-size schedule "
+                              "'TOKENS[..TOKENS]@END_ROW,...,TOKENS' over the token steps' global "
+                              "rows (a mixture file's \"tokens_per_step\"); '' = none",
+                              &PlanOptions::tokens_per_step_schedule);
+  r.set = [](PlanOptions& p, std::string_view text) -> Status {
+    STOKER_RETURN_IF_ERROR(plan::StepBudget::Parse(std::string(text)).status());
+    p.tokens_per_step_schedule = std::string(text);
+    return Status::OK();
+  };
+  return std::move(r).Py("-");
+}
 
 }  // namespace
 
@@ -100,6 +117,7 @@ const OptionTable<PlanOptions>& PlanOptionTable() {
                                 ParseBalanceMode)
                     .Cli("--balance")
                     .InState(TokenSteps));
+    t.push_back(ScheduleOption());
     t.push_back(TextOption<P>("model",
                               "balance=attention: a model directory or its config.json (the "
                               "cost a·L + b·L² from its shape), or numbers 'a,b[,c]'",

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "plan/mixture_file.h"
+#include "plan/plan_options_table.h"
 
 namespace stoker::plan {
 namespace {
@@ -78,6 +79,25 @@ TEST(StepBudgetTest, AMixtureFileDeclaresTheScheduleBesideItsPhases) {
   fails(R"([{"until": "5 steps", "tokens": 10}, {"until": "2 steps", "tokens": 2},
             {"tokens": 3}])",
         "its end must be after the previous phase's");
+}
+
+// PlanOptions::tokens_per_step_schedule, the option the Loader follows: its row takes only what
+// StepBudget::Parse reads, naming the option and the form to write.
+TEST(StepBudgetTest, TheOptionRowTakesOnlyASchedule) {
+  const OptionRow<PlanOptions>* row = FindOption(PlanOptionTable(), "tokens_per_step_schedule");
+  ASSERT_NE(row, nullptr);
+  PlanOptions o;
+  ASSERT_TRUE(row->set(o, "512@32,512..2000@96,2000").ok());
+  EXPECT_EQ(o.tokens_per_step_schedule, "512@32,512..2000@96,2000");
+  EXPECT_EQ(StepBudget::Parse(o.tokens_per_step_schedule)->TokensAt(64), 512u + 32 * 1488 / 64);
+  Status bad = row->set(o, "4M@10,8M");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("tokens_per_step_schedule '4M@10,8M': write TOKENS"),
+            std::string::npos)
+      << bad.ToString();
+  EXPECT_EQ(o.tokens_per_step_schedule, "512@32,512..2000@96,2000");  // unchanged
+  EXPECT_TRUE(row->set(o, "").ok());
+  EXPECT_TRUE(o.tokens_per_step_schedule.empty());
 }
 
 }  // namespace

@@ -182,6 +182,7 @@ Status TokenStepPlanner::BatchAt(const PlanPosition& pos, Batch* out) const {
     }
   }
   f.step_imbalance = step.imbalance;
+  f.step_budget = steps_->StepTokensAt(pos.epoch, step.first);
   f.microbatch = m;
   f.microbatches = mbs;
   out->figures = f;

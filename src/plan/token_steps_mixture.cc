@@ -102,9 +102,10 @@ PlanState MixtureTokenStepPlanner::MakeState(const PlanPosition& pos) const {
 Result<MixtureTokenSteps> OpenMixtureTokenSteps(std::vector<PlanDataset> datasets,
                                                 const PlanOptions& options, const PlanState* resume,
                                                 TokenStepPlanner::TrainedTargets trained,
-                                                std::shared_ptr<const WindowCounter> counter,
-                                                plan::StepBudget budget) {
+                                                std::shared_ptr<const WindowCounter> counter) {
   if (options.tokens_per_step == 0) return InvalidArgument("tokens_per_step must be > 0");
+  STOKER_ASSIGN_OR_RETURN(plan::StepBudget budget,
+                          plan::StepBudget::Parse(options.tokens_per_step_schedule));
   std::vector<std::shared_ptr<const DatasetLengths>> lengths;
   for (const PlanDataset& d : datasets) lengths.push_back(d.lengths);
   STOKER_ASSIGN_OR_RETURN(

@@ -74,16 +74,17 @@ struct MixtureTokenSteps {
 };
 
 // The token steps of `datasets` (two or more; or one with a batch-size schedule) under `options`
-// (tokens_per_step > 0; a non-empty `budget` sets each step's tokens), resumed at
-// `resume` (may be null). A checkpoint of this very plan resumes bit-exactly (at any world size,
-// as TokenStepPlanner says); one of an edited mixture (its fingerprint differs, it carries
-// cursors) continues every dataset where it stopped (Plan::ContinueFrom) from its step's first
-// microbatch. Refused, naming what differs: other token options, a checkpoint in the middle of
-// a step into an edited mixture, and whatever ContinueFrom refuses (a checkpoint of another
-// `budget` schedule: naming tokens_per_step_schedule).
+// (tokens_per_step > 0; a non-empty tokens_per_step_schedule, plan::StepBudget's text, sets each
+// step's tokens), resumed at `resume` (may be null). A checkpoint of this very plan resumes
+// bit-exactly (at any world size, as TokenStepPlanner says); one of an edited mixture (its
+// fingerprint differs, it carries cursors) continues every dataset where it stopped
+// (Plan::ContinueFrom) from its step's first microbatch. Refused, naming what differs: other token
+// options, a checkpoint in the middle of a step into an edited mixture, and whatever ContinueFrom
+// refuses (a checkpoint of another schedule: naming tokens_per_step_schedule); kInvalidArgument for
+// a schedule that does not parse.
 Result<MixtureTokenSteps> OpenMixtureTokenSteps(
     std::vector<PlanDataset> datasets, const PlanOptions& options, const PlanState* resume,
     TokenStepPlanner::TrainedTargets trained = nullptr,
-    std::shared_ptr<const WindowCounter> counter = nullptr, plan::StepBudget budget = {});
+    std::shared_ptr<const WindowCounter> counter = nullptr);
 
 }  // namespace stoker

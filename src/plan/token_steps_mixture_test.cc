@@ -227,7 +227,9 @@ std::vector<std::shared_ptr<const MixtureTokenStepPlanner>> Scheduled(
     uint32_t world, const PlanState* resume = nullptr, plan::StepBudget budget = Ramp()) {
   std::vector<std::shared_ptr<const MixtureTokenStepPlanner>> out;
   for (uint32_t r = 0; r < world; ++r) {
-    auto opened = OpenMixtureTokenSteps(Abc(), Options(world, r), resume, nullptr, nullptr, budget);
+    PlanOptions o = Options(world, r);
+    o.tokens_per_step_schedule = budget.Text();
+    auto opened = OpenMixtureTokenSteps(Abc(), o, resume);
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     if (!opened.ok()) return {};
     out.push_back(opened->planner);
@@ -274,7 +276,9 @@ TEST(TokenStepsMixtureTest, ABatchSizeScheduleSetsEachStepsTokensAndResumesAcros
   }
   // A checkpoint of another schedule, or of none, is refused naming it.
   const PlanState state = ranks[0]->MakeState(starts[3]);
-  auto other = OpenMixtureTokenSteps(Abc(), Options(2, 0), &state, nullptr, nullptr, Ramp(16384));
+  PlanOptions other_options = Options(2, 0);
+  other_options.tokens_per_step_schedule = Ramp(16384).Text();
+  auto other = OpenMixtureTokenSteps(Abc(), other_options, &state);
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find("tokens_per_step_schedule (8192@64,8192..32768@256,"
                                           "32768 in the checkpoint, 8192@64,8192..16384@256,16384 "

@@ -112,6 +112,13 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
         "microbatch): pack the data (`stoker pack`) and load it as a token dataset, or use fixed "
         "rows (seq_len, batch_size) on the stream");
   }
+  if (!loader.tokens_per_step_schedule.empty()) {
+    return InvalidArgument(
+        "stream: a batch-size schedule (tokens_per_step_schedule '" +
+        loader.tokens_per_step_schedule +
+        "') is not followed on a stream: pack the data (`stoker pack`) and load it as a token "
+        "dataset with the schedule in its mixture file, or use a constant tokens_per_step");
+  }
   STOKER_RETURN_IF_ERROR(CheckStreamLoaderOptions(loader));
   const bool token_steps = loader.tokens_per_step > 0;
   // Steps counted in tokens: each rank's step is ⌈tokens_per_step / world_size⌉ tokens, placed as

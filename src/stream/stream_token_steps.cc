@@ -206,6 +206,7 @@ Result<StreamTokenSteps::Step> StreamTokenSteps::Next(RankStream* stream, uint64
   f.global_trained_known = !chat_;
   f.global_trained_tokens = chat_ ? 0 : plan->global_trained[step];
   f.step_imbalance = plan->imbalance[step];
+  f.step_budget = options_.tokens_per_step;  // a stream has no batch-size schedule
   f.microbatches = m;
   return out;
 }

@@ -132,7 +132,8 @@ def test_tuple_keywords_are_declared_by_the_table():
         assert params[keyword].default is None and params[keyword].kind is params[
             keyword].KEYWORD_ONLY
     hand_bound = {"phases", "run_rows", "dataset_names", "monitor_sink",
-                  "step_cost"}  # step_cost: what model= resolves to
+                  "step_cost",  # step_cost: what model= resolves to
+                  "tokens_per_step_schedule"}  # a stoker.Mixture's "tokens_per_step"
     for row in table("loader"):
         if row["python"] is None:
             assert row["python_part"] is not None or row["name"] in hand_bound, row["name"]

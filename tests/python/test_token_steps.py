@@ -13,7 +13,7 @@ import stoker
 from chat_testlib import make_qwen_models, pack, write_jsonl
 
 FIGURES = ("global_tokens", "global_trained_tokens", "step_tokens", "step_sum_l2",
-           "step_imbalance", "microbatch", "microbatches")
+           "step_imbalance", "step_budget", "microbatch", "microbatches")
 
 
 @pytest.fixture(scope="module")

@@ -186,9 +186,9 @@ def test_a_batch_size_schedule_declared_in_the_mixture_file(mix, tmp_path, names
     assert len(set(budgets)) > 3  # the ramp
     for x in firsts[:-1]:
         assert x["step_budget"] <= x["global_tokens"] < x["step_budget"] + BUDGET
-    # The Loader does not follow a schedule yet: it says so rather than ignore it.
-    with pytest.raises(ValueError, match="batch-size schedule is read by `stoker plan"):
-        loaders(path, 2)
+    # The Loader follows it too (test_token_steps_schedule.py: its steps are these).
+    first = next(iter(loaders(path, 2)[0]))
+    assert int(first["step_budget"]) == 512 == int(first.step_figures["step_budget"])
 
 
 def test_a_schedule_without_token_steps_is_refused(mix, tmp_path, run_stoker):

@@ -361,14 +361,13 @@ int RunPlan(const PlanArgs& args) {
     datasets.push_back(ds->plan);
     opened.push_back(std::move(*ds));
   }
-  if (options->tokens_per_step == 0 && !args.plan.tokens_per_step_schedule.empty()) {
+  if (options->tokens_per_step == 0 && !options->tokens_per_step_schedule.empty()) {
     return ReportError("plan", InvalidArgument("the mixture file's \"tokens_per_step\" schedule "
                                                "needs steps counted in tokens: give "
                                                "--tokens-per-step too"));
   }
   if (options->tokens_per_step > 0) {  // steps counted in tokens (plan_token_steps.h)
-    return RunTokenStepPlan(*options, datasets, args.epoch, args.steps, args.stats, args.json,
-                            args.plan.tokens_per_step_schedule);
+    return RunTokenStepPlan(*options, datasets, args.epoch, args.steps, args.stats, args.json);
   }
   // The edits of the state file (`stoker resume-edit`): its dropped datasets leave the mixture
   // before it is planned (the resume below then continues the others), its skips are jumped over.

@@ -101,7 +101,7 @@ Status ExpandMixtureFlag(PlanFlags* f, PlanFlagsUse use) {
       MixtureSpec spec,
       ReadMixtureSpec(f->mixture, rows.seq_len,
                       token_steps ? rows.batch_size : f->options.batch_size * rw.world_size, run));
-  f->tokens_per_step_schedule = spec.tokens_per_step_schedule;
+  f->options.tokens_per_step_schedule = spec.tokens_per_step_schedule;
   for (size_t k = 0; k < spec.paths.size(); ++k) {
     char weight[32];
     std::snprintf(weight, sizeof weight, "%.17g:", spec.weights[k]);

@@ -39,9 +39,7 @@ struct PlanFlags {
   std::vector<std::string> mixture_names;  // the file's dataset names (after ExpandMixtureFlag)
   std::vector<MixturePhase> phases;        // resolved (after ExpandMixtureFlag)
   uint64_t run_rows = 0;                   // the run's length in global rows (after it), or 0
-  // The file's batch-size schedule, resolved (StepBudget::Text(); "" for none): with
-  // --tokens-per-step, each step's budget (plan/step_budget.h).
-  std::string tokens_per_step_schedule;
+  // The file's batch-size schedule goes into options.tokens_per_step_schedule (after it).
 };
 
 enum class PlanFlagsUse {

@@ -95,19 +95,17 @@ int PrintTokenStepStats(const plan::TokenSteps& steps, uint64_t epoch, uint64_t 
 }  // namespace
 
 int RunTokenStepPlan(const PlanOptions& options, const std::vector<PlanDataset>& datasets,
-                     uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json,
-                     const std::string& schedule) {
+                     uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json) {
   // A mixture: its row plan decides the documents, the windows cut its rows.
   auto open = [&]() -> Result<std::shared_ptr<const TokenStepPlanner>> {
-    if (datasets.size() == 1 && schedule.empty()) {
+    if (datasets.size() == 1 && options.tokens_per_step_schedule.empty()) {
       STOKER_ASSIGN_OR_RETURN(auto one, TokenStepPlanner::Create(datasets[0].lengths, options));
       return std::shared_ptr<const TokenStepPlanner>(std::move(one));
     }
     // A mixture, or one dataset with a schedule (over its row plan's global rows).
-    STOKER_ASSIGN_OR_RETURN(plan::StepBudget budget, plan::StepBudget::Parse(schedule));
-    STOKER_ASSIGN_OR_RETURN(MixtureTokenSteps mixed,
-                            OpenMixtureTokenSteps(datasets, options, nullptr, nullptr,
-                                                  SharedWindowCounter(), std::move(budget)));
+    STOKER_ASSIGN_OR_RETURN(
+        MixtureTokenSteps mixed,
+        OpenMixtureTokenSteps(datasets, options, nullptr, nullptr, SharedWindowCounter()));
     return std::shared_ptr<const TokenStepPlanner>(std::move(mixed.planner));
   };
   Result<std::shared_ptr<const TokenStepPlanner>> planner = open();
@@ -123,8 +121,7 @@ int RunTokenStepPlan(const PlanOptions& options, const std::vector<PlanDataset>&
     const StepFigures& f = *b.figures;
     if (f.microbatch == 0 && steps && printed_steps++ >= *steps) break;
     // The step's token budget (a batch-size schedule's value at its first position).
-    const uint64_t budget = (*planner)->steps().StepTokensAt(
-        pos.epoch, pos.rows_consumed >> TokenStepPlanner::kMicrobatchBits);
+    const uint64_t budget = f.step_budget;
     if (json) {
       nlohmann::json pieces = nlohmann::json::array();
       for (const RowPiece& p : b.rows[0].pieces) {

@@ -11,10 +11,9 @@
 
 namespace stoker::cli {
 
-// One dataset or a mixture; `options.tokens_per_step` > 0 and step_cost resolved; `schedule`: a
-// batch-size schedule (StepBudget::Text(), a mixture file's; "" for none). Returns the exit code.
+// One dataset or a mixture; `options.tokens_per_step` > 0 and step_cost resolved (with its
+// tokens_per_step_schedule, a mixture file's, if any). Returns the exit code.
 int RunTokenStepPlan(const PlanOptions& options, const std::vector<PlanDataset>& datasets,
-                     uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json,
-                     const std::string& schedule = "");
+                     uint64_t epoch, std::optional<uint64_t> steps, bool stats, bool json);
 
 }  // namespace stoker::cli

@@ -64,8 +64,11 @@ class Mixture:
     "phases": [{"until": "90%", "weights": {"web": 0.8, "code": 0.2}},
     {"weights": {"web": 0.5, "code": [0.5, 0.8]}}]}``: ``until`` is a share of the run
     (``"90%"``, which needs ``total_tokens`` or ``total_steps``), a step (``"12000 steps"``) or a
-    token count (``"1.8T tokens"``); ``[a, b]`` ramps a weight linearly across its phase. Relative
-    paths are relative to the file. Give it to ``stoker.Loader`` or ``stoker.plan`` in place of the
+    token count (``"1.8T tokens"``); ``[a, b]`` ramps a weight linearly across its phase. A key
+    ``"tokens_per_step": [{"until": "2000 steps", "tokens": "1M"}, {"tokens": ["1M", "4M"]}...]``
+    is a batch-size schedule that a Loader with ``tokens_per_step`` follows (each batch's
+    ``step_budget``; docs/plan.md, "Balanced steps"). Relative paths are relative to the
+    file. Give it to ``stoker.Loader`` or ``stoker.plan`` in place of the
     datasets; the same file works with ``stoker plan --mixture``. See docs/plan.md, "Schedules".
     """
 
@@ -102,17 +105,16 @@ def resolve_datasets(datasets, seq_len: int, global_batch_rows: int,
                      total_tokens=None, total_steps=None):
     """(specs, mixture) for a Loader or plan(): a Mixture's datasets, and what its plan options
     take from it (``phases``, ``run_rows``: the run's length in global rows, ``dataset_names``:
-    the names its checkpoints match datasets by); else the specs of normalize_datasets and no
-    phases. Give ``mixture`` to apply_mixture."""
+    the names its checkpoints match datasets by, and ``tokens_per_step_schedule``: its
+    batch-size schedule over global rows, when it has one); else the specs of normalize_datasets
+    and no phases. Give ``mixture`` to apply_mixture."""
     if isinstance(datasets, Mixture):
         mix = datasets.resolve(seq_len, global_batch_rows, total_tokens, total_steps)
-        if mix["tokens_per_step_schedule"]:
-            raise ValueError(
-                f"{datasets.path}: its \"tokens_per_step\" batch-size schedule is read by "
-                "`stoker plan --mixture FILE --tokens-per-step N` only so far; the Loader and "
-                "stoker.plan do not follow it yet: leave it out of the file for them")
-        return list(zip(mix["paths"], mix["weights"])), {
-            "phases": mix["phases"], "run_rows": mix["run_rows"], "dataset_names": mix["names"]}
+        out = {"phases": mix["phases"], "run_rows": mix["run_rows"],
+               "dataset_names": mix["names"]}
+        if mix["tokens_per_step_schedule"]:  # followed by steps counted in tokens only
+            out["tokens_per_step_schedule"] = mix["tokens_per_step_schedule"]
+        return list(zip(mix["paths"], mix["weights"])), out
     if total_tokens is not None or total_steps is not None:
         raise ValueError("total_tokens and total_steps go with a stoker.Mixture")
     return normalize_datasets(datasets), {"phases": []}

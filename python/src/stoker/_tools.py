@@ -238,6 +238,11 @@ def plan(
     rank, world_size = rank_and_world_size(rank, world_size)
     specs, mixture = resolve_datasets(datasets, seq_len, batch_size * world_size, total_tokens,
                                       total_steps)
+    if mixture.get("tokens_per_step_schedule"):
+        raise ValueError(f"{datasets.path}: its \"tokens_per_step\" batch-size schedule needs "
+                         "steps counted in tokens, which stoker.plan does not plan: use "
+                         "stoker.Loader(stoker.Mixture(...), tokens_per_step=...) or `stoker plan "
+                         "--mixture FILE --tokens-per-step N` (docs/plan.md, \"Balanced steps\")")
     opts = _options(seq_len=seq_len, batch_size=batch_size, prefetch_factor=1, num_workers=None,
                     world_size=world_size, rank=rank, seed=seed, shuffle=shuffle, pack=pack,
                     remainder=remainder, block_shards=block_shards,
