@@ -85,6 +85,8 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
   out.lengths.resize(shards.size());
   out.offsets.resize(shards.size());
   out.skipped.resize(shards.size());
+  const bool trained = !have.trained.empty();  // chat: each document's trained targets
+  if (trained) out.trained.resize(shards.size());
   std::map<std::tuple<uint32_t, uint64_t, uint64_t>, size_t> same;  // (file, begin, end) -> shard
   std::map<uint32_t, std::vector<size_t>> of_file;
   for (size_t n = 0; n < ctx_->shards.size(); ++n) {
@@ -99,6 +101,7 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
       out.lengths[o] = have.lengths[it->second];
       out.offsets[o] = have.offsets[it->second];
       out.skipped[o] = have.skipped[it->second];
+      if (trained) out.trained[o] = have.trained[it->second];
       continue;
     }
     // Cut differently (an uncompressed JSONL file): the documents and skipped lines that start in
@@ -111,6 +114,7 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
         if (have.offsets[n][i] >= want.begin && have.offsets[n][i] < want.end) {
           out.lengths[o].push_back(have.lengths[n][i]);
           out.offsets[o].push_back(have.offsets[n][i]);
+          if (trained) out.trained[o].push_back(have.trained[n][i]);
         }
       }
       for (uint64_t key : have.skipped[n]) {

@@ -163,7 +163,9 @@ TEST_P(StreamTokenSteps, EqualMicrobatchesOnEveryRankAndEachDocumentAtMostOnce) 
       }
       EXPECT_EQ(f.step_tokens, own);
       EXPECT_EQ(f.step_sum_l2, l2);
-      EXPECT_GE(own, kTokensPerStep);  // a window reaches its budget
+      // A window of tokens reaches its budget; one of cost (balance='attention') comes closest
+      // to the step's cost target instead (step_windows.h).
+      if (balance != BalanceMode::kAttention) EXPECT_GE(own, kTokensPerStep);
       tokens += own;
     }
     EXPECT_EQ(walks[0].figures[s].global_tokens, tokens) << "step " << s;
