@@ -85,7 +85,9 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
   out.lengths.resize(shards.size());
   out.offsets.resize(shards.size());
   out.skipped.resize(shards.size());
-  const bool trained = !have.trained.empty();  // chat: each document's trained targets
+  // Chat: each document's trained targets (text scans keep none).
+  const bool trained =
+      ctx_->config.reader.chat != nullptr && have.trained.size() == have.lengths.size();
   if (trained) out.trained.resize(shards.size());
   std::map<std::tuple<uint32_t, uint64_t, uint64_t>, size_t> same;  // (file, begin, end) -> shard
   std::map<uint32_t, std::vector<size_t>> of_file;

@@ -7,6 +7,7 @@ targets, which the pre-scan keeps: the sum over every rank's loss masks)."""
 
 import json
 import random
+import subprocess
 
 import numpy as np
 import pytest
@@ -243,3 +244,30 @@ def test_a_chat_stream_counts_trained_tokens_from_its_loss_mask(chat_stream, wor
                 assert int(mb["global_trained_tokens"]) == step_masked
         masked += step_masked
     assert masked > 0
+
+
+def test_a_cached_chat_scan_keeps_each_documents_trained_targets(chat_stream, stoker_cli,
+                                                                 tmp_path):
+    """`stoker scan` of chat records writes each document's trained targets (header `trained`),
+    and a stream that reads its scan from the cache gets the same exact global_trained_tokens."""
+    model, jsonl = chat_stream
+    cache = tmp_path / "scans"
+    r = subprocess.run([stoker_cli, "scan", jsonl, "--tokenizer", str(model),
+                        "--scan-cache", str(cache)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    (scan,) = list(cache.iterdir())
+    data = scan.read_bytes()
+    header = json.loads(data.split(b"\n")[1])
+    assert header["trained"] == header["documents"] > 0
+    assert len(data) == data.index(b"\n", 9) + 1 + 20 * header["documents"] + 8 * header["skipped"]
+    ranks = [stoker.Loader(stoker.Stream([jsonl], tokenizer=str(model), shuffle_buffer=16,
+                                         scan_cache=str(cache)),
+                           tokens_per_step=2000, microbatches=2, max_tokens_per_microbatch=400,
+                           world_size=2, rank=r, output="numpy", num_workers=1, seed=1)
+             for r in range(2)]
+    steps = epoch_steps(ranks)
+    assert len(steps) >= 2
+    for step in steps:
+        masked = sum(int(mb["loss_mask"].sum()) for per_rank in step for mb in per_rank)
+        assert {int(mb["global_trained_tokens"]) for per_rank in step for mb in per_rank} == \
+            {masked}
