@@ -127,12 +127,35 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
   return out;
 }
 
-Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& states) const {
-  if (token_steps_ != nullptr) {
+Result<PlanState> StreamPlanner::TokenStepsElasticState(
+    const std::vector<PlanState>& states) const {
+  // Steps counted in tokens: the states must be of this stream (its token options, on the old
+  // world) and at an epoch's start, where nothing of the epoch was read: the new world then
+  // starts the epoch as a fresh loader of its own (its deal, windows and steps).
+  const PlanState& first = states[0];
+  const uint64_t old_world = first.world_size;
+  const uint64_t split = std::max<uint64_t>(options_.split_factor, 1);
+  STOKER_ASSIGN_OR_RETURN(std::vector<StreamShard> world_shards, ExpandShards(old_world * split));
+  if (FingerprintFor(world_shards, static_cast<uint32_t>(old_world), loader_batch_size_) !=
+      first.fingerprint) {
+    const std::string differ = plan::OptionsThatDiffer(
+        first.options, OptionsText(static_cast<uint32_t>(old_world), loader_batch_size_));
     return FailedPrecondition(
-        "stream: an elastic resume (another world size) of steps counted in tokens is not built "
-        "yet: resume on the checkpoint's world size");
+        "stream elastic resume: the states belong to another stream (" +
+        (differ.empty() ? std::string("the inputs differ") : differ + " differ") + ")");
   }
+  if (first.position.rows_consumed != 0) {
+    return FailedPrecondition(
+        "stream: an elastic resume (another world size) of steps counted in tokens is built only "
+        "at an epoch's start (these states are at step " +
+        std::to_string(first.position.rows_consumed >> 16) + " of epoch " +
+        std::to_string(first.position.epoch) +
+        "): resume on the checkpoint's world size, or checkpoint at an epoch's end");
+  }
+  return BaseState({first.position.epoch, 0});
+}
+
+Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& states) const {
   if (states.empty()) return InvalidArgument("stream elastic resume: no state given");
   const PlanState& first = states[0];
   const uint64_t old_world = first.world_size, old_batch = first.batch_size;
@@ -153,6 +176,7 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
   }
   const PlanPosition pos = first.position;
   const uint64_t E = pos.epoch;
+  if (token_steps_ != nullptr) return TokenStepsElasticState(states);
   if (pos.rows_consumed % (old_world * old_batch) != 0) {
     return InvalidArgument("stream elastic resume: the states are not at a step boundary");
   }

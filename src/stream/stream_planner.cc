@@ -165,6 +165,7 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
       p->ExpandShards(uint64_t{loader.world_size} * std::max<uint64_t>(options.split_factor, 1)));
   p->ctx_ = ctx;
   p->batch_size_ = token_steps ? 1 : loader.batch_size;
+  p->loader_batch_size_ = loader.batch_size;
   // Steps counted in tokens: rows_consumed = step · 2^16 + microbatch.
   p->global_rows_ = token_steps ? (uint64_t{1} << 16) : loader.batch_size * loader.world_size;
   // Steps kept behind the newest: every step in flight is within one ring of it (the ring holds

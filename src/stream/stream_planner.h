@@ -125,6 +125,8 @@ class StreamPlanner final : public BatchPlanner {
   // the plan's rows it deals by and StreamOptionTable()'s InState rows), then the tokenizer's,
   // chat template's and text field's identities.
   std::string OptionsText(uint32_t world_size, uint64_t batch_size) const;
+  // ElasticState for steps counted in tokens (elastic.cc): at an epoch's start only.
+  Result<PlanState> TokenStepsElasticState(const std::vector<PlanState>& states) const;
   // The pre-scan for another world's cut of the same files (elastic.cc).
   Result<ShardScan> ScanFor(const std::vector<StreamShard>& shards) const;
   // MakeShards, with the shards' stores added to storage_.
@@ -141,6 +143,7 @@ class StreamPlanner final : public BatchPlanner {
   std::shared_ptr<const StreamTokenSteps> token_steps_;
   StreamOptions options_;
   uint64_t batch_size_ = 1, global_rows_ = 1;
+  uint64_t loader_batch_size_ = 1;  // what the fingerprint names (token steps: batch_size_ is 1)
   std::string fingerprint_;
   std::string options_text_;  // OptionsText of this world, made once: every state carries it
   PrescanSummary prescan_;
