@@ -127,34 +127,6 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
   return out;
 }
 
-Result<PlanState> StreamPlanner::TokenStepsElasticState(
-    const std::vector<PlanState>& states) const {
-  // Steps counted in tokens: the states must be of this stream (its token options, on the old
-  // world) and at an epoch's start, where nothing of the epoch was read: the new world then
-  // starts the epoch as a fresh loader of its own (its deal, windows and steps).
-  const PlanState& first = states[0];
-  const uint64_t old_world = first.world_size;
-  const uint64_t split = std::max<uint64_t>(options_.split_factor, 1);
-  STOKER_ASSIGN_OR_RETURN(std::vector<StreamShard> world_shards, ExpandShards(old_world * split));
-  if (FingerprintFor(world_shards, static_cast<uint32_t>(old_world), loader_batch_size_) !=
-      first.fingerprint) {
-    const std::string differ = plan::OptionsThatDiffer(
-        first.options, OptionsText(static_cast<uint32_t>(old_world), loader_batch_size_));
-    return FailedPrecondition(
-        "stream elastic resume: the states belong to another stream (" +
-        (differ.empty() ? std::string("the inputs differ") : differ + " differ") + ")");
-  }
-  if (first.position.rows_consumed != 0) {
-    return FailedPrecondition(
-        "stream: an elastic resume (another world size) of steps counted in tokens is built only "
-        "at an epoch's start (these states are at step " +
-        std::to_string(first.position.rows_consumed >> 16) + " of epoch " +
-        std::to_string(first.position.epoch) +
-        "): resume on the checkpoint's world size, or checkpoint at an epoch's end");
-  }
-  return BaseState({first.position.epoch, 0});
-}
-
 Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& states) const {
   if (states.empty()) return InvalidArgument("stream elastic resume: no state given");
   const PlanState& first = states[0];
@@ -176,18 +148,14 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
   }
   const PlanPosition pos = first.position;
   const uint64_t E = pos.epoch;
-  if (token_steps_ != nullptr) return TokenStepsElasticState(states);
-  if (pos.rows_consumed % (old_world * old_batch) != 0) {
-    return InvalidArgument("stream elastic resume: the states are not at a step boundary");
-  }
-  const uint64_t k = pos.rows_consumed / (old_world * old_batch);
-  PlanState out = BaseState({E, k * global_rows_});
   const uint64_t split = std::max<uint64_t>(options_.split_factor, 1);
   STOKER_ASSIGN_OR_RETURN(std::vector<StreamShard> world_shards, ExpandShards(old_world * split));
-  if (FingerprintFor(world_shards, static_cast<uint32_t>(old_world), old_batch) !=
+  // Token steps keep batch_size 1 in their states; the fingerprint names the loader's.
+  const uint64_t named_batch = token_steps_ != nullptr ? loader_batch_size_ : old_batch;
+  if (FingerprintFor(world_shards, static_cast<uint32_t>(old_world), named_batch) !=
       first.fingerprint) {
     const std::string differ = plan::OptionsThatDiffer(
-        first.options, OptionsText(static_cast<uint32_t>(old_world), old_batch));
+        first.options, OptionsText(static_cast<uint32_t>(old_world), named_batch));
     return FailedPrecondition("stream elastic resume: the states belong to another stream (" +
                               (!differ.empty() ? differ + " differ"
                                : !first.options.empty()
@@ -196,6 +164,23 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
                                                  "shuffle_buffer and steps_per_epoch must match")) +
                               ")");
   }
+  if (token_steps_ != nullptr) {
+    // Steps counted in tokens: only at an epoch's start, where nothing of the epoch was read; the
+    // new world starts it as a fresh loader of its own would (its deal, windows and steps).
+    if (pos.rows_consumed != 0) {
+      return FailedPrecondition(
+          "stream: an elastic resume (another world size) of steps counted in tokens is built "
+          "only at an epoch's start (these states are at step " +
+          std::to_string(pos.rows_consumed >> 16) + " of epoch " + std::to_string(E) +
+          "): resume on the checkpoint's world size, or checkpoint at an epoch's end");
+    }
+    return BaseState({E, 0});
+  }
+  if (pos.rows_consumed % (old_world * old_batch) != 0) {
+    return InvalidArgument("stream elastic resume: the states are not at a step boundary");
+  }
+  const uint64_t k = pos.rows_consumed / (old_world * old_batch);
+  PlanState out = BaseState({E, k * global_rows_});
   if (k == 0) return out;  // an epoch's start: nothing was read
 
   // Every old rank's units (its reading order) and snapshot.

@@ -125,8 +125,6 @@ class StreamPlanner final : public BatchPlanner {
   // the plan's rows it deals by and StreamOptionTable()'s InState rows), then the tokenizer's,
   // chat template's and text field's identities.
   std::string OptionsText(uint32_t world_size, uint64_t batch_size) const;
-  // ElasticState for steps counted in tokens (elastic.cc): at an epoch's start only.
-  Result<PlanState> TokenStepsElasticState(const std::vector<PlanState>& states) const;
   // The pre-scan for another world's cut of the same files (elastic.cc).
   Result<ShardScan> ScanFor(const std::vector<StreamShard>& shards) const;
   // MakeShards, with the shards' stores added to storage_.
