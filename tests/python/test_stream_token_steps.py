@@ -5,6 +5,7 @@ figures equal the sums over all ranks' arrays, a resume mid-step is bit-exact, a
 trained tokens come from its loss mask (its global_trained_tokens from each document's trained
 targets, which the pre-scan keeps: the sum over every rank's loss masks)."""
 
+import itertools
 import json
 import random
 import subprocess
@@ -117,6 +118,36 @@ def test_a_stream_counted_in_tokens_needs_the_prescan_and_a_real_cost(skewed_jso
                       tokens_per_step=4096, max_tokens_per_microbatch=BUDGET)
     with pytest.raises(ValueError, match="attention term"):
         stream_loaders(skewed_jsonl, 1, model="1,0")
+
+
+def test_an_elastic_resume_at_an_epochs_end_is_the_new_worlds_fresh_epoch(skewed_jsonl):
+    """W = 2 -> 3 with every old rank's state: at an epoch's end the new world's next epoch is a
+    fresh loader's; inside an epoch it is refused, naming the step."""
+    kw = dict(tokens_per_step=2 * 2048)  # the same token budget on both worlds
+    old = stream_loaders(skewed_jsonl, 2, **kw)
+    its = [iter(loader) for loader in old]
+    for it in its:  # into step 1
+        for _ in range(int(next(it)["microbatches"])):
+            next(it)
+    mid = [loader.state_dict() for loader in old]
+    with pytest.raises(ValueError, match="only at an epoch's start"):
+        stream_loaders(skewed_jsonl, 3, **kw)[0].load_state_dict(mid)
+    for it in its:
+        for _ in it:
+            pass
+    end = [loader.state_dict() for loader in old]
+    resumed = stream_loaders(skewed_jsonl, 3, **kw)
+    fresh = stream_loaders(skewed_jsonl, 3, **kw)
+    for a, b in zip(resumed, fresh):
+        a.load_state_dict(end)
+        b.set_epoch(1)
+        n = 0
+        for u, v in itertools.zip_longest(a, b):  # one batch of each held at a time
+            assert u is not None and v is not None, "the epochs differ in length"
+            assert u["input_ids"].tobytes() == v["input_ids"].tobytes()
+            assert figures(u) == figures(v)
+            n += 1
+        assert n > 4
 
 
 @pytest.fixture(scope="module")
