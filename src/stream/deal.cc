@@ -43,7 +43,12 @@ ReadUnit DocumentRange(const StreamShard& shard, const ShardScan& scan, uint32_t
 }
 
 void AppendUnitLengths(const ShardScan& scan, const ReadUnit& u, std::vector<uint32_t>* out) {
-  const std::vector<uint32_t>& l = scan.lengths[u.shard];
+  AppendUnitValues(scan.lengths, u, out);
+}
+
+void AppendUnitValues(const std::vector<std::vector<uint32_t>>& per_shard, const ReadUnit& u,
+                      std::vector<uint32_t>* out) {
+  const std::vector<uint32_t>& l = per_shard[u.shard];
   const uint64_t begin = std::min<uint64_t>(u.docs, l.size());
   const uint64_t end = std::max(begin, std::min<uint64_t>(u.end_docs, l.size()));
   out->insert(out->end(), l.begin() + begin, l.begin() + end);

@@ -26,6 +26,9 @@ struct ShardScan {
   // The records that yield no document (empty, skipped bad lines), sorted: JSONL shards their
   // lines' byte offsets, record shards their record indices. Usually empty.
   std::vector<std::vector<uint64_t>> skipped;
+  // Chat streams: each document's trained targets (its loss mask's tokens after its first: the
+  // labels that are not -100); empty for text (L - 1 each) and for a scan without them.
+  std::vector<std::vector<uint32_t>> trained;
 };
 
 // The reading unit of documents [begin, end) of shard `s` (end = lengths[s].size(): to its end).
@@ -43,5 +46,8 @@ std::vector<std::vector<ReadUnit>> DealEpoch(const std::vector<StreamShard>& sha
 
 // The document lengths a unit yields (lengths[shard][docs, end_docs)).
 void AppendUnitLengths(const ShardScan& scan, const ReadUnit& u, std::vector<uint32_t>* out);
+// The same documents' values of `per_shard` (one per document, by shard: scan.trained).
+void AppendUnitValues(const std::vector<std::vector<uint32_t>>& per_shard, const ReadUnit& u,
+                      std::vector<uint32_t>* out);
 
 }  // namespace stoker::stream

@@ -85,6 +85,10 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
   out.lengths.resize(shards.size());
   out.offsets.resize(shards.size());
   out.skipped.resize(shards.size());
+  // Chat: each document's trained targets (text scans keep none).
+  const bool trained =
+      ctx_->config.reader.chat != nullptr && have.trained.size() == have.lengths.size();
+  if (trained) out.trained.resize(shards.size());
   std::map<std::tuple<uint32_t, uint64_t, uint64_t>, size_t> same;  // (file, begin, end) -> shard
   std::map<uint32_t, std::vector<size_t>> of_file;
   for (size_t n = 0; n < ctx_->shards.size(); ++n) {
@@ -99,6 +103,7 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
       out.lengths[o] = have.lengths[it->second];
       out.offsets[o] = have.offsets[it->second];
       out.skipped[o] = have.skipped[it->second];
+      if (trained) out.trained[o] = have.trained[it->second];
       continue;
     }
     // Cut differently (an uncompressed JSONL file): the documents and skipped lines that start in
@@ -111,6 +116,7 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
         if (have.offsets[n][i] >= want.begin && have.offsets[n][i] < want.end) {
           out.lengths[o].push_back(have.lengths[n][i]);
           out.offsets[o].push_back(have.offsets[n][i]);
+          if (trained) out.trained[o].push_back(have.trained[n][i]);
         }
       }
       for (uint64_t key : have.skipped[n]) {
@@ -122,11 +128,6 @@ Result<ShardScan> StreamPlanner::ScanFor(const std::vector<StreamShard>& shards)
 }
 
 Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& states) const {
-  if (token_steps_ != nullptr) {
-    return FailedPrecondition(
-        "stream: an elastic resume (another world size) of steps counted in tokens is not built "
-        "yet: resume on the checkpoint's world size");
-  }
   if (states.empty()) return InvalidArgument("stream elastic resume: no state given");
   const PlanState& first = states[0];
   const uint64_t old_world = first.world_size, old_batch = first.batch_size;
@@ -147,17 +148,14 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
   }
   const PlanPosition pos = first.position;
   const uint64_t E = pos.epoch;
-  if (pos.rows_consumed % (old_world * old_batch) != 0) {
-    return InvalidArgument("stream elastic resume: the states are not at a step boundary");
-  }
-  const uint64_t k = pos.rows_consumed / (old_world * old_batch);
-  PlanState out = BaseState({E, k * global_rows_});
   const uint64_t split = std::max<uint64_t>(options_.split_factor, 1);
   STOKER_ASSIGN_OR_RETURN(std::vector<StreamShard> world_shards, ExpandShards(old_world * split));
-  if (FingerprintFor(world_shards, static_cast<uint32_t>(old_world), old_batch) !=
+  // Token steps keep batch_size 1 in their states; the fingerprint names the loader's.
+  const uint64_t named_batch = token_steps_ != nullptr ? loader_batch_size_ : old_batch;
+  if (FingerprintFor(world_shards, static_cast<uint32_t>(old_world), named_batch) !=
       first.fingerprint) {
     const std::string differ = plan::OptionsThatDiffer(
-        first.options, OptionsText(static_cast<uint32_t>(old_world), old_batch));
+        first.options, OptionsText(static_cast<uint32_t>(old_world), named_batch));
     return FailedPrecondition("stream elastic resume: the states belong to another stream (" +
                               (!differ.empty() ? differ + " differ"
                                : !first.options.empty()
@@ -166,6 +164,23 @@ Result<PlanState> StreamPlanner::ElasticState(const std::vector<PlanState>& stat
                                                  "shuffle_buffer and steps_per_epoch must match")) +
                               ")");
   }
+  if (token_steps_ != nullptr) {
+    // Steps counted in tokens: only at an epoch's start, where nothing of the epoch was read; the
+    // new world starts it as a fresh loader of its own would (its deal, windows and steps).
+    if (pos.rows_consumed != 0) {
+      return FailedPrecondition(
+          "stream: an elastic resume (another world size) of steps counted in tokens is built "
+          "only at an epoch's start (these states are at step " +
+          std::to_string(pos.rows_consumed >> 16) + " of epoch " + std::to_string(E) +
+          "): resume on the checkpoint's world size, or checkpoint at an epoch's end");
+    }
+    return BaseState({E, 0});
+  }
+  if (pos.rows_consumed % (old_world * old_batch) != 0) {
+    return InvalidArgument("stream elastic resume: the states are not at a step boundary");
+  }
+  const uint64_t k = pos.rows_consumed / (old_world * old_batch);
+  PlanState out = BaseState({E, k * global_rows_});
   if (k == 0) return out;  // an epoch's start: nothing was read
 
   // Every old rank's units (its reading order) and snapshot.

@@ -29,7 +29,21 @@ struct FileScan {
   std::vector<uint32_t> tokens;
   std::vector<uint32_t> bytes;
   std::vector<uint64_t> skipped;
+  // Chat data: each document's trained targets (ChatTrainedTargets); else empty.
+  std::vector<uint32_t> trained;
 };
+
+// A chat document's trained targets: the positions 1..L-1 inside its loss mask's spans (the
+// labels that are not -100, whichever way a step cuts it into pieces: a piece that ends inside
+// its document reads the next token's label).
+uint64_t ChatTrainedTargets(const std::vector<int32_t>& spans) {
+  uint64_t n = 0;
+  for (size_t i = 0; i + 1 < spans.size(); i += 2) {
+    const int64_t begin = std::max<int64_t>(spans[i], 1);
+    if (spans[i + 1] > begin) n += static_cast<uint64_t>(spans[i + 1] - begin);
+  }
+  return n;
+}
 
 struct FileStat {
   uint64_t size = 0;
@@ -78,7 +92,7 @@ std::string BesidePath(const std::string& data) {
 // The scan in `file` if it is one of `data` as it is now, read with `identity`; else nullopt
 // (missing, stale or unreadable files are not errors: the data is read instead).
 std::optional<FileScan> ReadScan(const std::string& file, const std::string& data,
-                                 const FileStat& st, const std::string& identity) {
+                                 const FileStat& st, const std::string& identity, bool chat) {
   Result<std::string> bytes = ReadFileToString(file);
   if (!bytes.ok() || bytes->compare(0, kScanMagicSize, kScanMagic) != 0) return std::nullopt;
   const size_t eol = bytes->find('\n', kScanMagicSize);
@@ -92,7 +106,10 @@ std::optional<FileScan> ReadScan(const std::string& file, const std::string& dat
   }
   const uint64_t n = h.value("documents", uint64_t{0});
   const uint64_t skipped = h.value("skipped", uint64_t{0});
-  if (bytes->size() - eol - 1 != n * 16 + skipped * 8) return std::nullopt;
+  // A chat scan keeps each document's trained targets too (a scan written before it is stale).
+  const uint64_t trained = h.value("trained", uint64_t{0});
+  if (chat && trained != n) return std::nullopt;
+  if (bytes->size() - eol - 1 != n * 16 + skipped * 8 + trained * 4) return std::nullopt;
   FileScan scan;
   const char* p = bytes->data() + eol + 1;
   for (uint64_t i = 0; i < n; ++i, p += 16) {
@@ -101,6 +118,9 @@ std::optional<FileScan> ReadScan(const std::string& file, const std::string& dat
     scan.bytes.push_back(LoadAs<uint32_t>(p + 12));
   }
   for (uint64_t i = 0; i < skipped; ++i, p += 8) scan.skipped.push_back(LoadAs<uint64_t>(p));
+  if (chat) {
+    for (uint64_t i = 0; i < trained; ++i, p += 4) scan.trained.push_back(LoadAs<uint32_t>(p));
+  }
   return scan;
 }
 
@@ -117,6 +137,7 @@ Status WriteScan(const std::string& file, const std::string& data, const FileSta
                       {"tokens", tokens},
                       {"bytes", bytes},
                       {"skipped", scan.skipped.size()}};
+  if (!scan.trained.empty()) h["trained"] = scan.trained.size();
   std::string out = kScanMagic + h.dump() + "\n";
   for (size_t i = 0; i < scan.tokens.size(); ++i) {
     out.append(reinterpret_cast<const char*>(&scan.offsets[i]), 8);
@@ -124,6 +145,7 @@ Status WriteScan(const std::string& file, const std::string& data, const FileSta
     out.append(reinterpret_cast<const char*>(&scan.bytes[i]), 4);
   }
   for (uint64_t key : scan.skipped) out.append(reinterpret_cast<const char*>(&key), 8);
+  for (uint32_t t : scan.trained) out.append(reinterpret_cast<const char*>(&t), 4);
   STOKER_RETURN_IF_ERROR(MakeDirectories(DirName(file)));
   return WriteFileAtomically(file, out);
 }
@@ -139,6 +161,7 @@ FileScan ShardPart(const StreamShard& s, uint64_t file_size, const FileScan& f) 
       out.tokens.push_back(f.tokens[i]);
       out.offsets.push_back(f.offsets[i]);
       out.bytes.push_back(f.bytes[i]);
+      if (!f.trained.empty()) out.trained.push_back(f.trained[i]);
     }
   }
   for (uint64_t key : f.skipped) {
@@ -164,6 +187,7 @@ Result<std::vector<FileScan>> ScanEveryShard(const StreamContext& ctx,
   const std::vector<StreamShard>& shards = ctx.shards;
   const size_t n = shards.size();
   const std::string identity = ScanIdentity(ctx);
+  const bool chat = ctx.config.reader.chat != nullptr;
   std::map<uint32_t, std::vector<size_t>> by_file;  // input file -> its shards, in order
   for (size_t s = 0; s < n; ++s) by_file[shards[s].file].push_back(s);
 
@@ -178,9 +202,9 @@ Result<std::vector<FileScan>> ScanEveryShard(const StreamContext& ctx,
     stats[file] = *st;
     if (options.write) continue;  // writing: read the data again, whatever is cached
     std::optional<FileScan> scan;
-    if (options.read_beside) scan = ReadScan(BesidePath(path), path, *st, identity);
+    if (options.read_beside) scan = ReadScan(BesidePath(path), path, *st, identity, chat);
     if (!scan && !options.cache_dir.empty()) {
-      scan = ReadScan(CachePath(path, options.cache_dir), path, *st, identity);
+      scan = ReadScan(CachePath(path, options.cache_dir), path, *st, identity, chat);
     }
     if (!scan) continue;
     ++sum.files_from_cache;
@@ -217,6 +241,9 @@ Result<std::vector<FileScan>> ScanEveryShard(const StreamContext& ctx,
         out.offsets.push_back(item.ref.offset);
         out.tokens.push_back(static_cast<uint32_t>(scratch.tokens.size()));
         out.bytes.push_back(static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX)));
+        if (chat) {
+          out.trained.push_back(static_cast<uint32_t>(ChatTrainedTargets(scratch.spans)));
+        }
       }
       status[s] = st;
     }
@@ -243,6 +270,7 @@ Result<std::vector<FileScan>> ScanEveryShard(const StreamContext& ctx,
       whole.tokens.insert(whole.tokens.end(), part.tokens.begin(), part.tokens.end());
       whole.bytes.insert(whole.bytes.end(), part.bytes.begin(), part.bytes.end());
       whole.skipped.insert(whole.skipped.end(), part.skipped.begin(), part.skipped.end());
+      whole.trained.insert(whole.trained.end(), part.trained.begin(), part.trained.end());
     }
     const std::string& path = shards[idx[0]].path;
     if (!options.write_beside && options.cache_dir.empty()) {
@@ -278,6 +306,7 @@ Result<ShardScan> ScanShards(const StreamContext& ctx, const PrescanOptions& opt
   for (size_t s = 0; s < scans.size(); ++s) {
     const StreamShard& sh = ctx.shards[s];
     out.lengths.push_back(std::move(scans[s].tokens));
+    out.trained.push_back(std::move(scans[s].trained));
     // Offsets and skipped records are kept where a deal may cut the shard (deal.h).
     const bool jsonl = sh.jsonl && !sh.records;
     out.offsets.push_back(jsonl ? std::move(scans[s].offsets) : std::vector<uint64_t>());

@@ -33,25 +33,51 @@ std::vector<std::vector<WindowChunk>> BestFitWindow(
   return rows;
 }
 
-std::vector<uint64_t> DrawOrder(const StreamConfig& c, uint64_t rng,
-                                const std::vector<uint64_t>& initial,
-                                const std::vector<uint32_t>& stream) {
+namespace {
+
+// The shuffle buffer's draws, as RankStream::NextDoc draws: `emit(i)` for each drawn document in
+// order, i indexing `initial` followed by `stream` (the buffer holds indices; the draws depend
+// only on its size).
+template <typename Emit>
+void ReplayDraws(const StreamConfig& c, uint64_t rng, const std::vector<uint64_t>& initial,
+                 const std::vector<uint32_t>& stream, Emit emit) {
   const uint64_t cap = std::max<uint64_t>(c.shuffle_buffer, 1);
   const uint64_t limit = c.drop_longer_than;
-  std::vector<uint64_t> buffer(initial), order;
-  order.reserve(initial.size() + stream.size());
+  std::vector<uint64_t> buffer(initial.size());
+  for (size_t i = 0; i < initial.size(); ++i) buffer[i] = i;
   size_t pos = 0;
   for (;;) {
     while (buffer.size() < cap && pos < stream.size()) {
       const uint32_t n = stream[pos++];
-      if (limit == 0 || n <= limit) buffer.push_back(n);
+      if (limit == 0 || n <= limit) buffer.push_back(initial.size() + pos - 1);
     }
     if (buffer.empty()) break;
     const size_t j = cap == 1 ? 0 : SplitMix64(&rng) % buffer.size();
-    order.push_back(buffer[j]);
+    emit(buffer[j]);
     buffer[j] = buffer.back();
     buffer.pop_back();
   }
+}
+
+}  // namespace
+
+std::vector<uint64_t> DrawOrder(const StreamConfig& c, uint64_t rng,
+                                const std::vector<uint64_t>& initial,
+                                const std::vector<uint32_t>& stream) {
+  std::vector<uint64_t> order;
+  order.reserve(initial.size() + stream.size());
+  ReplayDraws(c, rng, initial, stream, [&](uint64_t i) {
+    order.push_back(i < initial.size() ? initial[i] : stream[i - initial.size()]);
+  });
+  return order;
+}
+
+std::vector<uint64_t> DrawIndices(const StreamConfig& c, uint64_t rng,
+                                  const std::vector<uint64_t>& initial,
+                                  const std::vector<uint32_t>& stream) {
+  std::vector<uint64_t> order;
+  order.reserve(initial.size() + stream.size());
+  ReplayDraws(c, rng, initial, stream, [&](uint64_t i) { order.push_back(i); });
   return order;
 }
 

@@ -30,6 +30,10 @@ std::vector<std::vector<WindowChunk>> BestFitWindow(
 std::vector<uint64_t> DrawOrder(const StreamConfig& c, uint64_t rng,
                                 const std::vector<uint64_t>& initial,
                                 const std::vector<uint32_t>& stream);
+// The same draws as indices: i < initial.size() is initial[i], else stream[i - initial.size()].
+std::vector<uint64_t> DrawIndices(const StreamConfig& c, uint64_t rng,
+                                  const std::vector<uint64_t>& initial,
+                                  const std::vector<uint32_t>& stream);
 
 // The full rows a stream yields: the shuffle buffer starts with `initial` (lengths of the
 // documents already in it, in order) and is fed `stream` in order, drawn with `rng` as

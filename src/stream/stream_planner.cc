@@ -85,8 +85,11 @@ Status CheckStreamLoaderOptions(const LoaderOptions& o) {
         "documents, or drops them (long_documents='drop', the default for chat records)");
   }
   // The packer counts each piece's padded room and closes a row at max_documents_per_row, as
-  // the plan does (row_count.h), under the plan's conditions.
-  STOKER_RETURN_IF_ERROR(plan::CheckDocumentPadding(o).WithContext("stream"));
+  // the plan does (row_count.h), under the plan's conditions; steps counted in tokens place no
+  // rows and check the microbatch budget instead (stream_token_steps.h).
+  if (o.tokens_per_step == 0) {
+    STOKER_RETURN_IF_ERROR(plan::CheckDocumentPadding(o).WithContext("stream"));
+  }
   if (o.remainder != RemainderPolicy::kDropLast) {
     return InvalidArgument(
         "stream: remainder 'pad' (drop_last=False) does not apply to a stream: "
@@ -99,19 +102,6 @@ Status CheckStreamLoaderOptions(const LoaderOptions& o) {
 Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions& options,
                                                              const LoaderOptions& loader) {
   if (options.inputs.empty()) return InvalidArgument("stream: no input given");
-  // A stream's token-step windows are dealt by unpadded lengths with no cap per microbatch
-  // (stream_token_steps.h); the indexed path's token steps take both (plan/token_steps.h).
-  if (loader.tokens_per_step > 0 &&
-      (loader.pad_each_document_to > 1 || loader.max_documents_per_row > 0)) {
-    return InvalidArgument(
-        std::string("stream: tokens_per_step does not go with ") +
-        (loader.cp_size > 1 ? "context_parallel (which pads each document to 2 * cp_size)"
-         : loader.pad_each_document_to > 1 ? "pad_each_document_to"
-                                           : "max_documents_per_row") +
-        " on a stream yet (a stream's token steps place unpadded documents with no cap per "
-        "microbatch): pack the data (`stoker pack`) and load it as a token dataset, or use fixed "
-        "rows (seq_len, batch_size) on the stream");
-  }
   if (!loader.tokens_per_step_schedule.empty()) {
     return InvalidArgument(
         "stream: a batch-size schedule (tokens_per_step_schedule '" +
@@ -182,6 +172,7 @@ Result<std::shared_ptr<StreamPlanner>> StreamPlanner::Create(const StreamOptions
       p->ExpandShards(uint64_t{loader.world_size} * std::max<uint64_t>(options.split_factor, 1)));
   p->ctx_ = ctx;
   p->batch_size_ = token_steps ? 1 : loader.batch_size;
+  p->loader_batch_size_ = loader.batch_size;
   // Steps counted in tokens: rows_consumed = step · 2^16 + microbatch.
   p->global_rows_ = token_steps ? (uint64_t{1} << 16) : loader.batch_size * loader.world_size;
   // Steps kept behind the newest: every step in flight is within one ring of it (the ring holds

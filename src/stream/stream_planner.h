@@ -141,6 +141,7 @@ class StreamPlanner final : public BatchPlanner {
   std::shared_ptr<const StreamTokenSteps> token_steps_;
   StreamOptions options_;
   uint64_t batch_size_ = 1, global_rows_ = 1;
+  uint64_t loader_batch_size_ = 1;  // what the fingerprint names (token steps: batch_size_ is 1)
   std::string fingerprint_;
   std::string options_text_;  // OptionsText of this world, made once: every state carries it
   PrescanSummary prescan_;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "plan/document_padding.h"
 #include "stream/row_count.h"
+#include "stream/step_windows.h"
 
 namespace stoker::stream {
 namespace {
@@ -14,13 +16,6 @@ void AppendTokenStepPieces(uint64_t length, uint64_t budget, std::vector<uint64_
     out->push_back(std::min(budget, length - off));
   }
 }
-
-// One rank's window in its draw order: documents [first, end).
-struct RankWindow {
-  size_t first = 0, end = 0;
-  uint64_t tokens = 0, trained = 0;
-  double cost = 0;
-};
 
 std::string StepCostText(double v) {
   char buf[32];
@@ -42,7 +37,9 @@ Result<std::shared_ptr<const StreamTokenSteps>> StreamTokenSteps::Create(
     return InvalidArgument("microbatches must be in [1, 65535], got " +
                            std::to_string(options.microbatches));
   }
+  STOKER_RETURN_IF_ERROR(plan::CheckTokenStepPadding(options));
   std::shared_ptr<StreamTokenSteps> s(new StreamTokenSteps());
+  s->pad_ = std::max<uint64_t>(options.pad_each_document_to, 1);
   STOKER_ASSIGN_OR_RETURN(s->cost_, plan::StepCostModel(options));
   s->ctx_ = std::move(ctx);
   s->options_ = options;
@@ -52,13 +49,30 @@ Result<std::shared_ptr<const StreamTokenSteps>> StreamTokenSteps::Create(
   const uint32_t w = std::max<uint32_t>(s->ctx_->config.world_size, 1);
   s->per_rank_ = (options.tokens_per_step + w - 1) / w;
   s->chat_ = s->ctx_->config.reader.chat != nullptr;
-  s->options_text_ = "tokens_per_step=" + std::to_string(options.tokens_per_step) +
-                     " microbatches=" + std::to_string(options.microbatches) +
-                     " max_tokens_per_microbatch=" + std::to_string(s->budget_) +
-                     " balance=" + std::string(BalanceModeName(options.balance)) +
-                     " cost=" + StepCostText(s->cost_.a) + "," + StepCostText(s->cost_.b) + "," +
-                     StepCostText(s->cost_.c);
+  // balance='attention' evens the ranks' step cost too (step_windows.h).
+  s->by_cost_ = options.balance == BalanceMode::kAttention;
+  s->options_text_ =
+      "tokens_per_step=" + std::to_string(options.tokens_per_step) +
+      " microbatches=" + std::to_string(options.microbatches) +
+      " max_tokens_per_microbatch=" + std::to_string(s->budget_) +
+      " balance=" + std::string(BalanceModeName(options.balance)) +
+      " cost=" + StepCostText(s->cost_.a) + "," + StepCostText(s->cost_.b) + "," +
+      StepCostText(s->cost_.c) + (s->by_cost_ ? " windows=cost" : "") +
+      (s->pad_ > 1 ? " pad_each_document_to=" + std::to_string(s->pad_) : "") +
+      (options.max_documents_per_row > 0
+           ? " max_documents_per_row=" + std::to_string(options.max_documents_per_row)
+           : "");
   return std::shared_ptr<const StreamTokenSteps>(std::move(s));
+}
+
+Result<plan::SlotAssignment> StreamTokenSteps::Assign(const std::vector<uint64_t>& lengths,
+                                                      uint32_t microbatches) const {
+  // Each piece takes its padded room (pad_each_document_to) in its microbatch, at most
+  // max_documents_per_row pieces a microbatch, as on the indexed path (TokenSteps::Assign).
+  std::vector<uint64_t> rooms(lengths.size());
+  for (size_t i = 0; i < rooms.size(); ++i) rooms[i] = PaddedLength(lengths[i], pad_);
+  return plan::AssignStepSlots(rooms, 1, budget_, cost_, options_.balance, microbatches,
+                               options_.max_documents_per_row);
 }
 
 Result<StreamTokenSteps::EpochPlan> StreamTokenSteps::Replay(uint64_t epoch) const {
@@ -67,31 +81,37 @@ Result<StreamTokenSteps::EpochPlan> StreamTokenSteps::Replay(uint64_t epoch) con
   const std::vector<std::vector<ReadUnit>> dealt =
       DealEpoch(ctx_->shards, ctx_->scan.get(), c.seed, epoch, world, c.pack);
   // Every rank's draw order and full windows (the last, partial one is the epoch's remainder).
-  std::vector<std::vector<uint64_t>> orders(world);
-  std::vector<std::vector<RankWindow>> windows(world);
-  size_t steps = SIZE_MAX;
+  std::vector<std::vector<uint64_t>> orders(world), targets(world);
+  std::vector<std::vector<double>> doc_costs(world);
   for (uint32_t r = 0; r < world; ++r) {
-    std::vector<uint32_t> stream;
-    for (const ReadUnit& u : dealt[r]) AppendUnitLengths(*ctx_->scan, u, &stream);
-    orders[r] = DrawOrder(c, MixKey(c.seed, epoch, 0x10000 + r), {}, stream);
-    RankWindow w;
+    std::vector<uint32_t> stream, trained;
+    for (const ReadUnit& u : dealt[r]) {
+      AppendUnitLengths(*ctx_->scan, u, &stream);
+      if (chat_) AppendUnitValues(ctx_->scan->trained, u, &trained);
+    }
+    if (chat_ && trained.size() != stream.size()) {
+      return Internal("stream: the pre-scan has no trained-token counts for rank " +
+                      std::to_string(r) + "'s chat documents");
+    }
+    const std::vector<uint64_t> drawn =
+        DrawIndices(c, MixKey(c.seed, epoch, 0x10000 + r), {}, stream);
     std::vector<uint64_t> pieces;
-    for (size_t i = 0; i < orders[r].size(); ++i) {
-      const uint64_t length = orders[r][i];
+    for (uint64_t i : drawn) {
+      const uint64_t length = stream[i];
+      orders[r].push_back(length);
       pieces.clear();
       AppendTokenStepPieces(length, budget_, &pieces);
-      for (uint64_t n : pieces) w.cost += cost_.Cost(n);
-      w.tokens += length;
-      w.trained += length > 0 ? length - 1 : 0;  // each piece's targets within its document
-      if (w.tokens >= per_rank_) {
-        w.end = i + 1;
-        windows[r].push_back(w);
-        w = RankWindow{};
-        w.first = i + 1;
-      }
+      double cost = 0;
+      for (uint64_t n : pieces) cost += cost_.Cost(PaddedLength(n, pad_));
+      doc_costs[r].push_back(cost);
+      // The document's targets, however a step cuts it (a piece ending inside it reads the next
+      // token's label): text all but its last token, chat its loss mask's (from the pre-scan).
+      targets[r].push_back(chat_ ? trained[i] : (length > 0 ? length - 1 : 0));
     }
-    steps = std::min(steps, windows[r].size());
   }
+  const std::vector<std::vector<StepWindow>> windows =
+      CutStepWindows(orders, doc_costs, per_rank_, by_cost_);
+  const size_t steps = windows[0].size();
   EpochPlan plan;
   std::vector<uint64_t> lengths;
   std::vector<double> costs(world);
@@ -101,14 +121,12 @@ Result<StreamTokenSteps::EpochPlan> StreamTokenSteps::Replay(uint64_t epoch) con
     for (bool changed = true; changed;) {
       changed = false;
       for (uint32_t r = 0; r < world; ++r) {
-        const RankWindow& w = windows[r][s];
+        const StepWindow& w = windows[r][s];
         lengths.clear();
         for (size_t i = w.first; i < w.end; ++i) {
           AppendTokenStepPieces(orders[r][i], budget_, &lengths);
         }
-        STOKER_ASSIGN_OR_RETURN(
-            plan::SlotAssignment a,
-            plan::AssignStepSlots(lengths, 1, budget_, cost_, options_.balance, m));
+        STOKER_ASSIGN_OR_RETURN(plan::SlotAssignment a, Assign(lengths, m));
         if (a.microbatches > m) {
           m = a.microbatches;
           changed = true;
@@ -122,9 +140,10 @@ Result<StreamTokenSteps::EpochPlan> StreamTokenSteps::Replay(uint64_t epoch) con
     }
     uint64_t tokens = 0, trained = 0;
     for (uint32_t r = 0; r < world; ++r) {
-      tokens += windows[r][s].tokens;
-      trained += windows[r][s].trained;
-      costs[r] = windows[r][s].cost;
+      const StepWindow& w = windows[r][s];
+      tokens += w.tokens;
+      for (size_t i = w.first; i < w.end; ++i) trained += targets[r][i];
+      costs[r] = w.cost;
     }
     plan.microbatches.push_back(m);
     plan.global_tokens.push_back(tokens);
@@ -161,7 +180,7 @@ Result<StreamTokenSteps::Step> StreamTokenSteps::Next(RankStream* stream, uint64
   std::vector<PackedPiece> pieces;
   std::vector<uint64_t> lengths;
   uint64_t tokens = 0;
-  while (tokens < per_rank_) {
+  while (tokens < plan->own_tokens[step]) {
     STOKER_ASSIGN_OR_RETURN(PackedPiece doc, stream->NextDocument());
     const size_t before = lengths.size();
     AppendTokenStepPieces(doc.length, budget_, &lengths);
@@ -185,8 +204,7 @@ Result<StreamTokenSteps::Step> StreamTokenSteps::Next(RankStream* stream, uint64
         "counted in tokens need the documents the pre-scan read (restart to scan again)");
   }
   const uint32_t m = plan->microbatches[step];
-  STOKER_ASSIGN_OR_RETURN(plan::SlotAssignment a,
-                          plan::AssignStepSlots(lengths, 1, budget_, cost_, options_.balance, m));
+  STOKER_ASSIGN_OR_RETURN(plan::SlotAssignment a, Assign(lengths, m));
   if (a.microbatches != m) {
     return Internal("stream: rank " + std::to_string(c.rank) + "'s step " + std::to_string(step) +
                     " needs " + std::to_string(a.microbatches) +
@@ -203,8 +221,8 @@ Result<StreamTokenSteps::Step> StreamTokenSteps::Next(RankStream* stream, uint64
     }
   }
   f.global_tokens = plan->global_tokens[step];
-  f.global_trained_known = !chat_;
-  f.global_trained_tokens = chat_ ? 0 : plan->global_trained[step];
+  f.global_trained_known = true;
+  f.global_trained_tokens = plan->global_trained[step];
   f.step_imbalance = plan->imbalance[step];
   f.step_budget = options_.tokens_per_step;  // a stream has no batch-size schedule
   f.microbatches = m;

@@ -134,13 +134,19 @@ def test_cp_shares_gather_back_each_microbatch_and_keep_odd_documents(dataset, d
     whole = [copied(b) for b in open_loader(dataset, pad_each_document_to=4, **kw)]
     shares = [[copied(b) for b in open_loader(dataset, context_parallel=(2, r), **kw)]
               for r in range(2)]
+    check_cp_shares(whole, shares, BUDGET, documents)
+
+
+def check_cp_shares(whole, shares, budget, documents):
+    """The two CP shares of each microbatch gather back the whole one (padded to 4, no CP), and
+    every document found in it is whole, odd-length ones included (TransformerEngine #1930)."""
     assert len(whole) == len(shares[0]) == len(shares[1]) > 4
     odd = 0
     for full, a, b in zip(whole, *shares):
-        assert a["max_seqlen"] == full["max_seqlen"] and a["input_ids"].shape == (1, BUDGET // 2)
+        assert a["max_seqlen"] == full["max_seqlen"] and a["input_ids"].shape == (1, budget // 2)
         for r, part in enumerate((a, b)):
             check_share(full, part, 2, r, "zigzag")
-        flat = np.full(BUDGET, -1, np.int64)
+        flat = np.full(budget, -1, np.int64)
         for r, part in enumerate((a, b)):
             flat[share_positions(full["cu_seqlens_padded"], 2, r, "zigzag")] = \
                 part["input_ids"].reshape(-1)
