@@ -61,6 +61,10 @@ struct ParquetColumnSpec {
   std::vector<std::string> dictionary;
   bool nullable = false;
   bool plain = false;  // many distinct values: Parquet's dictionary encoding left off
+  // An integer column stored DELTA_BINARY_PACKED and uncompressed (no dictionary, no Snappy):
+  // for `stoker trace`'s columns, steady or random, cheaper to encode and smaller than either.
+  bool delta = false;
+  bool statistics = true;  // min/max per row group (what a reader's filter prunes by)
 };
 // Not thread-safe: one user.
 class ParquetTableWriter {

@@ -132,7 +132,7 @@ def test_trace_and_summary_of_a_stream_run_record_equal_the_loaders_provenance(
     assert j["padding_tokens"] == 6 * 2 * 3 * 64 - sum(tokens.values())
 
 
-def test_a_resumed_stream_record_traces_on_and_an_elastic_one_says_what_it_cannot(
+def test_a_resumed_stream_record_traces_on_across_the_same_and_another_world_size(
         tmp_path, stoker_cli):
     paths = inputs(tmp_path)
     stream = lambda: stoker.Stream(paths, tokenizer="bytes", shuffle_buffer=32)  # noqa: E731
@@ -169,19 +169,47 @@ def test_a_resumed_stream_record_traces_on_and_an_elastic_one_says_what_it_canno
                    tmp_path / "a.parquet")
     assert got == without_empty_rows(seen)
 
-    # On three ranks (elastic): the steps before the resume still trace, the ones after are
-    # refused, saying why.
-    ld = stoker.Loader(stream(), rank=0, world_size=3, **KW)
-    ld.load_state_dict(states)
-    serve(ld, 1, 0, {}, first_step=3)
-    elastic = save(tmp_path / "elastic.json", ld.state_dict(run_record=True))
-    ld.close()
-    assert json.loads(elastic.read_text())["run_record"]["segments"][1]["resume"]["elastic"]
-    got, _ = trace(stoker_cli, elastic, tmp_path / "e.parquet", "--steps", "0..2")
-    assert got == {k: v for k, v in without_empty_rows(seen).items() if k[0] < 3}
-    p = subprocess.run([stoker_cli, "trace", "--run", str(elastic), "-o",
-                        str(tmp_path / "e2.parquet")], capture_output=True, text=True, timeout=300)
-    assert p.returncode != 0 and "another world size" in p.stderr
+    # On three ranks (elastic): each new rank takes its share of the old ranks' unread documents.
+    # trace replays the old world to the resume, deals its states as load_state_dict did, and
+    # goes on with the new ranks, into the next epoch (the new world's own): equal to what the
+    # three loaders served.
+    after_elastic, stepped = {}, 0
+    for rank in (0, 1, 2):
+        ld = stoker.Loader(stream(), rank=rank, world_size=3, **KW)
+        ld.load_state_dict(states)
+        if rank == 0:
+            stepped = ld.steps_remaining() + 2  # the rest of the epoch and two of the next
+        serve(ld, stepped, rank, after_elastic, first_step=3)
+        if rank == 0:
+            elastic = save(tmp_path / "elastic.json", ld.state_dict(run_record=True))
+        ld.close()
+    record = json.loads(elastic.read_text())["run_record"]
+    assert [s["step"] for s in record["segments"]] == [0, 3]
+    assert record["segments"][1]["resume"]["elastic"]
+    assert record["segments"][1]["options"]["world_size"] == 3
+    expected = without_empty_rows({k: v for k, v in seen.items() if k[0] < 3} | after_elastic)
+    got, _ = trace(stoker_cli, elastic, tmp_path / "e.parquet")
+    assert got == expected
+    assert {r for s, r in got if s >= 3} == {0, 1, 2}
+    got, _ = trace(stoker_cli, elastic, tmp_path / "e2.parquet", "--steps", "4..5")
+    assert got == {k: v for k, v in expected.items() if k[0] in (4, 5)}
+    p = subprocess.run([stoker_cli, "summary", "--run", str(elastic), "--json", "-q"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    tokens = Counter()
+    for rows in expected.values():
+        for row in rows:
+            for src, _shard, _rec, _offset, length, _at in row:
+                tokens[src] += length
+    assert {s["name"]: s["tokens"] for s in json.loads(p.stdout)["sources"]} == dict(tokens)
+    # A record that starts at the elastic resume (a checkpoint without a record was resumed) has
+    # no old world to deal from: its steps are refused, saying why.
+    cut = json.loads(elastic.read_text())
+    cut["run_record"]["segments"] = cut["run_record"]["segments"][1:]
+    p = subprocess.run([stoker_cli, "trace", "--run", str(save(tmp_path / "cut.json", cut)),
+                        "--steps", "3..4", "-o", str(tmp_path / "cut.parquet")],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0 and "another world size" in p.stderr, p.stderr
 
 
 def test_trace_of_a_chat_stream_record_equals_its_provenance(tmp_path, stoker_cli):

@@ -1,6 +1,7 @@
 #include "stream_run_record.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "run_record.h"
 #include "stream/stream_options_table.h"
@@ -93,36 +94,83 @@ Result<StreamRun> ReadStreamRunRecord(const Json& record, const std::string& pat
   return run;
 }
 
+namespace {
+
+// The world of segment `seg`, its planners restored after an elastic resume from `old` (the
+// previous segment's world, opened by the caller): every old rank's state at the resume step, as
+// the run's loaders saved them, dealt to the new ranks as their load_state_dict dealt them.
+Result<StreamWorld> OpenSegmentWorld(const StreamRunSegment& seg, const StreamWorld* old,
+                                     const StreamRunSegment* old_seg) {
+  STOKER_ASSIGN_OR_RETURN(StreamWorld world,
+                          OpenStreamWorld(seg.plan, seg.stream, seg.start.fingerprint));
+  if (!seg.elastic) return world;
+  if (old == nullptr) {
+    return FailedPrecondition(
+        "steps from " + std::to_string(seg.first_step) +
+        " of this stream run followed a resume on another world size, and the record has no "
+        "segment before it to take the old ranks' states from (the run was resumed from a "
+        "checkpoint without a run record): trace from the next set_epoch on");
+  }
+  STOKER_ASSIGN_OR_RETURN(const PlanPosition at,
+                          StreamPositionOf(*old, old_seg->start, seg.first_step));
+  std::vector<PlanState> states;
+  for (const auto& p : old->planners) states.push_back(p->MakeState(at));
+  for (const auto& p : world.planners) {
+    STOKER_ASSIGN_OR_RETURN(PlanState st, p->ElasticState(states));
+    STOKER_ASSIGN_OR_RETURN(PlanPosition pos, p->RestorePosition(st));
+    const uint64_t batch = world.options.batch_size * world.options.world_size;
+    if (pos.epoch != seg.start.epoch || pos.rows_consumed != seg.start.epoch_step * batch) {
+      return FailedPrecondition(
+          "the elastic resume at step " + std::to_string(seg.first_step) + " replayed to epoch " +
+          std::to_string(pos.epoch) + " row " + std::to_string(pos.rows_consumed) +
+          ", the run record says epoch " + std::to_string(seg.start.epoch) + " row " +
+          std::to_string(seg.start.epoch_step * batch) + ": the record is not this run's");
+    }
+  }
+  return world;
+}
+
+}  // namespace
+
 Result<StreamTrace> TraceStreamRun(const StreamRun& run, uint64_t first, uint64_t last,
                                    const std::function<void(uint64_t)>& progress) {
+  const std::vector<StreamRunSegment>& segs = run.segments;
+  // Which segments' worlds are opened: those with steps traced, and before an elastic one that
+  // is opened, the one it resumed from (its ranks' states at the resume).
+  std::vector<bool> needed(segs.size(), false);
+  for (size_t k = segs.size(); k-- > 0;) {
+    needed[k] = (first <= last && first < segs[k].end_step && segs[k].first_step <= last) ||
+                (k + 1 < segs.size() && needed[k + 1] && segs[k + 1].elastic);
+  }
   StreamTrace out;
   StringIndex names, shard_paths;
   uint64_t done = 0;
-  for (const StreamRunSegment& seg : run.segments) {
-    if (first > last) break;
-    if (first >= seg.end_step) continue;
-    const uint64_t end = std::min(seg.end_step - 1, last);
-    if (seg.elastic) {
-      return FailedPrecondition(
-          "steps " + std::to_string(seg.first_step) + ".." +
-          (seg.end_step == UINT64_MAX ? std::string("") : std::to_string(seg.end_step - 1)) +
-          " of this stream run followed a resume on another world size, which dealt the old "
-          "ranks' documents again: they are not replayed; trace the steps before " +
-          std::to_string(seg.first_step) + ", or from the next set_epoch on");
+  std::optional<StreamWorld> prev;  // the world of segment k - 1, when it was needed
+  for (size_t k = 0; k < segs.size(); ++k) {
+    const StreamRunSegment& seg = segs[k];
+    if (!needed[k]) {
+      prev.reset();
+      continue;
     }
-    STOKER_ASSIGN_OR_RETURN(StreamTrace t, TraceStreamSteps(
-                                               seg.plan, seg.stream, first, end,
-                                               [&](uint64_t n) {
-                                                 if (progress) progress(done + n);
-                                               },
-                                               seg.start));
-    for (TraceRow& row : t.rows) {
-      row[kDataset] = names.Index(t.names[row[kDataset]]);
-      row[kShardPath] = shard_paths.Index(t.shard_paths[row[kShardPath]]);
-      out.rows.push_back(row);
+    STOKER_ASSIGN_OR_RETURN(StreamWorld world, OpenSegmentWorld(seg, prev ? &*prev : nullptr,
+                                                                k > 0 ? &segs[k - 1] : nullptr));
+    if (first <= last && first < seg.end_step && seg.first_step <= first) {
+      const uint64_t end = std::min(seg.end_step - 1, last);
+      STOKER_ASSIGN_OR_RETURN(StreamTrace t, TraceStreamWorld(
+                                                 world, first, end,
+                                                 [&](uint64_t n) {
+                                                   if (progress) progress(done + n);
+                                                 },
+                                                 seg.start));
+      for (TraceRow& row : t.rows) {
+        row[kDataset] = names.Index(t.names[row[kDataset]]);
+        row[kShardPath] = shard_paths.Index(t.shard_paths[row[kShardPath]]);
+        out.rows.push_back(row);
+      }
+      done += end - first + 1;
+      first = end + 1;
     }
-    done += end - first + 1;
-    first = end + 1;
+    prev = std::move(world);
   }
   out.names = names.Take();
   out.shard_paths = shard_paths.Take();

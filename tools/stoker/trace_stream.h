@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "plan_flags.h"
+#include "stoker/planner.h"
 #include "stoker/status.h"
 #include "stream_flags.h"
 #include "trace_table.h"
@@ -47,10 +49,30 @@ struct StreamStart {
   std::string fingerprint;
 };
 
-// Steps [first, last] (both included, run steps counted on from `start` across epochs; first >=
-// start.run_step); `last` UINT64_MAX: to the end of the start's epoch. `progress` (may be empty)
-// after each step. kFailedPrecondition (naming the inputs) when the stream rebuilt from the
-// flags has another fingerprint than start.fingerprint.
+// Every rank's stream planner of one world, opened from the flags as the loaders opened them.
+struct StreamWorld {
+  PlanOptions options;
+  std::vector<std::shared_ptr<const BatchPlanner>> planners;  // by rank
+};
+
+// kFailedPrecondition (naming the inputs) when the stream rebuilt from the flags has another
+// fingerprint than `fingerprint` ("": none to check).
+Result<StreamWorld> OpenStreamWorld(const PlanFlags& plan, const StreamFlags& stream,
+                                    const std::string& fingerprint = "");
+
+// The plan position (every rank's) of run step `step` (>= start.run_step) of `world` counted on
+// from `start` across epochs.
+Result<PlanPosition> StreamPositionOf(const StreamWorld& world, const StreamStart& start,
+                                      uint64_t step);
+
+// Steps [first, last] of `world` (both included, run steps counted on from `start` across epochs;
+// first >= start.run_step); `last` UINT64_MAX: to the end of the start's epoch. `progress` (may
+// be empty) after each step.
+Result<StreamTrace> TraceStreamWorld(const StreamWorld& world, uint64_t first, uint64_t last,
+                                     const std::function<void(uint64_t)>& progress,
+                                     const StreamStart& start = {});
+
+// OpenStreamWorld(plan, stream, start.fingerprint), then TraceStreamWorld.
 Result<StreamTrace> TraceStreamSteps(const PlanFlags& plan, const StreamFlags& stream,
                                      uint64_t first, uint64_t last,
                                      const std::function<void(uint64_t)>& progress,

@@ -3,7 +3,8 @@
 epoch, world size, options). One segment per stretch of the run that one world of fresh planners
 reproduces: the first from step 0, one after each set_epoch or load_state_dict (its `resume`
 says where it starts), marked `elastic` after a resume on another world size (that stretch is the
-old ranks' documents dealt again: not replayed, `stoker trace` refuses its steps)."""
+old ranks' documents dealt again: `stoker trace` replays the previous segment to the resume and
+deals its ranks' states as load_state_dict did)."""
 
 from __future__ import annotations
 

@@ -141,7 +141,12 @@ Result<std::unique_ptr<ParquetTableWriter>> OpenParquetTableWriter(
   parquet::WriterProperties::Builder builder;
   builder.compression(arrow::Compression::SNAPPY)->max_row_group_length(1LL << 40);
   for (const ParquetColumnSpec& spec : columns) {
-    if (spec.plain) builder.disable_dictionary(spec.name);
+    if (spec.plain || spec.delta) builder.disable_dictionary(spec.name);
+    if (spec.delta) {
+      builder.encoding(spec.name, parquet::Encoding::DELTA_BINARY_PACKED)
+          ->compression(spec.name, arrow::Compression::UNCOMPRESSED);
+    }
+    if (!spec.statistics) builder.disable_statistics(spec.name);
   }
   std::shared_ptr<parquet::WriterProperties> props = builder.build();
   std::shared_ptr<parquet::ArrowWriterProperties> arrow_props =
