@@ -245,6 +245,20 @@ struct MixtureOrigin {
   bool operator==(const MixtureOrigin&) const = default;
 };
 
+// Steps skipped on resume (`stoker resume-edit --skip-steps`, docs/plan.md "Skipping steps on
+// resume"): global rows [from, to) of `epoch` (with `unit` "token_steps": token step indices
+// [from, to) instead). `steps`, `world_size` and `batch_size` say how the writer counted them.
+struct SkipRange {
+  uint64_t epoch = 0;
+  uint64_t from = 0;
+  uint64_t to = 0;
+  std::string steps;  // "FIRST..LAST" as the edit named them; may be empty
+  uint32_t world_size = 0;
+  uint64_t batch_size = 0;
+  std::string unit;  // empty: global rows; "token_steps": step indices
+  bool operator==(const SkipRange&) const = default;
+};
+
 // A checkpoint: a few integers and a fingerprint. Plain value.
 struct PlanState {
   static constexpr int kVersion = 1;
@@ -275,6 +289,14 @@ struct PlanState {
   // `stoker trace` prints them, DATASET:SHARD:RECORD): a loader opened at this state leaves their
   // pieces out of its rows and writes them into every later state. Empty: none.
   std::vector<std::string> skip_documents;
+  // Steps skipped on resume (JSON "skip", sorted by (epoch, from)): a planner opened or restored
+  // at this state serves none of their rows (PlanBatchPlanner: a step of another world size that
+  // reaches into one serves its rows before it and padding after) and writes the ones not yet
+  // passed into every later state. Empty: none.
+  std::vector<SkipRange> skips;
+  // Mixture datasets left out from this state on (`stoker resume-edit --drop-source`; JSON
+  // "drop"), by the names the state's cursors give them; written into every later state.
+  std::vector<std::string> drops;
 
   // One line of JSON; see docs/checkpoint-format.md.
   std::string ToJson() const;

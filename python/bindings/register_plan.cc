@@ -176,10 +176,9 @@ void RegisterPlan(nb::module_& m) {
             PlanState state = Unwrap(PlanState::FromJson(json));
             PlanPosition pos = Unwrap(p.plan->Restore(state, force));
             // The state's edits (src/plan/state_skips.h), as the Loader and `stoker plan --state`
-            // honour them: a dataset it drops must not be in this plan; the skips that the
-            // position reaches are jumped over.
-            StateEdits edits = Unwrap(ReadStateEdits(json));
-            for (const std::string& drop : edits.drops) {
+            // honour them: a dataset it drops must not be in this plan; a position inside a skip
+            // moves to its end.
+            for (const std::string& drop : state.drops) {
               for (const std::string& name : p.plan->options().dataset_names) {
                 if (name != drop) continue;
                 throw nb::value_error(("the state drops dataset '" + drop +
@@ -188,14 +187,12 @@ void RegisterPlan(nb::module_& m) {
                                           .c_str());
               }
             }
-            std::string warning;
-            pos = SkipOver(*p.plan, p.plan->Normalize(pos), &edits.skips, &warning);
-            if (!warning.empty()) PySys_WriteStderr("stoker: %s", warning.c_str());
+            pos = SkipOver(*p.plan, pos, state.skips);
             return std::make_pair(pos.epoch, pos.rows_consumed);
           },
           nb::arg("state_json"), nb::arg("force") = false,
-          "(epoch, rows_consumed) where a checkpoint resumes: its position, past the skips "
-          "(stoker.edit_state, `stoker resume-edit --skip-steps`) that it reaches (SkipOver); "
+          "(epoch, rows_consumed) where a checkpoint resumes: its position, or the end of the "
+          "skip (stoker.edit_state, `stoker resume-edit --skip-steps`) it lies in (SkipOver); "
           "ValueError if it belongs to another plan or drops a dataset this plan has.")
       .def(
           "packing_stats", [](const PyPlan& p, uint64_t epoch) { return PackingToDict(p, epoch); },

@@ -367,6 +367,8 @@ Result<std::unique_ptr<Loader>> Loader::Open(std::vector<LoaderDataset> datasets
   auto planner = std::make_shared<IndexedPlanner>(std::move(plan), options.rank, std::move(sources),
                                                   std::move(paths), std::move(pieces), long_total,
                                                   std::move(skips));
+  // Steps skipped on resume: the planner serves none of their rows (state_skips.h).
+  if (resume != nullptr) planner->SetStateEdits(*resume);
   return OpenEngine(std::move(planner), std::move(readers), options, start);
 }
 

@@ -4,7 +4,8 @@
 // (stream/stream_planner.h) sits beside it; the loader's IndexedPlanner (loader/loader_open.cc)
 // adds the look-ahead of remote data to it.
 // Thread-safe: every method is const; the Plan is immutable, the provenance map is made once, and
-// the quarantined documents, which RestorePosition replaces, are swapped under a mutex.
+// the quarantined documents and the skips, which RestorePosition replaces, are swapped under a
+// mutex.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "common/thread_annotations.h"
 #include "plan/document_skips.h"
 #include "plan/plan_provenance.h"
+#include "plan/state_skips.h"
 #include "stoker/plan.h"
 #include "stoker/planner.h"
 #include "stoker/token_source.h"
@@ -40,28 +42,22 @@ class PlanBatchPlanner : public BatchPlanner {
         sources_(std::move(sources)),
         paths_(std::move(paths)),
         skips_(std::move(skips)) {}
-  PlanPosition Normalize(const PlanPosition& pos) const override { return plan_->Normalize(pos); }
-  PlanPosition Advance(const PlanPosition& pos) const override { return plan_->Advance(pos); }
-  Status BatchAt(const PlanPosition& pos, Batch* out) const override {
-    STOKER_ASSIGN_OR_RETURN(*out, plan_->GetBatchAt(pos, rank_));
-    if (const std::shared_ptr<const DocumentSkips> s = skips(); s != nullptr) s->Filter(out);
-    return Status::OK();
-  }
-  PlanState MakeState(const PlanPosition& pos) const override {
-    PlanState state = plan_->MakeState(pos);
-    if (const std::shared_ptr<const DocumentSkips> s = skips(); s != nullptr) {
-      state.skip_documents = s->ids();
-    }
-    return state;
-  }
+  // Steps skipped on resume (PlanState::skips, of global rows): a position inside one moves to
+  // its end, and a step reaching into one from before serves padding from its first row on
+  // (SkipOver, EmptySkippedRows: state_skips.h).
+  PlanPosition Normalize(const PlanPosition& pos) const override;
+  PlanPosition Advance(const PlanPosition& pos) const override;
+  Status BatchAt(const PlanPosition& pos, Batch* out) const override;
+  // The plan's state with the quarantined documents, the skips not yet passed and the drops.
+  PlanState MakeState(const PlanPosition& pos) const override;
+  // Also takes the state's skips and drops (those of a state without them: none).
   Result<PlanPosition> RestorePosition(const PlanState& state) const override;
   Result<StepProvenance> Explain(const PlanPosition& pos) const override;
   Result<uint64_t> StepsPerEpoch(uint64_t epoch) const override {
     return plan_->steps_per_epoch(epoch);
   }
-  Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const override {
-    return plan_->steps_remaining(pos);
-  }
+  // Less the steps the skips leave out (StepsRemainingWithSkips).
+  Result<uint64_t> BatchesRemaining(const PlanPosition& pos) const override;
   std::string Fingerprint() const override { return plan_->fingerprint(); }
   const Plan* plan() const override { return plan_.get(); }
 
@@ -72,6 +68,13 @@ class PlanBatchPlanner : public BatchPlanner {
     std::lock_guard<std::mutex> lock(skips_mu_);
     return skips_;
   }
+  // The steps skipped and the datasets dropped now (null: none).
+  std::shared_ptr<const StateEdits> edits() const {
+    std::lock_guard<std::mutex> lock(skips_mu_);
+    return edits_;
+  }
+  // Takes the skips and drops of `state` (Loader::Open at a state; RestorePosition does it too).
+  void SetStateEdits(const PlanState& state) const;
 
  private:
   std::shared_ptr<const Plan> plan_;
@@ -80,6 +83,7 @@ class PlanBatchPlanner : public BatchPlanner {
   std::vector<std::string> paths_;
   mutable std::mutex skips_mu_;
   mutable std::shared_ptr<const DocumentSkips> skips_ STOKER_GUARDED_BY(skips_mu_);
+  mutable std::shared_ptr<const StateEdits> edits_ STOKER_GUARDED_BY(skips_mu_);
   mutable std::once_flag provenance_once_;
   mutable std::unique_ptr<ProvenanceMap> provenance_;
 };

@@ -101,8 +101,10 @@ Result<StepProvenance> ProvenanceMap::Explain(const Batch& batch, uint64_t pad_t
 }
 
 Result<StepProvenance> ProvenanceMap::ExplainStep(const Plan& plan, const PlanPosition& pos,
-                                                  uint32_t rank, const DocumentSkips* skips) const {
+                                                  uint32_t rank, const DocumentSkips* skips,
+                                                  const std::vector<SkipRange>* steps) const {
   STOKER_ASSIGN_OR_RETURN(Batch batch, plan.GetBatchAt(pos, rank));
+  if (steps != nullptr) EmptySkippedRows(plan, *steps, &batch);
   if (skips != nullptr) skips->Filter(&batch);
   STOKER_ASSIGN_OR_RETURN(StepProvenance out, Explain(batch, plan.options().pad_each_document_to));
   if (plan.num_datasets() > 1) {
@@ -139,24 +141,9 @@ Result<StepProvenance> PlanBatchPlanner::Explain(const PlanPosition& pos) const 
     provenance_ = std::make_unique<ProvenanceMap>(ProvenanceMap::ForSources(sources_, paths_));
   });
   const std::shared_ptr<const DocumentSkips> skips = this->skips();
-  return provenance_->ExplainStep(*plan_, pos, rank_, skips.get());
-}
-
-Result<PlanPosition> PlanBatchPlanner::RestorePosition(const PlanState& state) const {
-  // The same quarantine: restored as is. Another, and sources to find it in: resolved as
-  // Loader::Open resolves it. Without sources: refused (SameDocumentSkips says why).
-  const std::shared_ptr<const DocumentSkips> current = skips();
-  if (Status same = SameDocumentSkips(state, current.get()); same.ok() || sources_.empty()) {
-    STOKER_RETURN_IF_ERROR(same);
-    return plan_->Restore(state);
-  }
-  Result<std::shared_ptr<const DocumentSkips>> resolved = DocumentSkips::ForState(
-      state.skip_documents, plan_->options().dataset_names, sources_, paths_);
-  if (!resolved.ok()) return resolved.status().WithContext("resuming the checkpoint");
-  STOKER_ASSIGN_OR_RETURN(const PlanPosition pos, plan_->Restore(state));
-  std::lock_guard<std::mutex> lock(skips_mu_);
-  skips_ = std::move(resolved).value();
-  return pos;
+  const std::shared_ptr<const StateEdits> edits = this->edits();
+  return provenance_->ExplainStep(*plan_, pos, rank_, skips.get(),
+                                  edits != nullptr ? &edits->skips : nullptr);
 }
 
 }  // namespace stoker

@@ -44,9 +44,11 @@ class ProvenanceMap {
   // plan's pad_each_document_to (each piece then takes its padded room in the row).
   Result<StepProvenance> Explain(const Batch& batch, uint64_t pad_to = 0) const;
   // The provenance of `rank`'s step of `plan` (over these datasets) that starts at `pos`, less
-  // the pieces of documents `skips` quarantines (null: none).
+  // the pieces of documents `skips` quarantines (null: none) and the rows `steps` skips
+  // (EmptySkippedRows, state_skips.h; null: none).
   Result<StepProvenance> ExplainStep(const Plan& plan, const PlanPosition& pos, uint32_t rank,
-                                     const DocumentSkips* skips = nullptr) const;
+                                     const DocumentSkips* skips = nullptr,
+                                     const std::vector<SkipRange>* steps = nullptr) const;
 
  private:
   Result<PieceProvenance> Locate(const RowPiece& piece) const;

@@ -1,6 +1,7 @@
 // PlanState serialisation (docs/checkpoint-format.md).
 #include <nlohmann/json.hpp>
 
+#include "plan/state_skips.h"
 #include "stoker/plan.h"
 
 namespace stoker {
@@ -53,6 +54,15 @@ std::string PlanState::ToJson() const {
   if (!stream.empty()) j["stream"] = stream;
   if (!options.empty()) j["options"] = options;
   if (!skip_documents.empty()) j["skip_documents"] = skip_documents;
+  for (const SkipRange& s : skips) {
+    nlohmann::json range = {{"epoch", s.epoch}, {"from", s.from}, {"to", s.to}};
+    if (!s.steps.empty()) range["steps"] = s.steps;
+    if (s.world_size != 0) range["world_size"] = s.world_size;
+    if (s.batch_size != 0) range["batch_size"] = s.batch_size;
+    if (!s.unit.empty()) range["unit"] = s.unit;
+    j["skip"].push_back(std::move(range));
+  }
+  if (!drops.empty()) j["drop"] = drops;
   if (!datasets.empty()) {
     j["global_row"] = global_row;
     j["stream_options"] = stream_options;
@@ -108,6 +118,10 @@ Result<PlanState> PlanState::FromJson(std::string_view text) {
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("malformed plan state: ") + e.what());
   }
+  // The edits on resume ("skip", "drop"; absent in states written before them).
+  STOKER_ASSIGN_OR_RETURN(StateEdits edits, ReadStateEdits(text));
+  s.skips = std::move(edits.skips);
+  s.drops = std::move(edits.drops);
   return s;
 }
 

@@ -26,8 +26,23 @@ Result<StateEdits> ReadStateEdits(std::string_view state_json) {
         !s["to"].is_number_unsigned() || s["to"].get<uint64_t>() < s["from"].get<uint64_t>()) {
       return InvalidArgument("the state's 'skip' list has a malformed range " + s.dump() + fix);
     }
-    edits.skips.push_back({s["epoch"].get<uint64_t>(), s["from"].get<uint64_t>(),
-                           s["to"].get<uint64_t>(), s.value("steps", std::string())});
+    SkipRange range;
+    range.epoch = s["epoch"].get<uint64_t>();
+    range.from = s["from"].get<uint64_t>();
+    range.to = s["to"].get<uint64_t>();
+    const nlohmann::json steps = s.value("steps", nlohmann::json(""));
+    const nlohmann::json world = s.value("world_size", nlohmann::json(uint64_t{0}));
+    const nlohmann::json batch = s.value("batch_size", nlohmann::json(uint64_t{0}));
+    const nlohmann::json unit = s.value("unit", nlohmann::json(""));
+    if (!steps.is_string() || !world.is_number_unsigned() || !batch.is_number_unsigned() ||
+        !unit.is_string()) {
+      return InvalidArgument("the state's 'skip' list has a malformed range " + s.dump() + fix);
+    }
+    range.steps = steps.get<std::string>();
+    range.world_size = world.get<uint32_t>();
+    range.batch_size = batch.get<uint64_t>();
+    range.unit = unit.get<std::string>();
+    edits.skips.push_back(std::move(range));
   }
   std::sort(edits.skips.begin(), edits.skips.end(), [](const SkipRange& a, const SkipRange& b) {
     return std::tie(a.epoch, a.from) < std::tie(b.epoch, b.from);
@@ -43,57 +58,65 @@ Result<StateEdits> ReadStateEdits(std::string_view state_json) {
   return edits;
 }
 
-std::string WithStateEdits(std::string_view plan_state_json, const StateEdits& edits,
-                           const PlanPosition& pos) {
-  nlohmann::json j = nlohmann::json::parse(plan_state_json);
-  nlohmann::json skips = nlohmann::json::array();
-  for (const SkipRange& s : edits.skips) {
-    if (std::tie(s.epoch, s.to) <= std::tie(pos.epoch, pos.rows_consumed)) continue;  // passed
-    nlohmann::json range = {{"epoch", s.epoch}, {"from", s.from}, {"to", s.to}};
-    if (!s.steps.empty()) range["steps"] = s.steps;
-    skips.push_back(std::move(range));
-  }
-  if (!skips.empty()) j["skip"] = std::move(skips);
-  if (!edits.drops.empty()) j["drop"] = edits.drops;
-  return j.dump();
-}
+namespace {
 
-PlanPosition SkipOver(const Plan& plan, PlanPosition pos, std::vector<SkipRange>* skips,
-                      std::string* warning) {
-  warning->clear();
-  const uint64_t rows_per_step = plan.global_batch_rows();
-  while (!skips->empty()) {
-    const SkipRange& skip = skips->front();
-    if (std::tie(pos.epoch, pos.rows_consumed) >= std::tie(skip.epoch, skip.to)) {
-      skips->erase(skips->begin());  // passed (a later checkpoint, or another epoch)
-      continue;
-    }
-    if (pos.epoch < skip.epoch || pos.rows_consumed + rows_per_step <= skip.from) break;
-    if (pos.rows_consumed < skip.from) {
-      // Another world size, whose steps do not meet the skip's first row: a step is never cut,
-      // so the rows between are not served either.
-      *warning += "skipping steps " + skip.steps + ": this world's step at global row " +
-                  std::to_string(pos.rows_consumed) + " reaches into them, so its rows " +
-                  std::to_string(pos.rows_consumed) + ".." + std::to_string(skip.from - 1) +
-                  " are skipped too\n";
-    }
-    pos = skip.to >= plan.steps_per_epoch(skip.epoch) * rows_per_step
-              ? PlanPosition{skip.epoch + 1, 0}  // the skip runs to its epoch's end
-              : PlanPosition{skip.epoch, skip.to};
-    skips->erase(skips->begin());
-    pos = plan.Normalize(pos);
+// Whether `s` skips global rows (not token steps: token_step_edits.h) of `epoch`.
+bool RowSkipOf(const SkipRange& s, uint64_t epoch) { return s.unit.empty() && s.epoch == epoch; }
+
+}  // namespace
+
+PlanPosition SkipOver(const Plan& plan, PlanPosition pos, const std::vector<SkipRange>& skips) {
+  pos = plan.Normalize(pos);
+  // Each move goes past one skip's end, so at most one per skip.
+  for (size_t moves = 0; moves < skips.size(); ++moves) {
+    auto inside = std::find_if(skips.begin(), skips.end(), [&pos](const SkipRange& s) {
+      return RowSkipOf(s, pos.epoch) && s.from <= pos.rows_consumed && pos.rows_consumed < s.to;
+    });
+    if (inside == skips.end()) break;
+    pos = plan.Normalize({pos.epoch, inside->to});  // the next epoch when no step is left
   }
   return pos;
+}
+
+size_t EmptySkippedRows(const Plan& plan, const std::vector<SkipRange>& skips, Batch* batch) {
+  const PlanPosition& pos = batch->position;
+  const uint64_t first = pos.rows_consumed + uint64_t{batch->rank} * plan.options().batch_size;
+  const uint64_t end = first + batch->rows.size();
+  size_t emptied = 0;
+  for (const SkipRange& s : skips) {
+    if (!RowSkipOf(s, pos.epoch) || s.to <= first || s.from >= end) continue;
+    for (uint64_t row = std::max(first, s.from); row < std::min(end, s.to); ++row) {
+      Row& r = batch->rows[row - first];
+      if (!r.pieces.empty()) ++emptied;
+      r.pieces.clear();
+    }
+  }
+  return emptied;
+}
+
+std::vector<SkipRange> SkipsAhead(const std::vector<SkipRange>& skips, const PlanPosition& pos) {
+  std::vector<SkipRange> out;
+  for (const SkipRange& s : skips) {
+    if (std::tie(s.epoch, s.to) > std::tie(pos.epoch, pos.rows_consumed)) out.push_back(s);
+  }
+  return out;
 }
 
 uint64_t StepsRemainingWithSkips(const Plan& plan, const PlanPosition& pos,
                                  const std::vector<SkipRange>& skips) {
   const uint64_t rows_per_step = plan.global_batch_rows();
   uint64_t rows = pos.rows_consumed, steps = 0;
-  for (const SkipRange& skip : skips) {
-    if (skip.epoch != pos.epoch || skip.to <= rows) continue;
-    if (skip.from > rows) steps += (skip.from - rows) / rows_per_step;  // whole steps before it
-    rows = skip.to;
+  for (const SkipRange& skip : skips) {  // sorted by (epoch, from)
+    if (!RowSkipOf(skip, pos.epoch) || skip.to <= rows) continue;
+    if (skip.from > rows) {
+      // The steps that start before the skip, the one reaching into it included (SkipOver).
+      const uint64_t before = (skip.from - rows + rows_per_step - 1) / rows_per_step;
+      const uint64_t left = plan.steps_remaining({pos.epoch, rows});
+      if (before >= left) return steps + left;
+      steps += before;
+      rows += before * rows_per_step;
+    }
+    rows = std::max(rows, skip.to);
   }
   return steps + plan.steps_remaining({pos.epoch, rows});
 }

@@ -1,6 +1,7 @@
 // The edits of a resumed state (state_edit.h) as a reader of the plan honours them: skip ranges
-// of global rows jumped over, and mixture datasets left out. stoker.Loader (Python) and
-// `stoker plan --state` follow the same rules (docs/plan.md, "Skipping steps on resume").
+// of global rows never served, and mixture datasets left out. PlanBatchPlanner (so the C++ and
+// Python Loaders) and `stoker plan --state` follow these rules (docs/plan.md, "Skipping steps on
+// resume").
 // Pure functions: thread-safe.
 #pragma once
 
@@ -14,14 +15,6 @@
 
 namespace stoker {
 
-// One skip: global rows [from, to) of `epoch`; `steps` names them as the writer counted them.
-struct SkipRange {
-  uint64_t epoch = 0;
-  uint64_t from = 0;
-  uint64_t to = 0;
-  std::string steps;
-};
-
 struct StateEdits {
   std::vector<SkipRange> skips;    // sorted by (epoch, from)
   std::vector<std::string> drops;  // dataset names, as the state names them
@@ -31,21 +24,25 @@ struct StateEdits {
 // empty for a state without edits. kInvalidArgument: malformed JSON or lists.
 Result<StateEdits> ReadStateEdits(std::string_view state_json);
 
-// `plan_state_json` (a plan state) with the skips that end after `pos` and every drop of `edits`
-// added, so that a resume from it keeps them.
-std::string WithStateEdits(std::string_view plan_state_json, const StateEdits& edits,
-                           const PlanPosition& pos);
+// Where a step starts once `skips` (of global rows; token-step ones are ignored) are honoured:
+// `pos`, normalized (Plan::Normalize), or, when it lies inside a skip, the skip's end (the next
+// epoch's first step when no step is left after it), again until it lies in none. A step that
+// starts before a skip and reaches into it (another world size) is not moved: it is served, its
+// rows from the skip's first row on empty (EmptySkippedRows), and the next step starts at the
+// skip's end (this function, applied to Plan::Advance of it).
+PlanPosition SkipOver(const Plan& plan, PlanPosition pos, const std::vector<SkipRange>& skips);
 
-// Where the step that would start at `pos` starts once `*skips` are honoured, with `plan`'s rows
-// per step: a step that would serve a skipped row starts at the skip's end instead (the next
-// epoch's first row when the skip runs to its epoch's end). Skips passed are removed from the
-// front of `*skips`. A step that starts before a skip and reaches into it (another world size) is
-// skipped whole: *warning then says so, naming the rows (else it is left empty).
-PlanPosition SkipOver(const Plan& plan, PlanPosition pos, std::vector<SkipRange>* skips,
-                      std::string* warning);
+// Empties (no pieces: padding) the rows of `batch`, `plan`'s batch of its rank at
+// batch->position, whose global row index lies in one of `skips` (of global rows). Returns how
+// many it emptied.
+size_t EmptySkippedRows(const Plan& plan, const std::vector<SkipRange>& skips, Batch* batch);
 
-// Steps `plan` takes from `pos` to the end of pos.epoch once `skips` are honoured (SkipOver):
-// Plan::steps_remaining less the skipped ones.
+// The skips of `skips` not yet passed at `pos` (ending after it): what a state at `pos` keeps.
+std::vector<SkipRange> SkipsAhead(const std::vector<SkipRange>& skips, const PlanPosition& pos);
+
+// Steps `plan` serves from `pos` to the end of pos.epoch once `skips` are honoured (SkipOver,
+// EmptySkippedRows): Plan::steps_remaining less the steps that start inside a skip. A step that
+// reaches into a skip from before it counts.
 uint64_t StepsRemainingWithSkips(const Plan& plan, const PlanPosition& pos,
                                  const std::vector<SkipRange>& skips);
 

@@ -63,8 +63,9 @@ def test_same_world_serves_all_but_the_skipped_steps_once(source):
     resumed = loaders(make, 2, 2, **kw)
     for x in resumed:
         x.load_state_dict(edited)
-    first = steps_of(resumed, 3)
+    first = steps_of(resumed, 2)
     assert resumed[0].state_dict()["plan_state"]["skip"][0]["steps"] == "6..9"  # still ahead
+    first += steps_of(resumed, 1)  # step 5: the state after it is past the skip (step 10)
     after = first + steps_of(resumed)
     assert "skip" not in resumed[0].state_dict()["plan_state"]  # passed
     # Steps 3..5, then 10.. to the epoch's end: the uninterrupted run's own, unchanged.
@@ -94,18 +95,42 @@ def test_another_world_size_skips_the_same_rows(datasets):  # noqa: F811
     assert not set(pieces(old_steps)) & set(pieces(got))
 
 
-def test_another_world_whose_step_straddles_the_skip_says_so(datasets, capfd):  # noqa: F811
+def test_another_world_whose_step_straddles_the_skip_serves_its_rows_before_it(
+        datasets):  # noqa: F811
+    """W = 2 -> 3: the new world's step at row 14 reaches into the skipped rows 16..23; it serves
+    rows 14, 15 and padding (ranks 1 and 2), the next starts at 24: nothing lost, nothing
+    repeated, the skipped rows never served."""
     make = lambda: datasets["a"]  # noqa: E731
-    old = loaders(make, 2, 2)
-    steps_of(old, 2)
-    edited = stoker.edit_state(old[0].state_dict(), skip_steps=(5, 5))  # rows 20..23
-    resumed = loaders(make, 1, 8)  # steps at rows 8, 16 (reaching 20), 24...
-    resumed[0].load_state_dict(edited)
-    plain = loaders(make, 1, 8)
-    plain[0].load_state_dict(old[0].state_dict())
-    ref = steps_of(plain)
-    assert steps_of(resumed) == [ref[0]] + ref[2:]
-    assert "its rows 16..19 are skipped too" in capfd.readouterr().err
+    rows = steps_of(loaders(make, 1, 1))  # every global row of the epoch, in order
+    old = loaders(make, 2, 2)  # 4 global rows a step
+    before = steps_of(old, 2)  # rows 0..7
+    edited = stoker.edit_state(old[0].state_dict(), skip_steps=(4, 5))  # rows 16..23
+    new = loaders(make, 3, 2)  # 6 global rows a step: at rows 8, 14 (reaching 16..19), 24, ...
+    for x in new:
+        x.load_state_dict(edited)
+    end = 24 + (len(rows) - 24) // 6 * 6  # the last step's end (drop_last)
+    assert new[0].steps_remaining() == 2 + (end - 24) // 6  # the straddling step counts
+    iters = [iter(x) for x in new]
+    straddling = None
+    after = []
+    while True:
+        batches = [next(it, None) for it in iters]
+        if batches[0] is None:
+            break
+        after.append((batches[0].step, sorted(
+            (p["dataset"], p["document"], p["offset"], p["length"])
+            for b in batches for row in b["provenance"] for p in row)))
+        if len(after) == 2:
+            straddling = [(b["provenance"], b["labels"]) for b in batches]
+    assert len(after) == 2 + (end - 24) // 6
+    # The straddling step: rank 0 holds rows 14, 15, ranks 1 and 2 padding (no piece, no label).
+    assert all(row for row in straddling[0][0])
+    for provenance, labels in straddling[1:]:
+        assert provenance == [[], []] and (labels == -100).all()
+    want = pieces(rows[8:16]) + pieces(rows[24:end])
+    assert pieces(after) == want  # every other row from the state on, exactly once
+    assert not set(pieces(rows[16:24])) & set(pieces(after))  # the skipped rows: never served
+    assert not set(pieces(before)) & set(pieces(after))  # nothing consumed repeats
 
 
 def test_a_skip_to_the_end_of_the_epoch_ends_it(datasets):  # noqa: F811

@@ -1,7 +1,8 @@
 """A skip or drop edit (stoker.edit_state, `stoker resume-edit`) honoured beyond the loader's
 iteration: ``len(loader)`` / ``steps_remaining()`` / ``steps_per_epoch()`` count without the
-skipped steps, and `stoker plan --state` jumps over the skipped steps and leaves dropped datasets
-out (SkipOver, DropDatasets: src/plan/state_skips.h), giving the loader's own steps."""
+skipped steps, and `stoker plan --state` serves none of the skipped steps' rows and leaves dropped
+datasets out (PlanBatchPlanner, DropDatasets: src/plan/state_skips.h), giving the loader's own
+steps."""
 
 import json
 import subprocess
@@ -27,7 +28,8 @@ def test_len_leaves_out_the_skipped_steps(datasets):  # noqa: F811
     assert resumed[0].steps_per_epoch(1) == full  # the next epoch is whole
     assert resumed[0].steps_remaining() == full - 4 - 3
     assert len(steps_of(resumed)) == full - 4 - 3  # what the iteration yields
-    # Another world whose step straddles the skip (rows 20..23): that step goes whole.
+    # Another world whose step straddles the skip (rows 20..23): that step counts (served up to
+    # the skip, padding after).
     other = loaders(make, 1, 8)
     other[0].load_state_dict(stoker_edit(loaders_at(make, 2, 2, 2), (5, 5)))
     want = other[0].steps_remaining()
@@ -90,7 +92,7 @@ def test_plan_state_jumps_over_the_skipped_steps(datasets, tmp_path, stoker_cli)
     assert rest == ref[5:6] + ref[10:]
     assert "skip" not in written
     # Another world (1 rank of 8 rows), whose step at row 16 straddles rows 20..23: the loader's
-    # steps, and the same warning.
+    # steps (that one rows 16..19 and padding).
     state = loaders_at(make, 2, 2, 2)
     edited = stoker_edit(state, (5, 5))
     resumed = loaders(make, 1, 8)
@@ -101,7 +103,6 @@ def test_plan_state_jumps_over_the_skipped_steps(datasets, tmp_path, stoker_cli)
                         "8", "--seed", "3", "--state", str(path), "--json"],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert "its rows 16..19 are skipped too" in p.stderr
     got = [sorted((d, o, n) for row in json.loads(line)["rows"] for _, d, o, n in row)
            for line in p.stdout.splitlines()]
     assert got == [ps for _, ps in no_dataset(steps_of(resumed))]

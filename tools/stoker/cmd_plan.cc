@@ -18,6 +18,7 @@
 #include "number_flags.h"
 #include "plan/document_skips.h"
 #include "plan/mixture_file.h"
+#include "plan/plan_batch_planner.h"
 #include "plan/state_skips.h"
 #include "plan_flags.h"
 #include "plan_token_steps.h"
@@ -415,33 +416,35 @@ int RunPlan(const PlanArgs& args) {
   }
   Result<PlanPosition> start = StartPosition(args, &*plan);
   if (!start.ok()) return ReportError("plan", start.status());
-  std::string warning;
-  PlanPosition pos = SkipOver(**plan, (*plan)->Normalize(*start), &edits.skips, &warning);
-  if (!warning.empty()) std::fprintf(stderr, "plan: %s", warning.c_str());
+  // The plan as the loader's planner serves it: the state's skips honoured (a step reaching into
+  // one serves padding from its first row on), its quarantined documents left out.
+  PlanBatchPlanner planner(std::shared_ptr<const Plan>(std::move(*plan)), options->rank, {}, {},
+                           doc_skips ? std::make_shared<const DocumentSkips>(*doc_skips) : nullptr);
+  PlanState edited;
+  edited.skips = edits.skips;
+  edited.drops = edits.drops;
+  planner.SetStateEdits(edited);
+  const Plan& p = *planner.plan();
+  PlanPosition pos = planner.Normalize(*start);
   // HasStep, not steps_remaining: counting a bestfit epoch would pack all of it.
-  if (!(*plan)->HasStep(pos)) {
-    return ReportError(
-        "plan", OutOfRange("epoch " + std::to_string(pos.epoch) +
-                           " has no step: " + std::to_string((*plan)->rows_in_epoch(pos.epoch)) +
-                           " rows, fewer than one global batch of " +
-                           std::to_string((*plan)->global_batch_rows()) +
-                           " rows (use --remainder pad, or a smaller batch or world size)"));
+  if (!p.HasStep(pos)) {
+    return ReportError("plan",
+                       OutOfRange("epoch " + std::to_string(pos.epoch) +
+                                  " has no step: " + std::to_string(p.rows_in_epoch(pos.epoch)) +
+                                  " rows, fewer than one global batch of " +
+                                  std::to_string(p.global_batch_rows()) +
+                                  " rows (use --remainder pad, or a smaller batch or world size)"));
   }
   const uint64_t epoch = pos.epoch;
   for (uint64_t printed = 0; args.steps ? printed < *args.steps : pos.epoch == epoch; ++printed) {
-    Result<Batch> batch = (*plan)->GetBatchAt(pos, options->rank);
-    if (!batch.ok()) return ReportError("plan", batch.status());
-    if (doc_skips) doc_skips->Filter(&*batch);
-    PrintBatch(*batch, args.json);
-    pos = SkipOver(**plan, (*plan)->Normalize((*plan)->Advance(pos)), &edits.skips, &warning);
-    if (!warning.empty()) std::fprintf(stderr, "plan: %s", warning.c_str());
-    if (!(*plan)->HasStep(pos)) break;
+    Batch batch;
+    if (Status st = planner.BatchAt(pos, &batch); !st.ok()) return ReportError("plan", st);
+    PrintBatch(batch, args.json);
+    pos = planner.Advance(pos);
+    if (!p.HasStep(pos)) break;
   }
   if (!args.state_file.empty()) {
-    PlanState state = (*plan)->MakeState(pos);
-    if (doc_skips) state.skip_documents = doc_skips->ids();
-    Status st =
-        WriteFileAtomically(args.state_file, WithStateEdits(state.ToJson(), edits, pos) + "\n");
+    Status st = WriteFileAtomically(args.state_file, planner.MakeState(pos).ToJson() + "\n");
     if (!st.ok()) return ReportError("plan", st);
   }
   return kExitOk;

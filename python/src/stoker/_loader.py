@@ -553,7 +553,7 @@ class Loader:
         return self
 
     def _setup(self, device: Any, output: Optional[str]) -> None:
-        self._skips: list = []  # stoker.edit_state's skips not reached yet, in order
+        self._skips: list = []  # token steps: stoker.edit_state's skips not reached yet, in order
         self._token_steps = False  # steps counted in tokens (tokens_per_step > 0)
         self._loaded_skips: list = []  # every skip of the last load_state_dict (for len)
         self._drops: list = []  # the datasets stoker.edit_state(drop_source=...) left out
@@ -591,20 +591,26 @@ class Loader:
                 raise RuntimeError("stoker: expected the end of an epoch")
         metrics = self._metrics
         start, moves = None, -1
+        # Steps skipped (stoker.edit_state): the C++ planner jumps over them (and pads a step of
+        # another world that reaches into one); the run record starts a segment past each jump.
+        record_jumps = bool(self._loaded_skips and self._run_segments and not self._token_steps)
+        planned = None  # where the plan without skips goes after the last batch
         while True:
             # The step the next batch starts at, for its provenance and metrics: the last batch's
             # position_after (free), unless the loader was moved since (load_state_dict...).
             position = None
-            if self._provenance or metrics is not None or self._skips:
+            if self._provenance or metrics is not None or self._skips or record_jumps:
                 if start is None or moves != self._moves:
-                    start, moves = self._position(), self._moves
+                    start, moves, planned = self._position(), self._moves, None
                 position = start
-                if self._skips:
+                if self._skips:  # steps counted in tokens
                     epoch = position[0]
-                    position = start = self._skip_over(position)
+                    position = start = self._skip_token_steps(position)
                     moves = self._moves
                     if position[0] > epoch:  # skipped to the epoch's end: this iteration's end
                         return
+                elif planned is not None and position != planned:
+                    self._start_segment(json.loads(self._impl.state_json()))
             try:
                 if metrics is not None:
                     began = time.perf_counter()
@@ -629,6 +635,8 @@ class Loader:
                 out["provenance"] = self._explain(position, batch)
             if position is not None:
                 start = batch.position_after
+                if record_jumps:
+                    planned = self._plain_advance(position)
             if self._skips or self._drops:
                 out.__dict__["_edits"] = (list(self._skips), self._drops)
             if metrics is not None:
@@ -637,34 +645,16 @@ class Loader:
                     metrics.flush(position)
             yield out
 
-    def _skip_over(self, position: tuple) -> tuple:
-        """Where the next step starts, after the skips (stoker.edit_state) it reaches: a step
-        that would serve a skipped row starts at the end of its skip instead."""
-        if self._token_steps:
-            return self._skip_token_steps(position)
-        rows_per_step = self._options.batch_size * self._world_size
-        while self._skips:
-            skip = self._skips[0]
-            epoch, rows = position
-            if (epoch, rows) >= (skip["epoch"], skip["to"]):
-                self._skips.pop(0)  # passed (a later checkpoint, or set_epoch)
-                continue
-            if epoch < skip["epoch"] or rows + rows_per_step <= skip["from"]:
-                break
-            if rows < skip["from"]:
-                # Another world size, whose steps do not meet the skip's first row: the rows
-                # between are not served either (a step is never cut).
-                print(f"stoker: skipping steps {skip.get('steps')}: this world's step at global "
-                      f"row {rows} reaches into them, so its rows {rows}..{skip['from'] - 1} "
-                      "are skipped too", file=sys.stderr)
-            to = (skip["epoch"], skip["to"])
-            if skip["to"] >= self._impl.steps_per_epoch(skip["epoch"]) * rows_per_step:
-                to = (skip["epoch"] + 1, 0)  # the skip runs to the epoch's end: the next epoch
-            position = self._jump_past_skip(to)
-        return position
+    def _plain_advance(self, position: tuple) -> tuple:
+        """Where the plan without skips goes after the step at `position` (Plan::Advance)."""
+        epoch, rows = position
+        rows += self._options.batch_size * self._world_size
+        return (epoch, rows) if self._impl.steps_remaining(epoch, rows, '{"skip": []}') else (
+            epoch + 1, 0)
 
     def _jump_past_skip(self, to: tuple) -> tuple:
-        """Restore at `to` (epoch, rows), the first position past the first skip, and drop it."""
+        """Steps counted in tokens: restore at `to` (epoch, rows), the first position past the
+        first skip, and drop it."""
         self._impl.restore(self._impl.make_state_json(*to))
         self._skips.pop(0)
         self._end_pending = False
@@ -674,8 +664,9 @@ class Loader:
         return self._position()
 
     def _skip_token_steps(self, position: tuple) -> tuple:
-        """_skip_over for steps counted in tokens: a skip names whole token steps by their index
-        in the epoch (the same windows at every world size), so no step is ever cut."""
+        """Where the next step counted in tokens starts, after the skips it reaches: a skip names
+        whole token steps by their index in the epoch (the same windows at every world size), so
+        no step is ever cut; the step that would start in one starts at its end instead."""
         while self._skips:
             skip = self._skips[0]
             epoch, rows = position
@@ -730,6 +721,7 @@ class Loader:
         if not self._impl.has_plan:
             return len(self)
         epoch, rows = self._position()
+        # Skips of rows: the planner's own (C++); of token steps: those not reached yet.
         return self._impl.steps_remaining(epoch, rows, json.dumps({"skip": self._skips})
                                           if self._skips else "")
 
@@ -894,9 +886,18 @@ class Loader:
                 self._run_segments = list(record.get("segments", []))
             else:  # a checkpoint without a record: the record starts here
                 self._run_step, self._run_segments = 0, []
-            self._start_segment(json.loads(resume), elastic)
+            resumed = json.loads(resume)
+            if skips and not self._token_steps and not self._is_stream:
+                # Restored inside a skip: the planner starts at its end, and so does the record.
+                now = json.loads(self._impl.state_json())
+                if (now["epoch"], now["rows_consumed"]) != (resumed["epoch"],
+                                                            resumed["rows_consumed"]):
+                    resumed = now
+            self._start_segment(resumed, elastic)
         self._moves += 1
-        self._skips = skips
+        # Skips of global rows live in the C++ planner (it serves none of their rows and writes
+        # them into its states); Python walks only those of steps counted in tokens.
+        self._skips = skips if self._token_steps else []
         self._loaded_skips = list(skips)
 
     def _drop_sources(self, drops: list) -> None:
