@@ -71,16 +71,6 @@ Result<ChatIds> EncodeChat(const Tokenizer& control, const Tokenizer& plain,
                            const std::string& marked, const std::string& text,
                            const std::vector<std::pair<size_t, size_t>>& trained,
                            const TokenTexts& texts) {
-  if (control.identity().kind == "sentencepiece") {
-    // transformers encodes a chat with a tokenizer it converts from the .model (control tokens
-    // such as <s> read in the text, runs of spaces pre-tokenized its own way); stoker reads the
-    // .model as sentencepiece does, so the ids would differ. Refused rather than silently other.
-    return Unimplemented(
-        "chat data needs the model's tokenizer.json: a bare SentencePiece .model (" +
-        control.identity().name +
-        ") does not give transformers' chat ids (it reads no control tokens in the rendered text); "
-        "give the model directory or its tokenizer.json");
-  }
   const StrippedEnds strip = texts.probed ? texts.strip : ProbeStrippedEnds(control);
   std::vector<Piece> pieces = SplitMarked(marked);
   std::vector<int32_t> newline_ids;

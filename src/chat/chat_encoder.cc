@@ -40,6 +40,16 @@ Result<std::unique_ptr<ChatEncoder>> ChatEncoder::Open(const ChatEncoderOptions&
   STOKER_ASSIGN_OR_RETURN(
       std::unique_ptr<Tokenizer> control,
       OpenTokenizer(options.tokenizer, ControlOptions(opened.tokenizer_options)));
+  if (control->identity().kind == "sentencepiece") {
+    // transformers encodes a chat with a tokenizer it converts from the .model (control tokens
+    // such as <s> read in the text, runs of spaces pre-tokenized its own way); stoker reads the
+    // .model as sentencepiece does, so the ids would differ. Refused rather than silently other.
+    return InvalidArgument(
+        "chat data needs the model's tokenizer.json: a bare SentencePiece .model (" +
+        control->identity().name +
+        ") does not give transformers' chat ids (it reads no control tokens in the rendered text); "
+        "give the model directory or its tokenizer.json");
+  }
   return std::unique_ptr<ChatEncoder>(new ChatEncoder(std::move(*t), std::move(control), opened));
 }
 

@@ -188,7 +188,8 @@ def test_pack_phi3_chats_stores_the_mask(stoker_cli, tmp_path):
 def test_a_bare_sentencepiece_model_is_refused_for_chat(stoker_cli, tmp_path):
     """transformers encodes a chat with a tokenizer converted from the .model (control tokens read
     in the rendered text); stoker reads a bare .model as sentencepiece does, so its chat ids would
-    differ. Refused, naming what to give instead, in Python and in `stoker pack`."""
+    differ. Refused as bad input (ValueError, never NotImplementedError: issue 44), naming what
+    to give instead, in Python and in `stoker pack`."""
     d = tmp_path / "llama2"
     d.mkdir()
     (d / "tokenizer.model").write_bytes(LLAMA2_MODEL.read_bytes())
@@ -197,7 +198,7 @@ def test_a_bare_sentencepiece_model_is_refused_for_chat(stoker_cli, tmp_path):
         json.dumps({"bos_token": "<s>", "eos_token": "</s>", "chat_template": template}),
         encoding="utf-8")
     messages = conversations()[0][1]
-    with pytest.raises(NotImplementedError, match="needs the model's tokenizer.json"):
+    with pytest.raises(ValueError, match="needs the model's tokenizer.json"):
         stoker.Tokenizer(d / "tokenizer.model").apply_chat_template(messages)
     src = write_jsonl(tmp_path / "chats.jsonl", [{"messages": messages}])
     r = pack(stoker_cli, src, "-o", tmp_path / "sft", "--tokenizer", d / "tokenizer.model")
