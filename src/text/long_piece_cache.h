@@ -3,10 +3,10 @@
 // and the run of spaces before it ("▁▁▁▁▁▁▁▁return" is 30 bytes), and half the bytes of prose plus
 // code were in such words (measured on bench/tokenizer_vs_peers.py's text). Each entry keeps the
 // piece's bytes, compared in full on a lookup, so a hash collision is a miss, never wrong ids. Two
-// ways per set, the newer piece first: direct-mapped, 18% of o200k's warm-pass lookups on the
-// bench text missed on a conflict and merged a 17-64 byte piece again (about 2,000 instructions
-// each, 15% of the pass; issue 44). Not thread-safe: each thread owns its cache (BpeTokenizer
-// keeps them thread_local).
+// ways per set, the newer piece first: direct-mapped, o200k's warm pass over the bench text
+// merged about 900 pieces again that had only been pushed out by another of their slot (4,995 ->
+// 4,102 merges a pass with two ways; bench/RESULTS.md, issue 44). Not thread-safe: each thread
+// owns its cache (BpeTokenizer keeps them thread_local).
 #pragma once
 
 #include <xxhash.h>
