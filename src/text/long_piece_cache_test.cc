@@ -1,10 +1,11 @@
-// LongPieceCache: pieces of up to 64 bytes come back with their ids; another piece in the same
-// slot, a longer piece or too many ids are misses, never wrong ids.
+// LongPieceCache: pieces of up to 64 bytes come back with their ids; a piece pushed out of its
+// set, a longer piece or too many ids are misses, never wrong ids.
 #include "text/long_piece_cache.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace stoker {
 namespace {
@@ -42,6 +43,28 @@ TEST(LongPieceCacheTest, EveryPieceOfManyReadsBackOrMisses) {
       EXPECT_EQ(out, std::vector<int32_t>{i});
     }
   }
+}
+
+// Two ways a set: two pieces that share a set are both kept; a third drops the older of them.
+TEST(LongPieceCacheTest, APieceSharingItsSetWithAnotherKeepsItsPlace) {
+  std::vector<std::string> same;  // three pieces of one set
+  const std::string first = "the first piece of seventeen+ bytes";
+  for (int i = 0; same.size() < 2; ++i) {
+    std::string p = "another piece, number " + std::to_string(i);
+    if (LongPieceCache::Set(p) == LongPieceCache::Set(first)) same.push_back(p);
+  }
+  LongPieceCache c;
+  const int32_t ids[] = {1, 2, 3};
+  c.Insert(first, ids, 1);
+  c.Insert(same[0], ids + 1, 1);
+  std::vector<int32_t> out;
+  ASSERT_TRUE(c.Lookup(first, &out));
+  ASSERT_TRUE(c.Lookup(same[0], &out));
+  c.Insert(same[1], ids + 2, 1);
+  EXPECT_FALSE(c.Lookup(first, &out));
+  ASSERT_TRUE(c.Lookup(same[0], &out));
+  ASSERT_TRUE(c.Lookup(same[1], &out));
+  EXPECT_EQ(out, (std::vector<int32_t>{1, 2, 2, 3}));
 }
 
 TEST(LongPieceCacheTest, ANewOwnerStartsEmpty) {

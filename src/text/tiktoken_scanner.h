@@ -95,16 +95,55 @@ class TiktokenScanner {
     if (c0 >= 0x80) return i;
     if (!upper(c0) && !lower(c0)) {  // the prefix [^\r\n\p{L}\p{N}], or no word at all
       if ((classes_[c0] & kNumber) || c0 == '\r' || c0 == '\n' || ++p == n) {
-        return MatchTail(t, i, classes_[c0], 1);
+        return AsciiTail(t, i);
       }
       const auto c1 = static_cast<unsigned char>(t[p]);
       if (c1 >= 0x80) return i;  // perhaps a letter: the general code
-      if (!upper(c1) && !lower(c1)) return MatchTail(t, i, classes_[c0], 1);
+      if (!upper(c1) && !lower(c1)) return AsciiTail(t, i);
     }
     while (p < n && upper(static_cast<unsigned char>(t[p]))) ++p;
     while (p < n && lower(static_cast<unsigned char>(t[p]))) ++p;
     if (p < n && static_cast<unsigned char>(t[p]) >= 0x80) return i;  // the word may go on
     return p < n && t[p] == '\'' ? Contraction(t, p) : p;
+  }
+  // o200k's MatchTail for a piece at `i` that starts with an ASCII non-letter, inline, while
+  // every byte that decides it is ASCII (a non-ASCII byte may be a digit, punctuation or a space:
+  // then MatchTail decides the whole piece). Numbers, punctuation and whitespace are a third of
+  // o200k's pieces in prose and code; the call to MatchTail and its ClassAt per code point were
+  // about 100 instructions a piece (bench/RESULTS.md, "o200k: instructions", issue 44).
+  [[gnu::always_inline]] size_t AsciiTail(std::string_view t, size_t i) const {
+    const size_t n = t.size();
+    const auto c0 = static_cast<unsigned char>(t[i]);
+    auto cls = [&](size_t p) { return classes_[static_cast<unsigned char>(t[p])]; };
+    auto ascii = [&](size_t p) { return static_cast<unsigned char>(t[p]) < 0x80; };
+    if (classes_[c0] & kNumber) {  // \p{N}{1,3}
+      size_t p = i + 1;
+      for (int k = 1; k < 3 && p < n; ++k, ++p) {
+        if (!ascii(p)) return MatchTail(t, i, classes_[c0], 1);
+        if (!(cls(p) & kNumber)) break;
+      }
+      return p;
+    }
+    size_t p = c0 == ' ' ? i + 1 : i;
+    if (p < n && !ascii(p)) return MatchTail(t, i, classes_[c0], 1);
+    if (p < n && !(cls(p) & (kLetter | kNumber | kSpace))) {  // ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+      for (++p; p < n; ++p) {
+        if (!ascii(p)) return MatchTail(t, i, classes_[c0], 1);
+        if (cls(p) & (kLetter | kNumber | kSpace)) break;
+      }
+      while (p < n && (t[p] == '\r' || t[p] == '\n' || t[p] == '/')) ++p;
+      return p;
+    }
+    // c0 is whitespace: \s*[\r\n]+|\s+(?!\S)|\s+, as MatchTail's end.
+    size_t end = i, last_newline = std::string_view::npos;
+    for (; end < n; ++end) {
+      if (!ascii(end)) return MatchTail(t, i, classes_[c0], 1);
+      if (!(cls(end) & kSpace)) break;
+      if (t[end] == '\r' || t[end] == '\n') last_newline = end;
+    }
+    if (last_newline != std::string_view::npos) return last_newline + 1;
+    if (end == n) return n;
+    return end - 1 > i ? end - 1 : i + 1;
   }
   // (?i:'s|'t|'re|'ve|'m|'ll|'d) at `p`: its end, or `p` when there is none.
   static size_t Contraction(std::string_view t, size_t p);

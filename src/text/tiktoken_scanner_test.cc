@@ -117,5 +117,25 @@ TEST(TiktokenScannerKnownSplits, O200kAsciiWordsThatGoOnPastAscii) {
                                       " it'\xC5\xBF", " x", "\xC3\x89"}));
 }
 
+// o200k's inline tail for numbers, punctuation and whitespace that start in ASCII hands the piece
+// to MatchTail where a non-ASCII code point may decide it: an Arabic-Indic digit after ASCII ones,
+// punctuation (U+00A7, U+00D7, U+2014) after ASCII punctuation, a no-break or ideographic space
+// or U+0085 after ASCII whitespace, and a letter after a run of spaces.
+TEST(TiktokenScannerKnownSplits, O200kAsciiTailsThatGoOnPastAscii) {
+  auto fast = Scanned(kO200kPattern);
+  auto slow = RegexSplitter::Compile(kO200kPattern, RegexSplitter::Dialect::kTiktoken, "t", false);
+  ASSERT_TRUE(fast && slow.ok());
+  ASSERT_FALSE((*slow)->uses_scanner());
+  for (std::string_view text :
+       {"12\xD9\xA3 1\xD9\xA3\xD9\xA4 123\xD9\xA3", ";\xC2\xA7; .\xC3\x97 --\xE2\x80\x94--/",
+        "a  \xC2\xA0"
+        "b \xE3\x80\x80x\t\xC2\x85z",
+        "x  \xC3\xA9 \n\n  \xC2\xA0", " !!\xC2\xA7/\n"}) {
+    EXPECT_EQ(Pieces(*fast, text), Pieces(**slow, text)) << "text: " << text;
+  }
+  EXPECT_EQ(Pieces(*fast, "12\xD9\xA3 ;\xC2\xA7;"),
+            (std::vector<std::string>{"12\xD9\xA3", " ;\xC2\xA7;"}));
+}
+
 }  // namespace
 }  // namespace stoker
