@@ -72,8 +72,8 @@ def test_the_member_reader_sees_a_missing_member():
     members = struct_members("include/stoker/loader.h", "LoaderOptions")
     assert {"num_workers", "monitor_sink", "cache_size_bytes", "seq_idx"} <= set(members)
     assert "LoaderOptions" not in members
-    assert struct_members("include/stoker/stream.h", "StreamOptions")[-3:] == [
-        "train_on", "chat_template", "chat_field"]
+    assert struct_members("include/stoker/stream.h", "StreamOptions")[-4:] == [
+        "train_on", "chat_template", "chat_field", "chat_template_kwargs"]
 
 
 def python_default_agrees(row, default):
