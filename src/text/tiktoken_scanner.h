@@ -88,8 +88,8 @@ class TiktokenScanner {
   // decide (the general code does then). Inlined into Split (a call per piece: +1.4% instructions).
   [[gnu::always_inline]] size_t MatchO200kAscii(std::string_view t, size_t i) const {
     const size_t n = t.size();
-    auto upper = [](unsigned char c) { return c - 'A' < 26u; };
-    auto lower = [](unsigned char c) { return c - 'a' < 26u; };
+    auto upper = [](unsigned char c) { return static_cast<unsigned>(c - 'A') < 26u; };
+    auto lower = [](unsigned char c) { return static_cast<unsigned>(c - 'a') < 26u; };
     size_t p = i;
     const auto c0 = static_cast<unsigned char>(t[p]);
     if (c0 >= 0x80) return i;
